@@ -1,0 +1,76 @@
+/**
+ * The one error class of KnowHub. Check errors by `code`, never by `instanceof`
+ * across package boundaries: codes are stable and part of the public API.
+ */
+export const ErrorCode = {
+  /** Input failed schema validation; `details.issues` lists every problem with its path. */
+  VALIDATION: 'validation_error',
+  /** The caller is not authenticated. */
+  UNAUTHENTICATED: 'unauthenticated',
+  /** The caller is authenticated but may not do this. */
+  FORBIDDEN: 'forbidden',
+  /** No such entity, or the caller may not see it (the two are indistinguishable on purpose). */
+  NOT_FOUND: 'not_found',
+  /** The entity exists already, or a concurrent change won. */
+  CONFLICT: 'conflict',
+  /** A body, file or field is larger than allowed. */
+  TOO_LARGE: 'too_large',
+  /** Too many requests. */
+  RATE_LIMITED: 'rate_limited',
+  /** A scope string is not `kind:id` or `public`. */
+  INVALID_SCOPE: 'invalid_scope',
+  /** A line of an import file is not a valid entry. */
+  INVALID_IMPORT: 'invalid_import',
+  /** The stored embedding model/dimension differs from the configured embedder. */
+  EMBEDDER_MISMATCH: 'embedder_mismatch',
+  /** The embedding provider failed or returned something unusable. */
+  EMBEDDER_FAILED: 'embedder_failed',
+  /** A feature needs an LLM and none is configured. */
+  LLM_NOT_CONFIGURED: 'llm_not_configured',
+  /** Configuration is invalid. */
+  CONFIG: 'config_error',
+  /** The database failed. */
+  DATABASE: 'database_error',
+  /** A bug: something that should not happen did. */
+  INTERNAL: 'internal_error',
+} as const
+
+export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode]
+
+/** Anything JSON-serialisable that helps a caller fix the problem. Never secrets. */
+export type ErrorDetails = Record<string, unknown>
+
+/**
+ * @example
+ * throw new KnowHubError('not_found', `No knowledge entry ${id}`, { id })
+ */
+export class KnowHubError extends Error {
+  override readonly name = 'KnowHubError'
+  readonly code: ErrorCode
+  readonly details: ErrorDetails | undefined
+
+  constructor(code: ErrorCode, message: string, details?: ErrorDetails, options?: { cause?: unknown }) {
+    super(message, options)
+    this.code = code
+    this.details = details
+  }
+
+  toJSON(): { code: ErrorCode; message: string; details?: ErrorDetails } {
+    return this.details === undefined
+      ? { code: this.code, message: this.message }
+      : { code: this.code, message: this.message, details: this.details }
+  }
+}
+
+/**
+ * True when `value` is a KnowHub error (optionally with the given code).
+ * Works across module copies because it checks the shape, not the prototype.
+ * @example
+ * if (isKnowHubError(err, 'not_found')) return 404
+ */
+export function isKnowHubError(value: unknown, code?: ErrorCode): value is KnowHubError {
+  if (typeof value !== 'object' || value === null) return false
+  const candidate = value as { name?: unknown; code?: unknown }
+  if (candidate.name !== 'KnowHubError' || typeof candidate.code !== 'string') return false
+  return code === undefined || candidate.code === code
+}

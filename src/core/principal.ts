@@ -1,0 +1,109 @@
+import { z } from 'zod'
+import { KnowHubError } from './errors.js'
+
+/** The kinds of scope, highest retrieval priority first (seed 002: user > project > agent > team > org > public). */
+export const SCOPE_KINDS = ['user', 'project', 'agent', 'team', 'org'] as const
+export type ScopeKind = (typeof SCOPE_KINDS)[number]
+
+const SCOPE_ID = /^[A-Za-z0-9][A-Za-z0-9._@+-]{0,127}$/
+const SCOPE_PATTERN = new RegExp(`^(?:public|(?:${SCOPE_KINDS.join('|')}):[A-Za-z0-9][A-Za-z0-9._@+-]{0,127})$`)
+
+/** A visibility scope: `user:ID`, `agent:ID`, `project:ID`, `team:ID`, `org:ID` or `public`. */
+export const Scope = z.string().regex(SCOPE_PATTERN, 'scope must be public or kind:id with kind one of user, project, agent, team, org')
+export type Scope = z.infer<typeof Scope>
+
+/** An owner: `kind:id` (never `public`). */
+export const Owner = Scope.refine((s) => s !== 'public', 'owner cannot be public')
+export type Owner = z.infer<typeof Owner>
+
+/** What a principal may do. `admin` implies every other permission. */
+export const Permission = z.enum(['read', 'write', 'secrets:read', 'admin'])
+export type Permission = z.infer<typeof Permission>
+
+const Id = z.string().regex(SCOPE_ID, 'ids are 1-128 characters: letters, digits and . _ @ + -')
+
+/**
+ * Who is calling: ids for user, agent, project, team and org (each optional), and permissions.
+ * @example
+ * const alice = Principal.parse({ user: 'alice', org: 'acme', permissions: ['read', 'write'] })
+ */
+export const Principal = z.object({
+  user: Id.optional(),
+  agent: Id.optional(),
+  project: Id.optional(),
+  team: Id.optional(),
+  org: Id.optional(),
+  permissions: z.array(Permission).default(['read', 'write']),
+})
+export type Principal = z.output<typeof Principal>
+
+/** Throws `invalid_scope` unless `value` is a well-formed scope. */
+export function assertScope(value: string): Scope {
+  if (!SCOPE_PATTERN.test(value)) {
+    throw new KnowHubError('invalid_scope', `Malformed scope "${value}": expected public or kind:id (kinds: ${SCOPE_KINDS.join(', ')})`, { scope: value })
+  }
+  return value
+}
+
+/** The scopes a principal belongs to (its own ids, without `public`). */
+export function memberScopes(principal: Principal): Scope[] {
+  const scopes: Scope[] = []
+  for (const kind of SCOPE_KINDS) {
+    const id = principal[kind]
+    if (id !== undefined) scopes.push(`${kind}:${id}`)
+  }
+  return scopes
+}
+
+/**
+ * The scopes whose entries a principal can see: its own ids plus `public`.
+ * @example
+ * visibleScopes({ user: 'u1', org: 'acme', permissions: ['read'] }) // ['user:u1', 'org:acme', 'public']
+ */
+export function visibleScopes(principal: Principal): Scope[] {
+  return [...memberScopes(principal), 'public']
+}
+
+export function hasPermission(principal: Principal, permission: Permission): boolean {
+  return principal.permissions.includes('admin') || principal.permissions.includes(permission)
+}
+
+/** Throws `forbidden` unless the principal has the permission. */
+export function requirePermission(principal: Principal, permission: Permission): void {
+  if (!hasPermission(principal, permission)) {
+    throw new KnowHubError('forbidden', `This operation needs the "${permission}" permission`, { permission })
+  }
+}
+
+/**
+ * Throws `forbidden` unless the principal may write every scope: it must belong to each
+ * (only admins may write `public`).
+ */
+export function assertWritableScopes(principal: Principal, scopes: readonly string[]): void {
+  const own = new Set(memberScopes(principal))
+  const admin = principal.permissions.includes('admin')
+  const refused = scopes.filter((scope) => !(own.has(scope) || (admin && scope === 'public')))
+  if (refused.length > 0) {
+    throw new KnowHubError('forbidden', `You cannot write to scope${refused.length > 1 ? 's' : ''} ${refused.join(', ')}: a principal may only write scopes it belongs to`, { scopes: refused })
+  }
+}
+
+/** True when the principal is the owner (owner is one of its own `kind:id`) or an admin. */
+export function canManage(principal: Principal, owner: string): boolean {
+  return principal.permissions.includes('admin') || memberScopes(principal).includes(owner)
+}
+
+/**
+ * Retrieval priority of an entry for a principal: the best rank among the entry's scopes
+ * that the principal can see (0 = user … 5 = public; 6 = not visible).
+ */
+export function scopePriority(entryScopes: readonly string[], visible: readonly string[]): number {
+  let best = 6
+  for (const scope of entryScopes) {
+    if (!visible.includes(scope)) continue
+    const kind = scope === 'public' ? 'public' : scope.slice(0, scope.indexOf(':'))
+    const rank = kind === 'public' ? 5 : SCOPE_KINDS.indexOf(kind as ScopeKind)
+    if (rank >= 0 && rank < best) best = rank
+  }
+  return best
+}

@@ -1,0 +1,31 @@
+import type { z } from 'zod'
+import { KnowHubError } from './errors.js'
+
+/** One validation problem, with the path to the offending field. */
+export interface ValidationIssue {
+  path: string
+  message: string
+}
+
+/** Turns zod issues into `{ path, message }` pairs with dotted paths (`source.urls.0`). */
+export function toValidationIssues(error: z.ZodError): ValidationIssue[] {
+  return error.issues.map((issue) => ({
+    path: issue.path.map(String).join('.') || '(root)',
+    message: issue.message,
+  }))
+}
+
+/**
+ * Parses `input` with `schema`, throwing a `validation_error` that lists every issue.
+ * @example
+ * const input = parseWith(SaveKnowledgeInput, body, 'knowledge entry')
+ */
+export function parseWith<S extends z.ZodType>(schema: S, input: unknown, what = 'input'): z.output<S> {
+  const result = schema.safeParse(input)
+  if (result.success) return result.data
+  const issues = toValidationIssues(result.error)
+  const first = issues[0]
+  const summary = first ? `${first.path}: ${first.message}` : 'invalid'
+  const more = issues.length > 1 ? ` (and ${issues.length - 1} more)` : ''
+  throw new KnowHubError('validation_error', `Invalid ${what}: ${summary}${more}`, { issues })
+}

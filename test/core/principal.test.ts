@@ -1,0 +1,45 @@
+import { describe, expect, it } from 'vitest'
+import { assertScope, assertWritableScopes, canManage, Principal, scopePriority, visibleScopes } from '../../src/core/principal.js'
+import { isKnowHubError } from '../../src/core/errors.js'
+
+describe('principal and scopes', () => {
+  const alice = Principal.parse({ user: 'alice', project: 'p1', org: 'acme' })
+
+  it('sees its own scopes plus public', () => {
+    expect(visibleScopes(alice)).toEqual(['user:alice', 'project:p1', 'org:acme', 'public'])
+  })
+
+  it('rejects malformed scopes with a stable code', () => {
+    for (const bad of ['user', 'user:', 'robot:1', 'user:a b', 'PUBLIC', 'org:../x']) {
+      try {
+        assertScope(bad)
+        expect.unreachable(`accepted ${bad}`)
+      } catch (error) {
+        expect(isKnowHubError(error, 'invalid_scope')).toBe(true)
+      }
+    }
+    expect(assertScope('team:core-2')).toBe('team:core-2')
+  })
+
+  it('writes only scopes the principal belongs to; public needs admin', () => {
+    expect(() => assertWritableScopes(alice, ['user:alice', 'org:acme'])).not.toThrow()
+    expect(() => assertWritableScopes(alice, ['org:other'])).toThrow(/org:other/)
+    expect(() => assertWritableScopes(alice, ['public'])).toThrow(/public/)
+    const admin = Principal.parse({ user: 'root', permissions: ['admin'] })
+    expect(() => assertWritableScopes(admin, ['public'])).not.toThrow()
+  })
+
+  it('ranks scopes user > project > agent > team > org > public among visible ones', () => {
+    const visible = visibleScopes(Principal.parse({ user: 'u', agent: 'a', project: 'p', team: 't', org: 'o' }))
+    expect(scopePriority(['public', 'org:o'], visible)).toBe(4)
+    expect(scopePriority(['agent:a', 'project:p'], visible)).toBe(1)
+    expect(scopePriority(['user:someone-else', 'team:t'], visible)).toBe(3)
+    expect(scopePriority(['user:someone-else'], visible)).toBe(6)
+  })
+
+  it('lets owners and admins manage', () => {
+    expect(canManage(alice, 'user:alice')).toBe(true)
+    expect(canManage(alice, 'user:bob')).toBe(false)
+    expect(canManage(Principal.parse({ user: 'x', permissions: ['admin'] }), 'user:bob')).toBe(true)
+  })
+})
