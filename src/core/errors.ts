@@ -15,6 +15,8 @@ export const ErrorCode = {
   CONFLICT: 'conflict',
   /** A body, file or field is larger than allowed. */
   TOO_LARGE: 'too_large',
+  /** The action needs explicit confirmation first (e.g. using a disputed knowledge pack). */
+  CONFIRMATION_REQUIRED: 'confirmation_required',
   /** Too many requests. */
   RATE_LIMITED: 'rate_limited',
   /** A scope string is not `kind:id` or `public`. */
