@@ -1,0 +1,233 @@
+/**
+ * The offline default embedder: a deterministic, signed feature-hashing vector
+ * of lexical features. It needs no model and downloads nothing. It is lexical,
+ * not semantic: texts are similar when they share (stemmed) words, word pairs,
+ * character n-grams or, for Chinese/Japanese/Korean, words and characters.
+ *
+ * Feature families (each hashed with its own seed, so families never share a slot
+ * on purpose):
+ * - Latin words, lower-cased, stop words dropped, Porter-stemmed (`stemmer`);
+ * - adjacent pairs of those stems (word bigrams);
+ * - character 3- and 4-grams of each content word with `<` `>` boundaries, for
+ *   typos and morphology the stemmer misses (low weight; not for numbers);
+ * - CJK dictionary words (Intl.Segmenter), CJK character bigrams and single
+ *   characters (particles dropped from words and characters).
+ *
+ * Each feature counts `weight(family) * (1 + ln tf)`; it lands in slot
+ * `h mod dimension` with a sign taken from an independent mix of the hash, so
+ * collisions cancel out on average instead of adding up. The vector is then
+ * L2-normalised (an empty text gives the zero vector).
+ *
+ * Changing any of this changes the vectors: bump {@link HASHED_VERSION}, so the
+ * store sees a new model name and asks for `knowhub reindex`.
+ */
+import { stemmer } from 'stemmer'
+import { KnowHubError } from '../core/errors.js'
+import { cjkBigrams, cjkWords, hasCjk, latinWords } from '../core/text.js'
+import type { Embedder } from './embedder.js'
+
+/** Version of the feature set; part of the model name. */
+export const HASHED_VERSION = 1
+
+/** Options of {@link createHashedEmbedder}. */
+export interface HashedEmbedderOptions {
+  /** Vector size, 8 to 65,536 (KnowHub's default is 512). */
+  dimension: number
+}
+
+/** Per-family weights. The ratios decide how much each family counts in a cosine. */
+const WEIGHT = {
+  word: 1,
+  wordBigram: 0.5,
+  charGram: 0.2,
+  cjkWord: 1,
+  cjkBigram: 0.6,
+  cjkChar: 0.3,
+} as const
+
+type Family = keyof typeof WEIGHT
+const FAMILIES = Object.keys(WEIGHT) as Family[]
+
+/** A small English stop-word list, in the form `latinWords` produces (apostrophes removed). */
+const ENGLISH_STOP_WORDS = new Set(
+  (
+    'a an the and or but nor if then else so than too very just also only not no yes ' +
+    'of to in on at by for with from into onto about as over under up down out off ' +
+    'again further once here there when where why how what which who whom whose ' +
+    'all any both each few more most other some such own same can will would shall should ' +
+    'could may might must do does did doing done have has had having be is am are was were ' +
+    'been being get got i me my mine myself we us our ours ourselves you your yours yourself ' +
+    'yourselves he him his himself she her hers herself it its itself they them their theirs ' +
+    'themselves this that these those im ive id youre youve youd hes shes theyre theyve weve ' +
+    'dont doesnt didnt isnt arent wasnt werent cant couldnt wont wouldnt shouldnt havent hasnt ' +
+    'hadnt thats theres whats lets oh ok okay yeah hey hi'
+  ).split(' '),
+)
+
+/** Chinese particles and function characters dropped from CJK words and characters. */
+const CJK_STOP = new Set(
+  '的 了 着 过 地 得 吗 呢 吧 啊 呀 哦 嘛 么 是 在 和 与 及 或 也 就 都 而 把 被 这 那 个 之 于 以 其 很 还 又 一个 我们 你们 他们 什么 这个 那个'.split(' '),
+)
+
+const FNV_OFFSET = 0x811c9dc5
+const FNV_PRIME = 0x01000193
+
+/** Continues a 32-bit FNV-1a hash over the UTF-16 code units of `text[start, end)`. */
+function fnv(hash: number, text: string, start = 0, end = text.length): number {
+  let h = hash
+  for (let i = start; i < end; i++) {
+    h ^= text.charCodeAt(i)
+    h = Math.imul(h, FNV_PRIME)
+  }
+  return h
+}
+
+/** murmur3's 32-bit finaliser: spreads FNV's weak low bits over the whole word. */
+function fmix(hash: number): number {
+  let h = hash
+  h ^= h >>> 16
+  h = Math.imul(h, 0x85ebca6b)
+  h ^= h >>> 13
+  h = Math.imul(h, 0xc2b2ae35)
+  h ^= h >>> 16
+  return h >>> 0
+}
+
+/** A seed per family, so the same string in two families hashes apart. */
+const SEED = Object.fromEntries(FAMILIES.map((family) => [family, fnv(FNV_OFFSET, `knowhub:${family}:`)])) as Record<
+  Family,
+  number
+>
+
+const STEM_CACHE_LIMIT = 100_000
+const stemCache = new Map<string, string>()
+const ASCII_WORD = /^[a-z]+$/
+
+/** Porter stem of plain ASCII words longer than two letters; other words as they are. */
+function stem(word: string): string {
+  if (word.length <= 2 || !ASCII_WORD.test(word)) return word
+  let stemmed = stemCache.get(word)
+  if (stemmed === undefined) {
+    stemmed = stemmer(word)
+    if (stemCache.size >= STEM_CACHE_LIMIT) stemCache.clear()
+    stemCache.set(word, stemmed)
+  }
+  return stemmed
+}
+
+const HAS_DIGIT = /\d/
+
+/** Term counts of one text, per family, keyed by the feature's 32-bit hash. */
+class FeatureCounts {
+  readonly counts: Record<Family, Map<number, number>> = Object.fromEntries(
+    FAMILIES.map((family) => [family, new Map<number, number>()]),
+  ) as Record<Family, Map<number, number>>
+
+  add(family: Family, hash: number): void {
+    const key = fmix(hash)
+    const map = this.counts[family]
+    map.set(key, (map.get(key) ?? 0) + 1)
+  }
+
+  clear(): void {
+    for (const family of FAMILIES) this.counts[family].clear()
+  }
+}
+
+function addLatin(text: string, features: FeatureCounts): void {
+  let previous: string | undefined
+  for (const word of latinWords(text)) {
+    if (ENGLISH_STOP_WORDS.has(word)) continue
+    const root = stem(word)
+    features.add('word', fnv(SEED.word, root))
+    if (previous !== undefined) {
+      // previous + ' ' + root, without building the string.
+      features.add('wordBigram', fnv(Math.imul(fnv(SEED.wordBigram, previous) ^ 0x20, FNV_PRIME), root))
+    }
+    previous = root
+    if (HAS_DIGIT.test(word)) continue
+    const padded = `<${word}>`
+    for (let n = 3; n <= 4; n++) {
+      for (let i = 0; i + n <= padded.length; i++) features.add('charGram', fnv(SEED.charGram, padded, i, i + n))
+    }
+  }
+}
+
+function addCjk(text: string, features: FeatureCounts): void {
+  for (const word of cjkWords(text)) {
+    if (!CJK_STOP.has(word)) features.add('cjkWord', fnv(SEED.cjkWord, word))
+  }
+  for (const gram of cjkBigrams(text)) {
+    // A pair of particles (的了, 是在) carries nothing; a pair with one content character does.
+    if (gram.length === 2 && CJK_STOP.has(gram[0]!) && CJK_STOP.has(gram[1]!)) continue
+    features.add('cjkBigram', fnv(SEED.cjkBigram, gram))
+  }
+  for (const char of text) {
+    if (hasCjk(char) && !CJK_STOP.has(char)) features.add('cjkChar', fnv(SEED.cjkChar, char))
+  }
+}
+
+/**
+ * Turns feature counts into an L2-normalised vector: sublinear tf, family
+ * weight, signed hashing into `dimension` slots.
+ */
+function project(features: FeatureCounts, dimension: number, scratch: Float64Array): Float32Array {
+  scratch.fill(0)
+  for (const family of FAMILIES) {
+    const weight = WEIGHT[family]
+    for (const [key, tf] of features.counts[family]) {
+      const value = weight * (1 + Math.log(tf))
+      const slot = key % dimension
+      // Sign from an independent mix of the key, not from the bits that chose the slot.
+      scratch[slot]! += (fmix(key ^ 0x9e3779b9) & 1) === 0 ? value : -value
+    }
+  }
+  let norm = 0
+  for (let i = 0; i < dimension; i++) norm += scratch[i]! * scratch[i]!
+  const vector = new Float32Array(dimension)
+  if (norm === 0) return vector
+  const scale = 1 / Math.sqrt(norm)
+  for (let i = 0; i < dimension; i++) vector[i] = scratch[i]! * scale
+  return vector
+}
+
+/** Embeds one text with the hashed features. */
+function embedOne(text: string, dimension: number, features: FeatureCounts, scratch: Float64Array): Float32Array {
+  features.clear()
+  addLatin(text, features)
+  if (hasCjk(text)) addCjk(text, features)
+  return project(features, dimension, scratch)
+}
+
+/**
+ * Creates the offline hashed n-gram embedder. Synchronous work, deterministic
+ * across runs and platforms; its model name is `hashed-ngram-v1-<dimension>`.
+ * @example
+ * const embedder = createHashedEmbedder({ dimension: 512 })
+ * const [a, b] = await embedder.embed(['running shoes', 'shoes for runners'])
+ * cosine(a!, b!) // > 0.3
+ */
+export function createHashedEmbedder(options: HashedEmbedderOptions): Embedder {
+  const { dimension } = options
+  if (!Number.isInteger(dimension) || dimension < 8 || dimension > 65_536) {
+    throw new KnowHubError('config_error', `The hashed embedder's dimension must be an integer from 8 to 65536, got ${dimension}`, {
+      field: 'dimension',
+      value: dimension,
+    })
+  }
+  const features = new FeatureCounts()
+  const scratch = new Float64Array(dimension)
+  return {
+    model: `hashed-ngram-v${HASHED_VERSION}-${dimension}`,
+    dimension,
+    embed(texts, embedOptions) {
+      try {
+        // The work is synchronous: an abort can only take effect before it starts.
+        embedOptions?.signal?.throwIfAborted()
+        return Promise.resolve(texts.map((text) => embedOne(text, dimension, features, scratch)))
+      } catch (error) {
+        return Promise.reject(error)
+      }
+    },
+  }
+}
