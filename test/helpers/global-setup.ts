@@ -90,7 +90,8 @@ export async function setup(project: TestProject): Promise<void> {
       '-D', pgData, '-h', '127.0.0.1', '-p', String(port), '-k', dataDir,
       '-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'max_connections=200',
     ]),
-    { stdio: 'ignore' },
+    // Its own process group, so that teardown stops postgres even behind runuser.
+    { stdio: 'ignore', detached: true },
   )
   const url = `postgres://knowhub@127.0.0.1:${port}/postgres`
   await waitReady(url, server)
@@ -98,8 +99,8 @@ export async function setup(project: TestProject): Promise<void> {
 }
 
 export async function teardown(): Promise<void> {
-  if (server && server.exitCode === null) {
-    server.kill('SIGINT')
+  if (server && server.exitCode === null && server.pid) {
+    process.kill(-server.pid, 'SIGINT')
     await new Promise((resolve) => {
       server?.once('exit', resolve)
       setTimeout(resolve, 5_000)

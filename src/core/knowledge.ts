@@ -1,0 +1,243 @@
+/**
+ * The knowledge entry model (seed docs 002 + 003, DESIGN.md) as zod schemas.
+ * Each schema and its inferred type share a name.
+ */
+import { z } from 'zod'
+import { Owner, Scope } from './principal.js'
+import { KNOWLEDGE_ID } from './ids.js'
+
+export const KNOWLEDGE_TYPES = ['user_profile', 'strategy', 'tool', 'usecase', 'definition', 'plan'] as const
+/** What kind of knowledge an entry holds. */
+export const KnowledgeType = z.enum(KNOWLEDGE_TYPES)
+export type KnowledgeType = z.infer<typeof KnowledgeType>
+
+export const KNOWLEDGE_STATUSES = ['active', 'merged', 'archived'] as const
+export const KnowledgeStatus = z.enum(KNOWLEDGE_STATUSES)
+export type KnowledgeStatus = z.infer<typeof KnowledgeStatus>
+
+export const KnowledgeId = z.string().regex(KNOWLEDGE_ID, 'knowledge ids are 1-128 characters: letters, digits and . _ : -')
+
+/** Largest content accepted, in UTF-8 bytes (1 MiB). */
+export const MAX_CONTENT_BYTES = 1_048_576
+
+const Text = (max: number) => z.string().max(max)
+
+/** Business tags: `{ category: 'preference', domain: 'coding_style', … }`. */
+export const Tags = z
+  .record(z.string().min(1).max(64), z.union([Text(1000), z.number(), z.boolean(), z.array(Text(1000)).max(50)]))
+  .refine((tags) => Object.keys(tags).length <= 50, 'at most 50 tags')
+export type Tags = z.infer<typeof Tags>
+
+/** Where the knowledge came from. */
+export const Source = z.strictObject({
+  name: Text(500).default(''),
+  category: Text(64).default('exp'),
+  urls: z.array(Text(2000)).max(50).default([]),
+  agent_id: Text(200).default(''),
+  submitted_by: Text(200).default(''),
+  timestamp: Text(64).optional(),
+  message_id: Text(200).default(''),
+  trace_id: Text(200).default(''),
+})
+export type Source = z.output<typeof Source>
+
+/** One feedback case (a helpful or harmful use of the entry). Free-form beyond the known fields. */
+export const FeedbackCase = z
+  .looseObject({
+    task: Text(10_000).optional(),
+    outcome: Text(10_000).optional(),
+    reason: Text(10_000).optional(),
+    query: Text(10_000).optional(),
+    trace_id: Text(200).optional(),
+    timestamp: Text(64).optional(),
+  })
+  .refine((value) => JSON.stringify(value).length <= 65_536, 'a feedback case is at most 64 KiB of JSON')
+export type FeedbackCase = z.output<typeof FeedbackCase>
+
+/** A recorded feedback case, as kept in an entry's history. */
+export const FeedbackRecord = z.record(z.string(), z.unknown())
+export type FeedbackRecord = z.output<typeof FeedbackRecord>
+
+export const Score = z.number().int().min(1, 'score is 1-5').max(5, 'score is 1-5')
+
+/** Evaluation from feedback. */
+export const Eval = z.object({
+  score: Score,
+  helpful: z.number().int().min(0),
+  harmful: z.number().int().min(0),
+  confidence: z.number().min(0).max(1),
+  helpful_history: z.array(FeedbackRecord),
+  harmful_history: z.array(FeedbackRecord),
+})
+export type Eval = z.output<typeof Eval>
+
+const Types = z.array(KnowledgeType).min(1, 'at least one type').max(6).transform((types) => [...new Set(types)])
+
+/**
+ * The body of `POST /api/knowledge` (seed 003) and of `knowhub save`.
+ * `scopes` and `owner` default from the caller (see the knowledge service).
+ */
+export const SaveKnowledgeInput = z.strictObject({
+  task: z.string().trim().min(1, 'task is required').max(10_000),
+  content: z.string().min(1, 'content is required'),
+  types: Types,
+  tags: Tags.default({}),
+  scopes: z.array(Scope).min(1).max(20).optional(),
+  owner: Owner.optional(),
+  source: Source.partial().default({}),
+  score: Score.default(3),
+  confidence: z.number().min(0).max(1).default(0.5),
+  message_id: Text(200).default(''),
+  resource_ids: z.array(Text(512)).max(100).default([]),
+})
+export type SaveKnowledgeInput = z.input<typeof SaveKnowledgeInput>
+
+/** An edit by the owner: content, task, tags, types or scopes. The previous version is kept. */
+export const EditKnowledgeInput = z
+  .strictObject({
+    task: z.string().trim().min(1).max(10_000).optional(),
+    content: z.string().min(1).optional(),
+    types: Types.optional(),
+    tags: Tags.optional(),
+    scopes: z.array(Scope).min(1).max(20).optional(),
+    resource_ids: z.array(Text(512)).max(100).optional(),
+    reason: Text(2000).optional(),
+  })
+  .refine((v) => Object.keys(v).some((k) => k !== 'reason'), 'nothing to change')
+export type EditKnowledgeInput = z.input<typeof EditKnowledgeInput>
+
+/** Feedback on one entry: the body of `PUT /api/knowledge/{id}` (seed 003). */
+export const FeedbackInput = z
+  .strictObject({
+    add_helpful_case: FeedbackCase.optional(),
+    add_harmful_case: FeedbackCase.optional(),
+    update_score: Score.optional(),
+    evolve_feedback: z.string().min(1).max(10_000).optional(),
+  })
+  .refine((v) => Object.values(v).some((x) => x !== undefined), 'give at least one of add_helpful_case, add_harmful_case, update_score, evolve_feedback')
+export type FeedbackInput = z.input<typeof FeedbackInput>
+
+/** The body of `POST /api/knowledge/batch_update` (seed 003). */
+export const BatchFeedbackInput = z.strictObject({
+  feedback_list: z
+    .array(
+      z.strictObject({
+        knowledge_id: KnowledgeId,
+        is_helpful: z.boolean(),
+        case: FeedbackCase.default({}),
+      }),
+    )
+    .min(1)
+    .max(1000),
+})
+export type BatchFeedbackInput = z.input<typeof BatchFeedbackInput>
+
+/** A stored entry, as returned by get/list/export. */
+export const KnowledgeEntry = z.object({
+  id: KnowledgeId,
+  message_id: z.string(),
+  types: z.array(KnowledgeType),
+  task: z.string(),
+  tags: Tags,
+  scopes: z.array(Scope),
+  owner: Owner,
+  content: z.string(),
+  resource_ids: z.array(z.string()),
+  source: Source,
+  eval: Eval,
+  status: KnowledgeStatus,
+  merged_into: z.string().nullable(),
+  version: z.number().int().min(1),
+  created_at: z.string(),
+  updated_at: z.string(),
+})
+export type KnowledgeEntry = z.output<typeof KnowledgeEntry>
+
+/** A previous version of an entry, kept on every edit or evolve. */
+export const KnowledgeVersion = z.object({
+  version: z.number().int().min(1),
+  task: z.string(),
+  content: z.string(),
+  types: z.array(KnowledgeType),
+  tags: Tags,
+  scopes: z.array(Scope),
+  resource_ids: z.array(z.string()),
+  reason: z.string(),
+  created_at: z.string(),
+})
+export type KnowledgeVersion = z.output<typeof KnowledgeVersion>
+
+/** One line of a JSONL export: an entry with its version history. Lossless. */
+export const KnowledgeExportLine = KnowledgeEntry.extend({
+  versions: z.array(KnowledgeVersion).default([]),
+})
+export type KnowledgeExportLine = z.output<typeof KnowledgeExportLine>
+
+/** Query of `GET /api/knowledge/search` (seed 003), parsed. */
+export const SearchInput = z.strictObject({
+  q: z.string().trim().min(1, 'q is required').max(10_000),
+  top_k: z.coerce.number().int().min(1).max(100).default(5),
+  min_score: z.coerce.number().int().min(0).max(5).default(3),
+  types: z
+    .union([z.array(KnowledgeType), z.string().transform((s, ctx) => splitTypes(s, ctx))])
+    .optional(),
+  explain: z.boolean().default(false),
+  mode: z.enum(['hybrid', 'fulltext', 'vector']).default('hybrid'),
+  rerank: z.boolean().default(true),
+})
+export type SearchInput = z.input<typeof SearchInput>
+
+function splitTypes(value: string, ctx: z.RefinementCtx): KnowledgeType[] {
+  const parts = value.split(',').map((s) => s.trim()).filter(Boolean)
+  const out: KnowledgeType[] = []
+  for (const part of parts) {
+    const parsed = KnowledgeType.safeParse(part)
+    if (parsed.success) out.push(parsed.data)
+    else ctx.addIssue({ code: 'custom', message: `unknown type "${part}" (expected one of ${KNOWLEDGE_TYPES.join(', ')})` })
+  }
+  return out
+}
+
+/** Per-stage scores of a result, returned when `explain` is set. */
+export const SearchExplain = z.object({
+  fulltext_rank: z.number().nullable(),
+  fulltext_score: z.number().nullable(),
+  vector_rank: z.number().nullable(),
+  vector_similarity: z.number().nullable(),
+  fused: z.number(),
+  scope_priority: z.number(),
+})
+export type SearchExplain = z.output<typeof SearchExplain>
+
+/** One search hit, in the shape of seed 003 (plus scopes and resource_ids). */
+export const SearchResult = z.object({
+  id: z.string(),
+  task: z.string(),
+  content: z.string(),
+  types: z.array(KnowledgeType),
+  tags: Tags,
+  scopes: z.array(Scope),
+  resource_ids: z.array(z.string()),
+  eval: z.object({ score: z.number(), helpful: z.number(), harmful: z.number(), confidence: z.number() }),
+  quality_score: z.number(),
+  explain: SearchExplain.optional(),
+})
+export type SearchResult = z.output<typeof SearchResult>
+
+export const SearchResponse = z.object({ results: z.array(SearchResult), count: z.number().int() })
+export type SearchResponse = z.output<typeof SearchResponse>
+
+/** Options of list. `scopes` narrows to entries in any of these (still within visibility). */
+export const ListInput = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(1000).default(10),
+  types: z.array(KnowledgeType).optional(),
+  scopes: z.array(Scope).optional(),
+  status: z.array(KnowledgeStatus).default(['active']),
+  cursor: z.string().max(500).optional(),
+})
+export type ListInput = z.input<typeof ListInput>
+
+/** `quality_score = score + helpful - 2 × harmful` (seed 003). */
+export function qualityScore(e: { score: number; helpful: number; harmful: number }): number {
+  return e.score + e.helpful - 2 * e.harmful
+}

@@ -1,0 +1,145 @@
+import { KnowHubError, isKnowHubError } from '../core/errors.js'
+import { KnowledgeExportLine } from '../core/knowledge.js'
+import type { Logger } from '../core/logger.js'
+import { assertWritableScopes, canManage, requirePermission, type Principal } from '../core/principal.js'
+import { toValidationIssues } from '../core/validate.js'
+import type { Embedder } from '../embed/embedder.js'
+import type { ImportItem, KnowledgeRecord } from '../store/knowledge.js'
+import type { Store } from '../store/store.js'
+import { embeddingText, searchDocument } from './document.js'
+import type { ImportOptions, ImportReport } from './service.js'
+
+/** The strict form of an export line: a field we do not know would be lost, so it is an error. */
+const ImportLine = KnowledgeExportLine.strict()
+
+interface ImportDeps {
+  store: Store
+  embedder: Embedder
+  principal: Principal
+  maxContentBytes: number
+  logger: Logger
+}
+
+function lineError(line: number, error: unknown): ImportReport['errors'][number] {
+  if (isKnowHubError(error)) return { line, code: error.code === 'validation_error' ? 'invalid_import' : error.code, message: error.message }
+  return { line, code: 'invalid_import', message: (error as Error).message }
+}
+
+/** Parses and checks one line; throws a KnowHubError describing what is wrong. */
+function checkLine(text: string, deps: ImportDeps): KnowledgeExportLine {
+  let json: unknown
+  try {
+    json = JSON.parse(text)
+  } catch (error) {
+    throw new KnowHubError('invalid_import', `not valid JSON (${(error as Error).message})`)
+  }
+  const parsed = ImportLine.safeParse(json)
+  if (!parsed.success) {
+    const issues = toValidationIssues(parsed.error)
+    throw new KnowHubError('invalid_import', issues.map((i) => `${i.path}: ${i.message}`).join('; '), { issues })
+  }
+  const entry = parsed.data
+  const bytes = Buffer.byteLength(entry.content, 'utf8')
+  if (bytes > deps.maxContentBytes) throw new KnowHubError('too_large', `content is ${bytes} bytes; the limit is ${deps.maxContentBytes}`)
+  assertWritableScopes(deps.principal, entry.scopes)
+  if (!canManage(deps.principal, entry.owner)) throw new KnowHubError('forbidden', `owner ${entry.owner} is not one of your ids`)
+  return entry
+}
+
+function toRecord(entry: KnowledgeExportLine): KnowledgeRecord {
+  return {
+    id: entry.id,
+    message_id: entry.message_id,
+    types: entry.types,
+    task: entry.task,
+    tags: entry.tags,
+    scopes: entry.scopes,
+    owner: entry.owner,
+    content: entry.content,
+    resource_ids: entry.resource_ids,
+    source: entry.source,
+    score: entry.eval.score,
+    helpful: entry.eval.helpful,
+    harmful: entry.eval.harmful,
+    confidence: entry.eval.confidence,
+    status: entry.status,
+    merged_into: entry.merged_into,
+    version: entry.version,
+    created_at: new Date(entry.created_at),
+    updated_at: new Date(entry.updated_at),
+  }
+}
+
+/** See `KnowledgeService.importJsonl`. */
+export async function importJsonl(deps: ImportDeps, lines: AsyncIterable<string> | Iterable<string>, options: ImportOptions): Promise<ImportReport> {
+  requirePermission(deps.principal, 'write')
+  const mode = options.mode ?? 'atomic'
+  const onConflict = options.onConflict ?? 'error'
+  const batchSize = options.batchSize ?? 200
+  const errors: ImportReport['errors'] = []
+  const accepted: Array<{ line: number; entry: KnowledgeExportLine }> = []
+  const seen = new Map<string, number>()
+  let lineNo = 0
+  for await (const raw of lines) {
+    lineNo++
+    const text = raw.trim()
+    if (text === '') continue
+    try {
+      const entry = checkLine(text, deps)
+      for (const date of [entry.created_at, entry.updated_at]) {
+        if (Number.isNaN(new Date(date).getTime())) throw new KnowHubError('invalid_import', `invalid date "${date}"`)
+      }
+      const first = seen.get(entry.id)
+      if (first !== undefined) throw new KnowHubError('invalid_import', `duplicate id ${entry.id} (first on line ${first})`)
+      seen.set(entry.id, lineNo)
+      accepted.push({ line: lineNo, entry })
+    } catch (error) {
+      errors.push(lineError(lineNo, error))
+    }
+  }
+  const existing = new Set<string>()
+  for (let i = 0; i < accepted.length; i += 1000) {
+    for (const id of await deps.store.knowledge.exists(accepted.slice(i, i + 1000).map((a) => a.entry.id))) existing.add(id)
+  }
+  let skipped = 0
+  const toImport = accepted.filter(({ line, entry }) => {
+    if (!existing.has(entry.id)) return true
+    if (onConflict === 'skip') {
+      skipped++
+      return false
+    }
+    if (onConflict === 'error') {
+      errors.push({ line, code: 'conflict', message: `entry ${entry.id} exists already (use onConflict skip or replace)` })
+      return false
+    }
+    return true
+  })
+  errors.sort((a, b) => a.line - b.line)
+  if (mode === 'atomic' && errors.length > 0) {
+    deps.logger.warn('knowledge.import.rejected', { errors: errors.length })
+    return { imported: 0, skipped: 0, errors }
+  }
+  const total = toImport.length
+  options.onProgress?.(0, total)
+  async function* batches(): AsyncGenerator<ImportItem[]> {
+    let done = 0
+    for (let i = 0; i < toImport.length; i += batchSize) {
+      const slice = toImport.slice(i, i + batchSize)
+      const vectors = await deps.embedder.embed(slice.map(({ entry }) => embeddingText(entry.task, entry.content)))
+      yield slice.map(({ entry }, j) => ({
+        record: toRecord(entry),
+        doc: searchDocument(entry.task, entry.content, entry.tags),
+        embedding: vectors[j],
+        helpful_history: entry.eval.helpful_history,
+        harmful_history: entry.eval.harmful_history,
+        versions: entry.versions,
+        replace: existing.has(entry.id),
+      }))
+      done += slice.length
+      options.onProgress?.(done, total)
+    }
+  }
+  const imported = await deps.store.knowledge.importBatches(batches(), mode === 'atomic')
+  deps.logger.info('knowledge.imported', { imported, skipped, errors: errors.length })
+  return { imported, skipped, errors }
+}

@@ -1,0 +1,163 @@
+/**
+ * One small interface over the two PostgreSQL drivers: PGlite (embedded, WASM,
+ * with pgvector) and node-postgres (a PostgreSQL server). Everything above the
+ * store speaks to this interface; SQL is built only with the `sql` tag.
+ */
+import { mkdirSync } from 'node:fs'
+import { KnowHubError } from '../core/errors.js'
+import type { Logger } from '../core/logger.js'
+import { noopLogger } from '../core/logger.js'
+import type { Sql } from './sql.js'
+
+export type Row = Record<string, unknown>
+
+/** Runs queries: a database, or a transaction on it. */
+export interface Queryable {
+  query<T extends Row = Row>(query: Sql): Promise<T[]>
+}
+
+export interface Database extends Queryable {
+  readonly kind: 'pglite' | 'postgres'
+  /** Runs `fn` in a transaction: committed when it resolves, rolled back when it throws. */
+  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>
+  /**
+   * Runs `fn` holding a session-level advisory lock (`pg_advisory_lock`) on one connection,
+   * so that two processes never run it at once (migrations, vector DDL).
+   */
+  withLock<T>(key: string, fn: (conn: Queryable & { exec(text: string): Promise<void> }) => Promise<T>): Promise<T>
+  close(): Promise<void>
+}
+
+function databaseError(error: unknown, query: { text: string; values: unknown[] }): KnowHubError {
+  const pgError = error as { message?: string; code?: string }
+  // Parameters are left out: they may carry user content. The query text is code.
+  return new KnowHubError('database_error', `Database error: ${pgError.message ?? String(error)}`, {
+    query: query.text.replace(/\s+/g, ' ').slice(0, 500),
+    sqlstate: pgError.code,
+  }, { cause: error })
+}
+
+async function run<T>(query: Sql, exec: (text: string, values: unknown[]) => Promise<T>): Promise<T> {
+  const built = query.build()
+  try {
+    return await exec(built.text, built.values)
+  } catch (error) {
+    throw databaseError(error, built)
+  }
+}
+
+/** Options of {@link openPGlite}. */
+export interface PGliteOptions {
+  /** A folder for the data, or `memory://` for a throwaway in-memory database. */
+  dataDir: string
+  logger?: Logger
+}
+
+/**
+ * Opens the embedded database (PGlite with the pgvector extension).
+ * @example
+ * const db = await openPGlite({ dataDir: '.knowhub/db' })
+ */
+export async function openPGlite(options: PGliteOptions): Promise<Database> {
+  const { PGlite } = await import('@electric-sql/pglite')
+  const { vector } = await import('@electric-sql/pglite-pgvector')
+  if (!options.dataDir.startsWith('memory://')) mkdirSync(options.dataDir, { recursive: true })
+  let pglite
+  try {
+    pglite = await PGlite.create({ dataDir: options.dataDir, extensions: { vector } })
+  } catch (error) {
+    throw new KnowHubError('database_error', `Cannot open the embedded database in ${options.dataDir}: ${(error as Error).message}. Is another KnowHub process using it?`, { dataDir: options.dataDir }, { cause: error })
+  }
+  const db = pglite
+  const queryOn = (target: { query: (text: string, values: unknown[]) => Promise<{ rows: unknown[] }> }): Queryable => ({
+    query: <T extends Row>(query: Sql) => run(query, async (text, values) => (await target.query(text, values)).rows as T[]),
+  })
+  return {
+    kind: 'pglite',
+    ...queryOn(db),
+    transaction: (fn) => db.transaction((tx) => fn(queryOn(tx))),
+    // PGlite is single-connection and single-process: a lock is only a formality,
+    // but taking it keeps the two backends on one code path.
+    withLock: async (key, fn) => {
+      const conn = { ...queryOn(db), exec: async (text: string) => void (await db.exec(text)) }
+      await db.query('SELECT pg_advisory_lock(hashtext($1))', [key])
+      try {
+        return await fn(conn)
+      } finally {
+        await db.query('SELECT pg_advisory_unlock(hashtext($1))', [key])
+      }
+    },
+    close: () => db.close(),
+  }
+}
+
+/** Options of {@link openPostgres}. */
+export interface PostgresOptions {
+  connectionString: string
+  /** Pool size (default 10). */
+  max?: number
+  logger?: Logger
+  /** Statements run on every new connection (e.g. `SET hnsw.iterative_scan = relaxed_order`). */
+  onConnect?: string[]
+}
+
+/**
+ * Connects to a PostgreSQL server with a connection pool (node-postgres).
+ * @example
+ * const db = await openPostgres({ connectionString: process.env.DATABASE_URL! })
+ */
+export async function openPostgres(options: PostgresOptions): Promise<Database> {
+  const { default: pg } = await import('pg')
+  const logger = options.logger ?? noopLogger
+  const pool = new pg.Pool({ connectionString: options.connectionString, max: options.max ?? 10 })
+  const onConnect = options.onConnect ?? []
+  pool.on('error', (error) => logger.error('store.pool.error', { message: error.message }))
+  if (onConnect.length > 0) {
+    pool.on('connect', (client) => {
+      for (const statement of onConnect) client.query(statement).catch((error: Error) => logger.warn('store.pool.on_connect_failed', { statement, message: error.message }))
+    })
+  }
+  try {
+    const client = await pool.connect()
+    client.release()
+  } catch (error) {
+    await pool.end().catch(() => {})
+    throw new KnowHubError('database_error', `Cannot connect to PostgreSQL: ${(error as Error).message}`, {}, { cause: error })
+  }
+  type Client = { query: (text: string, values: unknown[]) => Promise<{ rows: unknown[] }> }
+  const queryOn = (target: Client): Queryable => ({
+    query: <T extends Row>(query: Sql) => run(query, async (text, values) => (await target.query(text, values)).rows as T[]),
+  })
+  return {
+    kind: 'postgres',
+    ...queryOn(pool),
+    async transaction(fn) {
+      const client = await pool.connect()
+      try {
+        await client.query('BEGIN')
+        const result = await fn(queryOn(client))
+        await client.query('COMMIT')
+        return result
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => {})
+        throw error
+      } finally {
+        client.release()
+      }
+    },
+    async withLock(key, fn) {
+      const client = await pool.connect()
+      try {
+        await client.query('SELECT pg_advisory_lock(hashtext($1))', [key])
+        try {
+          return await fn({ ...queryOn(client), exec: async (text: string) => void (await client.query(text)) })
+        } finally {
+          await client.query('SELECT pg_advisory_unlock(hashtext($1))', [key])
+        }
+      } finally {
+        client.release()
+      }
+    },
+    close: () => pool.end(),
+  }
+}

@@ -1,0 +1,94 @@
+import { join } from 'node:path'
+import { KnowHubError } from '../core/errors.js'
+import type { Logger } from '../core/logger.js'
+import { noopLogger } from '../core/logger.js'
+import { openPGlite, openPostgres, type Database } from './database.js'
+import { knowledgeStore, type KnowledgeStore } from './knowledge.js'
+import { migrate } from './migrate.js'
+import { sql } from './sql.js'
+import { createVectorTable, detectPgvector, readVectorIndexInfo, vectorDialect, type VectorDialect, type VectorIndexInfo } from './vectors.js'
+
+export interface OpenStoreOptions {
+  /** Folder of the embedded database (PGlite). Ignored when `databaseUrl` is set. Default `.knowhub`. */
+  dataDir?: string
+  /** A PostgreSQL connection string: use a server instead of the embedded database. */
+  databaseUrl?: string
+  logger?: Logger
+}
+
+/** The state of the vector index against the configured embedder. */
+export type VectorState =
+  | { status: 'ready'; info: VectorIndexInfo }
+  | { status: 'mismatch'; stored: VectorIndexInfo; wanted: { model: string; dimension: number } }
+
+/**
+ * The storage layer: one database and the repositories over it.
+ * Open it with {@link openStore}; close it with `close()`.
+ */
+export interface Store {
+  readonly db: Database
+  readonly knowledge: KnowledgeStore
+  /** Whether pgvector is usable on this database. */
+  readonly pgvector: boolean
+  /**
+   * Makes sure vectors for this embedder can be stored: creates the vector table the first
+   * time, and reports a mismatch (without changing anything) when the stored model or
+   * dimension differ. `rebuild` drops the vectors and starts over for the new embedder.
+   */
+  prepareVectors(embedder: { model: string; dimension: number }, options?: { rebuild?: boolean }): Promise<VectorState>
+  vectorState(): VectorState | undefined
+  close(): Promise<void>
+}
+
+/**
+ * Opens the store: PGlite in `dataDir` (default), or a PostgreSQL server when
+ * `databaseUrl` is given, then applies pending migrations.
+ * @example
+ * const store = await openStore({ dataDir: '.knowhub' })
+ * try { … } finally { await store.close() }
+ */
+export async function openStore(options: OpenStoreOptions = {}): Promise<Store> {
+  const logger = options.logger ?? noopLogger
+  const db = options.databaseUrl
+    ? await openPostgres({ connectionString: options.databaseUrl, logger, onConnect: ['SET hnsw.iterative_scan = relaxed_order'] })
+    : await openPGlite({ dataDir: (options.dataDir ?? '.knowhub').startsWith('memory://') ? options.dataDir! : join(options.dataDir ?? '.knowhub', 'db'), logger })
+  try {
+    await migrate(db, { logger })
+    const pgvector = await detectPgvector(db, logger)
+    if (pgvector && db.kind === 'pglite') await db.query(sql`SET hnsw.iterative_scan = relaxed_order`)
+    if (!pgvector) {
+      logger.warn('store.vector.fallback', {
+        message: 'pgvector is not installed on this PostgreSQL server: vectors are stored as real[] and searched exactly (correct, slower). Install the vector extension for HNSW search.',
+      })
+    }
+    let dialect: VectorDialect | undefined
+    let state: VectorState | undefined
+    return {
+      db,
+      pgvector,
+      knowledge: knowledgeStore(db, () => dialect),
+      async prepareVectors(embedder, prepareOptions = {}) {
+        const stored = await readVectorIndexInfo(db)
+        const backend = pgvector ? 'pgvector' : 'array'
+        if (!stored || prepareOptions.rebuild) {
+          const info: VectorIndexInfo = { model: embedder.model, dimension: embedder.dimension, backend }
+          await createVectorTable(db, info, { rebuild: prepareOptions.rebuild ?? false })
+          dialect = vectorDialect(backend)
+          state = { status: 'ready', info }
+        } else if (stored.model !== embedder.model || stored.dimension !== embedder.dimension) {
+          dialect = undefined
+          state = { status: 'mismatch', stored, wanted: { model: embedder.model, dimension: embedder.dimension } }
+        } else {
+          dialect = vectorDialect(stored.backend)
+          state = { status: 'ready', info: stored }
+        }
+        return state
+      },
+      vectorState: () => state,
+      close: () => db.close(),
+    }
+  } catch (error) {
+    await db.close().catch(() => {})
+    throw error instanceof KnowHubError ? error : new KnowHubError('database_error', `Cannot open the store: ${(error as Error).message}`, {}, { cause: error })
+  }
+}

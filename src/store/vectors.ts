@@ -1,0 +1,103 @@
+/**
+ * Vector storage, one module for both backends. With pgvector: a `vector(N)`
+ * column with an HNSW index and the `<=>` cosine distance. Without it (e.g. a
+ * PostgreSQL server lacking the extension): a `real[]` column and the exact
+ * distance computed in SQL — correct, slower. The two differ only in column type,
+ * index and distance expression.
+ */
+import { KnowHubError } from '../core/errors.js'
+import type { Logger } from '../core/logger.js'
+import type { Database, Queryable } from './database.js'
+import { Sql, sql } from './sql.js'
+
+export type VectorBackend = 'pgvector' | 'array'
+
+/** What the vectors in the database were made with. */
+export interface VectorIndexInfo {
+  model: string
+  dimension: number
+  backend: VectorBackend
+}
+
+export interface VectorDialect {
+  readonly backend: VectorBackend
+  /** The query vector as a typed SQL parameter. */
+  param(vector: Float32Array): Sql
+  /** Cosine distance (0 = same direction) between a stored column and a query vector. */
+  distance(column: Sql, query: Sql): Sql
+}
+
+function format(vector: Float32Array, open: string, close: string): string {
+  let text = open
+  for (let i = 0; i < vector.length; i++) {
+    const value = vector[i]!
+    text += (i === 0 ? '' : ',') + (Number.isFinite(value) ? String(value) : '0')
+  }
+  return text + close
+}
+
+export function vectorDialect(backend: VectorBackend): VectorDialect {
+  if (backend === 'pgvector') {
+    return {
+      backend,
+      param: (vector) => sql`${format(vector, '[', ']')}::vector`,
+      distance: (column, query) => sql`(${column} <=> ${query})`,
+    }
+  }
+  return {
+    backend,
+    param: (vector) => sql`${format(vector, '{', '}')}::real[]`,
+    // Vectors are L2-normalised, so cosine distance is 1 - dot product.
+    distance: (column, query) => sql`(1 - (SELECT coalesce(sum(a * b), 0) FROM unnest(${column}, ${query}) AS t(a, b)))`,
+  }
+}
+
+const META_KEY = 'embedding'
+
+/** Is the pgvector extension usable here? Creates it when available. */
+export async function detectPgvector(db: Queryable, logger: Logger): Promise<boolean> {
+  const available = await db.query<{ n: number }>(sql`SELECT count(*)::int AS n FROM pg_available_extensions WHERE name = 'vector'`)
+  if ((available[0]?.n ?? 0) === 0) return false
+  try {
+    await db.query(sql`CREATE EXTENSION IF NOT EXISTS vector`)
+    return true
+  } catch (error) {
+    logger.warn('store.vector.extension_unavailable', { message: (error as Error).message })
+    return false
+  }
+}
+
+export async function readVectorIndexInfo(db: Queryable): Promise<VectorIndexInfo | undefined> {
+  const rows = await db.query<{ value: VectorIndexInfo }>(sql`SELECT value FROM knowhub_meta WHERE key = ${META_KEY}`)
+  return rows[0]?.value
+}
+
+/**
+ * Creates (or, with `rebuild`, drops and re-creates) the vector table for an embedder.
+ * Runs under the migration lock; dimension and backend come from code, never input.
+ */
+export async function createVectorTable(db: Database, info: VectorIndexInfo, options: { rebuild?: boolean } = {}): Promise<void> {
+  if (!Number.isInteger(info.dimension) || info.dimension < 1 || info.dimension > 16_000) {
+    throw new KnowHubError('config_error', `Invalid embedding dimension ${info.dimension}`)
+  }
+  const column = info.backend === 'pgvector' ? `vector(${info.dimension})` : 'real[]'
+  await db.withLock('knowhub:migrate', async (conn) => {
+    await conn.exec('BEGIN')
+    try {
+      if (options.rebuild) await conn.exec('DROP TABLE IF EXISTS knowledge_vector')
+      await conn.exec(`CREATE TABLE IF NOT EXISTS knowledge_vector (
+        knowledge_id text PRIMARY KEY REFERENCES knowledge (id) ON DELETE CASCADE,
+        embedding ${column} NOT NULL
+      )`)
+      if (info.backend === 'pgvector') {
+        await conn.exec('CREATE INDEX IF NOT EXISTS knowledge_vector_hnsw ON knowledge_vector USING hnsw (embedding vector_cosine_ops)')
+      }
+      await conn.query(sql`INSERT INTO knowhub_meta (key, value) VALUES (${META_KEY}, ${JSON.stringify(info)}::jsonb)
+        ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value`)
+      await conn.exec('COMMIT')
+    } catch (error) {
+      await conn.exec('ROLLBACK')
+      throw error
+    }
+  })
+}
