@@ -5,7 +5,8 @@
  */
 import type { FeedbackRecord, KnowledgeStatus, KnowledgeType, KnowledgeVersion, Source, Tags } from '../core/knowledge.js'
 import type { Database, Queryable } from './database.js'
-import { Sql, sql } from './sql.js'
+import type { Sql} from './sql.js';
+import { sql } from './sql.js'
 import type { VectorDialect } from './vectors.js'
 
 /** Text prepared for the full-text index: Latin words and CJK words/bigrams, per field. */
