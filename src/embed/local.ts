@@ -32,7 +32,7 @@ export type LocalEmbedderConfig = Extract<z.input<typeof EmbedderConfigSchema>, 
 /** What {@link createLocalEmbedder} needs from its surroundings. */
 export interface LocalEmbedderDeps {
   logger?: Logger
-  /** Loads the transformers.js module (default: `import('@huggingface/transformers')`). */
+  /** Loads the transformers.js module (default: a dynamic import of {@link TRANSFORMERS_PACKAGE}). */
   importTransformers?: () => Promise<unknown>
   /** Texts per forward pass (default 32). */
   batchSize?: number

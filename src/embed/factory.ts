@@ -1,0 +1,45 @@
+/**
+ * Picks the embedding provider named by the config.
+ */
+import type { EmbedderConfig } from '../core/config.js'
+import { noopLogger, type Logger } from '../core/logger.js'
+import type { Embedder } from './embedder.js'
+import { createHashedEmbedder } from './hashed.js'
+import { createLocalEmbedder } from './local.js'
+import { createOpenAIEmbedder, type RetryPolicy } from './openai.js'
+
+/** What {@link createEmbedder} passes on to the providers. */
+export interface EmbedderDeps {
+  logger?: Logger
+  /** The fetch the OpenAI-compatible provider uses (default: the global one). */
+  fetch?: typeof globalThis.fetch
+  /** Retry policy of the OpenAI-compatible provider. */
+  retry?: RetryPolicy
+}
+
+/**
+ * Creates the configured embedder: `hashed` (offline default, no I/O),
+ * `openai` (any OpenAI-compatible `/v1/embeddings`; probes the dimension when
+ * it is not configured) or `local` (an ONNX model folder through the optional
+ * `@huggingface/transformers`).
+ * @example
+ * const embedder = await createEmbedder(config.embedder, { logger })
+ * const vectors = await embedder.embed(['first text', 'second text'])
+ */
+export async function createEmbedder(config: EmbedderConfig, deps: EmbedderDeps = {}): Promise<Embedder> {
+  const logger = deps.logger ?? noopLogger
+  let embedder: Embedder
+  switch (config.provider) {
+    case 'hashed':
+      embedder = createHashedEmbedder({ dimension: config.dimension })
+      break
+    case 'openai':
+      embedder = await createOpenAIEmbedder(config, deps)
+      break
+    case 'local':
+      embedder = await createLocalEmbedder(config, { logger })
+      break
+  }
+  logger.info('embed.ready', { provider: config.provider, model: embedder.model, dimension: embedder.dimension })
+  return embedder
+}
