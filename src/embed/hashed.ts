@@ -20,6 +20,11 @@
  *
  * Changing any of this changes the vectors: bump {@link HASHED_VERSION}, so the
  * store sees a new model name and asks for `knowhub reindex`.
+ *
+ * Determinism: hashing works on UTF-16 code units with 32-bit integer maths, so
+ * Latin features are identical everywhere. CJK dictionary words come from the
+ * ICU data inside Node; a Node upgrade with new ICU data may segment a few
+ * words differently (bigrams and characters never change).
  */
 import { stemmer } from 'stemmer'
 import { KnowHubError } from '../core/errors.js'
