@@ -1,0 +1,148 @@
+/**
+ * Tier 2: activation (seed 000 Step 4), in file-read mode (the model reads
+ * KNOWLEDGE.md at `location`) or tool mode (a `<knowledge_pack_guide>` with
+ * the body and a resource list). Activation lists resources; it reads none.
+ */
+import { KnowHubError } from '../core/errors.js'
+import { listPackResources, type ListResourcesOptions, type PackResource } from './resources.js'
+import type { LoadedPack, PackDiagnostic } from './schema.js'
+import { WRAPPER_PREAMBLES, escapeXml, neutralise, preambleLanguage } from './wrap.js'
+
+/** How the model receives the guide. */
+export type ActivationMode = 'file' | 'tool'
+
+/** Options of {@link activatePack}. */
+export interface ActivateOptions {
+  /** `tool` (default) returns the wrapped guide; `file` returns the location to read. */
+  mode?: ActivationMode
+  /** Explicit confirmation; required for disputed packs. */
+  confirm?: boolean
+  listing?: ListResourcesOptions
+}
+
+/** The result of activating one pack. */
+export interface Activation {
+  name: string
+  mode: ActivationMode
+  location: string
+  packRoot: string
+  /** Tool mode: the `<knowledge_pack_guide>` XML. File mode: the KNOWLEDGE.md path to read. */
+  content: string
+  /** Tool mode: every listed file by kind. File mode: empty (the model explores itself). */
+  resources: PackResource[]
+  /** Persona boundary gaps, status and trust warnings, listing problems. */
+  warnings: PackDiagnostic[]
+  /** KNOWLEDGE.md hash at activation time. */
+  contentHash: string
+}
+
+const BOUNDARY_WORDS = /boundar|taboo|guardrail|do not say|don't say|forbidden|off-limits|边界|禁忌|禁区|红线|不得|禁止/iu
+
+/** True when the guide body has a heading about boundaries or taboos, or the pack lists a boundaries file. */
+export function hasPersonaBoundaries(body: string, resources: readonly PackResource[] = []): boolean {
+  for (const line of body.split('\n')) {
+    if (/^#{1,6}\s/u.test(line) && BOUNDARY_WORDS.test(line)) return true
+  }
+  return resources.some((r) => (r.kind === 'runtime' || r.kind === 'primary' || r.kind === 'document' || r.kind === 'wiki') && BOUNDARY_WORDS.test(r.path))
+}
+
+/**
+ * Warnings that apply whenever a pack is used: status and trust.
+ * @example
+ * packUseWarnings(pack.item) // [{ severity: 'warning', code: 'unreviewed', … }]
+ */
+export function packUseWarnings(item: LoadedPack['item']): PackDiagnostic[] {
+  const warnings: PackDiagnostic[] = []
+  if (item.status === 'stale') warnings.push({ severity: 'warning', code: 'stale', field: 'status', message: 'The pack is stale: facts may be out of date.' })
+  if (item.status === 'needs-review') warnings.push({ severity: 'warning', code: 'needs_review', field: 'status', message: 'The pack needs review: facts are not yet approved.' })
+  if (item.status === 'draft') warnings.push({ severity: 'info', code: 'draft', field: 'status', message: 'The pack is a draft.' })
+  if (item.status === 'disputed') warnings.push({ severity: 'warning', code: 'disputed', field: 'status', message: 'The pack is disputed: its facts are contested; use was confirmed explicitly.' })
+  if (item.status === 'archived') warnings.push({ severity: 'info', code: 'archived', field: 'status', message: 'The pack is archived.' })
+  if (item.trust === undefined || item.trust === 'unreviewed') {
+    warnings.push({ severity: 'warning', code: 'unreviewed', field: 'trust', message: 'The pack is unreviewed: treat its facts as unverified.' })
+  }
+  return warnings
+}
+
+/**
+ * Throws `confirmation_required` for a disputed pack without explicit confirmation.
+ * @example
+ * assertUsable(pack, { confirm: userSaidYes })
+ */
+export function assertUsable(pack: LoadedPack, options: { confirm?: boolean } = {}): void {
+  if (pack.item.status === 'disputed' && options.confirm !== true) {
+    throw new KnowHubError('confirmation_required', `Knowledge pack "${pack.item.name}" is disputed; confirm explicitly before using it.`, {
+      pack: pack.item.name,
+      status: pack.item.status,
+    })
+  }
+}
+
+/**
+ * Renders the `<knowledge_pack_guide>` of seed 000 for a pack and its
+ * resources. The body is neutralised so it cannot close or forge the guide.
+ * @example
+ * renderGuide(pack, resources)
+ */
+export function renderGuide(pack: LoadedPack, resources: readonly PackResource[]): string {
+  const item = pack.item
+  const texts = WRAPPER_PREAMBLES[preambleLanguage(item.language)]
+  const attrs =
+    `name="${escapeXml(item.name)}" status="${escapeXml(item.status)}" trust="${escapeXml(item.trust ?? 'unreviewed')}"` +
+    ` profile="${escapeXml(item.profile ?? 'wiki-first')}" runtime_mode="${escapeXml(item.runtime?.mode ?? 'data')}"`
+  const lines = [
+    `<knowledge_pack_guide ${attrs}>`,
+    texts.guide,
+    `${texts.packRoot}${neutralise(item.packRoot)}`,
+    texts.relative,
+    '',
+    neutralise(pack.body).replace(/\s+$/u, ''),
+    '',
+    '<knowledge_resources>',
+    ...resources.map((r) => `  <file kind="${r.kind}">${escapeXml(r.path)}</file>`),
+    '</knowledge_resources>',
+    '</knowledge_pack_guide>',
+  ]
+  return lines.join('\n')
+}
+
+/**
+ * Activates a pack. Disputed packs need `confirm: true` (else a
+ * `confirmation_required` error); persona packs without boundary guidance
+ * activate with a `persona_boundaries_missing` warning.
+ * @example
+ * const activation = await activatePack(pack, { mode: 'tool' })
+ * toolResult(activation.content) // <knowledge_pack_guide …>
+ */
+export async function activatePack(pack: LoadedPack, options: ActivateOptions = {}): Promise<Activation> {
+  assertUsable(pack, options)
+  const mode = options.mode ?? 'tool'
+  const item = pack.item
+  const warnings = packUseWarnings(item)
+  const persona = item.runtime?.mode === 'persona'
+  const needListing = mode === 'tool' || persona
+  const listing = needListing ? await listPackResources(pack, options.listing) : { resources: [], issues: [], truncated: false }
+  warnings.push(...listing.issues)
+  if (persona && !hasPersonaBoundaries(pack.body, listing.resources)) {
+    warnings.push({
+      severity: 'warning',
+      code: 'persona_boundaries_missing',
+      field: 'runtime.mode',
+      message: 'The pack is a persona but states no boundaries or taboos (no such heading in KNOWLEDGE.md, no boundaries file); persona boundaries are incomplete.',
+    })
+  }
+  if (item.profile === 'document-first') {
+    const gap = pack.issues.find((i) => i.code === 'document_first_gap')
+    if (gap) warnings.push(gap)
+  }
+  return {
+    name: item.name,
+    mode,
+    location: item.location,
+    packRoot: item.packRoot,
+    content: mode === 'tool' ? renderGuide(pack, listing.resources) : item.location,
+    resources: mode === 'tool' ? listing.resources : [],
+    warnings,
+    contentHash: pack.contentHash,
+  }
+}

@@ -1,0 +1,133 @@
+/**
+ * Loads one pack folder from disk: bounded read of KNOWLEDGE.md, parse, the
+ * validation table, and the checks that need the filesystem (documents/,
+ * primaryDocument inside the pack root).
+ */
+import { readdir, realpath } from 'node:fs/promises'
+import { basename, join } from 'node:path'
+import { parseKnowledgeMarkdown } from './parse.js'
+import { isInside, readBounded, resolvePackPath } from './paths.js'
+import { formatDiagnostic, type LoadedPack, type PackDiagnostic, type PackScope, type RejectedPack } from './schema.js'
+
+/** Default largest KNOWLEDGE.md read whole (bytes). */
+export const DEFAULT_MAX_KNOWLEDGE_BYTES = 256 * 1024
+
+/** Options of {@link loadPack}. */
+export interface LoadPackOptions {
+  scope?: PackScope
+  /** Extra `type` values to accept (see `isAcceptedType`). */
+  allowedTypes?: readonly string[]
+  /** Largest KNOWLEDGE.md read whole; larger files are read up to this size with a warning. */
+  maxKnowledgeBytes?: number
+  /** Entry names of the pack folder when the caller has listed it already. */
+  entries?: readonly { name: string; isDirectory(): boolean; isSymbolicLink(): boolean }[]
+}
+
+/** Result of loading one pack folder. */
+export type LoadPackResult = { ok: true; pack: LoadedPack } | { ok: false; rejected: RejectedPack }
+
+function errnoMessage(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code
+  return code ? `${code}: ${error instanceof Error ? error.message : String(error)}` : String(error)
+}
+
+/**
+ * Loads the pack in `packRoot` (a folder with a KNOWLEDGE.md). Never throws for
+ * bad content: problems are diagnostics, and an unusable pack comes back as
+ * `rejected` (skipped or quarantined).
+ * @example
+ * const result = await loadPack('/repo/.agents/knowledge/acme-product-brief', { scope: 'project' })
+ * if (result.ok) console.log(result.pack.item.name)
+ */
+export async function loadPack(packRoot: string, options: LoadPackOptions = {}): Promise<LoadPackResult> {
+  const scope = options.scope ?? 'extra'
+  const location = join(packRoot, 'KNOWLEDGE.md')
+  const reject = (outcome: RejectedPack['outcome'], issues: PackDiagnostic[], name?: string): LoadPackResult => ({
+    ok: false,
+    rejected: { outcome, location, packRoot, scope, ...(name === undefined ? {} : { name }), issues },
+  })
+
+  let realRoot: string
+  try {
+    realRoot = await realpath(packRoot)
+  } catch (error) {
+    return reject('quarantined', [{ severity: 'error', code: 'unreadable', path: packRoot, message: `The pack folder cannot be resolved (${errnoMessage(error)}).` }])
+  }
+  let realLocation: string
+  try {
+    realLocation = await realpath(location)
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    const diagnosticCode = code === 'ELOOP' ? 'symlink_loop' : code === 'ENOENT' ? 'broken_symlink' : 'unreadable'
+    return reject('quarantined', [{ severity: 'error', code: diagnosticCode, path: 'KNOWLEDGE.md', message: `KNOWLEDGE.md cannot be resolved (${errnoMessage(error)}).` }])
+  }
+  if (!isInside(realRoot, realLocation)) {
+    return reject('quarantined', [{ severity: 'error', code: 'path_escape', path: 'KNOWLEDGE.md', message: 'KNOWLEDGE.md is a symlink that leaves the pack root; refused.' }])
+  }
+
+  const maxBytes = options.maxKnowledgeBytes ?? DEFAULT_MAX_KNOWLEDGE_BYTES
+  let read
+  try {
+    read = await readBounded(realLocation, maxBytes)
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === 'ENOTREG' || code === 'EISDIR') {
+      return reject('quarantined', [{ severity: 'error', code: 'not_a_file', path: 'KNOWLEDGE.md', message: 'KNOWLEDGE.md is not a regular file; not read.' }])
+    }
+    return reject('quarantined', [{ severity: 'error', code: 'unreadable', path: 'KNOWLEDGE.md', message: `KNOWLEDGE.md cannot be read (${errnoMessage(error)}).` }])
+  }
+
+  const parsed = parseKnowledgeMarkdown(read.text, {
+    location,
+    packRoot,
+    folderName: basename(packRoot),
+    scope,
+    ...(options.allowedTypes ? { allowedTypes: options.allowedTypes } : {}),
+  })
+  const sizeIssue: PackDiagnostic | undefined = read.truncated
+    ? { severity: 'warning', code: 'file_too_large', path: 'KNOWLEDGE.md', message: `KNOWLEDGE.md is ${read.size} bytes; only the first ${maxBytes} were read.` }
+    : undefined
+  if (parsed.outcome !== 'loaded') {
+    const issues = sizeIssue ? [sizeIssue, ...parsed.issues] : parsed.issues
+    return reject(parsed.outcome, issues, parsed.name)
+  }
+
+  const issues = sizeIssue ? [sizeIssue, ...parsed.issues] : [...parsed.issues]
+  const item = parsed.item
+
+  // Filesystem checks of the validation table.
+  const entries = options.entries ?? (await listEntries(realRoot))
+  const hasDocuments = entries.some((entry) => entry.name === 'documents' && (entry.isDirectory() || entry.isSymbolicLink()))
+  const primary = item.metadata?.primaryDocument
+  let primaryExists = false
+  if (primary !== undefined) {
+    const resolved = await resolvePackPath(realRoot, primary, 'metadata.primaryDocument')
+    if (!resolved.ok) {
+      issues.push(resolved.diagnostic)
+      if (item.metadata) delete item.metadata.primaryDocument
+    } else if (!resolved.exists) {
+      issues.push({ severity: 'warning', code: 'path_missing', field: 'metadata.primaryDocument', path: resolved.path, message: `\`metadata.primaryDocument\` "${resolved.path}" does not exist.` })
+    } else {
+      primaryExists = true
+    }
+  }
+  if (item.profile === 'document-first' && (!hasDocuments || !primaryExists)) {
+    const what = !hasDocuments ? 'has no documents/ folder' : primary === undefined ? 'declares no metadata.primaryDocument' : 'names a primary document that is not usable'
+    issues.push({ severity: 'warning', code: 'document_first_gap', field: 'profile', message: `The pack is document-first but ${what}; the guide loads, and the resolver reports the gap.` })
+  }
+
+  item.diagnostics = issues.map(formatDiagnostic)
+  return {
+    ok: true,
+    pack: { item, body: parsed.body, frontmatter: parsed.frontmatter, issues, contentHash: read.hash, realRoot },
+  }
+}
+
+async function listEntries(dir: string): Promise<{ name: string; isDirectory(): boolean; isSymbolicLink(): boolean }[]> {
+  try {
+    return await readdir(dir, { withFileTypes: true })
+  } catch {
+    return []
+  }
+}
+

@@ -1,0 +1,258 @@
+/**
+ * An in-memory lexical index of one pack's text files (compiled/, documents/,
+ * wiki/, sources/): heading sections with BM25 postings, built once and
+ * reused until a file changes. This is what keeps resolving a 50 MB pack fast.
+ */
+import { stat } from 'node:fs/promises'
+import { noopLogger, type Logger } from '../core/logger.js'
+import { mapLimit } from './limit.js'
+import { loadEvidence, type PackEvidence } from './evidence.js'
+import { documentTerms, type WeightedTerm } from './lexical.js'
+import { DEFAULT_MAX_FILE_BYTES, readBounded, resolvePackPath } from './paths.js'
+import { listPackResources, type ListResourcesOptions, type ResourceKind, type ResourceListing } from './resources.js'
+import type { LoadedPack, PackDiagnostic } from './schema.js'
+import { DEFAULT_MAX_SECTION_CHARS, splitMarkdown } from './sections.js'
+
+/** One indexed section. */
+export interface IndexedSection {
+  id: number
+  path: string
+  kind: ResourceKind
+  heading: string
+  headingPath: string[]
+  line: number
+  part: number
+  /** Position of the section within its file. */
+  order: number
+  text: string
+  /** Number of terms (BM25 document length). */
+  length: number
+}
+
+/** One indexed file. */
+export interface IndexedFile {
+  path: string
+  kind: ResourceKind
+  size: number
+  mtimeMs: number
+  hash: string
+  truncated: boolean
+  sectionIds: number[]
+}
+
+/** Options of {@link PackIndex.build}. */
+export interface PackIndexOptions {
+  /** Largest file read whole; larger files are indexed up to this size, with a warning. */
+  maxFileBytes?: number
+  maxSectionChars?: number
+  listing?: ListResourcesOptions
+  concurrency?: number
+  logger?: Logger
+}
+
+const TEXT_FILE = /\.(?:md|markdown|mdx|txt)$/iu
+const INDEXED_KINDS: ReadonlySet<ResourceKind> = new Set(['runtime', 'primary', 'document', 'wiki', 'source'])
+const HEADING_BOOST = 3
+const K1 = 1.2
+const B = 0.75
+
+/**
+ * The index of one pack. Create with {@link PackIndex.build}; no I/O in the constructor.
+ * @example
+ * const index = await PackIndex.build(pack)
+ * const scores = index.score(queryTerms('enterprise price'), (s) => s.kind === 'runtime')
+ */
+export class PackIndex {
+  readonly sections: IndexedSection[] = []
+  readonly files = new Map<string, IndexedFile>()
+  readonly issues: PackDiagnostic[] = []
+  /** Vectors of sections by embedder model, filled lazily by the resolver. */
+  readonly vectors = new Map<string, Map<number, Float32Array>>()
+  private readonly postings = new Map<string, number[]>()
+  private totalLength = 0
+
+  private constructor(
+    readonly pack: LoadedPack,
+    readonly listing: ResourceListing,
+    readonly evidence: PackEvidence,
+    readonly builtAt: number,
+  ) {}
+
+  /**
+   * Lists, reads (bounded) and indexes a pack's text files, and loads its evidence.
+   * @example
+   * const index = await PackIndex.build(pack, { maxFileBytes: 8 * 1024 * 1024 })
+   */
+  static async build(pack: LoadedPack, options: PackIndexOptions = {}): Promise<PackIndex> {
+    const logger = options.logger ?? noopLogger
+    const started = performance.now()
+    const listing = await listPackResources(pack, options.listing)
+    const evidence = await loadEvidence(pack, listing.resources)
+    const index = new PackIndex(pack, listing, evidence, Date.now())
+    index.issues.push(...listing.issues, ...evidence.issues)
+    const maxBytes = options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES
+    const maxChars = options.maxSectionChars ?? DEFAULT_MAX_SECTION_CHARS
+    const textFiles = listing.resources.filter((r) => INDEXED_KINDS.has(r.kind) && TEXT_FILE.test(r.path))
+    const reads = await mapLimit(textFiles, options.concurrency ?? 16, async (resource) => {
+      const resolved = await resolvePackPath(pack.realRoot, resource.path)
+      if (!resolved.ok) {
+        index.issues.push(resolved.diagnostic)
+        return undefined
+      }
+      try {
+        return { resource, read: await readBounded(resolved.absPath, maxBytes) }
+      } catch (error) {
+        index.issues.push({ severity: 'warning', code: 'unreadable', path: resource.path, message: `${resource.path} cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'}).` })
+        return undefined
+      }
+    })
+    for (const entry of reads) {
+      if (!entry) continue
+      const { resource, read } = entry
+      if (read.truncated) {
+        index.issues.push({ severity: 'warning', code: 'file_too_large', path: resource.path, message: `${resource.path} is ${read.size} bytes; only the first ${maxBytes} bytes are used.` })
+      }
+      const file: IndexedFile = { path: resource.path, kind: resource.kind, size: read.size, mtimeMs: read.mtimeMs, hash: read.hash, truncated: read.truncated, sectionIds: [] }
+      const fileTerms = documentTerms(resource.path.replace(/[/_.-]+/gu, ' '))
+      const sections = splitMarkdown(read.text, { maxChars })
+      for (let order = 0; order < sections.length; order++) {
+        const section = sections[order]
+        if (!section) continue
+        const id = index.sections.length
+        const terms = documentTerms(section.text)
+        const headingTerms = documentTerms(section.headingPath.join(' '))
+        const counts = new Map<string, number>()
+        for (const term of terms) counts.set(term, (counts.get(term) ?? 0) + 1)
+        for (const term of headingTerms) counts.set(term, (counts.get(term) ?? 0) + HEADING_BOOST)
+        for (const term of fileTerms) counts.set(term, (counts.get(term) ?? 0) + 1)
+        for (const [term, tf] of counts) {
+          let list = index.postings.get(term)
+          if (!list) index.postings.set(term, (list = []))
+          list.push(id, tf)
+        }
+        const length = terms.length + headingTerms.length * HEADING_BOOST + fileTerms.length
+        index.totalLength += length
+        index.sections.push({
+          id,
+          path: resource.path,
+          kind: resource.kind,
+          heading: section.heading,
+          headingPath: section.headingPath,
+          line: section.line,
+          part: section.part,
+          order,
+          text: section.text,
+          length,
+        })
+        file.sectionIds.push(id)
+      }
+      index.files.set(resource.path, file)
+    }
+    logger.debug('packs.index.built', { pack: pack.item.name, files: index.files.size, sections: index.sections.length, ms: Math.round(performance.now() - started) })
+    return index
+  }
+
+  /** Number of sections containing the term. */
+  documentFrequency(term: string): number {
+    return (this.postings.get(term)?.length ?? 0) / 2
+  }
+
+  /**
+   * BM25 scores of the sections accepted by `accept` that contain any query term.
+   * @example
+   * index.score(queryTerms('price'), (s) => s.path.startsWith('compiled/'))
+   */
+  score(terms: readonly WeightedTerm[], accept: (section: IndexedSection) => boolean): Map<number, number> {
+    const scores = new Map<number, number>()
+    const n = Math.max(1, this.sections.length)
+    const avg = this.totalLength / n || 1
+    const accepted = new Map<number, boolean>()
+    for (const { term, weight } of terms) {
+      const list = this.postings.get(term)
+      if (!list) continue
+      const df = list.length / 2
+      const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5))
+      for (let i = 0; i < list.length; i += 2) {
+        const id = list[i] as number
+        let ok = accepted.get(id)
+        if (ok === undefined) {
+          const section = this.sections[id]
+          ok = section !== undefined && accept(section)
+          accepted.set(id, ok)
+        }
+        if (!ok) continue
+        const tf = list[i + 1] as number
+        const length = this.sections[id]?.length ?? avg
+        const s = (idf * tf * (K1 + 1)) / (tf + K1 * (1 - B + (B * length) / avg))
+        scores.set(id, (scores.get(id) ?? 0) + weight * s)
+      }
+    }
+    return scores
+  }
+
+  /**
+   * Files whose size or mtime changed since indexing, plus files added or removed.
+   * @example
+   * if ((await index.changedFiles()).length > 0) cache.invalidate(pack)
+   */
+  async changedFiles(): Promise<string[]> {
+    const changed: string[] = []
+    await mapLimit([...this.files.values()], 32, async (file) => {
+      try {
+        const info = await stat(this.pack.realRoot + '/' + file.path)
+        if (info.size !== file.size || info.mtimeMs !== file.mtimeMs) changed.push(file.path)
+      } catch {
+        changed.push(file.path)
+      }
+    })
+    const now = await listPackResources(this.pack)
+    const before = new Map(this.listing.resources.map((r) => [r.path, r]))
+    for (const resource of now.resources) {
+      const old = before.get(resource.path)
+      if (!old) changed.push(resource.path)
+      else if (!this.files.has(resource.path) && (old.size !== resource.size || old.mtimeMs !== resource.mtimeMs)) changed.push(resource.path)
+      before.delete(resource.path)
+    }
+    changed.push(...before.keys())
+    return [...new Set(changed)].sort()
+  }
+}
+
+/**
+ * Keeps one {@link PackIndex} per pack (by real root and KNOWLEDGE.md hash).
+ * @example
+ * const cache = new PackIndexCache()
+ * const index = await cache.get(pack)
+ */
+export class PackIndexCache {
+  private readonly entries = new Map<string, Promise<PackIndex>>()
+
+  constructor(private readonly options: PackIndexOptions = {}) {}
+
+  /** The index of a pack, built on first use. */
+  get(pack: LoadedPack): Promise<PackIndex> {
+    const key = `${pack.realRoot}\u0000${pack.contentHash}`
+    let entry = this.entries.get(key)
+    if (!entry) {
+      entry = PackIndex.build(pack, this.options)
+      entry.catch(() => this.entries.delete(key))
+      this.entries.set(key, entry)
+    }
+    return entry
+  }
+
+  /** The index of a pack if one was built or is being built; never builds. */
+  peek(pack: LoadedPack): Promise<PackIndex> | undefined {
+    return this.entries.get(`${pack.realRoot}\u0000${pack.contentHash}`)
+  }
+
+  /** Drops the cached index of a pack (all versions). */
+  invalidate(pack: Pick<LoadedPack, 'realRoot'>): void {
+    for (const key of this.entries.keys()) if (key.startsWith(`${pack.realRoot}\u0000`)) this.entries.delete(key)
+  }
+
+  /** Drops everything. */
+  clear(): void {
+    this.entries.clear()
+  }
+}

@@ -1,0 +1,407 @@
+/**
+ * KNOWLEDGE.md parsing and the validation table of seed 000 (pure functions,
+ * no I/O). `inspect.ts` adds the checks that need the filesystem.
+ *
+ * | Problem                              | Outcome here                                    |
+ * |--------------------------------------|-------------------------------------------------|
+ * | missing description                  | skipped (error)                                 |
+ * | unparsable YAML                      | quarantined (error), after one lenient retry    |
+ * | name ≠ folder                         | loaded, warning                                 |
+ * | unknown type                         | loaded if namespaced or allowed, else skipped   |
+ * | no profile                           | loaded as wiki-first, compatibility warning     |
+ * | archived / disputed                  | loaded; discovery hides / activation confirms   |
+ */
+import { parseDocument } from 'yaml'
+import {
+  PackGrounding,
+  PackProfile,
+  PackStatus,
+  PackTrust,
+  ProducedByKind,
+  RuntimeMode,
+  STANDARD_PACK_TYPES,
+  formatDiagnostic,
+  type KnowledgeCatalogItem,
+  type PackDiagnostic,
+  type PackScope,
+  type ProducedBy,
+} from './schema.js'
+import { normalisePackPath } from './paths.js'
+
+/** Largest frontmatter block parsed (characters). */
+export const MAX_FRONTMATTER_CHARS = 64 * 1024
+
+/** Frontmatter and body split out of a KNOWLEDGE.md. */
+export type SplitFrontmatter =
+  | { ok: true; yaml: string; body: string; bodyLine: number }
+  | { ok: false; diagnostic: PackDiagnostic }
+
+/**
+ * Splits `---`-fenced YAML frontmatter from the Markdown body. Accepts a BOM
+ * and CRLF line ends; the closing fence may be `---` or `...`.
+ * @example
+ * splitFrontmatter('---\nname: a\n---\n# A\n') // { ok: true, yaml: 'name: a', body: '# A\n', bodyLine: 4 }
+ */
+export function splitFrontmatter(text: string): SplitFrontmatter {
+  const source = text.replace(/^\uFEFF/u, '').replace(/\r\n?/gu, '\n')
+  const lines = source.split('\n')
+  if ((lines[0] ?? '').trimEnd() !== '---') {
+    return {
+      ok: false,
+      diagnostic: { severity: 'error', code: 'missing_frontmatter', message: 'KNOWLEDGE.md does not start with a `---` YAML frontmatter block.' },
+    }
+  }
+  let close = -1
+  for (let i = 1; i < lines.length; i++) {
+    const line = (lines[i] ?? '').trimEnd()
+    if (line === '---' || line === '...') {
+      close = i
+      break
+    }
+  }
+  if (close < 0) {
+    return {
+      ok: false,
+      diagnostic: { severity: 'error', code: 'invalid_yaml', message: 'The frontmatter block is never closed with `---`.' },
+    }
+  }
+  const yaml = lines.slice(1, close).join('\n')
+  if (yaml.length > MAX_FRONTMATTER_CHARS) {
+    return {
+      ok: false,
+      diagnostic: { severity: 'error', code: 'file_too_large', message: `The frontmatter is ${yaml.length} characters; the limit is ${MAX_FRONTMATTER_CHARS}.` },
+    }
+  }
+  return { ok: true, yaml, body: lines.slice(close + 1).join('\n').replace(/^\n+/u, ''), bodyLine: close + 2 }
+}
+
+/** Parsed YAML frontmatter. */
+export type ParsedYaml =
+  | { ok: true; data: Record<string, unknown>; repaired: boolean }
+  | { ok: false; diagnostic: PackDiagnostic }
+
+function yamlToObject(yaml: string): { data?: unknown; error?: string } {
+  const doc = parseDocument(yaml, { prettyErrors: true, uniqueKeys: true })
+  const first = doc.errors[0]
+  if (first) return { error: first.message.split('\n')[0] ?? 'invalid YAML' }
+  try {
+    return { data: doc.toJS({ maxAliasCount: 50 }) }
+  } catch (error) {
+    return { error: error instanceof Error ? error.message : String(error) }
+  }
+}
+
+/**
+ * Quotes plain scalar values that contain `: ` (a common hand-written mistake,
+ * e.g. `description: Use when: the user asks`). Other lines are unchanged.
+ */
+function quoteColonValues(yaml: string): string {
+  return yaml
+    .split('\n')
+    .map((line) => {
+      const match = /^(\s*[A-Za-z0-9_.-]+):\s+(.*)$/u.exec(line)
+      if (!match) return line
+      const [, key, value = ''] = match
+      if (!/:\s/u.test(value) && !value.endsWith(':')) return line
+      if (/^["'[{|>&*!#]/u.test(value)) return line
+      return `${key}: ${JSON.stringify(value.trimEnd())}`
+    })
+    .join('\n')
+}
+
+/**
+ * Parses frontmatter YAML with a real YAML parser. On failure it retries once
+ * with unquoted colon values quoted (as Agent Skills clients do); a repaired
+ * parse is reported so the author can fix it.
+ * @example
+ * parseFrontmatterYaml('name: a\ndescription: Use when: asked') // { ok: true, repaired: true, data: {…} }
+ */
+export function parseFrontmatterYaml(yaml: string): ParsedYaml {
+  const first = yamlToObject(yaml)
+  let data = first.data
+  let repaired = false
+  if (first.error !== undefined) {
+    const retry = yamlToObject(quoteColonValues(yaml))
+    if (retry.error !== undefined) {
+      return { ok: false, diagnostic: { severity: 'error', code: 'invalid_yaml', message: `The frontmatter is not valid YAML: ${first.error}` } }
+    }
+    data = retry.data
+    repaired = true
+  }
+  if (data === null || data === undefined) {
+    return { ok: false, diagnostic: { severity: 'error', code: 'invalid_yaml', message: 'The frontmatter is empty.' } }
+  }
+  if (typeof data !== 'object' || Array.isArray(data)) {
+    return { ok: false, diagnostic: { severity: 'error', code: 'invalid_yaml', message: 'The frontmatter is not a YAML mapping.' } }
+  }
+  return { ok: true, data: data as Record<string, unknown>, repaired }
+}
+
+/** What the validator needs to know about where the file is. */
+export interface PackContext {
+  /** Absolute path of KNOWLEDGE.md. */
+  location: string
+  /** Absolute path of the pack folder (as found, symlinks not resolved). */
+  packRoot: string
+  /** Folder name, compared with `name`. */
+  folderName: string
+  scope: PackScope
+  /** Extra `type` values to accept besides the standard and namespaced ones (`*` accepts all). */
+  allowedTypes?: readonly string[]
+}
+
+/** Outcome of applying the validation table to one frontmatter. */
+export type FrontmatterValidation =
+  | { outcome: 'loaded'; item: KnowledgeCatalogItem; issues: PackDiagnostic[] }
+  | { outcome: 'skipped'; name?: string; issues: PackDiagnostic[] }
+
+const NAME_PATTERN = /^[a-z0-9]+(?:-[a-z0-9]+)*$/u
+const NAMESPACED_TYPE = /^[A-Za-z0-9][A-Za-z0-9._-]*:[A-Za-z0-9][A-Za-z0-9._/-]*$/u
+const SEMVER = /^v?\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$/u
+const standardTypes = new Set<string>(STANDARD_PACK_TYPES)
+
+function issue(severity: PackDiagnostic['severity'], code: string, field: string | undefined, message: string): PackDiagnostic {
+  return field === undefined ? { severity, code, message } : { severity, code, field, message }
+}
+
+function optionalString(data: Record<string, unknown>, field: string, issues: PackDiagnostic[]): string | undefined {
+  const value = data[field]
+  if (value === undefined || value === null) return undefined
+  if (typeof value === 'string') return value.trim() || undefined
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value)
+  if (value instanceof Date) return value.toISOString().slice(0, 10)
+  issues.push(issue('warning', 'invalid_field', field, `\`${field}\` should be a string; ignored.`))
+  return undefined
+}
+
+function enumField<T extends string>(
+  value: unknown,
+  schema: { safeParse(v: unknown): { success: true; data: T } | { success: false } },
+  field: string,
+  issues: PackDiagnostic[],
+  fallbackNote: string,
+): T | undefined {
+  if (value === undefined || value === null) return undefined
+  const parsed = schema.safeParse(typeof value === 'string' ? value.trim() : value)
+  if (parsed.success) return parsed.data
+  issues.push(issue('warning', 'invalid_field', field, `\`${field}\` is "${String(value)}", not a known value; ${fallbackNote}.`))
+  return undefined
+}
+
+function asRecord(value: unknown): Record<string, unknown> | undefined {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined
+}
+
+/** True for a standard type, a namespaced type (`custom:x`, `acme:y`) or one the config allows. */
+export function isAcceptedType(type: string, allowedTypes: readonly string[] = []): 'standard' | 'namespaced' | 'allowed' | undefined {
+  if (standardTypes.has(type)) return 'standard'
+  if (allowedTypes.includes(type) || allowedTypes.includes('*')) return 'allowed'
+  if (NAMESPACED_TYPE.test(type)) return 'namespaced'
+  return undefined
+}
+
+/**
+ * Applies seed 000's validation table to parsed frontmatter. Never throws:
+ * every problem becomes a diagnostic with its field. Filesystem checks
+ * (documents/, primaryDocument, persona boundaries) come later.
+ * @example
+ * const v = validateFrontmatter({ name: 'a', description: 'd', type: 'brand-product', status: 'ready' },
+ *   { location: '/p/a/KNOWLEDGE.md', packRoot: '/p/a', folderName: 'a', scope: 'project' })
+ * v.outcome // 'loaded'; v.item.profile === 'wiki-first' (with a compatibility warning)
+ */
+export function validateFrontmatter(data: Record<string, unknown>, context: PackContext): FrontmatterValidation {
+  const issues: PackDiagnostic[] = []
+  let skip = false
+
+  // name: required; fall back to the folder name so that a pack stays addressable.
+  let name = optionalString(data, 'name', issues)
+  if (name === undefined) {
+    issues.push(issue('error', 'missing_name', 'name', `\`name\` is missing; using the folder name "${context.folderName}".`))
+    name = context.folderName
+  } else {
+    if (name.length > 64) issues.push(issue('warning', 'invalid_name', 'name', `\`name\` is ${name.length} characters; the limit is 64.`))
+    if (!NAME_PATTERN.test(name)) {
+      issues.push(issue('warning', 'invalid_name', 'name', `\`name\` "${name}" should use only lowercase letters, digits and single hyphens.`))
+    }
+    if (name !== context.folderName) {
+      issues.push(issue('warning', 'name_mismatch', 'name', `\`name\` "${name}" does not match the folder name "${context.folderName}"; loaded for compatibility.`))
+    }
+  }
+
+  // description: required; without it catalog activation cannot work.
+  const description = optionalString(data, 'description', issues)
+  if (description === undefined) {
+    issues.push(issue('error', 'missing_description', 'description', '`description` is missing; the pack is skipped because catalog activation cannot work without it.'))
+    skip = true
+  } else if (description.length > 1024) {
+    issues.push(issue('warning', 'invalid_field', 'description', `\`description\` is ${description.length} characters; the limit is 1024.`))
+  }
+
+  // type: standard, namespaced or allowed.
+  const type = optionalString(data, 'type', issues)
+  if (type === undefined) {
+    issues.push(issue('error', 'missing_type', 'type', '`type` is missing; the pack is skipped.'))
+    skip = true
+  } else {
+    const accepted = isAcceptedType(type, context.allowedTypes)
+    if (accepted === undefined) {
+      issues.push(issue('error', 'unknown_type', 'type', `\`type\` "${type}" is neither a standard type nor namespaced (\`custom:<name>\`) nor allowed by config; the pack is skipped.`))
+      skip = true
+    } else if (accepted === 'namespaced') {
+      issues.push(issue('info', 'namespaced_type', 'type', `\`type\` "${type}" is a namespaced extension type.`))
+    } else if (accepted === 'allowed') {
+      issues.push(issue('info', 'namespaced_type', 'type', `\`type\` "${type}" is not standard; loaded because config allows it.`))
+    }
+  }
+
+  // status: required; an unknown status is not guessed.
+  let status: PackStatus | undefined
+  const rawStatus = data.status
+  if (rawStatus === undefined || rawStatus === null) {
+    issues.push(issue('error', 'missing_status', 'status', '`status` is missing; the pack is treated as `draft`.'))
+    status = 'draft'
+  } else {
+    const parsed = PackStatus.safeParse(typeof rawStatus === 'string' ? rawStatus.trim() : rawStatus)
+    if (parsed.success) status = parsed.data
+    else {
+      issues.push(issue('error', 'invalid_status', 'status', `\`status\` "${String(rawStatus)}" is not one of ${PackStatus.options.join(', ')}; the pack is skipped.`))
+      skip = true
+    }
+  }
+
+  // profile: missing → wiki-first (v0.5 compatibility).
+  let profile = enumField(data.profile, PackProfile, 'profile', issues, 'treated as wiki-first')
+  if (profile === undefined) {
+    if (data.profile === undefined || data.profile === null) {
+      issues.push(issue('warning', 'profile_defaulted', 'profile', '`profile` is not declared; treated as `wiki-first` for v0.5 compatibility.'))
+    }
+    profile = 'wiki-first'
+  }
+
+  const runtimeRecord = asRecord(data.runtime)
+  if (data.runtime !== undefined && data.runtime !== null && runtimeRecord === undefined) {
+    issues.push(issue('warning', 'invalid_field', 'runtime', '`runtime` should be a mapping; ignored.'))
+  }
+  const mode = enumField(runtimeRecord?.mode, RuntimeMode, 'runtime.mode', issues, 'treated as data') ?? 'data'
+  const trust = enumField(data.trust, PackTrust, 'trust', issues, 'treated as unreviewed')
+  const grounding = enumField(data.grounding, PackGrounding, 'grounding', issues, 'ignored')
+
+  const version = optionalString(data, 'version', issues)
+  if (version !== undefined && !SEMVER.test(version)) {
+    issues.push(issue('info', 'invalid_field', 'version', `\`version\` "${version}" is not semver.`))
+  }
+  let language = optionalString(data, 'language', issues)
+  if (language !== undefined) {
+    try {
+      language = Intl.getCanonicalLocales(language)[0] ?? language
+    } catch {
+      issues.push(issue('warning', 'invalid_field', 'language', `\`language\` "${language}" is not a BCP 47 tag; ignored.`))
+      language = undefined
+    }
+  }
+  const compatibility = data.compatibility
+  if (compatibility !== undefined && compatibility !== null) {
+    if (typeof compatibility !== 'string') {
+      issues.push(issue('warning', 'invalid_field', 'compatibility', '`compatibility` should be a string; ignored.'))
+    } else if (compatibility.length >= 500) {
+      issues.push(issue('warning', 'invalid_field', 'compatibility', `\`compatibility\` is ${compatibility.length} characters; keep it under 500.`))
+    }
+  }
+
+  // metadata: primaryDocument (lexically checked here, on disk later) and producedBy.
+  const metadataRecord = asRecord(data.metadata)
+  if (data.metadata !== undefined && data.metadata !== null && metadataRecord === undefined) {
+    issues.push(issue('warning', 'invalid_field', 'metadata', '`metadata` should be a mapping; ignored.'))
+  }
+  let metadata: KnowledgeCatalogItem['metadata']
+  if (metadataRecord) {
+    metadata = { ...metadataRecord }
+    delete metadata.primaryDocument
+    delete metadata.producedBy
+    const primary = metadataRecord.primaryDocument
+    if (primary !== undefined && primary !== null) {
+      if (typeof primary !== 'string') {
+        issues.push(issue('warning', 'invalid_field', 'metadata.primaryDocument', '`metadata.primaryDocument` should be a string; ignored.'))
+      } else {
+        const checked = normalisePackPath(primary)
+        if (checked.ok) metadata.primaryDocument = checked.path
+        else issues.push(issue('error', 'path_escape', 'metadata.primaryDocument', `\`metadata.primaryDocument\` "${primary}" ${checked.reason}; refused.`))
+      }
+    }
+    const producedBy = parseProducedBy(metadataRecord.producedBy, issues)
+    if (producedBy) metadata.producedBy = producedBy
+  }
+
+  if (skip) return { outcome: 'skipped', name, issues }
+  const item: KnowledgeCatalogItem = {
+    name,
+    description: description ?? '',
+    type: type ?? '',
+    status: status ?? 'draft',
+    ...(trust ? { trust } : {}),
+    profile,
+    runtime: { mode },
+    ...(metadata ? { metadata } : {}),
+    ...(version ? { version } : {}),
+    ...(language ? { language } : {}),
+    ...(grounding ? { grounding } : {}),
+    location: context.location,
+    packRoot: context.packRoot,
+    scope: context.scope,
+    diagnostics: [],
+  }
+  if (item.status === 'archived') issues.push(issue('info', 'archived', 'status', 'The pack is archived: hidden from the catalog unless archived packs are asked for.'))
+  if (item.status === 'disputed') issues.push(issue('warning', 'disputed', 'status', 'The pack is disputed: using it needs explicit confirmation.'))
+  item.diagnostics = issues.map(formatDiagnostic)
+  return { outcome: 'loaded', item, issues }
+}
+
+function parseProducedBy(value: unknown, issues: PackDiagnostic[]): ProducedBy | undefined {
+  if (value === undefined || value === null) return undefined
+  const record = asRecord(value)
+  if (!record) {
+    issues.push(issue('warning', 'invalid_field', 'metadata.producedBy', '`metadata.producedBy` should be a mapping; ignored.'))
+    return undefined
+  }
+  const out: ProducedBy = {}
+  const rawKind = typeof record.kind === 'string' ? record.kind.trim() : record.kind
+  if (rawKind !== undefined && rawKind !== null) {
+    // The standard's own example writes `agent-skill`; the catalog type says `skill`.
+    const kind = ProducedByKind.safeParse(rawKind === 'agent-skill' ? 'skill' : rawKind)
+    if (kind.success) out.kind = kind.data
+    else issues.push(issue('warning', 'invalid_field', 'metadata.producedBy.kind', `\`metadata.producedBy.kind\` "${String(rawKind)}" is not one of ${ProducedByKind.options.join(', ')}; ignored.`))
+  }
+  for (const key of ['name', 'version', 'digest'] as const) {
+    const field = record[key]
+    if (typeof field === 'string' || typeof field === 'number') out[key] = String(field)
+  }
+  return out
+}
+
+/** Result of parsing one KNOWLEDGE.md text. */
+export type ParsedKnowledge =
+  | { outcome: 'loaded'; item: KnowledgeCatalogItem; body: string; frontmatter: Record<string, unknown>; issues: PackDiagnostic[] }
+  | { outcome: 'skipped' | 'quarantined'; name?: string; issues: PackDiagnostic[] }
+
+/**
+ * Parses a KNOWLEDGE.md text and applies the validation table. Pure.
+ * @example
+ * const parsed = parseKnowledgeMarkdown(text, { location, packRoot, folderName: 'acme', scope: 'project' })
+ * if (parsed.outcome === 'loaded') console.log(parsed.item.name)
+ */
+export function parseKnowledgeMarkdown(text: string, context: PackContext): ParsedKnowledge {
+  const split = splitFrontmatter(text)
+  if (!split.ok) return { outcome: 'quarantined', issues: [{ ...split.diagnostic, path: 'KNOWLEDGE.md' }] }
+  const yaml = parseFrontmatterYaml(split.yaml)
+  if (!yaml.ok) return { outcome: 'quarantined', issues: [{ ...yaml.diagnostic, path: 'KNOWLEDGE.md' }] }
+  const validation = validateFrontmatter(yaml.data, context)
+  const issues = validation.issues
+  if (yaml.repaired) {
+    issues.unshift({ severity: 'warning', code: 'yaml_repaired', path: 'KNOWLEDGE.md', message: 'The frontmatter only parsed after quoting values that contain ": "; quote them in the file.' })
+  }
+  if (validation.outcome === 'skipped') {
+    return validation.name === undefined ? { outcome: 'skipped', issues } : { outcome: 'skipped', name: validation.name, issues }
+  }
+  validation.item.diagnostics = issues.map(formatDiagnostic)
+  return { outcome: 'loaded', item: validation.item, body: split.body, frontmatter: yaml.data, issues }
+}

@@ -1,0 +1,186 @@
+/**
+ * Safe access to files inside a pack: every path a pack names is
+ * pack-relative, has no `..` segment, is not absolute, and after resolving
+ * symlinks still lies inside the pack's real root. Reads are bounded.
+ */
+import { createHash } from 'node:crypto'
+import { open, realpath, stat } from 'node:fs/promises'
+import { posix, sep } from 'node:path'
+import type { PackDiagnostic } from './schema.js'
+
+/** Default largest file read whole (bytes). Larger files are read up to this size only. */
+export const DEFAULT_MAX_FILE_BYTES = 4 * 1024 * 1024
+
+/** A pack-relative path that passed the lexical checks. */
+export type NormalisedPath = { ok: true; path: string } | { ok: false; reason: string }
+
+/**
+ * Checks a path a pack names, lexically: no NUL, not absolute (POSIX, drive or
+ * UNC), no URL scheme, no `..` segment. Returns it normalised with `/`.
+ * @example
+ * normalisePackPath('documents\\brief.md') // { ok: true, path: 'documents/brief.md' }
+ * normalisePackPath('../secrets.md')       // { ok: false, reason: 'has a .. segment' }
+ */
+export function normalisePackPath(raw: string): NormalisedPath {
+  if (raw.length === 0 || raw.trim().length === 0) return { ok: false, reason: 'is empty' }
+  if (raw.includes('\0')) return { ok: false, reason: 'contains a NUL byte' }
+  const slashed = raw.trim().replace(/\\/gu, '/')
+  if (slashed.startsWith('/') || /^[a-zA-Z]:/u.test(slashed)) return { ok: false, reason: 'is absolute' }
+  if (/^[a-zA-Z][a-zA-Z0-9+.-]*:\/\//u.test(slashed)) return { ok: false, reason: 'is a URL, not a pack path' }
+  if (slashed.split('/').some((part) => part === '..')) return { ok: false, reason: 'has a .. segment' }
+  const normalised = posix.normalize(slashed).replace(/^\.\//u, '').replace(/\/$/u, '')
+  if (normalised === '.' || normalised === '') return { ok: false, reason: 'names the pack root itself' }
+  return { ok: true, path: normalised }
+}
+
+/** True when `target` is `root` or lies below it (both already real paths). */
+export function isInside(root: string, target: string): boolean {
+  if (target === root) return true
+  const prefix = root.endsWith(sep) ? root : root + sep
+  return target.startsWith(prefix)
+}
+
+/** Outcome of resolving a pack-relative path against the pack's real root. */
+export type ResolvedPackPath =
+  | { ok: true; path: string; absPath: string; realPath: string | undefined; exists: boolean }
+  | { ok: false; path: string; diagnostic: PackDiagnostic }
+
+/**
+ * Resolves a pack-relative path inside `realRoot` (the pack root with symlinks
+ * resolved). Refuses `..`, absolute paths, and symlinks whose target leaves
+ * the root, with a `path_escape` diagnostic; a path that does not exist is
+ * `ok` with `exists: false`.
+ * @example
+ * const r = await resolvePackPath(pack.realRoot, 'documents/brief.md', 'metadata.primaryDocument')
+ * if (r.ok && r.exists) await readBounded(r.absPath)
+ */
+export async function resolvePackPath(realRoot: string, raw: string, field?: string): Promise<ResolvedPackPath> {
+  const normalised = normalisePackPath(raw)
+  if (!normalised.ok) {
+    return {
+      ok: false,
+      path: raw,
+      diagnostic: { severity: 'error', code: 'path_escape', message: `Path "${raw}" ${normalised.reason}; refused.`, path: raw, ...(field ? { field } : {}) },
+    }
+  }
+  const absPath = realRoot + sep + normalised.path.split('/').join(sep)
+  let real: string
+  try {
+    real = await realpath(absPath)
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === 'ELOOP') {
+      return {
+        ok: false,
+        path: normalised.path,
+        diagnostic: { severity: 'error', code: 'symlink_loop', message: `Path "${normalised.path}" is a symlink loop; refused.`, path: normalised.path, ...(field ? { field } : {}) },
+      }
+    }
+    // ENOENT, or a dangling symlink: check that whatever exists of it stays inside.
+    const escape = await danglingEscape(realRoot, normalised.path)
+    if (escape) {
+      return {
+        ok: false,
+        path: normalised.path,
+        diagnostic: { severity: 'error', code: 'path_escape', message: `Path "${normalised.path}" goes through a symlink that leaves the pack root; refused.`, path: normalised.path, ...(field ? { field } : {}) },
+      }
+    }
+    return { ok: true, path: normalised.path, absPath, realPath: undefined, exists: false }
+  }
+  if (!isInside(realRoot, real)) {
+    return {
+      ok: false,
+      path: normalised.path,
+      diagnostic: { severity: 'error', code: 'path_escape', message: `Path "${normalised.path}" resolves outside the pack root (symlink); refused.`, path: normalised.path, ...(field ? { field } : {}) },
+    }
+  }
+  return { ok: true, path: normalised.path, absPath, realPath: real, exists: true }
+}
+
+/** For a path that does not resolve: does its longest existing prefix already leave the root? */
+async function danglingEscape(realRoot: string, relPath: string): Promise<boolean> {
+  const parts = relPath.split('/')
+  for (let i = parts.length - 1; i >= 1; i--) {
+    const prefix = realRoot + sep + parts.slice(0, i).join(sep)
+    try {
+      return !isInside(realRoot, await realpath(prefix))
+    } catch {
+      // keep shortening
+    }
+  }
+  return false
+}
+
+/** A bounded read. */
+export interface BoundedRead {
+  text: string
+  /** Size of the file on disk, in bytes. */
+  size: number
+  /** True when only the first `maxBytes` were read. */
+  truncated: boolean
+  /** sha256 of the bytes read, `sha256:<hex>`. */
+  hash: string
+  mtimeMs: number
+}
+
+/**
+ * Reads a regular file as UTF-8, never more than `maxBytes` (cut at a
+ * character boundary). Throws the underlying error for a missing file; a
+ * directory, FIFO or device is refused with `ENOTREG` before any read.
+ * @example
+ * const { text, truncated } = await readBounded('/packs/a/KNOWLEDGE.md', 256 * 1024)
+ */
+export async function readBounded(absPath: string, maxBytes = DEFAULT_MAX_FILE_BYTES): Promise<BoundedRead> {
+  const info = await stat(absPath)
+  if (!info.isFile()) {
+    const error = new Error(`${absPath} is not a regular file`) as NodeJS.ErrnoException
+    error.code = 'ENOTREG'
+    throw error
+  }
+  const handle = await open(absPath, 'r')
+  try {
+    const wanted = Math.min(info.size, maxBytes)
+    const buffer = Buffer.alloc(wanted)
+    let offset = 0
+    while (offset < wanted) {
+      const { bytesRead } = await handle.read(buffer, offset, wanted - offset, offset)
+      if (bytesRead === 0) break
+      offset += bytesRead
+    }
+    const truncated = info.size > maxBytes
+    const end = truncated ? utf8Boundary(buffer, offset) : offset
+    const bytes = buffer.subarray(0, end)
+    return {
+      text: bytes.toString('utf8'),
+      size: info.size,
+      truncated,
+      hash: sha256(bytes),
+      mtimeMs: info.mtimeMs,
+    }
+  } finally {
+    await handle.close()
+  }
+}
+
+/** The largest end ≤ `length` that does not split a UTF-8 sequence. */
+function utf8Boundary(buffer: Buffer, length: number): number {
+  let end = length
+  let back = 0
+  while (end > 0 && back < 4 && ((buffer[end - 1] ?? 0) & 0xc0) === 0x80) {
+    end--
+    back++
+  }
+  if (end === 0) return length
+  const lead = buffer[end - 1] ?? 0
+  const need = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1
+  return need === back + 1 ? length : end - 1
+}
+
+/**
+ * `sha256:<hex>` of a string or bytes.
+ * @example
+ * sha256('hello') // 'sha256:2cf24dba…'
+ */
+export function sha256(data: string | Uint8Array): string {
+  return `sha256:${createHash('sha256').update(data).digest('hex')}`
+}

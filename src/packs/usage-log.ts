@@ -1,0 +1,129 @@
+/**
+ * Usage records (seed 000 Step 8) as JSON Lines, to a configured log folder
+ * (`knowledge-usage.jsonl`) and, only when configured, to a pack's own
+ * `runs/usage.jsonl`. Never writes into a pack otherwise.
+ */
+import { appendFile, mkdir, realpath } from 'node:fs/promises'
+import { join, resolve } from 'node:path'
+import { z } from 'zod'
+import { systemClock, type Clock } from '../core/clock.js'
+import { KnowHubError } from '../core/errors.js'
+import { noopLogger, type Logger } from '../core/logger.js'
+import { isInside, resolvePackPath } from './paths.js'
+import type { PackResolution, ResolveResult } from './resolve.js'
+import { GroundingPolicy, PackProfile, PackStatus, RuntimeMode, type LoadedPack } from './schema.js'
+
+/** One usage record, keys as in seed 000 Step 8. */
+export const UsageRecord = z.object({
+  pack: z.string(),
+  version: z.string().optional(),
+  status: PackStatus,
+  profile: PackProfile,
+  runtime_mode: RuntimeMode,
+  selected_files: z.array(z.string()),
+  grounding: GroundingPolicy,
+  citation_gaps: z.array(z.string()),
+  warnings: z.array(z.string()),
+  timestamp: z.string(),
+})
+export type UsageRecord = z.infer<typeof UsageRecord>
+
+/** File name of the log in the log folder. */
+export const USAGE_LOG_FILE = 'knowledge-usage.jsonl'
+
+/**
+ * The usage record of one pack resolution.
+ * @example
+ * const record = usageRecord(result.packs[0], new Date())
+ */
+export function usageRecord(resolution: PackResolution, at: Date): UsageRecord {
+  return {
+    pack: resolution.pack,
+    ...(resolution.version ? { version: resolution.version } : {}),
+    status: resolution.status,
+    profile: resolution.profile,
+    runtime_mode: resolution.runtime_mode,
+    selected_files: resolution.selected_files,
+    grounding: resolution.grounding,
+    citation_gaps: resolution.citation_gaps,
+    warnings: resolution.compile_warnings.filter((w) => w.severity !== 'info').map((w) => `${w.severity} ${w.path}: ${w.message}`),
+    timestamp: at.toISOString().replace(/\.\d{3}Z$/u, 'Z'),
+  }
+}
+
+/** Where usage records go. */
+export interface UsageLogOptions {
+  /** Log folder; created when missing. Must not be inside a pack. */
+  dir?: string
+  /** Also append to each pack's `runs/usage.jsonl` (opt-in: this writes into packs). */
+  packRuns?: boolean
+  clock?: Clock
+  logger?: Logger
+}
+
+/**
+ * Appends usage records. Create with {@link UsageLog.create}.
+ * @example
+ * const log = await UsageLog.create({ dir: '.knowhub/logs' })
+ * await log.record(result, packs)
+ */
+export class UsageLog {
+  private constructor(
+    private readonly dir: string | undefined,
+    private readonly packRuns: boolean,
+    private readonly clock: Clock,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Creates the log folder (when one is configured). */
+  static async create(options: UsageLogOptions): Promise<UsageLog> {
+    let dir: string | undefined
+    if (options.dir !== undefined) {
+      await mkdir(options.dir, { recursive: true })
+      dir = await realpath(resolve(options.dir))
+    }
+    return new UsageLog(dir, options.packRuns === true, options.clock ?? systemClock, options.logger ?? noopLogger)
+  }
+
+  /** Path of the log file in the log folder, if any. */
+  get file(): string | undefined {
+    return this.dir === undefined ? undefined : join(this.dir, USAGE_LOG_FILE)
+  }
+
+  /**
+   * Writes one record per resolved pack. `packs` are the packs of the
+   * resolution (to find their roots). Refuses (`forbidden`) a log folder that
+   * lies inside one of the packs.
+   */
+  async record(result: Pick<ResolveResult, 'packs'>, packs: readonly LoadedPack[]): Promise<UsageRecord[]> {
+    const at = this.clock.now()
+    const records = result.packs.map((resolution) => usageRecord(resolution, at))
+    if (records.length === 0) return records
+    if (this.dir !== undefined) {
+      for (const pack of packs) {
+        if (isInside(pack.realRoot, this.dir)) {
+          throw new KnowHubError('forbidden', `The usage log folder ${this.dir} is inside pack "${pack.item.name}"; use packRuns to write into a pack.`, {
+            dir: this.dir,
+            pack: pack.item.name,
+          })
+        }
+      }
+      await appendFile(join(this.dir, USAGE_LOG_FILE), records.map((r) => JSON.stringify(r)).join('\n') + '\n', 'utf8')
+    }
+    if (this.packRuns) {
+      for (const record of records) {
+        const pack = packs.find((p) => p.item.name === record.pack)
+        if (!pack) continue
+        const runs = await resolvePackPath(pack.realRoot, 'runs')
+        if (!runs.ok) {
+          this.logger.warn('packs.usage.runs_refused', { pack: pack.item.name, reason: runs.diagnostic.message })
+          continue
+        }
+        await mkdir(runs.absPath, { recursive: true })
+        await appendFile(join(runs.absPath, 'usage.jsonl'), JSON.stringify(record) + '\n', 'utf8')
+      }
+    }
+    this.logger.debug('packs.usage.recorded', { records: records.length })
+    return records
+  }
+}

@@ -1,0 +1,135 @@
+/**
+ * Strict validation for pack authors (`knowhub packs validate PATH`): the
+ * validation table plus resource listing, path containment, source map and
+ * compile run, persona boundaries and document-first completeness. Errors
+ * make the command exit non-zero.
+ */
+import { stat } from 'node:fs/promises'
+import { join, resolve } from 'node:path'
+import { noopLogger, type Logger } from '../core/logger.js'
+import { hasPersonaBoundaries } from './activate.js'
+import { discoverPacks } from './discover.js'
+import { loadEvidence } from './evidence.js'
+import { loadPack } from './load.js'
+import { DEFAULT_MAX_FILE_BYTES, resolvePackPath } from './paths.js'
+import { listPackResources } from './resources.js'
+import { contextMapPaths } from './resolve.js'
+import type { LoadedPack, PackDiagnostic } from './schema.js'
+
+/** The validation report of one pack folder. */
+export interface PackValidationReport {
+  /** The pack folder. */
+  path: string
+  outcome: 'loaded' | 'skipped' | 'quarantined'
+  name?: string
+  issues: PackDiagnostic[]
+  errors: number
+  warnings: number
+}
+
+/** Options of {@link validatePath}. */
+export interface ValidateOptions {
+  allowedTypes?: readonly string[]
+  maxFileBytes?: number
+  logger?: Logger
+}
+
+function count(report: Omit<PackValidationReport, 'errors' | 'warnings'>): PackValidationReport {
+  return {
+    ...report,
+    errors: report.issues.filter((i) => i.severity === 'error').length,
+    warnings: report.issues.filter((i) => i.severity === 'warning').length,
+  }
+}
+
+/**
+ * Deep checks of a loaded pack (everything beyond the frontmatter).
+ * @example
+ * const issues = await deepCheck(pack)
+ */
+export async function deepCheck(pack: LoadedPack, options: { maxFileBytes?: number } = {}): Promise<PackDiagnostic[]> {
+  const issues: PackDiagnostic[] = []
+  const listing = await listPackResources(pack)
+  issues.push(...listing.issues)
+  const evidence = await loadEvidence(pack, listing.resources)
+  issues.push(...evidence.issues)
+  const maxBytes = options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES
+  for (const resource of listing.resources) {
+    if (resource.size > maxBytes && resource.kind !== 'source') {
+      issues.push({ severity: 'warning', code: 'file_too_large', path: resource.path, message: `${resource.path} is ${resource.size} bytes; the resolver reads only the first ${maxBytes}.` })
+    }
+  }
+  const item = pack.item
+  if (item.runtime?.mode === 'persona' && !hasPersonaBoundaries(pack.body, listing.resources)) {
+    issues.push({ severity: 'warning', code: 'persona_boundaries_missing', field: 'runtime.mode', message: 'Persona pack without boundary guidance: add a "Boundaries" or "Taboos" section to KNOWLEDGE.md or a compiled/boundaries.md.' })
+  }
+  const primary = item.metadata?.primaryDocument
+  if (item.profile === 'document-first' && primary) {
+    const key = primary.replace(/^.*\//u, '').replace(/\.[^.]+$/u, '')
+    if (!listing.resources.some((r) => r.path.startsWith(`compiled/splits/${key}/`))) {
+      issues.push({ severity: 'info', code: 'splits_missing', path: `compiled/splits/${key}/`, message: `No compiled/splits/${key}/ views; the resolver falls back to sections of ${primary}.` })
+    }
+    if (!primary.startsWith('documents/')) {
+      issues.push({ severity: 'warning', code: 'invalid_field', field: 'metadata.primaryDocument', message: `\`metadata.primaryDocument\` "${primary}" is outside documents/.` })
+    }
+  }
+  if (item.profile === 'wiki-first' && !listing.resources.some((r) => r.kind === 'wiki' || r.kind === 'runtime')) {
+    issues.push({ severity: 'warning', code: 'path_missing', path: 'wiki/', message: 'The wiki-first pack has neither wiki/ pages nor compiled/ views.' })
+  }
+  for (const path of contextMapPaths(pack.body)) {
+    const resolved = await resolvePackPath(pack.realRoot, path)
+    if (!resolved.ok) issues.push(resolved.diagnostic)
+    else if (!resolved.exists) issues.push({ severity: 'warning', code: 'path_missing', path, message: `KNOWLEDGE.md names ${path}, which does not exist.` })
+  }
+  return issues
+}
+
+/**
+ * Validates a pack folder, a KNOWLEDGE.md file, or a folder of packs.
+ * @example
+ * const reports = await validatePath('./packs/acme-product-brief')
+ * const failed = reports.some((r) => r.errors > 0)
+ */
+export async function validatePath(path: string, options: ValidateOptions = {}): Promise<PackValidationReport[]> {
+  const logger = options.logger ?? noopLogger
+  let target = resolve(path)
+  const info = await stat(target)
+  if (info.isFile()) target = resolve(target, '..')
+  let isPack = false
+  try {
+    await stat(join(target, 'KNOWLEDGE.md'))
+    isPack = true
+  } catch {
+    isPack = false
+  }
+  const folders: string[] = []
+  const reports: PackValidationReport[] = []
+  if (isPack) {
+    folders.push(target)
+  } else {
+    const found = await discoverPacks({ extraPaths: [target], includeArchived: true, ...(options.allowedTypes ? { allowedTypes: [...options.allowedTypes] } : {}) }, logger)
+    for (const rejected of found.rejected) {
+      reports.push(count({ path: rejected.packRoot, outcome: rejected.outcome, ...(rejected.name ? { name: rejected.name } : {}), issues: rejected.issues }))
+    }
+    folders.push(...found.packs.map((p) => p.item.packRoot), ...found.archived.map((p) => p.item.packRoot))
+    for (const shadow of found.shadowed) {
+      reports.push(count({
+        path: resolve(shadow.shadowed.location, '..'),
+        outcome: 'loaded',
+        name: shadow.name,
+        issues: [{ severity: 'error', code: 'shadowed', path: shadow.shadowed.location, message: `Two packs are named "${shadow.name}": ${shadow.kept.location} and ${shadow.shadowed.location}.` }],
+      }))
+    }
+  }
+  for (const folder of folders) {
+    const loaded = await loadPack(folder, { scope: 'extra', ...(options.allowedTypes ? { allowedTypes: options.allowedTypes } : {}) })
+    if (!loaded.ok) {
+      reports.push(count({ path: folder, outcome: loaded.rejected.outcome, ...(loaded.rejected.name ? { name: loaded.rejected.name } : {}), issues: loaded.rejected.issues }))
+      continue
+    }
+    const deep = await deepCheck(loaded.pack, options.maxFileBytes === undefined ? {} : { maxFileBytes: options.maxFileBytes })
+    reports.push(count({ path: folder, outcome: 'loaded', name: loaded.pack.item.name, issues: [...loaded.pack.issues, ...deep] }))
+  }
+  reports.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
+  return reports
+}
