@@ -76,13 +76,13 @@ export function requirePermission(principal: Principal, permission: Permission):
 }
 
 /**
- * Throws `forbidden` unless the principal may write every scope: it must belong to each
- * (only admins may write `public`).
+ * Throws `forbidden` unless the principal may write every scope: it must belong to each.
+ * Admins may write any scope, `public` included (only admins may write `public`).
  */
 export function assertWritableScopes(principal: Principal, scopes: readonly string[]): void {
+  if (principal.permissions.includes('admin')) return
   const own = new Set(memberScopes(principal))
-  const admin = principal.permissions.includes('admin')
-  const refused = scopes.filter((scope) => !(own.has(scope) || (admin && scope === 'public')))
+  const refused = scopes.filter((scope) => !own.has(scope))
   if (refused.length > 0) {
     throw new KnowHubError('forbidden', `You cannot write to scope${refused.length > 1 ? 's' : ''} ${refused.join(', ')}: a principal may only write scopes it belongs to`, { scopes: refused })
   }

@@ -21,12 +21,12 @@ describe('principal and scopes', () => {
     expect(assertScope('team:core-2')).toBe('team:core-2')
   })
 
-  it('writes only scopes the principal belongs to; public needs admin', () => {
+  it('writes only scopes the principal belongs to; admins write any, public included', () => {
     expect(() => assertWritableScopes(alice, ['user:alice', 'org:acme'])).not.toThrow()
     expect(() => assertWritableScopes(alice, ['org:other'])).toThrow(/org:other/)
     expect(() => assertWritableScopes(alice, ['public'])).toThrow(/public/)
     const admin = Principal.parse({ user: 'root', permissions: ['admin'] })
-    expect(() => assertWritableScopes(admin, ['public'])).not.toThrow()
+    expect(() => assertWritableScopes(admin, ['public', 'org:elsewhere'])).not.toThrow()
   })
 
   it('ranks scopes user > project > agent > team > org > public among visible ones', () => {

@@ -3,13 +3,8 @@
  * unless KNOWHUB_TEST_PG_URL points at one already. Fails loudly when neither is
  * possible: the Postgres tests are never skipped silently.
  */
-import { spawn, execFileSync, type ChildProcess } from 'node:child_process'
-import { existsSync, mkdtempSync, readdirSync, rmSync, chownSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { createServer } from 'node:net'
-import pg from 'pg'
 import type { TestProject } from 'vitest/node'
+import { startTempPostgres, type TempPostgres } from './pg-server.js'
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -17,48 +12,7 @@ declare module 'vitest' {
   }
 }
 
-function findBin(): string | undefined {
-  const root = '/usr/lib/postgresql'
-  if (!existsSync(root)) return undefined
-  const versions = readdirSync(root).sort((a, b) => Number(b) - Number(a))
-  for (const version of versions) {
-    const bin = join(root, version, 'bin')
-    if (existsSync(join(bin, 'initdb')) && existsSync(join(bin, 'postgres'))) return bin
-  }
-  return undefined
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))))
-    })
-  })
-}
-
-async function waitReady(url: string, child: ChildProcess): Promise<void> {
-  const deadline = Date.now() + 30_000
-  let lastError: unknown
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`postgres exited with code ${child.exitCode}`)
-    const client = new pg.Client({ connectionString: url })
-    try {
-      await client.connect()
-      await client.end()
-      return
-    } catch (error) {
-      lastError = error
-      await client.end().catch(() => {})
-      await new Promise((r) => setTimeout(r, 200))
-    }
-  }
-  throw new Error(`postgres did not become ready: ${String(lastError)}`)
-}
-
-let server: ChildProcess | undefined
-let dataDir: string | undefined
+let server: TempPostgres | undefined
 
 export async function setup(project: TestProject): Promise<void> {
   const given = process.env.KNOWHUB_TEST_PG_URL
@@ -66,45 +20,10 @@ export async function setup(project: TestProject): Promise<void> {
     project.provide('pgUrl', given)
     return
   }
-  const bin = findBin()
-  if (!bin) {
-    throw new Error(
-      'The PostgreSQL half of the test suite needs a server. Install postgresql-15 (apt-get install postgresql-15; see .ci/run) or set KNOWHUB_TEST_PG_URL=postgres://…',
-    )
-  }
-  dataDir = mkdtempSync(join(tmpdir(), 'knowhub-pg-'))
-  const asRoot = process.getuid?.() === 0
-  // initdb refuses to run as root: run the server as the postgres user then.
-  const command = (cmd: string, args: string[]): [string, string[]] =>
-    asRoot ? ['runuser', ['-u', 'postgres', '--', cmd, ...args]] : [cmd, args]
-  if (asRoot) {
-    const uid = Number(execFileSync('id', ['-u', 'postgres']).toString().trim())
-    const gid = Number(execFileSync('id', ['-g', 'postgres']).toString().trim())
-    chownSync(dataDir, uid, gid)
-  }
-  const pgData = join(dataDir, 'data')
-  execFileSync(...command(join(bin, 'initdb'), ['-D', pgData, '-A', 'trust', '-U', 'knowhub', '--no-sync', '-E', 'UTF8', '--locale=C']), { stdio: 'pipe' })
-  const port = await freePort()
-  server = spawn(
-    ...command(join(bin, 'postgres'), [
-      '-D', pgData, '-h', '127.0.0.1', '-p', String(port), '-k', dataDir,
-      '-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'max_connections=200',
-    ]),
-    // Its own process group, so that teardown stops postgres even behind runuser.
-    { stdio: 'ignore', detached: true },
-  )
-  const url = `postgres://knowhub@127.0.0.1:${port}/postgres`
-  await waitReady(url, server)
-  project.provide('pgUrl', url)
+  server = await startTempPostgres()
+  project.provide('pgUrl', server.url)
 }
 
 export async function teardown(): Promise<void> {
-  if (server && server.exitCode === null && server.pid) {
-    process.kill(-server.pid, 'SIGINT')
-    await new Promise((resolve) => {
-      server?.once('exit', resolve)
-      setTimeout(resolve, 5_000)
-    })
-  }
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true })
+  await server?.stop()
 }

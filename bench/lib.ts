@@ -1,0 +1,58 @@
+/** Shared helpers for benchmarks: results, percentiles, tables, JSON output. */
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import os from 'node:os'
+
+export interface BenchResult {
+  name: string
+  value: number
+  unit: string
+  target?: string
+  note?: string
+}
+
+export function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return NaN
+  const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))
+  return sorted[index]!
+}
+
+export function round(value: number, digits = 2): number {
+  const f = 10 ** digits
+  return Math.round(value * f) / f
+}
+
+export function machine(): Record<string, unknown> {
+  return { node: process.version, platform: `${os.platform()} ${os.arch()}`, cpus: os.cpus().length, cpu: os.cpus()[0]?.model, memory_gb: round(os.totalmem() / 2 ** 30, 1) }
+}
+
+export function printTable(title: string, results: readonly BenchResult[]): void {
+  console.log(`\n${title}`)
+  const rows = results.map((r) => [r.name, `${r.value}`, r.unit, r.target ?? '', r.note ?? ''])
+  const head = ['benchmark', 'value', 'unit', 'target', 'note']
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)))
+  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ')
+  console.log(line(head))
+  console.log(widths.map((w) => '-'.repeat(w)).join('  '))
+  for (const row of rows) console.log(line(row))
+}
+
+export function writeResults(name: string, results: readonly BenchResult[], extra: Record<string, unknown> = {}): string {
+  const dir = join(import.meta.dirname, 'results')
+  mkdirSync(dir, { recursive: true })
+  const file = join(dir, `${name}.json`)
+  writeFileSync(file, JSON.stringify({ name, at: new Date().toISOString(), machine: machine(), ...extra, results }, null, 2))
+  return file
+}
+
+/** A small deterministic PRNG (mulberry32). */
+export function rng(seed: number): () => number {
+  let a = seed >>> 0
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0
+    let t = a
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+}

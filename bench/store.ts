@@ -1,0 +1,141 @@
+/**
+ * Store benchmark: search latency (p50/p95, full service path: hybrid full-text +
+ * vector + rerank) at 1k, 10k and 100k entries on embedded PGlite and on a
+ * PostgreSQL server, and insert throughput (single saves and bulk import).
+ *
+ *   npx tsx bench/store.ts [--sizes 1000,10000,100000] [--backends pglite,postgres] [--queries 200]
+ */
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { parseArgs } from 'node:util'
+import { Principal } from '../src/core/principal.js'
+import { createHashedEmbedder } from '../src/embed/hashed.js'
+import { createKnowledgeService } from '../src/knowledge/service.js'
+import { sql } from '../src/store/sql.js'
+import { openStore } from '../src/store/store.js'
+import { startTempPostgres } from '../test/helpers/pg-server.js'
+import { percentile, printTable, rng, round, writeResults, type BenchResult } from './lib.js'
+
+const TYPES = ['strategy', 'tool', 'usecase', 'definition', 'plan', 'user_profile'] as const
+
+/** A Zipf-distributed synthetic vocabulary of pronounceable words. */
+function vocabulary(size: number, random: () => number): string[] {
+  const syllables = ['ka', 'lo', 'mi', 'ren', 'sto', 'pa', 'dex', 'vin', 'tor', 'qu', 'ash', 'bel', 'cor', 'fy', 'gun', 'hal', 'jet', 'mur', 'nix', 'ost']
+  const words = new Set<string>()
+  while (words.size < size) {
+    const n = 2 + Math.floor(random() * 3)
+    let w = ''
+    for (let i = 0; i < n; i++) w += syllables[Math.floor(random() * syllables.length)]
+    words.add(w)
+  }
+  return [...words]
+}
+
+function zipfSampler(words: string[], random: () => number): () => string {
+  const weights = words.map((_, i) => 1 / (i + 1))
+  const total = weights.reduce((a, b) => a + b, 0)
+  const cumulative: number[] = []
+  let acc = 0
+  for (const w of weights) cumulative.push((acc += w / total))
+  return () => {
+    const r = random()
+    let lo = 0
+    let hi = cumulative.length - 1
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1
+      if (cumulative[mid]! < r) lo = mid + 1
+      else hi = mid
+    }
+    return words[lo]!
+  }
+}
+
+function exportLine(i: number, task: string, content: string, type: string, scope: string): string {
+  const at = new Date(Date.UTC(2026, 0, 1) + i * 1000).toISOString()
+  return JSON.stringify({
+    id: `knowledge-bench-${String(i).padStart(7, '0')}`, message_id: '', types: [type], task, tags: {}, scopes: [scope], owner: 'user:bench', content, resource_ids: [],
+    source: { name: '', category: 'exp', urls: [], agent_id: '', submitted_by: '', message_id: '', trace_id: '' },
+    eval: { score: 3, helpful: 0, harmful: 0, confidence: 0.5, helpful_history: [], harmful_history: [] },
+    status: 'active', merged_into: null, version: 1, created_at: at, updated_at: at, versions: [],
+  })
+}
+
+export async function runStoreBench(options: { sizes?: number[]; backends?: Array<'pglite' | 'postgres'>; queries?: number } = {}): Promise<BenchResult[]> {
+  const sizes = options.sizes ?? [1_000, 10_000, 100_000]
+  const backends = options.backends ?? ['pglite', 'postgres']
+  const queryCount = options.queries ?? 200
+  const results: BenchResult[] = []
+  const principal = Principal.parse({ user: 'bench', project: 'p0', org: 'acme', permissions: ['admin'] })
+  const random = rng(42)
+  const sample = zipfSampler(vocabulary(5_000, random), random)
+  const sentence = (n: number) => Array.from({ length: n }, sample).join(' ')
+  const max = Math.max(...sizes)
+  const corpus = Array.from({ length: max }, (_, i) => ({
+    task: sentence(6 + Math.floor(random() * 6)),
+    content: sentence(30 + Math.floor(random() * 40)),
+    type: TYPES[i % TYPES.length]!,
+    scope: ['user:bench', 'project:p0', 'org:acme', 'org:other'][i % 4]!,
+  }))
+  const queries = Array.from({ length: queryCount }, () => {
+    const doc = corpus[Math.floor(random() * max)]!
+    const words = `${doc.task} ${doc.content}`.split(' ')
+    const start = Math.floor(random() * Math.max(1, words.length - 4))
+    return words.slice(start, start + 2 + Math.floor(random() * 3)).join(' ')
+  })
+
+  for (const backend of backends) {
+    const pgServer = backend === 'postgres' && !process.env.KNOWHUB_BENCH_PG_URL ? await startTempPostgres() : undefined
+    const dir = mkdtempSync(join(tmpdir(), 'knowhub-bench-'))
+    const store = await openStore(backend === 'pglite' ? { dataDir: dir } : { databaseUrl: process.env.KNOWHUB_BENCH_PG_URL ?? pgServer!.url })
+    try {
+      const knowledge = await createKnowledgeService({ store, embedder: createHashedEmbedder({ dimension: 512 }) })
+      // single saves
+      const saves = 200
+      let t = performance.now()
+      for (let i = 0; i < saves; i++) await knowledge.save({ task: corpus[i]!.task, content: corpus[i]!.content, types: [corpus[i]!.type], scopes: [corpus[i]!.scope === 'org:other' ? 'org:acme' : corpus[i]!.scope] }, principal)
+      results.push({ name: `${backend} save (one by one)`, value: round(saves / ((performance.now() - t) / 1000), 0), unit: 'entries/s' })
+      await store.db.query(sql`TRUNCATE knowledge CASCADE`)
+      let loaded = 0
+      for (const size of sizes) {
+        const lines = corpus.slice(loaded, size).map((c, j) => exportLine(loaded + j, c.task, c.content, c.type, c.scope))
+        t = performance.now()
+        const report = await knowledge.importJsonl(lines, principal, { mode: 'partial', batchSize: 500 })
+        if (report.errors.length > 0) throw new Error(`import failed: ${JSON.stringify(report.errors.slice(0, 3))}`)
+        const seconds = (performance.now() - t) / 1000
+        results.push({ name: `${backend} bulk import ${loaded}→${size}`, value: round(lines.length / seconds, 0), unit: 'entries/s', note: `${round(seconds, 1)} s` })
+        loaded = size
+        // warm up, then measure
+        for (const q of queries.slice(0, 10)) await knowledge.search({ q, top_k: 5, min_score: 0 }, principal)
+        const n = backend === 'postgres' && size >= 100_000 ? Math.min(queries.length, 30) : queries.length
+        const times: number[] = []
+        for (const q of queries.slice(0, n)) {
+          const start = performance.now()
+          await knowledge.search({ q, top_k: 5, min_score: 0 }, principal)
+          times.push(performance.now() - start)
+        }
+        times.sort((a, b) => a - b)
+        const vectorNote = store.pgvector ? 'pgvector HNSW' : 'exact real[] vectors (no pgvector)'
+        results.push({ name: `${backend} search p50 @${size}`, value: round(percentile(times, 50)), unit: 'ms', note: `${n} queries, ${vectorNote}` })
+        results.push({ name: `${backend} search p95 @${size}`, value: round(percentile(times, 95)), unit: 'ms', ...(backend === 'pglite' && size === 100_000 ? { target: '≤ 25 ms' } : {}) })
+        console.error(`${backend} @${size}: p50 ${round(percentile(times, 50))} ms, p95 ${round(percentile(times, 95))} ms`)
+      }
+    } finally {
+      await store.close()
+      rmSync(dir, { recursive: true, force: true })
+      await pgServer?.stop()
+    }
+  }
+  return results
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const { values } = parseArgs({ options: { sizes: { type: 'string' }, backends: { type: 'string' }, queries: { type: 'string' } } })
+  const results = await runStoreBench({
+    ...(values.sizes ? { sizes: values.sizes.split(',').map(Number) } : {}),
+    ...(values.backends ? { backends: values.backends.split(',') as Array<'pglite' | 'postgres'> } : {}),
+    ...(values.queries ? { queries: Number(values.queries) } : {}),
+  })
+  printTable('Store', results)
+  console.log(`\nwrote ${writeResults('store', results)}`)
+}

@@ -1,0 +1,61 @@
+/**
+ * The composition root: builds the store, embedder and services from a config.
+ * Entry points (CLI, server, MCP) call this; nothing else wires dependencies.
+ */
+import type { Clock } from '../core/clock.js'
+import { KnowHubConfig } from '../core/config.js'
+import type { Logger } from '../core/logger.js'
+import { noopLogger } from '../core/logger.js'
+import { parseWith } from '../core/validate.js'
+import type { Embedder } from '../embed/embedder.js'
+import { createEmbedder } from '../embed/factory.js'
+import { createKnowledgeService, type KnowledgeService } from '../knowledge/service.js'
+import { openStore, type Store } from '../store/store.js'
+
+export interface KnowHub {
+  readonly config: KnowHubConfig
+  readonly store: Store
+  readonly embedder: Embedder
+  readonly knowledge: KnowledgeService
+  close(): Promise<void>
+}
+
+/**
+ * Opens KnowHub: store (embedded PGlite in `dataDir`, or PostgreSQL at `databaseUrl`),
+ * the configured embedder and the services.
+ * @example
+ * const hub = await openKnowHub({ dataDir: '.knowhub' })
+ * await hub.knowledge.search({ q: 'selenium login' }, hub.config.principal)
+ * await hub.close()
+ */
+export async function openKnowHub(
+  config: unknown = {},
+  deps: { logger?: Logger; clock?: Clock; fetch?: typeof fetch } = {},
+): Promise<KnowHub> {
+  const parsed = parseWith(KnowHubConfig, config, 'configuration')
+  const logger = deps.logger ?? noopLogger
+  const embedder = await createEmbedder(parsed.embedder, { logger, ...(deps.fetch ? { fetch: deps.fetch } : {}) })
+  const store = await openStore({ dataDir: parsed.dataDir, ...(parsed.databaseUrl ? { databaseUrl: parsed.databaseUrl } : {}), logger })
+  try {
+    const knowledge = await createKnowledgeService({
+      store,
+      embedder,
+      logger,
+      maxContentBytes: parsed.maxContentBytes,
+      ...(deps.clock ? { clock: deps.clock } : {}),
+    })
+    return {
+      config: parsed,
+      store,
+      embedder,
+      knowledge,
+      async close() {
+        await store.close()
+        await embedder.close?.()
+      },
+    }
+  } catch (error) {
+    await store.close().catch(() => {})
+    throw error
+  }
+}

@@ -1,0 +1,27 @@
+import { Command } from 'commander'
+import { withHub, type GlobalOptions } from '../context.js'
+import { printJson, type Io } from '../output.js'
+
+/** `knowhub status`: where the data is, which embedder, how many entries. */
+export function statusCommand(io: Io): Command {
+  return new Command('status')
+    .description('Show the database, embedder and number of entries')
+    .option('--json', 'print JSON')
+    .action(async (options, command: Command) => {
+      const status = await withHub(command.optsWithGlobals() as GlobalOptions, async (hub) => ({
+        database: hub.config.databaseUrl ? 'postgres' : 'pglite',
+        location: hub.config.databaseUrl ? new URL(hub.config.databaseUrl).host : hub.config.dataDir,
+        pgvector: hub.store.pgvector,
+        embedder: { model: hub.embedder.model, dimension: hub.embedder.dimension },
+        vectors: hub.knowledge.vectorState().status,
+        entries: await hub.store.knowledge.count(),
+        principal: hub.config.principal,
+      }))
+      if (options.json) return printJson(io, status)
+      io.out(`database:  ${status.database} (${status.location})${status.pgvector ? ', pgvector' : ', exact vector search (no pgvector)'}`)
+      io.out(`embedder:  ${status.embedder.model} (${status.embedder.dimension} dimensions), vectors ${status.vectors}`)
+      io.out(`entries:   ${status.entries}`)
+      const p = status.principal
+      io.out(`principal: ${['user', 'agent', 'project', 'team', 'org'].flatMap((k) => (p[k as 'user'] ? [`${k}:${p[k as 'user']}`] : [])).join(' ')} (${p.permissions.join(', ')})`)
+    })
+}

@@ -1,0 +1,84 @@
+/**
+ * The only place that reads environment variables and the config file. It
+ * builds a KnowHubConfig and hands it to the composition root.
+ */
+import { readFileSync, existsSync } from 'node:fs'
+import { KnowHubError } from '../core/errors.js'
+import { KnowHubConfig } from '../core/config.js'
+import { parseWith } from '../core/validate.js'
+
+/** Environment variables KnowHub reads (documented in the README). */
+export const ENV_VARS = {
+  KNOWHUB_CONFIG: 'path of a JSON config file (default: ./knowhub.config.json when present)',
+  KNOWHUB_DATA_DIR: 'folder of the embedded database (default ./.knowhub)',
+  DATABASE_URL: 'PostgreSQL connection string: use a server instead of the embedded database',
+  KNOWHUB_EMBEDDER: 'hashed (default, offline) | openai | local',
+  KNOWHUB_EMBED_DIM: 'vector dimension (hashed: default 512; openai: requested dimensions)',
+  KNOWHUB_EMBED_URL: 'OpenAI-compatible API root, e.g. http://127.0.0.1:11434/v1',
+  KNOWHUB_EMBED_MODEL: 'embedding model name for the openai provider',
+  KNOWHUB_EMBED_API_KEY: 'API key for the openai provider',
+  KNOWHUB_EMBED_PATH: 'folder of a local ONNX model for the local provider',
+  KNOWHUB_USER: 'local principal: user id (default "local")',
+  KNOWHUB_AGENT: 'local principal: agent id',
+  KNOWHUB_PROJECT: 'local principal: project id',
+  KNOWHUB_TEAM: 'local principal: team id',
+  KNOWHUB_ORG: 'local principal: org id',
+  KNOWHUB_LOG_LEVEL: 'debug | info | warn | error (default warn for the CLI)',
+} as const
+
+type Env = Record<string, string | undefined>
+
+function readConfigFile(env: Env, explicit?: string): Record<string, unknown> {
+  const path = explicit ?? env.KNOWHUB_CONFIG ?? (existsSync('knowhub.config.json') ? 'knowhub.config.json' : undefined)
+  if (!path) return {}
+  try {
+    const value = JSON.parse(readFileSync(path, 'utf8')) as unknown
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error('the file must hold a JSON object')
+    return value as Record<string, unknown>
+  } catch (error) {
+    throw new KnowHubError('config_error', `Cannot read config file ${path}: ${(error as Error).message}`, { path })
+  }
+}
+
+function number(env: Env, name: string): number | undefined {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return undefined
+  const value = Number(raw)
+  if (!Number.isFinite(value)) throw new KnowHubError('config_error', `${name} must be a number, got "${raw}"`)
+  return value
+}
+
+/**
+ * Builds the configuration from the config file and environment (env wins).
+ * @example
+ * const config = loadConfig(process.env)
+ */
+export function loadConfig(env: Env = process.env, options: { configFile?: string } = {}): KnowHubConfig {
+  const file = readConfigFile(env, options.configFile)
+  const config: Record<string, unknown> = { ...file }
+  if (env.KNOWHUB_DATA_DIR) config.dataDir = env.KNOWHUB_DATA_DIR
+  if (env.DATABASE_URL) config.databaseUrl = env.DATABASE_URL
+  const provider = env.KNOWHUB_EMBEDDER
+  if (provider) {
+    const fileEmbedder = (file.embedder ?? {}) as Record<string, unknown>
+    const base = fileEmbedder.provider === provider ? fileEmbedder : {}
+    const dimension = number(env, 'KNOWHUB_EMBED_DIM')
+    config.embedder = {
+      ...base,
+      provider,
+      ...(dimension !== undefined ? { dimension } : {}),
+      ...(env.KNOWHUB_EMBED_URL ? { baseUrl: env.KNOWHUB_EMBED_URL } : {}),
+      ...(env.KNOWHUB_EMBED_MODEL ? { model: env.KNOWHUB_EMBED_MODEL } : {}),
+      ...(env.KNOWHUB_EMBED_API_KEY ? { apiKey: env.KNOWHUB_EMBED_API_KEY } : {}),
+      ...(env.KNOWHUB_EMBED_PATH ? { path: env.KNOWHUB_EMBED_PATH } : {}),
+    }
+  }
+  const ids = { user: env.KNOWHUB_USER, agent: env.KNOWHUB_AGENT, project: env.KNOWHUB_PROJECT, team: env.KNOWHUB_TEAM, org: env.KNOWHUB_ORG }
+  if (Object.values(ids).some(Boolean)) {
+    const filePrincipal = (file.principal ?? {}) as Record<string, unknown>
+    const principal: Record<string, unknown> = { permissions: ['read', 'write', 'secrets:read', 'admin'], ...filePrincipal }
+    for (const [key, value] of Object.entries(ids)) if (value) principal[key] = value
+    config.principal = principal
+  }
+  return parseWith(KnowHubConfig, config, 'configuration')
+}

@@ -1,0 +1,31 @@
+import pino from 'pino'
+import { openKnowHub, type KnowHub } from '../app/open.js'
+import type { Logger } from '../core/logger.js'
+import { loadConfig } from './config.js'
+
+/** A pino logger on stderr, behind the library Logger interface. */
+export function createCliLogger(level = process.env.KNOWHUB_LOG_LEVEL ?? 'warn'): Logger {
+  const log = pino({ level, redact: { paths: ['*.apiKey', '*.secure_body', '*.token', '*.password'], censor: '[redacted]' } }, pino.destination(2))
+  return {
+    debug: (message, fields) => log.debug(fields ?? {}, message),
+    info: (message, fields) => log.info(fields ?? {}, message),
+    warn: (message, fields) => log.warn(fields ?? {}, message),
+    error: (message, fields) => log.error(fields ?? {}, message),
+  }
+}
+
+/** Global options every command accepts. */
+export interface GlobalOptions {
+  config?: string
+}
+
+/** Opens KnowHub from env + config file, runs `fn`, and always closes it. */
+export async function withHub<T>(options: GlobalOptions, fn: (hub: KnowHub) => Promise<T>): Promise<T> {
+  const config = loadConfig(process.env, options.config ? { configFile: options.config } : {})
+  const hub = await openKnowHub(config, { logger: createCliLogger() })
+  try {
+    return await fn(hub)
+  } finally {
+    await hub.close()
+  }
+}

@@ -1,0 +1,36 @@
+/**
+ * The `knowhub` command line. Thin: parses arguments, calls services, prints.
+ */
+import { Command, CommanderError } from 'commander'
+import { ENV_VARS } from './config.js'
+import { knowledgeCommands } from './commands/knowledge.js'
+import { statusCommand } from './commands/status.js'
+import { printError, processIo, type Io } from './output.js'
+
+/** Builds the program (exported for in-process tests). */
+export function buildProgram(io: Io = processIo): Command {
+  const program = new Command('knowhub')
+    .description('KnowHub: a knowledge hub for AI agents — knowledge packs, knowledge entries with scoped visibility and hybrid search.')
+    .option('--config <file>', 'JSON config file (default: ./knowhub.config.json when present)')
+    .showHelpAfterError('(run with --help for usage)')
+    .configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) })
+    .addHelpText('after', `\nEnvironment:\n${Object.entries(ENV_VARS).map(([k, v]) => `  ${k.padEnd(22)} ${v}`).join('\n')}`)
+  for (const command of [...knowledgeCommands(io), statusCommand(io)]) program.addCommand(command)
+  return program
+}
+
+/** Runs the CLI with `argv` (process.argv form). Sets `process.exitCode` on failure. */
+export async function main(argv: string[], io: Io = processIo): Promise<void> {
+  const program = buildProgram(io).exitOverride()
+  try {
+    await program.parseAsync(argv)
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      // commander has printed its message (or the help) already
+      process.exitCode = error.exitCode
+      return
+    }
+    printError(io, error)
+    process.exitCode = 1
+  }
+}

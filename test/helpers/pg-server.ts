@@ -1,0 +1,108 @@
+/**
+ * A throwaway PostgreSQL server from the locally installed binaries (Debian's
+ * postgresql-15): initdb in a temp dir, listening on 127.0.0.1 only. Used by the
+ * test suite's global setup and by the benchmarks.
+ */
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process'
+import { existsSync, mkdtempSync, readdirSync, rmSync, chownSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createServer } from 'node:net'
+import pg from 'pg'
+
+export interface TempPostgres {
+  url: string
+  stop(): Promise<void>
+}
+
+function findBin(): string | undefined {
+  const root = '/usr/lib/postgresql'
+  if (!existsSync(root)) return undefined
+  const versions = readdirSync(root).sort((a, b) => Number(b) - Number(a))
+  for (const version of versions) {
+    const bin = join(root, version, 'bin')
+    if (existsSync(join(bin, 'initdb')) && existsSync(join(bin, 'postgres'))) return bin
+  }
+  return undefined
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer()
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address()
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))))
+    })
+  })
+}
+
+async function waitReady(url: string, child: ChildProcess): Promise<void> {
+  const deadline = Date.now() + 30_000
+  let lastError: unknown
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`postgres exited with code ${child.exitCode}`)
+    const client = new pg.Client({ connectionString: url })
+    try {
+      await client.connect()
+      await client.end()
+      return
+    } catch (error) {
+      lastError = error
+      await client.end().catch(() => {})
+      await new Promise((r) => setTimeout(r, 200))
+    }
+  }
+  throw new Error(`postgres did not become ready: ${String(lastError)}`)
+}
+
+/** Starts a server; throws a clear error when PostgreSQL is not installed. */
+export async function startTempPostgres(): Promise<TempPostgres> {
+  const bin = findBin()
+  if (!bin) {
+    throw new Error(
+      'PostgreSQL is not installed. Install postgresql-15 (apt-get install postgresql-15; see .ci/run) or point KNOWHUB_TEST_PG_URL at a server.',
+    )
+  }
+  const dataDir = mkdtempSync(join(tmpdir(), 'knowhub-pg-'))
+  const asRoot = process.getuid?.() === 0
+  // initdb refuses to run as root: run the server as the postgres user then.
+  const command = (cmd: string, args: string[]): [string, string[]] =>
+    asRoot ? ['runuser', ['-u', 'postgres', '--', cmd, ...args]] : [cmd, args]
+  if (asRoot) {
+    const uid = Number(execFileSync('id', ['-u', 'postgres']).toString().trim())
+    const gid = Number(execFileSync('id', ['-g', 'postgres']).toString().trim())
+    chownSync(dataDir, uid, gid)
+  }
+  const pgData = join(dataDir, 'data')
+  execFileSync(...command(join(bin, 'initdb'), ['-D', pgData, '-A', 'trust', '-U', 'knowhub', '--no-sync', '-E', 'UTF8', '--locale=C']), { stdio: 'pipe' })
+  const port = await freePort()
+  const server = spawn(
+    ...command(join(bin, 'postgres'), [
+      '-D', pgData, '-h', '127.0.0.1', '-p', String(port), '-k', dataDir,
+      '-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'max_connections=200',
+    ]),
+    // Its own process group, so that stop() reaches postgres even behind runuser.
+    { stdio: 'ignore', detached: true },
+  )
+  const url = `postgres://knowhub@127.0.0.1:${port}/postgres`
+  try {
+    await waitReady(url, server)
+  } catch (error) {
+    if (server.pid) process.kill(-server.pid, 'SIGKILL')
+    rmSync(dataDir, { recursive: true, force: true })
+    throw error
+  }
+  return {
+    url,
+    async stop() {
+      if (server.exitCode === null && server.pid) {
+        process.kill(-server.pid, 'SIGINT')
+        await new Promise((resolve) => {
+          server.once('exit', resolve)
+          setTimeout(resolve, 5_000)
+        })
+      }
+      rmSync(dataDir, { recursive: true, force: true })
+    },
+  }
+}
