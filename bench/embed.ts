@@ -1,9 +1,12 @@
 /**
- * Throughput of the offline hashed embedder (one core; the work is synchronous).
- * Run alone with `npx tsx bench/embed.ts`: prints a table and writes
- * bench/results/embed.json.
+ * Throughput of the offline hashed embedder (one core; the work is synchronous),
+ * and, when the LoCoMo dev corpus is beside the repository
+ * (`../shared/corpus/locomo`, or KNOWHUB_LOCOMO_DIR), its dense-only retrieval
+ * quality there. Run alone with `npx tsx bench/embed.ts`: prints a table and
+ * writes bench/results/embed.json.
  */
-import { mkdir, writeFile } from 'node:fs/promises'
+import { existsSync } from 'node:fs'
+import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { createHashedEmbedder } from '../src/embed/hashed.js'
 
@@ -76,6 +79,71 @@ async function throughput(texts: string[], minMs = 1_000): Promise<number> {
   return (done / elapsed) * 1000
 }
 
+interface LocomoRecord {
+  id: string
+  text: string
+  meta: { conv: string }
+}
+
+async function readJsonl<T>(file: string): Promise<T[]> {
+  const text = await readFile(file, 'utf8')
+  return text
+    .split('\n')
+    .filter((line) => line.trim().length > 0)
+    .map((line) => JSON.parse(line) as T)
+}
+
+/**
+ * Dense-only retrieval with the hashed embedder on one LoCoMo view: each query
+ * searches its own conversation by cosine; recall@10 and nDCG@10 averaged over
+ * queries. Full-text search is not involved.
+ */
+async function locomoRetrieval(folder: string, dimension: number): Promise<{ recall: number; ndcg: number; queries: number }> {
+  const docs = await readJsonl<LocomoRecord>(`${folder}/corpus.jsonl`)
+  const queries = await readJsonl<LocomoRecord>(`${folder}/queries.jsonl`)
+  const relevant = new Map<string, Set<string>>()
+  for (const { query_id: query, doc_id: doc } of await readJsonl<{ query_id: string; doc_id: string }>(`${folder}/qrels.jsonl`)) {
+    const set = relevant.get(query) ?? new Set<string>()
+    set.add(doc)
+    relevant.set(query, set)
+  }
+  const embedder = createHashedEmbedder({ dimension })
+  const docVectors = await embedder.embed(docs.map((doc) => doc.text))
+  const queryVectors = await embedder.embed(queries.map((query) => query.text))
+  let recall = 0
+  let ndcg = 0
+  let count = 0
+  queries.forEach((query, q) => {
+    const wanted = relevant.get(query.id)
+    if (!wanted) return
+    const scored: Array<[number, string]> = []
+    docs.forEach((doc, d) => {
+      if (doc.meta.conv !== query.meta.conv) return
+      const a = queryVectors[q]!
+      const b = docVectors[d]!
+      let dot = 0
+      for (let i = 0; i < dimension; i++) dot += a[i]! * b[i]!
+      scored.push([dot, doc.id])
+    })
+    const top = scored.sort((x, y) => y[0] - x[0]).slice(0, 10).map(([, id]) => id)
+    recall += top.filter((id) => wanted.has(id)).length / wanted.size
+    let dcg = 0
+    top.forEach((id, rank) => {
+      if (wanted.has(id)) dcg += 1 / Math.log2(rank + 2)
+    })
+    let ideal = 0
+    for (let rank = 0; rank < Math.min(10, wanted.size); rank++) ideal += 1 / Math.log2(rank + 2)
+    ndcg += dcg / ideal
+    count++
+  })
+  return { recall: recall / count, ndcg: ndcg / count, queries: count }
+}
+
+function locomoFolder(): string | undefined {
+  const folder = process.env.KNOWHUB_LOCOMO_DIR ?? fileURLToPath(new URL('../../shared/corpus/locomo', import.meta.url))
+  return existsSync(`${folder}/turns-dev/corpus.jsonl`) ? folder : undefined
+}
+
 /**
  * Measures the hashed embedder on short English (chat turns, ~15 words), long
  * English (~300 words) and short Chinese texts (~25 characters).
@@ -88,7 +156,7 @@ export async function runEmbedBench(): Promise<BenchResult[]> {
   const longEnglish = Array.from({ length: 200 }, () => englishText(next, 300))
   const chinese = Array.from({ length: 2_000 }, () => chineseText(next, 12))
   const round = (value: number): number => Math.round(value)
-  return [
+  const results: BenchResult[] = [
     {
       name: 'hashed embed, short English (~15 words)',
       value: round(await throughput(shortEnglish)),
@@ -101,9 +169,26 @@ export async function runEmbedBench(): Promise<BenchResult[]> {
       name: 'hashed embed, short Chinese (~25 characters)',
       value: round(await throughput(chinese)),
       unit: 'texts/s',
-      note: 'dimension 512, one core; Intl.Segmenter dominates',
+      note: 'dimension 512, one core; Intl.Segmenter takes about half',
     },
   ]
+  const locomo = locomoFolder()
+  if (locomo) {
+    // BM25 reference numbers from the corpus's SOURCE.md.
+    const bm25: Record<string, { recall: number; ndcg: number }> = { 'turns-dev': { recall: 0.572, ndcg: 0.447 }, 'facts-dev': { recall: 0.64, ndcg: 0.539 } }
+    for (const view of ['turns-dev', 'facts-dev']) {
+      for (const dimension of [512, 1024]) {
+        const { recall, ndcg, queries } = await locomoRetrieval(`${locomo}/${view}`, dimension)
+        const reference = bm25[view]!
+        const note = `hashed-ngram-v1-${dimension}, dense only, ${queries} queries; BM25 reference`
+        results.push(
+          { name: `LoCoMo ${view} recall@10, hashed ${dimension}`, value: Number(recall.toFixed(3)), unit: 'recall', note: `${note} ${reference.recall}` },
+          { name: `LoCoMo ${view} nDCG@10, hashed ${dimension}`, value: Number(ndcg.toFixed(3)), unit: 'nDCG', note: `${note} ${reference.ndcg}` },
+        )
+      }
+    }
+  }
+  return results
 }
 
 async function main(): Promise<void> {

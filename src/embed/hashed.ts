@@ -6,7 +6,8 @@
  *
  * Feature families (each hashed with its own seed, so families never share a slot
  * on purpose):
- * - Latin words, lower-cased, stop words dropped, Porter-stemmed (`stemmer`);
+ * - Latin words, lower-cased, stop words dropped, common irregular forms mapped
+ *   to their base form (`went` → `go`), Porter-stemmed (`stemmer`);
  * - adjacent pairs of those stems (word bigrams);
  * - character 3- and 4-grams of each content word with `<` `>` boundaries, for
  *   typos and morphology the stemmer misses (low weight; not for numbers);
@@ -43,8 +44,8 @@ export interface HashedEmbedderOptions {
 /** Per-family weights. The ratios decide how much each family counts in a cosine. */
 const WEIGHT = {
   word: 1,
-  wordBigram: 0.5,
-  charGram: 0.2,
+  wordBigram: 0.3,
+  charGram: 0.4,
   cjkWord: 1,
   cjkBigram: 0.6,
   cjkChar: 0.3,
@@ -67,6 +68,36 @@ const ENGLISH_STOP_WORDS = new Set(
     'dont doesnt didnt isnt arent wasnt werent cant couldnt wont wouldnt shouldnt havent hasnt ' +
     'hadnt thats theres whats lets oh ok okay yeah hey hi'
   ).split(' '),
+)
+
+/**
+ * Irregular English forms the Porter stemmer cannot join to their base form
+ * (`went` → `go`, `bought` → `buy`, `children` → `child`): common verbs and
+ * nouns, written `base form form…`. Ambiguous forms (`ground`, `lay`) are left out.
+ */
+const IRREGULAR = new Map<string, string>(
+  (
+    'arise arose arisen|awake awoke awoken|beat beaten|become became|begin began begun|bend bent|bind bound|' +
+    'bite bit bitten|bleed bled|blow blew blown|break broke broken|breed bred|bring brought|build built|burn burnt|' +
+    'buy bought|catch caught|choose chose chosen|cling clung|come came|creep crept|deal dealt|dig dug|' +
+    'draw drew drawn|dream dreamt|drink drank drunk|drive drove driven|eat ate eaten|fall fell fallen|feed fed|' +
+    'feel felt|fight fought|find found|flee fled|fly flew flown|forbid forbade forbidden|forget forgot forgotten|' +
+    'forgive forgave forgiven|freeze froze frozen|get gotten|give gave given|go went gone|grow grew grown|hang hung|' +
+    'hear heard|hide hid hidden|hold held|keep kept|kneel knelt|know knew known|lead led|leap leapt|learn learnt|' +
+    'leave left|lend lent|lose lost|make made|mean meant|meet met|pay paid|ride rode ridden|ring rang rung|' +
+    'rise rose risen|run ran|say said|see saw seen|seek sought|sell sold|send sent|shake shook shaken|shine shone|' +
+    'shoot shot|show shown|shrink shrank shrunk|sing sang sung|sink sank sunk|sit sat|sleep slept|slide slid|' +
+    'speak spoke spoken|spend spent|spin spun|spring sprang sprung|stand stood|steal stole stolen|stick stuck|' +
+    'strike struck|swear swore sworn|sweep swept|swim swam swum|swing swung|take took taken|teach taught|' +
+    'tear tore torn|tell told|think thought|throw threw thrown|understand understood|wake woke woken|wear wore worn|' +
+    'weep wept|win won|write wrote written|child children|man men|woman women|person people|foot feet|' +
+    'tooth teeth|mouse mice'
+  )
+    .split('|')
+    .flatMap((group) => {
+      const [base, ...forms] = group.split(' ')
+      return forms.map((form) => [form, base!] as [string, string])
+    }),
 )
 
 /** Chinese particles and function characters dropped from CJK words and characters. */
@@ -108,12 +139,12 @@ const STEM_CACHE_LIMIT = 100_000
 const stemCache = new Map<string, string>()
 const ASCII_WORD = /^[a-z]+$/
 
-/** Porter stem of plain ASCII words longer than two letters; other words as they are. */
+/** Porter stem (after the irregular forms) of plain ASCII words longer than two letters; other words as they are. */
 function stem(word: string): string {
   if (word.length <= 2 || !ASCII_WORD.test(word)) return word
   let stemmed = stemCache.get(word)
   if (stemmed === undefined) {
-    stemmed = stemmer(word)
+    stemmed = stemmer(IRREGULAR.get(word) ?? word)
     if (stemCache.size >= STEM_CACHE_LIMIT) stemCache.clear()
     stemCache.set(word, stemmed)
   }

@@ -54,27 +54,27 @@ describe('hashed embedder', () => {
       [
         [
           26,
-          2241,
+          994,
         ],
         [
           38,
-          896,
+          1326,
         ],
         [
           41,
-          2241,
+          994,
         ],
         [
           58,
-          896,
+          1326,
         ],
         [
           60,
-          896,
+          1326,
         ],
         [
           74,
-          -896,
+          -1326,
         ],
       ]
     `)
@@ -99,6 +99,13 @@ describe('hashed embedder', () => {
     const morphology = await similarity('I went running in the parks', 'She runs in a park every morning')
     const other = await similarity('I went running in the parks', 'The quarterly tax report is due')
     expect(morphology).toBeGreaterThan(other + 0.2)
+  })
+
+  it('joins common irregular forms to their base form (went ~ go, bought ~ buy)', async () => {
+    const [go, went, camp] = await embedder.embed(['When did Melanie go?', 'Melanie went.', 'Melanie camped.'])
+    const [buy, bought, sold] = await embedder.embed(['buy', 'bought', 'sold'])
+    expect(cosine(go!, went!)).toBeGreaterThan(cosine(go!, camp!) + 0.2)
+    expect(cosine(buy!, bought!)).toBeGreaterThan(cosine(buy!, sold!) + 0.3)
   })
 
   it('tolerates typos through character n-grams', async () => {
