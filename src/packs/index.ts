@@ -85,6 +85,7 @@ export type {
   ResolveResult,
   SelectedPiece,
 } from './resolve.js'
+export { selectPacks } from './select.js'
 export { PackSession, SessionSnapshot } from './session.js'
 export type { LoadedFileRecord, PackSessionOptions, RefreshReport, RestoreReport, SessionContext, SessionResolveOptions } from './session.js'
 export { USAGE_LOG_FILE, UsageLog, UsageRecord, usageRecord } from './usage-log.js'

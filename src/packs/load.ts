@@ -112,7 +112,14 @@ export async function loadPack(packRoot: string, options: LoadPackOptions = {}):
     }
   }
   if (item.profile === 'document-first' && (!hasDocuments || !primaryExists)) {
-    const what = !hasDocuments ? 'has no documents/ folder' : primary === undefined ? 'declares no metadata.primaryDocument' : 'names a primary document that is not usable'
+    const refused = issues.some((i) => i.field === 'metadata.primaryDocument' && i.code === 'path_escape')
+    const what = !hasDocuments
+      ? 'has no documents/ folder'
+      : refused
+        ? 'names a primary document outside the pack'
+        : primary === undefined
+          ? 'declares no metadata.primaryDocument'
+          : 'names a primary document that does not exist'
     issues.push({ severity: 'warning', code: 'document_first_gap', field: 'profile', message: `The pack is document-first but ${what}; the guide loads, and the resolver reports the gap.` })
   }
 

@@ -273,8 +273,10 @@ function planPack(pack: LoadedPack, packIndex: number, index: PackIndex, terms: 
   }
 
   // Fallback to documents/wiki when the preferred views are missing, do not cover the task, or the task needs detail.
-  const totalWeight = terms.reduce((sum, t) => sum + t.weight, 0)
-  const coveredWeight = terms.reduce((sum, t) => sum + (covers(index, t.term, tier1) ? t.weight : 0), 0)
+  // Coverage counts whole words only (CJK bigrams are a recall aid, not facts the task names).
+  const words = terms.some((t) => t.weight >= 1) ? terms.filter((t) => t.weight >= 1) : terms
+  const totalWeight = words.reduce((sum, t) => sum + t.weight, 0)
+  const coveredWeight = words.reduce((sum, t) => sum + (covers(index, t.term, tier1) ? t.weight : 0), 0)
   const useFallback = forceFallback || intent !== 'answer' || totalWeight === 0 || coveredWeight / totalWeight < 0.6
 
   const scores1 = index.score(terms, tier1)
