@@ -53,6 +53,10 @@ const WEIGHT = {
 
 type Family = keyof typeof WEIGHT
 const FAMILIES = Object.keys(WEIGHT) as Family[]
+const FAMILY_INDEX = Object.fromEntries(FAMILIES.map((family, index) => [family, index])) as Record<Family, number>
+const FAMILY_WEIGHT = FAMILIES.map((family) => WEIGHT[family])
+/** `1 + ln tf` for small tf (sublinear term frequency), computed once. */
+const SUBLINEAR = Array.from({ length: 64 }, (_, tf) => (tf === 0 ? 0 : 1 + Math.log(tf)))
 
 /** A small English stop-word list, in the form `latinWords` produces (apostrophes removed). */
 const ENGLISH_STOP_WORDS = new Set(
@@ -153,20 +157,61 @@ function stem(word: string): string {
 
 const HAS_DIGIT = /\d/
 
-/** Term counts of one text, per family, keyed by the feature's 32-bit hash. */
+/**
+ * Term counts of one text: an open-addressing hash table keyed by the feature's
+ * mixed 32-bit hash and its family, reused across texts. (Maps with 32-bit keys
+ * box most keys as heap numbers; this allocates nothing per feature.)
+ */
 class FeatureCounts {
-  readonly counts: Record<Family, Map<number, number>> = Object.fromEntries(
-    FAMILIES.map((family) => [family, new Map<number, number>()]),
-  ) as Record<Family, Map<number, number>>
+  private keys = new Int32Array(1024)
+  private families = new Uint8Array(1024)
+  private counts = new Uint32Array(1024)
+  /** Occupied slots, in insertion order. */
+  private used = new Int32Array(512)
+  size = 0
 
   add(family: Family, hash: number): void {
-    const key = fmix(hash)
-    const map = this.counts[family]
-    map.set(key, (map.get(key) ?? 0) + 1)
+    this.insert(FAMILY_INDEX[family], fmix(hash) | 0, 1)
+  }
+
+  private insert(family: number, key: number, count: number): void {
+    const mask = this.keys.length - 1
+    let slot = key & mask
+    // An empty slot has count 0; a key may be 0.
+    while (this.counts[slot] !== 0 && (this.keys[slot] !== key || this.families[slot] !== family)) slot = (slot + 1) & mask
+    if (this.counts[slot] === 0) {
+      this.keys[slot] = key
+      this.families[slot] = family
+      this.used[this.size++] = slot
+    }
+    this.counts[slot]! += count
+    if (this.size * 2 > this.keys.length) this.grow()
+  }
+
+  private grow(): void {
+    const { keys, families, counts, used, size } = this
+    this.keys = new Int32Array(keys.length * 2)
+    this.families = new Uint8Array(keys.length * 2)
+    this.counts = new Uint32Array(keys.length * 2)
+    this.used = new Int32Array(keys.length)
+    this.size = 0
+    for (let i = 0; i < size; i++) {
+      const slot = used[i]!
+      this.insert(families[slot]!, keys[slot]!, counts[slot]!)
+    }
+  }
+
+  /** Calls `visit` for each distinct feature, in insertion order. */
+  forEach(visit: (family: number, key: number, count: number) => void): void {
+    for (let i = 0; i < this.size; i++) {
+      const slot = this.used[i]!
+      visit(this.families[slot]!, this.keys[slot]!, this.counts[slot]!)
+    }
   }
 
   clear(): void {
-    for (const family of FAMILIES) this.counts[family].clear()
+    for (let i = 0; i < this.size; i++) this.counts[this.used[i]!] = 0
+    this.size = 0
   }
 }
 
@@ -209,15 +254,12 @@ function addCjk(text: string, features: FeatureCounts): void {
  */
 function project(features: FeatureCounts, dimension: number, scratch: Float64Array): Float32Array {
   scratch.fill(0)
-  for (const family of FAMILIES) {
-    const weight = WEIGHT[family]
-    for (const [key, tf] of features.counts[family]) {
-      const value = weight * (1 + Math.log(tf))
-      const slot = key % dimension
-      // Sign from an independent mix of the key, not from the bits that chose the slot.
-      scratch[slot]! += (fmix(key ^ 0x9e3779b9) & 1) === 0 ? value : -value
-    }
-  }
+  features.forEach((family, key, tf) => {
+    const value = FAMILY_WEIGHT[family]! * (SUBLINEAR[tf] ?? 1 + Math.log(tf))
+    const slot = (key >>> 0) % dimension
+    // Sign from an independent mix of the key, not from the bits that chose the slot.
+    scratch[slot]! += (fmix(key ^ 0x9e3779b9) & 1) === 0 ? value : -value
+  })
   let norm = 0
   for (let i = 0; i < dimension; i++) norm += scratch[i]! * scratch[i]!
   const vector = new Float32Array(dimension)

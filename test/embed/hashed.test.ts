@@ -43,6 +43,18 @@ describe('hashed embedder', () => {
     expect(Array.from(b!)).toEqual(Array.from(a!))
   })
 
+  it('handles long texts with thousands of features the same way in any order of calls', async () => {
+    const long = Array.from({ length: 3000 }, (_, i) => `word${i.toString(36)}x lorem${i % 97}`).join(' ')
+    const fresh = createHashedEmbedder({ dimension: 512 })
+    const [first] = await fresh.embed([long])
+    const [, again] = await embedder.embed(['warm the tables up', long])
+    expect(Array.from(again!)).toEqual(Array.from(first!))
+    expect(norm(first!)).toBeCloseTo(1, 5)
+    // Repeating a text changes term frequencies only sublinearly.
+    const [twice] = await embedder.embed([`${long} ${long}`])
+    expect(cosine(first!, twice!)).toBeGreaterThan(0.95)
+  })
+
   it('pins the exact vector, so any change to the features is noticed (bump HASHED_VERSION)', async () => {
     const [v] = await embedder.embed(['running shoes for the marathon'])
     const nonZero = Array.from(v!)
