@@ -28,6 +28,23 @@ export const EmbedderConfig = z.discriminatedUnion('provider', [
 ])
 export type EmbedderConfig = z.output<typeof EmbedderConfig>
 
+/** The HTTP server's settings (see docs/server.md). */
+export const ServerConfig = z.object({
+  /** Address to bind. Without any API token only loopback addresses are allowed. */
+  host: z.string().min(1).default('127.0.0.1'),
+  /** TCP port (0 picks a free one). */
+  port: z.number().int().min(0).max(65535).default(8420),
+  /** Largest accepted request body, in bytes (413 beyond). */
+  bodyLimit: z.number().int().positive().default(2 * 1_048_576),
+  /** Sustained requests per second allowed per token (or for the local principal); 0 turns the limit off. */
+  rateLimit: z.number().min(0).default(50),
+  /** Requests a token may make at once above the sustained rate (token-bucket size). */
+  rateBurst: z.number().int().min(1).default(200),
+  /** Extra Host header values accepted in local mode (DNS-rebinding protection), e.g. `knowhub.local:8420`. */
+  allowedHosts: z.array(z.string().min(1)).default([]),
+})
+export type ServerConfig = z.output<typeof ServerConfig>
+
 /**
  * KnowHub's configuration. Only entry points read env vars and files; they build
  * this object and pass it (or parts of it) down.
@@ -42,5 +59,7 @@ export const KnowHubConfig = z.object({
   principal: Principal.default({ user: 'local', permissions: ['read', 'write', 'secrets:read', 'admin'] }),
   /** Largest accepted entry content, in bytes. */
   maxContentBytes: z.number().int().positive().default(1_048_576),
+  /** The HTTP server (`knowhub start`). */
+  server: ServerConfig.default(ServerConfig.parse({})),
 })
 export type KnowHubConfig = z.output<typeof KnowHubConfig>
