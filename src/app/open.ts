@@ -10,6 +10,9 @@ import { parseWith } from '../core/validate.js'
 import type { Embedder } from '../embed/embedder.js'
 import { createEmbedder } from '../embed/factory.js'
 import { createKnowledgeService, type KnowledgeService } from '../knowledge/service.js'
+import { join } from 'node:path'
+import { SecretKey, createSecretBox, loadOrCreateKey } from '../resources/secrets.js'
+import { createResourceService, type ResourceService } from '../resources/service.js'
 import { openStore, type Store } from '../store/store.js'
 
 export interface KnowHub {
@@ -17,6 +20,9 @@ export interface KnowHub {
   readonly store: Store
   readonly embedder: Embedder
   readonly knowledge: KnowledgeService
+  readonly resources: ResourceService
+  /** The key of secrets at rest and where it came from (`keyFile` undefined: from config, or ephemeral for memory://). */
+  readonly secrets: { readonly key: SecretKey; readonly keyFile: string | undefined; readonly source: 'config' | 'file' | 'ephemeral' }
   close(): Promise<void>
 }
 
@@ -34,6 +40,8 @@ export async function openKnowHub(
 ): Promise<KnowHub> {
   const parsed = parseWith(KnowHubConfig, config, 'configuration')
   const logger = deps.logger ?? noopLogger
+  const keyFile = parsed.secrets.key ? undefined : (parsed.secrets.keyFile ?? (parsed.dataDir.startsWith('memory://') ? undefined : join(parsed.dataDir, 'secret.key')))
+  const secretKey = parsed.secrets.key || keyFile ? loadOrCreateKey({ key: parsed.secrets.key, keyFile, logger }) : SecretKey.generate()
   const embedder = await createEmbedder(parsed.embedder, { logger, ...(deps.fetch ? { fetch: deps.fetch } : {}) })
   const store = await openStore({ dataDir: parsed.dataDir, ...(parsed.databaseUrl ? { databaseUrl: parsed.databaseUrl } : {}), logger })
   try {
@@ -49,6 +57,8 @@ export async function openKnowHub(
       store,
       embedder,
       knowledge,
+      resources: createResourceService({ store, secrets: createSecretBox(secretKey), logger, ...(deps.clock ? { clock: deps.clock } : {}) }),
+      secrets: { key: secretKey, keyFile, source: parsed.secrets.key ? 'config' : keyFile ? 'file' : 'ephemeral' },
       async close() {
         await store.close()
         await embedder.close?.()

@@ -23,6 +23,8 @@ export const ENV_VARS = {
   KNOWHUB_PROJECT: 'local principal: project id',
   KNOWHUB_TEAM: 'local principal: team id',
   KNOWHUB_ORG: 'local principal: org id',
+  KNOWHUB_SECRET_KEY: 'key of secrets at rest: 32 bytes as base64 or hex (default: the key file)',
+  KNOWHUB_SECRET_KEY_FILE: 'key file of secrets at rest (default <data dir>/secret.key, created with mode 0600)',
   KNOWHUB_LOG_LEVEL: 'debug | info | warn | error (default warn for the CLI)',
 } as const
 
@@ -58,6 +60,7 @@ export function loadConfig(env: Env = process.env, options: { configFile?: strin
   const config: Record<string, unknown> = { ...file }
   if (env.KNOWHUB_DATA_DIR) config.dataDir = env.KNOWHUB_DATA_DIR
   if (env.DATABASE_URL) config.databaseUrl = env.DATABASE_URL
+  if (env.KNOWHUB_SECRET_KEY || env.KNOWHUB_SECRET_KEY_FILE) config.secrets = { ...(file.secrets as object | undefined), ...(env.KNOWHUB_SECRET_KEY ? { key: env.KNOWHUB_SECRET_KEY } : {}), ...(env.KNOWHUB_SECRET_KEY_FILE ? { keyFile: env.KNOWHUB_SECRET_KEY_FILE } : {}) }
   const provider = env.KNOWHUB_EMBEDDER
   if (provider) {
     const fileEmbedder = (file.embedder ?? {}) as Record<string, unknown>

@@ -55,6 +55,12 @@ export const KnowHubConfig = z.object({
   /** When set, a PostgreSQL server is used instead of the embedded database. */
   databaseUrl: z.string().optional(),
   embedder: EmbedderConfig.default({ provider: 'hashed', dimension: 512 }),
+  /**
+   * Key of the secrets at rest (resources' secure_body, AES-256-GCM): `key` is 32 bytes in
+   * base64 or hex; otherwise `keyFile` (default `<dataDir>/secret.key`, created with mode 0600).
+   * Never print this part of the config.
+   */
+  secrets: z.object({ key: z.string().min(1).optional(), keyFile: z.string().min(1).optional() }).default({}),
   /** The principal used by the CLI and by the server in local mode. */
   principal: Principal.default({ user: 'local', permissions: ['read', 'write', 'secrets:read', 'admin'] }),
   /** Largest accepted entry content, in bytes. */

@@ -5,6 +5,7 @@ import { noopLogger } from '../core/logger.js'
 import { openPGlite, openPostgres, type Database } from './database.js'
 import { knowledgeStore, type KnowledgeStore } from './knowledge.js'
 import { migrate } from './migrate.js'
+import { resourceStore, type ResourceStore } from './resources.js'
 import { sql } from './sql.js'
 import { createVectorTable, detectPgvector, readVectorIndexInfo, vectorDialect, type VectorDialect, type VectorIndexInfo } from './vectors.js'
 
@@ -28,6 +29,8 @@ export type VectorState =
 export interface Store {
   readonly db: Database
   readonly knowledge: KnowledgeStore
+  /** Resources (code, credentials, cookies); secrets stay encrypted here. */
+  readonly resources: ResourceStore
   /** Whether pgvector is usable on this database. */
   readonly pgvector: boolean
   /**
@@ -67,6 +70,7 @@ export async function openStore(options: OpenStoreOptions = {}): Promise<Store> 
       db,
       pgvector,
       knowledge: knowledgeStore(db, () => dialect),
+      resources: resourceStore(db),
       async prepareVectors(embedder, prepareOptions = {}) {
         const stored = await readVectorIndexInfo(db)
         const backend = pgvector ? 'pgvector' : 'array'

@@ -1,0 +1,219 @@
+/**
+ * All SQL about resources. Every read and write takes the caller's visible scopes
+ * and puts them in the WHERE clause (`scopes && visible`). The encrypted secret is
+ * selected only by {@link ResourceStore.get}, and only when the row's scopes meet
+ * the scopes the caller may read secrets in (also in SQL): list and expand views
+ * never carry it, not even encrypted.
+ */
+import type { ResourceMetadata } from '../core/resources.js'
+import type { Database } from './database.js'
+import type { Sql } from './sql.js'
+import { sql } from './sql.js'
+
+/** A stored resource. `secure_body` is the encrypted envelope, present only when selected. */
+export interface ResourceRecord {
+  id: string
+  title: string
+  body: string
+  /** The encrypted envelope; undefined when not selected or not allowed, null when there is none. */
+  secure_body?: string | null
+  has_secret: boolean
+  content_type: string
+  metadata: ResourceMetadata
+  scopes: string[]
+  owner: string
+  version: number
+  created_at: Date
+  updated_at: Date
+}
+
+/** A new resource to insert. */
+export interface NewResource {
+  id: string
+  title: string
+  body: string
+  /** Encrypted envelope and the id of its key, or null for none. */
+  secret: { envelope: string; keyId: string } | null
+  content_type: string
+  metadata: ResourceMetadata
+  scopes: string[]
+  owner: string
+  created_at: Date
+}
+
+/** The changes of an update; `secret` undefined keeps the stored secret, null removes it. */
+export interface ResourceChange {
+  title: string
+  body: string
+  secret?: { envelope: string; keyId: string } | null
+  content_type: string
+  metadata: ResourceMetadata
+  scopes: string[]
+  owner: string
+}
+
+/** Filters of list. */
+export interface ResourceFilter {
+  visible: readonly string[]
+  prefix?: string | undefined
+  contentTypes?: readonly string[] | undefined
+  scopes?: readonly string[] | undefined
+  owner?: string | undefined
+  /** true: only expired at `now`; false: only not expired. */
+  expired?: boolean | undefined
+  now: Date
+}
+
+const SUMMARY = sql.raw(`r.id, r.title, r.content_type, r.metadata, r.scopes, r.owner, r.version, r.created_at, r.updated_at,
+  (r.secure_body IS NOT NULL) AS has_secret`)
+const FULL = sql`${SUMMARY}, r.body`
+
+function toRecord(row: Record<string, unknown>): ResourceRecord {
+  const record: ResourceRecord = {
+    id: row.id as string,
+    title: row.title as string,
+    body: (row.body as string | undefined) ?? '',
+    has_secret: Boolean(row.has_secret),
+    content_type: row.content_type as string,
+    metadata: row.metadata as ResourceMetadata,
+    scopes: row.scopes as string[],
+    owner: row.owner as string,
+    version: Number(row.version),
+    created_at: new Date(row.created_at as string | Date),
+    updated_at: new Date(row.updated_at as string | Date),
+  }
+  if ('secure_body' in row) record.secure_body = row.secure_body as string | null
+  return record
+}
+
+/** `expires_at` compared as a timestamp (CASE keeps the cast from running on malformed text: those count as not expired). */
+function expiredSql(now: Date): Sql {
+  return sql`(CASE WHEN jsonb_typeof(r.metadata -> 'expires_at') = 'string'
+      AND (r.metadata ->> 'expires_at') ~ '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d+)?)?(Z|[+-]\\d{2}:?\\d{2})$'
+    THEN (r.metadata ->> 'expires_at')::timestamptz < ${now.toISOString()}::timestamptz ELSE false END)`
+}
+
+function filterSql(filter: ResourceFilter): Sql {
+  const parts: Sql[] = [sql`r.scopes && ${filter.visible}::text[]`]
+  if (filter.prefix) parts.push(sql`starts_with(r.id, ${filter.prefix})`)
+  if (filter.contentTypes && filter.contentTypes.length > 0) parts.push(sql`r.content_type = ANY(${filter.contentTypes}::text[])`)
+  if (filter.scopes && filter.scopes.length > 0) parts.push(sql`r.scopes && ${filter.scopes}::text[]`)
+  if (filter.owner) parts.push(sql`r.owner = ${filter.owner}`)
+  if (filter.expired === true) parts.push(expiredSql(filter.now))
+  if (filter.expired === false) parts.push(sql`NOT ${expiredSql(filter.now)}`)
+  return sql.join(parts, ' AND ')
+}
+
+export interface ResourceStore {
+  /** Inserts a resource; returns false when the id is taken. */
+  insert(resource: NewResource): Promise<boolean>
+  /**
+   * One resource if visible. The encrypted secret is selected only when `secretScopes`
+   * is given and meets the row's scopes; otherwise `secure_body` is undefined.
+   */
+  get(id: string, visible: readonly string[], secretScopes?: readonly string[]): Promise<ResourceRecord | undefined>
+  /** The visible ones among `ids` (with body, never the secret). */
+  getMany(ids: readonly string[], visible: readonly string[]): Promise<ResourceRecord[]>
+  /** Summaries (no body, no secret) ordered by id, after `afterId`. */
+  list(filter: ResourceFilter, limit: number, afterId?: string): Promise<ResourceRecord[]>
+  /** Applies a change if the resource is visible and still at `expectedVersion`. */
+  update(id: string, visible: readonly string[], expectedVersion: number, change: ResourceChange, at: Date): Promise<ResourceRecord | undefined>
+  delete(id: string, visible: readonly string[]): Promise<boolean>
+  count(): Promise<number>
+  /** How many secrets each key id protects (for status and rotation checks). */
+  secretKeyIds(): Promise<Array<{ key_id: string; count: number }>>
+  /**
+   * In one transaction (rows locked), passes every stored secret to `transform` and
+   * writes back what it returns; undefined leaves the row alone. A throw rolls back all.
+   */
+  rewriteSecrets(transform: (id: string, envelope: string) => { envelope: string; keyId: string } | undefined): Promise<{ rewritten: number; unchanged: number }>
+}
+
+/**
+ * The resource queries over a database.
+ * @example
+ * const resources = resourceStore(db)
+ * await resources.get('code/selenium/login', ['user:alice', 'public'])
+ */
+export function resourceStore(db: Database): ResourceStore {
+  return {
+    async insert(r) {
+      const rows = await db.query(sql`INSERT INTO resources (id, title, body, secure_body, secret_key_id, content_type, metadata, scopes, owner, version, created_at, updated_at)
+        VALUES (${r.id}, ${r.title}, ${r.body}, ${r.secret?.envelope ?? null}, ${r.secret?.keyId ?? null}, ${r.content_type},
+          ${JSON.stringify(r.metadata)}::jsonb, ${r.scopes}::text[], ${r.owner}, 1, ${r.created_at.toISOString()}, ${r.created_at.toISOString()})
+        ON CONFLICT (id) DO NOTHING
+        RETURNING id`)
+      return rows.length > 0
+    },
+
+    async get(id, visible, secretScopes) {
+      const secret = secretScopes
+        ? sql`, CASE WHEN r.scopes && ${secretScopes}::text[] THEN r.secure_body END AS secure_body`
+        : sql.empty
+      const rows = await db.query(sql`SELECT ${FULL}${secret} FROM resources r WHERE r.id = ${id} AND r.scopes && ${visible}::text[]`)
+      return rows[0] ? toRecord(rows[0]) : undefined
+    },
+
+    async getMany(ids, visible) {
+      if (ids.length === 0) return []
+      const rows = await db.query(sql`SELECT ${FULL} FROM resources r WHERE r.id = ANY(${ids}::text[]) AND r.scopes && ${visible}::text[]`)
+      return rows.map(toRecord)
+    },
+
+    async list(filter, limit, afterId) {
+      const page = afterId !== undefined ? sql` AND r.id > ${afterId}` : sql.empty
+      const rows = await db.query(sql`SELECT ${SUMMARY} FROM resources r WHERE ${filterSql(filter)}${page} ORDER BY r.id LIMIT ${limit}`)
+      return rows.map(toRecord)
+    },
+
+    async update(id, visible, expectedVersion, change, at) {
+      const secret =
+        change.secret === undefined
+          ? sql.empty
+          : sql`, secure_body = ${change.secret?.envelope ?? null}, secret_key_id = ${change.secret?.keyId ?? null}`
+      const rows = await db.query(sql`UPDATE resources r SET title = ${change.title}, body = ${change.body}, content_type = ${change.content_type},
+          metadata = ${JSON.stringify(change.metadata)}::jsonb, scopes = ${change.scopes}::text[], owner = ${change.owner}${secret},
+          version = r.version + 1, updated_at = ${at.toISOString()}
+        WHERE r.id = ${id} AND r.version = ${expectedVersion} AND r.scopes && ${visible}::text[]
+        RETURNING ${FULL}`)
+      return rows[0] ? toRecord(rows[0]) : undefined
+    },
+
+    async delete(id, visible) {
+      const rows = await db.query(sql`DELETE FROM resources r WHERE r.id = ${id} AND r.scopes && ${visible}::text[] RETURNING r.id`)
+      return rows.length > 0
+    },
+
+    async count() {
+      const rows = await db.query<{ n: number }>(sql`SELECT count(*)::int AS n FROM resources`)
+      return rows[0]?.n ?? 0
+    },
+
+    async secretKeyIds() {
+      const rows = await db.query<{ key_id: string; count: number }>(
+        sql`SELECT secret_key_id AS key_id, count(*)::int AS count FROM resources WHERE secret_key_id IS NOT NULL GROUP BY secret_key_id ORDER BY secret_key_id`,
+      )
+      return rows.map((row) => ({ key_id: row.key_id, count: Number(row.count) }))
+    },
+
+    async rewriteSecrets(transform) {
+      return db.transaction(async (tx) => {
+        const rows = await tx.query<{ id: string; secure_body: string }>(
+          sql`SELECT id, secure_body FROM resources WHERE secure_body IS NOT NULL ORDER BY id FOR UPDATE`,
+        )
+        let rewritten = 0
+        let unchanged = 0
+        for (const row of rows) {
+          const next = transform(row.id, row.secure_body)
+          if (!next) {
+            unchanged++
+            continue
+          }
+          await tx.query(sql`UPDATE resources SET secure_body = ${next.envelope}, secret_key_id = ${next.keyId} WHERE id = ${row.id}`)
+          rewritten++
+        }
+        return { rewritten, unchanged }
+      })
+    },
+  }
+}
