@@ -45,7 +45,7 @@ function adversarialCorpus(): string[] {
 function looksLikeReservedTag(text: string): boolean {
   const decoded = text
     .normalize('NFKC')
-    .replace(/[\u00AD\u200B-\u200F\u202A-\u202E\u2060-\u206F\uFEFF\uFE00-\uFE0F]/g, '')
+    .replace(/./gsu, (c) => (/^[\u00AD\u200B-\u200F\u202A-\u202E\u2060-\u206F\uFEFF]$/u.test(c) || (c >= '\uFE00' && c <= '\uFE0F') ? '' : c))
     .replace(/&#x([0-9a-f]+);?/gi, (_, h: string) => String.fromCodePoint(parseInt(h, 16)))
     .replace(/&#(\d+);?/g, (_, d: string) => String.fromCodePoint(Number(d)))
     .replace(/&lt;?/gi, '<')
@@ -135,7 +135,7 @@ describe('wrappers', () => {
     expect(result.context.match(/<knowledge_pack[\s>]/g)).toHaveLength(1)
     expect(result.context.match(/<\/knowledge_pack>/g)).toHaveLength(1)
     expect(looksLikeReservedTag(result.context.slice(result.context.indexOf('\n'), result.context.lastIndexOf('\n')))).toBe(false)
-    expect(result.context).not.toMatch(/[\u200B\u200C\u200D\u2060\uFEFF]/)
+    expect(result.context).not.toMatch(/\u200B|\u200C|\u200D|\u2060|\uFEFF/u)
     // `<|endoftext|>` in pack text is counted as text, not rejected by the tokenizer.
     expect(result.context).toContain('<|endoftext|>')
   })
