@@ -13,6 +13,9 @@ const EN_STOP = new Set(
 )
 const ZH_STOP = new Set('的 了 是 在 和 与 或 及 等 也 都 就 而 被 把 对 从 到 为 以 之 其 这 那 个 一 不 有 我 你 他 她 它 们 吗 呢 吧 啊 请 给 要 会 能 如何 怎么 什么 哪些 一下 多少 是否 哪个 哪里 为何 怎样 吗'.split(' '))
 
+// Bigrams across a particle ("池的", "度是") match nothing useful.
+const PARTICLE = /[的了是吗呢吧啊和与或及把被对]/u
+
 const stems = new Map<string, string>()
 function stem(word: string): string {
   let out = stems.get(word)
@@ -66,7 +69,7 @@ export function queryTerms(text: string): WeightedTerm[] {
     const known = new Set(words)
     for (const word of words) if (!out.has(word)) out.set(word, { term: word, weight: [...word].length === 1 ? 0.5 : 1, surface: word })
     for (const gram of cjkBigrams(text)) {
-      if (known.has(gram) || out.has(gram)) continue
+      if (known.has(gram) || out.has(gram) || ZH_STOP.has(gram) || PARTICLE.test(gram)) continue
       out.set(gram, { term: gram, weight: 0.5, surface: gram })
     }
   }

@@ -284,7 +284,8 @@ function planPack(pack: LoadedPack, packIndex: number, index: PackIndex, terms: 
   const evidenceIntent = intent === 'cite' || intent === 'verify' || intent === 'ingest' || intent === 'dispute'
   const scores3 = evidenceIntent ? index.score(terms, (s) => s.kind === 'source') : new Map<number, number>()
   const best = Math.max(0, ...scores1.values(), ...scores2.values(), ...scores3.values())
-  const threshold = best * 0.2
+  // Load only the smallest useful context: sections scoring under a third of the best are noise.
+  const threshold = best * 0.35
 
   const candidates = new Map<number, Candidate>()
   const add = (section: IndexedSection, score: number, group: number, reason: PieceReason): void => {

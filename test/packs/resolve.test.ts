@@ -1,0 +1,273 @@
+import { cp, rm, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { countTokens as referenceCount } from 'gpt-tokenizer'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createHashedEmbedder } from '../../src/embed/hashed.js'
+import type { Embedder } from '../../src/embed/embedder.js'
+import { PackIndexCache, detectIntent, loadPack, resolveContext, splitMarkdown, type LoadedPack } from '../../src/packs/index.js'
+import { FIXTURES, PROJECT_PACKS, VALIDATION, knowledge, tempDir, writeTree } from './helpers.js'
+
+async function pack(root: string): Promise<LoadedPack> {
+  const r = await loadPack(root, { scope: 'project' })
+  if (!r.ok) throw new Error(`fixture ${root} did not load: ${JSON.stringify(r.rejected.issues)}`)
+  return r.pack
+}
+
+let acme: LoadedPack
+let persona: LoadedPack
+let wiki: LoadedPack
+let hybrid: LoadedPack
+const cache = new PackIndexCache()
+beforeAll(async () => {
+  acme = await pack(join(PROJECT_PACKS, 'acme-product-brief'))
+  persona = await pack(join(PROJECT_PACKS, 'founder-persona'))
+  wiki = await pack(join(PROJECT_PACKS, 'research-wiki-zh'))
+  hybrid = await pack(join(PROJECT_PACKS, 'hybrid-support-ops'))
+})
+
+describe('markdown sections', () => {
+  it('splits by headings outside code fences, drops frontmatter and heading-only sections, cuts long sections', () => {
+    const md = '---\ntitle: x\n---\n# Top\n\n## A\ntext a\n```\n# not a heading\n```\n## B\n' + 'para one.\n\n'.repeat(400)
+    const sections = splitMarkdown(md, { maxChars: 1000 })
+    expect(sections[0]).toMatchObject({ heading: 'A', headingPath: ['Top', 'A'], line: 6, part: 0 })
+    expect(sections[0]?.text).toContain('# not a heading')
+    const parts = sections.filter((s) => s.heading === 'B')
+    expect(parts.length).toBeGreaterThan(3)
+    expect(parts.every((p) => p.text.length <= 1000 && p.part > 0)).toBe(true)
+  })
+})
+
+describe('resolver: profile branches', () => {
+  it('document-first: compiled/splits/<doc>/ first, the primary document is not loaded', async () => {
+    const r = await resolveContext({ task: 'What does the Team plan cost per month?', packs: [acme], cache })
+    const p = r.packs[0]
+    expect(p?.selected_files).toContain('compiled/splits/acme-product-brief/pricing.md')
+    expect(p?.selected_files.some((f) => f.startsWith('documents/'))).toBe(false)
+    expect(p?.selected_documents).toEqual(['documents/acme-product-brief.md'])
+    expect(r.context).toContain('Team plan: 99 USD per month')
+  })
+
+  it('document-first without splits: only the relevant sections of the primary document', async () => {
+    const { dir, cleanup } = await tempDir()
+    try {
+      await cp(join(PROJECT_PACKS, 'acme-product-brief'), join(dir, 'acme-product-brief'), { recursive: true })
+      await rm(join(dir, 'acme-product-brief', 'compiled', 'splits'), { recursive: true })
+      const copy = await pack(join(dir, 'acme-product-brief'))
+      const r = await resolveContext({ task: 'What does the Team plan cost per month?', packs: [copy] })
+      const p = r.packs[0]
+      const fromDocument = p?.pieces.filter((piece) => piece.path === 'documents/acme-product-brief.md').map((piece) => piece.heading)
+      expect(fromDocument).toContain('Pricing')
+      expect(fromDocument).not.toContain('Support')
+      expect(fromDocument).not.toContain('Compliance')
+      expect(p?.compile_warnings).toContainEqual(expect.objectContaining({ code: 'splits_missing', severity: 'info' }))
+    } finally {
+      await cleanup()
+    }
+  })
+
+  it('document-first without documents/: the resolver surfaces the gap', async () => {
+    const gap = await pack(join(VALIDATION, 'document-first-gap'))
+    const r = await resolveContext({ task: 'What is the product price?', packs: [gap] })
+    expect(r.packs[0]?.compile_warnings).toContainEqual(expect.objectContaining({ code: 'document_first_gap', severity: 'warning' }))
+    expect(r.packs[0]?.missing).toContain('primary document (metadata.primaryDocument)')
+    expect(r.recommendation).toBe('ask_user_or_mark_unknown')
+  })
+
+  it('wiki-first: compiled/ for a common question, relevant wiki/ pages for detail or when compiled/ falls short', async () => {
+    const common = await resolveContext({ task: '固态电池的能量密度是多少？', packs: [wiki], cache })
+    expect(common.packs[0]?.selected_files).toEqual(['compiled/overview.md'])
+    expect(common.context).toContain('每千克四百瓦时')
+
+    const detail = await resolveContext({ task: '为什么硫化物电解质和氧化物电解质的界面不同？请详细比较', packs: [wiki], cache })
+    expect(detail.intent).toBe('detail')
+    expect(detail.packs[0]?.selected_files).toEqual(expect.arrayContaining(['wiki/sulfide-electrolyte.md', 'wiki/oxide-electrolyte.md']))
+    expect(detail.packs[0]?.selected_files).not.toContain('wiki/market.md')
+
+    const specific = await resolveContext({ task: '硫化物电解质对水分敏感吗', packs: [wiki], cache })
+    expect(specific.packs[0]?.selected_files).toContain('wiki/sulfide-electrolyte.md')
+    expect(specific.packs[0]?.selected_files).not.toContain('wiki/oxide-electrolyte.md')
+  })
+
+  it('hybrid: the path the context map names first, then relevant pieces — never the whole pack', async () => {
+    const r = await resolveContext({ task: 'How fast must a severity 1 ticket be escalated to the on-call engineer?', packs: [hybrid], cache })
+    const p = r.packs[0]
+    expect(p?.pieces.find((piece) => piece.path === 'wiki/escalation.md')?.reason).toBe('context-map')
+    expect(p?.selected_files).not.toContain('wiki/refund-policy.md')
+    expect(p?.compile_warnings).toContainEqual(expect.objectContaining({ code: 'stale', path: 'KNOWLEDGE.md' }))
+  })
+})
+
+describe('resolver: runtime modes, evidence and warnings', () => {
+  it('persona: the persona wrapper comes first, voice/values/taboos before facts', async () => {
+    const r = await resolveContext({ task: "Draft a post in Mara's voice about the widget battery life", packs: [acme, persona], cache })
+    expect(r.wrapper_order).toEqual(['founder-persona', 'acme-product-brief'])
+    expect(r.context.startsWith('<knowledge_pack name="founder-persona" status="ready" grounding="recommended" profile="document-first" runtime_mode="persona">')).toBe(true)
+    expect(r.context).toContain('<knowledge_pack name="acme-product-brief"')
+    const pieces = r.packs.find((p) => p.pack === 'founder-persona')?.pieces ?? []
+    const personaPaths = pieces.filter((p) => p.reason === 'persona').map((p) => p.path)
+    expect(personaPaths).toEqual(expect.arrayContaining(['compiled/splits/founder-voice/voice.md', 'compiled/splits/founder-voice/values.md', 'compiled/splits/founder-voice/taboos.md']))
+    const firstFact = pieces.findIndex((p) => p.reason !== 'persona')
+    const lastPersona = pieces.map((p) => p.reason).lastIndexOf('persona')
+    expect(firstFact === -1 || lastPersona < firstFact).toBe(true)
+    expect(r.packs.find((p) => p.pack === 'founder-persona')?.wrapper_order).toBe(0)
+  })
+
+  it('sources/ only for citation, verification, ingest or dispute tasks; indexes/ and runs/ never as content', async () => {
+    expect(detectIntent('Cite the source for the standard plan price')).toBe('cite')
+    expect(detectIntent('Please verify the battery claim')).toBe('verify')
+    expect(detectIntent('核实一下电池续航的来源')).toBe('verify')
+    expect(detectIntent('What is the price?')).toBe('answer')
+    const plain = await resolveContext({ task: 'What is the standard plan price?', packs: [acme], cache })
+    const cite = await resolveContext({ task: 'Cite the source for the standard plan price', packs: [acme], cache })
+    expect(plain.packs[0]?.selected_files.some((f) => f.startsWith('sources/'))).toBe(false)
+    expect(cite.packs[0]?.selected_files).toContain('sources/pricing-sheet.md')
+    for (const r of [plain, cite]) expect(r.packs[0]?.selected_files.some((f) => /^(indexes|runs)\//.test(f))).toBe(false)
+    expect(plain.packs[0]?.source_anchors).toContain('sources/pricing-sheet.md#L3')
+  })
+
+  it('warns about stale, disputed, missing and unreviewed claims from indexes/source-map.json and about compile runs', async () => {
+    const specs = await resolveContext({ task: 'Battery life and waterproof IP67 rating of the widget?', packs: [acme], cache })
+    const codes = specs.packs[0]?.compile_warnings.map((w) => `${w.code}@${w.path}`) ?? []
+    expect(codes).toContain('claim_stale@compiled/splits/acme-product-brief/specifications.md')
+    expect(codes).toContain('claim_disputed@compiled/splits/acme-product-brief/specifications.md')
+
+    const support = await resolveContext({ task: 'How long is the hardware warranty?', packs: [acme], cache })
+    expect(support.packs[0]?.compile_warnings).toContainEqual(expect.objectContaining({ code: 'claim_unreviewed', severity: 'warning', path: 'compiled/splits/acme-product-brief/support.md' }))
+
+    const price = await resolveContext({ task: 'What is the enterprise price?', packs: [acme], cache })
+    const warnings = price.packs[0]?.compile_warnings ?? []
+    expect(warnings).toContainEqual(expect.objectContaining({ code: 'claim_missing', path: 'compiled/splits/acme-product-brief/pricing.md' }))
+    expect(warnings).toContainEqual({ severity: 'warning', path: 'compiled/splits/acme-product-brief/pricing.md', code: 'compile_run', message: 'This runtime view depends on a needs-review compile run (compile-2026-05-01).' })
+    expect(price.missing).toEqual(expect.arrayContaining(['Approved enterprise price', 'Enterprise SLA']))
+    expect(price.recommendation).toBe('ask_user_or_mark_unknown')
+
+    const unreviewed = await resolveContext({ task: '固态电池的能量密度', packs: [wiki], cache })
+    expect(unreviewed.packs[0]?.compile_warnings.map((w) => w.code)).toEqual(expect.arrayContaining(['needs_review', 'unreviewed']))
+  })
+
+  it('reports missing and refused sources found through the source map', async () => {
+    const bad = await pack(join(VALIDATION, 'bad-source-map'))
+    const r = await resolveContext({ task: 'summary', packs: [bad] })
+    const codes = r.packs[0]?.compile_warnings.map((w) => w.code) ?? []
+    expect(codes).toEqual(expect.arrayContaining(['source_missing', 'path_escape']))
+    expect(r.packs[0]?.source_anchors).toEqual(['sources/real.md'])
+  })
+
+  it('reports facts no pack has as missing phrases, with the recommendation', async () => {
+    const r = await resolveContext({ task: 'What is the warranty for the quantum flux capacitor?', packs: [acme], cache })
+    expect(r.missing).toContain('quantum flux capacitor')
+    expect(r.recommendation).toBe('ask_user_or_mark_unknown')
+  })
+
+  it('grounding policy: required lists citation gaps, off drops anchors', async () => {
+    const required = await resolveContext({ task: 'What are the support hours?', packs: [hybrid], grounding: 'required', cache })
+    expect(required.packs[0]?.grounding).toBe('required')
+    expect(required.packs[0]?.citation_gaps.length).toBeGreaterThan(0)
+    expect(required.context).toContain('grounding="required"')
+    const off = await resolveContext({ task: 'What is the standard plan price?', packs: [acme], grounding: 'off', cache })
+    expect(off.packs[0]?.source_anchors).toEqual([])
+    expect(off.packs[0]?.citation_gaps).toEqual([])
+  })
+
+  it('a disputed pack is left out until confirmed', async () => {
+    const disputed = await pack(join(VALIDATION, 'disputed-pack'))
+    const refused = await resolveContext({ task: 'When is the launch date?', packs: [disputed] })
+    expect(refused.context).toBe('')
+    expect(refused.excluded).toEqual([expect.objectContaining({ pack: 'disputed-pack', code: 'confirmation_required' })])
+    const confirmed = await resolveContext({ task: 'When is the launch date?', packs: [disputed], confirmed: ['disputed-pack'] })
+    expect(confirmed.context).toContain('2026-09-01')
+    expect(confirmed.packs[0]?.compile_warnings).toContainEqual(expect.objectContaining({ code: 'disputed' }))
+  })
+})
+
+describe('resolver: token budget', () => {
+  it('never exceeds the budget (counted with the real tokenizer) and reports what did not fit', async () => {
+    const packs = [acme, persona, hybrid]
+    let sawOmission = false
+    for (const budget of [1, 20, 60, 100, 150, 220, 300, 450, 700, 1000, 2000, 8000]) {
+      const r = await resolveContext({ task: 'Write a reply about the Team plan price, support hours, escalation and battery life in Mara voice', packs, budget, cache })
+      const exact = referenceCount(r.context, { disallowedSpecial: new Set() })
+      expect(r.tokens).toBe(exact)
+      expect(exact, `budget ${budget}`).toBeLessThanOrEqual(budget)
+      if (r.omitted_count > 0) {
+        sawOmission = true
+        expect(r.omitted[0]).toMatchObject({ reason: 'budget' })
+      }
+      const selectedTokens = r.packs.reduce((n, p) => n + p.tokens, 0)
+      expect(selectedTokens).toBeLessThanOrEqual(budget)
+    }
+    expect(sawOmission).toBe(true)
+  })
+
+  it('cuts an oversized section into parts and reads oversized files only up to the limit', async () => {
+    const { dir, cleanup } = await tempDir()
+    try {
+      const huge = `# Handbook\n\n${Array.from({ length: 4000 }, (_, i) => `Paragraph ${i} about forklift safety rule ${i}.\n`).join('\n')}\nEND-OF-FILE-MARKER forklift\n`
+      await writeTree(dir, { 'big/KNOWLEDGE.md': knowledge({ name: 'big', profile: 'wiki-first' }), 'big/wiki/handbook.md': huge })
+      const big = await pack(join(dir, 'big'))
+      const small = new PackIndexCache({ maxFileBytes: 64 * 1024 })
+      const r = await resolveContext({ task: 'forklift safety rule 12', packs: [big], budget: 1500, cache: small })
+      expect(r.tokens).toBeLessThanOrEqual(1500)
+      expect(r.context).not.toContain('END-OF-FILE-MARKER')
+      expect(r.packs[0]?.compile_warnings).toContainEqual(expect.objectContaining({ code: 'file_too_large', path: 'wiki/handbook.md' }))
+      expect(r.packs[0]?.pieces.every((p) => p.part > 0)).toBe(true)
+      await writeFile(join(dir, 'big', 'wiki', 'handbook.md'), 'changed')
+    } finally {
+      await cleanup()
+    }
+  })
+})
+
+describe('resolver: relevance with an embedder', () => {
+  let calls: string[][] = []
+  const hashed = createHashedEmbedder({ dimension: 256 })
+  const counting: Embedder = {
+    model: hashed.model,
+    dimension: hashed.dimension,
+    embed: async (texts) => {
+      calls.push([...texts])
+      return hashed.embed(texts)
+    },
+  }
+  afterAll(() => {
+    calls = []
+  })
+
+  it('blends embedder similarity into lexical ranking and caches section vectors', async () => {
+    const local = new PackIndexCache()
+    const first = await resolveContext({ task: 'What does the Team plan cost?', packs: [acme], embedder: counting, cache: local })
+    expect(first.packs[0]?.selected_files).toContain('compiled/splits/acme-product-brief/pricing.md')
+    expect(calls).toHaveLength(1)
+    expect(calls[0]?.[0]).toBe('What does the Team plan cost?')
+    expect(calls[0]?.length).toBeGreaterThan(1)
+    await resolveContext({ task: 'What does the Team plan cost?', packs: [acme], embedder: counting, cache: local })
+    expect(calls[1]).toEqual(['What does the Team plan cost?'])
+  })
+
+  it('keeps working when the embedder fails', async () => {
+    const failing: Embedder = { model: 'broken', dimension: 4, embed: async () => Promise.reject(new Error('down')) }
+    const r = await resolveContext({ task: 'What does the Team plan cost?', packs: [acme], embedder: failing })
+    expect(r.packs[0]?.selected_files).toContain('compiled/splits/acme-product-brief/pricing.md')
+  })
+})
+
+describe('resolver: audit record shape', () => {
+  it('has the fields of seed 001', async () => {
+    const r = await resolveContext({ task: 'What is the standard plan price?', packs: [acme], cache })
+    const p = r.packs[0]
+    expect(Object.keys(p ?? {})).toEqual(expect.arrayContaining(['selected_documents', 'selected_files', 'source_anchors', 'compile_warnings', 'missing']))
+    for (const w of p?.compile_warnings ?? []) {
+      expect(['info', 'warning', 'error']).toContain(w.severity)
+      expect(typeof w.path).toBe('string')
+      expect(typeof w.message).toBe('string')
+    }
+    expect(JSON.parse(JSON.stringify(r))).toEqual(r)
+  })
+
+  it('resolves nothing for no packs and rejects an empty task', async () => {
+    const r = await resolveContext({ task: 'anything', packs: [] })
+    expect(r).toMatchObject({ context: '', tokens: 0, packs: [], wrapper_order: [] })
+    await expect(resolveContext({ task: '', packs: [acme] })).rejects.toMatchObject({ code: 'validation_error' })
+    void FIXTURES
+  })
+})
