@@ -112,6 +112,16 @@ export async function createKnowledgeService(deps: KnowledgeServiceDeps) {
     logger.warn('knowledge.embedder.mismatch', { stored: vectorState.stored, wanted: vectorState.wanted })
   }
 
+  // PGlite runs no autovacuum: refresh planner statistics after bulk changes, so that
+  // the planner keeps choosing the HNSW and GIN indexes as the table grows.
+  let writesSinceAnalyze = 0
+  async function noteWrites(count: number): Promise<void> {
+    writesSinceAnalyze += count
+    if (writesSinceAnalyze < 1000 && count < 100) return
+    writesSinceAnalyze = 0
+    await store.knowledge.analyze()
+  }
+
   function requireVectors(): void {
     if (vectorState.status === 'mismatch') {
       const { stored, wanted } = vectorState
@@ -237,6 +247,7 @@ export async function createKnowledgeService(deps: KnowledgeServiceDeps) {
         const record: KnowledgeRecord = { id: newKnowledgeId(now), ...base }
         if (await store.knowledge.insert(record, doc, embedding)) {
           logger.info('knowledge.saved', { id: record.id, types: record.types, scopes: record.scopes })
+          await noteWrites(1)
           return toEntry(record)
         }
       }
@@ -449,7 +460,9 @@ export async function createKnowledgeService(deps: KnowledgeServiceDeps) {
      */
     async importJsonl(lines: AsyncIterable<string> | Iterable<string>, principal: Principal, options: ImportOptions = {}): Promise<ImportReport> {
       requireVectors()
-      return importJsonl({ store, embedder, principal, maxContentBytes, logger }, lines, options)
+      const report = await importJsonl({ store, embedder, principal, maxContentBytes, logger }, lines, options)
+      await noteWrites(report.imported)
+      return report
     },
 
     /**
@@ -472,6 +485,7 @@ export async function createKnowledgeService(deps: KnowledgeServiceDeps) {
         after = rows[rows.length - 1]!.id
         options.onProgress?.(done, total)
       }
+      await store.knowledge.analyze()
       logger.info('knowledge.reindexed', { count: done, model: embedder.model })
       return done
     },

@@ -136,9 +136,37 @@ export interface KnowledgeStore {
   searchText(query: TextQuery, filter: EntryFilter, limit: number): Promise<RankedId[]>
   searchVector(vector: Float32Array, filter: EntryFilter, limit: number): Promise<RankedId[]>
   count(): Promise<number>
+  /** Refreshes planner statistics (PGlite runs no autovacuum). */
+  analyze(): Promise<void>
   /** Pages through all entries (any status), for reindexing. */
   scan(afterId: string, limit: number): Promise<Array<{ id: string; task: string; content: string; tags: Tags }>>
   setEmbeddings(items: Array<{ id: string; embedding: Float32Array }>): Promise<void>
+  /**
+   * Ids and stored vectors of the entries matching `filter` (visibility included), newest
+   * first, at most `limit`: the input of near-duplicate detection (slim).
+   */
+  vectors(filter: EntryFilter, limit: number): Promise<Array<{ id: string; embedding: Float32Array }>>
+  /**
+   * Merges `originalIds` into the new entry `merged` in one transaction: marks the originals
+   * `merged` with `merged_into` (only those still active and visible: otherwise nothing
+   * changes), inserts the merged entry with `helpful`/`harmful` set to the sums of the
+   * originals' counters read under lock, keeps each original's text as a version of the
+   * merged entry (`merged from <id>`), and copies their feedback rows to it in order.
+   * Returns the stored merged record, or `{ conflict }` when nothing was changed.
+   */
+  merge(
+    merged: { record: KnowledgeRecord; doc: SearchDocument; embedding: Float32Array | undefined },
+    originalIds: readonly string[],
+    visible: readonly string[],
+  ): Promise<KnowledgeRecord | { conflict: 'originals_changed' | 'id_taken' }>
+  /** The entries merged into `id` that the caller can see, and how many there are in all. */
+  mergedFrom(id: string, visible: readonly string[]): Promise<{ records: KnowledgeRecord[]; total: number }>
+  /**
+   * Undoes a merge in one transaction: the originals become active again (`merged_into`
+   * cleared) and the merged entry is archived. Returns false, changing nothing, unless
+   * every one of `originalIds` is still merged into `id` and `id` is active and visible.
+   */
+  unmerge(id: string, originalIds: readonly string[], visible: readonly string[], at: Date): Promise<boolean>
 }
 
 export interface ImportItem {
@@ -152,18 +180,22 @@ export interface ImportItem {
   replace: boolean
 }
 
-async function insertVector(q: Queryable, dialect: VectorDialect | undefined, id: string, embedding: Float32Array | undefined): Promise<void> {
-  if (!dialect || !embedding) return
-  await q.query(sql`INSERT INTO knowledge_vector (knowledge_id, embedding) VALUES (${id}, ${dialect.param(embedding)})
-    ON CONFLICT (knowledge_id) DO UPDATE SET embedding = EXCLUDED.embedding`)
+function embeddingSql(dialect: VectorDialect | undefined, embedding: Float32Array | undefined): Sql | undefined {
+  return dialect && embedding ? dialect.param(embedding) : undefined
 }
 
-async function insertRecord(q: Queryable, r: KnowledgeRecord, doc: SearchDocument, onConflict: Sql): Promise<boolean> {
+async function setEmbedding(q: Queryable, id: string, value: Sql | undefined): Promise<void> {
+  if (value) await q.query(sql`UPDATE knowledge SET embedding = ${value} WHERE id = ${id}`)
+}
+
+async function insertRecord(q: Queryable, r: KnowledgeRecord, doc: SearchDocument, embedding: Sql | undefined, onConflict: Sql): Promise<boolean> {
+  const vectorColumn = embedding ? sql.raw(', embedding') : sql.empty
+  const vectorValue = embedding ? sql`, ${embedding}` : sql.empty
   const rows = await q.query(sql`INSERT INTO knowledge (id, message_id, types, task, tags, scopes, owner, content, resource_ids, source,
-      score, helpful, harmful, confidence, status, merged_into, version, search_doc, created_at, updated_at)
+      score, helpful, harmful, confidence, status, merged_into, version, search_doc, created_at, updated_at${vectorColumn})
     VALUES (${r.id}, ${r.message_id}, ${r.types}::text[], ${r.task}, ${JSON.stringify(r.tags)}::jsonb, ${r.scopes}::text[], ${r.owner},
       ${r.content}, ${r.resource_ids}::text[], ${JSON.stringify(r.source)}::jsonb, ${r.score}, ${r.helpful}, ${r.harmful},
-      ${r.confidence}, ${r.status}, ${r.merged_into}, ${r.version}, ${documentSql(doc)}, ${r.created_at.toISOString()}, ${r.updated_at.toISOString()})
+      ${r.confidence}, ${r.status}, ${r.merged_into}, ${r.version}, ${documentSql(doc)}, ${r.created_at.toISOString()}, ${r.updated_at.toISOString()}${vectorValue})
     ${onConflict}
     RETURNING id`)
   return rows.length > 0
@@ -177,9 +209,7 @@ export function knowledgeStore(db: Database, getDialect: () => VectorDialect | u
   return {
     async insert(record, doc, embedding) {
       return db.transaction(async (tx) => {
-        const inserted = await insertRecord(tx, record, doc, sql`ON CONFLICT (id) DO NOTHING`)
-        if (inserted) await insertVector(tx, getDialect(), record.id, embedding)
-        return inserted
+        return insertRecord(tx, record, doc, embeddingSql(getDialect(), embedding), sql`ON CONFLICT (id) DO NOTHING`)
       })
     },
 
@@ -188,8 +218,7 @@ export function knowledgeStore(db: Database, getDialect: () => VectorDialect | u
         for (const item of items) {
           const r = item.record
           if (item.replace) await tx.query(sql`DELETE FROM knowledge WHERE id = ${r.id}`)
-          await insertRecord(tx, r, item.doc, sql.empty)
-          await insertVector(tx, getDialect(), r.id, item.embedding)
+          await insertRecord(tx, r, item.doc, embeddingSql(getDialect(), item.embedding), sql.empty)
           for (const [kind, history] of [['helpful', item.helpful_history], ['harmful', item.harmful_history]] as const) {
             for (const body of history) {
               await tx.query(sql`INSERT INTO knowledge_feedback (knowledge_id, kind, body, created_at)
@@ -274,7 +303,7 @@ export function knowledgeStore(db: Database, getDialect: () => VectorDialect | u
           WHERE k.id = ${id} AND k.version = ${expectedVersion}
           RETURNING ${COLUMNS}`)
         if (rows.length === 0) return undefined
-        await insertVector(tx, getDialect(), id, embedding)
+        await setEmbedding(tx, id, embeddingSql(getDialect(), embedding))
         return toRecord(rows[0]!)
       })
     },
@@ -319,10 +348,10 @@ export function knowledgeStore(db: Database, getDialect: () => VectorDialect | u
     async searchVector(vector, filter, limit) {
       const dialect = getDialect()
       if (!dialect) return []
-      const distance = dialect.distance(sql.raw('v.embedding'), dialect.param(vector))
-      const rows = await db.query<{ id: string; distance: number }>(sql`SELECT v.knowledge_id AS id, ${distance} AS distance
-        FROM knowledge_vector v JOIN knowledge k ON k.id = v.knowledge_id
-        WHERE ${filterSql(filter)}
+      const distance = dialect.distance(sql.raw('k.embedding'), dialect.param(vector))
+      const rows = await db.query<{ id: string; distance: number }>(sql`SELECT k.id, ${distance} AS distance
+        FROM knowledge k
+        WHERE k.embedding IS NOT NULL AND ${filterSql(filter)}
         ORDER BY distance LIMIT ${limit}`)
       return rows.map((row) => ({ id: row.id, score: 1 - Number(row.distance) }))
     },
@@ -330,6 +359,10 @@ export function knowledgeStore(db: Database, getDialect: () => VectorDialect | u
     async count() {
       const rows = await db.query<{ n: number }>(sql`SELECT count(*)::int AS n FROM knowledge`)
       return rows[0]?.n ?? 0
+    },
+
+    async analyze() {
+      await db.query(sql`ANALYZE knowledge`)
     },
 
     async scan(afterId, limit) {
@@ -340,8 +373,75 @@ export function knowledgeStore(db: Database, getDialect: () => VectorDialect | u
 
     async setEmbeddings(items) {
       await db.transaction(async (tx) => {
-        for (const item of items) await insertVector(tx, getDialect(), item.id, item.embedding)
+        for (const item of items) await setEmbedding(tx, item.id, embeddingSql(getDialect(), item.embedding))
       })
+    },
+
+    async vectors(filter, limit) {
+      if (!getDialect()) return []
+      const rows = await db.query<{ id: string; embedding: number[] }>(sql`SELECT k.id, k.embedding::real[] AS embedding
+        FROM knowledge k WHERE k.embedding IS NOT NULL AND ${filterSql(filter)}
+        ORDER BY k.created_at DESC, k.id DESC LIMIT ${limit}`)
+      return rows.map((row) => ({ id: row.id, embedding: Float32Array.from(row.embedding, Number) }))
+    },
+
+    async merge(merged, originalIds, visible) {
+      const ROLLBACK = Symbol('rollback')
+      let conflict: 'originals_changed' | 'id_taken' = 'originals_changed'
+      try {
+        return await db.transaction(async (tx) => {
+          const id = merged.record.id
+          const marked = await tx.query<{ helpful: number; harmful: number }>(sql`UPDATE knowledge k SET status = 'merged', merged_into = ${id}
+            WHERE k.id = ANY(${originalIds}::text[]) AND k.status = 'active' AND k.scopes && ${visible}::text[]
+            RETURNING k.helpful, k.harmful`)
+          if (marked.length !== new Set(originalIds).size) throw ROLLBACK
+          const record: KnowledgeRecord = {
+            ...merged.record,
+            helpful: marked.reduce((sum, row) => sum + Number(row.helpful), 0),
+            harmful: marked.reduce((sum, row) => sum + Number(row.harmful), 0),
+          }
+          if (!(await insertRecord(tx, record, merged.doc, embeddingSql(getDialect(), merged.embedding), sql`ON CONFLICT (id) DO NOTHING`))) {
+            conflict = 'id_taken'
+            throw ROLLBACK
+          }
+          await tx.query(sql`INSERT INTO knowledge_version (knowledge_id, version, task, content, types, tags, scopes, resource_ids, reason, created_at)
+            SELECT ${id}, o.n, k.task, k.content, k.types, k.tags, k.scopes, k.resource_ids, 'merged from ' || k.id, k.updated_at
+            FROM unnest(${originalIds}::text[]) WITH ORDINALITY AS o(id, n) JOIN knowledge k ON k.id = o.id`)
+          await tx.query(sql`INSERT INTO knowledge_feedback (knowledge_id, kind, body, created_at)
+            SELECT ${id}, f.kind, f.body, f.created_at
+            FROM unnest(${originalIds}::text[]) WITH ORDINALITY AS o(id, n) JOIN knowledge_feedback f ON f.knowledge_id = o.id
+            ORDER BY o.n, f.seq`)
+          return record
+        })
+      } catch (error) {
+        if (error === ROLLBACK) return { conflict }
+        throw error
+      }
+    },
+
+    async mergedFrom(id, visible) {
+      const rows = await db.query(sql`SELECT ${COLUMNS}, (k.scopes && ${visible}::text[]) AS visible FROM knowledge k WHERE k.merged_into = ${id} ORDER BY k.id`)
+      return { records: rows.filter((row) => row.visible === true).map(toRecord), total: rows.length }
+    },
+
+    async unmerge(id, originalIds, visible, at) {
+      const ROLLBACK = Symbol('rollback')
+      try {
+        return await db.transaction(async (tx) => {
+          const restored = await tx.query(sql`UPDATE knowledge k SET status = 'active', merged_into = NULL
+            WHERE k.merged_into = ${id} AND k.status = 'merged' AND k.id = ANY(${originalIds}::text[]) AND k.scopes && ${visible}::text[]
+            RETURNING k.id`)
+          const remaining = await tx.query(sql`SELECT 1 FROM knowledge WHERE merged_into = ${id} LIMIT 1`)
+          if (restored.length !== new Set(originalIds).size || remaining.length > 0) throw ROLLBACK
+          const archived = await tx.query(sql`UPDATE knowledge k SET status = 'archived', updated_at = ${at.toISOString()}
+            WHERE k.id = ${id} AND k.status = 'active' AND k.scopes && ${visible}::text[] RETURNING k.id`)
+          if (archived.length !== 1) throw ROLLBACK
+          return true
+        })
+      } catch (error) {
+        if (error === ROLLBACK) return false
+        throw error
+      }
     },
   }
 }

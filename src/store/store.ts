@@ -7,7 +7,7 @@ import { knowledgeStore, type KnowledgeStore } from './knowledge.js'
 import { migrate } from './migrate.js'
 import { resourceStore, type ResourceStore } from './resources.js'
 import { sql } from './sql.js'
-import { createVectorTable, detectPgvector, readVectorIndexInfo, vectorDialect, type VectorDialect, type VectorIndexInfo } from './vectors.js'
+import { createVectorColumn, detectPgvector, readVectorIndexInfo, vectorDialect, type VectorDialect, type VectorIndexInfo } from './vectors.js'
 
 export interface OpenStoreOptions {
   /** Folder of the embedded database (PGlite). Ignored when `databaseUrl` is set. Default `.knowhub`. */
@@ -76,7 +76,7 @@ export async function openStore(options: OpenStoreOptions = {}): Promise<Store> 
         const backend = pgvector ? 'pgvector' : 'array'
         if (!stored || prepareOptions.rebuild) {
           const info: VectorIndexInfo = { model: embedder.model, dimension: embedder.dimension, backend }
-          await createVectorTable(db, info, { rebuild: prepareOptions.rebuild ?? false })
+          await createVectorColumn(db, info, { rebuild: prepareOptions.rebuild ?? false })
           dialect = vectorDialect(backend)
           state = { status: 'ready', info }
         } else if (stored.model !== embedder.model || stored.dimension !== embedder.dimension) {

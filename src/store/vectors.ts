@@ -74,10 +74,12 @@ export async function readVectorIndexInfo(db: Queryable): Promise<VectorIndexInf
 }
 
 /**
- * Creates (or, with `rebuild`, drops and re-creates) the vector table for an embedder.
+ * Adds the `embedding` column (and with pgvector its HNSW index) to `knowledge` for an
+ * embedder; with `rebuild`, drops the old column first. The vectors live on the entry row
+ * so that pgvector's filtered (iterative) index scan applies the visibility filter itself.
  * Runs under the migration lock; dimension and backend come from code, never input.
  */
-export async function createVectorTable(db: Database, info: VectorIndexInfo, options: { rebuild?: boolean } = {}): Promise<void> {
+export async function createVectorColumn(db: Database, info: VectorIndexInfo, options: { rebuild?: boolean } = {}): Promise<void> {
   if (!Number.isInteger(info.dimension) || info.dimension < 1 || info.dimension > 16_000) {
     throw new KnowHubError('config_error', `Invalid embedding dimension ${info.dimension}`)
   }
@@ -85,13 +87,13 @@ export async function createVectorTable(db: Database, info: VectorIndexInfo, opt
   await db.withLock('knowhub:migrate', async (conn) => {
     await conn.exec('BEGIN')
     try {
-      if (options.rebuild) await conn.exec('DROP TABLE IF EXISTS knowledge_vector')
-      await conn.exec(`CREATE TABLE IF NOT EXISTS knowledge_vector (
-        knowledge_id text PRIMARY KEY REFERENCES knowledge (id) ON DELETE CASCADE,
-        embedding ${column} NOT NULL
-      )`)
+      if (options.rebuild) {
+        await conn.exec('DROP INDEX IF EXISTS knowledge_embedding_hnsw')
+        await conn.exec('ALTER TABLE knowledge DROP COLUMN IF EXISTS embedding')
+      }
+      await conn.exec(`ALTER TABLE knowledge ADD COLUMN IF NOT EXISTS embedding ${column}`)
       if (info.backend === 'pgvector') {
-        await conn.exec('CREATE INDEX IF NOT EXISTS knowledge_vector_hnsw ON knowledge_vector USING hnsw (embedding vector_cosine_ops)')
+        await conn.exec('CREATE INDEX IF NOT EXISTS knowledge_embedding_hnsw ON knowledge USING hnsw (embedding vector_cosine_ops)')
       }
       await conn.query(sql`INSERT INTO knowhub_meta (key, value) VALUES (${META_KEY}, ${JSON.stringify(info)}::jsonb)
         ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value`)
