@@ -4,7 +4,7 @@
  * `runs/usage.jsonl`. Never writes into a pack otherwise.
  */
 import { appendFile, mkdir, realpath } from 'node:fs/promises'
-import { join, resolve } from 'node:path'
+import { basename, dirname, join, resolve } from 'node:path'
 import { z } from 'zod'
 import { systemClock, type Clock } from '../core/clock.js'
 import { KnowHubError } from '../core/errors.js'
@@ -12,6 +12,22 @@ import { noopLogger, type Logger } from '../core/logger.js'
 import { isInside, resolvePackPath } from './paths.js'
 import type { PackResolution, ResolveResult } from './resolve.js'
 import { GroundingPolicy, PackProfile, PackStatus, RuntimeMode, type LoadedPack } from './schema.js'
+
+/** The real path of `path`, resolving symlinks of the part that exists. */
+async function realpathLoose(path: string): Promise<string> {
+  const rest: string[] = []
+  let current = path
+  for (;;) {
+    try {
+      return join(await realpath(current), ...rest.reverse())
+    } catch {
+      const parent = dirname(current)
+      if (parent === current) return path
+      rest.push(basename(current))
+      current = parent
+    }
+  }
+}
 
 /** One usage record, keys as in seed 000 Step 8. */
 export const UsageRecord = z.object({
@@ -75,13 +91,9 @@ export class UsageLog {
     private readonly logger: Logger,
   ) {}
 
-  /** Creates the log folder (when one is configured). */
+  /** Resolves the log folder (symlinks included); it is created on the first record, after the pack check. */
   static async create(options: UsageLogOptions): Promise<UsageLog> {
-    let dir: string | undefined
-    if (options.dir !== undefined) {
-      await mkdir(options.dir, { recursive: true })
-      dir = await realpath(resolve(options.dir))
-    }
+    const dir = options.dir === undefined ? undefined : await realpathLoose(resolve(options.dir))
     return new UsageLog(dir, options.packRuns === true, options.clock ?? systemClock, options.logger ?? noopLogger)
   }
 
@@ -108,6 +120,7 @@ export class UsageLog {
           })
         }
       }
+      await mkdir(this.dir, { recursive: true })
       await appendFile(join(this.dir, USAGE_LOG_FILE), records.map((r) => JSON.stringify(r)).join('\n') + '\n', 'utf8')
     }
     if (this.packRuns) {
