@@ -1,0 +1,115 @@
+/**
+ * The knowledge commands, run in-process through the real program against an
+ * embedded database in a temp dir.
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { main } from '../../src/cli/main.js'
+import type { Io } from '../../src/cli/output.js'
+
+let dir: string
+let out: string[]
+let err: string[]
+const io: Io = { out: (t) => void out.push(t), err: (t) => void err.push(t), interactive: false }
+
+async function run(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  out = []
+  err = []
+  process.exitCode = 0
+  await main(['node', 'knowhub', ...args], io)
+  const code = Number(process.exitCode ?? 0)
+  process.exitCode = 0
+  return { code, stdout: out.join('\n'), stderr: err.join('\n') }
+}
+
+describe('knowhub knowledge commands', () => {
+  const saved = { ...process.env }
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'knowhub-cli-'))
+    process.env.KNOWHUB_DATA_DIR = join(dir, 'data')
+    process.env.KNOWHUB_USER = 'dev'
+    process.env.KNOWHUB_ORG = 'acme'
+    delete process.env.DATABASE_URL
+  })
+  afterAll(() => {
+    process.env = saved
+    rmSync(dir, { recursive: true, force: true })
+  })
+  beforeEach(() => {
+    out = []
+    err = []
+  })
+
+  it('saves, searches, shows, gives feedback, lists, exports and imports', async () => {
+    const save = await run('save', '--task', 'Log in to site A with Selenium', '--content', 'undetected_chromedriver avoids bot checks', '--type', 'tool', '--type', 'strategy', '--tag', 'domain=crawling', '--scope', 'org:acme', '--json')
+    expect(save.code).toBe(0)
+    const entry = JSON.parse(save.stdout) as { id: string; scopes: string[]; tags: Record<string, string>; owner: string }
+    expect(entry).toMatchObject({ scopes: ['org:acme'], tags: { domain: 'crawling' }, owner: 'user:dev' })
+
+    const search = await run('search', 'selenium bot login')
+    expect(search.stdout).toContain(entry.id)
+    const searchJson = JSON.parse((await run('search', 'selenium bot login', '--json', '--explain')).stdout) as { count: number; results: Array<{ id: string; explain: unknown }> }
+    expect(searchJson.count).toBe(1)
+    expect(searchJson.results[0]?.explain).toBeDefined()
+
+    expect((await run('feedback', entry.id, '--helpful', '--task', 'scrape', '--outcome', 'worked')).stdout).toContain('helpful 1')
+    const shown = await run('show', entry.id)
+    expect(shown.stdout).toContain('helpful 1')
+    expect(shown.stdout).toContain('undetected_chromedriver')
+    expect((await run('list', '--types', 'tool')).stdout).toContain(entry.id)
+    expect((await run('list', '--types', 'plan')).stdout).toContain('no entries')
+
+    const file = join(dir, 'backup.jsonl')
+    expect((await run('export', '-o', file)).code).toBe(0)
+    expect(readFileSync(file, 'utf8').trim().split('\n')).toHaveLength(1)
+    const again = await run('import', file)
+    expect(again.code).toBe(1)
+    expect(again.stderr).toMatch(/line 1: \[conflict\]/)
+    expect((await run('import', file, '--on-conflict', 'skip')).stdout).toContain('imported 0, skipped 1')
+  })
+
+  it('reports bad import lines by number and imports nothing by default', async () => {
+    const file = join(dir, 'bad.jsonl')
+    writeFileSync(file, '{"id": "x"}\nnot json\n')
+    const result = await run('import', file)
+    expect(result.code).toBe(1)
+    expect(result.stderr).toMatch(/line 1: \[invalid_import\]/)
+    expect(result.stderr).toMatch(/line 2: \[invalid_import\] not valid JSON/)
+    expect(result.stdout).toContain('nothing imported')
+  })
+
+  it('gives clear errors with stable codes and a non-zero exit', async () => {
+    const missing = await run('show', 'knowledge-20990101000000-zzzz')
+    expect(missing.code).toBe(1)
+    expect(missing.stderr).toContain('error [not_found]')
+    const badType = await run('save', '--task', 't', '--content', 'c', '--type', 'magic')
+    expect(badType.stderr).toContain('error [validation_error]')
+    const badScope = await run('save', '--task', 't', '--content', 'c', '--type', 'tool', '--scope', 'org acme')
+    expect(badScope.stderr).toContain('error [validation_error]')
+    expect(badScope.stderr).toContain('scopes.0')
+    const noContent = await run('save', '--task', 't', '--type', 'tool')
+    expect(noContent.stderr).toMatch(/--content/)
+    const unknown = await run('frobnicate')
+    expect(unknown.code).not.toBe(0)
+  })
+
+  it('has --help for every command', async () => {
+    for (const command of ['save', 'search', 'list', 'show', 'feedback', 'export', 'import', 'reindex', 'status']) {
+      const help = await run(command, '--help')
+      expect(help.stdout, command).toMatch(/Usage: knowhub/)
+    }
+    const root = await run('--help')
+    expect(root.stdout).toContain('KNOWHUB_DATA_DIR')
+  })
+
+  it('reindexes with progress and reports status', async () => {
+    const result = await run('reindex')
+    expect(result.stdout).toMatch(/re-embedded \d+ entries/)
+    expect(result.stderr).toMatch(/reindexing: \d+\/\d+/)
+    const status = JSON.parse((await run('status', '--json')).stdout) as { database: string; vectors: string; embedder: { model: string } }
+    expect(status).toMatchObject({ database: 'pglite', vectors: 'ready' })
+    expect(status.embedder.model).toMatch(/^hashed/)
+  })
+})
