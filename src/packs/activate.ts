@@ -38,7 +38,11 @@ export interface Activation {
 
 const BOUNDARY_WORDS = /boundar|taboo|guardrail|do not say|don't say|forbidden|off-limits|边界|禁忌|禁区|红线|不得|禁止/iu
 
-/** True when the guide body has a heading about boundaries or taboos, or the pack lists a boundaries file. */
+/**
+ * True when the guide body has a heading about boundaries or taboos, or the pack lists a boundaries file.
+ * @example
+ * hasPersonaBoundaries('## Boundaries\n- no politics') // true
+ */
 export function hasPersonaBoundaries(body: string, resources: readonly PackResource[] = []): boolean {
   for (const line of body.split('\n')) {
     if (/^#{1,6}\s/u.test(line) && BOUNDARY_WORDS.test(line)) return true

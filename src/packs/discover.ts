@@ -16,7 +16,11 @@ import { mapLimit } from './limit.js'
 import { isInside } from './paths.js'
 import type { KnowledgeCatalogItem, LoadedPack, PackDiagnostic, PackScope, RejectedPack } from './schema.js'
 
-/** Folder names never descended into (besides hidden folders). */
+/**
+ * Folder names never descended into (besides hidden folders).
+ * @example
+ * SKIPPED_DIRS.has('node_modules') // true
+ */
 export const SKIPPED_DIRS: ReadonlySet<string> = new Set([
   'node_modules',
   'indexes',
@@ -30,7 +34,11 @@ export const SKIPPED_DIRS: ReadonlySet<string> = new Set([
   'vendor',
 ])
 
-/** Discovery options. Scopes whose folder is not given are not scanned. */
+/**
+ * Discovery options. Scopes whose folder is not given are not scanned.
+ * @example
+ * const options = DiscoverOptions.parse({ projectDir: '/repo', extraPaths: ['/shared/packs'] })
+ */
 export const DiscoverOptions = z.object({
   /** Project folder: scans `<project>/.<client>/knowledge/` and `<project>/.agents/knowledge/`. */
   projectDir: z.string().min(1).optional(),

@@ -9,11 +9,19 @@ import { readBounded, resolvePackPath } from './paths.js'
 import type { PackResource } from './resources.js'
 import type { LoadedPack, PackDiagnostic } from './schema.js'
 
-/** Status of one claim in a source map. */
+/**
+ * Status of one claim in a source map.
+ * @example
+ * ClaimStatus.parse('stale')
+ */
 export const ClaimStatus = z.enum(['confirmed', 'inferred', 'disputed', 'stale', 'missing', 'source-required'])
 export type ClaimStatus = z.infer<typeof ClaimStatus>
 
-/** One claim of `indexes/source-map.json` (Agent Knowledge source-map schema). */
+/**
+ * One claim of `indexes/source-map.json` (Agent Knowledge source-map schema).
+ * @example
+ * SourceMapClaim.parse({ claim_id: 'c1', text: 'Price is 29 USD', status: 'confirmed', source: { path: 'sources/sheet.md', anchor: 'L3' } })
+ */
 export const SourceMapClaim = z.object({
   claim_id: z.string().min(1),
   text: z.string().min(1),
@@ -25,7 +33,11 @@ export const SourceMapClaim = z.object({
 })
 export type SourceMapClaim = z.infer<typeof SourceMapClaim>
 
-/** One document section entry of a source map. */
+/**
+ * One document section entry of a source map.
+ * @example
+ * SourceMapSection.parse({ document: 'documents/brief.md', section_id: 'pricing', title: 'Pricing' })
+ */
 export const SourceMapSection = z.object({
   document: z.string(),
   section_id: z.string().min(1),

@@ -9,7 +9,11 @@ import { parseKnowledgeMarkdown } from './parse.js'
 import { isInside, readBounded, resolvePackPath } from './paths.js'
 import { formatDiagnostic, type LoadedPack, type PackDiagnostic, type PackScope, type RejectedPack } from './schema.js'
 
-/** Default largest KNOWLEDGE.md read whole (bytes). */
+/**
+ * Default largest KNOWLEDGE.md read whole (bytes).
+ * @example
+ * await loadPack(dir, { maxKnowledgeBytes: DEFAULT_MAX_KNOWLEDGE_BYTES * 2 })
+ */
 export const DEFAULT_MAX_KNOWLEDGE_BYTES = 256 * 1024
 
 /** Options of {@link loadPack}. */

@@ -28,7 +28,11 @@ import {
 } from './schema.js'
 import { normalisePackPath } from './paths.js'
 
-/** Largest frontmatter block parsed (characters). */
+/**
+ * Largest frontmatter block parsed (characters).
+ * @example
+ * if (yaml.length > MAX_FRONTMATTER_CHARS) reject()
+ */
 export const MAX_FRONTMATTER_CHARS = 64 * 1024
 
 /** Frontmatter and body split out of a KNOWLEDGE.md. */
@@ -192,7 +196,12 @@ function asRecord(value: unknown): Record<string, unknown> | undefined {
   return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined
 }
 
-/** True for a standard type, a namespaced type (`custom:x`, `acme:y`) or one the config allows. */
+/**
+ * True for a standard type, a namespaced type (`custom:x`, `acme:y`) or one the config allows.
+ * @example
+ * isAcceptedType('custom:acme-playbook') // 'namespaced'
+ * isAcceptedType('marketing-notes')      // undefined
+ */
 export function isAcceptedType(type: string, allowedTypes: readonly string[] = []): 'standard' | 'namespaced' | 'allowed' | undefined {
   if (standardTypes.has(type)) return 'standard'
   if (allowedTypes.includes(type) || allowedTypes.includes('*')) return 'allowed'

@@ -8,7 +8,11 @@ import { open, realpath, stat } from 'node:fs/promises'
 import { posix, sep } from 'node:path'
 import type { PackDiagnostic } from './schema.js'
 
-/** Default largest file read whole (bytes). Larger files are read up to this size only. */
+/**
+ * Default largest file read whole (bytes). Larger files are read up to this size only.
+ * @example
+ * await readBounded(path, DEFAULT_MAX_FILE_BYTES)
+ */
 export const DEFAULT_MAX_FILE_BYTES = 4 * 1024 * 1024
 
 /** A pack-relative path that passed the lexical checks. */
@@ -33,7 +37,12 @@ export function normalisePackPath(raw: string): NormalisedPath {
   return { ok: true, path: normalised }
 }
 
-/** True when `target` is `root` or lies below it (both already real paths). */
+/**
+ * True when `target` is `root` or lies below it (both already real paths).
+ * @example
+ * isInside('/packs/a', '/packs/a/documents/x.md') // true
+ * isInside('/packs/a', '/packs/ab')               // false
+ */
 export function isInside(root: string, target: string): boolean {
   if (target === root) return true
   const prefix = root.endsWith(sep) ? root : root + sep

@@ -20,11 +20,19 @@ import { GroundingPolicy, type LoadedPack, type PackDiagnostic, type PackProfile
 import { countTokens } from './tokens.js'
 import { orderWrappers, wrapKnowledge, wrapperAttributes } from './wrap.js'
 
-/** What the task needs from the packs. `cite`, `verify`, `ingest` and `dispute` unlock `sources/`. */
+/**
+ * What the task needs from the packs. `cite`, `verify`, `ingest` and `dispute` unlock `sources/`.
+ * @example
+ * await resolveContext({ task, packs, intent: ResolveIntent.parse('cite') })
+ */
 export const ResolveIntent = z.enum(['answer', 'detail', 'cite', 'verify', 'ingest', 'dispute'])
 export type ResolveIntent = z.infer<typeof ResolveIntent>
 
-/** Default token budget. */
+/**
+ * Default token budget.
+ * @example
+ * await resolveContext({ task, packs, budget: DEFAULT_BUDGET / 2 })
+ */
 export const DEFAULT_BUDGET = 8000
 
 /** Options of {@link resolveContext}. */
@@ -205,7 +213,11 @@ function toWarning(d: PackDiagnostic, fallbackPath: string): CompileWarning {
   return { severity: d.severity, path: d.path ?? fallbackPath, message: d.message, code: d.code }
 }
 
-/** Pack-relative paths the KNOWLEDGE.md body names (its context map). */
+/**
+ * Pack-relative paths the KNOWLEDGE.md body names (its context map).
+ * @example
+ * contextMapPaths('- `documents/brief.md` is primary\n- see [escalation](wiki/escalation.md)') // ['documents/brief.md', 'wiki/escalation.md']
+ */
 export function contextMapPaths(body: string): string[] {
   const found = new Set<string>()
   const pattern = /(?:`|\]\(|\s|^)((?:documents|wiki|compiled|ontology)\/[^`)\s]*)/gmu

@@ -6,42 +6,82 @@
  */
 import { z } from 'zod'
 
-/** Lifecycle status of a pack. */
+/**
+ * Lifecycle status of a pack.
+ * @example
+ * PackStatus.safeParse('published').success // false
+ */
 export const PackStatus = z.enum(['draft', 'ready', 'needs-review', 'stale', 'disputed', 'archived'])
 export type PackStatus = z.infer<typeof PackStatus>
 
-/** Review level of a pack's content. Missing means unreviewed. */
+/**
+ * Review level of a pack's content. Missing means unreviewed.
+ * @example
+ * PackTrust.parse('user-confirmed')
+ */
 export const PackTrust = z.enum(['unreviewed', 'user-confirmed', 'official', 'external'])
 export type PackTrust = z.infer<typeof PackTrust>
 
-/** Which folder is the primary fact source. Missing means `wiki-first` (v0.5 compatibility). */
+/**
+ * Which folder is the primary fact source. Missing means `wiki-first` (v0.5 compatibility).
+ * @example
+ * PackProfile.options // ['document-first', 'wiki-first', 'hybrid']
+ */
 export const PackProfile = z.enum(['document-first', 'wiki-first', 'hybrid'])
 export type PackProfile = z.infer<typeof PackProfile>
 
-/** How a pack is used at run time: facts (`data`) or a voice to adopt (`persona`). */
+/**
+ * How a pack is used at run time: facts (`data`) or a voice to adopt (`persona`).
+ * @example
+ * RuntimeMode.parse('persona')
+ */
 export const RuntimeMode = z.enum(['data', 'persona'])
 export type RuntimeMode = z.infer<typeof RuntimeMode>
 
-/** A pack's own citation policy (frontmatter `grounding`). */
+/**
+ * A pack's own citation policy (frontmatter `grounding`).
+ * @example
+ * PackGrounding.parse(frontmatter.grounding) // 'none' | 'recommended' | 'required'
+ */
 export const PackGrounding = z.enum(['none', 'recommended', 'required'])
 export type PackGrounding = z.infer<typeof PackGrounding>
 
-/** The resolver's citation policy for one request. */
+/**
+ * The resolver's citation policy for one request.
+ * @example
+ * GroundingPolicy.parse('required')
+ */
 export const GroundingPolicy = z.enum(['required', 'recommended', 'off'])
 export type GroundingPolicy = z.infer<typeof GroundingPolicy>
 
-/** What produced a pack. */
+/**
+ * What produced a pack.
+ * @example
+ * ProducedByKind.options // ['skill', 'tool', 'manual', 'import']
+ */
 export const ProducedByKind = z.enum(['skill', 'tool', 'manual', 'import'])
 export type ProducedByKind = z.infer<typeof ProducedByKind>
 
-/** Where a pack was found. Earlier scopes shadow later ones. */
+/**
+ * Where a pack was found. Earlier scopes shadow later ones.
+ * @example
+ * PackScope.parse('project')
+ */
 export const PackScope = z.enum(['project', 'user', 'extra', 'builtin'])
 export type PackScope = z.infer<typeof PackScope>
 
-/** Scopes from highest to lowest precedence. */
+/**
+ * Scopes from highest to lowest precedence.
+ * @example
+ * SCOPE_PRECEDENCE.indexOf('project') < SCOPE_PRECEDENCE.indexOf('user') // true
+ */
 export const SCOPE_PRECEDENCE: readonly PackScope[] = ['project', 'user', 'extra', 'builtin']
 
-/** The standard's pack types. Anything else must be namespaced (`custom:x`, `acme:y`) or allowed by config. */
+/**
+ * The standard's pack types. Anything else must be namespaced (`custom:x`, `acme:y`) or allowed by config.
+ * @example
+ * STANDARD_PACK_TYPES.includes('brand-product') // true
+ */
 export const STANDARD_PACK_TYPES = [
   'personal-profile',
   'brand-persona',
@@ -57,7 +97,11 @@ export const STANDARD_PACK_TYPES = [
   'research-wiki',
 ] as const
 
-/** Provenance of the Skill or tool that produced the pack. */
+/**
+ * Provenance of the Skill or tool that produced the pack.
+ * @example
+ * ProducedBy.parse({ kind: 'skill', name: 'brand-product-knowledge-builder', version: '1.0.0' })
+ */
 export const ProducedBy = z.object({
   kind: ProducedByKind.optional(),
   name: z.string().optional(),
@@ -70,6 +114,8 @@ export type ProducedBy = z.infer<typeof ProducedBy>
  * The catalog record of one pack (seed 000, Step 2), plus `scope`, `grounding`
  * and `trust`. `profile` is always filled (missing → `wiki-first`, with a
  * diagnostic); `runtime.mode` defaults to `data`.
+ * @example
+ * const item = KnowledgeCatalogItem.parse(JSON.parse(line)) // e.g. from `knowhub packs list --json`
  */
 export const KnowledgeCatalogItem = z.object({
   name: z.string().min(1),
@@ -96,12 +142,18 @@ export const KnowledgeCatalogItem = z.object({
 })
 export type KnowledgeCatalogItem = z.infer<typeof KnowledgeCatalogItem>
 
-/** Severity of a diagnostic. `error` makes `knowhub packs validate` fail. */
+/**
+ * Severity of a diagnostic. `error` makes `knowhub packs validate` fail.
+ * @example
+ * DiagnosticSeverity.parse('warning')
+ */
 export const DiagnosticSeverity = z.enum(['error', 'warning', 'info'])
 export type DiagnosticSeverity = z.infer<typeof DiagnosticSeverity>
 
 /**
  * Stable diagnostic codes. Messages may change; codes do not.
+ * @example
+ * if (issue.code === PackDiagnosticCode.NAME_MISMATCH) rename(folder)
  */
 export const PackDiagnosticCode = {
   MISSING_DESCRIPTION: 'missing_description',
@@ -142,7 +194,11 @@ export const PackDiagnosticCode = {
 } as const
 export type PackDiagnosticCode = (typeof PackDiagnosticCode)[keyof typeof PackDiagnosticCode]
 
-/** One problem found while scanning, parsing, activating or resolving, with where it is. */
+/**
+ * One problem found while scanning, parsing, activating or resolving, with where it is.
+ * @example
+ * PackDiagnostic.parse({ severity: 'warning', code: 'name_mismatch', field: 'name', message: '…' })
+ */
 export const PackDiagnostic = z.object({
   severity: DiagnosticSeverity,
   code: z.string(),
@@ -180,7 +236,11 @@ export interface RejectedPack {
   issues: PackDiagnostic[]
 }
 
-/** Formats a diagnostic as one line: `warning name_mismatch [name]: …`. */
+/**
+ * Formats a diagnostic as one line: `warning name_mismatch [name]: …`.
+ * @example
+ * formatDiagnostic({ severity: 'warning', code: 'name_mismatch', field: 'name', message: 'x' }) // 'warning name_mismatch [name]: x'
+ */
 export function formatDiagnostic(diagnostic: PackDiagnostic): string {
   const where = diagnostic.field ?? diagnostic.path
   return `${diagnostic.severity} ${diagnostic.code}${where ? ` [${where}]` : ''}: ${diagnostic.message}`

@@ -19,7 +19,11 @@ export interface MarkdownSection {
   part: number
 }
 
-/** Default largest section text in characters before it is cut into parts. */
+/**
+ * Default largest section text in characters before it is cut into parts.
+ * @example
+ * splitMarkdown(text, { maxChars: DEFAULT_MAX_SECTION_CHARS * 2 })
+ */
 export const DEFAULT_MAX_SECTION_CHARS = 6000
 
 const FENCE = /^\s{0,3}(`{3,}|~{3,})/u

@@ -46,7 +46,12 @@ export interface SessionContext {
   stale: boolean
 }
 
-/** A serialisable session state, kept outside the model context (e.g. with the conversation). */
+/**
+ * A serialisable session state, kept outside the model context (e.g. with the conversation).
+ * @example
+ * const saved: SessionSnapshot = session.snapshot()
+ * await PackSession.restore(SessionSnapshot.parse(JSON.parse(text)), { packs })
+ */
 export const SessionSnapshot = z.object({
   version: z.literal(1),
   activations: z.array(

@@ -29,7 +29,11 @@ async function realpathLoose(path: string): Promise<string> {
   }
 }
 
-/** One usage record, keys as in seed 000 Step 8. */
+/**
+ * One usage record, keys as in seed 000 Step 8.
+ * @example
+ * const record = UsageRecord.parse(JSON.parse(line))
+ */
 export const UsageRecord = z.object({
   pack: z.string(),
   version: z.string().optional(),
@@ -44,7 +48,11 @@ export const UsageRecord = z.object({
 })
 export type UsageRecord = z.infer<typeof UsageRecord>
 
-/** File name of the log in the log folder. */
+/**
+ * File name of the log in the log folder.
+ * @example
+ * const lines = (await readFile(join(logDir, USAGE_LOG_FILE), 'utf8')).trim().split('\n')
+ */
 export const USAGE_LOG_FILE = 'knowledge-usage.jsonl'
 
 /**

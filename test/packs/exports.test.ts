@@ -1,0 +1,123 @@
+import { readFile, readdir } from 'node:fs/promises'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { describe, expect, it } from 'vitest'
+import * as packs from '../../src/packs/index.js'
+
+const SRC = fileURLToPath(new URL('../../src/packs/', import.meta.url))
+
+describe('knowhub/packs public surface', () => {
+  it('exports exactly these runtime names', () => {
+    expect(Object.keys(packs).sort()).toMatchInlineSnapshot(`
+      [
+        "ACTIVATION_TOOL_NAME",
+        "CATALOG_INSTRUCTIONS",
+        "ClaimStatus",
+        "DEFAULT_BUDGET",
+        "DEFAULT_MAX_FILE_BYTES",
+        "DEFAULT_MAX_KNOWLEDGE_BYTES",
+        "DEFAULT_MAX_SECTION_CHARS",
+        "DiagnosticSeverity",
+        "DiscoverOptions",
+        "GroundingPolicy",
+        "KnowledgeCatalogItem",
+        "MAX_FRONTMATTER_CHARS",
+        "NEUTRALISED_OPENER",
+        "PackDiagnostic",
+        "PackDiagnosticCode",
+        "PackGrounding",
+        "PackIndex",
+        "PackIndexCache",
+        "PackProfile",
+        "PackScope",
+        "PackSession",
+        "PackStatus",
+        "PackTrust",
+        "ProducedBy",
+        "ProducedByKind",
+        "ResolveIntent",
+        "RuntimeMode",
+        "SCOPE_PRECEDENCE",
+        "SKIPPED_DIRS",
+        "STANDARD_PACK_TYPES",
+        "SessionSnapshot",
+        "SourceMapClaim",
+        "SourceMapSection",
+        "USAGE_LOG_FILE",
+        "UsageLog",
+        "UsageRecord",
+        "WRAPPER_PREAMBLES",
+        "activatePack",
+        "activationTool",
+        "assertUsable",
+        "catalogItems",
+        "contextMapPaths",
+        "countTokens",
+        "deepCheck",
+        "detectIntent",
+        "discloseCatalog",
+        "discoverPacks",
+        "documentTerms",
+        "escapeXml",
+        "findPack",
+        "formatDiagnostic",
+        "hasPersonaBoundaries",
+        "isAcceptedType",
+        "isIgnored",
+        "isInside",
+        "listPackResources",
+        "loadEvidence",
+        "loadPack",
+        "mapLimit",
+        "neutralise",
+        "normalisePackPath",
+        "orderWrappers",
+        "packUseWarnings",
+        "parseFrontmatterYaml",
+        "parseGitignore",
+        "parseKnowledgeMarkdown",
+        "preambleLanguage",
+        "queryTerms",
+        "readBounded",
+        "renderCatalog",
+        "renderGuide",
+        "resolveContext",
+        "resolvePackPath",
+        "scanLocations",
+        "selectPacks",
+        "sha256",
+        "splitFrontmatter",
+        "splitMarkdown",
+        "usageRecord",
+        "validateFrontmatter",
+        "validatePath",
+        "wrapKnowledge",
+        "wrapperAttributes",
+      ]
+    `)
+  })
+
+  it('documents every runtime export with a JSDoc @example', async () => {
+    const sources = await Promise.all((await readdir(SRC)).filter((f) => f.endsWith('.ts')).map(async (f) => readFile(join(SRC, f), 'utf8')))
+    const missing: string[] = []
+    for (const name of Object.keys(packs)) {
+      let documented = false
+      for (const source of sources) {
+        const match = new RegExp(`export (?:async )?(?:function|class|const) ${name}\\b`).exec(source)
+        if (!match) continue
+        const before = source.slice(0, match.index).trimEnd()
+        const doc = before.endsWith('*/') ? before.slice(before.lastIndexOf('/**')) : ''
+        documented = doc.includes('@example')
+      }
+      if (!documented) missing.push(name)
+    }
+    expect(missing).toEqual([])
+  })
+
+  it('library code never touches the console or process state', async () => {
+    for (const file of (await readdir(SRC)).filter((f) => f.endsWith('.ts'))) {
+      const source = (await readFile(join(SRC, file), 'utf8')).replace(/\/\*[\s\S]*?\*\//g, '').replace(/\/\/.*$/gm, '')
+      expect(source, file).not.toMatch(/\bconsole\.|process\.(exit|exitCode|env|cwd)\b/)
+    }
+  })
+})
