@@ -5,6 +5,8 @@ import { Command, CommanderError } from 'commander'
 import { ENV_VARS } from './config.js'
 import { knowledgeCommands } from './commands/knowledge.js'
 import { statusCommand } from './commands/status.js'
+import { resourceCommands } from './commands/resource.js'
+import { slimCommands } from './commands/slim.js'
 import { printError, processIo, type Io } from './output.js'
 
 /** Builds the program (exported for in-process tests). */
@@ -15,7 +17,7 @@ export function buildProgram(io: Io = processIo): Command {
     .showHelpAfterError('(run with --help for usage)')
     .configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) })
     .addHelpText('after', `\nEnvironment:\n${Object.entries(ENV_VARS).map(([k, v]) => `  ${k.padEnd(22)} ${v}`).join('\n')}`)
-  for (const command of [...knowledgeCommands(io), statusCommand(io)]) program.addCommand(command)
+  for (const command of [...knowledgeCommands(io), statusCommand(io), ...resourceCommands(io), ...slimCommands(io)]) program.addCommand(command)
   return program
 }
 

@@ -1,0 +1,260 @@
+/**
+ * `knowhub resource save | update | get | list | delete` and `knowhub secrets status | rotate`.
+ * Secrets are never taken from a command-line argument (visible in `ps` and shell
+ * history): only from a file or stdin. `get` prints a secret only with `--show-secret`.
+ */
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { Command } from 'commander'
+import { KnowHubError } from '../../core/errors.js'
+import { RESOURCE_CONTENT_TYPES, type Resource } from '../../core/resources.js'
+import { rotateKeyFile } from '../../resources/secrets.js'
+import { withHub, type GlobalOptions } from '../context.js'
+import { oneLine, printJson, type Io } from '../output.js'
+
+const collect = (value: string, previous: string[] = []): string[] => [...previous, value]
+const csv = (value: string): string[] => value.split(',').map((s) => s.trim()).filter(Boolean)
+
+function int(name: string) {
+  return (value: string): number => {
+    const n = Number(value)
+    if (!Number.isInteger(n)) throw new KnowHubError('validation_error', `${name} must be an integer, got "${value}"`)
+    return n
+  }
+}
+
+function globals(command: Command): GlobalOptions {
+  return command.optsWithGlobals() as GlobalOptions
+}
+
+function readText(value: string | undefined, file: string | undefined, what: string): string | undefined {
+  if (file !== undefined && value !== undefined) throw new KnowHubError('validation_error', `give ${what} once: as text or as a file`)
+  if (file !== undefined) return readFileSync(file === '-' ? 0 : file, 'utf8')
+  if (value === '-') return readFileSync(0, 'utf8')
+  return value
+}
+
+function readSecret(options: { secretFile?: string; secretStdin?: boolean }): string | undefined {
+  if (options.secretFile !== undefined && options.secretStdin) throw new KnowHubError('validation_error', 'use --secret-file or --secret-stdin, not both')
+  if (options.secretStdin) return readFileSync(0, 'utf8').replace(/\r?\n$/, '')
+  if (options.secretFile !== undefined) return readFileSync(options.secretFile, 'utf8').replace(/\r?\n$/, '')
+  return undefined
+}
+
+function parseMeta(pairs: string[], options: { language?: string; acquiredAt?: string; expiresAt?: string }): Record<string, unknown> | undefined {
+  const meta: Record<string, unknown> = {}
+  for (const pair of pairs) {
+    const at = pair.indexOf('=')
+    if (at <= 0) throw new KnowHubError('validation_error', `--meta must be key=value, got "${pair}"`)
+    meta[pair.slice(0, at)] = pair.slice(at + 1)
+  }
+  if (options.language) meta.language = options.language
+  if (options.acquiredAt) meta.acquired_at = options.acquiredAt
+  if (options.expiresAt) meta.expires_at = options.expiresAt
+  return Object.keys(meta).length > 0 ? meta : undefined
+}
+
+function printResource(io: Io, r: Resource): void {
+  io.out(`${r.id}  [${r.content_type}]  v${r.version}${r.expired ? '  EXPIRED' : ''}`)
+  io.out(`title:   ${r.title}`)
+  io.out(`scopes:  ${r.scopes.join(', ')}    owner: ${r.owner}`)
+  if (Object.keys(r.metadata).length > 0) io.out(`meta:    ${JSON.stringify(r.metadata)}`)
+  io.out(`secret:  ${r.secure_body !== undefined ? 'shown below' : r.has_secret ? 'stored (use --show-secret; needs secrets:read in one of its scopes)' : 'none'}`)
+  io.out(`created: ${r.created_at}  updated: ${r.updated_at}`)
+  if (r.body) io.out(`\n${r.body}`)
+  if (r.secure_body !== undefined) io.out(`\n--- secure_body ---\n${r.secure_body}`)
+}
+
+function contentOptions(command: Command): Command {
+  return command
+    .option('--body <text>', 'the public content ("-" reads stdin)')
+    .option('--body-file <path>', 'read the public content from a file')
+    .option('--secret-file <path>', 'read the secret content (secure_body) from a file')
+    .option('--secret-stdin', 'read the secret content (secure_body) from stdin')
+    .option('--type <type>', `content type: ${RESOURCE_CONTENT_TYPES.join(', ')} or x-name`)
+    .option('--language <lang>', 'metadata.language (of code)')
+    .option('--acquired-at <iso>', 'metadata.acquired_at')
+    .option('--expires-at <iso>', 'metadata.expires_at (a cookie past it is flagged expired)')
+    .option('--meta <key=value>', 'another metadata field (repeatable)', collect, [])
+    .option('--scope <scope>', 'a visibility scope, e.g. org:acme (repeatable)', collect)
+    .option('--owner <kind:id>', 'owner (default: you)')
+    .option('--json', 'print JSON')
+}
+
+/** The resource and secrets commands, added to the root program. */
+export function resourceCommands(io: Io): Command[] {
+  const resource = new Command('resource').description('Resources: code, credentials, cookies and other material that knowledge entries reference')
+
+  resource.addCommand(
+    contentOptions(
+      new Command('save')
+        .description('Save a new resource (an existing id is a conflict: use update)')
+        .argument('<id>', 'path-like id, e.g. code/selenium/login')
+        .requiredOption('--title <text>', 'a short title'),
+    )
+      .addHelpText('after', '\nExample:\n  knowhub resource save cookies/site_a --title "Site A cookie" --type cookie --expires-at 2026-03-07T10:00:00Z --secret-stdin < cookie.txt')
+      .action(async (id: string, options, command: Command) => {
+        const secure = readSecret(options)
+        const body = readText(options.body, options.bodyFile, 'the body')
+        const metadata = parseMeta(options.meta, options)
+        const saved = await withHub(globals(command), (hub) =>
+          hub.resources.save(
+            {
+              id,
+              title: options.title,
+              ...(body !== undefined ? { body } : {}),
+              ...(secure !== undefined ? { secure_body: secure } : {}),
+              ...(options.type ? { content_type: options.type } : {}),
+              ...(metadata ? { metadata } : {}),
+              ...(options.scope ? { scopes: options.scope } : {}),
+              ...(options.owner ? { owner: options.owner } : {}),
+            },
+            hub.config.principal,
+          ),
+        )
+        if (options.json) printJson(io, saved)
+        else io.out(`saved ${saved.id}${saved.has_secret ? ' (secret encrypted)' : ''}`)
+      }),
+  )
+
+  resource.addCommand(
+    contentOptions(
+      new Command('update')
+        .description('Change a resource (owner or admin); only the given fields change')
+        .argument('<id>', 'resource id')
+        .option('--title <text>', 'a new title')
+        .option('--remove-secret', 'delete the stored secret'),
+    ).action(async (id: string, options, command: Command) => {
+      const secure = readSecret(options)
+      if (secure !== undefined && options.removeSecret) throw new KnowHubError('validation_error', 'use a new secret or --remove-secret, not both')
+      const body = readText(options.body, options.bodyFile, 'the body')
+      const metadata = parseMeta(options.meta, options)
+      const updated = await withHub(globals(command), (hub) =>
+        hub.resources.update(
+          id,
+          {
+            ...(options.title ? { title: options.title } : {}),
+            ...(body !== undefined ? { body } : {}),
+            ...(secure !== undefined ? { secure_body: secure } : {}),
+            ...(options.removeSecret ? { secure_body: null } : {}),
+            ...(options.type ? { content_type: options.type } : {}),
+            ...(metadata ? { metadata } : {}),
+            ...(options.scope ? { scopes: options.scope } : {}),
+            ...(options.owner ? { owner: options.owner } : {}),
+          },
+          hub.config.principal,
+        ),
+      )
+      if (options.json) printJson(io, updated)
+      else io.out(`updated ${updated.id} (v${updated.version})`)
+    }),
+  )
+
+  resource.addCommand(
+    new Command('get')
+      .description('Show one resource; the secret only with --show-secret (and secrets:read in its scope)')
+      .argument('<id>', 'resource id')
+      .option('--show-secret', 'decrypt and show secure_body')
+      .option('--json', 'print JSON')
+      .action(async (id: string, options, command: Command) => {
+        const found = await withHub(globals(command), (hub) => hub.resources.get(id, hub.config.principal, { includeSecret: Boolean(options.showSecret) }))
+        if (options.json) return printJson(io, found)
+        printResource(io, found)
+        if (options.showSecret && found.has_secret && found.secure_body === undefined) io.err('the secret is not shown: you need secrets:read and one of your own ids among its scopes')
+      }),
+  )
+
+  resource.addCommand(
+    new Command('list')
+      .description('List resources ordered by id (never with secrets)')
+      .option('--prefix <prefix>', 'only ids starting with this, e.g. code/selenium/')
+      .option('--type <list>', 'comma-separated content types', csv)
+      .option('--scopes <list>', 'comma-separated scopes', csv)
+      .option('--owner <kind:id>', 'only this owner')
+      .option('--expired', 'only expired ones')
+      .option('--not-expired', 'only those not expired')
+      .option('-n, --limit <n>', 'how many', int('--limit'), 20)
+      .option('--cursor <cursor>', 'continue after a previous page')
+      .option('--json', 'print JSON')
+      .action(async (options, command: Command) => {
+        if (options.expired && options.notExpired) throw new KnowHubError('validation_error', 'use --expired or --not-expired, not both')
+        const page = await withHub(globals(command), (hub) =>
+          hub.resources.list(
+            {
+              limit: options.limit,
+              ...(options.prefix ? { prefix: options.prefix } : {}),
+              ...(options.type ? { content_type: options.type } : {}),
+              ...(options.scopes ? { scopes: options.scopes } : {}),
+              ...(options.owner ? { owner: options.owner } : {}),
+              ...(options.expired ? { expired: true } : options.notExpired ? { expired: false } : {}),
+              ...(options.cursor ? { cursor: options.cursor } : {}),
+            },
+            hub.config.principal,
+          ),
+        )
+        if (options.json) return printJson(io, page)
+        if (page.items.length === 0) io.out('no resources')
+        for (const r of page.items) {
+          io.out(`${r.id}  [${r.content_type}]${r.has_secret ? ' 🔒' : ''}${r.expired ? ' EXPIRED' : ''}  ${r.scopes.join(',')}  ${oneLine(r.title, 60)}`)
+        }
+        if (page.next_cursor) io.out(`\nmore: knowhub resource list --cursor ${page.next_cursor}`)
+      }),
+  )
+
+  resource.addCommand(
+    new Command('delete')
+      .description('Delete a resource for good (owner or admin)')
+      .argument('<id>', 'resource id')
+      .action(async (id: string, _options, command: Command) => {
+        await withHub(globals(command), (hub) => hub.resources.delete(id, hub.config.principal))
+        io.out(`deleted ${id}`)
+      }),
+  )
+
+  const secrets = new Command('secrets').description('The key that encrypts resource secrets at rest')
+
+  secrets.addCommand(
+    new Command('status')
+      .description('Show where the key comes from, its id, and how many secrets each key protects')
+      .option('--json', 'print JSON')
+      .action(async (options, command: Command) => {
+        const status = await withHub(globals(command), async (hub) => ({
+          source: hub.secrets.source,
+          key_file: hub.secrets.keyFile ?? null,
+          key_id: hub.secrets.key.id,
+          secrets_by_key: await hub.store.resources.secretKeyIds(),
+        }))
+        if (options.json) return printJson(io, status)
+        io.out(`key:     ${status.key_id} (${status.source === 'file' ? `file ${status.key_file}` : status.source === 'config' ? 'KNOWHUB_SECRET_KEY / config' : 'ephemeral, in memory'})`)
+        if (status.secrets_by_key.length === 0) io.out('secrets: none stored')
+        for (const row of status.secrets_by_key) io.out(`secrets: ${row.count} under key ${row.key_id}${row.key_id === status.key_id ? '' : '  ← NOT the configured key'}`)
+      }),
+  )
+
+  secrets.addCommand(
+    new Command('rotate')
+      .description('Re-encrypt every secret with a new random key, then store the new key in the key file')
+      .option('--json', 'print JSON')
+      .addHelpText(
+        'after',
+        '\nThe new key is first written to <key file>.new (mode 0600); all secrets are re-encrypted in one\ntransaction; only after it commits is <key file>.new renamed over the key file. If the command is\ninterrupted, run it again: it picks up <key file>.new and finishes.',
+      )
+      .action(async (options, command: Command) => {
+        const { report, source } = await withHub(globals(command), async (hub) => {
+          if (hub.secrets.source === 'ephemeral') throw new KnowHubError('config_error', 'The key is ephemeral (in-memory database): there is nothing to rotate')
+          const keyFile = hub.secrets.keyFile ?? hub.config.secrets.keyFile ?? join(hub.config.dataDir, 'secret.key')
+          return { report: await rotateKeyFile(hub.store, { oldKey: hub.secrets.key, keyFile }), source: hub.secrets.source }
+        })
+        if (options.json) printJson(io, report)
+        else {
+          io.out(`re-encrypted ${report.rotated} secrets${report.unchanged ? ` (${report.unchanged} were already under the new key)` : ''}: key ${report.old_key_id} → ${report.new_key_id}`)
+          io.out(`new key written to ${report.key_file} (mode 0600)`)
+        }
+        if (source === 'config') {
+          io.err(`warning: KNOWHUB_SECRET_KEY (or config secrets.key) still holds the OLD key. Unset it so that ${report.key_file} is used, or set it to that file's content.`)
+        }
+      }),
+  )
+
+  return [resource, secrets]
+}

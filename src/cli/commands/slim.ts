@@ -1,0 +1,61 @@
+/**
+ * `knowhub slim` (merge near-duplicate entries, deterministically) and `knowhub unmerge ID`.
+ */
+import { Command } from 'commander'
+import { KnowHubError } from '../../core/errors.js'
+import { slimKnowledge, unmergeKnowledge } from '../../knowledge/slim.js'
+import { withHub, type GlobalOptions } from '../context.js'
+import { printJson, type Io } from '../output.js'
+
+function num(name: string) {
+  return (value: string): number => {
+    const n = Number(value)
+    if (!Number.isFinite(n)) throw new KnowHubError('validation_error', `${name} must be a number, got "${value}"`)
+    return n
+  }
+}
+
+function globals(command: Command): GlobalOptions {
+  return command.optsWithGlobals() as GlobalOptions
+}
+
+/** The slim and unmerge commands, added to the root program. */
+export function slimCommands(io: Io): Command[] {
+  const slim = new Command('slim')
+    .description('Merge near-duplicate entries you manage into one (originals kept as merged; undo with unmerge)')
+    .option('--threshold <n>', 'cosine similarity of the vectors, 0.5-1', num('--threshold'), 0.9)
+    .option('--min-overlap <n>', 'word overlap (Jaccard) of task + content, 0-1', num('--min-overlap'), 0.5)
+    .option('--limit <n>', 'compare the newest N visible entries (at most 5000)', num('--limit'), 2000)
+    .option('--dry-run', 'only show the plan')
+    .option('--json', 'print JSON')
+    .addHelpText('after', '\nExample:\n  knowhub slim --dry-run\n  knowhub slim --threshold 0.93')
+    .action(async (options, command: Command) => {
+      const result = await withHub(globals(command), (hub) =>
+        slimKnowledge(
+          { store: hub.store, embedder: hub.embedder, maxContentBytes: hub.config.maxContentBytes },
+          { threshold: options.threshold, min_overlap: options.minOverlap, limit: options.limit, dry_run: Boolean(options.dryRun) },
+          hub.config.principal,
+        ),
+      )
+      if (options.json) return printJson(io, result)
+      io.out(`compared ${result.considered} entries${result.truncated ? ' (more exist: run again, or raise --limit)' : ''}; threshold ${result.threshold}, overlap ${result.min_overlap}`)
+      if (result.groups.length === 0) io.out('no near-duplicates to merge')
+      for (const group of result.groups) {
+        io.out(`${result.dry_run ? 'would merge' : `merged into ${group.kept_id}:`} ${group.merged_ids.join(', ')}  (similarity ≥ ${group.similarity})`)
+      }
+      for (const skip of result.skipped) io.out(`skipped [${skip.reason}] ${skip.ids.join(', ')}: ${skip.message}`)
+      if (!result.dry_run && result.merged > 0) io.out(`${result.merged} entries marked merged; undo one group with: knowhub unmerge <merged id>`)
+    })
+
+  const unmerge = new Command('unmerge')
+    .description('Undo a merge: restore the originals and archive the merged entry')
+    .argument('<id>', 'the merged entry (kept_id of slim)')
+    .option('--json', 'print JSON')
+    .action(async (id: string, options, command: Command) => {
+      const result = await withHub(globals(command), (hub) => unmergeKnowledge({ store: hub.store, embedder: hub.embedder }, id, hub.config.principal))
+      if (options.json) return printJson(io, result)
+      io.out(`restored ${result.restored_ids.join(', ')}; archived ${result.id}`)
+    })
+
+  return [slim, unmerge]
+}
