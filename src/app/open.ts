@@ -14,6 +14,7 @@ import { join } from 'node:path'
 import { SecretKey, createSecretBox, loadOrCreateKey } from '../resources/secrets.js'
 import { createResourceService, type ResourceService } from '../resources/service.js'
 import { openStore, type Store } from '../store/store.js'
+import { createTokenService, type TokenService } from '../auth/tokens.js'
 
 export interface KnowHub {
   readonly config: KnowHubConfig
@@ -23,6 +24,8 @@ export interface KnowHub {
   readonly resources: ResourceService
   /** The key of secrets at rest and where it came from (`keyFile` undefined: from config, or ephemeral for memory://). */
   readonly secrets: { readonly key: SecretKey; readonly keyFile: string | undefined; readonly source: 'config' | 'file' | 'ephemeral' }
+  /** API tokens (the server's authentication). */
+  readonly tokens: TokenService
   close(): Promise<void>
 }
 
@@ -59,6 +62,7 @@ export async function openKnowHub(
       knowledge,
       resources: createResourceService({ store, secrets: createSecretBox(secretKey), logger, ...(deps.clock ? { clock: deps.clock } : {}) }),
       secrets: { key: secretKey, keyFile, source: parsed.secrets.key ? 'config' : keyFile ? 'file' : 'ephemeral' },
+      tokens: createTokenService({ db: store.db, logger, ...(deps.clock ? { clock: deps.clock } : {}) }),
       async close() {
         await store.close()
         await embedder.close?.()

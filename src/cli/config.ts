@@ -25,7 +25,11 @@ export const ENV_VARS = {
   KNOWHUB_ORG: 'local principal: org id',
   KNOWHUB_SECRET_KEY: 'key of secrets at rest: 32 bytes as base64 or hex (default: the key file)',
   KNOWHUB_SECRET_KEY_FILE: 'key file of secrets at rest (default <data dir>/secret.key, created with mode 0600)',
-  KNOWHUB_LOG_LEVEL: 'debug | info | warn | error (default warn for the CLI)',
+  KNOWHUB_LOG_LEVEL: 'debug | info | warn | error (default warn for the CLI, info for the server)',
+  KNOWHUB_HOST: 'server: address to listen on (default 127.0.0.1; others need an API token)',
+  KNOWHUB_PORT: 'server: port (default 8420)',
+  KNOWHUB_BODY_LIMIT: 'server: largest request body in bytes (default 2097152)',
+  KNOWHUB_RATE_LIMIT: 'server: requests per second per token (default 50; 0 = off)',
 } as const
 
 type Env = Record<string, string | undefined>
@@ -76,6 +80,13 @@ export function loadConfig(env: Env = process.env, options: { configFile?: strin
       ...(env.KNOWHUB_EMBED_PATH ? { path: env.KNOWHUB_EMBED_PATH } : {}),
     }
   }
+  const server: Record<string, unknown> = { ...(file.server as object | undefined) }
+  if (env.KNOWHUB_HOST) server.host = env.KNOWHUB_HOST
+  for (const [name, key] of [['KNOWHUB_PORT', 'port'], ['KNOWHUB_BODY_LIMIT', 'bodyLimit'], ['KNOWHUB_RATE_LIMIT', 'rateLimit']] as const) {
+    const value = number(env, name)
+    if (value !== undefined) server[key] = value
+  }
+  if (Object.keys(server).length > 0) config.server = server
   const ids = { user: env.KNOWHUB_USER, agent: env.KNOWHUB_AGENT, project: env.KNOWHUB_PROJECT, team: env.KNOWHUB_TEAM, org: env.KNOWHUB_ORG }
   if (Object.values(ids).some(Boolean)) {
     const filePrincipal = (file.principal ?? {}) as Record<string, unknown>

@@ -1,0 +1,48 @@
+/**
+ * `knowhub start` (alias `serve`): runs the HTTP server until SIGINT/SIGTERM and
+ * prints its URL.
+ */
+import { Command } from 'commander'
+import { KnowHubError } from '../../core/errors.js'
+import { startServer } from '../../server/serve.js'
+import { createCliLogger, withHub, type GlobalOptions } from '../context.js'
+import type { Io } from '../output.js'
+
+function port(value: string): number {
+  const n = Number(value)
+  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new KnowHubError('validation_error', `--port must be an integer 0-65535, got "${value}"`)
+  return n
+}
+
+/** Resolves on the first SIGINT or SIGTERM. */
+function untilSignal(): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    const done = (signal: NodeJS.Signals) => {
+      process.off('SIGINT', done)
+      process.off('SIGTERM', done)
+      resolve(signal)
+    }
+    process.on('SIGINT', done)
+    process.on('SIGTERM', done)
+  })
+}
+
+/** `knowhub start|serve [--host] [--port]`. */
+export function serverCommand(io: Io): Command {
+  return new Command('start')
+    .alias('serve')
+    .description('Run the HTTP API server (embedded database, 127.0.0.1:8420 by default)')
+    .option('--host <address>', 'address to listen on (default 127.0.0.1; a non-loopback address needs an API token first)')
+    .option('--port <n>', 'port (default 8420; 0 picks a free one)', port)
+    .addHelpText('after', '\nWithout any API token the server runs in local mode: it listens on 127.0.0.1 only and every request acts as the configured local principal.\nCreate tokens with `knowhub token create` to serve other machines.')
+    .action(async (options: { host?: string; port?: number }, command: Command) => {
+      const logger = createCliLogger(process.env.KNOWHUB_LOG_LEVEL ?? 'info')
+      await withHub(command.optsWithGlobals() as GlobalOptions, async (hub) => {
+        const server = await startServer({ hub, logger, ...(options.host ? { host: options.host } : {}), ...(options.port !== undefined ? { port: options.port } : {}) })
+        io.out(`KnowHub listening on ${server.url} (${server.local ? 'local mode: no API token exists, requests act as the local principal' : 'token mode: requests need an API token'})`)
+        const signal = await untilSignal()
+        logger.info('server.stopping', { signal })
+        await server.close()
+      })
+    })
+}

@@ -1,0 +1,75 @@
+/**
+ * `knowhub token create | list | revoke`: API tokens for the HTTP server. A new
+ * token is printed once; only its hash is stored.
+ */
+import { Command } from 'commander'
+import type { TokenInfo } from '../../auth/tokens.js'
+import { withHub, type GlobalOptions } from '../context.js'
+import { printJson, type Io } from '../output.js'
+
+const collect = (value: string, previous: string[] = []): string[] => [...previous, value]
+
+function describe(info: TokenInfo): string {
+  const p = info.principal
+  const ids = (['user', 'agent', 'project', 'team', 'org'] as const).flatMap((k) => (p[k] ? [`${k}:${p[k]}`] : [])).join(' ')
+  return `${ids} (${p.permissions.join(', ')})`
+}
+
+/** The `token` command group. */
+export function tokenCommand(io: Io): Command {
+  const globals = (command: Command) => command.optsWithGlobals() as GlobalOptions
+  const create = new Command('create')
+    .description('Create an API token for a principal and print it (once)')
+    .option('--user <id>', 'user id')
+    .option('--agent <id>', 'agent id')
+    .option('--project <id>', 'project id')
+    .option('--team <id>', 'team id')
+    .option('--org <id>', 'org id')
+    .option('--perm <permission>', 'a permission (repeatable): read, write, secrets:read, admin (default: read and write)', collect)
+    .option('--name <name>', 'a label for the token')
+    .option('--expires <iso>', 'expiry, an ISO 8601 date-time such as 2027-01-01T00:00:00Z')
+    .option('--json', 'print JSON (includes the token)')
+    .addHelpText('after', '\nExample:\n  knowhub token create --user alice --org acme --perm read --perm write --name "alice laptop"')
+    .action(async (options, command: Command) => {
+      const created = await withHub(globals(command), (hub) =>
+        hub.tokens.create({
+          ...(options.user ? { user: options.user } : {}),
+          ...(options.agent ? { agent: options.agent } : {}),
+          ...(options.project ? { project: options.project } : {}),
+          ...(options.team ? { team: options.team } : {}),
+          ...(options.org ? { org: options.org } : {}),
+          ...(options.perm ? { permissions: options.perm } : {}),
+          ...(options.name ? { name: options.name } : {}),
+          ...(options.expires ? { expires_at: options.expires } : {}),
+        }),
+      )
+      if (options.json) return printJson(io, created)
+      io.out(created.token)
+      io.err(`created ${created.id} for ${describe(created)}${created.expires_at ? `, expires ${created.expires_at}` : ''}`)
+      io.err('This token is shown only now: store it safely. Send it as "Authorization: Bearer <token>".')
+    })
+
+  const list = new Command('list')
+    .description('List API tokens (never the tokens themselves)')
+    .option('--json', 'print JSON')
+    .action(async (options, command: Command) => {
+      const tokens = await withHub(globals(command), (hub) => hub.tokens.list())
+      if (options.json) return printJson(io, tokens)
+      if (tokens.length === 0) return io.out('no tokens (the server runs in local mode)')
+      for (const t of tokens) {
+        io.out(`${t.id}  ${t.status.padEnd(7)}  ${t.prefix}…  ${describe(t)}${t.name ? `  "${t.name}"` : ''}  created ${t.created_at}${t.last_used_at ? `  last used ${t.last_used_at}` : ''}`)
+      }
+    })
+
+  const revoke = new Command('revoke')
+    .description('Revoke an API token')
+    .argument('<id>', 'the token id (tok_…), from `knowhub token list`')
+    .option('--json', 'print JSON')
+    .action(async (id: string, options, command: Command) => {
+      const info = await withHub(globals(command), (hub) => hub.tokens.revoke(id))
+      if (options.json) return printJson(io, info)
+      io.out(`revoked ${info.id}`)
+    })
+
+  return new Command('token').description('Manage API tokens of the HTTP server').addCommand(create).addCommand(list).addCommand(revoke)
+}

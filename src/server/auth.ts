@@ -1,0 +1,81 @@
+/**
+ * Who is calling: a bearer token → its principal; in local mode (no token exists)
+ * a request without a token is the local principal from the config.
+ */
+import type { Clock } from '../core/clock.js'
+import { systemClock } from '../core/clock.js'
+import { KnowHubError } from '../core/errors.js'
+import type { Principal } from '../core/principal.js'
+import type { VerifiedToken } from '../auth/tokens.js'
+
+/** The caller of one request: its principal, and a key naming it in logs and rate limits. */
+export interface Caller {
+  principal: Principal
+  /** `token:tok_…` for a token, `local` for the local principal. */
+  key: string
+}
+
+/** Resolves the caller of a request, or throws `unauthenticated`. */
+export type Authenticator = (request: Request) => Promise<Caller>
+
+/** What the authenticator needs of the token service. */
+export interface TokenVerifier {
+  verify(token: string): Promise<VerifiedToken | undefined>
+  hasAny(): Promise<boolean>
+}
+
+export interface AuthenticatorOptions {
+  tokens: TokenVerifier
+  /** The principal of local mode (the config's `principal`). */
+  localPrincipal: Principal
+  /**
+   * True when the server started without any token: requests without a token are the
+   * local principal until a token is created (checked again every `recheckMs`).
+   */
+  localMode: boolean
+  clock?: Clock
+  /** How often local mode re-checks whether a token now exists (default 2000 ms). */
+  recheckMs?: number
+}
+
+function bearer(request: Request): string | undefined {
+  const header = request.headers.get('authorization')
+  if (header === null) return undefined
+  const match = /^Bearer[ ]+(\S+)[ ]*$/i.exec(header)
+  if (!match) throw new KnowHubError('unauthenticated', 'The Authorization header must be "Bearer <token>"')
+  return match[1]
+}
+
+/**
+ * @example
+ * const authenticate = createAuthenticator({ tokens: hub.tokens, localPrincipal: hub.config.principal, localMode: !(await hub.tokens.hasAny()) })
+ * const { principal } = await authenticate(request)
+ */
+export function createAuthenticator(options: AuthenticatorOptions): Authenticator {
+  const clock = options.clock ?? systemClock
+  const recheckMs = options.recheckMs ?? 2000
+  let local = options.localMode
+  let checkedAt = clock.now().getTime()
+
+  async function stillLocal(): Promise<boolean> {
+    if (!local) return false
+    const now = clock.now().getTime()
+    if (now - checkedAt >= recheckMs) {
+      checkedAt = now
+      // Local mode ends for good once a token exists.
+      if (await options.tokens.hasAny()) local = false
+    }
+    return local
+  }
+
+  return async (request) => {
+    const token = bearer(request)
+    if (token === undefined) {
+      if (await stillLocal()) return { principal: options.localPrincipal, key: 'local' }
+      throw new KnowHubError('unauthenticated', 'Send an API token: "Authorization: Bearer <token>" (create one with `knowhub token create`)')
+    }
+    const verified = await options.tokens.verify(token)
+    if (!verified) throw new KnowHubError('unauthenticated', 'The API token is unknown, revoked or expired')
+    return { principal: verified.principal, key: `token:${verified.id}` }
+  }
+}

@@ -1,0 +1,75 @@
+/**
+ * The one mapping from errors to HTTP responses. Every failure answers
+ * `{ "error": { "code", "message", "details" } }`; the status comes from the code.
+ * Errors that are not ours, and our internal/database/config errors, answer 500
+ * with a generic message: nothing internal (stack, SQL, paths) leaks.
+ */
+import { ErrorCode, isKnowHubError, type ErrorDetails } from '../core/errors.js'
+
+/** HTTP status of each error code. */
+export const STATUS_BY_CODE: Record<ErrorCode, number> = {
+  [ErrorCode.VALIDATION]: 400,
+  [ErrorCode.INVALID_SCOPE]: 400,
+  [ErrorCode.INVALID_IMPORT]: 400,
+  [ErrorCode.UNAUTHENTICATED]: 401,
+  [ErrorCode.FORBIDDEN]: 403,
+  [ErrorCode.NOT_FOUND]: 404,
+  [ErrorCode.CONFLICT]: 409,
+  [ErrorCode.CONFIRMATION_REQUIRED]: 409,
+  [ErrorCode.TOO_LARGE]: 413,
+  [ErrorCode.RATE_LIMITED]: 429,
+  // The server cannot do this as configured (no LLM): not a transient outage, so 501 rather than 503.
+  [ErrorCode.LLM_NOT_CONFIGURED]: 501,
+  [ErrorCode.EMBEDDER_FAILED]: 502,
+  // The index needs `knowhub reindex` before searches and saves work again.
+  [ErrorCode.EMBEDDER_MISMATCH]: 503,
+  [ErrorCode.CONFIG]: 500,
+  [ErrorCode.DATABASE]: 500,
+  [ErrorCode.INTERNAL]: 500,
+}
+
+/** Codes whose message and details are shown to the caller. The others are replaced by a generic 500. */
+const EXPOSED = new Set<string>(Object.entries(STATUS_BY_CODE).filter(([, status]) => status < 500 || status === 501 || status === 503).map(([code]) => code))
+
+/** The JSON body of every error response. */
+export interface ErrorBody {
+  error: { code: string; message: string; details: ErrorDetails }
+}
+
+export interface MappedError {
+  status: number
+  body: ErrorBody
+  /** True when the error is a bug or an outage worth an error log line. */
+  internal: boolean
+}
+
+/**
+ * Maps any thrown value to a status and an error body.
+ * @example
+ * const { status, body } = toHttpError(new KnowHubError('not_found', 'No knowledge entry x'))
+ * // status 404, body { error: { code: 'not_found', message: 'No knowledge entry x', details: {} } }
+ */
+export function toHttpError(error: unknown, requestId?: string): MappedError {
+  if (isKnowHubError(error) && EXPOSED.has(error.code)) {
+    return {
+      status: STATUS_BY_CODE[error.code] ?? 500,
+      body: { error: { code: error.code, message: error.message, details: error.details ?? {} } },
+      internal: false,
+    }
+  }
+  if (isKnowHubError(error, 'embedder_failed')) {
+    return { status: 502, body: { error: { code: error.code, message: 'The embedding provider failed; try again later', details: {} } }, internal: true }
+  }
+  const ref = requestId ? ` (request id ${requestId})` : ''
+  return { status: 500, body: { error: { code: ErrorCode.INTERNAL, message: `Internal server error${ref}`, details: {} } }, internal: true }
+}
+
+/** A JSON error response. */
+export function errorResponse(error: unknown, requestId?: string): { mapped: MappedError; response: Response } {
+  const mapped = toHttpError(error, requestId)
+  const headers: Record<string, string> = { 'content-type': 'application/json; charset=UTF-8' }
+  if (mapped.status === 401) headers['www-authenticate'] = 'Bearer realm="knowhub"'
+  const retry = (error as { details?: { retry_after_s?: unknown } } | undefined)?.details?.retry_after_s
+  if (mapped.status === 429 && typeof retry === 'number') headers['retry-after'] = String(Math.max(1, Math.ceil(retry)))
+  return { mapped, response: new Response(JSON.stringify(mapped.body), { status: mapped.status, headers }) }
+}

@@ -1,0 +1,171 @@
+/**
+ * The OpenAPI 3.1 document of the HTTP API, generated with zod's `z.toJSONSchema`
+ * from the same schemas the services validate requests with (request bodies and
+ * query parameters as inputs, responses as outputs).
+ */
+import { z } from 'zod'
+import { BatchFeedbackInput, EditKnowledgeInput, FeedbackInput, KnowledgeEntry, KnowledgeVersion, ListInput, SaveKnowledgeInput, SearchInput, SearchResponse, SearchResult } from '../core/knowledge.js'
+import { ListResourcesInput, Resource, ResourceSummary, SaveResourceInput, UpdateResourceInput } from '../core/resources.js'
+import { SlimInput, SlimResult, UnmergeResult } from '../core/slim.js'
+
+type JsonSchema = Record<string, unknown>
+
+function schema(s: z.ZodType, io: 'input' | 'output'): JsonSchema {
+  const { $schema: _drop, ...rest } = z.toJSONSchema(s, { io, unrepresentable: 'any' }) as JsonSchema
+  return rest
+}
+
+/** Turns a query schema's properties into OpenAPI query parameters (lists are comma-separated or repeated). */
+function queryParameters(s: z.ZodType, descriptions: Record<string, string> = {}): JsonSchema[] {
+  const json = schema(s, 'input') as { properties?: Record<string, JsonSchema>; required?: string[] }
+  return Object.entries(json.properties ?? {}).map(([name, property]) => {
+    const isList = property.type === 'array' || JSON.stringify(property).includes('"type":"array"')
+    return {
+      name,
+      in: 'query',
+      required: json.required?.includes(name) ?? false,
+      schema: property,
+      ...(isList ? { style: 'form', explode: false } : {}),
+      ...(descriptions[name] ? { description: descriptions[name] } : {}),
+    }
+  })
+}
+
+const ErrorBody = z.object({
+  error: z.object({
+    code: z.string(),
+    message: z.string(),
+    details: z.record(z.string(), z.unknown()),
+  }),
+})
+
+const KnowledgePage = z.object({ items: z.array(KnowledgeEntry), count: z.number().int(), next_cursor: z.string().nullable() })
+const ResourcePage = z.object({ items: z.array(ResourceSummary), count: z.number().int(), next_cursor: z.string().nullable() })
+const BatchResult = z.object({
+  updated: z.number().int(),
+  results: z.array(z.object({ knowledge_id: z.string(), ok: z.boolean(), error: z.object({ code: z.string(), message: z.string() }).optional() })),
+})
+const Deleted = z.object({ id: z.string(), deleted: z.literal(true) })
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` })
+const json = (name: string, description = 'OK') => ({ description, content: { 'application/json': { schema: ref(name) } } })
+const body = (name: string, required = true) => ({ required, content: { 'application/json': { schema: ref(name) } } })
+
+const ERRORS = {
+  400: json('Error', 'Invalid input: details.issues lists every problem with its path'),
+  401: json('Error', 'No valid API token'),
+  403: json('Error', 'Not allowed'),
+  404: json('Error', 'No such entity, or not visible to the caller'),
+  413: json('Error', 'Body too large'),
+  429: json('Error', 'Rate limited (see Retry-After)'),
+}
+
+const knowledgeId = { name: 'id', in: 'path', required: true, schema: { type: 'string' } }
+const resourceId = {
+  name: 'id',
+  in: 'path',
+  required: true,
+  description: 'A path-like id such as code/selenium/login: the rest of the URL path, slashes included',
+  schema: { type: 'string' },
+}
+const expand = {
+  name: 'expand',
+  in: 'query',
+  required: false,
+  description: 'resources: add `resources`, the referenced resources the caller can see (never their secrets)',
+  schema: { type: 'string', enum: ['resources'] },
+}
+
+/**
+ * The OpenAPI document served at `GET /api/openapi.json`.
+ * @example
+ * const doc = openApiDocument('0.1.0')
+ * doc.paths['/api/knowledge/search'].get.parameters // q, top_k, min_score, types, …
+ */
+export function openApiDocument(version: string): Record<string, unknown> & { paths: Record<string, Record<string, unknown>> } {
+  const components = {
+    Error: schema(ErrorBody, 'output'),
+    SaveKnowledgeInput: schema(SaveKnowledgeInput, 'input'),
+    EditKnowledgeInput: schema(EditKnowledgeInput, 'input'),
+    FeedbackInput: schema(FeedbackInput, 'input'),
+    BatchFeedbackInput: schema(BatchFeedbackInput, 'input'),
+    SlimInput: schema(SlimInput, 'input'),
+    SlimResult: schema(SlimResult, 'output'),
+    UnmergeResult: schema(UnmergeResult, 'output'),
+    KnowledgeEntry: schema(KnowledgeEntry, 'output'),
+    KnowledgeVersions: schema(z.object({ id: z.string(), versions: z.array(KnowledgeVersion) }), 'output'),
+    KnowledgePage: schema(KnowledgePage, 'output'),
+    SearchResponse: schema(SearchResponse, 'output'),
+    SearchResult: schema(SearchResult, 'output'),
+    BatchResult: schema(BatchResult, 'output'),
+    Deleted: schema(Deleted, 'output'),
+    SaveResourceInput: schema(SaveResourceInput, 'input'),
+    UpdateResourceInput: schema(UpdateResourceInput, 'input'),
+    Resource: schema(Resource, 'output'),
+    ResourcePage: schema(ResourcePage, 'output'),
+  }
+  const searchParams = queryParameters(SearchInput, {
+    q: 'Query text',
+    top_k: 'How many results (default 5)',
+    min_score: 'Drop entries scored below this (default 3)',
+    types: 'Only these types, comma-separated',
+  })
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'KnowHub',
+      version,
+      description: 'Knowledge entries and resources for AI agents (seed 003 API). Errors: { "error": { "code", "message", "details" } }.',
+    },
+    components: {
+      schemas: components,
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'An API token from `knowhub token create` (kh_…). Not needed in local mode.' } },
+    },
+    security: [{ bearer: [] }, {}],
+    paths: {
+      '/healthz': { get: { summary: 'Liveness', security: [], responses: { 200: { description: 'OK' } } } },
+      '/api/openapi.json': { get: { summary: 'This document', security: [], responses: { 200: { description: 'OK' } } } },
+      '/api/knowledge/search': {
+        get: { summary: 'Search knowledge (hybrid retrieval, quality rerank)', parameters: [...searchParams, expand], responses: { 200: json('SearchResponse'), ...ERRORS } },
+      },
+      '/api/knowledge': {
+        get: { summary: 'List knowledge, newest first', parameters: [...queryParameters(ListInput), expand], responses: { 200: json('KnowledgePage'), ...ERRORS } },
+        post: { summary: 'Save a knowledge entry', requestBody: body('SaveKnowledgeInput'), responses: { 201: json('KnowledgeEntry', 'Created'), ...ERRORS } },
+      },
+      '/api/knowledge/batch_update': {
+        post: { summary: 'Helpful/harmful feedback on many entries', requestBody: body('BatchFeedbackInput'), responses: { 200: json('BatchResult'), ...ERRORS } },
+      },
+      '/api/knowledge/slim': {
+        post: { summary: 'Merge near-duplicate entries', requestBody: body('SlimInput', false), responses: { 200: json('SlimResult', 'The groups merged (or, with dry_run, the plan)'), ...ERRORS } },
+      },
+      '/api/knowledge/{id}': {
+        get: { summary: 'One entry', parameters: [knowledgeId, expand], responses: { 200: json('KnowledgeEntry'), ...ERRORS } },
+        put: {
+          summary: 'Feedback: add_helpful_case, add_harmful_case, update_score, evolve_feedback (501 llm_not_configured without an LLM)',
+          parameters: [knowledgeId],
+          requestBody: body('FeedbackInput'),
+          responses: { 200: json('KnowledgeEntry'), ...ERRORS, 501: json('Error', 'No LLM configured (evolve_feedback)') },
+        },
+        patch: { summary: 'Edit (owner or admin); the previous version is kept', parameters: [knowledgeId], requestBody: body('EditKnowledgeInput'), responses: { 200: json('KnowledgeEntry'), ...ERRORS, 409: json('Error', 'Changed concurrently') } },
+        delete: { summary: 'Delete (owner or admin)', parameters: [knowledgeId], responses: { 200: json('Deleted'), ...ERRORS } },
+      },
+      '/api/knowledge/{id}/versions': { get: { summary: 'Previous versions, oldest first', parameters: [knowledgeId], responses: { 200: json('KnowledgeVersions'), ...ERRORS } } },
+      '/api/knowledge/{id}/archive': { post: { summary: 'Archive (owner or admin)', parameters: [knowledgeId], responses: { 200: json('KnowledgeEntry'), ...ERRORS } } },
+      '/api/knowledge/{id}/restore': { post: { summary: 'Make active again (owner or admin)', parameters: [knowledgeId], responses: { 200: json('KnowledgeEntry'), ...ERRORS } } },
+      '/api/knowledge/{id}/unmerge': { post: { summary: 'Undo a slim merge: originals active again, the merged entry archived', parameters: [knowledgeId], responses: { 200: json('UnmergeResult'), ...ERRORS } } },
+      '/api/resource': {
+        get: { summary: 'List resources (never secrets)', parameters: queryParameters(ListResourcesInput), responses: { 200: json('ResourcePage'), ...ERRORS } },
+        post: { summary: 'Save a resource', requestBody: body('SaveResourceInput'), responses: { 201: json('Resource', 'Created'), ...ERRORS, 409: json('Error', 'The id exists') } },
+      },
+      '/api/resource/{id}': {
+        get: {
+          summary: 'One resource; secure_body only with secrets:read in its scope',
+          parameters: [resourceId, { name: 'include_secret', in: 'query', required: false, schema: { type: 'boolean', default: true } }],
+          responses: { 200: json('Resource'), ...ERRORS },
+        },
+        put: { summary: 'Update (owner or admin)', parameters: [resourceId], requestBody: body('UpdateResourceInput'), responses: { 200: json('Resource'), ...ERRORS } },
+        delete: { summary: 'Delete (owner or admin)', parameters: [resourceId], responses: { 200: json('Deleted'), ...ERRORS } },
+      },
+    },
+  }
+}

@@ -1,0 +1,143 @@
+/**
+ * Binds the API to a socket with @hono/node-server. Decides the mode at start:
+ * - token mode (some API token exists): every API request needs a token;
+ * - local mode (no token): requests without a token are the config's principal, so
+ *   the server only binds a loopback address and only answers to local Host headers
+ *   (DNS-rebinding protection). Binding elsewhere without a token is refused.
+ */
+import { readFileSync } from 'node:fs'
+import type { AddressInfo } from 'node:net'
+import { serve, type ServerType } from '@hono/node-server'
+import type { KnowHub } from '../app/open.js'
+import type { Clock } from '../core/clock.js'
+import { KnowHubError } from '../core/errors.js'
+import type { Logger } from '../core/logger.js'
+import { noopLogger } from '../core/logger.js'
+import { slimKnowledge, unmergeKnowledge } from '../knowledge/slim.js'
+import { createApp } from './app.js'
+import { createAuthenticator } from './auth.js'
+import type { ResourceApi, SlimApi } from './services.js'
+
+export interface StartServerOptions {
+  hub: KnowHub
+  /** Default: the config's `server.host` (127.0.0.1). */
+  host?: string
+  /** Default: the config's `server.port` (8420); 0 picks a free port. */
+  port?: number
+  logger?: Logger
+  clock?: Clock
+  /** Overrides the wiring of the resources service and slimming (default: built from the hub). */
+  resources?: ResourceApi
+  slim?: SlimApi
+}
+
+export interface RunningServer {
+  /** `http://127.0.0.1:8420` */
+  readonly url: string
+  readonly host: string
+  readonly port: number
+  /** True in local mode (no token existed at start). */
+  readonly local: boolean
+  close(): Promise<void>
+}
+
+/** True for 127.0.0.0/8, ::1 and `localhost`. */
+export function isLoopback(host: string): boolean {
+  const h = host.replace(/^\[|\]$/g, '').toLowerCase()
+  return h === 'localhost' || h === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h) || h === '::ffff:127.0.0.1'
+}
+
+function packageVersion(): string {
+  try {
+    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: unknown }
+    return typeof pkg.version === 'string' ? pkg.version : '0.0.0'
+  } catch {
+    return '0.0.0'
+  }
+}
+
+function describePrincipal(p: KnowHub['config']['principal']): string {
+  return (['user', 'agent', 'project', 'team', 'org'] as const).flatMap((k) => (p[k] ? [`${k}:${p[k]}`] : [])).join(' ') || '(no ids)'
+}
+
+function urlHost(host: string): string {
+  return host.includes(':') ? `[${host}]` : host
+}
+
+/**
+ * Starts the HTTP server.
+ * @example
+ * const hub = await openKnowHub(config)
+ * const server = await startServer({ hub, port: 0 })
+ * console.log(server.url)
+ * await server.close(); await hub.close()
+ */
+export async function startServer(options: StartServerOptions): Promise<RunningServer> {
+  const { hub } = options
+  const settings = hub.config.server
+  const host = options.host ?? settings.host
+  const requestedPort = options.port ?? settings.port
+  const logger = options.logger ?? noopLogger
+  const local = !(await hub.tokens.hasAny())
+  if (local && !isLoopback(host)) {
+    throw new KnowHubError(
+      'config_error',
+      `Refusing to listen on ${host}: no API token exists, so every request would act as the local principal (${describePrincipal(hub.config.principal)}) with no authentication. ` +
+        'Create a token first (knowhub token create --user ID --org ID), or listen on 127.0.0.1.',
+      { host },
+    )
+  }
+
+  // Filled in once the port is known (it may be 0 until bound).
+  const bound: { hosts?: ReadonlySet<string> } = {}
+  const extraHosts = settings.allowedHosts.map((h) => h.toLowerCase())
+  const allowedHosts = local || extraHosts.length > 0 ? () => bound.hosts ?? new Set<string>() : undefined
+
+  const slimDeps = { store: hub.store, embedder: hub.embedder, logger, maxContentBytes: hub.config.maxContentBytes, ...(options.clock ? { clock: options.clock } : {}) }
+  const slim: SlimApi = options.slim ?? {
+    slim: (body, principal) => slimKnowledge(slimDeps, body, principal),
+    unmerge: (id, principal) => unmergeKnowledge(slimDeps, id, principal),
+  }
+  const app = createApp({
+    knowledge: hub.knowledge,
+    resources: options.resources ?? hub.resources,
+    slim,
+    authenticate: createAuthenticator({ tokens: hub.tokens, localPrincipal: hub.config.principal, localMode: local, ...(options.clock ? { clock: options.clock } : {}) }),
+    logger,
+    version: packageVersion(),
+    bodyLimit: settings.bodyLimit,
+    rateLimit: { perSecond: settings.rateLimit, burst: settings.rateBurst },
+    ...(allowedHosts ? { allowedHosts } : {}),
+    ...(options.clock ? { clock: options.clock } : {}),
+  })
+
+  const server: ServerType = await new Promise((resolve, reject) => {
+    const s = serve({ fetch: app.fetch, hostname: host, port: requestedPort }, () => resolve(s))
+    s.once('error', (error: NodeJS.ErrnoException) => {
+      reject(
+        error.code === 'EADDRINUSE'
+          ? new KnowHubError('config_error', `Port ${requestedPort} on ${host} is in use: pick another with --port or KNOWHUB_PORT`, { host, port: requestedPort })
+          : new KnowHubError('config_error', `Cannot listen on ${host}:${requestedPort}: ${error.message}`, { host, port: requestedPort }),
+      )
+    })
+  })
+  const port = (server.address() as AddressInfo).port
+  bound.hosts = local
+    ? new Set([`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`, `${urlHost(host).toLowerCase()}:${port}`, ...extraHosts])
+    : new Set(extraHosts)
+  const url = `http://${urlHost(host)}:${port}`
+  logger.info('server.started', { url, mode: local ? 'local' : 'token' })
+
+  return {
+    url,
+    host,
+    port,
+    local,
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        const s = server as ServerType & { closeAllConnections?: () => void }
+        s.close((error) => (error ? reject(error) : resolve()))
+        s.closeAllConnections?.()
+      }),
+  }
+}

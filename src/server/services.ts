@@ -1,0 +1,24 @@
+/**
+ * What the routes need of the services they do not own, as structural types: the
+ * resources service and knowledge slimming. The real implementations
+ * (src/resources/service.ts, src/knowledge/slim.ts) satisfy these.
+ */
+import type { Principal } from '../core/principal.js'
+
+/** The resources service, as the routes use it. */
+export interface ResourceApi {
+  save(body: unknown, principal: Principal): Promise<unknown>
+  /** `secure_body` is included only when `includeSecret` and the caller may read the resource's secrets. */
+  get(id: string, principal: Principal, options?: { includeSecret?: boolean }): Promise<unknown>
+  update(id: string, body: unknown, principal: Principal): Promise<unknown>
+  delete(id: string, principal: Principal): Promise<unknown>
+  list(query: unknown, principal: Principal): Promise<{ items: unknown[]; next_cursor: string | null }>
+  /** The resources behind `resource_ids` that the caller can see, without secrets. */
+  expandResources(ids: readonly string[], principal: Principal): Promise<unknown[]>
+}
+
+/** Knowledge slimming (`POST /api/knowledge/slim`) and its undo. */
+export interface SlimApi {
+  slim(body: unknown, principal: Principal): Promise<unknown>
+  unmerge(id: string, principal: Principal): Promise<unknown>
+}

@@ -1,0 +1,277 @@
+/**
+ * The isolation matrix, over real HTTP: randomised principals (users, agents,
+ * projects, teams, orgs, permissions) each save entries and resources in random
+ * scopes of their own; then every principal hits every endpoint for every entry
+ * and resource, and must see exactly what its scopes allow: 404 for what it cannot
+ * see, 403 for what it can see but not manage, and never a secret it may not read.
+ * Set KNOWHUB_TEST_SEED to replay a run.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { memberScopes, visibleScopes, type Principal } from '../../src/core/principal.js'
+import { client, errorOf, openTestHub, type Client, type TestHub } from './helpers.js'
+
+const SEED = Number(process.env.KNOWHUB_TEST_SEED ?? Math.floor(Math.random() * 2 ** 31))
+
+function rng(seed: number): () => number {
+  let a = seed >>> 0
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0
+    let t = a
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+}
+const random = rng(SEED)
+const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!
+const chance = (p: number) => random() < p
+function sample<T>(items: readonly T[], n: number): T[] {
+  const copy = [...items]
+  for (let i = copy.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1))
+    ;[copy[i], copy[j]] = [copy[j]!, copy[i]!]
+  }
+  return copy.slice(0, n)
+}
+
+interface Actor {
+  name: string
+  principal: Principal
+  api: Client
+}
+interface Entry {
+  id: string
+  scopes: string[]
+  owner: string
+  marker: string
+  resource_ids: string[]
+}
+interface Res {
+  id: string
+  scopes: string[]
+  owner: string
+  secret: string
+}
+
+const WRITERS = 10
+const ENTRIES_PER_WRITER = 3
+const RESOURCES_PER_WRITER = 2
+
+let t: TestHub
+let actors: Actor[] = []
+const entries: Entry[] = []
+const resources: Res[] = []
+
+const sees = (actor: Actor, scopes: readonly string[]) => scopes.some((s) => visibleScopes(actor.principal).includes(s))
+const manages = (actor: Actor, owner: string) => memberScopes(actor.principal).includes(owner)
+const readsSecret = (actor: Actor, scopes: readonly string[]) =>
+  (actor.principal.permissions.includes('secrets:read') || actor.principal.permissions.includes('admin')) &&
+  scopes.some((s) => s !== 'public' && memberScopes(actor.principal).includes(s))
+const why = (actor: Actor, what: string) => `seed ${SEED}: ${actor.name} ${JSON.stringify(actor.principal)} ${what}`
+
+async function inBatches<T>(items: readonly T[], size: number, fn: (item: T) => Promise<void>): Promise<void> {
+  for (let i = 0; i < items.length; i += size) await Promise.all(items.slice(i, i + size).map(fn))
+}
+
+beforeAll(async () => {
+  t = await openTestHub()
+  const orgs = ['o0', 'o1', 'o2']
+  const projects = ['p0', 'p1', 'p2', 'p3']
+  const teams = ['t0', 't1']
+  const agents = ['a0', 'a1', 'a2']
+  const specs: Array<{ name: string; fields: Record<string, unknown> }> = []
+  for (let i = 0; i < WRITERS; i++) {
+    specs.push({
+      name: `writer${i}`,
+      fields: {
+        user: `u${i}`,
+        ...(chance(0.7) ? { org: pick(orgs) } : {}),
+        ...(chance(0.6) ? { project: pick(projects) } : {}),
+        ...(chance(0.4) ? { team: pick(teams) } : {}),
+        ...(chance(0.3) ? { agent: pick(agents) } : {}),
+        permissions: chance(0.5) ? ['read', 'write', 'secrets:read'] : ['read', 'write'],
+      },
+    })
+  }
+  specs.push({ name: 'reader', fields: { user: 'reader', org: pick(orgs), project: pick(projects), permissions: ['read'] } })
+  specs.push({ name: 'stranger', fields: { user: 'stranger', org: 'elsewhere', project: 'nowhere', team: 'outsiders', agent: 'lone', permissions: ['read', 'write', 'secrets:read'] } })
+  specs.push({ name: 'agent-only', fields: { agent: pick(agents), permissions: ['read', 'write', 'secrets:read'] } })
+  const server = await t.start()
+  actors = []
+  for (const spec of specs) {
+    const created = await t.hub.tokens.create({ ...spec.fields, name: spec.name })
+    actors.push({ name: spec.name, principal: created.principal, api: client(server.url, created.token) })
+  }
+  const writers = actors.filter((a) => a.name.startsWith('writer'))
+  const scopesOf = (actor: Actor) => sample(memberScopes(actor.principal), 1 + Math.floor(random() * 2))
+
+  for (const writer of writers) {
+    for (let j = 0; j < RESOURCES_PER_WRITER; j++) {
+      const id = `iso/${writer.name}/r${j}`
+      const secret = `SECRET-${writer.name}-${j}-${Math.floor(random() * 1e12).toString(36)}`
+      const scopes = scopesOf(writer)
+      const r = await writer.api.post('/api/resource', { id, title: `resource ${j} of ${writer.name}`, body: 'public part', secure_body: secret, content_type: 'credential', scopes })
+      expect(r.status, why(writer, `saving ${id}`)).toBe(201)
+      resources.push({ id, scopes, owner: r.body.owner, secret })
+    }
+  }
+  for (const writer of writers) {
+    for (let j = 0; j < ENTRIES_PER_WRITER; j++) {
+      const marker = `zq${writer.name}x${j}marker`
+      const scopes = scopesOf(writer)
+      const resource_ids = sample(resources, 2).map((r) => r.id)
+      const r = await writer.api.post('/api/knowledge', { task: `isolation check ${marker}`, content: `isolation content ${marker}`, types: ['strategy'], scopes, resource_ids })
+      expect(r.status, why(writer, 'saving an entry')).toBe(201)
+      entries.push({ id: r.body.id, scopes, owner: r.body.owner, marker, resource_ids })
+    }
+  }
+})
+afterAll(async () => t?.close())
+
+describe(`isolation matrix (seed ${SEED})`, () => {
+  it('GET /api/knowledge/{id}: 200 exactly when a scope is visible, else 404', async () => {
+    await inBatches(actors, 4, async (actor) => {
+      for (const entry of entries) {
+        const r = await actor.api.get(`/api/knowledge/${entry.id}`)
+        expect(r.status, why(actor, `GET ${entry.id} in ${entry.scopes}`)).toBe(sees(actor, entry.scopes) ? 200 : 404)
+        if (r.status === 404) expect(errorOf(r).code).toBe('not_found')
+        const versions = await actor.api.get(`/api/knowledge/${entry.id}/versions`)
+        expect(versions.status, why(actor, `versions of ${entry.id}`)).toBe(sees(actor, entry.scopes) ? 200 : 404)
+      }
+    })
+  })
+
+  it('GET /api/knowledge (list) shows exactly the visible entries, whatever the scopes filter', async () => {
+    await inBatches(actors, 4, async (actor) => {
+      const r = await actor.api.get('/api/knowledge?limit=1000')
+      expect(r.status).toBe(200)
+      const expected = entries.filter((e) => sees(actor, e.scopes)).map((e) => e.id).sort()
+      expect(r.body.items.map((e: { id: string }) => e.id).sort(), why(actor, 'list')).toEqual(expected)
+      // Asking for someone else's scopes narrows, never widens.
+      const foreign = [...new Set(entries.flatMap((e) => e.scopes))].join(',')
+      const filtered = await actor.api.get(`/api/knowledge?limit=1000&scopes=${foreign}`)
+      expect(filtered.body.items.map((e: { id: string }) => e.id).sort(), why(actor, 'list with foreign scopes')).toEqual(expected)
+    })
+  })
+
+  it('GET /api/knowledge/search returns only visible entries', async () => {
+    await inBatches(actors, 4, async (actor) => {
+      const broad = await actor.api.get('/api/knowledge/search?q=isolation&top_k=100&min_score=1')
+      expect(broad.status).toBe(200)
+      const visible = new Set(entries.filter((e) => sees(actor, e.scopes)).map((e) => e.id))
+      for (const result of broad.body.results) expect(visible.has(result.id), why(actor, `search found ${result.id}`)).toBe(true)
+      expect(broad.body.count, why(actor, 'broad search count')).toBe(visible.size)
+      for (const entry of sample(entries, 6)) {
+        // top_k 100: presence is what matters here, not rank (ties go by scope priority first)
+        const r = await actor.api.get(`/api/knowledge/search?q=${entry.marker}&top_k=100&min_score=1&types=strategy`)
+        const ids = r.body.results.map((x: { id: string }) => x.id)
+        expect(ids.includes(entry.id), why(actor, `search ${entry.marker}`)).toBe(sees(actor, entry.scopes))
+        for (const id of ids) expect(visible.has(id), why(actor, `search ${entry.marker} → ${id}`)).toBe(true)
+      }
+    })
+  })
+
+  it('expand=resources never shows a resource the caller cannot see itself, nor any secret', async () => {
+    await inBatches(actors, 4, async (actor) => {
+      for (const entry of entries.filter((e) => sees(actor, e.scopes))) {
+        const r = await actor.api.get(`/api/knowledge/${entry.id}?expand=resources`)
+        const expected = entry.resource_ids.filter((id) => sees(actor, resources.find((x) => x.id === id)!.scopes))
+        expect(r.body.resources.map((x: { id: string }) => x.id), why(actor, `expand ${entry.id}`)).toEqual(expected)
+        for (const resource of resources) expect(r.text.includes(resource.secret), why(actor, `expand leaks ${resource.id}`)).toBe(false)
+      }
+    })
+  })
+
+  it('GET /api/resource/{id}: 404 unless visible; secure_body only with secrets:read in its own scope', async () => {
+    await inBatches(actors, 4, async (actor) => {
+      for (const resource of resources) {
+        const r = await actor.api.get(`/api/resource/${resource.id}`)
+        expect(r.status, why(actor, `GET resource ${resource.id} in ${resource.scopes}`)).toBe(sees(actor, resource.scopes) ? 200 : 404)
+        const allowed = sees(actor, resource.scopes) && readsSecret(actor, resource.scopes)
+        expect(r.body.secure_body, why(actor, `secret of ${resource.id}`)).toBe(allowed ? resource.secret : undefined)
+        for (const other of resources) if (other.id !== resource.id) expect(r.text.includes(other.secret)).toBe(false)
+        if (!allowed) expect(r.text.includes(resource.secret)).toBe(false)
+      }
+    })
+  })
+
+  it('GET /api/resource (list) shows exactly the visible resources and no secrets', async () => {
+    await inBatches(actors, 4, async (actor) => {
+      const r = await actor.api.get('/api/resource?limit=1000')
+      const expected = resources.filter((x) => sees(actor, x.scopes)).map((x) => x.id).sort()
+      expect(r.body.items.map((x: { id: string }) => x.id).sort(), why(actor, 'resource list')).toEqual(expected)
+      for (const resource of resources) expect(r.text.includes(resource.secret)).toBe(false)
+    })
+  })
+
+  it('writes: feedback needs visibility; edit, archive and delete need ownership (403 seen, 404 unseen)', async () => {
+    const pairs = actors.flatMap((actor) => sample(entries, 8).map((entry) => ({ actor, entry })))
+    await inBatches(pairs, 6, async ({ actor, entry }) => {
+      const visible = sees(actor, entry.scopes)
+      const canWrite = actor.principal.permissions.includes('write')
+      const feedback = await actor.api.put(`/api/knowledge/${entry.id}`, { add_helpful_case: { task: 'matrix', outcome: 'ok' } })
+      expect(feedback.status, why(actor, `feedback on ${entry.id}`)).toBe(visible ? 200 : 404)
+      const manage = visible ? (canWrite && manages(actor, entry.owner) ? 200 : 403) : canWrite ? 404 : 403
+      const edit = await actor.api.patch(`/api/knowledge/${entry.id}`, { tags: { checked_by: actor.name } })
+      expect(edit.status, why(actor, `edit ${entry.id} owned by ${entry.owner}`)).toBe(manage)
+      if (manage !== 200) {
+        // Non-owners may not archive or delete; only check the refusal (keep the entry).
+        expect((await actor.api.post(`/api/knowledge/${entry.id}/archive`)).status, why(actor, `archive ${entry.id}`)).toBe(manage)
+        expect((await actor.api.delete(`/api/knowledge/${entry.id}`)).status, why(actor, `delete ${entry.id}`)).toBe(manage)
+        expect((await actor.api.patch(`/api/knowledge/${entry.id}`, { scopes: memberScopes(actor.principal).slice(0, 1) })).status).toBe(manage)
+      }
+    })
+    // Every entry is still there, with its scopes.
+    for (const entry of entries) {
+      const owner = actors.find((a) => manages(a, entry.owner))!
+      const r = await owner.api.get(`/api/knowledge/${entry.id}`)
+      expect(r.body.scopes).toEqual(entry.scopes)
+      expect(r.body.status).toBe('active')
+    }
+  })
+
+  it('batch_update: visible entries updated, the others not_found, one by one', async () => {
+    await inBatches(actors, 4, async (actor) => {
+      const chosen = sample(entries, 6)
+      const r = await actor.api.post('/api/knowledge/batch_update', { feedback_list: chosen.map((e) => ({ knowledge_id: e.id, is_helpful: false, case: { task: 'matrix' } })) })
+      expect(r.status).toBe(200)
+      r.body.results.forEach((result: { ok: boolean; error?: { code: string } }, i: number) => {
+        const visible = sees(actor, chosen[i]!.scopes)
+        expect(result.ok, why(actor, `batch on ${chosen[i]!.id}`)).toBe(visible)
+        if (!visible) expect(result.error?.code).toBe('not_found')
+      })
+    })
+  })
+
+  it('resources: update and delete need ownership; nobody writes a scope it does not belong to', async () => {
+    const pairs = actors.flatMap((actor) => sample(resources, 6).map((resource) => ({ actor, resource })))
+    await inBatches(pairs, 6, async ({ actor, resource }) => {
+      const visible = sees(actor, resource.scopes)
+      const canWrite = actor.principal.permissions.includes('write')
+      const expected = visible ? (canWrite && manages(actor, resource.owner) ? 200 : 403) : canWrite ? 404 : 403
+      if (expected === 200) return
+      const update = await actor.api.put(`/api/resource/${resource.id}`, { secure_body: 'stolen' })
+      expect(update.status, why(actor, `update ${resource.id}`)).toBe(expected)
+      const del = await actor.api.delete(`/api/resource/${resource.id}`)
+      expect(del.status, why(actor, `delete ${resource.id}`)).toBe(expected)
+    })
+    for (const actor of actors) {
+      const foreign = ['org:elsewhere', 'user:u0', 'project:p0', 'team:t0', 'org:o0', 'public'].filter((s) => !memberScopes(actor.principal).includes(s))
+      const scope = pick(foreign)
+      const k = await actor.api.post('/api/knowledge', { task: 'intrusion', content: 'x', types: ['plan'], scopes: [scope] })
+      expect(k.status, why(actor, `save knowledge in ${scope}`)).toBe(403)
+      expect(errorOf(k).code).toBe('forbidden')
+      const r = await actor.api.post('/api/resource', { id: `intrusion/${actor.name}`, title: 'x', scopes: [scope] })
+      expect(r.status, why(actor, `save resource in ${scope}`)).toBe(403)
+      const owner = await actor.api.post('/api/knowledge', { task: 'impersonation', content: 'x', types: ['plan'], owner: 'user:u0' })
+      if (actor.principal.user !== 'u0') expect(owner.status, why(actor, 'save as user:u0')).toBe(403)
+    }
+    // The secrets were never replaced.
+    for (const resource of resources) {
+      const owner = actors.find((a) => manages(a, resource.owner))!
+      const r = await owner.api.get(`/api/resource/${resource.id}`)
+      expect(r.status).toBe(200)
+      if (readsSecret(owner, resource.scopes)) expect(r.body.secure_body).toBe(resource.secret)
+    }
+  })
+})
