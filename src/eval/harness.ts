@@ -1,0 +1,241 @@
+/**
+ * The retrieval evaluation harness: loads a retrieval set into a knowledge
+ * service (one `project:<conv>` scope per conversation), runs every judged
+ * query through the service's real `search` — the path the API uses — and
+ * scores the ranked lists.
+ */
+import { KnowHubError } from '../core/errors.js'
+import { KNOWLEDGE_ID } from '../core/ids.js'
+import { Principal } from '../core/principal.js'
+import type { KnowledgeService } from '../knowledge/service.js'
+import { convOf, type RetrievalSet } from './dataset.js'
+import { mean, mrrAtK, ndcgAtK, percentile, recallAtK } from './metrics.js'
+
+/** Search modes of the knowledge service. */
+export const EVAL_MODES = ['hybrid', 'fulltext', 'vector'] as const
+export type EvalMode = (typeof EVAL_MODES)[number]
+
+/** A retrieval set loaded into a knowledge service. */
+export interface LoadedSet {
+  set: RetrievalSet
+  /** The principal that sees one conversation. */
+  principal(conv: string): Principal
+  /** knowledge id → document id. */
+  docOf: Map<string, string>
+  /** Wall time of the import (embedding included), in ms. */
+  loadMs: number
+}
+
+/** The principal of the evaluation for one conversation: user `eval`, project `<conv>`. */
+export function evalPrincipal(conv: string): Principal {
+  return Principal.parse({ user: 'eval', project: conv, permissions: ['read', 'write'] })
+}
+
+function exportLine(id: string, task: string, content: string, doc: RetrievalSet['docs'][number], conv: string, at: string): string {
+  return JSON.stringify({
+    id,
+    message_id: '',
+    types: doc.meta.types ?? ['usecase'],
+    task,
+    tags: doc.meta.tags ?? {},
+    scopes: [`project:${conv}`],
+    owner: 'user:eval',
+    content,
+    resource_ids: [],
+    source: { name: '', category: 'exp', urls: [], agent_id: '', submitted_by: 'eval', message_id: '', trace_id: '' },
+    eval: { score: 3, helpful: 0, harmful: 0, confidence: 0.5, helpful_history: [], harmful_history: [] },
+    status: 'active',
+    merged_into: null,
+    version: 1,
+    created_at: at,
+    updated_at: at,
+    versions: [],
+  })
+}
+
+/**
+ * Imports every document as a knowledge entry, one conversation at a time, with
+ * the service's JSONL import (batched embedding and inserts). Document ids become
+ * entry ids when they are valid ones; otherwise `doc-<n>`.
+ * @example
+ * const loaded = await loadIntoKnowledge(hub.knowledge, await loadRetrievalSet(dir))
+ */
+export async function loadIntoKnowledge(
+  knowledge: KnowledgeService,
+  set: RetrievalSet,
+  options: { batchSize?: number; onProgress?: (done: number, total: number) => void } = {},
+): Promise<LoadedSet> {
+  const started = performance.now()
+  const byConv = new Map<string, string[]>()
+  const docOf = new Map<string, string>()
+  const base = Date.UTC(2026, 0, 1)
+  set.docs.forEach((doc, index) => {
+    const id = KNOWLEDGE_ID.test(doc.id) && !docOf.has(doc.id) ? doc.id : `doc-${index}`
+    docOf.set(id, doc.id)
+    const conv = convOf(doc)
+    const at = new Date(base + index * 1000).toISOString()
+    const line = exportLine(id, doc.meta.task ?? doc.text, doc.text, doc, conv, at)
+    let lines = byConv.get(conv)
+    if (!lines) byConv.set(conv, (lines = []))
+    lines.push(line)
+  })
+  let done = 0
+  options.onProgress?.(0, set.docs.length)
+  for (const [conv, lines] of byConv) {
+    const report = await knowledge.importJsonl(lines, evalPrincipal(conv), {
+      mode: 'atomic',
+      onConflict: 'error',
+      batchSize: options.batchSize ?? 200,
+      onProgress: (n) => options.onProgress?.(done + n, set.docs.length),
+    })
+    if (report.errors.length > 0) {
+      const first = report.errors[0]!
+      throw new KnowHubError('invalid_import', `Cannot load ${set.name} (conv ${conv}): line ${first.line}: ${first.message}`, { errors: report.errors.slice(0, 20) })
+    }
+    done += lines.length
+  }
+  return { set, principal: evalPrincipal, docOf, loadMs: performance.now() - started }
+}
+
+/** Options of one evaluation run. */
+export interface EvalRunOptions {
+  knowledge: KnowledgeService
+  loaded: LoadedSet
+  mode?: EvalMode
+  /** The seed-003 quality rerank (default on, as in the API). */
+  rerank?: boolean
+  /** How many results each search returns (default 10); metrics @5 use its first five. */
+  topK?: number
+  /** Evaluate only the first `limit` judged queries. */
+  limit?: number
+  /** Untimed searches before the timed run (default 5). */
+  warmup?: number
+  /** Keep each query's ranked document ids in the result. */
+  perQuery?: boolean
+  onProgress?: (done: number, total: number) => void
+}
+
+/** One query's outcome (with `perQuery`). */
+export interface QueryOutcome {
+  id: string
+  ranked: string[]
+  recall10: number
+  ms: number
+}
+
+/** Scores of one run. Metrics are means over the judged queries. */
+export interface EvalMetrics {
+  set: string
+  mode: EvalMode
+  rerank: boolean
+  top_k: number
+  docs: number
+  queries: number
+  'recall@5': number
+  'recall@10': number
+  'ndcg@10': number
+  'mrr@10': number
+  latency_ms: { p50: number; p95: number; mean: number }
+  queries_per_second: number
+  per_query?: QueryOutcome[]
+}
+
+/**
+ * Runs every judged query of a loaded set through `knowledge.search` as the
+ * principal of its conversation and scores the results.
+ * @example
+ * const metrics = await runRetrievalEval({ knowledge: hub.knowledge, loaded, mode: 'fulltext' })
+ * metrics['recall@10']
+ */
+export async function runRetrievalEval(options: EvalRunOptions): Promise<EvalMetrics> {
+  const { knowledge, loaded } = options
+  const mode = options.mode ?? 'hybrid'
+  const rerank = options.rerank ?? true
+  const topK = options.topK ?? 10
+  const set = loaded.set
+  let queries = set.queries.filter((q) => set.qrels.has(q.id))
+  if (options.limit !== undefined) queries = queries.slice(0, options.limit)
+  const search = async (q: (typeof queries)[number]) => {
+    const response = await knowledge.search({ q: q.text, top_k: topK, mode, rerank }, loaded.principal(convOf(q)))
+    return response.results.map((r) => loaded.docOf.get(r.id) ?? r.id)
+  }
+  for (const q of queries.slice(0, options.warmup ?? 5)) await search(q)
+  const scores = { r5: [] as number[], r10: [] as number[], ndcg: [] as number[], mrr: [] as number[] }
+  const times: number[] = []
+  const perQuery: QueryOutcome[] = []
+  const started = performance.now()
+  let done = 0
+  for (const q of queries) {
+    const t0 = performance.now()
+    const ranked = await search(q)
+    const ms = performance.now() - t0
+    times.push(ms)
+    const judged = set.qrels.get(q.id)!
+    scores.r5.push(recallAtK(ranked, judged, 5))
+    scores.r10.push(recallAtK(ranked, judged, 10))
+    scores.ndcg.push(ndcgAtK(ranked, judged, 10))
+    scores.mrr.push(mrrAtK(ranked, judged, 10))
+    if (options.perQuery) perQuery.push({ id: q.id, ranked, recall10: scores.r10[scores.r10.length - 1]!, ms })
+    options.onProgress?.(++done, queries.length)
+  }
+  const elapsed = (performance.now() - started) / 1000
+  times.sort((a, b) => a - b)
+  const metrics: EvalMetrics = {
+    set: set.name,
+    mode,
+    rerank,
+    top_k: topK,
+    docs: set.docs.length,
+    queries: queries.length,
+    'recall@5': mean(scores.r5),
+    'recall@10': mean(scores.r10),
+    'ndcg@10': mean(scores.ndcg),
+    'mrr@10': mean(scores.mrr),
+    latency_ms: { p50: percentile(times, 50), p95: percentile(times, 95), mean: mean(times) },
+    queries_per_second: elapsed > 0 ? queries.length / elapsed : 0,
+  }
+  if (options.perQuery) metrics.per_query = perQuery
+  return metrics
+}
+
+const fixed = (value: number, digits: number) => (Number.isFinite(value) ? value.toFixed(digits) : '-')
+
+/**
+ * Formats runs as an aligned text table (one line per run).
+ * @example
+ * for (const line of formatEvalTable([metrics])) console.log(line)
+ */
+export function formatEvalTable(runs: readonly EvalMetrics[]): string[] {
+  const head = ['set', 'mode', 'rerank', 'queries', 'R@5', 'R@10', 'nDCG@10', 'MRR@10', 'p50 ms', 'p95 ms', 'q/s']
+  const rows = runs.map((m) => [
+    m.set,
+    m.mode,
+    m.rerank ? 'yes' : 'no',
+    String(m.queries),
+    fixed(m['recall@5'], 3),
+    fixed(m['recall@10'], 3),
+    fixed(m['ndcg@10'], 3),
+    fixed(m['mrr@10'], 3),
+    fixed(m.latency_ms.p50, 1),
+    fixed(m.latency_ms.p95, 1),
+    fixed(m.queries_per_second, 0),
+  ])
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)))
+  const line = (cells: string[]) => cells.map((c, i) => (i < 3 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ').trimEnd()
+  return [line(head), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)]
+}
+
+/** Rounds the metrics for JSON output (4 decimals, latency 0.1 ms). */
+export function roundMetrics(m: EvalMetrics): EvalMetrics {
+  const r = (v: number, d = 4) => Math.round(v * 10 ** d) / 10 ** d
+  const { per_query: _omit, ...rest } = m
+  return {
+    ...rest,
+    'recall@5': r(m['recall@5']),
+    'recall@10': r(m['recall@10']),
+    'ndcg@10': r(m['ndcg@10']),
+    'mrr@10': r(m['mrr@10']),
+    latency_ms: { p50: r(m.latency_ms.p50, 1), p95: r(m.latency_ms.p95, 1), mean: r(m.latency_ms.mean, 1) },
+    queries_per_second: r(m.queries_per_second, 1),
+  }
+}
