@@ -12,7 +12,7 @@ import { createKnowledgeService, type KnowledgeService } from '../../src/knowled
 import { mergeContent, slimKnowledge, unmergeKnowledge, type SlimDeps } from '../../src/knowledge/slim.js'
 import { sql } from '../../src/store/sql.js'
 import type { Store } from '../../src/store/store.js'
-import { BACKENDS, openTestStore, truncateKnowledge } from '../helpers/stores.js'
+import { BACKENDS, openTestStore } from '../helpers/stores.js'
 
 const alice = Principal.parse({ user: 'alice', project: 'p1', team: 't1', org: 'acme' })
 const carol = Principal.parse({ user: 'carol', project: 'p1', org: 'acme' })
@@ -64,7 +64,8 @@ describe.each(BACKENDS)('slim on %s', (backend) => {
     deps = { store, embedder, clock: { now: () => new Date('2026-03-06T12:00:00Z') } }
   })
   afterAll(async () => cleanup())
-  beforeEach(async () => truncateKnowledge(store))
+  // DELETE cascades to feedback and versions, and is much faster than TRUNCATE on PGlite for a few rows.
+  beforeEach(async () => void (await store.db.query(sql`DELETE FROM knowledge`)))
 
   async function save(text: { task: string; content: string }, who: Principal, extra: Record<string, unknown> = {}): Promise<KnowledgeEntry> {
     return knowledge.save({ ...text, types: ['tool'], scopes: ['org:acme'], ...extra }, who)
