@@ -11,7 +11,7 @@ import type { Embedder } from '../embed/embedder.js'
 import { createEmbedder } from '../embed/factory.js'
 import { createKnowledgeService, type KnowledgeService } from '../knowledge/service.js'
 import { join } from 'node:path'
-import { SecretKey, createSecretBox, loadOrCreateKey } from '../resources/secrets.js'
+import { SecretKey, checkSecretKey, createSecretBox, loadOrCreateKey } from '../resources/secrets.js'
 import { createResourceService, type ResourceService } from '../resources/service.js'
 import { openStore, type Store } from '../store/store.js'
 import { createTokenService, type TokenService } from '../auth/tokens.js'
@@ -48,6 +48,7 @@ export async function openKnowHub(
   const embedder = await createEmbedder(parsed.embedder, { logger, ...(deps.fetch ? { fetch: deps.fetch } : {}) })
   const store = await openStore({ dataDir: parsed.dataDir, ...(parsed.databaseUrl ? { databaseUrl: parsed.databaseUrl } : {}), logger })
   try {
+    await checkSecretKey(store, secretKey, logger)
     const knowledge = await createKnowledgeService({
       store,
       embedder,

@@ -17,6 +17,7 @@ export {
   rotateSecrets,
   rotateKeyFile,
   writeKeyFile,
+  checkSecretKey,
   type SecretBox,
   type LoadKeyOptions,
   type RotationReport,

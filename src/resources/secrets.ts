@@ -361,3 +361,25 @@ export async function rotateKeyFile(
   }
   return { ...report, key_file: options.keyFile, resumed }
 }
+
+/**
+ * Warns when the database holds secrets under keys other than `key` — e.g. two servers
+ * on one PostgreSQL with different key files, or a lost key file that was re-created.
+ * Those secrets cannot be read until the right key is configured.
+ * @returns the key ids (and counts) that differ from `key`.
+ */
+export async function checkSecretKey(
+  store: { resources: { secretKeyIds(): Promise<Array<{ key_id: string; count: number }>> } },
+  key: SecretKey,
+  logger: Logger = noopLogger,
+): Promise<Array<{ key_id: string; count: number }>> {
+  const foreign = (await store.resources.secretKeyIds()).filter((row) => row.key_id !== key.id)
+  if (foreign.length > 0) {
+    logger.warn('secrets.key.mismatch', {
+      key_id: key.id,
+      other_keys: foreign,
+      message: 'Some stored secrets were encrypted with another key and cannot be read. Servers sharing one database need the same key (KNOWHUB_SECRET_KEY or a shared key file); after an interrupted rotation, use <key file>.new.',
+    })
+  }
+  return foreign
+}

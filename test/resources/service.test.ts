@@ -14,7 +14,7 @@ import { Principal, memberScopes, visibleScopes } from '../../src/core/principal
 import { resourceIdFromPath } from '../../src/core/resources.js'
 import { createHashedEmbedder } from '../../src/embed/hashed.js'
 import { createKnowledgeService } from '../../src/knowledge/service.js'
-import { SecretKey, createSecretBox, loadOrCreateKey, rotateKeyFile, rotateSecrets } from '../../src/resources/secrets.js'
+import { SecretKey, checkSecretKey, createSecretBox, loadOrCreateKey, rotateKeyFile, rotateSecrets } from '../../src/resources/secrets.js'
 import { createResourceService, type ResourceService } from '../../src/resources/service.js'
 import { sql } from '../../src/store/sql.js'
 import type { Store } from '../../src/store/store.js'
@@ -435,6 +435,14 @@ describe.each(BACKENDS)('resources on %s', (backend) => {
     const snapshot = await store.db.query(sql`SELECT id, secure_body FROM resources ORDER BY id`)
     await expectCode(rotateSecrets(store, next, SecretKey.generate()), 'config_error')
     expect(await store.db.query(sql`SELECT id, secure_body FROM resources ORDER BY id`)).toEqual(snapshot)
+  })
+
+  it('warns at start-up when stored secrets are under another key (e.g. servers with different key files)', async () => {
+    await resources.save(credential, alice)
+    expect(await checkSecretKey(store, key, logger)).toEqual([])
+    const other = SecretKey.generate()
+    expect(await checkSecretKey(store, other, logger)).toEqual([{ key_id: key.id, count: 1 }])
+    expect(logger.lines.filter((line) => line.startsWith('warn secrets.key.mismatch'))).toHaveLength(1)
   })
 
   it('rotates the key file: pending .new first, renamed after the commit, resumable', async () => {
