@@ -142,7 +142,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     const { mapped, response } = errorResponse(known, requestId)
     if (mapped.internal) {
       const e = error as { name?: string; code?: unknown; message?: string; stack?: string }
-      logger.error('http.error', { request_id: requestId, method: c.req.method, path: c.req.path, name: e.name, code: e.code ?? null, message: e.message, stack: e.stack })
+      logger.error('http.error', { request_id: requestId, method: c.req.method, path: c.req.path, error: { name: e.name, code: e.code ?? null, message: e.message, stack: e.stack } })
     }
     return response
   })
