@@ -113,6 +113,7 @@ interface LocationSpec {
 interface Candidate {
   location: LocationSpec
   dir: string
+  real: string
   entries: Dirent[]
 }
 
@@ -230,7 +231,7 @@ async function scanLocation(spec: LocationSpec, options: z.output<typeof Discove
         return
       }
       if (entries.some((entry) => entry.name === 'KNOWLEDGE.md')) {
-        state.candidates.push({ location: spec, dir: frame.dir, entries })
+        state.candidates.push({ location: spec, dir: frame.dir, real: frame.real, entries })
         return
       }
       const rules = options.respectGitignore && entries.some((e) => e.name === '.gitignore' && e.isFile())
@@ -316,6 +317,7 @@ export async function discoverPacks(input: DiscoverOptions = {}, logger: Logger 
       allowedTypes: options.allowedTypes,
       maxKnowledgeBytes: options.maxKnowledgeBytes,
       entries: candidate.entries,
+      realRoot: candidate.real,
     }),
   )
 

@@ -6,7 +6,7 @@
 import { readdir, realpath } from 'node:fs/promises'
 import { basename, join } from 'node:path'
 import { parseKnowledgeMarkdown } from './parse.js'
-import { isInside, readBounded, resolvePackPath } from './paths.js'
+import { isInside, readBounded, readListedFile, resolvePackPath } from './paths.js'
 import { formatDiagnostic, type LoadedPack, type PackDiagnostic, type PackScope, type RejectedPack } from './schema.js'
 
 /**
@@ -23,8 +23,10 @@ export interface LoadPackOptions {
   allowedTypes?: readonly string[]
   /** Largest KNOWLEDGE.md read whole; larger files are read up to this size with a warning. */
   maxKnowledgeBytes?: number
-  /** Entry names of the pack folder when the caller has listed it already. */
-  entries?: readonly { name: string; isDirectory(): boolean; isSymbolicLink(): boolean }[]
+  /** Entries of the pack folder when the caller has listed it already (saves system calls). */
+  entries?: readonly { name: string; isFile(): boolean; isDirectory(): boolean; isSymbolicLink(): boolean }[]
+  /** The pack folder's real path when the caller knows it already. */
+  realRoot?: string
 }
 
 /** Result of loading one pack folder. */
@@ -53,26 +55,31 @@ export async function loadPack(packRoot: string, options: LoadPackOptions = {}):
 
   let realRoot: string
   try {
-    realRoot = await realpath(packRoot)
+    realRoot = options.realRoot ?? (await realpath(packRoot))
   } catch (error) {
     return reject('quarantined', [{ severity: 'error', code: 'unreadable', path: packRoot, message: `The pack folder cannot be resolved (${errnoMessage(error)}).` }])
   }
-  let realLocation: string
-  try {
-    realLocation = await realpath(location)
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code
-    const diagnosticCode = code === 'ELOOP' ? 'symlink_loop' : code === 'ENOENT' ? 'broken_symlink' : 'unreadable'
-    return reject('quarantined', [{ severity: 'error', code: diagnosticCode, path: 'KNOWLEDGE.md', message: `KNOWLEDGE.md cannot be resolved (${errnoMessage(error)}).` }])
-  }
-  if (!isInside(realRoot, realLocation)) {
-    return reject('quarantined', [{ severity: 'error', code: 'path_escape', path: 'KNOWLEDGE.md', message: 'KNOWLEDGE.md is a symlink that leaves the pack root; refused.' }])
+  // A KNOWLEDGE.md the listing shows as a plain file needs no realpath; a symlink must stay inside the pack.
+  const listed = options.entries?.find((entry) => entry.name === 'KNOWLEDGE.md')
+  const plainFile = listed !== undefined && listed.isFile() && !listed.isSymbolicLink()
+  let realLocation = join(realRoot, 'KNOWLEDGE.md')
+  if (!plainFile) {
+    try {
+      realLocation = await realpath(location)
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code
+      const diagnosticCode = code === 'ELOOP' ? 'symlink_loop' : code === 'ENOENT' ? 'broken_symlink' : 'unreadable'
+      return reject('quarantined', [{ severity: 'error', code: diagnosticCode, path: 'KNOWLEDGE.md', message: `KNOWLEDGE.md cannot be resolved (${errnoMessage(error)}).` }])
+    }
+    if (!isInside(realRoot, realLocation)) {
+      return reject('quarantined', [{ severity: 'error', code: 'path_escape', path: 'KNOWLEDGE.md', message: 'KNOWLEDGE.md is a symlink that leaves the pack root; refused.' }])
+    }
   }
 
   const maxBytes = options.maxKnowledgeBytes ?? DEFAULT_MAX_KNOWLEDGE_BYTES
   let read
   try {
-    read = await readBounded(realLocation, maxBytes)
+    read = plainFile ? await readListedFile(realLocation, maxBytes) : await readBounded(realLocation, maxBytes)
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code
     if (code === 'ENOTREG' || code === 'EISDIR') {
@@ -134,7 +141,7 @@ export async function loadPack(packRoot: string, options: LoadPackOptions = {}):
   }
 }
 
-async function listEntries(dir: string): Promise<{ name: string; isDirectory(): boolean; isSymbolicLink(): boolean }[]> {
+async function listEntries(dir: string): Promise<{ name: string; isFile(): boolean; isDirectory(): boolean; isSymbolicLink(): boolean }[]> {
   try {
     return await readdir(dir, { withFileTypes: true })
   } catch {

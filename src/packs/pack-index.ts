@@ -152,6 +152,11 @@ export class PackIndex {
     return index
   }
 
+  /** Token counts of rendered sections, filled by the resolver (sections never change while indexed). */
+  readonly tokenCounts = new Map<number, number>()
+  /** Characters and tokens of every section counted so far: this pack's characters-per-token ratio. */
+  readonly tokenRatio = { chars: 0, tokens: 0 }
+
   /** Number of sections containing the term. */
   documentFrequency(term: string): number {
     return (this.postings.get(term)?.length ?? 0) / 2

@@ -4,6 +4,7 @@
  * symlinks still lies inside the pack's real root. Reads are bounded.
  */
 import { createHash } from 'node:crypto'
+import { constants } from 'node:fs'
 import { open, realpath, stat } from 'node:fs/promises'
 import { posix, sep } from 'node:path'
 import type { PackDiagnostic } from './schema.js'
@@ -166,6 +167,40 @@ export async function readBounded(absPath: string, maxBytes = DEFAULT_MAX_FILE_B
       hash: sha256(bytes),
       mtimeMs: info.mtimeMs,
     }
+  } finally {
+    await handle.close()
+  }
+}
+
+/**
+ * Like {@link readBounded} for a file a directory listing reported as regular:
+ * three system calls (open, read, close) instead of five. It opens with
+ * O_NONBLOCK, so a file swapped for a FIFO since the listing fails instead of
+ * hanging. `size` is the file size when the file was read whole.
+ * @example
+ * const read = await readListedFile('/packs/a/KNOWLEDGE.md', 256 * 1024)
+ */
+export async function readListedFile(absPath: string, maxBytes: number): Promise<Omit<BoundedRead, 'mtimeMs'>> {
+  const handle = await open(absPath, constants.O_RDONLY | constants.O_NONBLOCK)
+  try {
+    const chunks: Buffer[] = []
+    let total = 0
+    for (let round = 0; ; round++) {
+      // Most KNOWLEDGE.md files fit the first, small read.
+      const want = Math.min(round === 0 ? 16 * 1024 : 256 * 1024, maxBytes + 1 - total)
+      if (want <= 0) break
+      const buffer = Buffer.allocUnsafe(want)
+      const { bytesRead } = await handle.read(buffer, 0, want, null)
+      if (bytesRead > 0) chunks.push(buffer.subarray(0, bytesRead))
+      total += bytesRead
+      // A short read of a regular file is its end.
+      if (bytesRead < want) break
+    }
+    const all = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, total)
+    const truncated = total > maxBytes
+    const size = truncated ? (await handle.stat()).size : total
+    const bytes = truncated ? all.subarray(0, utf8Boundary(all, maxBytes)) : all
+    return { text: bytes.toString('utf8'), size, truncated, hash: sha256(bytes) }
   } finally {
     await handle.close()
   }
