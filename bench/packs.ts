@@ -8,7 +8,7 @@
  * bench/results/packs.json.
  */
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
+import os, { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { PackIndexCache, discoverPacks, loadPack, renderCatalog, resolveContext, type LoadedPack } from '../src/packs/index.js'
@@ -162,7 +162,7 @@ export async function runPacksBench(options: { packs?: number; bigPackBytes?: nu
       samples.push(last.ms)
     }
     const discovery = stats(samples)
-    const note = `${last.packs} packs loaded, catalog ${round(last.xml / 1024, 1)} KiB, ${runs} runs; first run ${round(cold.ms, 1)} ms`
+    const note = `${last.packs} packs loaded, catalog ${round(last.xml / 1024, 1)} KiB, ${runs} runs; first run ${round(cold.ms, 1)} ms; load average ${round(os.loadavg()[0] ?? 0, 1)} on ${os.cpus().length} CPUs`
     results.push({ name: `discovery+catalog ${packCount} packs p50`, value: discovery.p50, unit: 'ms', target: '≤ 300 ms', note })
     results.push({ name: `discovery+catalog ${packCount} packs p95`, value: discovery.p95, unit: 'ms', target: '≤ 300 ms' })
 
@@ -189,24 +189,32 @@ export async function runPacksBench(options: { packs?: number; bigPackBytes?: nu
       'Compare the refund and returns policies in detail',
       'Cite the audit source for the security review',
     ]
-    // Warm-up (tokenizer, JIT).
-    await resolveContext({ task: tasks[0] ?? 'pricing', packs: [pack], budget: 8000, cache })
-    const resolveSamples: number[] = []
+    // Warm-up (tokenizer, JIT) on a task not measured.
+    await resolveContext({ task: 'general overview of the handbook', packs: [pack], budget: 8000, cache })
+    const fresh: number[] = []
+    const repeated: number[] = []
     let maxTokens = 0
     let over = 0
-    for (let round_ = 0; round_ < 3; round_++) {
+    for (let pass = 0; pass < 3; pass++) {
       for (const task of tasks) {
         const started = performance.now()
         const result = await resolveContext({ task, packs: [pack], budget: 8000, cache })
-        resolveSamples.push(performance.now() - started)
+        ;(pass === 0 ? fresh : repeated).push(performance.now() - started)
         maxTokens = Math.max(maxTokens, result.tokens)
         if (result.tokens > 8000) over++
       }
     }
-    const resolve = stats(resolveSamples)
-    const resolveNote = `${resolveSamples.length} resolves over ${tasks.length} tasks (English and Chinese), warm index; max ${maxTokens}/8000 tokens, ${over} over budget`
-    results.push({ name: 'resolve 50 MB pack, 8k budget p50', value: resolve.p50, unit: 'ms', target: '≤ 50 ms', note: resolveNote })
-    results.push({ name: 'resolve 50 MB pack, 8k budget p95', value: resolve.p95, unit: 'ms', target: '≤ 50 ms' })
+    const first = stats(fresh)
+    const again = stats(repeated)
+    const all = stats([...fresh, ...repeated])
+    const load = os.loadavg()[0] ?? 0
+    const resolveNote = `${fresh.length + repeated.length} resolves of ${tasks.length} English and Chinese tasks, index warm; max ${maxTokens}/8000 tokens, ${over} over budget; load average ${round(load, 1)} on ${os.cpus().length} CPUs`
+    results.push({ name: 'resolve 50 MB pack, 8k budget p50', value: all.p50, unit: 'ms', target: '≤ 50 ms', note: resolveNote })
+    results.push({ name: 'resolve 50 MB pack, 8k budget p95', value: all.p95, unit: 'ms', target: '≤ 50 ms' })
+    results.push({ name: 'resolve, first time a task is seen p50', value: first.p50, unit: 'ms', target: '≤ 50 ms', note: 'section token counts not yet cached' })
+    results.push({ name: 'resolve, first time a task is seen p95', value: first.p95, unit: 'ms', target: '≤ 50 ms' })
+    results.push({ name: 'resolve, repeated task p50', value: again.p50, unit: 'ms', target: '≤ 50 ms' })
+    results.push({ name: 'resolve, repeated task p95', value: again.p95, unit: 'ms', target: '≤ 50 ms' })
   } finally {
     await rm(root, { recursive: true, force: true })
   }
