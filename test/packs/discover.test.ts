@@ -273,6 +273,30 @@ describe('discovery never crashes on hostile trees', () => {
     }
   })
 
+  // Root reads everything, so as root the same check runs in a child process as `nobody`.
+  const canDropPrivileges = existsSync('/usr/sbin/runuser') || existsSync('/sbin/runuser')
+  it.skipIf(!(process.getuid?.() === 0 && canDropPrivileges))('turns a permission-denied folder into a diagnostic (as root: checked as nobody via runuser)', async () => {
+    const { dir, cleanup } = await tempDir()
+    try {
+      await writeTree(dir, {
+        'packs/ok/KNOWLEDGE.md': knowledge({ name: 'ok' }),
+        'packs/locked/inner/KNOWLEDGE.md': knowledge({ name: 'inner' }),
+        'probe.mts': `import { discoverPacks } from ${JSON.stringify(new URL('../../src/packs/index.js', import.meta.url).pathname)}\nconst found = await discoverPacks({ extraPaths: [process.argv[2]] })\nconsole.log(JSON.stringify({ packs: found.packs.map((p) => p.item.name), diagnostics: found.diagnostics }))\n`,
+      })
+      await chmod(dir, 0o755)
+      await chmod(join(dir, 'packs'), 0o755)
+      await chmod(join(dir, 'packs', 'locked'), 0o000)
+      const tsx = new URL('../../node_modules/.bin/tsx', import.meta.url).pathname
+      const output = execFileSync('runuser', ['-u', 'nobody', '--', tsx, join(dir, 'probe.mts'), join(dir, 'packs')], { encoding: 'utf8', env: { ...process.env, HOME: dir } })
+      const found = JSON.parse(output.trim().split('\n').pop() ?? '{}') as { packs: string[]; diagnostics: { code: string; message: string; path: string }[] }
+      expect(found.packs).toEqual(['ok'])
+      expect(found.diagnostics).toContainEqual(expect.objectContaining({ code: 'unreadable', path: join(dir, 'packs', 'locked'), message: expect.stringContaining('EACCES') }))
+      await chmod(join(dir, 'packs', 'locked'), 0o755)
+    } finally {
+      await cleanup()
+    }
+  }, 60_000)
+
   it('reports a location that is a file, and rejects a bad client name', async () => {
     const { dir, cleanup } = await tempDir()
     try {
