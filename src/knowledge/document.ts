@@ -1,4 +1,8 @@
-import { segment } from '../core/text.js'
+/**
+ * What an entry is indexed by: its full-text document (search terms per field)
+ * and the text its embedding is made from.
+ */
+import { searchTerms } from '../core/text.js'
 import type { Tags } from '../core/knowledge.js'
 import type { SearchDocument, TextQuery } from '../store/knowledge.js'
 
@@ -6,26 +10,39 @@ import type { SearchDocument, TextQuery } from '../store/knowledge.js'
 export const INDEXED_CONTENT_CHARS = 100_000
 export const EMBEDDED_CHARS = 8_000
 
+/**
+ * Version of the full-text document format (terms and fields). The service rebuilds
+ * stored documents when it changes. 1: PostgreSQL `english`/`simple` configurations;
+ * 2: KnowHub's own terms ({@link searchTerms}), BM25 statistics.
+ */
+export const SEARCH_DOC_VERSION = 2
+
 function tagText(tags: Tags): string {
   return Object.values(tags)
     .flatMap((value) => (Array.isArray(value) ? value : [String(value)]))
     .join(' ')
 }
 
-/** The full-text document of an entry: task and tags weigh more than content. */
+/**
+ * The full-text document of an entry: task and tags are the title field (weighted up
+ * at query time), content the body. An entry whose task is its whole content is
+ * indexed once, as body, so that its words are not counted twice.
+ * @example
+ * searchDocument('Log in to site A', 'Use the test account', { domain: 'crawling' })
+ * // { title: ['log', 'site', 'crawl'], body: ['use', 'test', 'account'] }
+ */
 export function searchDocument(task: string, content: string, tags: Tags): SearchDocument {
-  const title = segment(`${task} ${tagText(tags)}`)
-  const body = segment(content.slice(0, INDEXED_CONTENT_CHARS))
-  return { titleLatin: title.latin.join(' '), titleCjk: title.cjk.join(' '), bodyLatin: body.latin.join(' '), bodyCjk: body.cjk.join(' ') }
+  const body = content.slice(0, INDEXED_CONTENT_CHARS)
+  const title = task.trim() === body.trim() ? tagText(tags) : `${task} ${tagText(tags)}`
+  return { title: searchTerms(title), body: searchTerms(body) }
 }
 
-/** The text embedded for an entry. */
+/** The text embedded for an entry (the task once when it is the whole content). */
 export function embeddingText(task: string, content: string): string {
-  return `${task}\n${content}`.slice(0, EMBEDDED_CHARS)
+  return (task.trim() === content.trim() ? content : `${task}\n${content}`).slice(0, EMBEDDED_CHARS)
 }
 
-/** A full-text query from free text. */
+/** A full-text query from free text: its distinct search terms. */
 export function textQuery(q: string): TextQuery {
-  const { latin, cjk } = segment(q)
-  return { latin: [...new Set(latin)], cjk: [...new Set(cjk)] }
+  return { terms: [...new Set(searchTerms(q))] }
 }

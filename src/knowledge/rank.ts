@@ -1,6 +1,6 @@
 /**
- * Ranking of search candidates: reciprocal-rank fusion of the full-text and vector
- * lists, then the quality rerank of seed 003.
+ * Ranking of search candidates: fusion of the full-text and vector lists (by
+ * normalised score, or by reciprocal rank), then the quality rerank of seed 003.
  */
 import { qualityScore } from '../core/knowledge.js'
 import { scopePriority } from '../core/principal.js'
@@ -8,6 +8,12 @@ import { scopePriority } from '../core/principal.js'
 export interface RankedList {
   ids: readonly { id: string; score: number }[]
   weight: number
+  /**
+   * For score fusion: the score an entry absent from the list would have at most. Give 0
+   * for a full-text list that holds every match (no match scores 0); by default the
+   * list's lowest score (a list cut at a depth).
+   */
+  floor?: number
 }
 
 export interface Fused {
@@ -32,6 +38,39 @@ export function fuse(lists: readonly RankedList[], k = 60): Fused[] {
         byId.set(hit.id, entry)
       }
       entry.fused += list.weight / (k + index + 1)
+      entry.positions[listIndex] = { rank: index + 1, score: hit.score }
+    })
+  })
+  return [...byId.values()].sort((a, b) => b.fused - a.fused || a.id.localeCompare(b.id))
+}
+
+/**
+ * Score fusion: each list's scores are min-max normalised (best 1, the list's `floor`
+ * or else its lowest score 0; a list whose scores are all equal gives 1), weighted, and summed.
+ * Unlike rank fusion it keeps how far apart the scores are, so one list's clear
+ * winner is not levelled with the other's weak first hit. Ties keep first-list order.
+ * @example
+ * fuseScores([{ ids: bm25, weight: 1 }, { ids: cosine, weight: 0.5 }])
+ */
+export function fuseScores(lists: readonly RankedList[]): Fused[] {
+  const byId = new Map<string, Fused>()
+  lists.forEach((list, listIndex) => {
+    if (list.ids.length === 0) return
+    let max = -Infinity
+    let min = Infinity
+    for (const hit of list.ids) {
+      if (hit.score > max) max = hit.score
+      if (hit.score < min) min = hit.score
+    }
+    if (list.floor !== undefined) min = Math.min(min, list.floor)
+    const span = max - min
+    list.ids.forEach((hit, index) => {
+      let entry = byId.get(hit.id)
+      if (!entry) {
+        entry = { id: hit.id, fused: 0, positions: lists.map(() => null) }
+        byId.set(hit.id, entry)
+      }
+      entry.fused += list.weight * (span > 0 ? (hit.score - min) / span : 1)
       entry.positions[listIndex] = { rank: index + 1, score: hit.score }
     })
   })

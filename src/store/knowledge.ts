@@ -9,19 +9,37 @@ import type { Sql} from './sql.js';
 import { sql } from './sql.js'
 import type { VectorDialect } from './vectors.js'
 
-/** Text prepared for the full-text index: Latin words and CJK words/bigrams, per field. */
+/**
+ * An entry's full-text document: its search terms, in order, per field (normalised
+ * by the caller, see `searchDocument`). The title field weighs more at query time.
+ */
 export interface SearchDocument {
-  titleLatin: string
-  titleCjk: string
-  bodyLatin: string
-  bodyCjk: string
+  title: string[]
+  body: string[]
 }
 
-/** A full-text query: space-separated Latin words and CJK tokens (any may be empty). */
+/** A full-text query: distinct search terms, normalised like the documents' terms. */
 export interface TextQuery {
-  latin: string[]
-  cjk: string[]
+  terms: string[]
 }
+
+/** BM25 parameters of full-text ranking (see {@link DEFAULT_TEXT_RANKING}). */
+export interface TextRanking {
+  /** Term-frequency saturation. */
+  k1: number
+  /** Length normalisation, 0 (none) to 1 (full). */
+  b: number
+}
+
+/** A query's rarest terms that are scored (a long pasted text would otherwise make a huge query). */
+export const MAX_QUERY_TERMS = 32
+
+/**
+ * BM25 with k1 = 1.2 (the usual value) and b = 0.5 (entries are short and of uneven
+ * length: full normalisation over-rewards the shortest; 0.5 measured better than 0.75
+ * on the retrieval sets of docs/retrieval.md).
+ */
+export const DEFAULT_TEXT_RANKING: TextRanking = { k1: 1.2, b: 0.5 }
 
 /** The stored part of an entry (histories and versions are kept in their own tables). */
 export interface KnowledgeRecord {
@@ -88,17 +106,47 @@ function filterSql(filter: EntryFilter): Sql {
   return sql.join(parts, ' AND ')
 }
 
-function documentSql(doc: SearchDocument): Sql {
-  return sql`setweight(to_tsvector('english', ${doc.titleLatin}), 'A') || setweight(to_tsvector('simple', ${doc.titleCjk}), 'A')
-    || setweight(to_tsvector('english', ${doc.bodyLatin}), 'B') || setweight(to_tsvector('simple', ${doc.bodyCjk}), 'B')`
+/** A lexeme quoted for tsquery input. */
+function quoteLexeme(term: string): string {
+  return `'${term.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`
 }
 
-/** `websearch_to_tsquery` never fails on odd input; words are ORed. */
-function tsquerySql(query: TextQuery): Sql {
-  const latin = query.latin.filter((w) => w !== 'or').join(' or ')
-  const cjk = query.cjk.join(' or ')
-  return sql`(websearch_to_tsquery('english', ${latin}) || websearch_to_tsquery('simple', ${cjk}))`
+/**
+ * How much one occurrence in the title (task, tags) counts against one in the body. It is
+ * applied when an entry is indexed (the stored term frequencies are weighted): changing it
+ * means bumping `SEARCH_DOC_VERSION` so that stored documents are rebuilt.
+ */
+export const TITLE_WEIGHT = 2
+
+/** Longest term kept in the index (longer "words" are noise: hashes, base64). */
+const MAX_TERM_LENGTH = 200
+
+/** Weighted term frequencies of a document: title occurrences count {@link TITLE_WEIGHT}. */
+function termFrequencies(doc: SearchDocument): Map<string, number> {
+  const tf = new Map<string, number>()
+  const add = (terms: readonly string[], weight: number) => {
+    for (const term of terms) if (term.length > 0 && term.length <= MAX_TERM_LENGTH) tf.set(term, (tf.get(term) ?? 0) + weight)
+  }
+  add(doc.title, TITLE_WEIGHT)
+  add(doc.body, 1)
+  return tf
 }
+
+/**
+ * The stored full-text columns of a document, from its terms as they are (no text search
+ * configuration in between): `search_doc`, a tsvector of its distinct terms (the GIN
+ * index finds candidates with it); `search_tf`, their weighted frequencies (BM25 reads
+ * them); `search_len`, its length in terms.
+ */
+function documentColumns(doc: SearchDocument): { tsvector: Sql; tf: Sql; length: number } {
+  const tf = termFrequencies(doc)
+  return {
+    tsvector: sql`array_to_tsvector(${[...tf.keys()]}::text[])`,
+    tf: sql`${JSON.stringify(Object.fromEntries(tf))}::jsonb`,
+    length: doc.title.length + doc.body.length,
+  }
+}
+
 
 export interface KnowledgeStore {
   /** Inserts an entry; returns false when the id is taken. */
@@ -133,11 +181,17 @@ export interface KnowledgeStore {
   setScore(id: string, visible: readonly string[], score: number, at: Date): Promise<KnowledgeRecord | undefined>
   setStatus(id: string, visible: readonly string[], status: KnowledgeStatus, mergedInto: string | null, at: Date): Promise<KnowledgeRecord | undefined>
   delete(id: string, visible: readonly string[]): Promise<boolean>
-  searchText(query: TextQuery, filter: EntryFilter, limit: number): Promise<RankedId[]>
+  /** Full-text search ranked by BM25 over the entries matching `filter`, best first. */
+  searchText(query: TextQuery, filter: EntryFilter, limit: number, ranking?: TextRanking): Promise<RankedId[]>
   searchVector(vector: Float32Array, filter: EntryFilter, limit: number): Promise<RankedId[]>
   count(): Promise<number>
   /** Refreshes planner statistics (PGlite runs no autovacuum). */
   analyze(): Promise<void>
+  /** The version of the stored full-text documents (undefined before the first check). */
+  searchDocVersion(): Promise<number | undefined>
+  setSearchDocVersion(version: number): Promise<void>
+  /** Replaces stored full-text documents (after a change of their format). */
+  setSearchDocs(items: Array<{ id: string; doc: SearchDocument }>): Promise<void>
   /** Pages through all entries (any status), for reindexing. */
   scan(afterId: string, limit: number): Promise<Array<{ id: string; task: string; content: string; tags: Tags }>>
   setEmbeddings(items: Array<{ id: string; embedding: Float32Array }>): Promise<void>
@@ -191,11 +245,12 @@ async function setEmbedding(q: Queryable, id: string, value: Sql | undefined): P
 async function insertRecord(q: Queryable, r: KnowledgeRecord, doc: SearchDocument, embedding: Sql | undefined, onConflict: Sql): Promise<boolean> {
   const vectorColumn = embedding ? sql.raw(', embedding') : sql.empty
   const vectorValue = embedding ? sql`, ${embedding}` : sql.empty
+  const text = documentColumns(doc)
   const rows = await q.query(sql`INSERT INTO knowledge (id, message_id, types, task, tags, scopes, owner, content, resource_ids, source,
-      score, helpful, harmful, confidence, status, merged_into, version, search_doc, created_at, updated_at${vectorColumn})
+      score, helpful, harmful, confidence, status, merged_into, version, search_doc, search_tf, search_len, created_at, updated_at${vectorColumn})
     VALUES (${r.id}, ${r.message_id}, ${r.types}::text[], ${r.task}, ${JSON.stringify(r.tags)}::jsonb, ${r.scopes}::text[], ${r.owner},
       ${r.content}, ${r.resource_ids}::text[], ${JSON.stringify(r.source)}::jsonb, ${r.score}, ${r.helpful}, ${r.harmful},
-      ${r.confidence}, ${r.status}, ${r.merged_into}, ${r.version}, ${documentSql(doc)}, ${r.created_at.toISOString()}, ${r.updated_at.toISOString()}${vectorValue})
+      ${r.confidence}, ${r.status}, ${r.merged_into}, ${r.version}, ${text.tsvector}, ${text.tf}, ${text.length}, ${r.created_at.toISOString()}, ${r.updated_at.toISOString()}${vectorValue})
     ${onConflict}
     RETURNING id`)
   return rows.length > 0
@@ -291,6 +346,7 @@ export function knowledgeStore(db: Database, getDialect: () => VectorDialect | u
     },
 
     async update(id, visible, expectedVersion, change, doc, embedding, reason, at) {
+      const text = documentColumns(doc)
       return db.transaction(async (tx) => {
         const saved = await tx.query(sql`INSERT INTO knowledge_version (knowledge_id, version, task, content, types, tags, scopes, resource_ids, reason, created_at)
           SELECT id, version, task, content, types, tags, scopes, resource_ids, ${reason}, updated_at FROM knowledge
@@ -299,7 +355,7 @@ export function knowledgeStore(db: Database, getDialect: () => VectorDialect | u
         if (saved.length === 0) return undefined
         const rows = await tx.query(sql`UPDATE knowledge k SET task = ${change.task}, content = ${change.content}, types = ${change.types}::text[],
             tags = ${JSON.stringify(change.tags)}::jsonb, scopes = ${change.scopes}::text[], resource_ids = ${change.resource_ids}::text[],
-            search_doc = ${documentSql(doc)}, version = k.version + 1, updated_at = ${at.toISOString()}
+            search_doc = ${text.tsvector}, search_tf = ${text.tf}, search_len = ${text.length}, version = k.version + 1, updated_at = ${at.toISOString()}
           WHERE k.id = ${id} AND k.version = ${expectedVersion}
           RETURNING ${COLUMNS}`)
         if (rows.length === 0) return undefined
@@ -336,13 +392,32 @@ export function knowledgeStore(db: Database, getDialect: () => VectorDialect | u
       return rows.length > 0
     },
 
-    async searchText(query, filter, limit) {
-      if (query.latin.length === 0 && query.cjk.length === 0) return []
-      const rows = await db.query<{ id: string; rank: number }>(sql`SELECT k.id, ts_rank(k.search_doc, q.query, 1) AS rank
-        FROM knowledge k, (SELECT ${tsquerySql(query)} AS query) q
-        WHERE k.search_doc @@ q.query AND ${filterSql(filter)}
-        ORDER BY rank DESC, k.id LIMIT ${limit}`)
-      return rows.map((row) => ({ id: row.id, score: Number(row.rank) }))
+    async searchText(query, filter, limit, ranking = DEFAULT_TEXT_RANKING) {
+      if (query.terms.length === 0) return []
+      // Document frequencies of the query terms and the collection size: index lookups.
+      const stats = await db.query<{ term: string; df: number; docs: string; total_len: string }>(sql`SELECT t.term, t.df, s.docs, s.total_len
+        FROM knowledge_term t CROSS JOIN knowledge_text_stats s WHERE t.term = ANY(${query.terms}::text[]) AND t.df > 0`)
+      if (stats.length === 0) return []
+      const docs = Math.max(1, Number(stats[0]!.docs))
+      const avgLength = Math.max(1, Number(stats[0]!.total_len) / docs)
+      // BM25's idf, never negative: ln(1 + (N - df + 0.5) / (df + 0.5)). The rarest terms first.
+      const weighted = stats
+        .map((row) => ({ term: row.term, idf: Math.log(1 + Math.max(0, docs - row.df + 0.5) / (row.df + 0.5)) }))
+        .sort((a, b) => b.idf - a.idf || a.term.localeCompare(b.term))
+        .slice(0, MAX_QUERY_TERMS)
+      const { k1, b } = ranking
+      // One BM25 summand per query term, reading the entry's stored frequency of the term.
+      const summands = weighted.map(({ term, idf }) => {
+        const tf = sql`(k.search_tf->>${term})::float8`
+        return sql`coalesce(${idf * (k1 + 1)}::float8 * ${tf} / (${tf} + n.norm), 0)`
+      })
+      const tsquery = weighted.map(({ term }) => quoteLexeme(term)).join(' | ')
+      const rows = await db.query<{ id: string; score: number }>(sql`SELECT k.id, (${sql.join(summands, ' + ')}) AS score
+        FROM knowledge k
+        CROSS JOIN LATERAL (SELECT ${k1}::float8 * (1 - ${b}::float8 + ${b}::float8 * k.search_len / ${avgLength}::float8) AS norm) n
+        WHERE k.search_doc @@ ${tsquery}::tsquery AND ${filterSql(filter)}
+        ORDER BY score DESC, k.id LIMIT ${limit}`)
+      return rows.map((row) => ({ id: row.id, score: Number(row.score) }))
     },
 
     async searchVector(vector, filter, limit) {
@@ -363,6 +438,25 @@ export function knowledgeStore(db: Database, getDialect: () => VectorDialect | u
 
     async analyze() {
       await db.query(sql`ANALYZE knowledge`)
+    },
+
+    async searchDocVersion() {
+      const rows = await db.query<{ value: { version?: number } }>(sql`SELECT value FROM knowhub_meta WHERE key = 'fulltext'`)
+      return rows[0]?.value.version
+    },
+
+    async setSearchDocVersion(version) {
+      await db.query(sql`INSERT INTO knowhub_meta (key, value) VALUES ('fulltext', ${JSON.stringify({ version })}::jsonb)
+        ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value`)
+    },
+
+    async setSearchDocs(items) {
+      await db.transaction(async (tx) => {
+        for (const item of items) {
+          const text = documentColumns(item.doc)
+          await tx.query(sql`UPDATE knowledge SET search_doc = ${text.tsvector}, search_tf = ${text.tf}, search_len = ${text.length} WHERE id = ${item.id}`)
+        }
+      })
     },
 
     async scan(afterId, limit) {
