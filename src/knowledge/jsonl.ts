@@ -9,6 +9,9 @@ import type { Store } from '../store/store.js'
 import { embeddingText, searchDocument } from './document.js'
 import type { ImportOptions, ImportReport } from './service.js'
 
+/** From this many rows on, an import rebuilds the vector index once instead of row by row. */
+const BULK_LOAD_ROWS = 500
+
 /** The strict form of an export line: a field we do not know would be lost, so it is an error. */
 const ImportLine = KnowledgeExportLine.strict()
 
@@ -139,7 +142,9 @@ export async function importJsonl(deps: ImportDeps, lines: AsyncIterable<string>
       options.onProgress?.(done, total)
     }
   }
-  const imported = await deps.store.knowledge.importBatches(batches(), mode === 'atomic')
+  // Large loads skip the row-by-row HNSW index maintenance and build it once at the end.
+  const load = () => deps.store.knowledge.importBatches(batches(), mode === 'atomic')
+  const imported = total >= BULK_LOAD_ROWS ? await deps.store.bulkLoad(load) : await load()
   deps.logger.info('knowledge.imported', { imported, skipped, errors: errors.length })
   return { imported, skipped, errors }
 }

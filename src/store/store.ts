@@ -7,7 +7,7 @@ import { knowledgeStore, type KnowledgeStore } from './knowledge.js'
 import { migrate } from './migrate.js'
 import { resourceStore, type ResourceStore } from './resources.js'
 import { sql } from './sql.js'
-import { createVectorColumn, detectPgvector, readVectorIndexInfo, vectorDialect, type VectorDialect, type VectorIndexInfo } from './vectors.js'
+import { createVectorColumn, withoutHnswIndex, detectPgvector, readVectorIndexInfo, vectorDialect, type VectorDialect, type VectorIndexInfo } from './vectors.js'
 
 export interface OpenStoreOptions {
   /** Folder of the embedded database (PGlite). Ignored when `databaseUrl` is set. Default `.knowhub`. */
@@ -40,6 +40,11 @@ export interface Store {
    */
   prepareVectors(embedder: { model: string; dimension: number }, options?: { rebuild?: boolean }): Promise<VectorState>
   vectorState(): VectorState | undefined
+  /**
+   * Runs a bulk load (import, reindex) without the HNSW index and rebuilds it afterwards:
+   * about ten times faster than indexing row by row. A no-op wrapper without pgvector.
+   */
+  bulkLoad<T>(load: () => Promise<T>): Promise<T>
   close(): Promise<void>
 }
 
@@ -89,6 +94,7 @@ export async function openStore(options: OpenStoreOptions = {}): Promise<Store> 
         return state
       },
       vectorState: () => state,
+      bulkLoad: (load) => (dialect?.backend === 'pgvector' ? withoutHnswIndex(db, load) : load()),
       close: () => db.close(),
     }
   } catch (error) {

@@ -54,6 +54,21 @@ export function vectorDialect(backend: VectorBackend): VectorDialect {
 }
 
 const META_KEY = 'embedding'
+const CREATE_HNSW = 'CREATE INDEX IF NOT EXISTS knowledge_embedding_hnsw ON knowledge USING hnsw (embedding vector_cosine_ops)'
+
+/**
+ * Runs `load` with the HNSW index dropped and builds it again afterwards (even when `load`
+ * fails). In PGlite, inserting into an HNSW index row by row costs 10-20 ms a row; building
+ * it once after a bulk load is about ten times faster. Searches meanwhile scan exactly.
+ */
+export async function withoutHnswIndex<T>(db: Database, load: () => Promise<T>): Promise<T> {
+  await db.withLock('knowhub:migrate', (conn) => conn.exec('DROP INDEX IF EXISTS knowledge_embedding_hnsw'))
+  try {
+    return await load()
+  } finally {
+    await db.withLock('knowhub:migrate', (conn) => conn.exec(CREATE_HNSW))
+  }
+}
 
 /** Is the pgvector extension usable here? Creates it when available. */
 export async function detectPgvector(db: Queryable, logger: Logger): Promise<boolean> {
@@ -92,9 +107,7 @@ export async function createVectorColumn(db: Database, info: VectorIndexInfo, op
         await conn.exec('ALTER TABLE knowledge DROP COLUMN IF EXISTS embedding')
       }
       await conn.exec(`ALTER TABLE knowledge ADD COLUMN IF NOT EXISTS embedding ${column}`)
-      if (info.backend === 'pgvector') {
-        await conn.exec('CREATE INDEX IF NOT EXISTS knowledge_embedding_hnsw ON knowledge USING hnsw (embedding vector_cosine_ops)')
-      }
+      if (info.backend === 'pgvector') await conn.exec(CREATE_HNSW)
       await conn.query(sql`INSERT INTO knowhub_meta (key, value) VALUES (${META_KEY}, ${JSON.stringify(info)}::jsonb)
         ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value`)
       await conn.exec('COMMIT')

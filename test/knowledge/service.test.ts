@@ -10,6 +10,7 @@ import { Principal } from '../../src/core/principal.js'
 import { createHashedEmbedder } from '../../src/embed/hashed.js'
 import { createKnowledgeService, type KnowledgeService } from '../../src/knowledge/service.js'
 import type { Store } from '../../src/store/store.js'
+import { sql } from '../../src/store/sql.js'
 import { BACKENDS, openTestStore, truncateKnowledge } from '../helpers/stores.js'
 
 const alice = Principal.parse({ user: 'alice', agent: 'research', project: 'p1', team: 't1', org: 'acme' })
@@ -288,6 +289,23 @@ describe.each(BACKENDS)('knowledge service on %s', (backend) => {
     const partial = await knowledge.importJsonl(lines, alice, { mode: 'partial' })
     expect(partial.imported).toBe(2)
     expect((await knowledge.list({}, alice)).items.map((e) => e.id).sort()).toEqual(['knowledge-20260305120000-aaaa', 'knowledge-20260305120000-dddd'])
+  })
+
+  it('bulk-imports 600 entries with the vector index rebuilt once, and finds them', async () => {
+    const at = '2026-03-05T12:00:00.000Z'
+    const lines = Array.from({ length: 600 }, (_, i) => JSON.stringify({
+      id: `knowledge-20260305120000-b${String(i).padStart(3, '0')}`, message_id: '', types: ['tool'], task: `bulk task ${i} topic${i % 50}`, tags: {}, scopes: ['user:alice'], owner: 'user:alice',
+      content: `entry number ${i} about subject${i % 37}`, resource_ids: [],
+      source: { name: '', category: 'exp', urls: [], agent_id: '', submitted_by: '', message_id: '', trace_id: '' },
+      eval: { score: 3, helpful: 0, harmful: 0, confidence: 0.5, helpful_history: [], harmful_history: [] },
+      status: 'active', merged_into: null, version: 1, created_at: at, updated_at: at, versions: [],
+    }))
+    expect((await knowledge.importJsonl(lines, alice)).imported).toBe(600)
+    const indexes = await store.db.query<{ indexname: string }>(sql`SELECT indexname FROM pg_indexes WHERE tablename = 'knowledge'`)
+    expect(indexes.some((i) => i.indexname === 'knowledge_embedding_hnsw')).toBe(store.pgvector)
+    const hits = await knowledge.search({ q: 'bulk task topic7 subject7', mode: 'vector', top_k: 3, min_score: 0 }, alice)
+    expect(hits.count).toBe(3)
+    expect((await knowledge.list({ limit: 1000 }, alice)).items).toHaveLength(600)
   })
 
   it('detects a changed embedder and reindexes', async () => {
