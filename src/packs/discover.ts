@@ -11,7 +11,7 @@ import { z } from 'zod'
 import { parseWith } from '../core/validate.js'
 import { noopLogger, type Logger } from '../core/logger.js'
 import { isIgnored, parseGitignore, type GitignoreRule } from './gitignore.js'
-import { DEFAULT_MAX_KNOWLEDGE_BYTES, loadPack } from './load.js'
+import { DEFAULT_MAX_KNOWLEDGE_BYTES, loadPack, type KnowledgeParseCache } from './load.js'
 import { mapLimit } from './limit.js'
 import { isInside } from './paths.js'
 import type { KnowledgeCatalogItem, LoadedPack, PackDiagnostic, PackScope, RejectedPack } from './schema.js'
@@ -291,13 +291,14 @@ async function scanLocation(spec: LocationSpec, options: z.output<typeof Discove
 }
 
 /**
- * Discovers, loads and validates every pack in the configured scopes.
+ * Discovers, loads and validates every pack in the configured scopes. Pass a
+ * {@link KnowledgeParseCache} to skip re-reading unchanged KNOWLEDGE.md files.
  * @example
  * const found = await discoverPacks({ projectDir: process.cwd(), homeDir: os.homedir() })
  * const xml = renderCatalog(found.packs.map((p) => p.item))
  * for (const s of found.shadowed) console.log(`${s.name}: ${s.kept.location} shadows ${s.shadowed.location}`)
  */
-export async function discoverPacks(input: DiscoverOptions = {}, logger: Logger = noopLogger): Promise<DiscoveryResult> {
+export async function discoverPacks(input: DiscoverOptions = {}, logger: Logger = noopLogger, extra: { cache?: KnowledgeParseCache } = {}): Promise<DiscoveryResult> {
   const options = parseWith(DiscoverOptions, input, 'discovery options')
   const specs = scanLocations(options)
   const states = await Promise.all(specs.map((spec) => scanLocation(spec, options, logger)))
@@ -318,6 +319,7 @@ export async function discoverPacks(input: DiscoverOptions = {}, logger: Logger 
       maxKnowledgeBytes: options.maxKnowledgeBytes,
       entries: candidate.entries,
       realRoot: candidate.real,
+      ...(extra.cache ? { cache: extra.cache } : {}),
     }),
   )
 

@@ -40,7 +40,7 @@ export {
 export type { FrontmatterValidation, PackContext, ParsedKnowledge, ParsedYaml, SplitFrontmatter } from './parse.js'
 export { DEFAULT_MAX_FILE_BYTES, isInside, normalisePackPath, readBounded, resolvePackPath, sha256 } from './paths.js'
 export type { BoundedRead, NormalisedPath, ResolvedPackPath } from './paths.js'
-export { DEFAULT_MAX_KNOWLEDGE_BYTES, loadPack } from './load.js'
+export { DEFAULT_MAX_KNOWLEDGE_BYTES, KnowledgeParseCache, loadPack } from './load.js'
 export type { LoadPackOptions, LoadPackResult } from './load.js'
 export { DiscoverOptions, SKIPPED_DIRS, catalogItems, discoverPacks, findPack, scanLocations } from './discover.js'
 export type { DiscoveryResult, ScanLocation, ShadowRecord } from './discover.js'

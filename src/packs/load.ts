@@ -5,9 +5,10 @@
  */
 import { readdir, realpath } from 'node:fs/promises'
 import { basename, join } from 'node:path'
-import { parseKnowledgeMarkdown } from './parse.js'
+import { stat } from 'node:fs/promises'
+import { parseKnowledgeMarkdown, type ParsedKnowledge } from './parse.js'
 import { isInside, readBounded, readListedFile, resolvePackPath } from './paths.js'
-import { formatDiagnostic, type LoadedPack, type PackDiagnostic, type PackScope, type RejectedPack } from './schema.js'
+import { formatDiagnostic, type KnowledgeCatalogItem, type LoadedPack, type PackDiagnostic, type PackScope, type RejectedPack } from './schema.js'
 
 /**
  * Default largest KNOWLEDGE.md read whole (bytes).
@@ -27,6 +28,8 @@ export interface LoadPackOptions {
   entries?: readonly { name: string; isFile(): boolean; isDirectory(): boolean; isSymbolicLink(): boolean }[]
   /** The pack folder's real path when the caller knows it already. */
   realRoot?: string
+  /** Reuse parse results of unchanged KNOWLEDGE.md files (long-running clients that rescan). */
+  cache?: KnowledgeParseCache
 }
 
 /** Result of loading one pack folder. */
@@ -77,9 +80,19 @@ export async function loadPack(packRoot: string, options: LoadPackOptions = {}):
   }
 
   const maxBytes = options.maxKnowledgeBytes ?? DEFAULT_MAX_KNOWLEDGE_BYTES
-  let read
+  const context = { location, packRoot, folderName: basename(packRoot), scope, ...(options.allowedTypes ? { allowedTypes: options.allowedTypes } : {}) }
+  let read: { hash: string; size: number; truncated: boolean }
+  let parsed: ParsedKnowledge
   try {
-    read = plainFile ? await readListedFile(realLocation, maxBytes) : await readBounded(realLocation, maxBytes)
+    const cached = options.cache ? await options.cache.lookup(realLocation, `${maxBytes}\u0000${JSON.stringify(context)}`) : undefined
+    if (cached?.hit) {
+      ;({ read, parsed } = cached.hit)
+    } else {
+      const text = plainFile && !options.cache ? await readListedFile(realLocation, maxBytes) : await readBounded(realLocation, maxBytes)
+      read = { hash: text.hash, size: text.size, truncated: text.truncated }
+      parsed = parseKnowledgeMarkdown(text.text, context)
+      cached?.store({ read, parsed })
+    }
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code
     if (code === 'ENOTREG' || code === 'EISDIR') {
@@ -88,23 +101,17 @@ export async function loadPack(packRoot: string, options: LoadPackOptions = {}):
     return reject('quarantined', [{ severity: 'error', code: 'unreadable', path: 'KNOWLEDGE.md', message: `KNOWLEDGE.md cannot be read (${errnoMessage(error)}).` }])
   }
 
-  const parsed = parseKnowledgeMarkdown(read.text, {
-    location,
-    packRoot,
-    folderName: basename(packRoot),
-    scope,
-    ...(options.allowedTypes ? { allowedTypes: options.allowedTypes } : {}),
-  })
   const sizeIssue: PackDiagnostic | undefined = read.truncated
     ? { severity: 'warning', code: 'file_too_large', path: 'KNOWLEDGE.md', message: `KNOWLEDGE.md is ${read.size} bytes; only the first ${maxBytes} were read.` }
     : undefined
   if (parsed.outcome !== 'loaded') {
-    const issues = sizeIssue ? [sizeIssue, ...parsed.issues] : parsed.issues
+    const issues = sizeIssue ? [sizeIssue, ...parsed.issues] : [...parsed.issues]
     return reject(parsed.outcome, issues, parsed.name)
   }
 
+  // Copies: the parse result may be cached and shared between calls.
   const issues = sizeIssue ? [sizeIssue, ...parsed.issues] : [...parsed.issues]
-  const item = parsed.item
+  const item: KnowledgeCatalogItem = { ...parsed.item, ...(parsed.item.metadata ? { metadata: { ...parsed.item.metadata } } : {}) }
 
   // Filesystem checks of the validation table.
   const entries = options.entries ?? (await listEntries(realRoot))
@@ -149,3 +156,46 @@ async function listEntries(dir: string): Promise<{ name: string; isFile(): boole
   }
 }
 
+
+interface CachedParse {
+  read: { hash: string; size: number; truncated: boolean }
+  parsed: ParsedKnowledge
+}
+
+/**
+ * Parse results of KNOWLEDGE.md files, reused while a file's size, mtime,
+ * ctime and inode are unchanged (one `stat` instead of a read and a YAML
+ * parse). For clients that rediscover often; discovery without it reads
+ * every file.
+ * @example
+ * const cache = new KnowledgeParseCache()
+ * await discoverPacks(options, logger, { cache }) // reads and parses
+ * await discoverPacks(options, logger, { cache }) // stats only, for unchanged files
+ */
+export class KnowledgeParseCache {
+  private readonly entries = new Map<string, { fingerprint: string; value: CachedParse }>()
+
+  /** Number of cached files. */
+  get size(): number {
+    return this.entries.size
+  }
+
+  /** Drops everything. */
+  clear(): void {
+    this.entries.clear()
+  }
+
+  /** Stats the file; returns the cached parse when still valid, and a way to store a new one. */
+  async lookup(realLocation: string, contextKey: string): Promise<{ hit?: CachedParse; store: (value: CachedParse) => void }> {
+    const info = await stat(realLocation)
+    if (!info.isFile()) {
+      const error = new Error(`${realLocation} is not a regular file`) as NodeJS.ErrnoException
+      error.code = 'ENOTREG'
+      throw error
+    }
+    const fingerprint = `${info.size}:${info.mtimeMs}:${info.ctimeMs}:${info.ino}:${contextKey}`
+    const entry = this.entries.get(realLocation)
+    const store = (value: CachedParse): void => void this.entries.set(realLocation, { fingerprint, value })
+    return entry && entry.fingerprint === fingerprint ? { hit: entry.value, store } : { store }
+  }
+}

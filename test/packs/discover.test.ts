@@ -1,9 +1,9 @@
 import { execFileSync } from 'node:child_process'
-import { existsSync } from 'node:fs'
-import { chmod, mkdir, rename, symlink } from 'node:fs/promises'
+import { chmod, mkdir, rename, symlink, utimes, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
-import { catalogItems, discoverPacks, findPack, scanLocations } from '../../src/packs/index.js'
+import { KnowledgeParseCache, catalogItems, discoverPacks, findPack, scanLocations } from '../../src/packs/index.js'
 import { SCOPES, knowledge, tempDir, writeTree } from './helpers.js'
 
 const scopes = {
@@ -104,11 +104,37 @@ describe('discovery scopes and precedence', () => {
       await writeTree(dir, { 'skill/SKILL.md': '---\nname: skill\ndescription: d\n---\n', 'direct/KNOWLEDGE.md': knowledge({ name: 'direct' }) })
       expect((await discoverPacks({ extraPaths: [dir] })).packs.map((p) => p.item.name)).toEqual(['direct'])
       expect((await discoverPacks({ extraPaths: [join(dir, 'direct')] })).packs.map((p) => p.item.name)).toEqual(['direct'])
-      if (existsSync('/work/shared/corpus/packs')) {
-        const corpus = await discoverPacks({ extraPaths: ['/work/shared/corpus/packs'] })
-        expect(corpus.packs).toEqual([])
-        expect(corpus.rejected).toEqual([])
-      }
+      // The real Agent Skills corpus in ../shared (beside the repository): skills are not packs.
+      const corpus = await discoverPacks({ extraPaths: [fileURLToPath(new URL('../../../shared/corpus/packs', import.meta.url))] })
+      expect(corpus.locations[0]?.exists).toBe(true)
+      expect(corpus.packs).toEqual([])
+      expect(corpus.rejected).toEqual([])
+    } finally {
+      await cleanup()
+    }
+  })
+})
+
+describe('discovery parse cache', () => {
+  it('reuses parses of unchanged files, re-reads changed ones, and hands out independent copies', async () => {
+    const { dir, cleanup } = await tempDir()
+    try {
+      await writeTree(dir, {
+        'a/KNOWLEDGE.md': knowledge({ name: 'a', description: 'first' }),
+        'b/KNOWLEDGE.md': knowledge({ name: 'b', profile: 'document-first' }),
+      })
+      const cache = new KnowledgeParseCache()
+      const first = await discoverPacks({ extraPaths: [dir] }, undefined, { cache })
+      expect(cache.size).toBe(2)
+      first.packs[0]!.item.description = 'mutated by a caller'
+      const second = await discoverPacks({ extraPaths: [dir] }, undefined, { cache })
+      expect(findPack(second, 'a')?.item.description).toBe('first')
+      expect(findPack(second, 'b')?.issues.map((i) => i.code)).toEqual(findPack(first, 'b')?.issues.map((i) => i.code))
+      await writeFile(join(dir, 'a', 'KNOWLEDGE.md'), knowledge({ name: 'a', description: 'second' }))
+      await utimes(join(dir, 'a', 'KNOWLEDGE.md'), new Date(), new Date(Date.now() + 5000))
+      const third = await discoverPacks({ extraPaths: [dir] }, undefined, { cache })
+      expect(findPack(third, 'a')?.item.description).toBe('second')
+      expect(findPack(third, 'a')?.contentHash).not.toBe(findPack(first, 'a')?.contentHash)
     } finally {
       await cleanup()
     }
@@ -259,23 +285,8 @@ describe('discovery never crashes on hostile trees', () => {
     }
   })
 
-  it.skipIf(process.getuid?.() === 0)('turns a permission-denied folder into a diagnostic (non-root only: root reads everything)', async () => {
-    const { dir, cleanup } = await tempDir()
-    try {
-      await writeTree(dir, { 'ok/KNOWLEDGE.md': knowledge({ name: 'ok' }), 'locked/inner/KNOWLEDGE.md': knowledge({ name: 'inner' }) })
-      await chmod(join(dir, 'locked'), 0o000)
-      const found = await discoverPacks({ extraPaths: [dir] })
-      expect(found.packs.map((p) => p.item.name)).toEqual(['ok'])
-      expect(found.diagnostics).toContainEqual(expect.objectContaining({ code: 'unreadable', message: expect.stringContaining('EACCES') }))
-      await chmod(join(dir, 'locked'), 0o755)
-    } finally {
-      await cleanup()
-    }
-  })
-
-  // Root reads everything, so as root the same check runs in a child process as `nobody`.
-  const canDropPrivileges = existsSync('/usr/sbin/runuser') || existsSync('/sbin/runuser')
-  it.skipIf(!(process.getuid?.() === 0 && canDropPrivileges))('turns a permission-denied folder into a diagnostic (as root: checked as nobody via runuser)', async () => {
+  // Root reads everything, so as root the check runs in a child process as `nobody` (runuser).
+  it('turns a permission-denied folder into a diagnostic', async () => {
     const { dir, cleanup } = await tempDir()
     try {
       await writeTree(dir, {
@@ -286,9 +297,15 @@ describe('discovery never crashes on hostile trees', () => {
       await chmod(dir, 0o755)
       await chmod(join(dir, 'packs'), 0o755)
       await chmod(join(dir, 'packs', 'locked'), 0o000)
-      const tsx = new URL('../../node_modules/.bin/tsx', import.meta.url).pathname
-      const output = execFileSync('runuser', ['-u', 'nobody', '--', tsx, join(dir, 'probe.mts'), join(dir, 'packs')], { encoding: 'utf8', env: { ...process.env, HOME: dir } })
-      const found = JSON.parse(output.trim().split('\n').pop() ?? '{}') as { packs: string[]; diagnostics: { code: string; message: string; path: string }[] }
+      let found: { packs: string[]; diagnostics: { code: string; message: string; path?: string }[] }
+      if (process.getuid?.() === 0) {
+        const tsx = new URL('../../node_modules/.bin/tsx', import.meta.url).pathname
+        const output = execFileSync('runuser', ['-u', 'nobody', '--', tsx, join(dir, 'probe.mts'), join(dir, 'packs')], { encoding: 'utf8', env: { ...process.env, HOME: dir } })
+        found = JSON.parse(output.trim().split('\n').pop() ?? '{}') as typeof found
+      } else {
+        const result = await discoverPacks({ extraPaths: [join(dir, 'packs')] })
+        found = { packs: result.packs.map((p) => p.item.name), diagnostics: result.diagnostics }
+      }
       expect(found.packs).toEqual(['ok'])
       expect(found.diagnostics).toContainEqual(expect.objectContaining({ code: 'unreadable', path: join(dir, 'packs', 'locked'), message: expect.stringContaining('EACCES') }))
       await chmod(join(dir, 'packs', 'locked'), 0o755)

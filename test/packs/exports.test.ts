@@ -21,6 +21,7 @@ describe('knowhub/packs public surface', () => {
         "DiscoverOptions",
         "GroundingPolicy",
         "KnowledgeCatalogItem",
+        "KnowledgeParseCache",
         "MAX_FRONTMATTER_CHARS",
         "NEUTRALISED_OPENER",
         "PackDiagnostic",

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs'
 import { readFile, readdir } from 'node:fs/promises'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { activatePack, loadPack, parseFrontmatterYaml, parseKnowledgeMarkdown, splitFrontmatter, validateFrontmatter, type LoadPackResult } from '../../src/packs/index.js'
 import { isKnowHubError } from '../../src/core/errors.js'
@@ -232,8 +233,9 @@ describe('validation table (seed 000), one row per test', () => {
 })
 
 // Real Agent Skills folders (read in place, never copied): SKILL.md text rewritten as a KNOWLEDGE.md must validate leniently.
-const CORPUS = '/work/shared/corpus/packs'
-describe.skipIf(!existsSync(CORPUS))('real Agent Skills corpus (read in place)', () => {
+// ../shared sits beside the repository (as in CI); a missing corpus fails the suite instead of skipping it.
+const CORPUS = fileURLToPath(new URL('../../../shared/corpus/packs', import.meta.url))
+describe('real Agent Skills corpus (read in place)', () => {
   let skills: { folder: string; text: string }[] = []
   beforeAll(async () => {
     for (const group of await readdir(CORPUS, { withFileTypes: true })) {

