@@ -1,0 +1,75 @@
+/**
+ * What the agent tools need of KnowHub: one method per seed-003 HTTP endpoint, taking
+ * the request body (or query) as JSON and returning the same JSON as the HTTP API.
+ * Two implementations: `localBackend` (in-process services, below) and the HTTP client
+ * (src/client). The tools never know which one they run on.
+ */
+import type { FeedbackInput, BatchFeedbackInput, KnowledgeEntry, ListInput, SaveKnowledgeInput, SearchInput, SearchResponse } from '../core/knowledge.js'
+import type { Principal } from '../core/principal.js'
+import type { Resource, SaveResourceInput } from '../core/resources.js'
+import type { SlimInput, SlimResult } from '../core/slim.js'
+import type { KnowHub } from '../app/open.js'
+import { slimKnowledge } from '../knowledge/slim.js'
+
+/** The body of `GET /api/knowledge` (a page of entries). */
+export interface KnowledgeListResponse {
+  items: KnowledgeEntry[]
+  count: number
+  next_cursor: string | null
+}
+
+/** The body of `POST /api/knowledge/batch_update`. */
+export interface BatchUpdateResponse {
+  updated: number
+  results: Array<{ knowledge_id: string; ok: boolean; error?: { code: string; message: string } }>
+}
+
+/**
+ * The KnowHub operations the agent tools call, shaped like the HTTP API of seed 003.
+ * Every method rejects with a `KnowHubError` (string `code`) on failure.
+ */
+export interface ToolBackend {
+  /** `GET /api/knowledge/search?q&top_k&min_score&types` */
+  search(query: SearchInput): Promise<SearchResponse>
+  /** `POST /api/knowledge` */
+  save(body: SaveKnowledgeInput): Promise<KnowledgeEntry>
+  /** `GET /api/knowledge/{id}` */
+  get(id: string): Promise<KnowledgeEntry>
+  /** `PUT /api/knowledge/{id}` (feedback: helpful/harmful case, score, evolve) */
+  update(id: string, body: FeedbackInput): Promise<KnowledgeEntry>
+  /** `POST /api/knowledge/batch_update` */
+  batchUpdate(body: BatchFeedbackInput): Promise<BatchUpdateResponse>
+  /** `GET /api/knowledge?limit&types&scopes` */
+  list(query: ListInput): Promise<KnowledgeListResponse>
+  /** `POST /api/knowledge/slim` */
+  slim(body: SlimInput): Promise<SlimResult>
+  /** `POST /api/resource` */
+  resourceSave(body: SaveResourceInput): Promise<Resource>
+  /** `GET /api/resource/{id}` (`secure_body` only when asked for and allowed) */
+  resourceGet(id: string, options?: { includeSecret?: boolean }): Promise<Resource>
+}
+
+/**
+ * A backend over the in-process services of an open hub, acting as `principal`.
+ * @example
+ * const hub = await openKnowHub({ dataDir: '.knowhub' })
+ * const backend = localBackend(hub, hub.config.principal)
+ * await backend.search({ q: 'selenium login' })
+ */
+export function localBackend(hub: KnowHub, principal: Principal): ToolBackend {
+  const slimDeps = { store: hub.store, embedder: hub.embedder, maxContentBytes: hub.config.maxContentBytes }
+  return {
+    search: (query) => hub.knowledge.search(query, principal),
+    save: (body) => hub.knowledge.save(body, principal),
+    get: (id) => hub.knowledge.get(id, principal),
+    update: (id, body) => hub.knowledge.feedback(id, body, principal),
+    batchUpdate: (body) => hub.knowledge.batchFeedback(body, principal),
+    async list(query) {
+      const page = await hub.knowledge.list(query, principal)
+      return { items: page.items, count: page.items.length, next_cursor: page.next_cursor }
+    },
+    slim: (body) => slimKnowledge(slimDeps, body, principal),
+    resourceSave: (body) => hub.resources.save(body, principal),
+    resourceGet: (id, options = {}) => hub.resources.get(id, principal, options),
+  }
+}
