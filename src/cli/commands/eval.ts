@@ -1,0 +1,154 @@
+/**
+ * `knowhub eval DIR`: loads a normalised retrieval set (corpus.jsonl, queries.jsonl,
+ * qrels.jsonl) into a fresh temporary store, one `project:<conv>` scope per
+ * `meta.conv`, runs every judged query through the knowledge service's search and
+ * prints recall@5, recall@10, nDCG@10, MRR@10, latency and throughput.
+ */
+import { existsSync, statSync, writeFileSync } from 'node:fs'
+import { join, resolve } from 'node:path'
+import { Command, Option } from 'commander'
+import { KnowHubError } from '../../core/errors.js'
+import { KnowHubConfig } from '../../core/config.js'
+import { convOf, loadRetrievalSet, type RetrievalSet } from '../../eval/dataset.js'
+import { EVAL_MODES, formatEvalTable, loadIntoKnowledge, roundMetrics, runRetrievalEval, type EvalMetrics, type EvalMode, type LoadedSet } from '../../eval/harness.js'
+import { EVAL_EMBEDDERS, evalEmbedder, openEvalHub, type EvalEmbedderName } from '../../eval/open.js'
+import { loadConfig } from '../config.js'
+import { createCliLogger, type GlobalOptions } from '../context.js'
+import { printJson, progress, type Io } from '../output.js'
+
+/** The files of a retrieval set folder. */
+export const RETRIEVAL_SET_FILES = ['corpus.jsonl', 'queries.jsonl', 'qrels.jsonl'] as const
+
+/** What `knowhub eval --json` prints (and `--out` writes). */
+export interface EvalReport {
+  set: string
+  dir: string
+  embedder: string
+  docs: number
+  convs: number
+  judged_queries: number
+  load_ms: number
+  warnings: Array<{ path: string; message: string }>
+  runs: EvalMetrics[]
+}
+
+function positiveInt(name: string, max = Number.MAX_SAFE_INTEGER) {
+  return (value: string): number => {
+    const n = Number(value)
+    if (!Number.isInteger(n) || n < 1 || n > max) throw new KnowHubError('validation_error', `${name} must be an integer from 1 to ${max}, got "${value}"`)
+    return n
+  }
+}
+
+/** Fails with a clear message when the folder or one of its three files is missing. */
+function checkSetFolder(dir: string): void {
+  if (!existsSync(dir)) throw new KnowHubError('not_found', `Retrieval set folder ${dir} does not exist`, { dir })
+  if (!statSync(dir).isDirectory()) throw new KnowHubError('validation_error', `${dir} is not a folder: give the folder holding ${RETRIEVAL_SET_FILES.join(', ')}`, { dir })
+  const missing = RETRIEVAL_SET_FILES.filter((file) => !existsSync(join(dir, file)))
+  if (missing.length > 0) {
+    throw new KnowHubError('not_found', `Retrieval set ${dir} is missing ${missing.join(', ')} (a set is ${RETRIEVAL_SET_FILES.join(', ')}: see docs/retrieval.md)`, { dir, missing })
+  }
+}
+
+/** The runs a `--mode` asks for: one mode, or every mode plus hybrid without the rerank. */
+function plannedRuns(mode: EvalMode | 'all', rerank: boolean): Array<{ mode: EvalMode; rerank: boolean }> {
+  if (mode !== 'all') return [{ mode, rerank }]
+  const runs = EVAL_MODES.map((m) => ({ mode: m, rerank }))
+  return rerank ? [...runs, { mode: 'hybrid', rerank: false }] : runs
+}
+
+function convCount(set: RetrievalSet): number {
+  return new Set(set.docs.map(convOf)).size
+}
+
+/** The `eval` command. */
+export function evalCommand(io: Io): Command {
+  return new Command('eval')
+    .description('Evaluate retrieval on a normalised retrieval set (corpus.jsonl, queries.jsonl, qrels.jsonl) in a fresh temporary store')
+    .argument('<dir>', 'folder of the retrieval set')
+    .addOption(new Option('--mode <mode>', 'retrieval mode; "all" runs every mode and hybrid without the rerank').choices([...EVAL_MODES, 'all']).default('hybrid'))
+    .option('--no-rerank', 'order by relevance only (skip the quality rerank)')
+    .option('-k, --top-k <n>', 'results per query (metrics @10 need 10)', positiveInt('--top-k', 100), 10)
+    .option('-n, --limit <n>', 'evaluate only the first N judged queries', positiveInt('--limit'))
+    .addOption(new Option('--embedder <name>', 'embedder: the configured one, hashed n-grams, or USE lite + n-grams').choices([...EVAL_EMBEDDERS]).default('config'))
+    .option('--out <file>', 'also write the JSON report to a file')
+    .option('--json', 'print the JSON report instead of the table')
+    .addHelpText(
+      'after',
+      [
+        '',
+        'Each document becomes a knowledge entry in scope project:<meta.conv>; each query is searched',
+        'as a principal that sees only its own conv. The store is a temporary embedded database,',
+        'removed afterwards: your own knowledge base is never touched.',
+        '',
+        'Examples:',
+        '  knowhub eval bench/data/zh-agent',
+        '  knowhub eval ../shared/corpus/locomo/facts-dev --mode all --limit 200 --out facts.json',
+      ].join('\n'),
+    )
+    .action(async (dirArg: string, options, command: Command) => {
+      const globals = command.optsWithGlobals() as GlobalOptions
+      const dir = resolve(dirArg)
+      checkSetFolder(dir)
+      const set = await loadRetrievalSet(dir)
+      if (set.qrels.size === 0) throw new KnowHubError('validation_error', `Retrieval set ${dir} has no judged queries (qrels.jsonl names none of the queries)`, { dir })
+      for (const w of set.warnings.slice(0, 20)) io.err(`warning: ${w.path}: ${w.message}`)
+      if (set.warnings.length > 20) io.err(`warning: … and ${set.warnings.length - 20} more`)
+      if (options.topK < 10) io.err(`warning: --top-k ${options.topK} < 10: recall@10, nDCG@10 and MRR@10 see only ${options.topK} results`)
+
+      const logger = createCliLogger()
+      const name = options.embedder as EvalEmbedderName
+      const config = name === 'config' ? loadConfig(process.env, globals.config ? { configFile: globals.config } : {}) : undefined
+      const embedder = await evalEmbedder(name, config?.embedder ?? KnowHubConfig.parse({}).embedder, logger)
+      const hub = await openEvalHub({ embedder, logger })
+      const runs: EvalMetrics[] = []
+      let loadMs = 0
+      try {
+        const loading = progress(io, 'loading')
+        let loaded: LoadedSet
+        try {
+          loaded = await loadIntoKnowledge(hub.knowledge, set, { onProgress: loading.update })
+        } finally {
+          loading.stop()
+        }
+        loadMs = loaded.loadMs
+        for (const run of plannedRuns(options.mode as EvalMode | 'all', options.rerank as boolean)) {
+          const querying = progress(io, `querying ${run.mode}${run.rerank ? '' : ' no-rerank'}`)
+          try {
+            runs.push(
+              await runRetrievalEval({
+                knowledge: hub.knowledge,
+                loaded,
+                mode: run.mode,
+                rerank: run.rerank,
+                topK: options.topK,
+                ...(options.limit !== undefined ? { limit: options.limit } : {}),
+                onProgress: querying.update,
+              }),
+            )
+          } finally {
+            querying.stop()
+          }
+        }
+      } finally {
+        await hub.close()
+      }
+
+      const report: EvalReport = {
+        set: set.name,
+        dir,
+        embedder: embedder.model,
+        docs: set.docs.length,
+        convs: convCount(set),
+        judged_queries: set.qrels.size,
+        load_ms: Math.round(loadMs),
+        warnings: set.warnings,
+        runs: runs.map(roundMetrics),
+      }
+      if (options.out) writeFileSync(options.out, `${JSON.stringify(report, null, 2)}\n`)
+      if (options.json) return printJson(io, report)
+      io.out(`${set.name}: ${report.docs} docs in ${report.convs} convs, ${report.judged_queries} judged queries; loaded in ${(loadMs / 1000).toFixed(1)} s with ${report.embedder}`)
+      for (const line of formatEvalTable(runs)) io.out(line)
+      if (options.out) io.err(`wrote ${options.out}`)
+    })
+}
