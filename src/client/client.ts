@@ -1,0 +1,228 @@
+/**
+ * `createClient`: a typed client for every endpoint of the KnowHub HTTP API.
+ * Requests are typed with the server's input schemas (`z.input`), responses are
+ * validated with its output schemas; every failure is a {@link KnowHubClientError}.
+ */
+import type { BatchFeedbackInput, EditKnowledgeInput, FeedbackInput, ListInput, SaveKnowledgeInput, SearchInput } from '../core/knowledge.js'
+import { KnowledgeEntry } from '../core/knowledge.js'
+import type { ListResourcesInput, SaveResourceInput, UpdateResourceInput } from '../core/resources.js'
+import { Resource, resourceIdProblem } from '../core/resources.js'
+import type { SlimInput } from '../core/slim.js'
+import { SlimResult, UnmergeResult } from '../core/slim.js'
+import { KnowHubClientError } from './errors.js'
+import { send, type CallOptions, type FetchLike, type RequestSpec, type RetryOptions, type TransportOptions } from './http.js'
+import {
+  BatchUpdateResult,
+  Deleted,
+  Health,
+  KnowledgeEntryView,
+  KnowledgePage,
+  KnowledgeVersions,
+  OpenApiDocument,
+  ResourcePage,
+  SearchPage,
+} from './schemas.js'
+
+/** The server's default address (`knowhub start`). */
+export const DEFAULT_BASE_URL = 'http://127.0.0.1:8420'
+/** Default timeout of each attempt, in ms. */
+export const DEFAULT_TIMEOUT_MS = 30_000
+
+export interface ClientOptions {
+  /** Where the server is (default `http://127.0.0.1:8420`); may include a path prefix behind a proxy. */
+  baseUrl?: string
+  /** An API token from `knowhub token create` (sent as `Authorization: Bearer …`); none in local mode. */
+  token?: string
+  /** Timeout of each attempt in ms (default 30000). */
+  timeoutMs?: number
+  /** Retries of idempotent calls (see {@link RetryOptions}); `false` turns them off. */
+  retry?: RetryOptions | false
+  /** Another `fetch` (a proxy agent, a test server's, a mock transport). Default: the global one. */
+  fetch?: FetchLike
+  /** Headers sent with every request. */
+  headers?: Record<string, string>
+  /** Check response bodies against the API schemas (default true). */
+  validateResponses?: boolean
+}
+
+/** Ask for referenced resources along with entries (never their secrets). */
+export interface ExpandOption {
+  expand?: 'resources'
+}
+
+/**
+ * The query of `GET /api/knowledge/search` (seed 003: `q`, `top_k` 5, `min_score` 3,
+ * `types` as a list or comma-separated), plus KnowHub's `explain`, `mode` and `rerank`.
+ */
+export type SearchQuery = Omit<SearchInput, 'top_k' | 'min_score'> & { top_k?: number; min_score?: number } & ExpandOption
+
+/** The query of `GET /api/knowledge`: newest first, `limit` 10 by default; active entries unless `status` says otherwise. */
+export type ListKnowledgeQuery = Omit<ListInput, 'limit'> & { limit?: number } & ExpandOption
+
+/** The query of `GET /api/resource`: `limit` 20 by default; lists may be arrays or comma-separated. */
+export type ListResourcesQuery = Omit<ListResourcesInput, 'limit' | 'content_type' | 'scopes' | 'expired'> & {
+  limit?: number
+  content_type?: string[] | string
+  scopes?: string[] | string
+  expired?: boolean
+}
+
+/** The body of `POST /api/knowledge/slim` (`model` is accepted for seed 003 compatibility). */
+export type SlimOptions = Omit<SlimInput, 'threshold' | 'min_overlap' | 'dry_run' | 'limit'> & {
+  threshold?: number
+  min_overlap?: number
+  dry_run?: boolean
+  limit?: number
+}
+
+/** Options of `resources.get`. */
+export interface GetResourceOptions extends CallOptions {
+  /** Ask for `secure_body` (default true; shown only with `secrets:read` in the resource's scope). */
+  includeSecret?: boolean
+}
+
+/**
+ * Encodes a path-like resource id for the URL, one segment at a time, after checking it
+ * (a `..` segment would otherwise be resolved by URL parsing before the request leaves).
+ * @example
+ * resourcePath('code/selenium/login') // 'code/selenium/login'
+ * resourcePath('x/a b') // throws validation_error (spaces are not allowed in ids)
+ */
+export function resourcePath(id: string): string {
+  const problem = resourceIdProblem(id)
+  if (problem) throw new KnowHubClientError('validation_error', `Invalid resource id: ${problem}`, { details: { issues: [{ path: 'id', message: problem }] } })
+  return id.split('/').map(encodeURIComponent).join('/')
+}
+
+function knowledgePath(id: string): string {
+  if (id === '' || id === '.' || id === '..' || id.length > 128) {
+    throw new KnowHubClientError('validation_error', 'Invalid knowledge id', { details: { issues: [{ path: 'id', message: 'knowledge ids are 1-128 characters and not . or ..' }] } })
+  }
+  return `/api/knowledge/${encodeURIComponent(id)}`
+}
+
+function callOptions<T extends CallOptions>(options: T | undefined): CallOptions {
+  if (!options) return {}
+  const { signal, timeoutMs, retries, headers, requestId } = options
+  return { signal, timeoutMs, retries, headers, requestId } as CallOptions
+}
+
+/** Feedback that only sets the score can be repeated safely; added cases and evolutions cannot. */
+function feedbackRetry(body: FeedbackInput): 'idempotent' | 'unsafe' {
+  const record = body as Record<string, unknown>
+  const additive = ['add_helpful_case', 'add_harmful_case', 'evolve_feedback'].some((key) => record[key] !== undefined)
+  return additive ? 'unsafe' : 'idempotent'
+}
+
+/**
+ * Creates a client. No I/O happens until the first call.
+ * @example
+ * import { createClient } from 'knowhub/client'
+ * const kh = createClient({ baseUrl: 'http://127.0.0.1:8420', token: process.env.KNOWHUB_TOKEN })
+ * const entry = await kh.knowledge.save({ task: 'Log in to site A', content: 'Use undetected_chromedriver', types: ['tool'] })
+ * const { results } = await kh.knowledge.search({ q: 'selenium login blocked' })
+ * await kh.knowledge.update(entry.id, { add_helpful_case: { task: 'scrape site A', outcome: 'worked' } })
+ */
+export function createClient(options: ClientOptions = {}) {
+  const fetchImpl = options.fetch ?? ((url: string, init: RequestInit) => globalThis.fetch(url, init))
+  const retry = options.retry === false ? { retries: 0 } : (options.retry ?? {})
+  const transport: TransportOptions = {
+    baseUrl: (options.baseUrl ?? DEFAULT_BASE_URL).replace(/\/+$/, ''),
+    token: options.token,
+    fetch: fetchImpl,
+    timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+    retry: {
+      retries: retry.retries ?? 2,
+      baseDelayMs: retry.baseDelayMs ?? 250,
+      maxDelayMs: retry.maxDelayMs ?? 4000,
+      maxRetryAfterMs: retry.maxRetryAfterMs ?? 30_000,
+    },
+    headers: { ...options.headers },
+    validateResponses: options.validateResponses ?? true,
+  }
+  const call = <T>(spec: RequestSpec<T>, opts?: CallOptions): Promise<T> => send(transport, spec, callOptions(opts))
+
+  const knowledge = {
+    /** `GET /api/knowledge/search`: hybrid retrieval and the quality rerank (seed 003). */
+    search: (query: SearchQuery, opts?: CallOptions) => {
+      const { expand, ...rest } = query
+      return call({ method: 'GET', path: '/api/knowledge/search', query: { ...rest, expand }, retry: 'idempotent', schema: SearchPage }, opts)
+    },
+    /** `POST /api/knowledge`: saves an entry (never retried after a network error or timeout: it could be saved twice). */
+    save: (input: SaveKnowledgeInput, opts?: CallOptions) => call({ method: 'POST', path: '/api/knowledge', body: input, retry: 'unsafe', schema: KnowledgeEntry }, opts),
+    /** `GET /api/knowledge`: one page, newest first. */
+    list: (query: ListKnowledgeQuery = {}, opts?: CallOptions) => call({ method: 'GET', path: '/api/knowledge', query: { ...query }, retry: 'idempotent', schema: KnowledgePage }, opts),
+    /**
+     * Every entry matching `query`, page after page (`limit` is the page size).
+     * @example
+     * for await (const entry of kh.knowledge.listAll({ types: ['tool'], limit: 100 })) console.log(entry.id)
+     */
+    listAll: async function* (query: Omit<ListKnowledgeQuery, 'cursor'> = {}, opts?: CallOptions): AsyncGenerator<KnowledgeEntryView> {
+      let cursor: string | undefined
+      do {
+        const page = await knowledge.list({ ...query, ...(cursor ? { cursor } : {}) }, opts)
+        yield* page.items
+        cursor = page.next_cursor ?? undefined
+      } while (cursor)
+    },
+    /** `GET /api/knowledge/{id}`. */
+    get: (id: string, opts?: CallOptions & ExpandOption) =>
+      call({ method: 'GET', path: knowledgePath(id), query: { expand: opts?.expand }, retry: 'idempotent', schema: KnowledgeEntryView }, opts),
+    /**
+     * `PUT /api/knowledge/{id}` (seed 003 `knowledge_update`): `add_helpful_case`, `add_harmful_case`,
+     * `update_score`, `evolve_feedback` (501 `llm_not_configured` when the server has no LLM).
+     * Retried after network errors only when it just sets the score: a repeated case would count twice.
+     */
+    update: (id: string, input: FeedbackInput, opts?: CallOptions) =>
+      call({ method: 'PUT', path: knowledgePath(id), body: input, retry: feedbackRetry(input), schema: KnowledgeEntry }, opts),
+    /** `POST /api/knowledge/batch_update`: helpful/harmful feedback on many entries; one result per item. */
+    batchUpdate: (input: BatchFeedbackInput, opts?: CallOptions) =>
+      call({ method: 'POST', path: '/api/knowledge/batch_update', body: input, retry: 'unsafe', schema: BatchUpdateResult }, opts),
+    /** `PATCH /api/knowledge/{id}`: edits by the owner; the previous version is kept. */
+    edit: (id: string, input: EditKnowledgeInput, opts?: CallOptions) =>
+      call({ method: 'PATCH', path: knowledgePath(id), body: input, retry: 'unsafe', schema: KnowledgeEntry }, opts),
+    /** `DELETE /api/knowledge/{id}` (owner or admin). */
+    delete: (id: string, opts?: CallOptions) => call({ method: 'DELETE', path: knowledgePath(id), retry: 'idempotent', schema: Deleted }, opts),
+    /** `GET /api/knowledge/{id}/versions`: previous versions, oldest first. */
+    versions: (id: string, opts?: CallOptions) => call({ method: 'GET', path: `${knowledgePath(id)}/versions`, retry: 'idempotent', schema: KnowledgeVersions }, opts),
+    /** `POST /api/knowledge/{id}/archive` (owner or admin). */
+    archive: (id: string, opts?: CallOptions) => call({ method: 'POST', path: `${knowledgePath(id)}/archive`, retry: 'unsafe', schema: KnowledgeEntry }, opts),
+    /** `POST /api/knowledge/{id}/restore` (owner or admin). */
+    restore: (id: string, opts?: CallOptions) => call({ method: 'POST', path: `${knowledgePath(id)}/restore`, retry: 'unsafe', schema: KnowledgeEntry }, opts),
+    /** `POST /api/knowledge/slim`: merges near-duplicates (`dry_run: true` only reports the plan). */
+    slim: (input: SlimOptions = {}, opts?: CallOptions) => call({ method: 'POST', path: '/api/knowledge/slim', body: input, retry: 'unsafe', schema: SlimResult }, opts),
+    /** `POST /api/knowledge/{id}/unmerge`: undoes a slim merge. */
+    unmerge: (id: string, opts?: CallOptions) => call({ method: 'POST', path: `${knowledgePath(id)}/unmerge`, retry: 'unsafe', schema: UnmergeResult }, opts),
+  }
+
+  const resources = {
+    /** `POST /api/resource` (409 `conflict` when the id exists). */
+    save: (input: SaveResourceInput, opts?: CallOptions) => call({ method: 'POST', path: '/api/resource', body: input, retry: 'unsafe', schema: Resource }, opts),
+    /** `GET /api/resource/{id}`: `secure_body` only for callers with `secrets:read` in its scope. */
+    get: (id: string, opts?: GetResourceOptions) =>
+      call({ method: 'GET', path: `/api/resource/${resourcePath(id)}`, query: { include_secret: opts?.includeSecret }, retry: 'idempotent', schema: Resource }, opts),
+    /** `PUT /api/resource/{id}`: the fields to change (`secure_body: null` removes the secret). */
+    update: (id: string, input: UpdateResourceInput, opts?: CallOptions) =>
+      call({ method: 'PUT', path: `/api/resource/${resourcePath(id)}`, body: input, retry: 'idempotent', schema: Resource }, opts),
+    /** `DELETE /api/resource/{id}` (owner or admin). */
+    delete: (id: string, opts?: CallOptions) => call({ method: 'DELETE', path: `/api/resource/${resourcePath(id)}`, retry: 'idempotent', schema: Deleted }, opts),
+    /** `GET /api/resource`: one page of summaries (never bodies or secrets). */
+    list: (query: ListResourcesQuery = {}, opts?: CallOptions) => {
+      return call({ method: 'GET', path: '/api/resource', query: { ...query }, retry: 'idempotent', schema: ResourcePage }, opts)
+    },
+  }
+
+  return {
+    /** The base URL calls go to. */
+    baseUrl: transport.baseUrl,
+    knowledge,
+    resources,
+    /** `GET /healthz`: liveness and the server's version (no token needed). */
+    healthz: (opts?: CallOptions) => call({ method: 'GET', path: '/healthz', retry: 'idempotent', schema: Health }, opts),
+    /** `GET /api/openapi.json`: the API's OpenAPI 3.1 document (no token needed). */
+    openapi: (opts?: CallOptions) => call({ method: 'GET', path: '/api/openapi.json', retry: 'idempotent', schema: OpenApiDocument }, opts),
+  }
+}
+
+/** A client made by {@link createClient}. */
+export type KnowHubClient = ReturnType<typeof createClient>
