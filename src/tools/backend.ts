@@ -6,20 +6,22 @@
  */
 import type { FeedbackInput, BatchFeedbackInput, KnowledgeEntry, ListInput, SaveKnowledgeInput, SearchInput, SearchResponse } from '../core/knowledge.js'
 import type { Principal } from '../core/principal.js'
-import type { Resource, SaveResourceInput } from '../core/resources.js'
-import type { SlimInput, SlimResult } from '../core/slim.js'
+import { Resource, type SaveResourceInput } from '../core/resources.js'
+import { SlimResult, type SlimInput } from '../core/slim.js'
 import type { KnowHub } from '../app/open.js'
+import type { KnowledgeService } from '../knowledge/service.js'
 import { slimKnowledge } from '../knowledge/slim.js'
+import type { ResourceApi, SlimApi } from '../server/services.js'
 
 /** The body of `GET /api/knowledge` (a page of entries). */
-export interface KnowledgeListResponse {
+export type KnowledgeListResponse = {
   items: KnowledgeEntry[]
   count: number
   next_cursor: string | null
 }
 
 /** The body of `POST /api/knowledge/batch_update`. */
-export interface BatchUpdateResponse {
+export type BatchUpdateResponse = {
   updated: number
   results: Array<{ knowledge_id: string; ok: boolean; error?: { code: string; message: string } }>
 }
@@ -50,6 +52,40 @@ export interface ToolBackend {
 }
 
 /**
+ * The in-process services a local backend calls (the shapes `createApp` takes, so the
+ * server's `/mcp` endpoint runs the tools on the same services as its HTTP routes).
+ */
+export interface ToolServices {
+  knowledge: Pick<KnowledgeService, 'search' | 'save' | 'get' | 'feedback' | 'batchFeedback' | 'list'>
+  resources: Pick<ResourceApi, 'save' | 'get'>
+  slim: Pick<SlimApi, 'slim'>
+}
+
+/**
+ * A backend over in-process services, acting as `principal`. Results are checked
+ * against the HTTP API's response schemas where the service types are loose.
+ * @example
+ * const backend = servicesBackend({ knowledge: hub.knowledge, resources: hub.resources, slim }, principal)
+ */
+export function servicesBackend(services: ToolServices, principal: Principal): ToolBackend {
+  const { knowledge, resources, slim } = services
+  return {
+    search: (query) => knowledge.search(query, principal),
+    save: (body) => knowledge.save(body, principal),
+    get: (id) => knowledge.get(id, principal),
+    update: (id, body) => knowledge.feedback(id, body, principal),
+    batchUpdate: (body) => knowledge.batchFeedback(body, principal),
+    async list(query) {
+      const page = await knowledge.list(query, principal)
+      return { items: page.items, count: page.items.length, next_cursor: page.next_cursor }
+    },
+    slim: async (body) => SlimResult.parse(await slim.slim(body, principal)),
+    resourceSave: async (body) => Resource.parse(await resources.save(body, principal)),
+    resourceGet: async (id, options = {}) => Resource.parse(await resources.get(id, principal, options)),
+  }
+}
+
+/**
  * A backend over the in-process services of an open hub, acting as `principal`.
  * @example
  * const hub = await openKnowHub({ dataDir: '.knowhub' })
@@ -58,18 +94,5 @@ export interface ToolBackend {
  */
 export function localBackend(hub: KnowHub, principal: Principal): ToolBackend {
   const slimDeps = { store: hub.store, embedder: hub.embedder, maxContentBytes: hub.config.maxContentBytes }
-  return {
-    search: (query) => hub.knowledge.search(query, principal),
-    save: (body) => hub.knowledge.save(body, principal),
-    get: (id) => hub.knowledge.get(id, principal),
-    update: (id, body) => hub.knowledge.feedback(id, body, principal),
-    batchUpdate: (body) => hub.knowledge.batchFeedback(body, principal),
-    async list(query) {
-      const page = await hub.knowledge.list(query, principal)
-      return { items: page.items, count: page.items.length, next_cursor: page.next_cursor }
-    },
-    slim: (body) => slimKnowledge(slimDeps, body, principal),
-    resourceSave: (body) => hub.resources.save(body, principal),
-    resourceGet: (id, options = {}) => hub.resources.get(id, principal, options),
-  }
+  return servicesBackend({ knowledge: hub.knowledge, resources: hub.resources, slim: { slim: (body, who) => slimKnowledge(slimDeps, body, who) } }, principal)
 }

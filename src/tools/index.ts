@@ -1,0 +1,35 @@
+/**
+ * `knowhub/tools`: the agent tools of seed 003 (knowledge_search, knowledge_save,
+ * knowledge_update, knowledge_batch_update, knowledge_list, knowledge_slim,
+ * resource_save, resource_get) and the knowledge-pack tools (knowledge_pack_list,
+ * knowledge_pack_activate, knowledge_pack_resolve): one definition each, JSON Schema
+ * for OpenAI and Anthropic function calling derived from it, handlers over a
+ * {@link ToolBackend} (in-process services or the HTTP client).
+ *
+ * @example
+ * import { createToolkit, localBackend } from 'knowhub/tools'
+ * const kit = createToolkit({ backend: localBackend(hub, hub.config.principal) })
+ * const tools = kit.toOpenAITools()
+ * const result = await kit.callTool('knowledge_search', { query: 'selenium login' })
+ */
+export { localBackend, servicesBackend } from './backend.js'
+export type { BatchUpdateResponse, KnowledgeListResponse, ToolBackend, ToolServices } from './backend.js'
+export { ToolDefaults, defineTool, toolJsonSchema } from './define.js'
+export type { AgentTool, JsonSchema, ToolContext, ToolResult } from './define.js'
+export { DATA_PREAMBLE, wrapEntries, wrapResource } from './format.js'
+export type { EntryView } from './format.js'
+export {
+  DEFAULT_SLIM_MODEL,
+  KNOWLEDGE_TOOLS,
+  knowledgeBatchUpdate,
+  knowledgeList,
+  knowledgeSave,
+  knowledgeSearch,
+  knowledgeSlim,
+  knowledgeUpdate,
+  resourceGet,
+  resourceSave,
+} from './knowledge.js'
+export { PACK_TOOL_NAMES, packCatalog, packTools } from './packs.js'
+export { createToolkit, toAnthropicTools, toOpenAIResponsesTools, toOpenAITools, toolErrorText } from './toolkit.js'
+export type { AnthropicTool, OpenAIResponsesTool, OpenAITool, Toolkit, ToolkitOptions } from './toolkit.js'

@@ -1,0 +1,148 @@
+/**
+ * The knowledge-pack tools (seed 000 Steps 3-6) over packs discovered on the local
+ * filesystem: knowledge_pack_list (the catalog), knowledge_pack_activate (the wrapped
+ * guide and its resource list; the catalog goes into its description) and
+ * knowledge_pack_resolve (runtime context for a task, within a token budget, wrapped
+ * as data). No packs → no pack tools at all.
+ */
+import { z } from 'zod'
+import { KnowHubError } from '../core/errors.js'
+import { activatePack } from '../packs/activate.js'
+import { CATALOG_INSTRUCTIONS, renderCatalog } from '../packs/catalog.js'
+import { DEFAULT_BUDGET, ResolveIntent, resolveContext } from '../packs/resolve.js'
+import type { LoadedPack, PackDiagnostic } from '../packs/schema.js'
+import { selectPacks } from '../packs/select.js'
+import { neutralise } from '../packs/wrap.js'
+import { defineTool, type AgentTool, type ToolContext } from './define.js'
+
+/** Names of the pack tools. */
+export const PACK_TOOL_NAMES = ['knowledge_pack_list', 'knowledge_pack_activate', 'knowledge_pack_resolve'] as const
+
+/**
+ * The catalog disclosure of seed 000 Step 3: the behaviour instruction and
+ * `<available_knowledge_packs>`; `undefined` when there is no pack (never an empty catalog).
+ * @example
+ * const disclosure = packCatalog(found.packs)
+ * if (disclosure) systemPrompt += disclosure
+ */
+export function packCatalog(packs: readonly LoadedPack[]): string | undefined {
+  const catalog = renderCatalog(packs.map((p) => p.item))
+  return catalog === undefined ? undefined : `${CATALOG_INSTRUCTIONS.en}\n${catalog}`
+}
+
+function findIn(context: ToolContext, name: string): LoadedPack {
+  const pack = context.packs.find((p) => p.item.name === name)
+  if (!pack) throw new KnowHubError('not_found', `No knowledge pack named "${name}"`, { pack: name })
+  return pack
+}
+
+function warningLines(warnings: readonly Pick<PackDiagnostic, 'severity' | 'message'>[]): string[] {
+  return warnings.length === 0 ? [] : ['', 'Warnings:', ...warnings.map((w) => `- ${w.severity}: ${neutralise(w.message)}`)]
+}
+
+/**
+ * The pack tools for these packs: `[]` when there are none (do not register a tool
+ * that can activate nothing). Pack names become an enum in the schemas.
+ * @example
+ * const tools = packTools(found.packs)
+ */
+export function packTools(packs: readonly LoadedPack[]): AgentTool[] {
+  const catalog = packCatalog(packs)
+  const [first, ...rest] = packs.map((p) => p.item.name)
+  if (catalog === undefined || first === undefined) return []
+  const PackName = z.enum([first, ...rest])
+
+  const list = defineTool({
+    name: 'knowledge_pack_list',
+    description: 'List the available knowledge packs (name, description, type, status, trust, profile, runtime mode, location).',
+    input: z.strictObject({}),
+    async handler(_args, context) {
+      const items = context.packs.map((p) => p.item)
+      return { text: packCatalog(context.packs) ?? 'No knowledge packs are available.', data: { packs: items, count: items.length } }
+    },
+  })
+
+  const activate = defineTool({
+    name: 'knowledge_pack_activate',
+    description:
+      'Activate a knowledge pack by name: returns its guide (KNOWLEDGE.md) and resource list, wrapped as data. ' +
+      'Disputed packs need confirm: true after the user agreed to use them.\n\n' +
+      catalog,
+    input: z.strictObject({
+      name: PackName.describe('The pack name from <available_knowledge_packs>.'),
+      confirm: z.boolean().default(false).describe('Explicit confirmation, required for disputed packs.'),
+    }),
+    async handler(args, context) {
+      const activation = await activatePack(findIn(context, args.name), { mode: 'tool', confirm: args.confirm })
+      context.activated.add(activation.name)
+      return {
+        text: [activation.content, ...warningLines(activation.warnings)].join('\n'),
+        data: {
+          name: activation.name,
+          location: activation.location,
+          pack_root: activation.packRoot,
+          content_hash: activation.contentHash,
+          resources: activation.resources.map((r) => ({ path: r.path, kind: r.kind, size: r.size })),
+          warnings: activation.warnings,
+        },
+      }
+    },
+  })
+
+  const resolve = defineTool({
+    name: 'knowledge_pack_resolve',
+    description:
+      'Select the parts of knowledge packs a task needs (compiled views, document sections, wiki pages) within a token budget, wrapped as data, ' +
+      'with the audit record (selected files, source anchors, missing facts). Default packs: those activated so far, else the packs whose catalog entry matches the task.',
+    input: z.strictObject({
+      task: z.string().trim().min(1).max(10_000).describe('The task the context is for.'),
+      packs: z.array(PackName).min(1).max(20).optional().describe('Packs to use (default: activated ones, else matched by the task).'),
+      budget: z.number().int().min(100).max(200_000).default(DEFAULT_BUDGET).describe('Token budget of the whole wrapped context.'),
+      intent: ResolveIntent.optional().describe('answer, detail, cite, verify, ingest or dispute (detected from the task when absent).'),
+      confirm: z.boolean().default(false).describe('Use disputed packs (only after the user agreed).'),
+    }),
+    async handler(args, context) {
+      const names = args.packs ?? (context.activated.size > 0 ? [...context.activated] : undefined)
+      const selected = names ? names.map((name) => findIn(context, name)) : selectPacks(args.task, context.packs)
+      if (selected.length === 0) {
+        return {
+          text: 'No knowledge pack matches this task. Name packs explicitly (packs) or activate one first.',
+          data: { task: args.task, packs: [], context: '', tokens: 0, budget: args.budget, missing: [], excluded: [] },
+        }
+      }
+      const result = await resolveContext({
+        task: args.task,
+        packs: selected,
+        budget: args.budget,
+        ...(args.intent ? { intent: args.intent } : {}),
+        confirmed: args.confirm,
+        ...(context.embedder ? { embedder: context.embedder } : {}),
+        ...(context.logger ? { logger: context.logger } : {}),
+      })
+      const notes = [
+        `(${result.tokens} of ${result.budget} tokens; intent ${result.intent}; packs ${result.packs.map((p) => p.pack).join(', ') || 'none'})`,
+        ...(result.missing.length > 0 ? [`Missing facts: ${neutralise(result.missing.join('; '))}. Ask the user or mark them unknown.`] : []),
+        ...result.excluded.map((e) => `Excluded ${e.pack}: ${e.message}`),
+        ...(result.omitted_count > 0 ? [`${result.omitted_count} relevant sections did not fit the budget.`] : []),
+      ]
+      return {
+        text: [result.context || '(No section of the selected packs matches the task.)', '', ...notes].join('\n'),
+        data: {
+          task: result.task,
+          intent: result.intent,
+          budget: result.budget,
+          tokens: result.tokens,
+          context: result.context,
+          wrapper_order: result.wrapper_order,
+          packs: result.packs.map(({ pieces: _pieces, ...audit }) => audit),
+          excluded: result.excluded,
+          omitted_count: result.omitted_count,
+          missing: result.missing,
+          ...(result.recommendation ? { recommendation: result.recommendation } : {}),
+        },
+      }
+    },
+  })
+
+  return [list, activate, resolve]
+}

@@ -1,0 +1,141 @@
+/**
+ * A toolkit: the tools available for one backend (and packs), with their JSON
+ * Schema for OpenAI and Anthropic function calling and a `callTool` dispatcher.
+ */
+import { KnowHubError, isKnowHubError } from '../core/errors.js'
+import type { Logger } from '../core/logger.js'
+import type { Embedder } from '../embed/embedder.js'
+import type { LoadedPack } from '../packs/schema.js'
+import type { ToolBackend } from './backend.js'
+import { ToolDefaults, toolJsonSchema, type AgentTool, type JsonSchema, type ToolContext, type ToolResult } from './define.js'
+import { KNOWLEDGE_TOOLS } from './knowledge.js'
+import { packCatalog, packTools } from './packs.js'
+
+/** A tool for the OpenAI Chat Completions API (`tools: [...]`). */
+export interface OpenAITool {
+  type: 'function'
+  function: { name: string; description: string; parameters: JsonSchema }
+}
+
+/** A tool for the OpenAI Responses API (`tools: [...]`). */
+export interface OpenAIResponsesTool {
+  type: 'function'
+  name: string
+  description: string
+  parameters: JsonSchema
+}
+
+/** A tool for the Anthropic Messages API (`tools: [...]`). */
+export interface AnthropicTool {
+  name: string
+  description: string
+  input_schema: JsonSchema
+}
+
+/**
+ * Tools as OpenAI Chat Completions function tools.
+ * @example
+ * await openai.chat.completions.create({ model, messages, tools: toOpenAITools(KNOWLEDGE_TOOLS) })
+ */
+export function toOpenAITools(tools: readonly AgentTool[]): OpenAITool[] {
+  return tools.map((tool) => ({ type: 'function', function: { name: tool.name, description: tool.description, parameters: toolJsonSchema(tool) } }))
+}
+
+/**
+ * Tools as OpenAI Responses API function tools.
+ * @example
+ * await openai.responses.create({ model, input, tools: toOpenAIResponsesTools(KNOWLEDGE_TOOLS) })
+ */
+export function toOpenAIResponsesTools(tools: readonly AgentTool[]): OpenAIResponsesTool[] {
+  return tools.map((tool) => ({ type: 'function', name: tool.name, description: tool.description, parameters: toolJsonSchema(tool) }))
+}
+
+/**
+ * Tools as Anthropic Messages API tools.
+ * @example
+ * await anthropic.messages.create({ model, messages, max_tokens: 1024, tools: toAnthropicTools(KNOWLEDGE_TOOLS) })
+ */
+export function toAnthropicTools(tools: readonly AgentTool[]): AnthropicTool[] {
+  return tools.map((tool) => ({ name: tool.name, description: tool.description, input_schema: toolJsonSchema(tool) }))
+}
+
+/**
+ * A failed call as text a model can read and act on: `error [code]: message`, then
+ * every field issue of a validation error.
+ * @example
+ * toolErrorText(error) // 'error [not_found]: No knowledge entry knowledge-x'
+ */
+export function toolErrorText(error: unknown): string {
+  if (isKnowHubError(error)) {
+    const lines = [`error [${error.code}]: ${error.message}`]
+    const issues = (error.details as { issues?: Array<{ path: string; message: string }> } | undefined)?.issues
+    if (issues && issues.length > 1) for (const issue of issues) lines.push(`- ${issue.path}: ${issue.message}`)
+    return lines.join('\n')
+  }
+  return `error [internal_error]: ${error instanceof Error ? error.message : String(error)}`
+}
+
+/** Options of {@link createToolkit}. */
+export interface ToolkitOptions {
+  backend: ToolBackend
+  /** Values filled in when the model leaves a parameter out (see {@link ToolDefaults}). */
+  defaults?: ToolDefaults
+  /** Knowledge packs for the pack tools (e.g. `discoverPacks(…).packs`); none → no pack tools. */
+  packs?: readonly LoadedPack[]
+  /** Blended into pack resolution. */
+  embedder?: Embedder
+  logger?: Logger
+}
+
+/** The tools of one backend, ready to hand to a model and to dispatch its calls. */
+export interface Toolkit {
+  readonly tools: readonly AgentTool[]
+  /** The pack catalog with its behaviour instruction, or `undefined` when there is no pack. */
+  readonly catalog: string | undefined
+  /** The tool of this name, if available. */
+  get(name: string): AgentTool | undefined
+  /**
+   * Validates the arguments and runs the tool. Rejects with a `KnowHubError`:
+   * `not_found` for an unknown tool, `validation_error` (every issue with its path)
+   * for bad arguments, or whatever the backend raised.
+   */
+  callTool(name: string, args: unknown): Promise<ToolResult>
+  toOpenAITools(): OpenAITool[]
+  toOpenAIResponsesTools(): OpenAIResponsesTool[]
+  toAnthropicTools(): AnthropicTool[]
+}
+
+/**
+ * Builds a toolkit: the eight knowledge tools, plus the three pack tools when packs are given.
+ * @example
+ * const hub = await openKnowHub(config)
+ * const kit = createToolkit({ backend: localBackend(hub, hub.config.principal), packs: (await discoverPacks({ projectDir })).packs })
+ * const result = await kit.callTool('knowledge_search', { query: 'selenium login' })
+ * console.log(result.text)
+ */
+export function createToolkit(options: ToolkitOptions): Toolkit {
+  const packs = options.packs ?? []
+  const tools: readonly AgentTool[] = [...KNOWLEDGE_TOOLS, ...packTools(packs)]
+  const byName = new Map(tools.map((tool) => [tool.name, tool]))
+  const context: ToolContext = {
+    backend: options.backend,
+    defaults: ToolDefaults.parse(options.defaults ?? {}),
+    packs,
+    activated: new Set(),
+    ...(options.embedder ? { embedder: options.embedder } : {}),
+    ...(options.logger ? { logger: options.logger } : {}),
+  }
+  return {
+    tools,
+    catalog: packCatalog(packs),
+    get: (name) => byName.get(name),
+    async callTool(name, args) {
+      const tool = byName.get(name)
+      if (!tool) throw new KnowHubError('not_found', `Unknown tool "${name}" (available: ${tools.map((t) => t.name).join(', ')})`, { tool: name })
+      return tool.run(args, context)
+    },
+    toOpenAITools: () => toOpenAITools(tools),
+    toOpenAIResponsesTools: () => toOpenAIResponsesTools(tools),
+    toAnthropicTools: () => toAnthropicTools(tools),
+  }
+}
