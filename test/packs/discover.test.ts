@@ -285,7 +285,7 @@ describe('discovery never crashes on hostile trees', () => {
     }
   })
 
-  // Root reads everything, so as root the check runs in a child process as `nobody` (runuser).
+  // Root reads everything, so as root the check runs in a child process without capabilities (setpriv).
   it('turns a permission-denied folder into a diagnostic', async () => {
     const { dir, cleanup } = await tempDir()
     try {
@@ -299,8 +299,9 @@ describe('discovery never crashes on hostile trees', () => {
       await chmod(join(dir, 'packs', 'locked'), 0o000)
       let found: { packs: string[]; diagnostics: { code: string; message: string; path?: string }[] }
       if (process.getuid?.() === 0) {
+        // Root ignores permission bits only through its capabilities: run the probe as root without any.
         const tsx = new URL('../../node_modules/.bin/tsx', import.meta.url).pathname
-        const output = execFileSync('runuser', ['-u', 'nobody', '--', tsx, join(dir, 'probe.mts'), join(dir, 'packs')], { encoding: 'utf8', env: { ...process.env, HOME: dir } })
+        const output = execFileSync('setpriv', ['--inh-caps=-all', '--bounding-set=-all', '--', tsx, join(dir, 'probe.mts'), join(dir, 'packs')], { encoding: 'utf8' })
         found = JSON.parse(output.trim().split('\n').pop() ?? '{}') as typeof found
       } else {
         const result = await discoverPacks({ extraPaths: [join(dir, 'packs')] })
