@@ -11,6 +11,7 @@ import { packsCommand } from './commands/packs.js'
 import { serverCommand } from './commands/server.js'
 import { tokenCommand } from './commands/token.js'
 import { evalCommand } from './commands/eval.js'
+import { mcpCommand } from './commands/mcp.js'
 import { printError, processIo, type Io } from './output.js'
 
 /** Builds the program (exported for in-process tests). */
@@ -19,7 +20,7 @@ export function buildProgram(io: Io = processIo): Command {
     .description('KnowHub: a knowledge hub for AI agents — knowledge packs, knowledge entries with scoped visibility and hybrid search.')
     .option('--config <file>', 'JSON config file (default: ./knowhub.config.json when present)')
     .addHelpText('after', `\nEnvironment:\n${Object.entries(ENV_VARS).map(([k, v]) => `  ${k.padEnd(22)} ${v}`).join('\n')}`)
-  for (const command of [...knowledgeCommands(io), statusCommand(io), ...resourceCommands(io), ...slimCommands(io), packsCommand({ io }), serverCommand(io), tokenCommand(io), evalCommand(io)]) program.addCommand(command)
+  for (const command of [...knowledgeCommands(io), statusCommand(io), ...resourceCommands(io), ...slimCommands(io), packsCommand({ io }), serverCommand(io), tokenCommand(io), evalCommand(io), mcpCommand(io)]) program.addCommand(command)
   // addCommand() does not pass these settings down: apply them to every command.
   const configure = (command: Command): void => {
     command.configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) }).showHelpAfterError('(run with --help for usage)')

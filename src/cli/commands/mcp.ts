@@ -1,0 +1,106 @@
+/**
+ * `knowhub mcp`: KnowHub as an MCP server over stdio, acting as the configured local
+ * principal on the embedded database (or DATABASE_URL). stdout is the protocol
+ * channel: logs go to stderr, nothing else is printed.
+ */
+import { homedir } from 'node:os'
+import { resolve } from 'node:path'
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
+import { Command } from 'commander'
+import { discoverPacks, type DiscoverOptions } from '../../packs/discover.js'
+import { createMcpServer } from '../../mcp/server.js'
+import { localBackend } from '../../tools/backend.js'
+import type { ToolDefaults } from '../../tools/define.js'
+import { createCliLogger, withHub, type GlobalOptions } from '../context.js'
+import type { Io } from '../output.js'
+
+interface McpOptions {
+  project?: string
+  home?: string
+  user?: boolean
+  packs?: boolean
+  client?: string
+  path?: string[]
+  builtin?: string
+  scope?: string[]
+  owner?: string
+  agentId?: string
+  submittedBy?: string
+}
+
+const collect = (value: string, previous: string[] = []): string[] => [...previous, value]
+
+/** Resolves when stdin ends or closes, or on SIGINT/SIGTERM. */
+function untilStdinEnds(): Promise<string> {
+  return new Promise((done) => {
+    const finish = (why: string) => () => {
+      process.stdin.off('end', onEnd)
+      process.stdin.off('close', onClose)
+      process.off('SIGINT', onInt)
+      process.off('SIGTERM', onTerm)
+      done(why)
+    }
+    const onEnd = finish('stdin_end')
+    const onClose = finish('stdin_close')
+    const onInt = finish('SIGINT')
+    const onTerm = finish('SIGTERM')
+    process.stdin.once('end', onEnd)
+    process.stdin.once('close', onClose)
+    process.once('SIGINT', onInt)
+    process.once('SIGTERM', onTerm)
+  })
+}
+
+function discoverOptions(options: McpOptions): DiscoverOptions {
+  return {
+    projectDir: resolve(options.project ?? process.cwd()),
+    ...(options.user === false ? {} : { homeDir: options.home ?? homedir() }),
+    clientName: options.client ?? 'knowhub',
+    extraPaths: (options.path ?? []).map((p) => resolve(p)),
+    ...(options.builtin ? { builtinDir: resolve(options.builtin) } : {}),
+  }
+}
+
+/**
+ * `knowhub mcp [--project DIR] [--scope S]… [--owner O] [--agent-id ID]`.
+ * @example
+ * // claude mcp add knowhub -- npx knowhub mcp
+ * program.addCommand(mcpCommand(io))
+ */
+export function mcpCommand(_io: Io): Command {
+  return new Command('mcp')
+    .description('Run KnowHub as an MCP server over stdio (tools: knowledge_* and resource_*, plus knowledge_pack_* when packs are found)')
+    .option('--project <dir>', 'project folder scanned for knowledge packs (default: the current folder)')
+    .option('--home <dir>', 'home folder scanned for knowledge packs (default: your home)')
+    .option('--no-user', 'do not scan the home folder for knowledge packs')
+    .option('--no-packs', 'no knowledge packs at all (no pack tools or resources)')
+    .option('--client <name>', 'client-native pack folder name: .<name>/knowledge (default knowhub)')
+    .option('--path <dir>', 'extra pack folder (repeatable)', collect)
+    .option('--builtin <dir>', 'built-in pack folder (lowest precedence)')
+    .option('--scope <scope>', 'default scope of saved entries and resources (repeatable; default: your user scope)', collect)
+    .option('--owner <owner>', 'default owner of saved entries and resources (kind:id; default: you)')
+    .option('--agent-id <id>', 'default source.agent_id of saved entries (default: KNOWHUB_AGENT)')
+    .option('--submitted-by <who>', 'default source.submitted_by of saved entries')
+    .addHelpText('after', '\nstdout carries the MCP protocol; logs go to stderr (KNOWHUB_LOG_LEVEL).\nExample (Claude Code): claude mcp add knowhub -- npx knowhub mcp')
+    .action(async (options: McpOptions, command: Command) => {
+      const logger = createCliLogger()
+      await withHub(command.optsWithGlobals() as GlobalOptions, async (hub) => {
+        const packs = options.packs === false ? [] : (await discoverPacks(discoverOptions(options), logger)).packs
+        const principal = hub.config.principal
+        const agentId = options.agentId ?? principal.agent
+        const defaults: ToolDefaults = {
+          ...(options.scope && options.scope.length > 0 ? { scopes: options.scope } : {}),
+          ...(options.owner ? { owner: options.owner } : {}),
+          ...(agentId ? { agent_id: agentId } : {}),
+          ...(options.submittedBy ? { submitted_by: options.submittedBy } : {}),
+        }
+        const server = createMcpServer({ backend: localBackend(hub, principal), packs, defaults, embedder: hub.embedder, logger })
+        const stopped = untilStdinEnds()
+        await server.connect(new StdioServerTransport())
+        logger.info('mcp.started', { transport: 'stdio', packs: packs.length })
+        const why = await stopped
+        logger.info('mcp.stopping', { reason: why })
+        await server.close()
+      })
+    })
+}
