@@ -144,14 +144,14 @@ export function createClient(options: ClientOptions = {}) {
 
   const knowledge = {
     /** `GET /api/knowledge/search`: hybrid retrieval and the quality rerank (seed 003). */
-    search: (query: SearchQuery, opts?: CallOptions) => {
+    search: async (query: SearchQuery, opts?: CallOptions) => {
       const { expand, ...rest } = query
       return call({ method: 'GET', path: '/api/knowledge/search', query: { ...rest, expand }, retry: 'idempotent', schema: SearchPage }, opts)
     },
     /** `POST /api/knowledge`: saves an entry (never retried after a network error or timeout: it could be saved twice). */
-    save: (input: SaveKnowledgeInput, opts?: CallOptions) => call({ method: 'POST', path: '/api/knowledge', body: input, retry: 'unsafe', schema: KnowledgeEntry }, opts),
+    save: async (input: SaveKnowledgeInput, opts?: CallOptions) => call({ method: 'POST', path: '/api/knowledge', body: input, retry: 'unsafe', schema: KnowledgeEntry }, opts),
     /** `GET /api/knowledge`: one page, newest first. */
-    list: (query: ListKnowledgeQuery = {}, opts?: CallOptions) => call({ method: 'GET', path: '/api/knowledge', query: { ...query }, retry: 'idempotent', schema: KnowledgePage }, opts),
+    list: async (query: ListKnowledgeQuery = {}, opts?: CallOptions) => call({ method: 'GET', path: '/api/knowledge', query: { ...query }, retry: 'idempotent', schema: KnowledgePage }, opts),
     /**
      * Every entry matching `query`, page after page (`limit` is the page size).
      * @example
@@ -166,48 +166,48 @@ export function createClient(options: ClientOptions = {}) {
       } while (cursor)
     },
     /** `GET /api/knowledge/{id}`. */
-    get: (id: string, opts?: CallOptions & ExpandOption) =>
+    get: async (id: string, opts?: CallOptions & ExpandOption) =>
       call({ method: 'GET', path: knowledgePath(id), query: { expand: opts?.expand }, retry: 'idempotent', schema: KnowledgeEntryView }, opts),
     /**
      * `PUT /api/knowledge/{id}` (seed 003 `knowledge_update`): `add_helpful_case`, `add_harmful_case`,
      * `update_score`, `evolve_feedback` (501 `llm_not_configured` when the server has no LLM).
      * Retried after network errors only when it just sets the score: a repeated case would count twice.
      */
-    update: (id: string, input: FeedbackInput, opts?: CallOptions) =>
+    update: async (id: string, input: FeedbackInput, opts?: CallOptions) =>
       call({ method: 'PUT', path: knowledgePath(id), body: input, retry: feedbackRetry(input), schema: KnowledgeEntry }, opts),
     /** `POST /api/knowledge/batch_update`: helpful/harmful feedback on many entries; one result per item. */
-    batchUpdate: (input: BatchFeedbackInput, opts?: CallOptions) =>
+    batchUpdate: async (input: BatchFeedbackInput, opts?: CallOptions) =>
       call({ method: 'POST', path: '/api/knowledge/batch_update', body: input, retry: 'unsafe', schema: BatchUpdateResult }, opts),
     /** `PATCH /api/knowledge/{id}`: edits by the owner; the previous version is kept. */
-    edit: (id: string, input: EditKnowledgeInput, opts?: CallOptions) =>
+    edit: async (id: string, input: EditKnowledgeInput, opts?: CallOptions) =>
       call({ method: 'PATCH', path: knowledgePath(id), body: input, retry: 'unsafe', schema: KnowledgeEntry }, opts),
     /** `DELETE /api/knowledge/{id}` (owner or admin). */
-    delete: (id: string, opts?: CallOptions) => call({ method: 'DELETE', path: knowledgePath(id), retry: 'idempotent', schema: Deleted }, opts),
+    delete: async (id: string, opts?: CallOptions) => call({ method: 'DELETE', path: knowledgePath(id), retry: 'idempotent', schema: Deleted }, opts),
     /** `GET /api/knowledge/{id}/versions`: previous versions, oldest first. */
-    versions: (id: string, opts?: CallOptions) => call({ method: 'GET', path: `${knowledgePath(id)}/versions`, retry: 'idempotent', schema: KnowledgeVersions }, opts),
+    versions: async (id: string, opts?: CallOptions) => call({ method: 'GET', path: `${knowledgePath(id)}/versions`, retry: 'idempotent', schema: KnowledgeVersions }, opts),
     /** `POST /api/knowledge/{id}/archive` (owner or admin). */
-    archive: (id: string, opts?: CallOptions) => call({ method: 'POST', path: `${knowledgePath(id)}/archive`, retry: 'unsafe', schema: KnowledgeEntry }, opts),
+    archive: async (id: string, opts?: CallOptions) => call({ method: 'POST', path: `${knowledgePath(id)}/archive`, retry: 'unsafe', schema: KnowledgeEntry }, opts),
     /** `POST /api/knowledge/{id}/restore` (owner or admin). */
-    restore: (id: string, opts?: CallOptions) => call({ method: 'POST', path: `${knowledgePath(id)}/restore`, retry: 'unsafe', schema: KnowledgeEntry }, opts),
+    restore: async (id: string, opts?: CallOptions) => call({ method: 'POST', path: `${knowledgePath(id)}/restore`, retry: 'unsafe', schema: KnowledgeEntry }, opts),
     /** `POST /api/knowledge/slim`: merges near-duplicates (`dry_run: true` only reports the plan). */
-    slim: (input: SlimOptions = {}, opts?: CallOptions) => call({ method: 'POST', path: '/api/knowledge/slim', body: input, retry: 'unsafe', schema: SlimResult }, opts),
+    slim: async (input: SlimOptions = {}, opts?: CallOptions) => call({ method: 'POST', path: '/api/knowledge/slim', body: input, retry: 'unsafe', schema: SlimResult }, opts),
     /** `POST /api/knowledge/{id}/unmerge`: undoes a slim merge. */
-    unmerge: (id: string, opts?: CallOptions) => call({ method: 'POST', path: `${knowledgePath(id)}/unmerge`, retry: 'unsafe', schema: UnmergeResult }, opts),
+    unmerge: async (id: string, opts?: CallOptions) => call({ method: 'POST', path: `${knowledgePath(id)}/unmerge`, retry: 'unsafe', schema: UnmergeResult }, opts),
   }
 
   const resources = {
     /** `POST /api/resource` (409 `conflict` when the id exists). */
-    save: (input: SaveResourceInput, opts?: CallOptions) => call({ method: 'POST', path: '/api/resource', body: input, retry: 'unsafe', schema: Resource }, opts),
+    save: async (input: SaveResourceInput, opts?: CallOptions) => call({ method: 'POST', path: '/api/resource', body: input, retry: 'unsafe', schema: Resource }, opts),
     /** `GET /api/resource/{id}`: `secure_body` only for callers with `secrets:read` in its scope. */
-    get: (id: string, opts?: GetResourceOptions) =>
+    get: async (id: string, opts?: GetResourceOptions) =>
       call({ method: 'GET', path: `/api/resource/${resourcePath(id)}`, query: { include_secret: opts?.includeSecret }, retry: 'idempotent', schema: Resource }, opts),
     /** `PUT /api/resource/{id}`: the fields to change (`secure_body: null` removes the secret). */
-    update: (id: string, input: UpdateResourceInput, opts?: CallOptions) =>
+    update: async (id: string, input: UpdateResourceInput, opts?: CallOptions) =>
       call({ method: 'PUT', path: `/api/resource/${resourcePath(id)}`, body: input, retry: 'idempotent', schema: Resource }, opts),
     /** `DELETE /api/resource/{id}` (owner or admin). */
-    delete: (id: string, opts?: CallOptions) => call({ method: 'DELETE', path: `/api/resource/${resourcePath(id)}`, retry: 'idempotent', schema: Deleted }, opts),
+    delete: async (id: string, opts?: CallOptions) => call({ method: 'DELETE', path: `/api/resource/${resourcePath(id)}`, retry: 'idempotent', schema: Deleted }, opts),
     /** `GET /api/resource`: one page of summaries (never bodies or secrets). */
-    list: (query: ListResourcesQuery = {}, opts?: CallOptions) => {
+    list: async (query: ListResourcesQuery = {}, opts?: CallOptions) => {
       return call({ method: 'GET', path: '/api/resource', query: { ...query }, retry: 'idempotent', schema: ResourcePage }, opts)
     },
   }
@@ -218,9 +218,9 @@ export function createClient(options: ClientOptions = {}) {
     knowledge,
     resources,
     /** `GET /healthz`: liveness and the server's version (no token needed). */
-    healthz: (opts?: CallOptions) => call({ method: 'GET', path: '/healthz', retry: 'idempotent', schema: Health }, opts),
+    healthz: async (opts?: CallOptions) => call({ method: 'GET', path: '/healthz', retry: 'idempotent', schema: Health }, opts),
     /** `GET /api/openapi.json`: the API's OpenAPI 3.1 document (no token needed). */
-    openapi: (opts?: CallOptions) => call({ method: 'GET', path: '/api/openapi.json', retry: 'idempotent', schema: OpenApiDocument }, opts),
+    openapi: async (opts?: CallOptions) => call({ method: 'GET', path: '/api/openapi.json', retry: 'idempotent', schema: OpenApiDocument }, opts),
   }
 }
 

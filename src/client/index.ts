@@ -39,3 +39,4 @@ export type { BatchFeedbackInput, EditKnowledgeInput, FeedbackCase, FeedbackInpu
 export type { Resource, ResourceSummary, SaveResourceInput, UpdateResourceInput } from '../core/resources.js'
 export type { SlimInput, SlimResult, UnmergeResult } from '../core/slim.js'
 export { ErrorCode } from '../core/errors.js'
+export { clientBackend, toKnowHubError } from './backend.js'
