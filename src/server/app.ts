@@ -14,7 +14,10 @@ import { noopLogger } from '../core/logger.js'
 import type { KnowledgeService } from '../knowledge/service.js'
 import type { Authenticator } from './auth.js'
 import { errorResponse } from './errors.js'
-import type { AppEnv } from './http.js'
+import { caller, type AppEnv } from './http.js'
+import { handleMcpRequest } from '../mcp/http.js'
+import type { McpServerOptions } from '../mcp/server.js'
+import { servicesBackend } from '../tools/backend.js'
 import { createRateLimiter, redactingLogger } from './limits.js'
 import { knowledgeRoutes } from './routes/knowledge.js'
 import { metaRoutes } from './routes/meta.js'
@@ -42,6 +45,8 @@ export interface AppDeps {
    * Undefined: no check (token mode). A function, because the port is known only once bound.
    */
   allowedHosts?: () => ReadonlySet<string> | undefined
+  /** MCP over streamable HTTP at `/mcp` (same auth as the API): packs, tool defaults. */
+  mcp?: Omit<McpServerOptions, 'backend'>
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
@@ -133,6 +138,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route('/', metaRoutes({ version: deps.version ?? '0.0.0' }))
   app.route('/api/knowledge', knowledgeRoutes({ knowledge: deps.knowledge, resources: deps.resources, slim: deps.slim }))
   app.route('/api/resource', resourceRoutes({ resources: deps.resources }))
+  app.all('/mcp', (c) => handleMcpRequest(c.req.raw, { version: deps.version ?? '0.0.0', logger, ...deps.mcp, backend: servicesBackend(deps, caller(c).principal) }))
 
   app.notFound((c) => errorResponse(new KnowHubError('not_found', `No route ${c.req.method} ${c.req.path}`, { method: c.req.method, path: c.req.path })).response)
 
