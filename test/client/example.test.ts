@@ -1,0 +1,90 @@
+/**
+ * The agent-loop example against a real server: its no-model path (search, save,
+ * search, feedback) in-process and as the real command, and its model path with the
+ * OpenAI-compatible stub scripting the tool calls.
+ */
+import { execFile } from 'node:child_process'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { runAgent } from '../../examples/agent-loop/agent.js'
+import { createClient } from '../../src/client/index.js'
+import { startOpenAIStub, type ChatRequest, type OpenAIStub } from '../helpers/openai-stub.js'
+import { openTestHub, type TestHub } from '../server/helpers.js'
+
+const root = join(import.meta.dirname, '..', '..')
+let t: TestHub
+let url: string
+let stub: OpenAIStub
+
+beforeAll(async () => {
+  t = await openTestHub()
+  url = (await t.start()).url
+  stub = await startOpenAIStub()
+})
+afterAll(async () => {
+  await stub?.close()
+  await t?.close()
+})
+
+describe('examples/agent-loop', () => {
+  it('without a model: search → save → search → feedback, through the tools over HTTP', async () => {
+    const lines: string[] = []
+    const report = await runAgent({ knowhubUrl: url, task: 'Deploy a Node service with zero downtime', log: (line) => lines.push(line) })
+    expect(report.mode).toBe('no-model')
+    expect(report.steps.map((s) => [s.tool, s.ok])).toEqual([
+      ['knowledge_search', true],
+      ['knowledge_save', true],
+      ['knowledge_search', true],
+      ['knowledge_update', true],
+    ])
+    const id = String(report.steps[1]?.data?.id)
+    expect(report.steps[0]?.data).toMatchObject({ count: 0 })
+    expect(report.steps[2]?.text).toContain(id)
+    expect(report.answer).toBe(`Found 0 entries before, saved ${id}, found 1 after, and recorded a helpful case.`)
+    expect(lines.join('\n')).toContain('No model configured')
+    const stored = await createClient({ baseUrl: url }).knowledge.get(id)
+    expect(stored.eval).toMatchObject({ score: 4, helpful: 1 })
+    expect(stored.eval.helpful_history[0]).toMatchObject({ outcome: 'found again by the next search' })
+  })
+
+  it('runs as a command (npm run example) and prints what it did', async () => {
+    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', join(root, 'examples/agent-loop/main.ts'), 'Rotate', 'API', 'keys', 'safely'], {
+      cwd: root,
+      env: { ...process.env, KNOWHUB_URL: url, OPENAI_MODEL: '' },
+      timeout: 60_000,
+    })
+    expect(stdout).toContain('→ knowledge_save(')
+    expect(stdout).toMatch(/saved knowledge-\S+, found \d+ after, and recorded a helpful case\./)
+    expect(stdout).toContain('4 tool call(s), 0 failed.')
+  })
+
+  it('with a model: the loop runs the model’s tool calls and returns its answer', async () => {
+    const seen: ChatRequest[] = []
+    let turn = 0
+    const call = (name: string, args: unknown) => ({ id: `call_${turn}`, type: 'function', function: { name, arguments: JSON.stringify(args) } })
+    const completion = (message: Record<string, unknown>) => ({ id: `c${turn}`, object: 'chat.completion', created: 0, model: 'stub-chat', choices: [{ index: 0, message: { role: 'assistant', ...message }, finish_reason: 'stop' }] })
+    stub.setChat((request) => {
+      seen.push(structuredClone(request))
+      turn++
+      if (turn === 1) return completion({ content: null, tool_calls: [call('knowledge_search', { query: 'cache busting for a CDN' })] })
+      if (turn === 2) return completion({ content: null, tool_calls: [call('knowledge_save', { task: 'Cache busting for a CDN', content: 'Put a content hash in asset file names', types: ['strategy'] }), call('knowledge_update', { knowledge_id: 'nope' })] })
+      return completion({ content: 'Use hashed asset names.' })
+    })
+    const report = await runAgent({ knowhubUrl: url, task: 'How do I bust a CDN cache?', model: { baseUrl: stub.url, model: 'stub-chat', apiKey: 'sk-test' } })
+    expect(report).toMatchObject({ mode: 'model', answer: 'Use hashed asset names.' })
+    expect(report.steps.map((s) => [s.tool, s.ok])).toEqual([
+      ['knowledge_search', true],
+      ['knowledge_save', true],
+      ['knowledge_update', false],
+    ])
+    // The model got the tools as OpenAI function tools, and every tool result (errors too) went back to it.
+    expect((seen[0]?.tools as Array<{ function: { name: string } }>).map((tool) => tool.function.name)).toEqual(expect.arrayContaining(['knowledge_search', 'knowledge_save', 'knowledge_update']))
+    expect(stub.requestsTo('/v1/chat/completions')[0]?.headers.authorization).toBe('Bearer sk-test')
+    const toolMessages = seen[2]?.messages.filter((m) => m.role === 'tool') ?? []
+    expect(toolMessages.map((m) => m.tool_call_id)).toEqual(['call_1', 'call_2', 'call_2'])
+    expect(String(toolMessages[2]?.content)).toMatch(/^error \[validation_error\]/)
+    const saved = String(report.steps[1]?.data?.id)
+    expect((await createClient({ baseUrl: url }).knowledge.get(saved)).task).toBe('Cache busting for a CDN')
+  })
+})
