@@ -14,7 +14,7 @@ import { EVAL_MODES, formatEvalTable, loadIntoKnowledge, roundMetrics, runRetrie
 import { EVAL_EMBEDDERS, evalEmbedder, openEvalHub, type EvalEmbedderName } from '../../eval/open.js'
 import { loadConfig } from '../config.js'
 import { createCliLogger, type GlobalOptions } from '../context.js'
-import { printJson, progress, type Io } from '../output.js'
+import { oneLine, printJson, progress, type Io } from '../output.js'
 
 /** The files of a retrieval set folder. */
 export const RETRIEVAL_SET_FILES = ['corpus.jsonl', 'queries.jsonl', 'qrels.jsonl'] as const
@@ -61,6 +61,20 @@ function convCount(set: RetrievalSet): number {
   return new Set(set.docs.map(convOf)).size
 }
 
+/** Lists, per run, the queries whose relevant documents were not all in the first 10. */
+function printMisses(io: Io, set: RetrievalSet, runs: readonly EvalMetrics[]): void {
+  const text = new Map(set.queries.map((q) => [q.id, q.text]))
+  for (const run of runs) {
+    const misses = (run.per_query ?? []).filter((q) => q.recall10 < 1)
+    io.out(`\n${run.mode}${run.rerank ? '' : ' no-rerank'}: ${misses.length} queries not fully found in the first 10`)
+    for (const q of misses) {
+      const judged = set.qrels.get(q.id) ?? new Map<string, number>()
+      const ranks = [...judged.keys()].map((doc) => `${doc}@${q.ranked.indexOf(doc) < 0 ? '-' : q.ranked.indexOf(doc) + 1}`)
+      io.out(`  ${q.id}  recall@10 ${q.recall10.toFixed(2)}  ${ranks.join(' ')}  ${oneLine(text.get(q.id) ?? '', 80)}`)
+    }
+  }
+}
+
 /** The `eval` command. */
 export function evalCommand(io: Io): Command {
   return new Command('eval')
@@ -71,6 +85,7 @@ export function evalCommand(io: Io): Command {
     .option('-k, --top-k <n>', 'results per query (metrics @10 need 10)', positiveInt('--top-k', 100), 10)
     .option('-n, --limit <n>', 'evaluate only the first N judged queries', positiveInt('--limit'))
     .addOption(new Option('--embedder <name>', 'embedder: the configured one, hashed n-grams, or USE lite + n-grams').choices([...EVAL_EMBEDDERS]).default('config'))
+    .option('--per-query', 'also report each query: its ranked document ids and recall@10 (JSON), or the queries not fully found (table)')
     .option('--out <file>', 'also write the JSON report to a file')
     .option('--json', 'print the JSON report instead of the table')
     .addHelpText(
@@ -123,6 +138,7 @@ export function evalCommand(io: Io): Command {
                 rerank: run.rerank,
                 topK: options.topK,
                 ...(options.limit !== undefined ? { limit: options.limit } : {}),
+                perQuery: Boolean(options.perQuery),
                 onProgress: querying.update,
               }),
             )
@@ -143,12 +159,13 @@ export function evalCommand(io: Io): Command {
         judged_queries: set.qrels.size,
         load_ms: Math.round(loadMs),
         warnings: set.warnings,
-        runs: runs.map(roundMetrics),
+        runs: runs.map((m) => (m.per_query ? { ...roundMetrics(m), per_query: m.per_query.map((q) => ({ ...q, ms: Math.round(q.ms * 10) / 10 })) } : roundMetrics(m))),
       }
       if (options.out) writeFileSync(options.out, `${JSON.stringify(report, null, 2)}\n`)
       if (options.json) return printJson(io, report)
       io.out(`${set.name}: ${report.docs} docs in ${report.convs} convs, ${report.judged_queries} judged queries; loaded in ${(loadMs / 1000).toFixed(1)} s with ${report.embedder}`)
       for (const line of formatEvalTable(runs)) io.out(line)
+      if (options.perQuery) printMisses(io, set, runs)
       if (options.out) io.err(`wrote ${options.out}`)
     })
 }
