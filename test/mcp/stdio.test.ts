@@ -1,0 +1,116 @@
+/**
+ * `knowhub mcp` over stdio: the real CLI spawned with `node --import tsx`, driven by
+ * the official MCP client (StdioClientTransport). Calls every tool.
+ */
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js'
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+
+const ROOT = join(import.meta.dirname, '..', '..')
+const PROJECT = join(ROOT, 'test', 'fixtures', 'packs', 'scopes', 'project')
+
+let dir: string
+const clients: Client[] = []
+
+async function spawnMcp(args: string[], data: string): Promise<Client> {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: ['--import', 'tsx', join(ROOT, 'test', 'mcp', 'run-cli.ts'), 'mcp', ...args],
+    cwd: ROOT,
+    env: {
+      ...getDefaultEnvironment(),
+      KNOWHUB_DATA_DIR: join(dir, data),
+      KNOWHUB_SECRET_KEY: Buffer.alloc(32, 9).toString('base64'),
+      KNOWHUB_USER: 'dev',
+      KNOWHUB_AGENT: 'research_agent',
+      KNOWHUB_ORG: 'acme',
+      KNOWHUB_LOG_LEVEL: 'info',
+    },
+    stderr: 'pipe',
+  })
+  const client = new Client({ name: 'knowhub-stdio-test', version: '1.0.0' })
+  await client.connect(transport)
+  clients.push(client)
+  return client
+}
+
+function text(result: unknown): string {
+  return (result as CallToolResult).content.map((c) => (c.type === 'text' ? c.text : '')).join('')
+}
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'knowhub-mcp-stdio-'))
+})
+
+afterAll(async () => {
+  for (const client of clients) await client.close()
+  rmSync(dir, { recursive: true, force: true })
+})
+
+describe('knowhub mcp (stdio)', () => {
+  it('serves every tool over stdio, with the pack catalog and pack resources', async () => {
+    const client = await spawnMcp(['--project', PROJECT, '--no-user', '--scope', 'org:acme'], 'data-1')
+    expect(client.getServerVersion()?.name).toBe('knowhub')
+    const { tools } = await client.listTools()
+    expect(tools.map((t) => t.name).sort()).toEqual(
+      [
+        'knowledge_batch_update',
+        'knowledge_list',
+        'knowledge_pack_activate',
+        'knowledge_pack_list',
+        'knowledge_pack_resolve',
+        'knowledge_save',
+        'knowledge_search',
+        'knowledge_slim',
+        'knowledge_update',
+        'resource_get',
+        'resource_save',
+      ].sort(),
+    )
+    expect(tools.find((t) => t.name === 'knowledge_pack_activate')!.description).toContain('<name>acme-product-brief</name>')
+
+    const call = async (name: string, args: Record<string, unknown>): Promise<CallToolResult> => {
+      const result = (await client.callTool({ name, arguments: args })) as CallToolResult
+      expect(result.isError, `${name}: ${text(result)}`).toBeFalsy()
+      return result
+    }
+
+    const resource = await call('resource_save', { id: 'code/selenium/login', title: 'Selenium login', body: 'import undetected_chromedriver as uc', content_type: 'code' })
+    expect(text(resource)).toBe('Saved resource code/selenium/login (code; scopes org:acme).')
+    const saved = await call('knowledge_save', { task: 'Log in to site A with Selenium', content: 'undetected_chromedriver avoids bot checks', types: ['tool'], resource_ids: ['code/selenium/login'] })
+    const entry = saved.structuredContent as { id: string; scopes: string[]; owner: string; source: { agent_id: string } }
+    // Defaults from the command line and the configured principal (KNOWHUB_AGENT), not hard-coded.
+    expect(entry).toMatchObject({ scopes: ['org:acme'], owner: 'agent:research_agent', source: { agent_id: 'research_agent' } })
+    await call('knowledge_save', { task: 'Log in to site A with Selenium', content: 'undetected_chromedriver avoids bot checks', types: ['tool'] })
+
+    expect(text(await call('knowledge_search', { query: 'selenium site A login' }))).toContain(`<knowledge_entry id="${entry.id}"`)
+    expect(text(await call('knowledge_update', { knowledge_id: entry.id, add_helpful_case: { task: 'scrape', outcome: 'worked' } }))).toContain('helpful 1')
+    expect(text(await call('knowledge_batch_update', { feedback_list: [{ knowledge_id: entry.id, is_helpful: true }] }))).toContain('Recorded feedback on 1 of 1 entry.')
+    expect(text(await call('knowledge_list', { limit: 5 }))).toMatch(/^2 entries:/)
+    expect(text(await call('knowledge_slim', { dry_run: true }))).toMatch(/^Dry run: 1 group/)
+    expect(text(await call('resource_get', { id: 'code/selenium/login' }))).toContain('import undetected_chromedriver as uc')
+    expect(text(await call('knowledge_pack_list', {}))).toContain('<available_knowledge_packs>')
+    expect(text(await call('knowledge_pack_activate', { name: 'acme-product-brief' }))).toMatch(/^<knowledge_pack_guide name="acme-product-brief"/)
+    expect(text(await call('knowledge_pack_resolve', { task: 'What is the enterprise price?', budget: 2000 }))).toContain('<knowledge_pack name="acme-product-brief"')
+
+    const failed = (await client.callTool({ name: 'resource_get', arguments: { id: 'credentials/none' } })) as CallToolResult
+    expect(failed.isError).toBe(true)
+    expect(text(failed)).toBe('error [not_found]: No resource credentials/none')
+
+    const guide = await client.readResource({ uri: 'knowhub-pack://acme-product-brief/KNOWLEDGE.md' })
+    expect((guide.contents[0] as { text: string }).text).toMatch(/^<knowledge_pack_guide name="acme-product-brief"/)
+    // Closing stdin stops the server, which closes the hub and exits.
+    await client.close()
+  })
+
+  it('registers no activation tool when no pack is found', async () => {
+    const client = await spawnMcp(['--project', join(dir, 'empty-project'), '--no-user'], 'data-2')
+    const names = (await client.listTools()).tools.map((t) => t.name)
+    expect(names).toHaveLength(8)
+    expect(names).not.toContain('knowledge_pack_activate')
+  })
+})
