@@ -106,9 +106,9 @@ export function evalCommand(io: Io): Command {
       const dir = resolve(dirArg)
       checkSetFolder(dir)
       const set = await loadRetrievalSet(dir)
-      if (set.qrels.size === 0) throw new KnowHubError('validation_error', `Retrieval set ${dir} has no judged queries (qrels.jsonl names none of the queries)`, { dir })
       for (const w of set.warnings.slice(0, 20)) io.err(`warning: ${w.path}: ${w.message}`)
       if (set.warnings.length > 20) io.err(`warning: … and ${set.warnings.length - 20} more`)
+      if (set.qrels.size === 0) throw new KnowHubError('validation_error', `Retrieval set ${dir} has no judged queries (qrels.jsonl names none of the queries)`, { dir })
       if (options.topK < 10) io.err(`warning: --top-k ${options.topK} < 10: recall@10, nDCG@10 and MRR@10 see only ${options.topK} results`)
 
       const logger = createCliLogger()

@@ -1,0 +1,177 @@
+/**
+ * `knowhub eval DIR`, run in-process through the real program: a tiny set written
+ * to a temp dir, KnowHub's Chinese set (bench/data/zh-agent) with --limit, and the
+ * errors for missing folders, missing files and malformed lines.
+ */
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { EvalReport } from '../../src/cli/commands/eval.js'
+import { main } from '../../src/cli/main.js'
+import type { Io } from '../../src/cli/output.js'
+
+const ZH_AGENT = resolve(import.meta.dirname, '..', '..', 'bench', 'data', 'zh-agent')
+
+let dir: string
+let out: string[]
+let err: string[]
+const io: Io = { out: (t) => void out.push(t), err: (t) => void err.push(t), interactive: false }
+
+async function run(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  out = []
+  err = []
+  process.exitCode = 0
+  await main(['node', 'knowhub', ...args], io)
+  const code = Number(process.exitCode ?? 0)
+  process.exitCode = 0
+  return { code, stdout: out.join('\n'), stderr: err.join('\n') }
+}
+
+const jsonl = (rows: unknown[]) => rows.map((r) => JSON.stringify(r)).join('\n') + '\n'
+
+/** Writes a set folder; `files` overrides (or, with null, leaves out) single files. */
+function writeSet(name: string, files: Partial<Record<'corpus.jsonl' | 'queries.jsonl' | 'qrels.jsonl', string | null>> = {}): string {
+  const folder = join(dir, name)
+  mkdirSync(folder, { recursive: true })
+  const defaults = {
+    'corpus.jsonl': jsonl([
+      { id: 'sel', text: 'undetected_chromedriver avoids most bot checks; add random delays between steps', meta: { conv: 'crawl', task: 'Log in to site A with Selenium', types: ['tool', 'strategy'] } },
+      { id: 'pw', text: 'Playwright waits for the /api/items response; raise the timeout to 60 s when paging', meta: { conv: 'crawl', task: 'Scrape the product list of site B' } },
+      { id: 'proxy', text: 'Residential proxies have the best success rate but are billed per GB', meta: { conv: 'crawl' } },
+      { id: 'ts', text: '用户偏好使用 TypeScript 而非 JavaScript,注重类型安全', meta: { conv: 'user-1', task: '用户编码风格偏好', types: ['user_profile'] } },
+      { id: 'pnpm', text: '个人项目一律使用 pnpm,不要生成 package-lock.json', meta: { conv: 'user-1', task: '包管理器偏好', types: ['user_profile'] } },
+      { id: 'tz', text: '工作日 10:00-19:00 在线,周三下午固定开会', meta: { conv: 'user-1', task: '工作时间约束', types: ['user_profile'] } },
+    ]),
+    'queries.jsonl': jsonl([
+      { id: 'q-easy', text: 'selenium login blocked as a bot', meta: { conv: 'crawl' } },
+      { id: 'q-zh', text: '用户喜欢什么样的编码风格', meta: { conv: 'user-1' } },
+      { id: 'q-pkg', text: '她的项目用哪个包管理工具', meta: { conv: 'user-1' } },
+      { id: 'q-unjudged', text: 'nothing judged here', meta: { conv: 'crawl' } },
+    ]),
+    'qrels.jsonl': jsonl([
+      { query_id: 'q-easy', doc_id: 'sel', relevance: 1 },
+      { query_id: 'q-zh', doc_id: 'ts', relevance: 1 },
+      { query_id: 'q-pkg', doc_id: 'pnpm', relevance: 1 },
+    ]),
+  }
+  for (const [file, text] of Object.entries({ ...defaults, ...files })) if (text !== null) writeFileSync(join(folder, file), text)
+  return folder
+}
+
+function expectMetricsInRange(report: EvalReport): void {
+  for (const m of report.runs) {
+    for (const key of ['recall@5', 'recall@10', 'ndcg@10', 'mrr@10'] as const) {
+      expect(typeof m[key], key).toBe('number')
+      expect(m[key], key).toBeGreaterThanOrEqual(0)
+      expect(m[key], key).toBeLessThanOrEqual(1)
+    }
+    expect(m.latency_ms.p50).toBeGreaterThanOrEqual(0)
+    expect(m.latency_ms.p95).toBeGreaterThanOrEqual(m.latency_ms.p50)
+    expect(m.queries_per_second).toBeGreaterThan(0)
+  }
+}
+
+describe('knowhub eval', () => {
+  const saved = { ...process.env }
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'knowhub-eval-cli-'))
+    delete process.env.KNOWHUB_EMBEDDER
+    delete process.env.DATABASE_URL
+  })
+  afterAll(() => {
+    process.env = saved
+    rmSync(dir, { recursive: true, force: true })
+  })
+
+  it('evaluates a tiny set in every mode: a table, --json, --out and progress on stderr', async () => {
+    const set = writeSet('tiny')
+    const table = await run('eval', set, '--mode', 'all')
+    expect(table.code, table.stderr).toBe(0)
+    expect(table.stdout).toContain('tiny: 6 docs in 2 convs, 3 judged queries')
+    expect(table.stdout).toMatch(/R@5\s+R@10\s+nDCG@10\s+MRR@10\s+p50 ms\s+p95 ms\s+q\/s/)
+    for (const mode of ['hybrid', 'fulltext', 'vector']) expect(table.stdout).toMatch(new RegExp(`tiny\\s+${mode}\\s+yes\\s+3`))
+    expect(table.stdout).toMatch(/tiny\s+hybrid\s+no\s+3/)
+    expect(table.stderr).toMatch(/loading: 6\/6/)
+    expect(table.stderr).toMatch(/querying fulltext: 3\/3/)
+
+    const file = join(dir, 'report.json')
+    const json = await run('eval', set, '--json', '--out', file, '--mode', 'fulltext', '--no-rerank', '--top-k', '10', '--embedder', 'hashed')
+    expect(json.code, json.stderr).toBe(0)
+    const report = JSON.parse(json.stdout) as EvalReport
+    expect(report).toMatchObject({ set: 'tiny', docs: 6, convs: 2, judged_queries: 3 })
+    expect(report.embedder).toMatch(/^hashed/)
+    expect(report.runs).toHaveLength(1)
+    expect(report.runs[0]).toMatchObject({ mode: 'fulltext', rerank: false, top_k: 10, queries: 3 })
+    expectMetricsInRange(report)
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual(report)
+  })
+
+  it('finds the known-easy queries (one per conv, scoped to their conv)', async () => {
+    const set = writeSet('easy')
+    const result = await run('eval', set, '--json', '--per-query', '--embedder', 'hashed')
+    const report = JSON.parse(result.stdout) as EvalReport
+    const perQuery = new Map((report.runs[0]?.per_query ?? []).map((q) => [q.id, q]))
+    expect(perQuery.get('q-easy')?.ranked[0]).toBe('sel')
+    expect(perQuery.get('q-zh')?.ranked[0]).toBe('ts')
+    // scoped: a query sees only the documents of its own conv
+    expect(perQuery.get('q-easy')?.ranked).not.toContain('ts')
+    expect(perQuery.get('q-zh')?.ranked.every((id) => ['ts', 'pnpm', 'tz'].includes(id))).toBe(true)
+    // --limit evaluates the first N judged queries (q-unjudged has no judgement)
+    const limited = JSON.parse((await run('eval', set, '--json', '--limit', '1', '--mode', 'fulltext')).stdout) as EvalReport
+    expect(limited.runs[0]).toMatchObject({ queries: 1, 'recall@10': 1, 'mrr@10': 1 })
+  })
+
+  it('runs on the zh-agent set with --limit', async () => {
+    const result = await run('eval', ZH_AGENT, '--limit', '12', '--mode', 'fulltext', '--json', '--per-query', '--embedder', 'hashed')
+    expect(result.code, result.stderr).toBe(0)
+    const report = JSON.parse(result.stdout) as EvalReport
+    expect(report.docs).toBeGreaterThanOrEqual(150)
+    expect(report.judged_queries).toBeGreaterThanOrEqual(100)
+    expect(report.convs).toBe(3)
+    expect(report.warnings).toEqual([])
+    expect(report.runs[0]?.queries).toBe(12)
+    expectMetricsInRange(report)
+    // cq03 names Selenium and 元素 as its entry c03 does: the easy end of the set
+    const easy = report.runs[0]?.per_query?.find((q) => q.id === 'cq03')
+    expect(easy?.ranked.slice(0, 3)).toContain('c03')
+    expect(report.runs[0]?.['recall@10']).toBeGreaterThan(0.5)
+  })
+
+  it('gives clear errors: missing folder, missing files, malformed lines, nothing judged, bad options', async () => {
+    const missing = await run('eval', join(dir, 'nope'))
+    expect(missing.code).toBe(1)
+    expect(missing.stderr).toMatch(/error \[not_found\]: Retrieval set folder .*nope does not exist/)
+
+    const noFiles = await run('eval', writeSet('partial', { 'qrels.jsonl': null, 'queries.jsonl': null }))
+    expect(noFiles.code).toBe(1)
+    expect(noFiles.stderr).toMatch(/error \[not_found\]: .* is missing queries\.jsonl, qrels\.jsonl/)
+
+    const file = join(dir, 'a-file')
+    writeFileSync(file, 'x')
+    expect((await run('eval', file)).stderr).toMatch(/is not a folder/)
+
+    const bad = writeSet('bad', {
+      'corpus.jsonl': `${jsonl([{ id: 'a', text: 'fine', meta: { conv: 'c' } }])}{"id": "b", "text": \n{"id": "c"}\n`,
+    })
+    const malformed = await run('eval', bad)
+    expect(malformed.code).toBe(1)
+    expect(malformed.stderr).toContain('error [validation_error]')
+    expect(malformed.stderr).toMatch(/corpus\.jsonl:2: not valid JSON/)
+    expect(malformed.stderr).toMatch(/corpus\.jsonl:3: text/)
+
+    const unjudged = await run('eval', writeSet('unjudged', { 'qrels.jsonl': jsonl([{ query_id: 'q-other', doc_id: 'sel' }]) }))
+    expect(unjudged.code).toBe(1)
+    expect(unjudged.stderr).toMatch(/warning: qrels\.jsonl: q-other: unknown query id/)
+    expect(unjudged.stderr).toMatch(/no judged queries/)
+
+    const badMode = await run('eval', writeSet('tiny2'), '--mode', 'semantic')
+    expect(badMode.code).not.toBe(0)
+    expect(badMode.stderr).toMatch(/Allowed choices are hybrid, fulltext, vector, all/)
+    const badLimit = await run('eval', writeSet('tiny3'), '--limit', '0')
+    expect(badLimit.code).toBe(1)
+    expect(badLimit.stderr).toMatch(/--limit must be an integer from 1/)
+
+    expect((await run('eval', '--help')).stdout).toMatch(/Usage: knowhub eval/)
+  })
+})
