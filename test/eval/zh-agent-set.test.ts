@@ -14,7 +14,8 @@ describe('longestCommonCjk', () => {
   it('measures the longest shared run of CJK characters', () => {
     expect(longestCommonCjk('用户喜欢什么样的编码风格', '用户编码风格偏好')).toBe(4)
     expect(longestCommonCjk('这位开发者写代码时倾向用哪种语言', '用户偏好使用 TypeScript 而非 JavaScript,注重类型安全')).toBe(1)
-    expect(longestCommonCjk('硬盘满了', '磁盘被日志写满')).toBe(0)
+    expect(longestCommonCjk('硬盘满了', '磁盘被日志写满')).toBe(1)
+    expect(longestCommonCjk('数据库写不进去', '日志轮转')).toBe(0)
     expect(longestCommonCjk('Selenium 登入 A 站', 'Selenium 登录网站 A')).toBe(1)
     expect(longestCommonCjk('no cjk here', 'no cjk here')).toBe(0)
   })
