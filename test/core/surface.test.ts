@@ -12,7 +12,7 @@ describe('public surface', () => {
   it('exports exactly the documented subpaths, each with a source index', () => {
     const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { exports: Record<string, unknown>; bin: Record<string, string> }
     const subpaths = Object.keys(pkg.exports).sort()
-    expect(subpaths).toEqual(['.', './client', './core', './embed', './knowledge', './package.json', './packs', './store'].sort())
+    expect(subpaths).toEqual(['.', './client', './core', './embed', './knowledge', './mcp', './package.json', './packs', './store', './tools'].sort())
     for (const subpath of subpaths.filter((s) => s !== './package.json')) {
       const target = (pkg.exports[subpath] as { import: string }).import
       const source = target.replace('./dist/', 'src/').replace(/\.js$/, '.ts')
