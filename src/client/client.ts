@@ -23,9 +23,17 @@ import {
   SearchPage,
 } from './schemas.js'
 
-/** The server's default address (`knowhub start`). */
+/**
+ * The server's default address (`knowhub start`).
+ * @example
+ * createClient() // talks to DEFAULT_BASE_URL
+ */
 export const DEFAULT_BASE_URL = 'http://127.0.0.1:8420'
-/** Default timeout of each attempt, in ms. */
+/**
+ * Default timeout of each attempt, in ms.
+ * @example
+ * createClient({ timeoutMs: DEFAULT_TIMEOUT_MS * 2 })
+ */
 export const DEFAULT_TIMEOUT_MS = 30_000
 
 export interface ClientOptions {

@@ -7,7 +7,11 @@
  */
 import { ErrorCode, type ErrorDetails } from '../core/errors.js'
 
-/** Codes of failures the server did not describe itself. */
+/**
+ * Codes of failures the server did not describe itself.
+ * @example
+ * if (isKnowHubClientError(error, ClientErrorCode.TIMEOUT)) retryLater()
+ */
 export const ClientErrorCode = {
   /** The request never got an HTTP response: connection refused or reset, DNS failure, … */
   NETWORK: 'network_error',
@@ -26,7 +30,12 @@ export type ClientErrorCode = ErrorCode | (typeof ClientErrorCode)[keyof typeof 
 
 const SERVER_CODES = new Set<string>(Object.values(ErrorCode))
 
-/** True when `code` is one of the server's {@link ErrorCode}s. */
+/**
+ * True when `code` is one of the server's {@link ErrorCode}s.
+ * @example
+ * isServerErrorCode('not_found') // true
+ * isServerErrorCode('timeout') // false: the client's own
+ */
 export function isServerErrorCode(code: string): code is ErrorCode {
   return SERVER_CODES.has(code)
 }

@@ -99,7 +99,12 @@ function buildUrl(baseUrl: string, path: string, query: Record<string, QueryValu
   return `${baseUrl}${path}${search ? `?${search}` : ''}`
 }
 
-/** `Retry-After` as milliseconds: delta-seconds or an HTTP date. */
+/**
+ * `Retry-After` as milliseconds: delta-seconds or an HTTP date.
+ * @example
+ * parseRetryAfter('2') // 2000
+ * parseRetryAfter('Wed, 21 Oct 2026 07:28:00 GMT') // ms until then (0 when past)
+ */
 export function parseRetryAfter(value: string | null, now = Date.now()): number | undefined {
   if (value === null || value.trim() === '') return undefined
   const trimmed = value.trim()

@@ -38,5 +38,4 @@ export {
 export type { BatchFeedbackInput, EditKnowledgeInput, FeedbackCase, FeedbackInput, KnowledgeEntry, KnowledgeType, KnowledgeVersion, SaveKnowledgeInput, SearchResult } from '../core/knowledge.js'
 export type { Resource, ResourceSummary, SaveResourceInput, UpdateResourceInput } from '../core/resources.js'
 export type { SlimInput, SlimResult, UnmergeResult } from '../core/slim.js'
-export { ErrorCode } from '../core/errors.js'
 export { clientBackend, toKnowHubError } from './backend.js'
