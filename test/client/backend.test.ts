@@ -3,8 +3,12 @@
  * embedded PGlite. It answers like `localBackend` on the same hub, and rejects with
  * `KnowHubError`s carrying the server's code and the request id.
  */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { clientBackend, createClient } from '../../src/client/index.js'
+import { createMcpServer } from '../../src/mcp/index.js'
 import { isKnowHubError, type KnowHubError } from '../../src/core/errors.js'
 import type { Principal } from '../../src/core/principal.js'
 import { localBackend, type ToolBackend } from '../../src/tools/backend.js'
@@ -13,6 +17,7 @@ import { openTestHub, type TestHub } from '../server/helpers.js'
 let t: TestHub
 let remote: ToolBackend
 let local: ToolBackend
+let mcp: Client | undefined
 
 beforeAll(async () => {
   t = await openTestHub()
@@ -22,7 +27,10 @@ beforeAll(async () => {
   remote = clientBackend(createClient({ baseUrl: server.url, token, retry: { baseDelayMs: 1 } }))
   local = localBackend(t.hub, principal)
 })
-afterAll(async () => t?.close())
+afterAll(async () => {
+  await mcp?.close()
+  await t?.close()
+})
 
 async function rejection(promise: Promise<unknown>): Promise<KnowHubError> {
   try {
@@ -81,3 +89,34 @@ describe('clientBackend', () => {
     expect(error.message).toContain('GET /api/knowledge/search failed')
   })
 })
+
+describe('the MCP server on clientBackend (tools against a remote KnowHub)', () => {
+  it('lists the tools, runs them over HTTP, and surfaces server errors as MCP tool errors', async () => {
+    const server = createMcpServer({ backend: remote, defaults: { scopes: ['org:cybertogether'], agent_id: 'research_agent' } })
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
+    await server.connect(serverSide)
+    mcp = new Client({ name: 'knowhub-client-test', version: '1.0.0' })
+    await mcp.connect(clientSide)
+
+    const { tools } = await mcp.listTools()
+    expect(tools.map((tool) => tool.name)).toEqual(expect.arrayContaining(['knowledge_search', 'knowledge_save', 'knowledge_update', 'resource_get']))
+
+    const saved = (await mcp.callTool({ name: 'knowledge_save', arguments: { task: 'Rotate API keys', content: 'Create the new key before revoking the old one', types: ['strategy'] } })) as CallToolResult
+    expect(saved.isError).toBeFalsy()
+    const id = /Saved (knowledge-\S+)/.exec(text(saved))?.[1]
+    expect(id).toBeDefined()
+    // Saved on the server, with the tool defaults, as the token's principal.
+    expect(await local.get(id!)).toMatchObject({ scopes: ['org:cybertogether'], source: { agent_id: 'research_agent' } })
+
+    const found = (await mcp.callTool({ name: 'knowledge_search', arguments: { query: 'rotate API keys', min_score: 1 } })) as CallToolResult
+    expect(text(found)).toContain(id!)
+
+    const missing = (await mcp.callTool({ name: 'knowledge_update', arguments: { knowledge_id: 'knowledge-20990101000000-none', update_score: 4 } })) as CallToolResult
+    expect(missing.isError).toBe(true)
+    expect(text(missing)).toMatch(/^error \[not_found\]: No knowledge entry knowledge-20990101000000-none/)
+  })
+})
+
+function text(result: CallToolResult): string {
+  return result.content.map((c) => (c.type === 'text' ? c.text : '')).join('')
+}
