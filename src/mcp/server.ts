@@ -17,9 +17,13 @@ import type { LoadedPack } from '../packs/schema.js'
 import { wrapKnowledge, wrapperAttributes } from '../packs/wrap.js'
 import type { ToolBackend } from '../tools/backend.js'
 import type { ToolDefaults } from '../tools/define.js'
-import { createToolkit, toolErrorText, type Toolkit } from '../tools/toolkit.js'
+import { createToolkit, isInternalToolError, toolErrorText, type Toolkit } from '../tools/toolkit.js'
 
-/** URI scheme of pack resources: `knowhub-pack://<pack>/KNOWLEDGE.md` (the guide) and `knowhub-pack://<pack>/<path>`. */
+/**
+ * URI scheme of pack resources: `knowhub-pack://<pack>/KNOWLEDGE.md` (the guide) and `knowhub-pack://<pack>/<path>`.
+ * @example
+ * await client.readResource({ uri: `${PACK_URI_SCHEME}://acme-product-brief/KNOWLEDGE.md` })
+ */
 export const PACK_URI_SCHEME = 'knowhub-pack'
 
 /** Most files listed per pack in `resources/list` (every file stays readable by URI). */
@@ -44,9 +48,13 @@ export interface McpServerOptions {
   structuredContent?: boolean
 }
 
-/** An MCP tool error a model can read: `error [code]: message`, with the code in `_meta`. */
+/**
+ * An MCP tool error a model can read: `error [code]: message`, with the code in `_meta`.
+ * @example
+ * mcpToolError(new KnowHubError('not_found', 'No knowledge entry x')) // { isError: true, content: [{ type: 'text', text: 'error [not_found]: …' }], … }
+ */
 export function mcpToolError(error: unknown): CallToolResult {
-  const code = isKnowHubError(error) ? error.code : 'internal_error'
+  const code = isKnowHubError(error) && !isInternalToolError(error) ? error.code : isKnowHubError(error, 'embedder_failed') ? 'embedder_failed' : 'internal_error'
   return { content: [{ type: 'text', text: toolErrorText(error) }], isError: true, _meta: { 'knowhub/error_code': code } }
 }
 
@@ -115,7 +123,7 @@ export function createMcpServer(options: McpServerOptions): McpServer {
         const result = await toolkit.callTool(tool.name, args)
         return { content: [{ type: 'text', text: result.text }], ...(structured ? { structuredContent: result.data } : {}) }
       } catch (error) {
-        if (!isKnowHubError(error) || error.code === 'internal_error' || error.code === 'database_error') {
+        if (isInternalToolError(error)) {
           const e = error as { name?: string; message?: string; stack?: string }
           logger.error('mcp.tool_failed', { tool: tool.name, error: { name: e.name, message: e.message, stack: e.stack } })
         }

@@ -14,6 +14,8 @@ import type { ToolBackend } from './backend.js'
  * Defaults the tools fill in when the model leaves a parameter out (seed 003 sets
  * them in agent code). Nothing is hard-coded: absent values fall back to the
  * server's defaults (scopes: the caller's own user scope; owner: the caller).
+ * @example
+ * createToolkit({ backend, defaults: { scopes: ['project:app'], agent_id: 'coder' } })
  */
 export const ToolDefaults = z.object({
   /** Scopes of saved entries and resources. */
@@ -27,7 +29,11 @@ export const ToolDefaults = z.object({
 })
 export type ToolDefaults = z.infer<typeof ToolDefaults>
 
-/** What a tool returns: compact text for the model, and the structured data behind it. */
+/**
+ * What a tool returns: compact text for the model, and the structured data behind it.
+ * @example
+ * const { text, data } = await kit.callTool('knowledge_list', {})
+ */
 export interface ToolResult {
   text: string
   data: Record<string, unknown>
@@ -78,7 +84,11 @@ export function defineTool<S extends z.ZodObject>(definition: {
   }
 }
 
-/** A JSON Schema object (draft-07 subset) describing a tool's arguments. */
+/**
+ * A JSON Schema object (draft-07 subset) describing a tool's arguments.
+ * @example
+ * const schema: JsonSchema = toolJsonSchema(knowledgeSearch)
+ */
 export type JsonSchema = Record<string, unknown>
 
 /**

@@ -9,7 +9,11 @@ import type { SearchResult } from '../core/knowledge.js'
 import type { Resource } from '../core/resources.js'
 import { WRAPPER_PREAMBLES, escapeXml, neutralise } from '../packs/wrap.js'
 
-/** The preamble put once at the top of every block of wrapped knowledge text. */
+/**
+ * The preamble put once at the top of every block of wrapped knowledge text.
+ * @example
+ * wrapEntries(results).includes(DATA_PREAMBLE) // true
+ */
 export const DATA_PREAMBLE = WRAPPER_PREAMBLES.en.data
 
 /** Stored text as it may appear inside a wrapper: neutralised, trailing space trimmed. */

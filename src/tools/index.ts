@@ -31,5 +31,5 @@ export {
   resourceSave,
 } from './knowledge.js'
 export { PACK_TOOL_NAMES, packCatalog, packTools } from './packs.js'
-export { createToolkit, toAnthropicTools, toOpenAIResponsesTools, toOpenAITools, toolErrorText } from './toolkit.js'
+export { createToolkit, isInternalToolError, toAnthropicTools, toOpenAIResponsesTools, toOpenAITools, toolErrorText } from './toolkit.js'
 export type { AnthropicTool, OpenAIResponsesTool, OpenAITool, Toolkit, ToolkitOptions } from './toolkit.js'

@@ -12,7 +12,11 @@ import { neutralise } from '../packs/wrap.js'
 import { defineTool, type AgentTool } from './define.js'
 import { wrapEntries, wrapResource } from './format.js'
 
-/** The model name seed 003 passes to knowledge_slim by default (accepted, unused without an LLM). */
+/**
+ * The model name seed 003 passes to knowledge_slim by default (accepted, unused without an LLM).
+ * @example
+ * knowledgeSlim.input.parse({}).model === DEFAULT_SLIM_MODEL // true
+ */
 export const DEFAULT_SLIM_MODEL = 'google/gemini-2.0-flash-001'
 
 const Types = z.array(KnowledgeType).min(1).max(6)
@@ -20,7 +24,11 @@ const Scopes = z.array(Scope).min(1).max(20)
 
 const count = (n: number, one: string, many = `${one}s`): string => `${n} ${n === 1 ? one : many}`
 
-/** `knowledge_search` → `GET /api/knowledge/search`. */
+/**
+ * `knowledge_search` → `GET /api/knowledge/search`.
+ * @example
+ * await kit.callTool('knowledge_search', { query: 'selenium login blocked', top_k: 3 })
+ */
 export const knowledgeSearch = defineTool({
   name: 'knowledge_search',
   description:
@@ -42,7 +50,11 @@ export const knowledgeSearch = defineTool({
   },
 })
 
-/** `knowledge_save` → `POST /api/knowledge`. */
+/**
+ * `knowledge_save` → `POST /api/knowledge`.
+ * @example
+ * await kit.callTool('knowledge_save', { task: 'Log in to site A', content: 'use undetected_chromedriver', types: ['tool'] })
+ */
 export const knowledgeSave = defineTool({
   name: 'knowledge_save',
   description:
@@ -94,7 +106,11 @@ export const knowledgeSave = defineTool({
   },
 })
 
-/** `knowledge_update` → `PUT /api/knowledge/{id}`. */
+/**
+ * `knowledge_update` → `PUT /api/knowledge/{id}`.
+ * @example
+ * await kit.callTool('knowledge_update', { knowledge_id: id, add_helpful_case: { task: 'scrape A', outcome: 'worked' } })
+ */
 export const knowledgeUpdate = defineTool({
   name: 'knowledge_update',
   description:
@@ -117,7 +133,11 @@ export const knowledgeUpdate = defineTool({
   },
 })
 
-/** `knowledge_batch_update` → `POST /api/knowledge/batch_update`. */
+/**
+ * `knowledge_batch_update` → `POST /api/knowledge/batch_update`.
+ * @example
+ * await kit.callTool('knowledge_batch_update', { feedback_list: [{ knowledge_id: id, is_helpful: true }] })
+ */
 export const knowledgeBatchUpdate = defineTool({
   name: 'knowledge_batch_update',
   description: 'Report in one call whether several knowledge entries helped: one item per entry with is_helpful and the case.',
@@ -143,7 +163,11 @@ export const knowledgeBatchUpdate = defineTool({
   },
 })
 
-/** `knowledge_list` → `GET /api/knowledge`. */
+/**
+ * `knowledge_list` → `GET /api/knowledge`.
+ * @example
+ * await kit.callTool('knowledge_list', { limit: 20, types: ['strategy'] })
+ */
 export const knowledgeList = defineTool({
   name: 'knowledge_list',
   description: 'List saved knowledge entries you can see, newest first.',
@@ -160,7 +184,11 @@ export const knowledgeList = defineTool({
   },
 })
 
-/** `knowledge_slim` → `POST /api/knowledge/slim`. */
+/**
+ * `knowledge_slim` → `POST /api/knowledge/slim`.
+ * @example
+ * await kit.callTool('knowledge_slim', { dry_run: true })
+ */
 export const knowledgeSlim = defineTool({
   name: 'knowledge_slim',
   description:
@@ -187,7 +215,11 @@ function withoutSecret(resource: Resource): Omit<Resource, 'secure_body'> {
   return rest
 }
 
-/** `resource_save` → `POST /api/resource`. */
+/**
+ * `resource_save` → `POST /api/resource`.
+ * @example
+ * await kit.callTool('resource_save', { id: 'credentials/site_a', title: 'Site A account', secure_body: 'user / pass', content_type: 'credential' })
+ */
 export const resourceSave = defineTool({
   name: 'resource_save',
   description:
@@ -215,7 +247,11 @@ export const resourceSave = defineTool({
   },
 })
 
-/** `resource_get` → `GET /api/resource/{id}`. */
+/**
+ * `resource_get` → `GET /api/resource/{id}`.
+ * @example
+ * await kit.callTool('resource_get', { id: 'credentials/site_a', include_secret: true })
+ */
 export const resourceGet = defineTool({
   name: 'resource_get',
   description: 'Read a resource referenced by knowledge (resource_ids). The secret part is returned only with include_secret and only to callers allowed to read it.',

@@ -15,7 +15,11 @@ import { selectPacks } from '../packs/select.js'
 import { neutralise } from '../packs/wrap.js'
 import { defineTool, type AgentTool, type ToolContext } from './define.js'
 
-/** Names of the pack tools. */
+/**
+ * Names of the pack tools.
+ * @example
+ * kit.tools.filter((t) => (PACK_TOOL_NAMES as readonly string[]).includes(t.name))
+ */
 export const PACK_TOOL_NAMES = ['knowledge_pack_list', 'knowledge_pack_activate', 'knowledge_pack_resolve'] as const
 
 /**

@@ -59,20 +59,32 @@ export function toAnthropicTools(tools: readonly AgentTool[]): AnthropicTool[] {
   return tools.map((tool) => ({ name: tool.name, description: tool.description, input_schema: toolJsonSchema(tool) }))
 }
 
+/** Codes whose message may carry internals (SQL, paths): a model sees a generic message instead. */
+const HIDDEN_CODES = new Set<string>(['internal_error', 'database_error', 'config_error'])
+
+/**
+ * True when a failure is a bug or an outage (its details belong in a log, not in front of a model).
+ * @example
+ * if (isInternalToolError(error)) logger.error('tool.failed', { message: (error as Error).message })
+ */
+export function isInternalToolError(error: unknown): boolean {
+  return !isKnowHubError(error) || HIDDEN_CODES.has(error.code) || error.code === 'embedder_failed'
+}
+
 /**
  * A failed call as text a model can read and act on: `error [code]: message`, then
- * every field issue of a validation error.
+ * every field issue of a validation error. Internal failures (not KnowHub errors,
+ * database, configuration) get a generic message, as over HTTP: nothing internal leaks.
  * @example
  * toolErrorText(error) // 'error [not_found]: No knowledge entry knowledge-x'
  */
 export function toolErrorText(error: unknown): string {
-  if (isKnowHubError(error)) {
-    const lines = [`error [${error.code}]: ${error.message}`]
-    const issues = (error.details as { issues?: Array<{ path: string; message: string }> } | undefined)?.issues
-    if (issues && issues.length > 1) for (const issue of issues) lines.push(`- ${issue.path}: ${issue.message}`)
-    return lines.join('\n')
-  }
-  return `error [internal_error]: ${error instanceof Error ? error.message : String(error)}`
+  if (isKnowHubError(error, 'embedder_failed')) return 'error [embedder_failed]: The embedding provider failed; try again later'
+  if (!isKnowHubError(error) || HIDDEN_CODES.has(error.code)) return 'error [internal_error]: Internal error (details are in the server log)'
+  const lines = [`error [${error.code}]: ${error.message}`]
+  const issues = (error.details as { issues?: Array<{ path: string; message: string }> } | undefined)?.issues
+  if (issues && issues.length > 1) for (const issue of issues) lines.push(`- ${issue.path}: ${issue.message}`)
+  return lines.join('\n')
 }
 
 /** Options of {@link createToolkit}. */

@@ -94,6 +94,17 @@ describe('MCP server (in-process)', () => {
     expect(text(bad)).toContain('top_k')
   })
 
+  it('answers internal failures with a generic tool error and logs the details', async () => {
+    const lines: string[] = []
+    const record = (message: string, fields?: Record<string, unknown>) => void lines.push(JSON.stringify({ message, ...fields }))
+    const broken = { ...localBackend(hub, hub.config.principal), list: () => Promise.reject(new Error('connection to 10.0.0.5 refused')) }
+    const client = await connect({ backend: broken, logger: { debug: record, info: record, warn: record, error: record } })
+    const result = await client.callTool({ name: 'knowledge_list', arguments: {} })
+    expect(result.isError).toBe(true)
+    expect(text(result)).toBe('error [internal_error]: Internal error (details are in the server log)')
+    expect(lines.some((line) => line.includes('mcp.tool_failed') && line.includes('10.0.0.5'))).toBe(true)
+  })
+
   it('confirms disputed packs before activation', async () => {
     const validation = (await discoverPacks({ extraPaths: [join(FIXTURES, 'validation')] })).packs
     const disputed = validation.filter((p) => p.item.status === 'disputed')

@@ -4,8 +4,7 @@
  */
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import type { KnowHubError} from '../../src/core/errors.js';
-import { isKnowHubError } from '../../src/core/errors.js'
+import { KnowHubError, isKnowHubError } from '../../src/core/errors.js'
 import { discoverPacks } from '../../src/packs/discover.js'
 import {
   KNOWLEDGE_TOOLS,
@@ -102,6 +101,15 @@ describe('tool definitions', () => {
     const unknown = await kit.callTool('knowledge_delete_everything', {}).catch((e: unknown) => e)
     expect(isKnowHubError(unknown, 'not_found')).toBe(true)
     expect((unknown as Error).message).toContain('knowledge_search')
+  })
+
+  it('hides internal failures from the model', async () => {
+    const kit = createToolkit({ backend: unreachable })
+    const raw = await kit.callTool('knowledge_list', {}).catch((e: unknown) => e)
+    expect((raw as Error).message).toBe('the backend was called')
+    expect(toolErrorText(raw)).toBe('error [internal_error]: Internal error (details are in the server log)')
+    expect(toolErrorText(new KnowHubError('database_error', 'relation "knowledge" … SELECT secret'))).toBe('error [internal_error]: Internal error (details are in the server log)')
+    expect(toolErrorText(new KnowHubError('forbidden', 'no'))).toBe('error [forbidden]: no')
   })
 
   it('has no pack tools and no catalog when there are no packs', () => {
