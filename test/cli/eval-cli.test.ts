@@ -84,7 +84,7 @@ describe('knowhub eval', () => {
     rmSync(dir, { recursive: true, force: true })
   })
 
-  it('evaluates a tiny set in every mode: a table, --json, --out and progress on stderr', async () => {
+  it('evaluates a tiny set: every mode as a table with progress on stderr; --json, --out, --limit, --per-query; known-easy queries found within their conv', async () => {
     const set = writeSet('tiny')
     const table = await run('eval', set, '--mode', 'all')
     expect(table.code, table.stderr).toBe(0)
@@ -95,31 +95,26 @@ describe('knowhub eval', () => {
     expect(table.stderr).toMatch(/loading: 6\/6/)
     expect(table.stderr).toMatch(/querying fulltext: 3\/3/)
 
+    // --json, --out, --no-rerank, --limit (the first N judged queries) and --per-query in one run
     const file = join(dir, 'report.json')
-    const json = await run('eval', set, '--json', '--out', file, '--mode', 'fulltext', '--no-rerank', '--top-k', '10', '--embedder', 'hashed')
+    const json = await run('eval', set, '--json', '--out', file, '--mode', 'fulltext', '--no-rerank', '--top-k', '10', '--limit', '2', '--per-query', '--embedder', 'hashed')
     expect(json.code, json.stderr).toBe(0)
     const report = JSON.parse(json.stdout) as EvalReport
     expect(report).toMatchObject({ set: 'tiny', docs: 6, convs: 2, judged_queries: 3 })
     expect(report.embedder).toMatch(/^hashed/)
     expect(report.runs).toHaveLength(1)
-    expect(report.runs[0]).toMatchObject({ mode: 'fulltext', rerank: false, top_k: 10, queries: 3 })
+    expect(report.runs[0]).toMatchObject({ mode: 'fulltext', rerank: false, top_k: 10, queries: 2 })
     expectMetricsInRange(report)
     expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual(report)
-  })
 
-  it('finds the known-easy queries (one per conv, scoped to their conv)', async () => {
-    const set = writeSet('easy')
-    const result = await run('eval', set, '--json', '--per-query', '--embedder', 'hashed')
-    const report = JSON.parse(result.stdout) as EvalReport
+    // the known-easy queries are found first, each only among its own conv's documents
     const perQuery = new Map((report.runs[0]?.per_query ?? []).map((q) => [q.id, q]))
+    expect([...perQuery.keys()]).toEqual(['q-easy', 'q-zh'])
     expect(perQuery.get('q-easy')?.ranked[0]).toBe('sel')
     expect(perQuery.get('q-zh')?.ranked[0]).toBe('ts')
-    // scoped: a query sees only the documents of its own conv
     expect(perQuery.get('q-easy')?.ranked).not.toContain('ts')
     expect(perQuery.get('q-zh')?.ranked.every((id) => ['ts', 'pnpm', 'tz'].includes(id))).toBe(true)
-    // --limit evaluates the first N judged queries (q-unjudged has no judgement)
-    const limited = JSON.parse((await run('eval', set, '--json', '--limit', '1', '--mode', 'fulltext')).stdout) as EvalReport
-    expect(limited.runs[0]).toMatchObject({ queries: 1, 'recall@10': 1, 'mrr@10': 1 })
+    expect(report.runs[0]).toMatchObject({ 'recall@10': 1, 'mrr@10': 1 })
   })
 
   it('runs on the zh-agent set with --limit', async () => {
