@@ -7,6 +7,7 @@ import { mkdirSync } from 'node:fs'
 import { KnowHubError } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
 import { noopLogger } from '../core/logger.js'
+import { lockDirectory, type DirectoryLock } from './lockfile.js'
 import type { Sql } from './sql.js'
 
 export type Row = Record<string, unknown>
@@ -61,12 +62,18 @@ export interface PGliteOptions {
 export async function openPGlite(options: PGliteOptions): Promise<Database> {
   const { PGlite } = await import('@electric-sql/pglite')
   const { vector } = await import('@electric-sql/pglite-pgvector')
-  if (!options.dataDir.startsWith('memory://')) mkdirSync(options.dataDir, { recursive: true })
+  let lock: DirectoryLock | undefined
+  if (!options.dataDir.startsWith('memory://')) {
+    mkdirSync(options.dataDir, { recursive: true })
+    lock = lockDirectory(options.dataDir)
+  }
   let pglite
   try {
     pglite = await PGlite.create({ dataDir: options.dataDir, extensions: { vector } })
   } catch (error) {
-    throw new KnowHubError('database_error', `Cannot open the embedded database in ${options.dataDir}: ${(error as Error).message}. Is another KnowHub process using it?`, { dataDir: options.dataDir }, { cause: error })
+    lock?.release()
+    const reason = error instanceof Error && error.message ? error.message : String((error as { errno?: unknown })?.errno ?? error)
+    throw new KnowHubError('database_error', `Cannot open the embedded database in ${options.dataDir}: ${reason}`, { dataDir: options.dataDir }, { cause: error })
   }
   const db = pglite
   const queryOn = (target: { query: (text: string, values: unknown[]) => Promise<{ rows: unknown[] }> }): Queryable => ({
@@ -87,7 +94,13 @@ export async function openPGlite(options: PGliteOptions): Promise<Database> {
         await db.query('SELECT pg_advisory_unlock(hashtext($1))', [key])
       }
     },
-    close: () => db.close(),
+    close: async () => {
+      try {
+        await db.close()
+      } finally {
+        lock?.release()
+      }
+    },
   }
 }
 
