@@ -17,6 +17,7 @@ import { slimKnowledge, unmergeKnowledge } from '../knowledge/slim.js'
 import { createApp } from './app.js'
 import { createAuthenticator } from './auth.js'
 import { errorResponse } from './errors.js'
+import type { McpServerOptions } from '../mcp/server.js'
 import type { ResourceApi, SlimApi } from './services.js'
 
 export interface StartServerOptions {
@@ -30,6 +31,8 @@ export interface StartServerOptions {
   /** Overrides the wiring of the resources service and slimming (default: built from the hub). */
   resources?: ResourceApi
   slim?: SlimApi
+  /** MCP at `/mcp`: knowledge packs for the pack tools, tool defaults (default: no packs). */
+  mcp?: Omit<McpServerOptions, 'backend'>
 }
 
 export interface RunningServer {
@@ -124,6 +127,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     rateLimit: { perSecond: settings.rateLimit, burst: settings.rateBurst },
     ...(allowedHosts ? { allowedHosts } : {}),
     ...(options.clock ? { clock: options.clock } : {}),
+    mcp: { embedder: hub.embedder, ...options.mcp },
   })
 
   const server: ServerType = await new Promise((resolve, reject) => {

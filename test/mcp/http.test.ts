@@ -99,3 +99,29 @@ describe('/mcp (local mode)', () => {
     }
   })
 })
+
+describe('/mcp with knowledge packs (as `knowhub start` serves it)', () => {
+  it('offers the pack tools with the catalog, and the pack guides as resources', async () => {
+    const { discoverPacks } = await import('../../src/packs/discover.js')
+    const fixtures = new URL('../fixtures/packs/scopes/project', import.meta.url).pathname
+    const packs = (await discoverPacks({ projectDir: fixtures })).packs
+    expect(packs.length).toBeGreaterThan(0)
+    const local = await openTestHub({ principal: { user: 'me', permissions: ['read', 'write'] } })
+    try {
+      const running = await local.start({ mcp: { packs } })
+      const client = await connect(undefined, running.url)
+      const tools = (await client.listTools()).tools
+      const activate = tools.find((tool) => tool.name === 'knowledge_pack_activate')
+      expect(activate?.description).toContain('<available_knowledge_packs>')
+      expect(activate?.description).toContain('acme-product-brief')
+      const guide = (await client.callTool({ name: 'knowledge_pack_activate', arguments: { name: 'acme-product-brief' } })) as CallToolResult
+      expect(guide.isError).toBeFalsy()
+      expect(text(guide)).toContain('<knowledge_pack_guide')
+      const resources = (await client.listResources()).resources.map((r) => r.uri)
+      expect(resources).toContain('knowhub-pack://acme-product-brief/KNOWLEDGE.md')
+      await client.close()
+    } finally {
+      await local.close()
+    }
+  })
+})

@@ -51,7 +51,8 @@ function untilStdinEnds(): Promise<string> {
   })
 }
 
-function discoverOptions(options: McpOptions): DiscoverOptions {
+/** Pack discovery options from the pack flags shared by `knowhub mcp` and `knowhub start`. */
+export function discoverOptions(options: Pick<McpOptions, 'project' | 'home' | 'user' | 'client' | 'path' | 'builtin'>): DiscoverOptions {
   return {
     projectDir: resolve(options.project ?? process.cwd()),
     ...(options.user === false ? {} : { homeDir: options.home ?? homedir() }),

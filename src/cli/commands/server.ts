@@ -4,7 +4,10 @@
  */
 import { Command } from 'commander'
 import { KnowHubError } from '../../core/errors.js'
+import { homedir } from 'node:os'
+import { discoverPacks } from '../../packs/discover.js'
 import { startServer } from '../../server/serve.js'
+import { discoverOptions } from './mcp.js'
 import { createCliLogger, withHub, type GlobalOptions } from '../context.js'
 import type { Io } from '../output.js'
 
@@ -34,12 +37,15 @@ export function serverCommand(io: Io): Command {
     .description('Run the HTTP API server (embedded database, 127.0.0.1:8420 by default)')
     .option('--host <address>', 'address to listen on (default 127.0.0.1; a non-loopback address needs an API token first)')
     .option('--port <n>', 'port (default 8420; 0 picks a free one)', port)
+    .option('--project <dir>', 'project folder scanned for knowledge packs offered at /mcp (default: the current folder)')
+    .option('--no-packs', 'offer no knowledge packs at /mcp')
     .addHelpText('after', '\nWithout any API token the server runs in local mode: it listens on 127.0.0.1 only and every request acts as the configured local principal.\nCreate tokens with `knowhub token create` to serve other machines.')
-    .action(async (options: { host?: string; port?: number }, command: Command) => {
+    .action(async (options: { host?: string; port?: number; project?: string; packs?: boolean }, command: Command) => {
       const logger = createCliLogger(process.env.KNOWHUB_LOG_LEVEL ?? 'info')
       await withHub(command.optsWithGlobals() as GlobalOptions, async (hub) => {
-        const server = await startServer({ hub, logger, ...(options.host ? { host: options.host } : {}), ...(options.port !== undefined ? { port: options.port } : {}) })
-        io.out(`KnowHub listening on ${server.url} (${server.local ? 'local mode: no API token exists, requests act as the local principal' : 'token mode: requests need an API token'})`)
+        const packs = options.packs === false ? [] : (await discoverPacks(discoverOptions({ ...(options.project ? { project: options.project } : {}), home: homedir() }), logger)).packs
+        const server = await startServer({ hub, logger, mcp: { packs }, ...(options.host ? { host: options.host } : {}), ...(options.port !== undefined ? { port: options.port } : {}) })
+        io.out(`KnowHub listening on ${server.url} (${server.local ? 'local mode: no API token exists, requests act as the local principal' : 'token mode: requests need an API token'}); MCP at ${server.url}/mcp with ${packs.length} knowledge pack${packs.length === 1 ? '' : 's'}`)
         const signal = await untilSignal()
         logger.info('server.stopping', { signal })
         await server.close()
