@@ -8,25 +8,12 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { EvalReport } from '../../src/cli/commands/eval.js'
-import { main } from '../../src/cli/main.js'
-import type { Io } from '../../src/cli/output.js'
+import { runCli } from '../helpers/cli.js'
 
 const ZH_AGENT = resolve(import.meta.dirname, '..', '..', 'bench', 'data', 'zh-agent')
 
 let dir: string
-let out: string[]
-let err: string[]
-const io: Io = { out: (t) => void out.push(t), err: (t) => void err.push(t), interactive: false }
-
-async function run(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  out = []
-  err = []
-  process.exitCode = 0
-  await main(['node', 'knowhub', ...args], io)
-  const code = Number(process.exitCode ?? 0)
-  process.exitCode = 0
-  return { code, stdout: out.join('\n'), stderr: err.join('\n') }
-}
+const run = runCli
 
 const jsonl = (rows: unknown[]) => rows.map((r) => JSON.stringify(r)).join('\n') + '\n'
 

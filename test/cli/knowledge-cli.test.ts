@@ -5,24 +5,11 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { main } from '../../src/cli/main.js'
-import type { Io } from '../../src/cli/output.js'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { runCli } from '../helpers/cli.js'
 
 let dir: string
-let out: string[]
-let err: string[]
-const io: Io = { out: (t) => void out.push(t), err: (t) => void err.push(t), interactive: false }
-
-async function run(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  out = []
-  err = []
-  process.exitCode = 0
-  await main(['node', 'knowhub', ...args], io)
-  const code = Number(process.exitCode ?? 0)
-  process.exitCode = 0
-  return { code, stdout: out.join('\n'), stderr: err.join('\n') }
-}
+const run = runCli
 
 describe('knowhub knowledge commands', () => {
   const saved = { ...process.env }
@@ -36,10 +23,6 @@ describe('knowhub knowledge commands', () => {
   afterAll(() => {
     process.env = saved
     rmSync(dir, { recursive: true, force: true })
-  })
-  beforeEach(() => {
-    out = []
-    err = []
   })
 
   it('saves, searches, shows, gives feedback, lists, exports and imports', async () => {

@@ -9,10 +9,10 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { clientBackend, createClient } from '../../src/client/index.js'
 import { createMcpServer } from '../../src/mcp/index.js'
-import { isKnowHubError, type KnowHubError } from '../../src/core/errors.js'
 import type { Principal } from '../../src/core/principal.js'
 import { localBackend, type ToolBackend } from '../../src/tools/backend.js'
 import { openTestHub, type TestHub } from '../server/helpers.js'
+import { rejection } from '../helpers/errors.js'
 
 let t: TestHub
 let remote: ToolBackend
@@ -32,15 +32,6 @@ afterAll(async () => {
   await t?.close()
 })
 
-async function rejection(promise: Promise<unknown>): Promise<KnowHubError> {
-  try {
-    await promise
-  } catch (error) {
-    if (isKnowHubError(error)) return error
-    throw error
-  }
-  throw new Error('expected a rejection')
-}
 
 describe('clientBackend', () => {
   it('every method round-trips and matches the in-process backend', async () => {

@@ -10,18 +10,9 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join, sep } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { isKnowHubError, type KnowHubError } from '../../src/core/errors.js'
 import { createLocalEmbedder, TRANSFORMERS_INSTALL } from '../../src/embed/local.js'
+import { rejection } from '../helpers/errors.js'
 
-async function rejection(promise: Promise<unknown>): Promise<KnowHubError> {
-  try {
-    await promise
-  } catch (error) {
-    if (isKnowHubError(error)) return error
-    throw error
-  }
-  throw new Error('expected a rejection')
-}
 
 let root: string
 

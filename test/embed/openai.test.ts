@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { isKnowHubError, type KnowHubError } from '../../src/core/errors.js'
 import type { LogFields, Logger } from '../../src/core/logger.js'
 import { createHashedEmbedder } from '../../src/embed/hashed.js'
 import { createOpenAIEmbedder, type OpenAIEmbedderConfig } from '../../src/embed/openai.js'
 import { cosine } from '../../src/embed/vector.js'
 import { startOpenAIStub, type OpenAIStub } from '../helpers/openai-stub.js'
+import { rejection } from '../helpers/errors.js'
 
 const fastRetry = { baseDelayMs: 1, maxDelayMs: 5 }
 
@@ -12,15 +12,6 @@ function config(stub: OpenAIStub, extra: Partial<OpenAIEmbedderConfig> = {}): Op
   return { provider: 'openai', baseUrl: stub.url, model: 'stub-embed', timeoutMs: 2_000, ...extra }
 }
 
-async function rejection(promise: Promise<unknown>): Promise<KnowHubError> {
-  try {
-    await promise
-  } catch (error) {
-    if (isKnowHubError(error)) return error
-    throw error
-  }
-  throw new Error('expected a rejection')
-}
 
 function norm(vector: Float32Array): number {
   return Math.sqrt(vector.reduce((sum, value) => sum + value * value, 0))

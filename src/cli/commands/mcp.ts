@@ -3,15 +3,14 @@
  * principal on the embedded database (or DATABASE_URL). stdout is the protocol
  * channel: logs go to stderr, nothing else is printed.
  */
-import { homedir } from 'node:os'
-import { resolve } from 'node:path'
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { Command } from 'commander'
-import { discoverPacks, type DiscoverOptions } from '../../packs/discover.js'
+import { discoverPacks } from '../../packs/discover.js'
 import { createMcpServer } from '../../mcp/server.js'
 import { localBackend } from '../../tools/backend.js'
 import type { ToolDefaults } from '../../tools/define.js'
 import { createCliLogger, withHub, type GlobalOptions } from '../context.js'
+import { packDiscoveryOptions } from '../pack-options.js'
 import type { Io } from '../output.js'
 
 interface McpOptions {
@@ -51,17 +50,6 @@ function untilStdinEnds(): Promise<string> {
   })
 }
 
-/** Pack discovery options from the pack flags shared by `knowhub mcp` and `knowhub start`. */
-export function discoverOptions(options: Pick<McpOptions, 'project' | 'home' | 'user' | 'client' | 'path' | 'builtin'>): DiscoverOptions {
-  return {
-    projectDir: resolve(options.project ?? process.cwd()),
-    ...(options.user === false ? {} : { homeDir: options.home ?? homedir() }),
-    clientName: options.client ?? 'knowhub',
-    extraPaths: (options.path ?? []).map((p) => resolve(p)),
-    ...(options.builtin ? { builtinDir: resolve(options.builtin) } : {}),
-  }
-}
-
 /**
  * `knowhub mcp [--project DIR] [--scope S]… [--owner O] [--agent-id ID]`.
  * @example
@@ -86,7 +74,7 @@ export function mcpCommand(_io: Io): Command {
     .action(async (options: McpOptions, command: Command) => {
       const logger = createCliLogger()
       await withHub(command.optsWithGlobals() as GlobalOptions, async (hub) => {
-        const packs = options.packs === false ? [] : (await discoverPacks(discoverOptions(options), logger)).packs
+        const packs = options.packs === false ? [] : (await discoverPacks(packDiscoveryOptions(options), logger)).packs
         const principal = hub.config.principal
         const agentId = options.agentId ?? principal.agent
         const defaults: ToolDefaults = {

@@ -3,7 +3,6 @@
  * the knowledge-pack client on the command line. Thin: parses options, calls
  * `src/packs`, prints human text or `--json`.
  */
-import { homedir } from 'node:os'
 import { resolve } from 'node:path'
 import { Command, InvalidArgumentError } from 'commander'
 import { KnowHubError } from '../../core/errors.js'
@@ -29,19 +28,9 @@ import {
   type PackDiagnostic,
 } from '../../packs/index.js'
 import { oneLine, printError, printJson, processIo, type Io } from '../output.js'
+import { packDiscoveryOptions, type PackFlags } from '../pack-options.js'
 
-interface PacksOptions {
-  project?: string
-  home?: string
-  user?: boolean
-  client?: string
-  path?: string[]
-  builtin?: string
-  includeArchived?: boolean
-  allowType?: string[]
-  maxDepth?: number
-  maxDirs?: number
-  gitignore?: boolean
+interface PacksOptions extends PackFlags {
   json?: boolean
 }
 
@@ -61,18 +50,7 @@ function oneOf<T extends string>(values: readonly T[]): (value: string) => T {
 }
 
 function discoverOptions(options: PacksOptions): DiscoverOptions {
-  return {
-    projectDir: resolve(options.project ?? process.cwd()),
-    ...(options.user === false ? {} : { homeDir: options.home ?? homedir() }),
-    clientName: options.client ?? 'knowhub',
-    extraPaths: (options.path ?? []).map((p) => resolve(p)),
-    ...(options.builtin ? { builtinDir: resolve(options.builtin) } : {}),
-    includeArchived: options.includeArchived === true,
-    allowedTypes: options.allowType ?? [],
-    ...(options.maxDepth === undefined ? {} : { maxDepth: options.maxDepth }),
-    ...(options.maxDirs === undefined ? {} : { maxDirs: options.maxDirs }),
-    respectGitignore: options.gitignore === true,
-  }
+  return packDiscoveryOptions({ ...options, includeArchived: options.includeArchived === true, allowType: options.allowType ?? [], gitignore: options.gitignore === true })
 }
 
 function severityMark(d: Pick<PackDiagnostic, 'severity'>): string {

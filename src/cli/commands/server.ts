@@ -4,10 +4,9 @@
  */
 import { Command } from 'commander'
 import { KnowHubError } from '../../core/errors.js'
-import { homedir } from 'node:os'
 import { discoverPacks } from '../../packs/discover.js'
 import { startServer } from '../../server/serve.js'
-import { discoverOptions } from './mcp.js'
+import { packDiscoveryOptions } from '../pack-options.js'
 import { createCliLogger, withHub, type GlobalOptions } from '../context.js'
 import type { Io } from '../output.js'
 
@@ -43,7 +42,7 @@ export function serverCommand(io: Io): Command {
     .action(async (options: { host?: string; port?: number; project?: string; packs?: boolean }, command: Command) => {
       const logger = createCliLogger(process.env.KNOWHUB_LOG_LEVEL ?? 'info')
       await withHub(command.optsWithGlobals() as GlobalOptions, async (hub) => {
-        const packs = options.packs === false ? [] : (await discoverPacks(discoverOptions({ ...(options.project ? { project: options.project } : {}), home: homedir() }), logger)).packs
+        const packs = options.packs === false ? [] : (await discoverPacks(packDiscoveryOptions(options.project ? { project: options.project } : {}), logger)).packs
         const server = await startServer({ hub, logger, mcp: { packs }, ...(options.host ? { host: options.host } : {}), ...(options.port !== undefined ? { port: options.port } : {}) })
         io.out(`KnowHub listening on ${server.url} (${server.local ? 'local mode: no API token exists, requests act as the local principal' : 'token mode: requests need an API token'}); MCP at ${server.url}/mcp with ${packs.length} knowledge pack${packs.length === 1 ? '' : 's'}`)
         const signal = await untilSignal()
