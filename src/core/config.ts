@@ -4,6 +4,17 @@ import { Principal } from './principal.js'
 /** Which embedding provider to use. */
 export const EmbedderConfig = z.discriminatedUnion('provider', [
   z.object({
+    provider: z.literal('sentence'),
+    /**
+     * The offline default: Universal Sentence Encoder lite (English, weights shipped in an npm
+     * package) concatenated with the hashed n-gram vector; CJK text gets the n-gram part only.
+     * Size of the hashed part: the vector has 512 more numbers.
+     */
+    hashedDimension: z.number().int().min(64).max(4096).default(512),
+    /** Share of an English cosine that comes from USE lite, 0 to 1. */
+    semanticWeight: z.number().min(0).max(1).default(0.7),
+  }),
+  z.object({
     provider: z.literal('hashed'),
     /** Vector size of the offline hashed n-gram embedder. */
     dimension: z.number().int().min(64).max(4096).default(512),
@@ -54,7 +65,8 @@ export const KnowHubConfig = z.object({
   dataDir: z.string().default('.knowhub'),
   /** When set, a PostgreSQL server is used instead of the embedded database. */
   databaseUrl: z.string().optional(),
-  embedder: EmbedderConfig.default({ provider: 'hashed', dimension: 512 }),
+  /** The embedder; default `sentence` (offline, see docs/embeddings.md). `hashed` is the lighter offline choice. */
+  embedder: EmbedderConfig.default({ provider: 'sentence', hashedDimension: 512, semanticWeight: 0.7 }),
   /**
    * Key of the secrets at rest (resources' secure_body, AES-256-GCM): `key` is 32 bytes in
    * base64 or hex; otherwise `keyFile` (default `<dataDir>/secret.key`, created with mode 0600).

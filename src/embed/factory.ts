@@ -7,6 +7,7 @@ import type { Embedder } from './embedder.js'
 import { createHashedEmbedder } from './hashed.js'
 import { createLocalEmbedder } from './local.js'
 import { createOpenAIEmbedder, type RetryPolicy } from './openai.js'
+import { createSentenceEmbedder } from './use.js'
 
 /** What {@link createEmbedder} passes on to the providers. */
 export interface EmbedderDeps {
@@ -18,7 +19,8 @@ export interface EmbedderDeps {
 }
 
 /**
- * Creates the configured embedder: `hashed` (offline default, no I/O),
+ * Creates the configured embedder: `sentence` (offline default: USE lite + hashed n-grams,
+ * loads its bundled weights once per process), `hashed` (offline, no model, no I/O),
  * `openai` (any OpenAI-compatible `/v1/embeddings`; probes the dimension when
  * it is not configured) or `local` (an ONNX model folder through the optional
  * `@huggingface/transformers`).
@@ -30,6 +32,9 @@ export async function createEmbedder(config: EmbedderConfig, deps: EmbedderDeps 
   const logger = deps.logger ?? noopLogger
   let embedder: Embedder
   switch (config.provider) {
+    case 'sentence':
+      embedder = await createSentenceEmbedder({ hashedDimension: config.hashedDimension, semanticWeight: config.semanticWeight })
+      break
     case 'hashed':
       embedder = createHashedEmbedder({ dimension: config.dimension })
       break

@@ -49,6 +49,11 @@ export interface KnowledgeServiceDeps {
   fusion?: FusionOptions
   /** BM25 parameters of the full-text list (default `DEFAULT_TEXT_RANKING`). */
   textRanking?: TextRanking
+  /**
+   * How many query embeddings are kept, most recently used first (default 1,000; 0 turns the
+   * cache off). Embedders are deterministic, so a repeated query skips the embedder.
+   */
+  queryCacheSize?: number
 }
 
 /**
@@ -170,6 +175,24 @@ export async function createKnowledgeService(deps: KnowledgeServiceDeps) {
         { stored, wanted },
       )
     }
+  }
+
+  // Query vectors by query text, least recently used first (a Map keeps insertion order).
+  // Pending embeddings are shared, so concurrent identical queries embed once.
+  const queryCacheSize = deps.queryCacheSize ?? 1000
+  const queryVectors = new Map<string, Promise<Float32Array>>()
+  function embedQuery(q: string): Promise<Float32Array> {
+    if (queryCacheSize <= 0) return embedOne(q)
+    let vector = queryVectors.get(q)
+    if (vector) {
+      queryVectors.delete(q)
+    } else {
+      vector = embedOne(q)
+      vector.catch(() => queryVectors.delete(q))
+      if (queryVectors.size >= queryCacheSize) queryVectors.delete(queryVectors.keys().next().value!)
+    }
+    queryVectors.set(q, vector)
+    return vector
   }
 
   async function embedOne(text: string): Promise<Float32Array> {
@@ -438,7 +461,7 @@ export async function createKnowledgeService(deps: KnowledgeServiceDeps) {
       if (useVector) requireVectors()
       const [textHits, vectorHits] = await Promise.all([
         useText ? store.knowledge.searchText(textQuery(input.q), filter, depth, textRanking) : Promise.resolve([]),
-        useVector ? embedOne(input.q).then((v) => store.knowledge.searchVector(v, filter, depth)) : Promise.resolve([]),
+        useVector ? embedQuery(input.q).then((v) => store.knowledge.searchVector(v, filter, depth)) : Promise.resolve([]),
       ])
       // A full-text list shorter than the depth holds every match: anything else scores 0.
       const lists = [

@@ -29,6 +29,11 @@ export interface TextRanking {
   k1: number
   /** Length normalisation, 0 (none) to 1 (full). */
   b: number
+  /**
+   * How many entries a query reads at most to find its candidates (see {@link planTextQuery});
+   * `Infinity` scores every matching entry (exact, slow on large stores for common words).
+   */
+  candidates?: number
 }
 
 /** A query's rarest terms that are scored (a long pasted text would otherwise make a huge query). */
@@ -39,7 +44,66 @@ export const MAX_QUERY_TERMS = 32
  * length: full normalisation over-rewards the shortest; 0.5 measured better than 0.75
  * on the retrieval sets of docs/retrieval.md).
  */
-export const DEFAULT_TEXT_RANKING: TextRanking = { k1: 1.2, b: 0.5 }
+export const DEFAULT_TEXT_RANKING: TextRanking = { k1: 1.2, b: 0.5, candidates: 1000 }
+
+/** A query term with its document frequency and BM25 idf. */
+export interface WeightedTerm {
+  term: string
+  df: number
+  idf: number
+}
+
+/** How a full-text query is run: see {@link planTextQuery}. */
+export interface TextQueryPlan {
+  /** Every scored term (the rarest {@link MAX_QUERY_TERMS}), rarest first. */
+  terms: WeightedTerm[]
+  /** The rarer terms whose entries are the candidates. */
+  candidates: WeightedTerm[]
+  /** The common terms: they add to candidates' scores but do not make candidates themselves. */
+  common: WeightedTerm[]
+  /** The highest score an entry with only common terms can reach: Σ idf × (k1 + 1). */
+  commonBound: number
+  /** The most entries one candidate scan reads. */
+  budget: number
+  /** True when even the rarest term matches more entries than the budget: the candidates are a sample. */
+  sampled: boolean
+}
+
+/**
+ * Bounds the work of a full-text query (MaxScore-style). Its terms, rarest first, are
+ * candidate terms while their summed document frequencies stay within the budget
+ * (`ranking.candidates`; the rarest term always is one); the rest are common terms (low
+ * idf: "the", a project's name). Only entries with a candidate term are scored, on every
+ * term. Entries with common terms only can score at most `commonBound`; the store reads
+ * them (again at most `budget`) only when the list is short or its last score is below
+ * that bound, and not when the candidates are already a sample (the rarest term alone is
+ * over the budget: a query of common words only). When every term fits the budget, or
+ * when the candidates' scores clear the bound, the result is exactly BM25's; otherwise it
+ * is BM25 over a bounded sample.
+ * @example
+ * planTextQuery([{ term: 'pgvector', df: 3 }, { term: 'use', df: 9000 }], 10_000, DEFAULT_TEXT_RANKING)
+ * // candidates: pgvector; common: use
+ */
+export function planTextQuery(stats: ReadonlyArray<{ term: string; df: number }>, docs: number, ranking: TextRanking): TextQueryPlan {
+  // BM25's idf, never negative: ln(1 + (N - df + 0.5) / (df + 0.5)). The rarest terms first.
+  const terms = stats
+    .map((row) => ({ term: row.term, df: row.df, idf: Math.log(1 + Math.max(0, docs - row.df + 0.5) / (row.df + 0.5)) }))
+    .sort((a, b) => b.idf - a.idf || (a.term < b.term ? -1 : a.term > b.term ? 1 : 0))
+    .slice(0, MAX_QUERY_TERMS)
+  const budget = ranking.candidates ?? Infinity
+  let postings = 0
+  let split = 0
+  while (split < terms.length && (split === 0 || postings + terms[split]!.df <= budget)) postings += terms[split++]!.df
+  const common = terms.slice(split)
+  return {
+    terms,
+    candidates: terms.slice(0, split),
+    common,
+    commonBound: common.reduce((sum, t) => sum + t.idf * (ranking.k1 + 1), 0),
+    budget: Number.isFinite(budget) ? Math.max(1, Math.floor(budget)) : 2_147_483_647,
+    sampled: postings > budget,
+  }
+}
 
 /** The stored part of an entry (histories and versions are kept in their own tables). */
 export interface KnowledgeRecord {
@@ -185,7 +249,7 @@ export interface KnowledgeStore {
   searchText(query: TextQuery, filter: EntryFilter, limit: number, ranking?: TextRanking): Promise<RankedId[]>
   searchVector(vector: Float32Array, filter: EntryFilter, limit: number): Promise<RankedId[]>
   count(): Promise<number>
-  /** Refreshes planner statistics (PGlite runs no autovacuum). */
+  /** Merges GIN pending lists, vacuums the BM25 statistics and refreshes planner statistics (PGlite runs no autovacuum). */
   analyze(): Promise<void>
   /** The version of the stored full-text documents (undefined before the first check). */
   searchDocVersion(): Promise<number | undefined>
@@ -400,23 +464,26 @@ export function knowledgeStore(db: Database, getDialect: () => VectorDialect | u
       if (stats.length === 0) return []
       const docs = Math.max(1, Number(stats[0]!.docs))
       const avgLength = Math.max(1, Number(stats[0]!.total_len) / docs)
-      // BM25's idf, never negative: ln(1 + (N - df + 0.5) / (df + 0.5)). The rarest terms first.
-      const weighted = stats
-        .map((row) => ({ term: row.term, idf: Math.log(1 + Math.max(0, docs - row.df + 0.5) / (row.df + 0.5)) }))
-        .sort((a, b) => b.idf - a.idf || a.term.localeCompare(b.term))
-        .slice(0, MAX_QUERY_TERMS)
+      const plan = planTextQuery(stats.map((row) => ({ term: row.term, df: Number(row.df) })), docs, ranking)
       const { k1, b } = ranking
       // One BM25 summand per query term, reading the entry's stored frequency of the term.
-      const summands = weighted.map(({ term, idf }) => {
-        const tf = sql`(k.search_tf->>${term})::float8`
-        return sql`coalesce(${idf * (k1 + 1)}::float8 * ${tf} / (${tf} + n.norm), 0)`
+      const summands = plan.terms.map(({ term, idf }) => {
+        const tf = sql`(c.search_tf->>${term})::float8`
+        return sql`coalesce(${idf * (k1 + 1)}::float8 * ${tf} / (${tf} + ${k1}::float8 * (1 - ${b}::float8 + ${b}::float8 * c.search_len / ${avgLength}::float8)), 0)`
       })
-      const tsquery = weighted.map(({ term }) => quoteLexeme(term)).join(' | ')
-      const rows = await db.query<{ id: string; score: number }>(sql`SELECT k.id, (${sql.join(summands, ' + ')}) AS score
-        FROM knowledge k
-        CROSS JOIN LATERAL (SELECT ${k1}::float8 * (1 - ${b}::float8 + ${b}::float8 * k.search_len / ${avgLength}::float8) AS norm) n
-        WHERE k.search_doc @@ ${tsquery}::tsquery AND ${filterSql(filter)}
-        ORDER BY score DESC, k.id LIMIT ${limit}`)
+      const score = sql.join(summands, ' + ')
+      const tsquery = (terms: readonly WeightedTerm[]) => terms.map(({ term }) => quoteLexeme(term)).join(' | ')
+      // Candidates: entries with one of the rarer terms (bounded, see planTextQuery), each scored on every term.
+      const scored = (where: Sql) => db.query<{ id: string; score: number }>(sql`SELECT c.id, (${score}) AS score
+        FROM (SELECT k.id, k.search_tf, k.search_len FROM knowledge k WHERE ${where} AND ${filterSql(filter)} LIMIT ${plan.budget}) c
+        ORDER BY score DESC, c.id LIMIT ${limit}`)
+      let rows = await scored(sql`k.search_doc @@ ${tsquery(plan.candidates)}::tsquery`)
+      // Entries with only the common terms score at most `plan.commonBound`: look at (a bounded
+      // number of) them only when they could still enter the list.
+      if (plan.common.length > 0 && !plan.sampled && (rows.length < limit || Number(rows[rows.length - 1]!.score) < plan.commonBound)) {
+        const rest = await scored(sql`k.search_doc @@ ${tsquery(plan.common)}::tsquery AND NOT (k.search_doc @@ ${tsquery(plan.candidates)}::tsquery)`)
+        rows = [...rows, ...rest].sort((x, y) => Number(y.score) - Number(x.score) || (x.id < y.id ? -1 : x.id > y.id ? 1 : 0)).slice(0, limit)
+      }
       return rows.map((row) => ({ id: row.id, score: Number(row.score) }))
     },
 
@@ -437,6 +504,12 @@ export function knowledgeStore(db: Database, getDialect: () => VectorDialect | u
     },
 
     async analyze() {
+      // Merge the GIN indexes' pending lists (searches scan them linearly), clear the dead
+      // rows the BM25 statistics triggers leave (every write updates the stats row), and
+      // refresh the planner's statistics. PGlite runs no autovacuum to do any of this.
+      await db.query(sql`SELECT gin_clean_pending_list(i::regclass)
+        FROM unnest(ARRAY['knowledge_search_idx', 'knowledge_scopes_idx', 'knowledge_types_idx']) AS i`)
+      await db.query(sql`VACUUM knowledge_text_stats, knowledge_term`)
       await db.query(sql`ANALYZE knowledge`)
     },
 

@@ -246,6 +246,23 @@ describe.each(BACKENDS)('knowledge service on %s', (backend) => {
       expect((await knowledge.search({ q: 'rotate vault keys', mode: 'vector' }, alice)).results[0]?.id).toBe(e.id)
       expect((await knowledge.search({ q: 'zzzz qqqq', mode: 'fulltext' }, alice)).count).toBe(0)
     })
+
+    it('embeds a repeated query once (query vector cache), and not at all in full-text mode', async () => {
+      const base = createHashedEmbedder({ dimension: 256 })
+      const embedded: string[] = []
+      const counting = { model: base.model, dimension: base.dimension, embed: (texts: string[]) => (embedded.push(...texts), base.embed(texts)) }
+      const cached = await createKnowledgeService({ store, embedder: counting, queryCacheSize: 2 })
+      const e = await cached.save({ task: 'rotate API keys', content: 'rotate keys every 90 days with the vault CLI', types: ['plan'] }, alice)
+      embedded.length = 0
+      for (let i = 0; i < 3; i++) expect((await cached.search({ q: 'rotate vault keys' }, alice)).results[0]?.id).toBe(e.id)
+      await Promise.all([cached.search({ q: 'vault' }, alice), cached.search({ q: 'vault' }, alice)])
+      await cached.search({ q: 'keys', mode: 'fulltext' }, alice)
+      expect(embedded).toEqual(['rotate vault keys', 'vault'])
+      // least recently used first out: two more queries push out "rotate vault keys"
+      await cached.search({ q: 'api' }, alice)
+      await cached.search({ q: 'rotate vault keys' }, alice)
+      expect(embedded).toEqual(['rotate vault keys', 'vault', 'api', 'rotate vault keys'])
+    })
   })
 
   it('exports and imports JSONL losslessly', async () => {

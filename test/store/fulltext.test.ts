@@ -1,0 +1,118 @@
+/**
+ * Full-text search: BM25 with bounded candidate work (planTextQuery), on both
+ * backends. With a tiny candidate budget the store must return the same top
+ * results as the exact path whenever the rare terms decide the ranking.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { Principal, visibleScopes } from '../../src/core/principal.js'
+import { createHashedEmbedder } from '../../src/embed/hashed.js'
+import { textQuery } from '../../src/knowledge/document.js'
+import { createKnowledgeService, type KnowledgeService } from '../../src/knowledge/service.js'
+import { DEFAULT_TEXT_RANKING, planTextQuery } from '../../src/store/knowledge.js'
+import { sql } from '../../src/store/sql.js'
+import type { Store } from '../../src/store/store.js'
+import { BACKENDS, openTestStore } from '../helpers/stores.js'
+
+describe('planTextQuery', () => {
+  const ranking = { ...DEFAULT_TEXT_RANKING, candidates: 100 }
+
+  it('makes the rarest terms candidates while their document frequencies fit the budget', () => {
+    const plan = planTextQuery([{ term: 'common', df: 900 }, { term: 'rare', df: 3 }, { term: 'mid', df: 60 }], 1000, ranking)
+    expect(plan.terms.map((t) => t.term)).toEqual(['rare', 'mid', 'common'])
+    expect(plan.candidates.map((t) => t.term)).toEqual(['rare', 'mid'])
+    expect(plan.common.map((t) => t.term)).toEqual(['common'])
+    expect(plan.commonBound).toBeCloseTo(plan.common[0]!.idf * (ranking.k1 + 1))
+    expect(plan.sampled).toBe(false)
+  })
+
+  it('always keeps the rarest term, and says when even it is over the budget', () => {
+    const plan = planTextQuery([{ term: 'a', df: 500 }, { term: 'b', df: 800 }], 1000, ranking)
+    expect(plan.candidates.map((t) => t.term)).toEqual(['a'])
+    expect(plan.sampled).toBe(true)
+    expect(plan.budget).toBe(100)
+  })
+
+  it('is exact with an infinite budget', () => {
+    const plan = planTextQuery([{ term: 'a', df: 500 }, { term: 'b', df: 800 }], 1000, { k1: 1.2, b: 0.5, candidates: Infinity })
+    expect(plan.candidates).toHaveLength(2)
+    expect(plan.common).toEqual([])
+    expect(plan.sampled).toBe(false)
+  })
+})
+
+describe.each(BACKENDS)('bounded full-text search on %s', (backend) => {
+  let store: Store
+  let cleanup: () => Promise<void>
+  let knowledge: KnowledgeService
+  const principal = Principal.parse({ user: 'u', project: 'p', permissions: ['read', 'write'] })
+  const filter = { visible: visibleScopes(principal) }
+
+  beforeAll(async () => {
+    const opened = await openTestStore(backend)
+    store = opened.store
+    cleanup = opened.cleanup
+    knowledge = await createKnowledgeService({ store, embedder: createHashedEmbedder({ dimension: 64 }) })
+    // 120 entries: every one says "agent" and "notes", some "proxy", few "selenium" or "captcha".
+    const lines: string[] = []
+    for (let i = 0; i < 120; i++) {
+      const words = ['agent notes', i % 3 === 0 ? 'proxy rotation' : 'plain text', i % 20 === 0 ? 'selenium login' : '', i % 30 === 1 ? 'captcha solver' : '']
+      lines.push(JSON.stringify({
+        id: `knowledge-20260101000000-${String(i).padStart(4, '0')}`, message_id: '', types: [i % 2 ? 'tool' : 'strategy'], task: `entry ${i}`, tags: {},
+        scopes: [i % 5 === 4 ? 'user:x' : i % 2 ? 'user:u' : 'project:p'], owner: i % 5 === 4 ? 'user:x' : 'user:u', content: words.join(' ') + ' filler '.repeat(i % 7),
+        resource_ids: [], source: { name: '', category: 'exp', urls: [], agent_id: '', submitted_by: '', message_id: '', trace_id: '' },
+        eval: { score: 3, helpful: 0, harmful: 0, confidence: 0.5, helpful_history: [], harmful_history: [] },
+        status: 'active', merged_into: null, version: 1, created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z', versions: [],
+      }))
+    }
+    const admin = Principal.parse({ user: 'u', permissions: ['admin'] })
+    const report = await knowledge.importJsonl(lines, admin, { mode: 'atomic' })
+    expect(report.errors).toEqual([])
+    await store.knowledge.analyze()
+  })
+  afterAll(async () => cleanup())
+
+  const exact = { ...DEFAULT_TEXT_RANKING, candidates: Infinity }
+
+  it.each(['selenium agent notes', 'captcha proxy agent', 'captcha selenium notes'])(
+    'returns exactly the top results of the exact path for "%s" with a budget of 10',
+    async (q) => {
+      const bounded = { ...DEFAULT_TEXT_RANKING, candidates: 10 }
+      const stats = await store.db.query<{ term: string; df: number }>(sql`SELECT term, df FROM knowledge_term WHERE term = ANY(${textQuery(q).terms}::text[])`)
+      const plan = planTextQuery(stats, 120, bounded)
+      expect(plan.common.length).toBeGreaterThan(0) // the budget does leave terms out
+      const expected = await store.knowledge.searchText(textQuery(q), filter, 3, exact)
+      expect(expected).toHaveLength(3)
+      expect(await store.knowledge.searchText(textQuery(q), filter, 3, bounded)).toEqual(expected)
+    },
+  )
+
+  it('keeps the rare-term entries in the exact order when it also reads common-term entries', async () => {
+    const q = 'selenium captcha agent notes'
+    const rareIds = new Set((await store.db.query<{ id: string }>(sql`SELECT id FROM knowledge WHERE search_doc @@ 'selenium | captcha'::tsquery`)).map((r) => r.id))
+    const expected = (await store.knowledge.searchText(textQuery(q), filter, 50, exact)).filter((hit) => rareIds.has(hit.id))
+    const bounded = await store.knowledge.searchText(textQuery(q), filter, 50, { ...DEFAULT_TEXT_RANKING, candidates: 10 })
+    expect(bounded.length).toBeGreaterThan(expected.length)
+    expect(bounded.filter((hit) => rareIds.has(hit.id))).toEqual(expected)
+  })
+
+  it('matches the exact path completely when the budget covers every term', async () => {
+    for (const q of ['selenium login', 'captcha solver notes', 'proxy rotation selenium']) {
+      const expected = await store.knowledge.searchText(textQuery(q), filter, 50, exact)
+      expect(await store.knowledge.searchText(textQuery(q), filter, 50, DEFAULT_TEXT_RANKING)).toEqual(expected)
+    }
+  })
+
+  it('bounds a query of common words only to a sample of the budget, within the visible entries', async () => {
+    const hits = await store.knowledge.searchText(textQuery('agent notes'), filter, 50, { ...DEFAULT_TEXT_RANKING, candidates: 15 })
+    expect(hits.length).toBe(15)
+    const visible = new Set((await store.db.query<{ id: string }>(sql`SELECT id FROM knowledge WHERE scopes && ${filter.visible}::text[]`)).map((r) => r.id))
+    for (const hit of hits) expect(visible.has(hit.id)).toBe(true)
+  })
+
+  it('keeps the GIN pending lists small and merges them on analyze', async () => {
+    const rows = await store.db.query<{ reloptions: string[] | null }>(sql`SELECT reloptions FROM pg_class WHERE relname = 'knowledge_search_idx'`)
+    expect(rows[0]!.reloptions).toContain('gin_pending_list_limit=128')
+    const stats = await store.db.query<{ n: number }>(sql`SELECT count(*)::int AS n FROM knowledge_term WHERE df > 0`)
+    expect(stats[0]!.n).toBeGreaterThan(5)
+  })
+})
