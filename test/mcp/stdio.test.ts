@@ -114,3 +114,32 @@ describe('knowhub mcp (stdio)', () => {
     expect(names).not.toContain('knowledge_pack_activate')
   })
 })
+
+describe('knowhub mcp --url (stdio in front of a running server)', () => {
+  it('sends every knowledge call to the server as the token principal, and says clearly when the server is unreachable', async () => {
+    const { openTestHub } = await import('../server/helpers.js')
+    const t = await openTestHub()
+    try {
+      const { token } = await t.hub.tokens.create({ user: 'remote', org: 'acme', permissions: ['read', 'write'] })
+      const running = await t.start()
+      const client = await spawnMcp(['--url', running.url, '--token', token, '--no-packs'], 'unused')
+      const saved = (await client.callTool({ name: 'knowledge_save', arguments: { task: 'Rotate logs with logrotate', content: 'copytruncate keeps the file handle valid', types: ['tool'] } })) as CallToolResult
+      expect(saved.isError, text(saved)).toBeFalsy()
+      const id = (saved.structuredContent as { id: string }).id
+      // Saved on the server, owned by the token's principal.
+      expect(await t.hub.knowledge.get(id, { user: 'remote', permissions: ['read'] })).toMatchObject({ owner: 'user:remote' })
+      expect(text(await client.callTool({ name: 'knowledge_search', arguments: { query: 'logrotate copytruncate' } }))).toContain(id)
+      const denied = (await client.callTool({ name: 'knowledge_update', arguments: { knowledge_id: 'knowledge-20260101000000-zzzz', update_score: 4 } })) as CallToolResult
+      expect(denied.isError).toBe(true)
+      expect(text(denied)).toContain('not_found')
+      await client.close()
+      await running.close()
+      const { runCli } = await import('../helpers/cli.js')
+      const unreachable = await runCli('mcp', '--url', running.url, '--no-packs')
+      expect(unreachable.code).not.toBe(0)
+      expect(unreachable.stderr).toContain(`Cannot reach the KnowHub server at ${running.url}`)
+    } finally {
+      await t.close()
+    }
+  }, 60_000)
+})

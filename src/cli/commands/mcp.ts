@@ -7,7 +7,11 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { Command } from 'commander'
 import { discoverPacks } from '../../packs/discover.js'
 import { createMcpServer } from '../../mcp/server.js'
-import { localBackend } from '../../tools/backend.js'
+import { clientBackend } from '../../client/backend.js'
+import { createClient } from '../../client/client.js'
+import { KnowHubError } from '../../core/errors.js'
+import type { Embedder } from '../../embed/embedder.js'
+import { localBackend, type ToolBackend } from '../../tools/backend.js'
 import type { ToolDefaults } from '../../tools/define.js'
 import { createCliLogger, withHub, type GlobalOptions } from '../context.js'
 import { packDiscoveryOptions } from '../pack-options.js'
@@ -25,6 +29,8 @@ interface McpOptions {
   owner?: string
   agentId?: string
   submittedBy?: string
+  url?: string
+  token?: string
 }
 
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value]
@@ -70,12 +76,13 @@ export function mcpCommand(_io: Io): Command {
     .option('--owner <owner>', 'default owner of saved entries and resources (kind:id; default: you)')
     .option('--agent-id <id>', 'default source.agent_id of saved entries (default: KNOWHUB_AGENT)')
     .option('--submitted-by <who>', 'default source.submitted_by of saved entries')
+    .option('--url <url>', 'use a running KnowHub server at this URL instead of opening the database (env KNOWHUB_URL); needed while `knowhub start` holds the embedded database')
+    .option('--token <token>', 'API token for --url (env KNOWHUB_TOKEN; not needed in the server\'s local mode)')
     .addHelpText('after', '\nstdout carries the MCP protocol; logs go to stderr (KNOWHUB_LOG_LEVEL).\nExample (Claude Code): claude mcp add knowhub -- npx knowhub mcp')
     .action(async (options: McpOptions, command: Command) => {
       const logger = createCliLogger()
-      await withHub(command.optsWithGlobals() as GlobalOptions, async (hub) => {
-        const packs = options.packs === false ? [] : (await discoverPacks(packDiscoveryOptions(options), logger)).packs
-        const principal = hub.config.principal
+      const packs = options.packs === false ? [] : (await discoverPacks(packDiscoveryOptions(options), logger)).packs
+      const serve = async (backend: ToolBackend, principal: { agent?: string | undefined }, embedder?: Embedder): Promise<void> => {
         const agentId = options.agentId ?? principal.agent
         const defaults: ToolDefaults = {
           ...(options.scope && options.scope.length > 0 ? { scopes: options.scope } : {}),
@@ -83,13 +90,24 @@ export function mcpCommand(_io: Io): Command {
           ...(agentId ? { agent_id: agentId } : {}),
           ...(options.submittedBy ? { submitted_by: options.submittedBy } : {}),
         }
-        const server = createMcpServer({ backend: localBackend(hub, principal), packs, defaults, embedder: hub.embedder, logger })
+        const server = createMcpServer({ backend, packs, defaults, logger, ...(embedder ? { embedder } : {}) })
         const stopped = untilStdinEnds()
         await server.connect(new StdioServerTransport())
-        logger.info('mcp.started', { transport: 'stdio', packs: packs.length })
+        logger.info('mcp.started', { transport: 'stdio', packs: packs.length, remote: options.url !== undefined })
         const why = await stopped
         logger.info('mcp.stopping', { reason: why })
         await server.close()
-      })
+      }
+      const url = options.url ?? process.env.KNOWHUB_URL
+      if (url) {
+        const token = options.token ?? process.env.KNOWHUB_TOKEN
+        const client = createClient({ baseUrl: url, ...(token ? { token } : {}) })
+        await client.healthz().catch((error: unknown) => {
+          throw new KnowHubError('config_error', `Cannot reach the KnowHub server at ${url}: ${(error as Error).message}`, { url })
+        })
+        await serve(clientBackend(client), { agent: process.env.KNOWHUB_AGENT })
+        return
+      }
+      await withHub(command.optsWithGlobals() as GlobalOptions, (hub) => serve(localBackend(hub, hub.config.principal), hub.config.principal, hub.embedder))
     })
 }
