@@ -4,11 +4,11 @@
  * 60 s. The server runs in a child process so the load generator does not share
  * its event loop. Reports req/s, p50/p90/p99 latency, errors and non-2xx answers.
  *
- *   npx tsx bench/http.ts [--seconds 60] [--entries 10000] [--connections 16]
+ *   npx tsx bench/http.ts [--seconds 60] [--entries 10000] [--connections 16] [--embedder default|sentence|hashed]
  */
 import { fork, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import os, { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
@@ -74,10 +74,13 @@ type ToChild = { type: 'stop' }
 type FromChild = { type: 'ready'; url: string; token: string; seedSeconds: number; entries: number } | { type: 'error'; message: string }
 
 /** The child: seeds the database, starts the server, reports its URL and a token, waits for `stop`. */
-async function serveChild(dataDir: string, entries: number): Promise<void> {
+async function serveChild(dataDir: string, entries: number, embedder: string): Promise<void> {
   const { openKnowHub } = await import('../src/app/open.js')
   const { startServer } = await import('../src/server/serve.js')
-  const hub = await openKnowHub({ dataDir, secrets: { key: Buffer.alloc(32, 3).toString('base64') }, server: { rateLimit: 0 } })
+  const hub = await openKnowHub({
+    dataDir, secrets: { key: Buffer.alloc(32, 3).toString('base64') }, server: { rateLimit: 0 },
+    ...(embedder === 'default' ? {} : { embedder: { provider: embedder } }),
+  })
   const principal = { user: 'bench', project: 'p0', org: 'acme', permissions: ['admin' as const] }
   const started = performance.now()
   const lines = corpus(entries, 42).docs.map((doc, i) => exportLine(i, doc))
@@ -90,10 +93,12 @@ async function serveChild(dataDir: string, entries: number): Promise<void> {
   await new Promise<void>((resolve) => process.on('message', (message: ToChild) => message.type === 'stop' && resolve()))
   await server.close()
   await hub.close()
+  // The IPC channel keeps a child alive: let go of it so the process can exit.
+  process.disconnect?.()
 }
 
-function startChild(dataDir: string, entries: number): Promise<{ child: ChildProcess; ready: Extract<FromChild, { type: 'ready' }> }> {
-  const child = fork(fileURLToPath(import.meta.url), ['--child', dataDir, String(entries)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+function startChild(dataDir: string, entries: number, embedder: string): Promise<{ child: ChildProcess; ready: Extract<FromChild, { type: 'ready' }> }> {
+  const child = fork(fileURLToPath(import.meta.url), ['--child', dataDir, String(entries), embedder], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
   return new Promise((resolve, reject) => {
     child.once('message', (message: FromChild) => (message.type === 'ready' ? resolve({ child, ready: message }) : reject(new Error(message.message))))
     child.once('exit', (code) => reject(new Error(`the server process exited with code ${code}`)))
@@ -107,6 +112,8 @@ export interface HttpBenchOptions {
   entries?: number
   /** Concurrent connections (default 16). */
   connections?: number
+  /** The server's embedder: `default` (the configured default, `sentence`), `sentence` or `hashed`. */
+  embedder?: string
 }
 
 /** Seeds, serves, loads `GET /api/knowledge/search` and reports throughput and latency. */
@@ -116,7 +123,8 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Benc
   const connections = options.connections ?? 16
   const dataDir = mkdtempSync(join(tmpdir(), 'knowhub-http-bench-'))
   const { queries } = corpus(entries, 42)
-  const { child, ready } = await startChild(dataDir, entries)
+  const embedder = options.embedder ?? 'default'
+  const { child, ready } = await startChild(dataDir, entries, embedder)
   console.error(`seeded ${ready.entries} entries in ${round(ready.seedSeconds, 1)} s; server at ${ready.url}`)
   try {
     const types = ['', '&types=tool', '&types=strategy,plan', '']
@@ -135,7 +143,7 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Benc
       requests: [{ setupRequest: (req) => ({ ...req, path: path() }) }],
     })
     const errors = result.errors + result.timeouts + result.non2xx
-    const note = `${entries} entries, PGlite, ${connections} connections, ${seconds} s, token auth`
+    const note = `${entries} entries, PGlite, ${embedder} embedder, ${connections} connections, ${seconds} s, token auth, load ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`
     return [
       { name: 'http search throughput', value: round(result.requests.average, 0), unit: 'req/s', target: '≥ 1000', note },
       { name: 'http search p50', value: round(result.latency.p50, 1), unit: 'ms' },
@@ -146,23 +154,27 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Benc
       { name: 'http seed (bulk import)', value: round(ready.seedSeconds, 1), unit: 's', note: `${entries} entries` },
     ]
   } finally {
+    const exited = new Promise((resolve) => child.once('exit', resolve))
     child.send({ type: 'stop' } satisfies ToChild)
-    await new Promise((resolve) => child.once('exit', resolve))
+    const timer = setTimeout(() => child.kill(), 60_000)
+    await exited
+    clearTimeout(timer)
     rmSync(dataDir, { recursive: true, force: true })
   }
 }
 
 if (process.argv[2] === '--child') {
-  serveChild(process.argv[3]!, Number(process.argv[4])).catch((error: Error) => {
+  serveChild(process.argv[3]!, Number(process.argv[4]), process.argv[5] ?? 'default').catch((error: Error) => {
     process.send?.({ type: 'error', message: error.stack ?? error.message } satisfies FromChild)
     process.exitCode = 1
   })
 } else if (import.meta.url === `file://${process.argv[1]}`) {
-  const { values } = parseArgs({ options: { seconds: { type: 'string' }, entries: { type: 'string' }, connections: { type: 'string' } } })
+  const { values } = parseArgs({ options: { seconds: { type: 'string' }, entries: { type: 'string' }, connections: { type: 'string' }, embedder: { type: 'string' } } })
   const results = await runHttpBench({
     ...(values.seconds ? { seconds: Number(values.seconds) } : {}),
     ...(values.entries ? { entries: Number(values.entries) } : {}),
     ...(values.connections ? { connections: Number(values.connections) } : {}),
+    ...(values.embedder ? { embedder: values.embedder } : {}),
   })
   printTable('HTTP', results)
   console.log(`\nwrote ${writeResults('http', results)}`)
