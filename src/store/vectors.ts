@@ -54,6 +54,8 @@ export function vectorDialect(backend: VectorBackend): VectorDialect {
 }
 
 const META_KEY = 'embedding'
+/** Memory for one HNSW index build after a bulk load (a setting of that session only). */
+const HNSW_BUILD_MEMORY = '256MB'
 const CREATE_HNSW = 'CREATE INDEX IF NOT EXISTS knowledge_embedding_hnsw ON knowledge USING hnsw (embedding vector_cosine_ops)'
 
 /**
@@ -66,7 +68,16 @@ export async function withoutHnswIndex<T>(db: Database, load: () => Promise<T>):
   try {
     return await load()
   } finally {
-    await db.withLock('knowhub:migrate', (conn) => conn.exec(CREATE_HNSW))
+    // pgvector builds an HNSW index much faster while the graph fits in maintenance_work_mem
+    // (PGlite's default is 64 MB: about 25k vectors of 512 dimensions).
+    await db.withLock('knowhub:migrate', async (conn) => {
+      await conn.exec(`SET maintenance_work_mem = '${HNSW_BUILD_MEMORY}'`)
+      try {
+        await conn.exec(CREATE_HNSW)
+      } finally {
+        await conn.exec('RESET maintenance_work_mem')
+      }
+    })
   }
 }
 
