@@ -42,11 +42,11 @@ export const MAX_QUERY_TERMS = 32
 /**
  * BM25 with k1 = 1.2 (the usual value) and b = 0.5 (entries are short and of uneven
  * length: full normalisation over-rewards the shortest; 0.5 measured better than 0.75
- * on the retrieval sets of docs/retrieval.md). A query scores at most about 500 entries
+ * on the retrieval sets of docs/retrieval.md). A query scores at most about 250 entries
  * per pass (see {@link planTextQuery}): no LoCoMo figure changed, and a query of common
  * words stays fast at 100k entries.
  */
-export const DEFAULT_TEXT_RANKING: TextRanking = { k1: 1.2, b: 0.5, candidates: 500 }
+export const DEFAULT_TEXT_RANKING: TextRanking = { k1: 1.2, b: 0.5, candidates: 250 }
 
 /** A query term with its document frequency and BM25 idf. */
 export interface WeightedTerm {
