@@ -87,12 +87,25 @@ describe('knowhub knowledge commands', () => {
     expect(root.stdout).toContain('KNOWHUB_DATA_DIR')
   })
 
-  it('reindexes with progress and reports status', async () => {
-    const result = await run('reindex')
-    expect(result.stdout).toMatch(/re-embedded \d+ entries/)
-    expect(result.stderr).toMatch(/reindexing: \d+\/\d+/)
-    const status = JSON.parse((await run('status', '--json')).stdout) as { database: string; vectors: string; embedder: { model: string } }
-    expect(status).toMatchObject({ database: 'pglite', vectors: 'ready' })
-    expect(status.embedder.model).toMatch(/^hashed/)
+  it('detects a changed embedder, reindexes with progress and reports status', async () => {
+    const before = JSON.parse((await run('status', '--json')).stdout) as { embedder: { model: string } }
+    // Switch to the other offline embedder: the stored vectors no longer match it.
+    const other = before.embedder.model.startsWith('hashed') ? 'sentence' : 'hashed'
+    process.env.KNOWHUB_EMBEDDER = other
+    try {
+      const refused = await run('search', 'selenium')
+      expect(refused.code).toBe(1)
+      expect(refused.stderr).toContain('error [embedder_mismatch]')
+      const result = await run('reindex')
+      expect(result.stdout).toMatch(/re-embedded [1-9]\d* entries/)
+      expect(result.stderr).toMatch(/reindexing: \d+\/\d+/)
+      const status = JSON.parse((await run('status', '--json')).stdout) as { database: string; vectors: string; embedder: { model: string } }
+      expect(status).toMatchObject({ database: 'pglite', vectors: 'ready' })
+      expect(status.embedder.model).not.toBe(before.embedder.model)
+      expect(status.embedder.model.startsWith('hashed')).toBe(other === 'hashed')
+      expect((await run('search', 'selenium bot login')).code).toBe(0)
+    } finally {
+      delete process.env.KNOWHUB_EMBEDDER
+    }
   })
 })
