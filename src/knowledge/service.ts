@@ -49,6 +49,8 @@ export interface KnowledgeServiceDeps {
   fusion?: FusionOptions
   /** BM25 parameters of the full-text list (default `DEFAULT_TEXT_RANKING`). */
   textRanking?: TextRanking
+  /** How deep each candidate list of a search is, at least (default {@link DEFAULT_SEARCH_DEPTH}); at least 4 × top_k. */
+  searchDepth?: SearchDepth
   /**
    * How many query embeddings are kept, most recently used first (default 1,000; 0 turns the
    * cache off). Embedders are deterministic, so a repeated query skips the embedder.
@@ -73,6 +75,15 @@ export interface FusionOptions {
  * for the measurements behind it (score fusion beat rank fusion on every set).
  */
 export const DEFAULT_FUSION: FusionOptions = { method: 'score', fulltext: 1, vector: 0.5 }
+
+/** Candidate list depths of a hybrid search. */
+export interface SearchDepth {
+  fulltext: number
+  vector: number
+}
+
+/** Candidate list depths: see docs/retrieval.md for the measurements behind them. */
+export const DEFAULT_SEARCH_DEPTH: SearchDepth = { fulltext: 50, vector: 50 }
 
 export interface ListPage {
   items: KnowledgeEntry[]
@@ -133,6 +144,7 @@ export async function createKnowledgeService(deps: KnowledgeServiceDeps) {
   const maxContentBytes = deps.maxContentBytes ?? MAX_CONTENT_BYTES
   const fusion = deps.fusion ?? DEFAULT_FUSION
   const textRanking = deps.textRanking ?? DEFAULT_TEXT_RANKING
+  const searchDepth = deps.searchDepth ?? DEFAULT_SEARCH_DEPTH
   let vectorState: VectorState = await store.prepareVectors(embedder)
   if (vectorState.status === 'mismatch') {
     logger.warn('knowledge.embedder.mismatch', { stored: vectorState.stored, wanted: vectorState.wanted })
@@ -455,17 +467,18 @@ export async function createKnowledgeService(deps: KnowledgeServiceDeps) {
       const input = parseWith(SearchInput, raw, 'search')
       const visible = visibleScopes(principal)
       const filter = { visible, types: input.types, minScore: input.min_score, nonNegativeQuality: true }
-      const depth = Math.max(50, input.top_k * 4)
+      const textDepth = Math.max(searchDepth.fulltext, input.top_k * 4)
+      const vectorDepth = Math.max(searchDepth.vector, input.top_k * 4)
       const useText = input.mode !== 'vector'
       const useVector = input.mode !== 'fulltext'
       if (useVector) requireVectors()
       const [textHits, vectorHits] = await Promise.all([
-        useText ? store.knowledge.searchText(textQuery(input.q), filter, depth, textRanking) : Promise.resolve([]),
-        useVector ? embedQuery(input.q).then((v) => store.knowledge.searchVector(v, filter, depth)) : Promise.resolve([]),
+        useText ? store.knowledge.searchText(textQuery(input.q), filter, textDepth, textRanking) : Promise.resolve([]),
+        useVector ? embedQuery(input.q).then((v) => store.knowledge.searchVector(v, filter, vectorDepth)) : Promise.resolve([]),
       ])
       // A full-text list shorter than the depth holds every match: anything else scores 0.
       const lists = [
-        { ids: textHits, weight: fusion.fulltext, ...(textHits.length < depth ? { floor: 0 } : {}) },
+        { ids: textHits, weight: fusion.fulltext, ...(textHits.length < textDepth ? { floor: 0 } : {}) },
         { ids: vectorHits, weight: fusion.vector },
       ]
       const fused = fusion.method === 'rrf' ? fuse(lists, fusion.k ?? 60) : fuseScores(lists)

@@ -8,6 +8,10 @@ import type { Database, Queryable } from './database.js'
 import type { Sql} from './sql.js';
 import { sql } from './sql.js'
 import type { VectorDialect } from './vectors.js'
+import type { SyncedTextIndex } from './text-sync.js'
+import { planTextQuery, DEFAULT_TEXT_RANKING, type EntryFilter, type RankedId, type TextQuery, type TextRanking, type WeightedTerm } from './text-query.js'
+
+export { MAX_QUERY_TERMS, DEFAULT_TEXT_RANKING, planTextQuery, type EntryFilter, type RankedId, type TextQuery, type TextQueryPlan, type TextRanking, type WeightedTerm } from './text-query.js'
 
 /**
  * An entry's full-text document: its search terms, in order, per field (normalised
@@ -16,96 +20,6 @@ import type { VectorDialect } from './vectors.js'
 export interface SearchDocument {
   title: string[]
   body: string[]
-}
-
-/** A full-text query: distinct search terms, normalised like the documents' terms. */
-export interface TextQuery {
-  terms: string[]
-}
-
-/** BM25 parameters of full-text ranking (see {@link DEFAULT_TEXT_RANKING}). */
-export interface TextRanking {
-  /** Term-frequency saturation. */
-  k1: number
-  /** Length normalisation, 0 (none) to 1 (full). */
-  b: number
-  /**
-   * How many entries a query reads at most to find its candidates (see {@link planTextQuery});
-   * `Infinity` scores every matching entry (exact, slow on large stores for common words).
-   */
-  candidates?: number
-}
-
-/** A query's rarest terms that are scored (a long pasted text would otherwise make a huge query). */
-export const MAX_QUERY_TERMS = 32
-
-/**
- * BM25 with k1 = 1.2 (the usual value) and b = 0.5 (entries are short and of uneven
- * length: full normalisation over-rewards the shortest; 0.5 measured better than 0.75
- * on the retrieval sets of docs/retrieval.md). A query scores at most about 250 entries
- * per pass (see {@link planTextQuery}): no LoCoMo figure changed, and a query of common
- * words stays fast at 100k entries.
- */
-export const DEFAULT_TEXT_RANKING: TextRanking = { k1: 1.2, b: 0.5, candidates: 250 }
-
-/** A query term with its document frequency and BM25 idf. */
-export interface WeightedTerm {
-  term: string
-  df: number
-  idf: number
-}
-
-/** How a full-text query is run: see {@link planTextQuery}. */
-export interface TextQueryPlan {
-  /** Every scored term (the rarest {@link MAX_QUERY_TERMS}), rarest first. */
-  terms: WeightedTerm[]
-  /** The rarer terms whose entries are the candidates. */
-  candidates: WeightedTerm[]
-  /** The common terms: they add to candidates' scores but do not make candidates themselves. */
-  common: WeightedTerm[]
-  /** The highest score an entry with only common terms can reach: Σ idf × (k1 + 1). */
-  commonBound: number
-  /** The most entries one candidate scan reads. */
-  budget: number
-  /** True when even the rarest term matches more entries than the budget: the candidates are a sample. */
-  sampled: boolean
-}
-
-/**
- * Bounds the work of a full-text query (MaxScore-style). Its terms, rarest first, are
- * candidate terms while their summed document frequencies stay within the budget
- * (`ranking.candidates`; the rarest term always is one); the rest are common terms (low
- * idf: "the", a project's name). Only entries with a candidate term are scored, on every
- * term. Entries with common terms only can score at most `commonBound`; the store reads
- * them (again at most `budget`) only when the list is short or its last score is below
- * that bound, and not when the candidates are already a sample (the rarest term alone is
- * over the budget: a query of common words only; the store then samples the entries with
- * every term first, then those with the rarest). When every term fits the budget, or
- * when the candidates' scores clear the bound, the result is exactly BM25's; otherwise it
- * is BM25 over a bounded sample.
- * @example
- * planTextQuery([{ term: 'pgvector', df: 3 }, { term: 'use', df: 9000 }], 10_000, DEFAULT_TEXT_RANKING)
- * // candidates: pgvector; common: use
- */
-export function planTextQuery(stats: ReadonlyArray<{ term: string; df: number }>, docs: number, ranking: TextRanking): TextQueryPlan {
-  // BM25's idf, never negative: ln(1 + (N - df + 0.5) / (df + 0.5)). The rarest terms first.
-  const terms = stats
-    .map((row) => ({ term: row.term, df: row.df, idf: Math.log(1 + Math.max(0, docs - row.df + 0.5) / (row.df + 0.5)) }))
-    .sort((a, b) => b.idf - a.idf || (a.term < b.term ? -1 : a.term > b.term ? 1 : 0))
-    .slice(0, MAX_QUERY_TERMS)
-  const budget = ranking.candidates ?? Infinity
-  let postings = 0
-  let split = 0
-  while (split < terms.length && (split === 0 || postings + terms[split]!.df <= budget)) postings += terms[split++]!.df
-  const common = terms.slice(split)
-  return {
-    terms,
-    candidates: terms.slice(0, split),
-    common,
-    commonBound: common.reduce((sum, t) => sum + t.idf * (ranking.k1 + 1), 0),
-    budget: Number.isFinite(budget) ? Math.max(1, Math.floor(budget)) : 2_147_483_647,
-    sampled: postings > budget,
-  }
 }
 
 /** The stored part of an entry (histories and versions are kept in their own tables). */
@@ -129,23 +43,6 @@ export interface KnowledgeRecord {
   version: number
   created_at: Date
   updated_at: Date
-}
-
-/** Filters shared by search and list. */
-export interface EntryFilter {
-  visible: readonly string[]
-  types?: readonly string[] | undefined
-  /** Narrow to entries in any of these scopes (still intersected with `visible`). */
-  scopes?: readonly string[] | undefined
-  status?: readonly KnowledgeStatus[] | undefined
-  minScore?: number | undefined
-  /** Drop entries whose quality score is below 0. */
-  nonNegativeQuality?: boolean | undefined
-}
-
-export interface RankedId {
-  id: string
-  score: number
 }
 
 const COLUMNS = sql.raw(`k.id, k.message_id, k.types, k.task, k.tags, k.scopes, k.owner, k.content, k.resource_ids,
@@ -253,8 +150,18 @@ export interface KnowledgeStore {
   setScore(id: string, visible: readonly string[], score: number, at: Date): Promise<KnowledgeRecord | undefined>
   setStatus(id: string, visible: readonly string[], status: KnowledgeStatus, mergedInto: string | null, at: Date): Promise<KnowledgeRecord | undefined>
   delete(id: string, visible: readonly string[]): Promise<boolean>
-  /** Full-text search ranked by BM25 over the entries matching `filter`, best first. */
+  /**
+   * Full-text search ranked by BM25 over the entries matching `filter`, best first (ties by
+   * id). With an in-memory index (the embedded database's default) every match is scored;
+   * in SQL the work is bounded by `ranking.candidates` (see {@link planTextQuery}).
+   */
   searchText(query: TextQuery, filter: EntryFilter, limit: number, ranking?: TextRanking): Promise<RankedId[]>
+  /**
+   * With an in-memory full-text index: syncs it and returns the change-log position it
+   * reflects, equal only while the table is unchanged (a cache key for search results).
+   * Undefined when searches run in SQL (no such guarantee across server processes).
+   */
+  searchGeneration(): Promise<number | undefined>
   searchVector(vector: Float32Array, filter: EntryFilter, limit: number): Promise<RankedId[]>
   count(): Promise<number>
   /** Merges GIN pending lists, vacuums the BM25 statistics and refreshes planner statistics (PGlite runs no autovacuum). */
@@ -332,7 +239,7 @@ async function insertRecord(q: Queryable, r: KnowledgeRecord, doc: SearchDocumen
  * The knowledge queries over a database. `dialect` is undefined until a vector
  * table exists for the configured embedder.
  */
-export function knowledgeStore(db: Database, getDialect: () => VectorDialect | undefined): KnowledgeStore {
+export function knowledgeStore(db: Database, getDialect: () => VectorDialect | undefined, textIndex?: SyncedTextIndex): KnowledgeStore {
   return {
     async insert(record, doc, embedding) {
       return db.transaction(async (tx) => {
@@ -466,6 +373,10 @@ export function knowledgeStore(db: Database, getDialect: () => VectorDialect | u
 
     async searchText(query, filter, limit, ranking = DEFAULT_TEXT_RANKING) {
       if (query.terms.length === 0) return []
+      if (textIndex) {
+        await textIndex.sync()
+        return textIndex.index.search(query.terms, filter, limit, ranking)
+      }
       // Document frequencies of the query terms and the collection size: index lookups.
       const stats = await db.query<{ term: string; df: number; docs: string; total_len: string }>(sql`SELECT t.term, t.df, s.docs, s.total_len
         FROM knowledge_term t CROSS JOIN knowledge_text_stats s WHERE t.term = ANY(${query.terms}::text[]) AND t.df > 0`)
@@ -516,6 +427,12 @@ export function knowledgeStore(db: Database, getDialect: () => VectorDialect | u
       return rows.map((row) => ({ id: row.id, score: 1 - Number(row.distance) }))
     },
 
+    async searchGeneration() {
+      if (!textIndex) return undefined
+      await textIndex.sync()
+      return textIndex.generation
+    },
+
     async count() {
       const rows = await db.query<{ n: number }>(sql`SELECT count(*)::int AS n FROM knowledge`)
       return rows[0]?.n ?? 0
@@ -527,7 +444,9 @@ export function knowledgeStore(db: Database, getDialect: () => VectorDialect | u
       // refresh the planner's statistics. PGlite runs no autovacuum to do any of this.
       await db.query(sql`SELECT gin_clean_pending_list(i::regclass)
         FROM unnest(ARRAY['knowledge_search_idx', 'knowledge_scopes_idx', 'knowledge_types_idx']) AS i`)
-      await db.query(sql`VACUUM knowledge_text_stats, knowledge_term`)
+      // Without an in-memory index nobody reads the change log: keep it empty.
+      if (!textIndex) await db.query(sql`DELETE FROM knowledge_change`)
+      await db.query(sql`VACUUM knowledge_text_stats, knowledge_term, knowledge_change`)
       await db.query(sql`ANALYZE knowledge`)
     },
 

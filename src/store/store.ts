@@ -7,6 +7,7 @@ import { knowledgeStore, type KnowledgeStore } from './knowledge.js'
 import { migrate } from './migrate.js'
 import { resourceStore, type ResourceStore } from './resources.js'
 import { sql } from './sql.js'
+import { syncedTextIndex } from './text-sync.js'
 import { createVectorColumn, withoutHnswIndex, detectPgvector, readVectorIndexInfo, vectorDialect, type VectorDialect, type VectorIndexInfo } from './vectors.js'
 
 export interface OpenStoreOptions {
@@ -14,6 +15,13 @@ export interface OpenStoreOptions {
   dataDir?: string
   /** A PostgreSQL connection string: use a server instead of the embedded database. */
   databaseUrl?: string
+  /**
+   * Where full-text search runs: `memory` (an in-memory BM25 index kept in step with the
+   * table through its change log: exact and fast) or `sql` (BM25 in SQL with bounded work).
+   * Default: `memory` for the embedded database, `sql` for a server (several KnowHub
+   * processes may write to one server; `memory` is refused there).
+   */
+  fulltext?: 'memory' | 'sql'
   logger?: Logger
 }
 
@@ -69,12 +77,16 @@ export async function openStore(options: OpenStoreOptions = {}): Promise<Store> 
         message: 'pgvector is not installed on this PostgreSQL server: vectors are stored as real[] and searched exactly (correct, slower). Install the vector extension for HNSW search.',
       })
     }
+    const fulltext = options.fulltext ?? (db.kind === 'pglite' ? 'memory' : 'sql')
+    if (fulltext === 'memory' && db.kind !== 'pglite') {
+      throw new KnowHubError('config_error', 'The in-memory full-text index needs the embedded database: on a PostgreSQL server full-text search runs in SQL')
+    }
     let dialect: VectorDialect | undefined
     let state: VectorState | undefined
     return {
       db,
       pgvector,
-      knowledge: knowledgeStore(db, () => dialect),
+      knowledge: knowledgeStore(db, () => dialect, fulltext === 'memory' ? syncedTextIndex(db, { logger }) : undefined),
       resources: resourceStore(db),
       async prepareVectors(embedder, prepareOptions = {}) {
         const stored = await readVectorIndexInfo(db)

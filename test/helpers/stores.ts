@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
 import { inject } from 'vitest'
-import { openStore, type Store } from '../../src/store/store.js'
+import { openStore, type OpenStoreOptions, type Store } from '../../src/store/store.js'
 import { sql } from '../../src/store/sql.js'
 
 export const BACKENDS = ['pglite', 'postgres'] as const
@@ -45,9 +45,9 @@ export async function createTestDatabase(backend: Backend): Promise<TestDatabase
 }
 
 /** Opens a migrated store on a new test database; `cleanup` closes and drops it. */
-export async function openTestStore(backend: Backend): Promise<{ store: Store; database: TestDatabase; cleanup: () => Promise<void> }> {
+export async function openTestStore(backend: Backend, options: Pick<OpenStoreOptions, 'fulltext'> = {}): Promise<{ store: Store; database: TestDatabase; cleanup: () => Promise<void> }> {
   const database = await createTestDatabase(backend)
-  const store = await openStore(database.options)
+  const store = await openStore({ ...database.options, ...options })
   return {
     store,
     database,

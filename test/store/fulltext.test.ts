@@ -40,7 +40,7 @@ describe('planTextQuery', () => {
   })
 })
 
-describe.each(BACKENDS)('bounded full-text search on %s', (backend) => {
+describe.each(BACKENDS)('bounded full-text search in SQL on %s', (backend) => {
   let store: Store
   let cleanup: () => Promise<void>
   let knowledge: KnowledgeService
@@ -48,7 +48,7 @@ describe.each(BACKENDS)('bounded full-text search on %s', (backend) => {
   const filter = { visible: visibleScopes(principal) }
 
   beforeAll(async () => {
-    const opened = await openTestStore(backend)
+    const opened = await openTestStore(backend, { fulltext: 'sql' })
     store = opened.store
     cleanup = opened.cleanup
     knowledge = await createKnowledgeService({ store, embedder: createHashedEmbedder({ dimension: 64 }) })

@@ -1,0 +1,113 @@
+/**
+ * Full-text queries, shared by the SQL path (`knowledge.ts`) and the in-memory index
+ * (`text-index.ts`): BM25 parameters, the query plan, and the filters every search applies.
+ */
+import type { KnowledgeStatus } from '../core/knowledge.js'
+
+/** A full-text query: distinct search terms, normalised like the documents' terms. */
+export interface TextQuery {
+  terms: string[]
+}
+
+/** BM25 parameters of full-text ranking (see {@link DEFAULT_TEXT_RANKING}). */
+export interface TextRanking {
+  /** Term-frequency saturation. */
+  k1: number
+  /** Length normalisation, 0 (none) to 1 (full). */
+  b: number
+  /**
+   * How many entries a query reads at most to find its candidates (see {@link planTextQuery});
+   * `Infinity` scores every matching entry (exact, slow on large stores for common words).
+   */
+  candidates?: number
+}
+
+/** A query's rarest terms that are scored (a long pasted text would otherwise make a huge query). */
+export const MAX_QUERY_TERMS = 32
+
+/**
+ * BM25 with k1 = 1.2 (the usual value) and b = 0.5 (entries are short and of uneven
+ * length: full normalisation over-rewards the shortest; 0.5 measured better than 0.75
+ * on the retrieval sets of docs/retrieval.md). A query scores at most about 250 entries
+ * per pass (see {@link planTextQuery}): no LoCoMo figure changed, and a query of common
+ * words stays fast at 100k entries.
+ */
+export const DEFAULT_TEXT_RANKING: TextRanking = { k1: 1.2, b: 0.5, candidates: 250 }
+
+/** A query term with its document frequency and BM25 idf. */
+export interface WeightedTerm {
+  term: string
+  df: number
+  idf: number
+}
+
+/** How a full-text query is run: see {@link planTextQuery}. */
+export interface TextQueryPlan {
+  /** Every scored term (the rarest {@link MAX_QUERY_TERMS}), rarest first. */
+  terms: WeightedTerm[]
+  /** The rarer terms whose entries are the candidates. */
+  candidates: WeightedTerm[]
+  /** The common terms: they add to candidates' scores but do not make candidates themselves. */
+  common: WeightedTerm[]
+  /** The highest score an entry with only common terms can reach: Σ idf × (k1 + 1). */
+  commonBound: number
+  /** The most entries one candidate scan reads. */
+  budget: number
+  /** True when even the rarest term matches more entries than the budget: the candidates are a sample. */
+  sampled: boolean
+}
+
+/**
+ * Bounds the work of a full-text query (MaxScore-style). Its terms, rarest first, are
+ * candidate terms while their summed document frequencies stay within the budget
+ * (`ranking.candidates`; the rarest term always is one); the rest are common terms (low
+ * idf: "the", a project's name). Only entries with a candidate term are scored, on every
+ * term. Entries with common terms only can score at most `commonBound`; the store reads
+ * them (again at most `budget`) only when the list is short or its last score is below
+ * that bound, and not when the candidates are already a sample (the rarest term alone is
+ * over the budget: a query of common words only; the store then samples the entries with
+ * every term first, then those with the rarest). When every term fits the budget, or
+ * when the candidates' scores clear the bound, the result is exactly BM25's; otherwise it
+ * is BM25 over a bounded sample.
+ * @example
+ * planTextQuery([{ term: 'pgvector', df: 3 }, { term: 'use', df: 9000 }], 10_000, DEFAULT_TEXT_RANKING)
+ * // candidates: pgvector; common: use
+ */
+export function planTextQuery(stats: ReadonlyArray<{ term: string; df: number }>, docs: number, ranking: TextRanking): TextQueryPlan {
+  // BM25's idf, never negative: ln(1 + (N - df + 0.5) / (df + 0.5)). The rarest terms first.
+  const terms = stats
+    .map((row) => ({ term: row.term, df: row.df, idf: Math.log(1 + Math.max(0, docs - row.df + 0.5) / (row.df + 0.5)) }))
+    .sort((a, b) => b.idf - a.idf || (a.term < b.term ? -1 : a.term > b.term ? 1 : 0))
+    .slice(0, MAX_QUERY_TERMS)
+  const budget = ranking.candidates ?? Infinity
+  let postings = 0
+  let split = 0
+  while (split < terms.length && (split === 0 || postings + terms[split]!.df <= budget)) postings += terms[split++]!.df
+  const common = terms.slice(split)
+  return {
+    terms,
+    candidates: terms.slice(0, split),
+    common,
+    commonBound: common.reduce((sum, t) => sum + t.idf * (ranking.k1 + 1), 0),
+    budget: Number.isFinite(budget) ? Math.max(1, Math.floor(budget)) : 2_147_483_647,
+    sampled: postings > budget,
+  }
+}
+
+/** Filters shared by search and list. */
+export interface EntryFilter {
+  visible: readonly string[]
+  types?: readonly string[] | undefined
+  /** Narrow to entries in any of these scopes (still intersected with `visible`). */
+  scopes?: readonly string[] | undefined
+  status?: readonly KnowledgeStatus[] | undefined
+  minScore?: number | undefined
+  /** Drop entries whose quality score is below 0. */
+  nonNegativeQuality?: boolean | undefined
+}
+
+export interface RankedId {
+  id: string
+  score: number
+}
+

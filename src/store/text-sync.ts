@@ -1,0 +1,154 @@
+/**
+ * Keeps an in-memory full-text index (`text-index.ts`) equal to the knowledge table of an
+ * embedded database. The table's triggers log every changed entry id in `knowledge_change`
+ * (migration 0006) whatever path writes; before each search the index reads the log past
+ * the last sequence number it applied, re-reads those entries, and applies them. A
+ * TRUNCATE, a long log or the first search rebuild the whole index.
+ *
+ * This relies on the embedded database running one statement at a time, in order (PGlite):
+ * an entry read after a log row always reflects at least that change. On a PostgreSQL
+ * server, concurrent transactions can commit out of sequence order, so the server path
+ * searches in SQL instead (see `openStore`).
+ */
+import type { Logger } from '../core/logger.js'
+import { noopLogger } from '../core/logger.js'
+import type { Database } from './database.js'
+import { sql } from './sql.js'
+import { createTextIndex, type IndexedEntry, type TextIndex } from './text-index.js'
+
+/** More changes than this since the last sync: rebuild instead of applying them one by one. */
+const MAX_INCREMENTAL = 5_000
+/** Rows read per page when rebuilding. */
+const PAGE = 5_000
+/** Applied log rows kept before they are pruned. */
+const PRUNE_AFTER = 2_000
+
+type Row = {
+  id: string
+  scopes: string[]
+  types: string[]
+  status: string
+  score: number
+  helpful: number
+  harmful: number
+  search_tf: Record<string, number>
+  search_len: number
+}
+
+const COLUMNS = sql.raw('id, scopes, types, status, score, helpful, harmful, search_tf, search_len')
+
+function toEntry(row: Row): IndexedEntry {
+  return {
+    id: row.id,
+    scopes: row.scopes,
+    types: row.types,
+    status: row.status,
+    score: Number(row.score),
+    helpful: Number(row.helpful),
+    harmful: Number(row.harmful),
+    tf: row.search_tf,
+    length: Number(row.search_len),
+  }
+}
+
+export interface SyncedTextIndex {
+  /**
+   * Applies every change logged since the last sync (the first call builds the index).
+   * Concurrent callers share one run; a caller never gets a run that started before it.
+   */
+  sync(): Promise<void>
+  /** The index as of the last sync. */
+  readonly index: TextIndex
+  /**
+   * The last change-log sequence number applied: equal numbers mean the same table
+   * contents (a cache key for search results). 0 before the first sync.
+   */
+  readonly generation: number
+}
+
+/**
+ * An in-memory full-text index kept in step with `db`'s knowledge table.
+ * @example
+ * const text = syncedTextIndex(db)
+ * await text.sync()
+ * text.index.search(['selenium'], { visible }, 50, DEFAULT_TEXT_RANKING)
+ */
+export function syncedTextIndex(db: Database, options: { logger?: Logger } = {}): SyncedTextIndex {
+  const logger = options.logger ?? noopLogger
+  let index = createTextIndex()
+  let applied = 0
+  let built = false
+  let pruned = 0
+  let running: Promise<void> | undefined
+  let queued: Promise<void> | undefined
+
+  async function rebuild(): Promise<void> {
+    const started = performance.now()
+    const top = await db.query<{ position: string | null }>(sql`SELECT max(seq)::text AS position FROM knowledge_change`)
+    const next = createTextIndex()
+    let after = ''
+    for (;;) {
+      const rows = await db.query<Row>(sql`SELECT ${COLUMNS} FROM knowledge WHERE id > ${after} ORDER BY id LIMIT ${PAGE}`)
+      for (const row of rows) next.upsert(toEntry(row))
+      if (rows.length < PAGE) break
+      after = rows[rows.length - 1]!.id
+    }
+    // Rows read after the log's top reflect at least every change up to it.
+    index = next
+    applied = Number(top[0]?.position ?? 0)
+    built = true
+    logger.info('store.text_index.built', { entries: next.size, ms: Math.round(performance.now() - started) })
+  }
+
+  async function run(): Promise<void> {
+    if (!built) return rebuild()
+    // (The position is read as text: int8 may exceed a JS number in other drivers' hands; order by the column.)
+    const changes = await db.query<{ position: string; id: string | null }>(
+      sql`SELECT seq::text AS position, id FROM knowledge_change WHERE seq > ${applied} ORDER BY seq LIMIT ${MAX_INCREMENTAL + 1}`,
+    )
+    if (changes.length === 0) return
+    if (changes.length > MAX_INCREMENTAL || changes.some((c) => c.id === null)) {
+      await rebuild()
+    } else {
+      const ids = [...new Set(changes.map((c) => c.id!))]
+      const rows = await db.query<Row>(sql`SELECT ${COLUMNS} FROM knowledge WHERE id = ANY(${ids}::text[])`)
+      const present = new Set<string>()
+      for (const row of rows) {
+        index.upsert(toEntry(row))
+        present.add(row.id)
+      }
+      for (const id of ids) if (!present.has(id)) index.remove(id)
+      applied = Number(changes[changes.length - 1]!.position)
+    }
+    if (applied - pruned >= PRUNE_AFTER) {
+      // This process is the only reader of the embedded database's log.
+      await db.query(sql`DELETE FROM knowledge_change WHERE seq <= ${applied}`)
+      pruned = applied
+    }
+  }
+
+  function sync(): Promise<void> {
+    if (queued) return queued
+    if (running) {
+      queued = running.catch(() => {}).then(() => {
+        queued = undefined
+        return sync()
+      })
+      return queued
+    }
+    running = run().finally(() => {
+      running = undefined
+    })
+    return running
+  }
+
+  return {
+    sync,
+    get index() {
+      return index
+    },
+    get generation() {
+      return applied
+    },
+  }
+}

@@ -1,0 +1,202 @@
+/**
+ * The embedded store's in-memory full-text index: the pure index (filters, ties,
+ * replacement), and its equality with the exact SQL path on a real PGlite database
+ * after every kind of write — through the service, through import and merge, and
+ * through raw SQL statements that bypass the store (the change log still sees them).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { Principal, visibleScopes } from '../../src/core/principal.js'
+import { createHashedEmbedder } from '../../src/embed/hashed.js'
+import { textQuery } from '../../src/knowledge/document.js'
+import { createKnowledgeService, type KnowledgeService } from '../../src/knowledge/service.js'
+import { knowledgeStore, type KnowledgeStore } from '../../src/store/knowledge.js'
+import { sql } from '../../src/store/sql.js'
+import { openStore, type Store } from '../../src/store/store.js'
+import { createTextIndex, type IndexedEntry } from '../../src/store/text-index.js'
+import { DEFAULT_TEXT_RANKING, type EntryFilter, type RankedId } from '../../src/store/text-query.js'
+import { createTestDatabase, openTestStore } from '../helpers/stores.js'
+
+const entry = (id: string, tf: Record<string, number>, more: Partial<IndexedEntry> = {}): IndexedEntry => ({
+  id, scopes: ['user:u'], types: ['tool'], status: 'active', score: 3, helpful: 0, harmful: 0, tf,
+  length: Object.values(tf).reduce((a, b) => a + b, 0), ...more,
+})
+
+describe('createTextIndex', () => {
+  const visible: EntryFilter = { visible: ['user:u', 'public'] }
+  const ids = (hits: RankedId[]) => hits.map((h) => h.id)
+
+  it('ranks by BM25, rarer terms weighing more, and breaks ties by id', () => {
+    const index = createTextIndex()
+    index.upsert(entry('b', { proxy: 1, agent: 1 }))
+    index.upsert(entry('a', { proxy: 1, agent: 1 }))
+    index.upsert(entry('c', { agent: 1, notes: 1 }))
+    index.upsert(entry('d', { agent: 2 }))
+    expect(ids(index.search(['proxy', 'agent'], visible, 10, DEFAULT_TEXT_RANKING))).toEqual(['a', 'b', 'd', 'c'])
+    expect(ids(index.search(['proxy', 'agent'], visible, 2, DEFAULT_TEXT_RANKING))).toEqual(['a', 'b'])
+    expect(index.search(['absent'], visible, 10, DEFAULT_TEXT_RANKING)).toEqual([])
+    expect(index.size).toBe(4)
+  })
+
+  it('applies every filter: visibility, status, types, scopes, min score, negative quality', () => {
+    const index = createTextIndex()
+    index.upsert(entry('mine', { selenium: 1 }))
+    index.upsert(entry('theirs', { selenium: 1 }, { scopes: ['user:other'] }))
+    index.upsert(entry('public', { selenium: 1 }, { scopes: ['public'], types: ['strategy'] }))
+    index.upsert(entry('archived', { selenium: 1 }, { status: 'archived' }))
+    index.upsert(entry('low', { selenium: 1 }, { score: 1 }))
+    index.upsert(entry('harmful', { selenium: 1 }, { harmful: 2 }))
+    index.upsert(entry('team', { selenium: 1 }, { scopes: ['team:t', 'user:u'] }))
+    const search = (filter: Partial<EntryFilter>) => ids(index.search(['selenium'], { ...visible, ...filter }, 10, DEFAULT_TEXT_RANKING)).sort()
+    expect(search({})).toEqual(['harmful', 'low', 'mine', 'public', 'team'])
+    expect(search({ status: ['archived'] })).toEqual(['archived'])
+    expect(search({ types: ['strategy'] })).toEqual(['public'])
+    expect(search({ types: ['no_such_type'] })).toEqual([])
+    expect(search({ scopes: ['team:t'] })).toEqual(['team'])
+    expect(search({ minScore: 3 })).toEqual(['harmful', 'mine', 'public', 'team'])
+    expect(search({ nonNegativeQuality: true })).toEqual(['low', 'mine', 'public', 'team'])
+    expect(search({ visible: ['user:nobody'] })).toEqual([])
+  })
+
+  it('sees changes of fields and text after a search (cached filter verdicts are dropped)', () => {
+    const index = createTextIndex()
+    index.upsert(entry('x', { proxy: 1 }))
+    index.upsert(entry('y', { proxy: 1 }))
+    const filter = { ...visible, nonNegativeQuality: true }
+    expect(ids(index.search(['proxy'], filter, 10, DEFAULT_TEXT_RANKING))).toEqual(['x', 'y'])
+    index.upsert(entry('x', { proxy: 1 }, { harmful: 5 }))
+    expect(ids(index.search(['proxy'], filter, 10, DEFAULT_TEXT_RANKING))).toEqual(['y'])
+    index.upsert(entry('y', { captcha: 1 }))
+    expect(index.search(['proxy'], filter, 10, DEFAULT_TEXT_RANKING)).toEqual([])
+    expect(ids(index.search(['captcha'], filter, 10, DEFAULT_TEXT_RANKING))).toEqual(['y'])
+    index.remove('y')
+    index.remove('unknown')
+    expect(index.search(['captcha'], filter, 10, DEFAULT_TEXT_RANKING)).toEqual([])
+    expect(index.size).toBe(1)
+    index.upsert(entry('z', { captcha: 3 }))
+    expect(ids(index.search(['captcha', 'proxy'], visible, 10, DEFAULT_TEXT_RANKING))).toEqual(['z', 'x'])
+    index.clear()
+    expect(index.size).toBe(0)
+    expect(index.search(['captcha'], visible, 10, DEFAULT_TEXT_RANKING)).toEqual([])
+  })
+
+  it('grows past its initial capacity and reuses the slots of removed entries', () => {
+    const index = createTextIndex()
+    for (let i = 0; i < 3000; i++) index.upsert(entry(`e${String(i).padStart(4, '0')}`, { common: 1, [`w${i % 7}`]: 1 }))
+    for (let i = 0; i < 3000; i += 2) index.remove(`e${String(i).padStart(4, '0')}`)
+    for (let i = 0; i < 500; i++) index.upsert(entry(`n${i}`, { fresh: 1 }))
+    expect(index.size).toBe(2000)
+    expect(index.search(['common'], visible, 5000, DEFAULT_TEXT_RANKING)).toHaveLength(1500)
+    expect(index.search(['w1'], visible, 5000, DEFAULT_TEXT_RANKING).every((hit) => Number(hit.id.slice(1)) % 2 === 1)).toBe(true)
+    expect(index.search(['fresh'], visible, 5000, DEFAULT_TEXT_RANKING)).toHaveLength(500)
+  })
+})
+
+describe('the in-memory index matches BM25 in SQL on PGlite, whatever path writes', () => {
+  let store: Store
+  let cleanup: () => Promise<void>
+  let knowledge: KnowledgeService
+  let exactSql: KnowledgeStore
+  const alice = Principal.parse({ user: 'alice', project: 'p', org: 'acme', permissions: ['read', 'write'] })
+  const admin = Principal.parse({ user: 'root', project: 'p', org: 'acme', permissions: ['admin'] })
+  const exact = { ...DEFAULT_TEXT_RANKING, candidates: Infinity }
+  const queries = ['selenium login captcha', 'proxy rotation', 'agent notes proxy', '用户 偏好 类型', 'deploy docker pnpm', 'login']
+  const filters: EntryFilter[] = [
+    { visible: visibleScopes(alice) },
+    { visible: visibleScopes(alice), types: ['tool'] },
+    { visible: visibleScopes(alice), minScore: 3, nonNegativeQuality: true },
+    { visible: visibleScopes(alice), scopes: ['project:p'] },
+    { visible: visibleScopes(alice), status: ['active', 'merged', 'archived'] },
+    { visible: ['user:bob', 'public'] },
+  ]
+
+  // Scores are sums of the same terms in another order: compare ids, and scores to 1e-9.
+  const normalise = (hits: RankedId[]) => hits.map((h) => ({ id: h.id, score: Math.round(h.score * 1e9) / 1e9 }))
+  async function expectSameAsSql(step: string): Promise<void> {
+    for (const q of queries) {
+      for (const filter of filters) {
+        const memory = await store.knowledge.searchText(textQuery(q), filter, 20)
+        const reference = await exactSql.searchText(textQuery(q), filter, 20, exact)
+        expect(normalise(memory), `${step}: "${q}" ${JSON.stringify(filter)}`).toEqual(normalise(reference))
+      }
+    }
+  }
+
+  beforeAll(async () => {
+    const opened = await openTestStore('pglite')
+    store = opened.store
+    cleanup = opened.cleanup
+    knowledge = await createKnowledgeService({ store, embedder: createHashedEmbedder({ dimension: 64 }) })
+    exactSql = knowledgeStore(store.db, () => undefined)
+  })
+  afterAll(async () => cleanup())
+
+  it('after saves, edits, feedback, archive, delete, import, merge and unmerge through the service', async () => {
+    const words = ['selenium', 'login', 'captcha', 'proxy', 'rotation', 'agent', 'notes', 'deploy', 'docker', 'pnpm']
+    const saved: string[] = []
+    for (let i = 0; i < 40; i++) {
+      const content = `${words.filter((_, w) => (i + w) % 3 === 0).join(' ')} ${'filler '.repeat(i % 5)}${i % 4 === 0 ? '用户偏好使用 TypeScript 类型安全' : ''}`
+      const entry = await knowledge.save({
+        task: `task ${i} ${words[i % words.length]}`, content, types: [i % 2 ? 'tool' : 'strategy'],
+        scopes: [['user:alice', 'project:p', 'org:acme'][i % 3]!], score: 1 + (i % 5),
+      }, alice)
+      saved.push(entry.id)
+    }
+    await expectSameAsSql('saves')
+    await knowledge.edit(saved[0]!, { content: 'now about pnpm and docker only' }, alice)
+    await knowledge.edit(saved[1]!, { scopes: ['user:alice'], types: ['plan'] }, alice)
+    await knowledge.feedback(saved[2]!, { add_harmful_case: { task: 't', outcome: 'bad' } }, alice)
+    await knowledge.feedback(saved[2]!, { add_harmful_case: { task: 't', outcome: 'bad' } }, alice)
+    await knowledge.feedback(saved[3]!, { update_score: 1 }, alice)
+    await knowledge.archive(saved[4]!, alice)
+    await knowledge.delete(saved[5]!, alice)
+    await expectSameAsSql('edits, feedback, archive, delete')
+    const exported: string[] = []
+    for await (const line of knowledge.exportJsonl(alice)) exported.push(line)
+    const copies = exported.slice(0, 10).map((line) => JSON.stringify({ ...JSON.parse(line), id: `${JSON.parse(line).id}-copy` }))
+    expect((await knowledge.importJsonl(copies, admin)).imported).toBe(10)
+    await expectSameAsSql('import')
+    const { slimKnowledge, unmergeKnowledge } = await import('../../src/knowledge/slim.js')
+    const slim = await slimKnowledge({ store, embedder: createHashedEmbedder({ dimension: 64 }) }, { threshold: 0.9 }, admin)
+    expect(slim.merged).toBeGreaterThan(0)
+    await expectSameAsSql('merge')
+    await unmergeKnowledge({ store, embedder: createHashedEmbedder({ dimension: 64 }) }, slim.groups.find((g) => g.kept_id)!.kept_id!, admin)
+    await expectSameAsSql('unmerge')
+  })
+
+  it('after raw SQL writes that bypass the store, and after TRUNCATE', async () => {
+    await store.db.query(sql`UPDATE knowledge SET harmful = harmful + 3 WHERE types && ARRAY['tool']`)
+    await store.db.query(sql`UPDATE knowledge SET scopes = ARRAY['user:bob'] WHERE id IN (SELECT id FROM knowledge ORDER BY id LIMIT 3)`)
+    await store.db.query(sql`DELETE FROM knowledge WHERE id IN (SELECT id FROM knowledge ORDER BY id DESC LIMIT 2)`)
+    await expectSameAsSql('raw updates and deletes')
+    await store.db.query(sql`TRUNCATE knowledge CASCADE`)
+    expect(await store.knowledge.searchText(textQuery('selenium'), filters[0]!, 20)).toEqual([])
+    await knowledge.save({ task: 'selenium login', content: 'use a proxy rotation', types: ['tool'] }, alice)
+    await expectSameAsSql('truncate, then a save')
+  })
+
+  it('changes its generation exactly when the table changes, and prunes the change log', async () => {
+    const before = await store.knowledge.searchGeneration()
+    expect(before).toBeGreaterThan(0)
+    expect(await store.knowledge.searchGeneration()).toBe(before)
+    const entry = await knowledge.save({ task: 'generation', content: 'one more', types: ['tool'] }, alice)
+    const after = await store.knowledge.searchGeneration()
+    expect(after).toBeGreaterThan(before!)
+    await knowledge.feedback(entry.id, { add_helpful_case: { task: 't', outcome: 'ok' } }, alice)
+    expect(await store.knowledge.searchGeneration()).toBeGreaterThan(after!)
+    // Over 2,000 applied changes: the index prunes the rows it has read.
+    for (let i = 0; i < 1100; i++) await store.db.query(sql`UPDATE knowledge SET helpful = helpful WHERE true`)
+    expect((await store.db.query<{ n: number }>(sql`SELECT count(*)::int AS n FROM knowledge_change`))[0]!.n).toBeGreaterThan(2_000)
+    await store.knowledge.searchGeneration()
+    expect((await store.db.query<{ n: number }>(sql`SELECT count(*)::int AS n FROM knowledge_change`))[0]!.n).toBe(0)
+    await expectSameAsSql('after pruning')
+  })
+
+  it('is refused on a PostgreSQL server', async () => {
+    const database = await createTestDatabase('postgres')
+    try {
+      await expect(openStore({ ...database.options, fulltext: 'memory' })).rejects.toMatchObject({ code: 'config_error' })
+    } finally {
+      await database.drop()
+    }
+  })
+})
