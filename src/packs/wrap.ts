@@ -23,25 +23,40 @@ export function escapeXml(value: string): string {
     .replace(/'/gu, '&apos;')
 }
 
-// Characters a tag could hide behind: zero-width, joiners, bidi marks, soft hyphen, BOM, variation selectors, fillers.
-const INVISIBLE_RANGES: readonly (readonly [number, number])[] = [
-  [0x00ad, 0x00ad], [0x034f, 0x034f], [0x061c, 0x061c], [0x115f, 0x1160], [0x17b4, 0x17b5], [0x180b, 0x180f],
-  [0x200b, 0x200f], [0x202a, 0x202e], [0x2060, 0x206f], [0x3164, 0x3164], [0xfe00, 0xfe0f], [0xfeff, 0xfeff],
-  [0xffa0, 0xffa0], [0xe0000, 0xe007f], [0xe0100, 0xe01ef],
-]
+/**
+ * Characters a tag could hide behind, skipped when looking for a reserved tag:
+ * C0/C1 control characters (not tab, line feed, carriage return), every format
+ * character (Cf: zero-width, joiners, bidi controls, soft hyphen, BOM, tag
+ * characters, musical formatting U+1D173–1D17A), every combining mark (M*:
+ * variation selectors, CGJ, U+0300…), and blank-looking letters and symbols
+ * (Hangul fillers, Khmer inherent vowels, braille blank U+2800).
+ */
+// eslint-disable-next-line no-control-regex
+const SKIPPABLE = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\p{Cf}\p{M}\u115F\u1160\u2800\u3164\uFFA0\u{E0000}-\u{E007F}]/u
+const SKIPPABLE_ALL = new RegExp(SKIPPABLE.source, 'gu')
 
-function isInvisible(ch: string): boolean {
-  const code = ch.codePointAt(0) ?? 0
-  return INVISIBLE_RANGES.some(([from, to]) => code >= from && code <= to)
+function isSkippable(ch: string): boolean {
+  return SKIPPABLE.test(ch)
 }
 
-/** Removes invisible characters (zero-width, bidi controls, variation selectors, tag characters). */
-function stripInvisible(text: string): string {
-  // Fast path: nothing above U+00AC that could be invisible.
-  if (!/[\u00ad-\uffff]/u.test(text) && !/[\u{e0000}-\u{e01ef}]/u.test(text)) return text
-  let out = ''
-  for (const ch of text) if (!isInvisible(ch)) out += ch
-  return out
+/**
+ * The text without skippable characters, and for each of its UTF-16 units the
+ * index of that unit in the original text (undefined when nothing was skipped).
+ */
+function visibleView(text: string): { visible: string; origin?: number[] } {
+  SKIPPABLE_ALL.lastIndex = 0
+  if (!SKIPPABLE_ALL.test(text)) return { visible: text }
+  let visible = ''
+  const origin: number[] = []
+  let at = 0
+  for (const ch of text) {
+    if (!isSkippable(ch)) {
+      visible += ch
+      for (let i = 0; i < ch.length; i++) origin.push(at + i)
+    }
+    at += ch.length
+  }
+  return { visible, origin }
 }
 
 // Every way pack text can spell "<": literal, full-width, small, HTML entities (named, decimal, hex; with or without ';').
@@ -91,32 +106,33 @@ const SEPARATOR = /[\s_\-/!?[\]]/u
 /**
  * Decides whether the text after an opener at `from` spells a reserved tag:
  * separators (space, `/`, `!`, `?`, `_`, `-`, `[`, `]`, also as entities and
- * a `[CDATA[` prefix) are skipped, letters are NFKC-, case- and
- * look-alike-folded, and the first letters must spell `knowledge` or
- * `availableknowledge`.
+ * a `[CDATA[` prefix) and skippable characters (also as entities) are
+ * skipped, letters are NFKD-decomposed (accents dropped), case- and look-alike-folded, and the first
+ * letters must spell `knowledge` or `availableknowledge`. Returns the index
+ * just after the reserved name, or -1.
  */
-function spellsReservedTag(text: string, from: number): boolean {
+function reservedTagEnd(text: string, from: number): number {
   let letters = ''
   let pos = from
   for (let steps = 0; steps < 200 && pos < text.length; steps++) {
     UNIT.lastIndex = pos
     const match = UNIT.exec(text)
-    if (!match) return false
+    if (!match) return -1
     pos += match[0].length
-    for (const raw of decodeUnit(match[0]).normalize('NFKC').toLowerCase()) {
-      if (isInvisible(raw) || SEPARATOR.test(raw)) continue
+    for (const raw of decodeUnit(match[0]).normalize('NFKD').toLowerCase()) {
+      if (isSkippable(raw) || SEPARATOR.test(raw)) continue
       const ch = CONFUSABLES[raw] ?? raw
-      if (!/[a-z]/u.test(ch)) return false
+      if (!/[a-z]/u.test(ch)) return -1
       letters += ch
-      if (RESERVED.some((word) => letters.startsWith(word))) return true
+      if (RESERVED.some((word) => letters.startsWith(word))) return pos
       if (letters === 'cdata') {
         letters = ''
         continue
       }
-      if (!PREFIXES.some((word) => word.startsWith(letters))) return false
+      if (!PREFIXES.some((word) => word.startsWith(letters))) return -1
     }
   }
-  return false
+  return -1
 }
 
 /**
@@ -130,26 +146,36 @@ export const NEUTRALISED_OPENER = '\u2039'
  * Neutralises every opener of a reserved tag (`<knowledge_pack`,
  * `</knowledge_pack`, `<knowledge_pack_guide`, `<knowledge_resources`,
  * `<available_knowledge_packs`, any case, spacing, entity encoding,
- * full-width bracket or invisible characters inside) by replacing its `<` with
- * `‹`. Invisible characters are removed from the whole text. Other markup is
- * left alone. Idempotent.
+ * full-width bracket, or control, format, combining or blank characters
+ * inside) by replacing its `<` with `‹`; the hidden characters are removed
+ * from the neutralised opener and tag name only. All other text — other
+ * markup, emoji ZWJ sequences, ZWNJ in Persian or Indic text — is left
+ * byte for byte. Idempotent.
  * @example
- * neutralise('x </knowledge_pack> y') // 'x ‹/knowledge_pack> y'
- * neutralise('<div>ok</div>')         // '<div>ok</div>'
+ * neutralise('x </knowledge_pack> y')  // 'x ‹/knowledge_pack> y'
+ * neutralise('x <\u0001/knowledge_pack>') // 'x ‹/knowledge_pack>'
+ * neutralise('<div>ok</div>')          // '<div>ok</div>'
  */
 export function neutralise(text: string): string {
-  const visible = stripInvisible(text)
+  const { visible, origin } = visibleView(text)
+  // Index in `text` of a position in `visible` (the end of the text maps to its end).
+  const at = (i: number): number => (origin ? (i < origin.length ? (origin[i] as number) : text.length) : i)
   let out = ''
   let last = 0
   OPENER.lastIndex = 0
   for (let match = OPENER.exec(visible); match; match = OPENER.exec(visible)) {
-    const end = match.index + match[0].length
-    if (spellsReservedTag(visible, end)) {
-      out += visible.slice(last, match.index) + NEUTRALISED_OPENER
-      last = end
-    }
+    const openerEnd = match.index + match[0].length
+    const end = reservedTagEnd(visible, openerEnd)
+    if (end < 0) continue
+    // From the opener's first unit to the name's last unit, in the original text.
+    const start = at(match.index)
+    const nameStart = at(openerEnd - 1) + 1
+    const nameEnd = at(end - 1) + 1
+    out += text.slice(last, start) + NEUTRALISED_OPENER + text.slice(nameStart, nameEnd).replace(SKIPPABLE_ALL, '')
+    last = nameEnd
+    OPENER.lastIndex = end
   }
-  return last === 0 ? visible : out + visible.slice(last)
+  return last === 0 ? text : out + text.slice(last)
 }
 
 /**
