@@ -110,21 +110,37 @@ export interface PackResolution extends ResolutionAudit {
   tokens: number
 }
 
-/** A relevant section that did not fit the budget. */
+/**
+ * Why a candidate section was left out:
+ * - `budget`: it was measured (counted, or estimated at more than what was left) and did not fit,
+ *   it was dropped when the exact count of the joined context came out over budget, or the
+ *   budget was used up (fewer than 12 tokens left) before it was reached;
+ * - `count_limit`: never tried: the resolver had counted the tokens of 80 pieces in this call;
+ * - `miss_limit`: never tried: 40 pieces in a row had not fitted, so the resolver stopped.
+ */
+export type OmittedReason = 'budget' | 'count_limit' | 'miss_limit'
+
+/** A candidate section (relevant, a core view, or a persona section) that is not in the context. */
 export interface OmittedPiece {
   pack: string
   path: string
   heading: string
   score: number
-  /** Counted tokens, when the piece was tried. */
+  /** Why it was considered (`core` for briefing/facts/boundaries views, `persona`, …). */
+  role: PieceReason
+  /** Counted tokens, when the piece was counted. */
   tokens?: number
-  reason: 'budget'
+  reason: OmittedReason
 }
 
-/** A selected pack that was not used at all. */
+/**
+ * A selected pack that gets no wrapper: disputed and not confirmed
+ * (`confirmation_required`), nothing of it fit the budget (`budget`), or no
+ * section of it matched the task (`no_match`).
+ */
 export interface ExcludedPack {
   pack: string
-  code: 'confirmation_required'
+  code: 'confirmation_required' | 'budget' | 'no_match'
   message: string
 }
 
@@ -140,9 +156,12 @@ export interface ResolveResult {
   wrapper_order: string[]
   packs: PackResolution[]
   excluded: ExcludedPack[]
-  /** Relevant sections that did not fit (best first, at most 200 listed). */
+  /** Every candidate section left out, with why (best first, at most 200 listed). */
   omitted: OmittedPiece[]
+  /** Number of candidate sections left out (all of them, listed or not). */
   omitted_count: number
+  /** `omitted_count` by reason. */
+  omitted_reasons: Partial<Record<OmittedReason, number>>
   /** Facts the task needs that no pack has. */
   missing: string[]
   recommendation?: 'ask_user_or_mark_unknown'
@@ -389,6 +408,7 @@ async function blendEmbeddings(plans: PackPlan[], task: string, embedder: Embedd
 }
 
 const MAX_COUNTS = 80
+const MAX_OMITTED_LISTED = 200
 const MAX_MISSES = 40
 const MIN_PIECE_TOKENS = 12
 const CJK_CHAR = /[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]/gu
@@ -478,14 +498,23 @@ export async function resolveContext(options: ResolveOptions): Promise<ResolveRe
   // did not fit, and reuse counts kept in the pack index across calls.
   let counts = 0
   let misses = 0
-  for (const candidate of ranked) {
-    if (input.budget - used < MIN_PIECE_TOKENS || misses >= MAX_MISSES) break
+  // Why the loop stopped early: every candidate from there on is left out for that reason.
+  let stop: { at: number; reason: OmittedReason } | undefined
+  for (let at = 0; at < ranked.length; at++) {
+    const candidate = ranked[at] as Candidate
+    if (input.budget - used < MIN_PIECE_TOKENS || misses >= MAX_MISSES) {
+      stop = { at, reason: misses >= MAX_MISSES ? 'miss_limit' : 'budget' }
+      break
+    }
     const list = chosen[candidate.packIndex] as { candidate: Candidate; tokens: number }[]
     const remaining = input.budget - used - (list.length === 0 ? (overhead[candidate.packIndex] ?? 0) : 0)
     const index = plans[candidate.packIndex]?.index
     let tokens = index?.tokenCounts.get(candidate.section.id)
     if (tokens === undefined) {
-      if (counts >= MAX_COUNTS) break
+      if (counts >= MAX_COUNTS) {
+        stop = { at, reason: 'count_limit' }
+        break
+      }
       const rendered = renderPiece(candidate.section)
       if (remaining < MIN_PIECE_TOKENS || estimateTokens(rendered, index?.tokenRatio) > remaining) {
         misses++
@@ -539,17 +568,42 @@ export async function resolveContext(options: ResolveOptions): Promise<ResolveRe
     tokens = countTokens(built.context)
   }
 
+  // Every candidate not selected, with why; candidates past an early stop were never tried.
   const selected = new Set(chosen.flatMap((list) => list.map((c) => c.candidate)))
-  const omittedAll = ranked.filter((c) => !selected.has(c) && c.group !== 2 && c.score > 0)
-  const omitted: OmittedPiece[] = omittedAll.slice(0, 200).map((c) => {
+  const omittedAll: { candidate: Candidate; reason: OmittedReason }[] = []
+  ranked.forEach((candidate, at) => {
+    if (selected.has(candidate)) return
+    const reason: OmittedReason = stop && at >= stop.at ? stop.reason : 'budget'
+    omittedAll.push({ candidate, reason })
+  })
+  const omittedReasons: Partial<Record<OmittedReason, number>> = {}
+  for (const { reason } of omittedAll) omittedReasons[reason] = (omittedReasons[reason] ?? 0) + 1
+  const omitted: OmittedPiece[] = omittedAll.slice(0, MAX_OMITTED_LISTED).map(({ candidate: c, reason }) => {
     const t = tried.get(c)
     return {
       pack: plans[c.packIndex]?.pack.item.name ?? '',
       path: c.section.path,
       heading: c.section.headingPath.join(' › '),
       score: Number(c.score.toFixed(4)),
+      role: c.reason,
       ...(t === undefined ? {} : { tokens: t }),
-      reason: 'budget' as const,
+      reason,
+    }
+  })
+
+  // A selected pack without a wrapper is reported, never silently dropped.
+  plans.forEach((plan, i) => {
+    if ((chosen[i] ?? []).length > 0) return
+    const name = plan.pack.item.name
+    const left = omittedAll.filter((o) => o.candidate.packIndex === i).length
+    if (plan.candidates.length === 0) {
+      excluded.push({ pack: name, code: 'no_match', message: `No section of pack "${name}" matches the task; it got no wrapper.` })
+    } else {
+      excluded.push({
+        pack: name,
+        code: 'budget',
+        message: `Nothing of pack "${name}" fit the ${input.budget}-token budget (its wrapper alone takes ${overhead[i] ?? 0} tokens); ${left} candidate sections left out. Raise the budget or resolve it alone.`,
+      })
     }
   })
 
@@ -578,6 +632,7 @@ export async function resolveContext(options: ResolveOptions): Promise<ResolveRe
     excluded,
     omitted,
     omitted_count: omittedAll.length,
+    omitted_reasons: omittedReasons,
     missing: uniqueMissing,
     ...(uniqueMissing.length > 0 ? { recommendation: 'ask_user_or_mark_unknown' as const } : {}),
   }

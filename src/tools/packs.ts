@@ -40,6 +40,13 @@ function findIn(context: ToolContext, name: string): LoadedPack {
   return pack
 }
 
+const OMITTED_WORDS: Record<string, string> = { budget: 'over the token budget', count_limit: 'not tried: token-count limit', miss_limit: 'not tried: too many misses in a row' }
+
+/** `12 over the token budget, 3 not tried: …` */
+function omittedSummary(reasons: Readonly<Record<string, number | undefined>>): string {
+  return Object.entries(reasons).map(([reason, n]) => `${n ?? 0} ${OMITTED_WORDS[reason] ?? reason}`).join(', ')
+}
+
 function warningLines(warnings: readonly Pick<PackDiagnostic, 'severity' | 'message'>[]): string[] {
   return warnings.length === 0 ? [] : ['', 'Warnings:', ...warnings.map((w) => `- ${w.severity}: ${neutralise(w.message)}`)]
 }
@@ -127,7 +134,7 @@ export function packTools(packs: readonly LoadedPack[]): AgentTool[] {
         `(${result.tokens} of ${result.budget} tokens; intent ${result.intent}; packs ${result.packs.map((p) => p.pack).join(', ') || 'none'})`,
         ...(result.missing.length > 0 ? [`Missing facts: ${neutralise(result.missing.join('; '))}. Ask the user or mark them unknown.`] : []),
         ...result.excluded.map((e) => `Excluded ${e.pack}: ${e.message}`),
-        ...(result.omitted_count > 0 ? [`${result.omitted_count} relevant sections did not fit the budget.`] : []),
+        ...(result.omitted_count > 0 ? [`${result.omitted_count} candidate sections were left out (${omittedSummary(result.omitted_reasons)}).`] : []),
       ]
       return {
         text: [result.context || '(No section of the selected packs matches the task.)', '', ...notes].join('\n'),
@@ -140,7 +147,9 @@ export function packTools(packs: readonly LoadedPack[]): AgentTool[] {
           wrapper_order: result.wrapper_order,
           packs: result.packs.map(({ pieces: _pieces, ...audit }) => audit),
           excluded: result.excluded,
+          omitted: result.omitted,
           omitted_count: result.omitted_count,
+          omitted_reasons: result.omitted_reasons,
           missing: result.missing,
           ...(result.recommendation ? { recommendation: result.recommendation } : {}),
         },

@@ -199,6 +199,71 @@ describe('resolver: token budget', () => {
     expect(sawOmission).toBe(true)
   })
 
+  it('lists every candidate left out with why — core views and 0-score persona pieces too — and reports a pack that got no wrapper', async () => {
+    const task = "Draft a post in Mara's voice about the widget battery life"
+    const everything = await resolveContext({ task, packs: [persona, acme], budget: 100_000 })
+    expect(everything.omitted_count).toBe(0)
+    const candidates = everything.packs.flatMap((p) => p.pieces.map((piece) => `${p.pack} ${piece.path} ${piece.line} ${piece.part}`))
+    expect(candidates).toContain('acme-product-brief compiled/boundaries.md 1 0')
+
+    const small = await resolveContext({ task, packs: [persona, acme], budget: 150 })
+    expect(small.tokens).toBeLessThanOrEqual(150)
+    expect(small.wrapper_order).toEqual(['founder-persona'])
+    // Nothing of the data pack fit: it is reported, not silently dropped.
+    expect(small.excluded).toEqual([expect.objectContaining({ pack: 'acme-product-brief', code: 'budget' })])
+    // Selected plus omitted is every candidate.
+    const selected = small.packs.reduce((n, p) => n + p.pieces.length, 0)
+    expect(selected + small.omitted_count).toBe(candidates.length)
+    expect(small.omitted).toHaveLength(small.omitted_count)
+    const omitted = small.omitted.map((o) => `${o.pack} ${o.path}`)
+    // Core views, including one no task term matches (score 0).
+    expect(omitted).toEqual(expect.arrayContaining(['acme-product-brief compiled/briefing.md', 'acme-product-brief compiled/boundaries.md', 'acme-product-brief compiled/facts.md']))
+    expect(small.omitted).toContainEqual(expect.objectContaining({ pack: 'acme-product-brief', path: 'compiled/boundaries.md', role: 'core', score: 0, reason: 'budget' }))
+    expect(small.omitted.some((o) => o.pack === 'founder-persona' && o.role === 'persona')).toBe(true)
+    expect(small.omitted_reasons).toEqual({ budget: small.omitted_count })
+  })
+
+  it('candidates after the count or miss limit are reported as never tried, not as over budget', async () => {
+    const { dir, cleanup } = await tempDir()
+    try {
+      const tree: Record<string, string> = { 'many/KNOWLEDGE.md': knowledge({ name: 'many', profile: 'wiki-first' }) }
+      for (let i = 0; i < 120; i++) tree[`many/compiled/note-${String(i).padStart(3, '0')}.md`] = `# Forklift note ${i}\n\nForklift rule ${i}: keep the forklift below ${i} km/h.\n`
+      for (let i = 0; i < 60; i++) tree[`long/compiled/page-${String(i).padStart(3, '0')}.md`] = `# Forklift page ${i}\n\n${'The forklift manual says many words about loading docks. '.repeat(45)}\n`
+      tree['long/KNOWLEDGE.md'] = knowledge({ name: 'long', profile: 'wiki-first' })
+      await writeTree(dir, tree)
+
+      // 120 small pieces, a large budget: 80 are counted and selected, the rest are never counted.
+      const many = await resolveContext({ task: 'forklift rule', packs: [await pack(join(dir, 'many'))], budget: 100_000, cache: new PackIndexCache() })
+      const selected = many.packs[0]?.pieces.length ?? 0
+      expect(selected).toBeGreaterThan(0)
+      expect(selected + many.omitted_count).toBe(120)
+      expect(many.omitted_reasons.count_limit).toBe(many.omitted_count)
+      expect(many.omitted.every((o) => o.reason === 'count_limit' && o.tokens === undefined)).toBe(true)
+
+      // 60 pieces each far over a small budget: 40 misses in a row, then the rest are never tried.
+      const long = await resolveContext({ task: 'forklift manual', packs: [await pack(join(dir, 'long'))], budget: 300, cache: new PackIndexCache() })
+      expect(long.context).toBe('')
+      expect(long.excluded).toEqual([expect.objectContaining({ pack: 'long', code: 'budget' })])
+      expect(long.omitted_count).toBe(60)
+      expect(long.omitted_reasons).toEqual({ budget: 40, miss_limit: 20 })
+      expect(long.omitted.slice(40).every((o) => o.reason === 'miss_limit')).toBe(true)
+    } finally {
+      await cleanup()
+    }
+  })
+
+  it('reports a selected pack no section of which matches the task', async () => {
+    const { dir, cleanup } = await tempDir()
+    try {
+      await writeTree(dir, { 'quiet/KNOWLEDGE.md': knowledge({ name: 'quiet', profile: 'wiki-first' }), 'quiet/wiki/cats.md': '# Cats\n\nCats sleep a lot.\n' })
+      const r = await resolveContext({ task: 'forklift speed limit', packs: [await pack(join(dir, 'quiet'))], budget: 2000 })
+      expect(r.context).toBe('')
+      expect(r.excluded).toEqual([expect.objectContaining({ pack: 'quiet', code: 'no_match' })])
+    } finally {
+      await cleanup()
+    }
+  })
+
   it('cuts an oversized section into parts and reads oversized files only up to the limit', async () => {
     const { dir, cleanup } = await tempDir()
     try {

@@ -223,8 +223,11 @@ export function packsCommand(options: { logger?: Logger; io?: Io } = {}): Comman
           io.err(`${p.pack}: ${p.selected_files.length} files${p.source_anchors.length ? `, ${p.source_anchors.length} source anchors` : ''}`)
           for (const w of p.compile_warnings) io.err(`  ${severityMark(w)} ${w.path}: ${w.message}`)
         }
-        for (const e of result.excluded) io.err(`excluded ${e.pack}: ${e.message} (use --confirm)`)
-        if (result.omitted_count > 0) io.err(`${result.omitted_count} relevant sections did not fit the budget`)
+        for (const e of result.excluded) io.err(`excluded ${e.pack}: ${e.message}${e.code === 'confirmation_required' ? ' (use --confirm)' : ''}`)
+        if (result.omitted_count > 0) {
+          const reasons = Object.entries(result.omitted_reasons).map(([reason, n]) => `${n} ${reason}`).join(', ')
+          io.err(`${result.omitted_count} candidate sections left out (${reasons}; see --json omitted)`)
+        }
         if (result.missing.length > 0) io.err(`missing: ${result.missing.join('; ')} → ${result.recommendation ?? ''}`)
       }),
     )
