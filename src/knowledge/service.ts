@@ -56,7 +56,18 @@ export interface KnowledgeServiceDeps {
    * cache off). Embedders are deterministic, so a repeated query skips the embedder.
    */
   queryCacheSize?: number
+  /**
+   * How many search responses are kept (default 1,000; 0 turns the cache off). A response is
+   * reused only while the knowledge table is unchanged since it was computed (the store's
+   * search generation: any write, by any path, ends its life) and only for the same
+   * visible scopes and parameters. Stores without a generation (SQL full-text on a
+   * PostgreSQL server) are never cached.
+   */
+  searchCacheSize?: number
 }
+
+/** Responses larger than this (content characters) are not cached. */
+const MAX_CACHED_RESPONSE_CHARS = 256 * 1024
 
 /**
  * Fusion of the full-text and vector lists: `score` (min-max normalised scores,
@@ -189,6 +200,11 @@ export async function createKnowledgeService(deps: KnowledgeServiceDeps) {
     }
   }
 
+  // Search responses by caller and parameters, least recently used first, each valid for one
+  // generation of the table.
+  const searchCacheSize = deps.searchCacheSize ?? 1000
+  const searchCache = new Map<string, { generation: number; response: SearchResponse }>()
+
   // Query vectors by query text, least recently used first (a Map keeps insertion order).
   // Pending embeddings are shared, so concurrent identical queries embed once.
   const queryCacheSize = deps.queryCacheSize ?? 1000
@@ -274,6 +290,58 @@ export async function createKnowledgeService(deps: KnowledgeServiceDeps) {
     }
     return record
   }
+
+  /** One search, uncached (see `search`). */
+  async function runSearch(input: ReturnType<typeof SearchInput.parse>, visible: string[]): Promise<SearchResponse> {
+    const filter = { visible, types: input.types, minScore: input.min_score, nonNegativeQuality: true }
+    const textDepth = Math.max(searchDepth.fulltext, input.top_k * 4)
+    const vectorDepth = Math.max(searchDepth.vector, input.top_k * 4)
+    const useText = input.mode !== 'vector'
+    const useVector = input.mode !== 'fulltext'
+    const [textHits, vectorHits] = await Promise.all([
+      useText ? store.knowledge.searchText(textQuery(input.q), filter, textDepth, textRanking) : Promise.resolve([]),
+      useVector ? embedQuery(input.q).then((v) => store.knowledge.searchVector(v, filter, vectorDepth)) : Promise.resolve([]),
+    ])
+    // A full-text list shorter than the depth holds every match: anything else scores 0.
+    const lists = [
+      { ids: textHits, weight: fusion.fulltext, ...(textHits.length < textDepth ? { floor: 0 } : {}) },
+      { ids: vectorHits, weight: fusion.vector },
+    ]
+    const fused = fusion.method === 'rrf' ? fuse(lists, fusion.k ?? 60) : fuseScores(lists)
+    const candidates = fused.slice(0, input.rerank ? input.top_k * 2 : input.top_k)
+    const records = new Map((await store.knowledge.getMany(candidates.map((c) => c.id), visible)).map((r) => [r.id, r]))
+    const items = candidates.flatMap((c) => {
+      const r = records.get(c.id)
+      return r ? [{ ...r, fused: c.fused, positions: c.positions }] : []
+    })
+    const ranked = input.rerank ? qualityRerank(items, visible, input.min_score) : qualityRerank(items, visible, input.min_score).sort((a, b) => b.fused - a.fused)
+    const results: SearchResult[] = ranked.slice(0, input.top_k).map((r) => {
+      const result: SearchResult = {
+        id: r.id,
+        task: r.task,
+        content: r.content,
+        types: r.types,
+        tags: r.tags,
+        scopes: r.scopes,
+        resource_ids: r.resource_ids,
+        eval: { score: r.score, helpful: r.helpful, harmful: r.harmful, confidence: r.confidence },
+        quality_score: r.quality_score,
+      }
+      if (input.explain) {
+        const [text, vector] = r.positions
+        result.explain = {
+          fulltext_rank: text?.rank ?? null,
+          fulltext_score: text?.score ?? null,
+          vector_rank: vector?.rank ?? null,
+          vector_similarity: vector?.score ?? null,
+          fused: r.fused,
+          scope_priority: r.scope_priority,
+        }
+      }
+      return result
+    })
+    return { results, count: results.length }
+}
 
   const service = {
     /** The vector index state (ready, or a mismatch that `reindex` fixes). */
@@ -460,61 +528,32 @@ export async function createKnowledgeService(deps: KnowledgeServiceDeps) {
      * Hybrid search (seed 003, DESIGN.md): full-text (BM25 over stemmed words and CJK
      * words/bigrams) and vector candidates over visible entries, fused (by normalised
      * score by default); the best 2×top_k are reranked by quality score, then scope
-     * priority, then relevance.
+     * priority, then relevance. Responses are cached while the table is unchanged
+     * (see `searchCacheSize`).
      */
     async search(raw: unknown, principal: Principal): Promise<SearchResponse> {
       requirePermission(principal, 'read')
       const input = parseWith(SearchInput, raw, 'search')
       const visible = visibleScopes(principal)
-      const filter = { visible, types: input.types, minScore: input.min_score, nonNegativeQuality: true }
-      const textDepth = Math.max(searchDepth.fulltext, input.top_k * 4)
-      const vectorDepth = Math.max(searchDepth.vector, input.top_k * 4)
-      const useText = input.mode !== 'vector'
-      const useVector = input.mode !== 'fulltext'
-      if (useVector) requireVectors()
-      const [textHits, vectorHits] = await Promise.all([
-        useText ? store.knowledge.searchText(textQuery(input.q), filter, textDepth, textRanking) : Promise.resolve([]),
-        useVector ? embedQuery(input.q).then((v) => store.knowledge.searchVector(v, filter, vectorDepth)) : Promise.resolve([]),
-      ])
-      // A full-text list shorter than the depth holds every match: anything else scores 0.
-      const lists = [
-        { ids: textHits, weight: fusion.fulltext, ...(textHits.length < textDepth ? { floor: 0 } : {}) },
-        { ids: vectorHits, weight: fusion.vector },
-      ]
-      const fused = fusion.method === 'rrf' ? fuse(lists, fusion.k ?? 60) : fuseScores(lists)
-      const candidates = fused.slice(0, input.rerank ? input.top_k * 2 : input.top_k)
-      const records = new Map((await store.knowledge.getMany(candidates.map((c) => c.id), visible)).map((r) => [r.id, r]))
-      const items = candidates.flatMap((c) => {
-        const r = records.get(c.id)
-        return r ? [{ ...r, fused: c.fused, positions: c.positions }] : []
-      })
-      const ranked = input.rerank ? qualityRerank(items, visible, input.min_score) : qualityRerank(items, visible, input.min_score).sort((a, b) => b.fused - a.fused)
-      const results: SearchResult[] = ranked.slice(0, input.top_k).map((r) => {
-        const result: SearchResult = {
-          id: r.id,
-          task: r.task,
-          content: r.content,
-          types: r.types,
-          tags: r.tags,
-          scopes: r.scopes,
-          resource_ids: r.resource_ids,
-          eval: { score: r.score, helpful: r.helpful, harmful: r.harmful, confidence: r.confidence },
-          quality_score: r.quality_score,
+      if (input.mode !== 'fulltext') requireVectors()
+      const generation = searchCacheSize > 0 ? await store.knowledge.searchGeneration() : undefined
+      if (generation === undefined) return runSearch(input, visible)
+      const key = JSON.stringify([[...visible].sort(), input.q, input.top_k, input.min_score, [...(input.types ?? [])].sort(), input.mode, input.rerank, input.explain])
+      const cached = searchCache.get(key)
+      if (cached) {
+        searchCache.delete(key)
+        if (cached.generation === generation) {
+          searchCache.set(key, cached)
+          return structuredClone(cached.response)
         }
-        if (input.explain) {
-          const [text, vector] = r.positions
-          result.explain = {
-            fulltext_rank: text?.rank ?? null,
-            fulltext_score: text?.score ?? null,
-            vector_rank: vector?.rank ?? null,
-            vector_similarity: vector?.score ?? null,
-            fused: r.fused,
-            scope_priority: r.scope_priority,
-          }
-        }
-        return result
-      })
-      return { results, count: results.length }
+      }
+      const response = await runSearch(input, visible)
+      const size = response.results.reduce((sum, r) => sum + r.content.length + r.task.length, 0)
+      if (size <= MAX_CACHED_RESPONSE_CHARS) {
+        if (searchCache.size >= searchCacheSize) searchCache.delete(searchCache.keys().next().value!)
+        searchCache.set(key, { generation, response: structuredClone(response) })
+      }
+      return response
     },
 
     /** Every visible entry (any status) with histories and versions, one JSON object per line. */

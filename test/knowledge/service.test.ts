@@ -251,7 +251,7 @@ describe.each(BACKENDS)('knowledge service on %s', (backend) => {
       const base = createHashedEmbedder({ dimension: 256 })
       const embedded: string[] = []
       const counting = { model: base.model, dimension: base.dimension, embed: (texts: string[]) => (embedded.push(...texts), base.embed(texts)) }
-      const cached = await createKnowledgeService({ store, embedder: counting, queryCacheSize: 2 })
+      const cached = await createKnowledgeService({ store, embedder: counting, queryCacheSize: 2, searchCacheSize: 0 })
       const e = await cached.save({ task: 'rotate API keys', content: 'rotate keys every 90 days with the vault CLI', types: ['plan'] }, alice)
       embedded.length = 0
       for (let i = 0; i < 3; i++) expect((await cached.search({ q: 'rotate vault keys' }, alice)).results[0]?.id).toBe(e.id)
@@ -262,6 +262,36 @@ describe.each(BACKENDS)('knowledge service on %s', (backend) => {
       await cached.search({ q: 'api' }, alice)
       await cached.search({ q: 'rotate vault keys' }, alice)
       expect(embedded).toEqual(['rotate vault keys', 'vault', 'api', 'rotate vault keys'])
+    })
+
+    it('reuses a response only while the table is unchanged, per caller; never on a PostgreSQL server', async () => {
+      const base = createHashedEmbedder({ dimension: 256 })
+      let embeds = 0
+      const counting = { model: base.model, dimension: base.dimension, embed: (texts: string[]) => ((embeds += texts.length), base.embed(texts)) }
+      const cached = await createKnowledgeService({ store, embedder: counting, queryCacheSize: 0 })
+      const mine = await cached.save({ task: 'rotate vault keys', content: 'rotate keys every 90 days with the vault CLI', types: ['plan'] }, alice)
+      const other = await cached.save({ task: 'vault keys rotation', content: 'the vault CLI rotates keys on a schedule', types: ['plan'] }, alice)
+      const q = { q: 'rotate vault keys', top_k: 5 }
+      embeds = 0
+      const first = await cached.search(q, alice)
+      expect(first.results.map((r) => r.id)).toEqual([mine.id, other.id])
+      first.results.pop() // a caller changing its copy changes nothing for the next caller
+      const again = await cached.search(q, alice)
+      expect(again.results.map((r) => r.id)).toEqual([mine.id, other.id])
+      const cachedHere = backend === 'pglite'
+      expect(embeds).toBe(cachedHere ? 1 : 2)
+      // Another caller never gets this caller's response.
+      expect((await cached.search(q, Principal.parse({ user: 'stranger', permissions: ['read'] }))).results).toEqual([])
+      // Any write ends the cached response: feedback through the service…
+      embeds = 0
+      await cached.feedback(mine.id, { add_harmful_case: { task: 't', outcome: 'failed' } }, alice)
+      await cached.feedback(mine.id, { add_harmful_case: { task: 't', outcome: 'failed' } }, alice)
+      expect((await cached.search(q, alice)).results.map((r) => r.id)).toEqual([other.id])
+      expect(embeds).toBe(1)
+      // …and a raw statement that bypasses the store.
+      await store.db.query(sql`UPDATE knowledge SET harmful = 0 WHERE id = ${mine.id}`)
+      expect((await cached.search(q, alice)).results.map((r) => r.id)).toEqual([mine.id, other.id])
+      expect(embeds).toBe(2)
     })
   })
 
