@@ -11,7 +11,7 @@ import { noopLogger, type Logger } from '../core/logger.js'
 import { parseWith } from '../core/validate.js'
 import type { Embedder } from '../embed/embedder.js'
 import { activatePack, type Activation, type ActivationMode } from './activate.js'
-import { loadPack } from './load.js'
+import { loadPack, type LoadPackOptions } from './load.js'
 import { PackIndexCache, type PackIndexOptions } from './pack-index.js'
 import { sha256 } from './paths.js'
 import { DEFAULT_BUDGET, ResolveIntent, resolveContext, type ResolveResult } from './resolve.js'
@@ -108,6 +108,14 @@ export interface PackSessionOptions {
   embedder?: Embedder
   usageLog?: UsageLog
   index?: PackIndexOptions
+  /**
+   * The options the packs were loaded or discovered with (`allowedTypes`,
+   * `maxKnowledgeBytes`); `refresh()` reloads with the same ones. Passing the
+   * discovery options as they are works.
+   * @example
+   * PackSession.create({ packs: found.packs, load: discoveryOptions })
+   */
+  load?: Pick<LoadPackOptions, 'allowedTypes' | 'maxKnowledgeBytes'>
   logger?: Logger
 }
 
@@ -145,6 +153,15 @@ export class PackSession {
   /** Creates a session over the given packs (no I/O until used). */
   static async create(options: PackSessionOptions): Promise<PackSession> {
     return new PackSession(options)
+  }
+
+  /** The load options of `refresh()`: only the fields loadPack takes. */
+  private get loadOptions(): Pick<LoadPackOptions, 'allowedTypes' | 'maxKnowledgeBytes'> {
+    const load = this.options.load ?? {}
+    return {
+      ...(load.allowedTypes ? { allowedTypes: load.allowedTypes } : {}),
+      ...(load.maxKnowledgeBytes !== undefined ? { maxKnowledgeBytes: load.maxKnowledgeBytes } : {}),
+    }
   }
 
   private get logger(): Logger {
@@ -275,7 +292,7 @@ export class PackSession {
     for (const name of touched) {
       const pack = this.available.get(name)
       if (!pack) continue
-      const reloaded = await loadPack(pack.item.packRoot, { scope: pack.item.scope })
+      const reloaded = await loadPack(pack.item.packRoot, { scope: pack.item.scope, ...this.loadOptions })
       if (!reloaded.ok || reloaded.pack.item.name !== name) {
         report.lostPacks.push(name)
         changedNames.add(name)

@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { isKnowHubError } from '../../src/core/errors.js'
 import { PackSession, SessionSnapshot, USAGE_LOG_FILE, UsageLog, UsageRecord, discoverPacks, resolveContext, type LoadedPack } from '../../src/packs/index.js'
-import { PROJECT_PACKS, VALIDATION, tempDir } from './helpers.js'
+import { PROJECT_PACKS, VALIDATION, knowledge, tempDir, writeTree } from './helpers.js'
 
 async function copyPacks(dir: string, names: string[]): Promise<LoadedPack[]> {
   for (const name of names) await cp(join(PROJECT_PACKS, name), join(dir, 'packs', name), { recursive: true })
@@ -69,6 +69,28 @@ describe('pack session', () => {
       const fresh = await session.resolve('What does the Team plan cost?')
       expect(fresh.context).toContain('119 USD')
       expect(fresh.packs[0]?.version).toBe('0.7.3')
+    } finally {
+      await cleanup()
+    }
+  })
+
+  it('refresh() reloads with the options the packs were discovered with: an allowed type or a large KNOWLEDGE.md is not lost or changed', async () => {
+    const { dir, cleanup } = await tempDir()
+    try {
+      const body = `# House rules\n\n${'The forklift stays below ten km/h in the hall. '.repeat(7000)}\n`
+      await writeTree(dir, {
+        'packs/house-rules/KNOWLEDGE.md': knowledge({ name: 'house-rules', type: 'site-rules', trust: 'official' }, body),
+        'packs/house-rules/compiled/briefing.md': '# Briefing\n\nForklift speed limit: 10 km/h.\n',
+      })
+      const options = { extraPaths: [join(dir, 'packs')], allowedTypes: ['site-rules'], maxKnowledgeBytes: 1024 * 1024 }
+      const packs = (await discoverPacks(options)).packs
+      expect(packs.map((p) => p.item.name)).toEqual(['house-rules'])
+      expect(packs[0]?.issues.some((i) => i.code === 'file_too_large')).toBe(false)
+      const session = await PackSession.create({ packs, load: options })
+      await session.activate('house-rules')
+      const context = await session.resolve('forklift speed limit')
+      expect(await session.refresh()).toEqual({ changedPacks: [], changedFiles: [], staleContexts: [], lostPacks: [], needsConfirmation: [] })
+      expect(session.contexts().find((c) => c.id === context.contextId)?.stale).toBe(false)
     } finally {
       await cleanup()
     }
