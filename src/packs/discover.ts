@@ -94,7 +94,11 @@ export interface ShadowRecord {
 /** Everything discovery found. `packs` is what the catalog discloses. */
 export interface DiscoveryResult {
   packs: LoadedPack[]
-  /** Archived packs, hidden from the catalog unless `includeArchived`. */
+  /**
+   * Archived packs, hidden from the catalog unless `includeArchived` (then they
+   * are in `packs`). They claim no name: an archived pack never shadows an
+   * available one. Each also has an `archived` diagnostic.
+   */
   archived: LoadedPack[]
   /** KNOWLEDGE.md files that did not load, with why. */
   rejected: RejectedPack[]
@@ -338,6 +342,17 @@ export async function discoverPacks(input: DiscoverOptions = {}, logger: Logger 
       continue
     }
     byRealRoot.set(pack.realRoot, pack)
+    // A hidden archived pack claims no name: it never shadows an available pack of that name.
+    if (pack.item.status === 'archived' && !options.includeArchived) {
+      result.archived.push(pack)
+      result.diagnostics.push({
+        severity: 'info',
+        code: 'archived',
+        path: pack.item.location,
+        message: `Pack "${pack.item.name}" in ${pack.item.location} (${pack.item.scope}) is archived: not in the catalog and shadows nothing (include archived packs to use it).`,
+      })
+      continue
+    }
     const winner = byName.get(pack.item.name)
     if (winner) {
       result.shadowed.push({
@@ -354,8 +369,7 @@ export async function discoverPacks(input: DiscoverOptions = {}, logger: Logger 
       continue
     }
     byName.set(pack.item.name, pack)
-    if (pack.item.status === 'archived' && !options.includeArchived) result.archived.push(pack)
-    else result.packs.push(pack)
+    result.packs.push(pack)
   }
   logger.info('packs.discover.done', { packs: result.packs.length, rejected: result.rejected.length, shadowed: result.shadowed.length })
   return result

@@ -98,6 +98,29 @@ describe('discovery scopes and precedence', () => {
     }
   })
 
+  it('an archived pack claims no name: an archived project pack does not shadow a ready user pack', async () => {
+    const { dir, cleanup } = await tempDir()
+    try {
+      await writeTree(dir, {
+        'project/.agents/knowledge/x/KNOWLEDGE.md': knowledge({ name: 'x', status: 'archived', description: 'old project copy' }),
+        'home/.agents/knowledge/x/KNOWLEDGE.md': knowledge({ name: 'x', description: 'current user copy' }),
+      })
+      const options = { projectDir: join(dir, 'project'), homeDir: join(dir, 'home') }
+      const found = await discoverPacks(options)
+      expect(found.packs.map((p) => `${p.item.name}:${p.item.scope}:${p.item.description}`)).toEqual(['x:user:current user copy'])
+      expect(found.archived.map((p) => `${p.item.name}:${p.item.scope}`)).toEqual(['x:project'])
+      expect(found.shadowed).toEqual([])
+      expect(found.diagnostics).toContainEqual(expect.objectContaining({ code: 'archived', severity: 'info', path: join(dir, 'project/.agents/knowledge/x/KNOWLEDGE.md') }))
+      expect(findPack(found, 'x')?.item.scope).toBe('user')
+      // Asked for, archived packs take part in precedence like any other.
+      const all = await discoverPacks({ ...options, includeArchived: true })
+      expect(all.packs.map((p) => `${p.item.name}:${p.item.scope}`)).toEqual(['x:project'])
+      expect(all.shadowed).toEqual([expect.objectContaining({ name: 'x', kept: expect.objectContaining({ scope: 'project' }), shadowed: expect.objectContaining({ scope: 'user' }) })])
+    } finally {
+      await cleanup()
+    }
+  })
+
   it('ignores SKILL.md folders (Agent Skills) and finds a pack given directly as a path', async () => {
     const { dir, cleanup } = await tempDir()
     try {

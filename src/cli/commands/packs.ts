@@ -289,7 +289,7 @@ export function packsCommand(options: { logger?: Logger; io?: Io } = {}): Comman
           for (const d of r.issues) io.out(`    ${severityMark(d)} ${formatDiagnostic(d)}`)
         }
         for (const s of found.shadowed) io.out(`  shadowed ${s.name}: ${s.shadowed.location} (${s.shadowed.scope}) by ${s.kept.location} (${s.kept.scope})`)
-        const scan = found.diagnostics.filter((d) => d.code !== 'shadowed')
+        const scan = found.diagnostics.filter((d) => d.code !== 'shadowed' && d.code !== 'archived')
         if (scan.length > 0) {
           io.out('scan:')
           for (const d of scan) io.out(`  ${severityMark(d)} ${formatDiagnostic(d)}`)
