@@ -46,7 +46,8 @@ export async function openKnowHub(
   const keyFile = parsed.secrets.key ? undefined : (parsed.secrets.keyFile ?? (parsed.dataDir.startsWith('memory://') ? undefined : join(parsed.dataDir, 'secret.key')))
   const secretKey = parsed.secrets.key || keyFile ? loadOrCreateKey({ key: parsed.secrets.key, keyFile, logger }) : SecretKey.generate()
   const embedder = await createEmbedder(parsed.embedder, { logger, ...(deps.fetch ? { fetch: deps.fetch } : {}) })
-  const store = await openStore({ dataDir: parsed.dataDir, ...(parsed.databaseUrl ? { databaseUrl: parsed.databaseUrl } : {}), logger })
+  const fulltext = parsed.search.fulltext === 'auto' ? undefined : parsed.search.fulltext
+  const store = await openStore({ dataDir: parsed.dataDir, ...(parsed.databaseUrl ? { databaseUrl: parsed.databaseUrl } : {}), ...(fulltext ? { fulltext } : {}), logger })
   try {
     await checkSecretKey(store, secretKey, logger)
     const knowledge = await createKnowledgeService({
@@ -54,6 +55,7 @@ export async function openKnowHub(
       embedder,
       logger,
       maxContentBytes: parsed.maxContentBytes,
+      searchCacheSize: parsed.search.cacheSize,
       ...(deps.clock ? { clock: deps.clock } : {}),
     })
     return {

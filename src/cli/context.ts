@@ -19,9 +19,15 @@ export interface GlobalOptions {
   config?: string
 }
 
-/** Opens KnowHub from env + config file, runs `fn`, and always closes it. */
-export async function withHub<T>(options: GlobalOptions, fn: (hub: KnowHub) => Promise<T>): Promise<T> {
+/**
+ * Opens KnowHub from env + config file, runs `fn`, and always closes it. A one-shot command
+ * (the default) searches in SQL when the config says `search.fulltext: auto`: building the
+ * in-memory index would cost more than the one search it serves. `longRunning` commands
+ * (the server, the MCP server) keep `auto`, which is the in-memory index on the embedded database.
+ */
+export async function withHub<T>(options: GlobalOptions & { longRunning?: boolean }, fn: (hub: KnowHub) => Promise<T>): Promise<T> {
   const config = loadConfig(process.env, options.config ? { configFile: options.config } : {})
+  if (!options.longRunning && config.search.fulltext === 'auto') config.search.fulltext = 'sql'
   const hub = await openKnowHub(config, { logger: createCliLogger() })
   try {
     return await fn(hub)

@@ -56,6 +56,20 @@ export const ServerConfig = z.object({
 })
 export type ServerConfig = z.output<typeof ServerConfig>
 
+/** How searches run (see docs/retrieval.md). */
+export const SearchConfig = z.object({
+  /**
+   * Where full-text search runs: `memory` (an in-memory BM25 index of the embedded database,
+   * built on the first search and kept in step with the table), `sql` (BM25 in SQL), or
+   * `auto`: `memory` for long-running processes on the embedded database (`knowhub start`,
+   * `knowhub mcp`, the library), `sql` for one-shot CLI commands and PostgreSQL servers.
+   */
+  fulltext: z.enum(['auto', 'memory', 'sql']).default('auto'),
+  /** Search responses kept while the knowledge table is unchanged (0: off). Embedded database only. */
+  cacheSize: z.number().int().min(0).max(100_000).default(1000),
+})
+export type SearchConfig = z.output<typeof SearchConfig>
+
 /**
  * KnowHub's configuration. Only entry points read env vars and files; they build
  * this object and pass it (or parts of it) down.
@@ -77,6 +91,8 @@ export const KnowHubConfig = z.object({
   principal: Principal.default({ user: 'local', permissions: ['read', 'write', 'secrets:read', 'admin'] }),
   /** Largest accepted entry content, in bytes. */
   maxContentBytes: z.number().int().positive().default(1_048_576),
+  /** How searches run. */
+  search: SearchConfig.default(SearchConfig.parse({})),
   /** The HTTP server (`knowhub start`). */
   server: ServerConfig.default(ServerConfig.parse({})),
 })

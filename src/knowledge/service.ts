@@ -347,6 +347,16 @@ export async function createKnowledgeService(deps: KnowledgeServiceDeps) {
     /** The vector index state (ready, or a mismatch that `reindex` fixes). */
     vectorState: () => vectorState,
 
+    /**
+     * Prepares search ahead of the first request: builds the embedded store's in-memory
+     * full-text index (a no-op when search runs in SQL). Long-running entry points call it at start.
+     */
+    async warmUp(): Promise<void> {
+      const started = performance.now()
+      await store.knowledge.searchGeneration()
+      logger.info('knowledge.search.ready', { ms: Math.round(performance.now() - started) })
+    },
+
     /** Saves a new entry. Scopes default to the caller's own user (or first) scope; owner to the caller. */
     async save(raw: unknown, principal: Principal): Promise<KnowledgeEntry> {
       requirePermission(principal, 'write')

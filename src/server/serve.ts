@@ -154,17 +154,21 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     : new Set(extraHosts)
   const url = `http://${urlHost(host)}:${port}`
   logger.info('server.started', { url, mode: local ? 'local' : 'token' })
+  // Build the search index now rather than on the first request; a search meanwhile waits for it.
+  const warming = hub.knowledge.warmUp().catch((error: Error) => logger.warn('server.warmup_failed', { message: error.message }))
 
   return {
     url,
     host,
     port,
     local,
-    close: () =>
-      new Promise<void>((resolve, reject) => {
+    close: async () => {
+      await new Promise<void>((resolve, reject) => {
         const s = server as ServerType & { closeAllConnections?: () => void }
         s.close((error) => (error ? reject(error) : resolve()))
         s.closeAllConnections?.()
-      }),
+      })
+      await warming
+    },
   }
 }

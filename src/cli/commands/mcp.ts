@@ -108,6 +108,13 @@ export function mcpCommand(_io: Io): Command {
         await serve(clientBackend(client), { agent: process.env.KNOWHUB_AGENT })
         return
       }
-      await withHub(command.optsWithGlobals() as GlobalOptions, (hub) => serve(localBackend(hub, hub.config.principal), hub.config.principal, hub.embedder))
+      await withHub({ ...(command.optsWithGlobals() as GlobalOptions), longRunning: true }, async (hub) => {
+        const warming = hub.knowledge.warmUp().catch((error: Error) => logger.warn('mcp.warmup_failed', { message: error.message }))
+        try {
+          await serve(localBackend(hub, hub.config.principal), hub.config.principal, hub.embedder)
+        } finally {
+          await warming
+        }
+      })
     })
 }

@@ -41,7 +41,7 @@ export function serverCommand(io: Io): Command {
     .addHelpText('after', '\nWithout any API token the server runs in local mode: it listens on 127.0.0.1 only and every request acts as the configured local principal.\nCreate tokens with `knowhub token create` to serve other machines.')
     .action(async (options: { host?: string; port?: number; project?: string; packs?: boolean }, command: Command) => {
       const logger = createCliLogger(process.env.KNOWHUB_LOG_LEVEL ?? 'info')
-      await withHub(command.optsWithGlobals() as GlobalOptions, async (hub) => {
+      await withHub({ ...(command.optsWithGlobals() as GlobalOptions), longRunning: true }, async (hub) => {
         const packs = options.packs === false ? [] : (await discoverPacks(packDiscoveryOptions(options.project ? { project: options.project } : {}), logger)).packs
         const server = await startServer({ hub, logger, mcp: { packs }, ...(options.host ? { host: options.host } : {}), ...(options.port !== undefined ? { port: options.port } : {}) })
         io.out(`KnowHub listening on ${server.url} (${server.local ? 'local mode: no API token exists, requests act as the local principal' : 'token mode: requests need an API token'}); MCP at ${server.url}/mcp with ${packs.length} knowledge pack${packs.length === 1 ? '' : 's'}`)

@@ -1,0 +1,44 @@
+/**
+ * The composition root: the `search` config reaches the store and the service.
+ */
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, describe, expect, it } from 'vitest'
+import { openKnowHub } from '../../src/app/open.js'
+import { createTestDatabase } from '../helpers/stores.js'
+
+describe('openKnowHub search settings', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'knowhub-open-'))
+  afterAll(() => rmSync(dir, { recursive: true, force: true }))
+  const base = { embedder: { provider: 'hashed' }, secrets: { key: Buffer.alloc(32, 1).toString('base64') } }
+
+  it('uses the in-memory full-text index on the embedded database by default, SQL when configured', async () => {
+    for (const [fulltext, indexed] of [[undefined, true], ['memory', true], ['sql', false]] as const) {
+      const hub = await openKnowHub({ ...base, dataDir: join(dir, String(fulltext)), ...(fulltext ? { search: { fulltext } } : {}) })
+      try {
+        await hub.knowledge.save({ task: 'selenium login', content: 'use a proxy', types: ['tool'] }, hub.config.principal)
+        expect(typeof (await hub.store.knowledge.searchGeneration()) === 'number', String(fulltext)).toBe(indexed)
+        expect((await hub.knowledge.search({ q: 'selenium' }, hub.config.principal)).count).toBe(1)
+      } finally {
+        await hub.close()
+      }
+    }
+  })
+
+  it('searches in SQL on a PostgreSQL server, and refuses the in-memory index there', async () => {
+    const database = await createTestDatabase('postgres')
+    try {
+      const hub = await openKnowHub({ ...base, databaseUrl: database.options.databaseUrl })
+      expect(await hub.store.knowledge.searchGeneration()).toBeUndefined()
+      await hub.close()
+      await expect(openKnowHub({ ...base, databaseUrl: database.options.databaseUrl, search: { fulltext: 'memory' } })).rejects.toMatchObject({ code: 'config_error' })
+    } finally {
+      await database.drop()
+    }
+  })
+
+  it('rejects an unknown full-text mode with the field path', async () => {
+    await expect(openKnowHub({ ...base, dataDir: join(dir, 'bad'), search: { fulltext: 'elastic' } })).rejects.toMatchObject({ code: 'validation_error' })
+  })
+})
