@@ -1,6 +1,7 @@
 /**
  * KNOWLEDGE.md parsing and the validation table of seed 000 (pure functions,
- * no I/O). `inspect.ts` adds the checks that need the filesystem.
+ * no I/O). `load.ts` adds the checks that need the filesystem (documents/,
+ * primaryDocument inside the pack root).
  *
  * | Problem                              | Outcome here                                    |
  * |--------------------------------------|-------------------------------------------------|
@@ -27,6 +28,7 @@ import {
   type ProducedBy,
 } from './schema.js'
 import { normalisePackPath } from './paths.js'
+import { parseSimpleYaml } from './simple-yaml.js'
 
 /**
  * Largest frontmatter block parsed (characters).
@@ -85,6 +87,8 @@ export type ParsedYaml =
   | { ok: false; diagnostic: PackDiagnostic }
 
 function yamlToObject(yaml: string): { data?: unknown; error?: string } {
+  const simple = parseSimpleYaml(yaml)
+  if (simple) return { data: simple }
   const doc = parseDocument(yaml, { prettyErrors: true, uniqueKeys: true })
   const first = doc.errors[0]
   if (first) return { error: first.message.split('\n')[0] ?? 'invalid YAML' }
