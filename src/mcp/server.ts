@@ -13,6 +13,7 @@ import type { Embedder } from '../embed/embedder.js'
 import { renderGuide } from '../packs/activate.js'
 import { readBounded, resolvePackPath } from '../packs/paths.js'
 import { listPackResources } from '../packs/resources.js'
+import type { PackIndexCache } from '../packs/pack-index.js'
 import type { LoadedPack } from '../packs/schema.js'
 import { wrapKnowledge, wrapperAttributes } from '../packs/wrap.js'
 import type { ToolBackend } from '../tools/backend.js'
@@ -38,6 +39,12 @@ export interface McpServerOptions {
   /** Defaults the tools fill in (scopes, owner, agent_id, submitted_by). */
   defaults?: ToolDefaults
   embedder?: Embedder
+  /**
+   * Pack indexes kept between resolve calls. A server that builds an MCP server
+   * per request (`handleMcpRequest`) passes one shared cache
+   * (`toolPackIndexCache()`); otherwise each MCP server keeps its own.
+   */
+  packIndexCache?: PackIndexCache
   logger?: Logger
   /** Reported in the MCP handshake. */
   version?: string
@@ -104,6 +111,7 @@ export function createMcpServer(options: McpServerOptions): McpServer {
     packs,
     ...(options.defaults ? { defaults: options.defaults } : {}),
     ...(options.embedder ? { embedder: options.embedder } : {}),
+    ...(options.packIndexCache ? { packIndexCache: options.packIndexCache } : {}),
     logger,
   })
   const structured = options.structuredContent !== false

@@ -71,13 +71,14 @@ export type { WeightedTerm } from './lexical.js'
 export { countTokens } from './tokens.js'
 export { ClaimStatus, SourceMapClaim, SourceMapSection, loadEvidence } from './evidence.js'
 export type { CheckedClaim, CompileRunSummary, PackEvidence } from './evidence.js'
-export { PackIndex, PackIndexCache } from './pack-index.js'
-export type { IndexedFile, IndexedSection, PackIndexOptions } from './pack-index.js'
+export { DEFAULT_INDEX_CACHE_BYTES, PackIndex, PackIndexCache } from './pack-index.js'
+export type { IndexedFile, IndexedSection, PackIndexCacheOptions, PackIndexOptions } from './pack-index.js'
 export { DEFAULT_BUDGET, ResolveIntent, contextMapPaths, detectIntent, resolveContext } from './resolve.js'
 export type {
   CompileWarning,
   ExcludedPack,
   OmittedPiece,
+  OmittedReason,
   PackResolution,
   PieceReason,
   ResolutionAudit,

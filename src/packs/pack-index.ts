@@ -3,7 +3,6 @@
  * wiki/, sources/): heading sections with BM25 postings, built once and
  * reused until a file changes. This is what keeps resolving a 50 MB pack fast.
  */
-import { stat } from 'node:fs/promises'
 import { noopLogger, type Logger } from '../core/logger.js'
 import { mapLimit } from './limit.js'
 import { loadEvidence, type PackEvidence } from './evidence.js'
@@ -71,11 +70,15 @@ export class PackIndex {
   private readonly postings = new Map<string, number[]>()
   private totalLength = 0
 
+  /** Bytes of text indexed (each file's size, up to the read limit): what the cache weighs. */
+  bytes = 0
+
   private constructor(
     readonly pack: LoadedPack,
     readonly listing: ResourceListing,
     readonly evidence: PackEvidence,
     readonly builtAt: number,
+    private readonly listingOptions: ListResourcesOptions | undefined,
   ) {}
 
   /**
@@ -88,7 +91,7 @@ export class PackIndex {
     const started = performance.now()
     const listing = await listPackResources(pack, options.listing)
     const evidence = await loadEvidence(pack, listing.resources)
-    const index = new PackIndex(pack, listing, evidence, Date.now())
+    const index = new PackIndex(pack, listing, evidence, Date.now(), options.listing)
     index.issues.push(...listing.issues, ...evidence.issues)
     const maxBytes = options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES
     const maxChars = options.maxSectionChars ?? DEFAULT_MAX_SECTION_CHARS
@@ -113,6 +116,7 @@ export class PackIndex {
         index.issues.push({ severity: 'warning', code: 'file_too_large', path: resource.path, message: `${resource.path} is ${read.size} bytes; only the first ${maxBytes} bytes are used.` })
       }
       const file: IndexedFile = { path: resource.path, kind: resource.kind, size: read.size, mtimeMs: read.mtimeMs, hash: read.hash, truncated: read.truncated, sectionIds: [] }
+      index.bytes += Math.min(read.size, maxBytes)
       const fileTerms = documentTerms(resource.path.replace(/[/_.-]+/gu, ' '))
       const sections = splitMarkdown(read.text, { maxChars })
       for (let order = 0; order < sections.length; order++) {
@@ -196,26 +200,20 @@ export class PackIndex {
   }
 
   /**
-   * Files whose size or mtime changed since indexing, plus files added or removed.
+   * Files whose size or mtime changed since indexing, plus files added or
+   * removed: one listing of the pack (a readdir per folder, an lstat per file),
+   * no file read.
    * @example
    * if ((await index.changedFiles()).length > 0) cache.invalidate(pack)
    */
   async changedFiles(): Promise<string[]> {
     const changed: string[] = []
-    await mapLimit([...this.files.values()], 32, async (file) => {
-      try {
-        const info = await stat(this.pack.realRoot + '/' + file.path)
-        if (info.size !== file.size || info.mtimeMs !== file.mtimeMs) changed.push(file.path)
-      } catch {
-        changed.push(file.path)
-      }
-    })
-    const now = await listPackResources(this.pack)
+    const now = await listPackResources(this.pack, this.listingOptions)
     const before = new Map(this.listing.resources.map((r) => [r.path, r]))
     for (const resource of now.resources) {
-      const old = before.get(resource.path)
-      if (!old) changed.push(resource.path)
-      else if (!this.files.has(resource.path) && (old.size !== resource.size || old.mtimeMs !== resource.mtimeMs)) changed.push(resource.path)
+      // An indexed file is compared with what was read; any other with what was listed.
+      const old = this.files.get(resource.path) ?? before.get(resource.path)
+      if (!old || old.size !== resource.size || old.mtimeMs !== resource.mtimeMs) changed.push(resource.path)
       before.delete(resource.path)
     }
     changed.push(...before.keys())
@@ -223,32 +221,132 @@ export class PackIndex {
   }
 }
 
+/** Options of {@link PackIndexCache}: how indexes are built, how many are kept, how often they are re-checked. */
+export interface PackIndexCacheOptions extends PackIndexOptions {
+  /** Most indexes kept; the least recently used goes first (default 16). */
+  maxEntries?: number
+  /**
+   * Most bytes of indexed text kept, summed over the indexes (default 128 MiB;
+   * an index takes about 5× its text in memory). The newest index is kept even
+   * when it alone is larger.
+   */
+  maxBytes?: number
+  /**
+   * Re-check an index's files (one listing: sizes and mtimes, files added or
+   * removed) when it was last checked at least this long ago, and rebuild it
+   * when any changed. Default: never — a {@link PackSession} re-checks in
+   * `refresh()`; long-lived tool servers set it (0 re-checks on every use).
+   */
+  revalidateMs?: number
+}
+
+interface CacheEntry {
+  index: Promise<PackIndex>
+  /** When the files were last known unchanged (build start, or the last check). */
+  checkedAt: number
+  /** A re-check in flight, shared by concurrent callers. */
+  check?: Promise<PackIndex>
+  /** Indexed bytes, once built. */
+  bytes?: number
+}
+
 /**
- * Keeps one {@link PackIndex} per pack (by real root and KNOWLEDGE.md hash).
+ * Default bound of indexed text kept by a {@link PackIndexCache}.
  * @example
- * const cache = new PackIndexCache()
- * const index = await cache.get(pack)
+ * new PackIndexCache({ maxBytes: DEFAULT_INDEX_CACHE_BYTES / 4 })
+ */
+export const DEFAULT_INDEX_CACHE_BYTES = 128 * 2 ** 20
+
+/**
+ * Keeps {@link PackIndex}es by pack root and KNOWLEDGE.md hash, bounded by
+ * count and indexed bytes (least recently used dropped first), optionally
+ * re-checking files so that a changed pack is re-indexed.
+ * @example
+ * const cache = new PackIndexCache({ maxEntries: 8, revalidateMs: 1000 })
+ * const index = await cache.get(pack) // built once; rebuilt after a file changes
  */
 export class PackIndexCache {
-  private readonly entries = new Map<string, Promise<PackIndex>>()
+  private readonly entries = new Map<string, CacheEntry>()
+  private readonly logger: Logger
 
-  constructor(private readonly options: PackIndexOptions = {}) {}
-
-  /** The index of a pack, built on first use. */
-  get(pack: LoadedPack): Promise<PackIndex> {
-    const key = `${pack.realRoot}\u0000${pack.contentHash}`
-    let entry = this.entries.get(key)
-    if (!entry) {
-      entry = PackIndex.build(pack, this.options)
-      entry.catch(() => this.entries.delete(key))
-      this.entries.set(key, entry)
-    }
-    return entry
+  constructor(private readonly options: PackIndexCacheOptions = {}) {
+    this.logger = options.logger ?? noopLogger
   }
 
-  /** The index of a pack if one was built or is being built; never builds. */
+  private key(pack: Pick<LoadedPack, 'realRoot' | 'contentHash'>): string {
+    return `${pack.realRoot}\u0000${pack.contentHash}`
+  }
+
+  /** Number of indexes kept (built or being built). */
+  get size(): number {
+    return this.entries.size
+  }
+
+  /**
+   * The index of a pack: built on first use; with `revalidateMs`, re-checked
+   * when due and rebuilt when a file changed.
+   */
+  get(pack: LoadedPack): Promise<PackIndex> {
+    const key = this.key(pack)
+    const entry = this.entries.get(key)
+    if (!entry) return this.build(key, pack)
+    // Most recently used last.
+    this.entries.delete(key)
+    this.entries.set(key, entry)
+    const every = this.options.revalidateMs
+    if (every === undefined || entry.check || Date.now() - entry.checkedAt < every) return entry.check ?? entry.index
+    entry.check = this.revalidate(key, pack, entry).finally(() => {
+      entry.check = undefined
+    })
+    return entry.check
+  }
+
+  private build(key: string, pack: LoadedPack): Promise<PackIndex> {
+    const entry: CacheEntry = { index: PackIndex.build(pack, this.options), checkedAt: Date.now() }
+    this.entries.set(key, entry)
+    entry.index.then(
+      (index) => {
+        entry.bytes = index.bytes
+        if (this.entries.get(key) === entry) this.evict(key)
+      },
+      () => {
+        if (this.entries.get(key) === entry) this.entries.delete(key)
+      },
+    )
+    return entry.index
+  }
+
+  private async revalidate(key: string, pack: LoadedPack, entry: CacheEntry): Promise<PackIndex> {
+    const index = await entry.index
+    const started = Date.now()
+    const changed = await index.changedFiles()
+    if (changed.length === 0) {
+      entry.checkedAt = started
+      return index
+    }
+    this.logger.info('packs.index.changed', { pack: pack.item.name, files: changed.length })
+    if (this.entries.get(key) === entry) this.entries.delete(key)
+    return this.entries.get(key)?.index ?? this.build(key, pack)
+  }
+
+  /** Drops least recently used indexes beyond the bounds; never the one just built. */
+  private evict(keep: string): void {
+    const maxEntries = this.options.maxEntries ?? 16
+    const maxBytes = this.options.maxBytes ?? DEFAULT_INDEX_CACHE_BYTES
+    let bytes = 0
+    for (const entry of this.entries.values()) bytes += entry.bytes ?? 0
+    for (const [key, entry] of [...this.entries]) {
+      if (this.entries.size <= maxEntries && bytes <= maxBytes) break
+      if (key === keep) continue
+      bytes -= entry.bytes ?? 0
+      this.entries.delete(key)
+      this.logger.debug('packs.index.evicted', { root: key.split('\u0000')[0], bytes: entry.bytes ?? 0 })
+    }
+  }
+
+  /** The index of a pack if one was built or is being built; never builds or re-checks. */
   peek(pack: LoadedPack): Promise<PackIndex> | undefined {
-    return this.entries.get(`${pack.realRoot}\u0000${pack.contentHash}`)
+    return this.entries.get(this.key(pack))?.index
   }
 
   /** Drops the cached index of a pack (all versions). */

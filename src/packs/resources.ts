@@ -2,8 +2,10 @@
  * Lists a pack's files by kind without reading any of them. Symlinks that
  * leave the pack root, loops and unreadable folders become diagnostics.
  */
+import type { Dirent } from 'node:fs'
 import { lstat, readdir, realpath, stat } from 'node:fs/promises'
 import { join } from 'node:path'
+import { mapLimit } from './limit.js'
 import { isInside } from './paths.js'
 import type { LoadedPack, PackDiagnostic } from './schema.js'
 
@@ -106,26 +108,30 @@ export async function listPackResources(pack: LoadedPack, options: ListResources
       }
       if (!info.isDirectory()) return
       if (depth >= maxDepth || (flat && depth >= 1)) return
-      let entries: string[]
+      let entries: Dirent[]
       try {
-        entries = (await readdir(real)).sort()
+        entries = (await readdir(real, { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
       } catch (error) {
         listing.issues.push({ severity: 'warning', code: 'unreadable', path: rel, message: `${rel} cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'}).` })
         return
       }
       const next = new Set([...ancestors, real])
-      for (const name of entries) {
-        if (name.startsWith('.')) continue
-        const childRel = `${rel}/${name}`
-        // Cheap path: a plain file or folder needs no realpath of its own.
-        let childInfo
+      const visible = entries.filter((entry) => !entry.name.startsWith('.'))
+      // Plain files need one lstat each (size, mtime), done in parallel; folders and links are walked in order.
+      const infos = await mapLimit(visible, 32, async (entry) => {
+        if (!entry.isFile() || (flat && !entry.name.endsWith('.json'))) return undefined
         try {
-          childInfo = await lstat(join(real, name))
+          return await lstat(join(real, entry.name))
         } catch {
-          continue
+          return null
         }
-        if (childInfo.isFile()) {
-          if (flat && !name.endsWith('.json')) continue
+      })
+      for (let i = 0; i < visible.length; i++) {
+        const entry = visible[i] as Dirent
+        const childRel = `${rel}/${entry.name}`
+        if (entry.isFile()) {
+          const childInfo = infos[i]
+          if (!childInfo || !childInfo.isFile()) continue
           if (listing.resources.length >= maxFiles) {
             listing.truncated = true
             listing.issues.push({ severity: 'warning', code: 'dir_limit', path: childRel, message: `Stopped listing after ${maxFiles} files.` })
@@ -135,7 +141,7 @@ export async function listPackResources(pack: LoadedPack, options: ListResources
           listing.resources.push({ path: childRel, kind, size: childInfo.size, mtimeMs: childInfo.mtimeMs })
           continue
         }
-        await walk(childRel, depth + 1, next)
+        if (entry.isDirectory() || entry.isSymbolicLink()) await walk(childRel, depth + 1, next)
       }
     }
   }

@@ -7,6 +7,7 @@ import { z } from 'zod'
 import type { Embedder } from '../embed/embedder.js'
 import type { Logger } from '../core/logger.js'
 import { parseWith } from '../core/validate.js'
+import type { PackIndexCache } from '../packs/pack-index.js'
 import type { LoadedPack } from '../packs/schema.js'
 import type { ToolBackend } from './backend.js'
 
@@ -49,6 +50,8 @@ export interface ToolContext {
   activated: Set<string>
   /** Blended into pack resolution when given. */
   embedder?: Embedder
+  /** Pack indexes kept between resolve calls (shared by every toolkit of a long-lived server). */
+  packIndexCache?: PackIndexCache
   logger?: Logger
 }
 

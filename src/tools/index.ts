@@ -30,6 +30,6 @@ export {
   resourceGet,
   resourceSave,
 } from './knowledge.js'
-export { PACK_TOOL_NAMES, packCatalog, packTools } from './packs.js'
+export { PACK_TOOL_NAMES, TOOL_INDEX_CACHE, packCatalog, packTools, toolPackIndexCache } from './packs.js'
 export { createToolkit, isInternalToolError, toAnthropicTools, toOpenAIResponsesTools, toOpenAITools, toolErrorText } from './toolkit.js'
 export type { AnthropicTool, OpenAIResponsesTool, OpenAITool, Toolkit, ToolkitOptions } from './toolkit.js'

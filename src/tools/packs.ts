@@ -8,9 +8,11 @@
 import { z } from 'zod'
 import { KnowHubError } from '../core/errors.js'
 import { activatePack } from '../packs/activate.js'
+import type { Logger } from '../core/logger.js'
 import { CATALOG_INSTRUCTIONS, renderCatalog } from '../packs/catalog.js'
+import { PackIndexCache } from '../packs/pack-index.js'
 import { DEFAULT_BUDGET, ResolveIntent, resolveContext } from '../packs/resolve.js'
-import type { LoadedPack, PackDiagnostic } from '../packs/schema.js'
+import { GroundingPolicy, type LoadedPack, type PackDiagnostic } from '../packs/schema.js'
 import { selectPacks } from '../packs/select.js'
 import { neutralise } from '../packs/wrap.js'
 import { defineTool, type AgentTool, type ToolContext } from './define.js'
@@ -21,6 +23,27 @@ import { defineTool, type AgentTool, type ToolContext } from './define.js'
  * kit.tools.filter((t) => (PACK_TOOL_NAMES as readonly string[]).includes(t.name))
  */
 export const PACK_TOOL_NAMES = ['knowledge_pack_list', 'knowledge_pack_activate', 'knowledge_pack_resolve'] as const
+
+/**
+ * Bounds and re-check interval of the pack index cache of the tools: 8 packs,
+ * 128 MiB of indexed text (about 5× that in memory), files re-checked (one
+ * listing, no read) at most once a second, a changed pack re-indexed.
+ * @example
+ * new PackIndexCache(TOOL_INDEX_CACHE)
+ */
+export const TOOL_INDEX_CACHE = { maxEntries: 8, maxBytes: 128 * 2 ** 20, revalidateMs: 1000 } as const
+
+/**
+ * A pack index cache for the pack tools of a long-lived process (MCP server,
+ * `knowhub start`): repeated resolves reuse each pack's index instead of
+ * re-reading the pack; a pack whose files changed is re-indexed.
+ * @example
+ * const packIndexCache = toolPackIndexCache(logger)
+ * app.all('/mcp', (c) => handleMcpRequest(c.req.raw, { backend, packs, packIndexCache }))
+ */
+export function toolPackIndexCache(logger?: Logger): PackIndexCache {
+  return new PackIndexCache({ ...TOOL_INDEX_CACHE, ...(logger ? { logger } : {}) })
+}
 
 /**
  * The catalog disclosure of seed 000 Step 3: the behaviour instruction and
@@ -110,6 +133,7 @@ export function packTools(packs: readonly LoadedPack[]): AgentTool[] {
       packs: z.array(PackName).min(1).max(20).optional().describe('Packs to use (default: activated ones, else matched by the task).'),
       budget: z.number().int().min(100).max(200_000).default(DEFAULT_BUDGET).describe('Token budget of the whole wrapped context.'),
       intent: ResolveIntent.optional().describe('answer, detail, cite, verify, ingest or dispute (detected from the task when absent).'),
+      grounding: GroundingPolicy.optional().describe("Citation policy: required, recommended or off (default: from each pack's grounding)."),
       confirm: z.boolean().default(false).describe('Use disputed packs (only after the user agreed).'),
     }),
     async handler(args, context) {
@@ -126,8 +150,10 @@ export function packTools(packs: readonly LoadedPack[]): AgentTool[] {
         packs: selected,
         budget: args.budget,
         ...(args.intent ? { intent: args.intent } : {}),
+        ...(args.grounding ? { grounding: args.grounding } : {}),
         confirmed: args.confirm,
         ...(context.embedder ? { embedder: context.embedder } : {}),
+        ...(context.packIndexCache ? { cache: context.packIndexCache } : {}),
         ...(context.logger ? { logger: context.logger } : {}),
       })
       const notes = [

@@ -5,11 +5,12 @@
 import { KnowHubError, isKnowHubError } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
 import type { Embedder } from '../embed/embedder.js'
+import type { PackIndexCache } from '../packs/pack-index.js'
 import type { LoadedPack } from '../packs/schema.js'
 import type { ToolBackend } from './backend.js'
 import { ToolDefaults, toolJsonSchema, type AgentTool, type JsonSchema, type ToolContext, type ToolResult } from './define.js'
 import { KNOWLEDGE_TOOLS } from './knowledge.js'
-import { packCatalog, packTools } from './packs.js'
+import { packCatalog, packTools, toolPackIndexCache } from './packs.js'
 
 /** A tool for the OpenAI Chat Completions API (`tools: [...]`). */
 export interface OpenAITool {
@@ -96,6 +97,12 @@ export interface ToolkitOptions {
   packs?: readonly LoadedPack[]
   /** Blended into pack resolution. */
   embedder?: Embedder
+  /**
+   * Pack indexes kept between resolve calls. Default: one per toolkit
+   * ({@link toolPackIndexCache}); a server that builds a toolkit per request
+   * passes one shared cache.
+   */
+  packIndexCache?: PackIndexCache
   logger?: Logger
 }
 
@@ -135,6 +142,7 @@ export function createToolkit(options: ToolkitOptions): Toolkit {
     packs,
     activated: new Set(),
     ...(options.embedder ? { embedder: options.embedder } : {}),
+    ...(packs.length > 0 ? { packIndexCache: options.packIndexCache ?? toolPackIndexCache(options.logger) } : {}),
     ...(options.logger ? { logger: options.logger } : {}),
   }
   return {

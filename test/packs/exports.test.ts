@@ -14,6 +14,7 @@ describe('knowhub/packs public surface', () => {
         "CATALOG_INSTRUCTIONS",
         "ClaimStatus",
         "DEFAULT_BUDGET",
+        "DEFAULT_INDEX_CACHE_BYTES",
         "DEFAULT_MAX_FILE_BYTES",
         "DEFAULT_MAX_KNOWLEDGE_BYTES",
         "DEFAULT_MAX_SECTION_CHARS",

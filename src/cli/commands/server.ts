@@ -6,6 +6,7 @@ import { Command } from 'commander'
 import { KnowHubError } from '../../core/errors.js'
 import { discoverPacks } from '../../packs/discover.js'
 import { startServer } from '../../server/serve.js'
+import { toolPackIndexCache } from '../../tools/packs.js'
 import { packDiscoveryOptions } from '../pack-options.js'
 import { createCliLogger, withHub, type GlobalOptions } from '../context.js'
 import type { Io } from '../output.js'
@@ -43,7 +44,9 @@ export function serverCommand(io: Io): Command {
       const logger = createCliLogger(process.env.KNOWHUB_LOG_LEVEL ?? 'info')
       await withHub({ ...(command.optsWithGlobals() as GlobalOptions), longRunning: true }, async (hub) => {
         const packs = options.packs === false ? [] : (await discoverPacks(packDiscoveryOptions(options.project ? { project: options.project } : {}), logger)).packs
-        const server = await startServer({ hub, logger, mcp: { packs }, ...(options.host ? { host: options.host } : {}), ...(options.port !== undefined ? { port: options.port } : {}) })
+        // One pack index cache for every /mcp request (each gets its own MCP server): resolves reuse pack indexes.
+        const packIndexCache = packs.length > 0 ? toolPackIndexCache(logger) : undefined
+        const server = await startServer({ hub, logger, mcp: { packs, ...(packIndexCache ? { packIndexCache } : {}) }, ...(options.host ? { host: options.host } : {}), ...(options.port !== undefined ? { port: options.port } : {}) })
         io.out(`KnowHub listening on ${server.url} (${server.local ? 'local mode: no API token exists, requests act as the local principal' : 'token mode: requests need an API token'}); MCP at ${server.url}/mcp with ${packs.length} knowledge pack${packs.length === 1 ? '' : 's'}`)
         const signal = await untilSignal()
         logger.info('server.stopping', { signal })
