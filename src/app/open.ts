@@ -56,6 +56,7 @@ export async function openKnowHub(
       logger,
       maxContentBytes: parsed.maxContentBytes,
       searchCacheSize: parsed.search.cacheSize,
+      ...(parsed.search.minSimilarity !== undefined ? { minSimilarity: parsed.search.minSimilarity } : {}),
       ...(deps.clock ? { clock: deps.clock } : {}),
     })
     return {

@@ -67,6 +67,12 @@ export const SearchConfig = z.object({
   fulltext: z.enum(['auto', 'memory', 'sql']).default('auto'),
   /** Search responses kept while the knowledge table is unchanged (0: off). Embedded database only. */
   cacheSize: z.number().int().min(0).max(100_000).default(1000),
+  /**
+   * Candidates found only by vector similarity are dropped below this cosine similarity.
+   * Default: the embedder's measured floor (`sentence` 0.3, `hashed` 0.2 at 512 dimensions;
+   * none for `openai` and `local`, whose models KnowHub cannot calibrate).
+   */
+  minSimilarity: z.number().min(-1).max(1).optional(),
 })
 export type SearchConfig = z.output<typeof SearchConfig>
 

@@ -8,6 +8,13 @@ export interface Embedder {
   /** Stable name stored with the vectors, e.g. `hashed-ngram-v1` or `openai:text-embedding-3-small`. */
   readonly model: string
   readonly dimension: number
+  /**
+   * Cosine similarity below which this embedder's texts are unrelated, as measured for the
+   * offline embedders (docs/embeddings.md). Search drops candidates that only the vectors
+   * found (no shared search term) when they are less similar than this, so that a query
+   * about nothing stored finds nothing. Undefined: no floor (unknown calibration).
+   */
+  readonly similarityFloor?: number
   embed(texts: readonly string[], options?: { signal?: AbortSignal }): Promise<Float32Array[]>
   close?(): Promise<void>
 }

@@ -48,7 +48,7 @@ export async function openEvalHub(options: {
   embedder: Embedder
   dataDir?: string
   logger?: Logger
-  service?: Partial<Pick<KnowledgeServiceDeps, 'fusion' | 'textRanking' | 'searchDepth'>>
+  service?: Partial<Pick<KnowledgeServiceDeps, 'fusion' | 'textRanking' | 'searchDepth' | 'minSimilarity'>>
 }): Promise<EvalHub> {
   const temporary = options.dataDir === undefined
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'knowhub-eval-'))

@@ -52,6 +52,11 @@ export interface KnowledgeServiceDeps {
   /** How deep each candidate list of a search is, at least (default {@link DEFAULT_SEARCH_DEPTH}); at least 4 × top_k. */
   searchDepth?: SearchDepth
   /**
+   * Candidates found only by vector similarity (no shared search term) are dropped below this
+   * cosine similarity. Default: the embedder's `similarityFloor` (none when it has none).
+   */
+  minSimilarity?: number
+  /**
    * How many query embeddings are kept, most recently used first (default 1,000; 0 turns the
    * cache off). Embedders are deterministic, so a repeated query skips the embedder.
    */
@@ -156,6 +161,7 @@ export async function createKnowledgeService(deps: KnowledgeServiceDeps) {
   const fusion = deps.fusion ?? DEFAULT_FUSION
   const textRanking = deps.textRanking ?? DEFAULT_TEXT_RANKING
   const searchDepth = deps.searchDepth ?? DEFAULT_SEARCH_DEPTH
+  const minSimilarity = deps.minSimilarity ?? embedder.similarityFloor ?? -Infinity
   let vectorState: VectorState = await store.prepareVectors(embedder)
   if (vectorState.status === 'mismatch') {
     logger.warn('knowledge.embedder.mismatch', { stored: vectorState.stored, wanted: vectorState.wanted })
@@ -307,7 +313,10 @@ export async function createKnowledgeService(deps: KnowledgeServiceDeps) {
       { ids: textHits, weight: fusion.fulltext, ...(textHits.length < textDepth ? { floor: 0 } : {}) },
       { ids: vectorHits, weight: fusion.vector },
     ]
-    const fused = fusion.method === 'rrf' ? fuse(lists, fusion.k ?? 60) : fuseScores(lists)
+    // A candidate that shares no search term with the query must be similar enough on its own.
+    const fused = (fusion.method === 'rrf' ? fuse(lists, fusion.k ?? 60) : fuseScores(lists)).filter(
+      (c) => c.positions[0] !== null || (c.positions[1]?.score ?? -Infinity) >= minSimilarity,
+    )
     const candidates = fused.slice(0, input.rerank ? input.top_k * 2 : input.top_k)
     const records = new Map((await store.knowledge.getMany(candidates.map((c) => c.id), visible)).map((r) => [r.id, r]))
     const items = candidates.flatMap((c) => {

@@ -264,6 +264,22 @@ describe.each(BACKENDS)('knowledge service on %s', (backend) => {
       expect(embedded).toEqual(['rotate vault keys', 'vault', 'api', 'rotate vault keys'])
     })
 
+    it('finds nothing for a query about nothing stored, yet keeps close matches the vectors alone find', async () => {
+      const svc = await createKnowledgeService({ store, embedder: createHashedEmbedder({ dimension: 256 }) })
+      const login = await svc.save({ task: 'Log in to site A with Selenium', content: 'undetected_chromedriver avoids bot checks; add random delays', types: ['tool'] }, alice)
+      await svc.save({ task: 'Deploy with pnpm in Docker', content: 'run corepack enable before pnpm install', types: ['tool'] }, alice)
+      await svc.save({ task: '用户编码风格偏好', content: '用户偏好使用 TypeScript 而非 JavaScript,注重类型安全', types: ['user_profile'] }, alice)
+      for (const mode of ['hybrid', 'vector'] as const) {
+        for (const q of ['banana smoothie recipe with oat milk', 'quantum chromodynamics lattice gauge', '自行车胎压多少合适']) {
+          expect((await svc.search({ q, mode, min_score: 0 }, alice)).results, `${mode}: ${q}`).toEqual([])
+        }
+      }
+      // Misspelt words share no search term with the entry, only character n-grams.
+      const typo = await svc.search({ q: 'seleniumm chromedrivr', min_score: 0, explain: true }, alice)
+      expect(typo.results[0]?.id).toBe(login.id)
+      expect(typo.results[0]?.explain?.fulltext_rank).toBeNull()
+    })
+
     it('reuses a response only while the table is unchanged, per caller; never on a PostgreSQL server', async () => {
       const base = createHashedEmbedder({ dimension: 256 })
       let embeds = 0
