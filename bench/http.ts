@@ -5,6 +5,10 @@
  * its event loop. Reports req/s, p50/p90/p99 latency, errors and non-2xx answers.
  *
  *   npx tsx bench/http.ts [--seconds 60] [--entries 10000] [--connections 16] [--embedder default|sentence|hashed]
+ *                         [--cache-size 1000] [--profile DIR]
+ *
+ * `--cache-size 0` turns the server's search response cache off, so that every request
+ * runs a search; `--profile DIR` writes a CPU profile of the server process.
  */
 import { fork, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -74,11 +78,12 @@ type ToChild = { type: 'stop' }
 type FromChild = { type: 'ready'; url: string; token: string; seedSeconds: number; entries: number } | { type: 'error'; message: string }
 
 /** The child: seeds the database, starts the server, reports its URL and a token, waits for `stop`. */
-async function serveChild(dataDir: string, entries: number, embedder: string): Promise<void> {
+async function serveChild(dataDir: string, entries: number, embedder: string, cacheSize: number): Promise<void> {
   const { openKnowHub } = await import('../src/app/open.js')
   const { startServer } = await import('../src/server/serve.js')
   const hub = await openKnowHub({
-    dataDir, secrets: { key: Buffer.alloc(32, 3).toString('base64') }, server: { rateLimit: 0 },
+    // The per-token rate limit (50/s by default) is off: one client is the whole load here.
+    dataDir, secrets: { key: Buffer.alloc(32, 3).toString('base64') }, server: { rateLimit: 0 }, search: { cacheSize },
     ...(embedder === 'default' ? {} : { embedder: { provider: embedder } }),
   })
   const principal = { user: 'bench', project: 'p0', org: 'acme', permissions: ['admin' as const] }
@@ -97,8 +102,9 @@ async function serveChild(dataDir: string, entries: number, embedder: string): P
   process.disconnect?.()
 }
 
-function startChild(dataDir: string, entries: number, embedder: string): Promise<{ child: ChildProcess; ready: Extract<FromChild, { type: 'ready' }> }> {
-  const child = fork(fileURLToPath(import.meta.url), ['--child', dataDir, String(entries), embedder], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+function startChild(dataDir: string, entries: number, embedder: string, cacheSize: number, profileDir?: string): Promise<{ child: ChildProcess; ready: Extract<FromChild, { type: 'ready' }> }> {
+  const execArgv = [...process.execArgv, ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [])]
+  const child = fork(fileURLToPath(import.meta.url), ['--child', dataDir, String(entries), embedder, String(cacheSize)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv })
   return new Promise((resolve, reject) => {
     child.once('message', (message: FromChild) => (message.type === 'ready' ? resolve({ child, ready: message }) : reject(new Error(message.message))))
     child.once('exit', (code) => reject(new Error(`the server process exited with code ${code}`)))
@@ -114,6 +120,10 @@ export interface HttpBenchOptions {
   connections?: number
   /** The server's embedder: `default` (the configured default, `sentence`), `sentence` or `hashed`. */
   embedder?: string
+  /** Write a CPU profile of the server process to this folder (`--profile DIR`). */
+  profileDir?: string
+  /** The server's search response cache (default 1000, as configured by default; 0: every search runs). */
+  cacheSize?: number
 }
 
 /** Seeds, serves, loads `GET /api/knowledge/search` and reports throughput and latency. */
@@ -124,7 +134,8 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Benc
   const dataDir = mkdtempSync(join(tmpdir(), 'knowhub-http-bench-'))
   const { queries } = corpus(entries, 42)
   const embedder = options.embedder ?? 'default'
-  const { child, ready } = await startChild(dataDir, entries, embedder)
+  const cacheSize = options.cacheSize ?? 1000
+  const { child, ready } = await startChild(dataDir, entries, embedder, cacheSize, options.profileDir)
   console.error(`seeded ${ready.entries} entries in ${round(ready.seedSeconds, 1)} s; server at ${ready.url}`)
   try {
     const types = ['', '&types=tool', '&types=strategy,plan', '']
@@ -143,7 +154,8 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Benc
       requests: [{ setupRequest: (req) => ({ ...req, path: path() }) }],
     })
     const errors = result.errors + result.timeouts + result.non2xx
-    const note = `${entries} entries, PGlite, ${embedder} embedder, ${connections} connections, ${seconds} s, token auth, load ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`
+    const cache = cacheSize > 0 ? `response cache ${cacheSize} (1000 distinct queries repeat)` : 'no response cache'
+    const note = `${entries} entries, PGlite, ${embedder} embedder, ${cache}, ${connections} connections, ${seconds} s, token auth, rate limit off, load ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`
     return [
       { name: 'http search throughput', value: round(result.requests.average, 0), unit: 'req/s', target: '≥ 1000', note },
       { name: 'http search p50', value: round(result.latency.p50, 1), unit: 'ms' },
@@ -164,17 +176,19 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Benc
 }
 
 if (process.argv[2] === '--child') {
-  serveChild(process.argv[3]!, Number(process.argv[4]), process.argv[5] ?? 'default').catch((error: Error) => {
+  serveChild(process.argv[3]!, Number(process.argv[4]), process.argv[5] ?? 'default', Number(process.argv[6] ?? 1000)).catch((error: Error) => {
     process.send?.({ type: 'error', message: error.stack ?? error.message } satisfies FromChild)
     process.exitCode = 1
   })
 } else if (import.meta.url === `file://${process.argv[1]}`) {
-  const { values } = parseArgs({ options: { seconds: { type: 'string' }, entries: { type: 'string' }, connections: { type: 'string' }, embedder: { type: 'string' } } })
+  const { values } = parseArgs({ options: { seconds: { type: 'string' }, entries: { type: 'string' }, connections: { type: 'string' }, embedder: { type: 'string' }, profile: { type: 'string' }, 'cache-size': { type: 'string' } } })
   const results = await runHttpBench({
     ...(values.seconds ? { seconds: Number(values.seconds) } : {}),
     ...(values.entries ? { entries: Number(values.entries) } : {}),
     ...(values.connections ? { connections: Number(values.connections) } : {}),
     ...(values.embedder ? { embedder: values.embedder } : {}),
+    ...(values.profile ? { profileDir: values.profile } : {}),
+    ...(values['cache-size'] !== undefined ? { cacheSize: Number(values['cache-size']) } : {}),
   })
   printTable('HTTP', results)
   console.log(`\nwrote ${writeResults('http', results)}`)
