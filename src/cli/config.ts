@@ -3,6 +3,7 @@
  * builds a KnowHubConfig and hands it to the composition root.
  */
 import { readFileSync, existsSync } from 'node:fs'
+import { delimiter } from 'node:path'
 import { KnowHubError } from '../core/errors.js'
 import { KnowHubConfig } from '../core/config.js'
 import { parseWith } from '../core/validate.js'
@@ -30,6 +31,7 @@ export const ENV_VARS = {
   KNOWHUB_PORT: 'server: port (default 8420)',
   KNOWHUB_BODY_LIMIT: 'server: largest request body in bytes (default 2097152)',
   KNOWHUB_RATE_LIMIT: 'server: requests per second per token (default 50; 0 = off)',
+  KNOWHUB_PACK_PATHS: `extra knowledge-pack folders, separated by "${delimiter}" (before packs.paths of the config file)`,
 } as const
 
 type Env = Record<string, string | undefined>
@@ -87,6 +89,12 @@ export function loadConfig(env: Env = process.env, options: { configFile?: strin
     if (value !== undefined) server[key] = value
   }
   if (Object.keys(server).length > 0) config.server = server
+  const packPaths = (env.KNOWHUB_PACK_PATHS ?? '').split(delimiter).filter(Boolean)
+  if (packPaths.length > 0) {
+    const filePacks = (file.packs ?? {}) as Record<string, unknown>
+    const filePaths = Array.isArray(filePacks.paths) ? (filePacks.paths as unknown[]) : []
+    config.packs = { ...filePacks, paths: [...packPaths, ...filePaths] }
+  }
   const ids = { user: env.KNOWHUB_USER, agent: env.KNOWHUB_AGENT, project: env.KNOWHUB_PROJECT, team: env.KNOWHUB_TEAM, org: env.KNOWHUB_ORG }
   if (Object.values(ids).some(Boolean)) {
     const filePrincipal = (file.principal ?? {}) as Record<string, unknown>

@@ -30,6 +30,19 @@ export function printError(io: Io, error: unknown): void {
   io.err(`error: ${(error as Error)?.message ?? String(error)}`)
 }
 
+/**
+ * Prints an error for a program (commands run with `--json`): `{ "error": { code, message, details } }`
+ * on stdout, where the JSON output goes. Errors that are not KnowHub errors get code `internal_error`.
+ * @example
+ * if (opts.json) printJsonError(io, error) // {"error":{"code":"not_found","message":"No knowledge pack named \"x\"","details":{"pack":"x"}}}
+ */
+export function printJsonError(io: Io, error: unknown): void {
+  const body = isKnowHubError(error)
+    ? { code: error.code, message: error.message, ...(error.details === undefined ? {} : { details: error.details }) }
+    : { code: 'internal_error', message: (error as Error)?.message ?? String(error) }
+  printJson(io, { error: body })
+}
+
 /** A progress reporter: a bar on a terminal, a line every 10% otherwise. */
 export function progress(io: Io, label: string): { update: (done: number, total: number) => void; stop: () => void } {
   if (io.interactive) {

@@ -1,12 +1,14 @@
 /**
  * The pack-discovery flags shared by `knowhub packs`, `knowhub mcp` and
- * `knowhub start`, turned into discovery options.
+ * `knowhub start`, merged with the `packs` section of the configuration
+ * (flags win) into discovery options.
  */
 import { homedir } from 'node:os'
 import { resolve } from 'node:path'
+import type { PacksConfig } from '../core/config.js'
 import type { DiscoverOptions } from '../packs/discover.js'
 
-/** Pack-discovery flags as commander parses them. */
+/** Pack-discovery flags as commander parses them (undefined: not given). */
 export interface PackFlags {
   project?: string
   home?: string
@@ -19,26 +21,46 @@ export interface PackFlags {
   allowType?: string[]
   maxDepth?: number
   maxDirs?: number
+  /** `--gitignore` true, `--no-gitignore` false. */
   gitignore?: boolean
 }
 
 /**
- * Discovery options from the flags: project = the current folder unless `--project`,
- * user = your home unless `--no-user`, client-native folder `.knowhub/knowledge`.
+ * Discovery options from the flags and the `packs` config: project = the current
+ * folder unless `--project`, user = your home unless `--no-user`. A flag wins over
+ * the config; extra folders and allowed types add up (flags' folders first, so they
+ * take precedence). Paths are resolved from the current folder.
  * @example
- * const found = await discoverPacks(packDiscoveryOptions({ project: '.', user: false }))
+ * const found = await discoverPacks(packDiscoveryOptions({ project: '.', user: false }, config.packs))
  */
-export function packDiscoveryOptions(flags: PackFlags): DiscoverOptions {
+export function packDiscoveryOptions(flags: PackFlags, config: Partial<PacksConfig> = {}): DiscoverOptions {
+  const extraPaths = [...new Set([...(flags.path ?? []), ...(config.paths ?? [])].map((p) => resolve(p)))]
+  const allowedTypes = [...new Set([...(flags.allowType ?? []), ...(config.allowedTypes ?? [])])]
+  const builtin = flags.builtin ?? config.builtinDir
+  const maxDepth = flags.maxDepth ?? config.maxDepth
+  const maxDirs = flags.maxDirs ?? config.maxDirs
+  const gitignore = flags.gitignore ?? config.respectGitignore
   return {
     projectDir: resolve(flags.project ?? process.cwd()),
     ...(flags.user === false ? {} : { homeDir: flags.home ?? homedir() }),
-    clientName: flags.client ?? 'knowhub',
-    extraPaths: (flags.path ?? []).map((p) => resolve(p)),
-    ...(flags.builtin ? { builtinDir: resolve(flags.builtin) } : {}),
+    clientName: flags.client ?? config.clientName ?? 'knowhub',
+    extraPaths,
+    ...(builtin ? { builtinDir: resolve(builtin) } : {}),
     ...(flags.includeArchived === undefined ? {} : { includeArchived: flags.includeArchived }),
-    ...(flags.allowType === undefined ? {} : { allowedTypes: flags.allowType }),
-    ...(flags.maxDepth === undefined ? {} : { maxDepth: flags.maxDepth }),
-    ...(flags.maxDirs === undefined ? {} : { maxDirs: flags.maxDirs }),
-    ...(flags.gitignore === undefined ? {} : { respectGitignore: flags.gitignore }),
+    ...(allowedTypes.length > 0 ? { allowedTypes } : {}),
+    ...(maxDepth === undefined ? {} : { maxDepth }),
+    ...(maxDirs === undefined ? {} : { maxDirs }),
+    ...(gitignore === undefined ? {} : { respectGitignore: gitignore }),
   }
+}
+
+/**
+ * Usage-log settings of `knowhub packs resolve`: `--log-dir` / `--log-pack-runs`
+ * win over `packs.logDir` / `packs.useRunsDir`.
+ * @example
+ * const { dir, packRuns } = packUsageLog({ logDir: opts.logDir }, config.packs)
+ */
+export function packUsageLog(flags: { logDir?: string; logPackRuns?: boolean }, config: Partial<PacksConfig> = {}): { dir?: string; packRuns: boolean } {
+  const dir = flags.logDir ?? config.logDir
+  return { ...(dir ? { dir: resolve(dir) } : {}), packRuns: flags.logPackRuns ?? config.useRunsDir ?? false }
 }

@@ -77,6 +77,37 @@ export const SearchConfig = z.object({
 export type SearchConfig = z.output<typeof SearchConfig>
 
 /**
+ * Knowledge packs for `knowhub packs`, `knowhub mcp` and `knowhub start` (see
+ * docs/packs.md). The defaults are the discovery defaults; command-line flags win.
+ * @example
+ * PacksConfig.parse({ paths: ['/shared/packs'], allowedTypes: ['site-rules'] })
+ */
+export const PacksConfig = z.object({
+  /** Extra pack folders, scanned after the project and user scopes, in precedence order. */
+  paths: z.array(z.string().min(1)).default([]),
+  /** A built-in pack folder, lowest precedence. */
+  builtinDir: z.string().min(1).optional(),
+  /** Non-standard pack `type` values to accept (`*` accepts all). */
+  allowedTypes: z.array(z.string().min(1)).default([]),
+  /** Client-native folder name: `.<clientName>/knowledge` beside `.agents/knowledge`. */
+  clientName: z
+    .string()
+    .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/u, 'letters, digits, dot, dash and underscore only')
+    .default('knowhub'),
+  /** Deepest folder level scanned below each location. */
+  maxDepth: z.number().int().min(0).max(64).default(6),
+  /** Most folders scanned per location. */
+  maxDirs: z.number().int().min(1).default(2000),
+  /** Skip folders ignored by .gitignore files (from the project folder down). */
+  respectGitignore: z.boolean().default(false),
+  /** Folder where `knowhub packs resolve` appends usage records (`knowledge-usage.jsonl`); none when unset. */
+  logDir: z.string().min(1).optional(),
+  /** Also append usage records to each pack's `runs/usage.jsonl`. */
+  useRunsDir: z.boolean().default(false),
+})
+export type PacksConfig = z.output<typeof PacksConfig>
+
+/**
  * KnowHub's configuration. Only entry points read env vars and files; they build
  * this object and pass it (or parts of it) down.
  */
@@ -101,5 +132,7 @@ export const KnowHubConfig = z.object({
   search: SearchConfig.default(SearchConfig.parse({})),
   /** The HTTP server (`knowhub start`). */
   server: ServerConfig.default(ServerConfig.parse({})),
+  /** Knowledge packs: extra folders, accepted types, scan limits, usage logs. */
+  packs: PacksConfig.default(PacksConfig.parse({})),
 })
 export type KnowHubConfig = z.output<typeof KnowHubConfig>

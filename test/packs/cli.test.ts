@@ -1,15 +1,15 @@
-import { cp, readFile } from 'node:fs/promises'
+import { cp, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { packsCommand } from '../../src/cli/commands/packs.js'
-import { FIXTURES, SCOPES, VALIDATION, captureIo, tempDir } from './helpers.js'
+import { FIXTURES, SCOPES, VALIDATION, captureIo, knowledge, tempDir, writeTree } from './helpers.js'
 
 const scopeArgs = ['--project', join(SCOPES, 'project'), '--home', join(SCOPES, 'home'), '--path', join(SCOPES, 'extra'), '--builtin', join(SCOPES, 'builtin')]
 
-async function run(args: string[]): Promise<{ out: string; err: string; exitCode: number }> {
+async function run(args: string[], env: Record<string, string | undefined> = {}): Promise<{ out: string; err: string; exitCode: number }> {
   const capture = captureIo()
   process.exitCode = undefined
-  await packsCommand({ io: capture.io }).parseAsync(args, { from: 'user' })
+  await packsCommand({ io: capture.io, env }).parseAsync(args, { from: 'user' })
   const exitCode = Number(process.exitCode ?? 0)
   process.exitCode = undefined
   return { out: capture.out(), err: capture.err(), exitCode }
@@ -124,6 +124,72 @@ describe('knowhub packs', () => {
     } finally {
       await cleanup()
     }
+  })
+
+  it('reads the packs section of the config file and KNOWHUB_PACK_PATHS; flags win', async () => {
+    const { dir, cleanup } = await tempDir()
+    try {
+      await writeTree(dir, {
+        'shared/site-rules/KNOWLEDGE.md': knowledge({ name: 'site-rules', type: 'site-rules', description: 'Forklift rules of the site.' }),
+        'shared/site-rules/compiled/briefing.md': '# Briefing\n\nForklift speed limit: 10 km/h.\n',
+        'env/env-pack/KNOWLEDGE.md': knowledge({ name: 'env-pack' }),
+        'project/.acme/knowledge/native-pack/KNOWLEDGE.md': knowledge({ name: 'native-pack' }),
+      })
+      const file = join(dir, 'knowhub.config.json')
+      const config = { packs: { paths: [join(dir, 'shared')], allowedTypes: ['site-rules'], clientName: 'acme', logDir: join(dir, 'logs') } }
+      await writeFile(file, JSON.stringify(config))
+      const env = { KNOWHUB_CONFIG: file, KNOWHUB_PACK_PATHS: join(dir, 'env') }
+      const base = ['--project', join(dir, 'project'), '--no-user']
+
+      const listed = JSON.parse((await run(['list', '--json', ...base], env)).out) as { packs: { name: string; scope: string }[] }
+      expect(listed.packs.map((p) => p.name).sort()).toEqual(['env-pack', 'native-pack', 'site-rules'])
+      // Without the config, the type is not accepted, the folders are not scanned, .acme is not the client folder.
+      const bare = JSON.parse((await run(['list', '--json', ...base])).out) as { packs: unknown[] }
+      expect(bare.packs).toEqual([])
+      // Flags win: --client knowhub replaces the configured client name.
+      const flagged = JSON.parse((await run(['list', '--json', '--client', 'knowhub', ...base], env)).out) as { packs: { name: string }[] }
+      expect(flagged.packs.map((p) => p.name).sort()).toEqual(['env-pack', 'site-rules'])
+
+      // packs.logDir: resolve appends usage records without --log-dir.
+      const resolved = await run(['resolve', 'forklift speed limit', '--pack', 'site-rules', ...base], env)
+      expect(resolved.exitCode).toBe(0)
+      expect(JSON.parse((await readFile(join(dir, 'logs', 'knowledge-usage.jsonl'), 'utf8')).trim())).toMatchObject({ pack: 'site-rules' })
+      // validate takes the configured types too.
+      expect((await run(['validate', join(dir, 'shared', 'site-rules')], env)).exitCode).toBe(0)
+      expect((await run(['validate', join(dir, 'shared', 'site-rules')])).exitCode).toBe(1)
+
+      await writeFile(file, JSON.stringify({ packs: { maxDepth: 'deep' } }))
+      const bad = await run(['list', ...base], env)
+      expect(bad.exitCode).toBe(1)
+      expect(bad.err).toContain('config')
+    } finally {
+      await cleanup()
+    }
+  })
+
+  it('--json prints errors as JSON on stdout: {"error":{"code","message","details"}}', async () => {
+    const missing = await run(['show', 'nope', '--json', ...scopeArgs])
+    expect(missing.exitCode).toBe(1)
+    expect(missing.err).toBe('')
+    expect(JSON.parse(missing.out)).toEqual({ error: { code: 'not_found', message: 'No knowledge pack named "nope"', details: { pack: 'nope' } } })
+    const refused = await run(['activate', 'disputed-pack', '--json', '--no-user', '--project', FIXTURES, '--path', join(VALIDATION, 'disputed-pack')])
+    expect(JSON.parse(refused.out)).toMatchObject({ error: { code: 'confirmation_required', details: { pack: 'disputed-pack' } } })
+    // Without --json: text on stderr, as before.
+    const human = await run(['show', 'nope', ...scopeArgs])
+    expect(human.out).toBe('')
+    expect(human.err).toContain('error [not_found]')
+  })
+
+  it('list --xml: the instruction in Chinese when most packs are Chinese, or as --lang says', async () => {
+    const zhOnly = ['--no-user', '--project', FIXTURES, '--path', join(SCOPES, 'project/.agents/knowledge/research-wiki-zh')]
+    const zh = await run(['list', '--xml', ...zhOnly])
+    expect(zh.out.startsWith('以下知识包提供事实上下文')).toBe(true)
+    const forcedEn = await run(['list', '--xml', '--lang', 'en', ...zhOnly])
+    expect(forcedEn.out.startsWith('The following knowledge packs provide factual context')).toBe(true)
+    // The fixture scopes: mostly English packs.
+    const mixed = await run(['list', '--xml', ...scopeArgs])
+    expect(mixed.out.startsWith('The following knowledge packs')).toBe(true)
+    expect((await run(['list', '--xml', '--lang', 'zh', ...scopeArgs])).out.startsWith('以下知识包')).toBe(true)
   })
 
   it('doctor: every location, shadowed and rejected packs, scan problems', async () => {

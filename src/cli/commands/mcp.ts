@@ -14,6 +14,7 @@ import type { Embedder } from '../../embed/embedder.js'
 import { localBackend, type ToolBackend } from '../../tools/backend.js'
 import type { ToolDefaults } from '../../tools/define.js'
 import { createCliLogger, withHub, type GlobalOptions } from '../context.js'
+import { loadConfig } from '../config.js'
 import { packDiscoveryOptions } from '../pack-options.js'
 import type { Io } from '../output.js'
 
@@ -81,7 +82,10 @@ export function mcpCommand(_io: Io): Command {
     .addHelpText('after', '\nstdout carries the MCP protocol; logs go to stderr (KNOWHUB_LOG_LEVEL).\nExample (Claude Code): claude mcp add knowhub -- npx knowhub mcp')
     .action(async (options: McpOptions, command: Command) => {
       const logger = createCliLogger()
-      const packs = options.packs === false ? [] : (await discoverPacks(packDiscoveryOptions(options), logger)).packs
+      const globals = command.optsWithGlobals() as GlobalOptions
+      // The `packs` section of the config file adds folders, types and limits; flags win.
+      const packsConfig = options.packs === false ? undefined : loadConfig(process.env, globals.config ? { configFile: globals.config } : {}).packs
+      const packs = packsConfig === undefined ? [] : (await discoverPacks(packDiscoveryOptions(options, packsConfig), logger)).packs
       const serve = async (backend: ToolBackend, principal: { agent?: string | undefined }, embedder?: Embedder): Promise<void> => {
         const agentId = options.agentId ?? principal.agent
         const defaults: ToolDefaults = {
@@ -108,7 +112,7 @@ export function mcpCommand(_io: Io): Command {
         await serve(clientBackend(client), { agent: process.env.KNOWHUB_AGENT })
         return
       }
-      await withHub({ ...(command.optsWithGlobals() as GlobalOptions), longRunning: true }, async (hub) => {
+      await withHub({ ...globals, longRunning: true }, async (hub) => {
         const warming = hub.knowledge.warmUp().catch((error: Error) => logger.warn('mcp.warmup_failed', { message: error.message }))
         try {
           await serve(localBackend(hub, hub.config.principal), hub.config.principal, hub.embedder)

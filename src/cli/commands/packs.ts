@@ -27,11 +27,16 @@ import {
   type LoadedPack,
   type PackDiagnostic,
 } from '../../packs/index.js'
-import { oneLine, printError, printJson, processIo, type Io } from '../output.js'
-import { packDiscoveryOptions, type PackFlags } from '../pack-options.js'
+import type { KnowHubConfig, PacksConfig } from '../../core/config.js'
+import { createEmbedder } from '../../embed/factory.js'
+import { loadConfig } from '../config.js'
+import { oneLine, printError, printJson, printJsonError, processIo, type Io } from '../output.js'
+import { packDiscoveryOptions, packUsageLog, type PackFlags } from '../pack-options.js'
 
 interface PacksOptions extends PackFlags {
   json?: boolean
+  /** The global `--config <file>`. */
+  config?: string
 }
 
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value]
@@ -49,8 +54,20 @@ function oneOf<T extends string>(values: readonly T[]): (value: string) => T {
   }
 }
 
-function discoverOptions(options: PacksOptions): DiscoverOptions {
-  return packDiscoveryOptions({ ...options, includeArchived: options.includeArchived === true, allowType: options.allowType ?? [], gitignore: options.gitignore === true })
+function discoverOptions(options: PacksOptions, config: PacksConfig): DiscoverOptions {
+  return packDiscoveryOptions({ ...options, includeArchived: options.includeArchived === true }, config)
+}
+
+/**
+ * The catalog instruction language: `--lang en|zh`, or with `auto` Chinese when
+ * at least half of the packs declare a Chinese `language` (`zh`, `zh-CN`, …).
+ * @example
+ * catalogLanguage(items, 'auto') // 'zh' for a catalog of Chinese packs
+ */
+function catalogLanguage(items: readonly { language?: string }[], lang: string | undefined): 'en' | 'zh' {
+  if (lang === 'en' || lang === 'zh') return lang
+  const chinese = items.filter((item) => item.language !== undefined && /^zh(?:-|$)/iu.test(item.language)).length
+  return items.length > 0 && chinese * 2 >= items.length ? 'zh' : 'en'
 }
 
 function severityMark(d: Pick<PackDiagnostic, 'severity'>): string {
@@ -70,23 +87,29 @@ function table(rows: string[][]): string[] {
  * program.addCommand(packsCommand({ logger }))
  * // knowhub packs resolve "What is the enterprise price?" --pack acme-product-brief --budget 4000
  */
-export function packsCommand(options: { logger?: Logger; io?: Io } = {}): Command {
+export function packsCommand(options: { logger?: Logger; io?: Io; env?: Record<string, string | undefined> } = {}): Command {
   const io = options.io ?? processIo
   const logger = options.logger ?? noopLogger
+  const env = options.env ?? process.env
 
-  const run = (action: (opts: PacksOptions & Record<string, unknown>, args: string[]) => Promise<void>) =>
+  type Action = (opts: PacksOptions & Record<string, unknown>, args: string[], config: PacksConfig, full: KnowHubConfig) => Promise<void>
+  const run = (action: Action) =>
     async (...params: unknown[]): Promise<void> => {
       const command = params[params.length - 1] as Command
       const args = params.slice(0, -2).filter((p): p is string => typeof p === 'string')
+      const opts = command.optsWithGlobals() as PacksOptions & Record<string, unknown>
       try {
-        await action(command.optsWithGlobals() as PacksOptions & Record<string, unknown>, args)
+        // The `packs` section of the config file (and KNOWHUB_PACK_PATHS); flags win.
+        const full = loadConfig(env, opts.config ? { configFile: opts.config } : {})
+        await action(opts, args, full.packs, full)
       } catch (error) {
-        printError(io, error)
+        if (opts.json === true) printJsonError(io, error)
+        else printError(io, error)
         process.exitCode = 1
       }
     }
 
-  const discover = (opts: PacksOptions): Promise<DiscoveryResult> => discoverPacks(discoverOptions(opts), logger)
+  const discover = (opts: PacksOptions, config: PacksConfig): Promise<DiscoveryResult> => discoverPacks(discoverOptions(opts, config), logger)
   const need = (found: DiscoveryResult, name: string): LoadedPack => {
     const pack = findPack(found, name, { includeArchived: true })
     if (!pack) {
@@ -102,7 +125,7 @@ export function packsCommand(options: { logger?: Logger; io?: Io } = {}): Comman
     .option('--project <dir>', 'project folder (default: current folder)')
     .option('--home <dir>', 'home folder for the user scope (default: your home)')
     .option('--no-user', 'do not scan the user scope')
-    .option('--client <name>', 'client name for .<client>/knowledge folders', 'knowhub')
+    .option('--client <name>', 'client name for .<client>/knowledge folders (default: packs.clientName, else knowhub)')
     .option('--path <dir>', 'extra pack folder (repeatable)', collect)
     .option('--builtin <dir>', 'built-in pack folder (lowest precedence)')
     .option('--include-archived', 'show archived packs')
@@ -110,20 +133,23 @@ export function packsCommand(options: { logger?: Logger; io?: Io } = {}): Comman
     .option('--max-depth <n>', 'deepest folder level scanned per location', positiveInt)
     .option('--max-dirs <n>', 'most folders scanned per location', positiveInt)
     .option('--gitignore', 'skip folders ignored by .gitignore')
-    .option('--json', 'print JSON')
+    .option('--no-gitignore', 'do not read .gitignore files (when the config turns it on)')
+    .option('--json', 'print JSON (errors too: {"error":{"code","message","details"}} on stdout)')
+    .addHelpText('after', '\nThe `packs` section of the config file (--config, KNOWHUB_CONFIG or ./knowhub.config.json) and KNOWHUB_PACK_PATHS add folders, types, limits and usage logs; flags win.')
 
   packs
     .command('list')
     .description('List the available packs (the catalog)')
     .option('--xml', 'print the <available_knowledge_packs> catalog and its instruction')
+    .option('--lang <lang>', 'language of the --xml instruction: en | zh | auto (Chinese when at least half of the packs are)', oneOf(['en', 'zh', 'auto'] as const), 'auto')
     .action(
-      run(async (opts) => {
-        const found = await discover(opts)
+      run(async (opts, _args, config) => {
+        const found = await discover(opts, config)
         const items = catalogItems(found)
         if (opts.xml) {
           const xml = renderCatalog(items)
           if (xml === undefined) io.err('No knowledge packs available: no catalog.')
-          else io.out(`${CATALOG_INSTRUCTIONS.en}\n\n${xml}`)
+          else io.out(`${CATALOG_INSTRUCTIONS[catalogLanguage(items, opts.lang as string | undefined)]}\n\n${xml}`)
           return
         }
         if (opts.json) return printJson(io, { packs: items, archived: found.archived.map((p) => p.item.name), rejected: found.rejected.length, shadowed: found.shadowed })
@@ -146,8 +172,8 @@ export function packsCommand(options: { logger?: Logger; io?: Io } = {}): Comman
     .description('Show one pack: metadata, diagnostics and resources')
     .argument('<name>', 'pack name')
     .action(
-      run(async (opts, [name = '']) => {
-        const found = await discover(opts)
+      run(async (opts, [name = ''], config) => {
+        const found = await discover(opts, config)
         const pack = need(found, name)
         const listing = await listPackResources(pack)
         const shadows = found.shadowed.filter((s) => s.name === name)
@@ -177,8 +203,8 @@ export function packsCommand(options: { logger?: Logger; io?: Io } = {}): Comman
     .option('--mode <mode>', 'tool | file', oneOf(['tool', 'file'] as const), 'tool')
     .option('--confirm', 'confirm use of a disputed pack')
     .action(
-      run(async (opts, [name = '']) => {
-        const found = await discover(opts)
+      run(async (opts, [name = ''], config) => {
+        const found = await discover(opts, config)
         const activation = await activatePack(need(found, name), { mode: opts.mode as 'tool' | 'file', confirm: opts.confirm === true })
         if (opts.json) return printJson(io, activation)
         io.out(activation.content)
@@ -195,24 +221,34 @@ export function packsCommand(options: { logger?: Logger; io?: Io } = {}): Comman
     .option('--grounding <policy>', 'required | recommended | off', oneOf(GroundingPolicy.options))
     .option('--intent <intent>', `task intent (${ResolveIntent.options.join(' | ')}); detected when absent`, oneOf(ResolveIntent.options))
     .option('--confirm', 'confirm use of disputed packs')
-    .option('--log-dir <dir>', 'append usage records to <dir>/knowledge-usage.jsonl')
-    .option('--log-pack-runs', "also append usage records to each pack's runs/usage.jsonl")
+    .option('--log-dir <dir>', 'append usage records to <dir>/knowledge-usage.jsonl (default: packs.logDir)')
+    .option('--log-pack-runs', "also append usage records to each pack's runs/usage.jsonl (default: packs.useRunsDir)")
+    .option('--no-log-pack-runs', "do not write into the packs' runs/ (when the config turns it on)")
+    .option('--embed', 'blend in similarity from the configured embedder (no database is opened; slow: section vectors are not kept between calls)')
     .action(
-      run(async (opts, [task = '']) => {
-        const found = await discover(opts)
+      run(async (opts, [task = ''], config, full) => {
+        const found = await discover(opts, config)
         const names = (opts.pack as string[] | undefined) ?? []
         const selected = names.length > 0 ? names.map((n) => need(found, n)) : selectPacks(task, found.packs)
-        const result = await resolveContext({
-          task,
-          packs: selected,
-          budget: opts.budget as number,
-          ...(opts.grounding ? { grounding: opts.grounding as GroundingPolicy } : {}),
-          ...(opts.intent ? { intent: opts.intent as ResolveIntent } : {}),
-          confirmed: opts.confirm === true,
-          logger,
-        })
-        if (opts.logDir || opts.logPackRuns) {
-          const log = await UsageLog.create({ ...(opts.logDir ? { dir: opts.logDir as string } : {}), packRuns: opts.logPackRuns === true, logger })
+        const embedder = opts.embed === true ? await createEmbedder(full.embedder, { logger }) : undefined
+        let result
+        try {
+          result = await resolveContext({
+            task,
+            packs: selected,
+            budget: opts.budget as number,
+            ...(opts.grounding ? { grounding: opts.grounding as GroundingPolicy } : {}),
+            ...(opts.intent ? { intent: opts.intent as ResolveIntent } : {}),
+            confirmed: opts.confirm === true,
+            ...(embedder ? { embedder } : {}),
+            logger,
+          })
+        } finally {
+          await embedder?.close?.()
+        }
+        const usage = packUsageLog({ ...(opts.logDir ? { logDir: opts.logDir as string } : {}), ...(typeof opts.logPackRuns === 'boolean' ? { logPackRuns: opts.logPackRuns } : {}) }, config)
+        if (usage.dir || usage.packRuns) {
+          const log = await UsageLog.create({ ...(usage.dir ? { dir: usage.dir } : {}), packRuns: usage.packRuns, logger })
           await log.record(result, selected)
         }
         if (opts.json) return printJson(io, result)
@@ -237,8 +273,9 @@ export function packsCommand(options: { logger?: Logger; io?: Io } = {}): Comman
     .description('Validate a pack folder or a folder of packs; exits 1 on errors (for CI)')
     .argument('<path>', 'pack folder, KNOWLEDGE.md, or folder of packs')
     .action(
-      run(async (opts, [path = '']) => {
-        const reports = await validatePath(path, { ...(opts.allowType ? { allowedTypes: opts.allowType } : {}), logger })
+      run(async (opts, [path = ''], config) => {
+        const allowedTypes = [...new Set([...(opts.allowType ?? []), ...config.allowedTypes])]
+        const reports = await validatePath(path, { ...(allowedTypes.length > 0 ? { allowedTypes } : {}), logger })
         const errors = reports.reduce((n, r) => n + r.errors, 0)
         const warnings = reports.reduce((n, r) => n + r.warnings, 0)
         if (errors > 0 || reports.length === 0) process.exitCode = 1
@@ -260,8 +297,8 @@ export function packsCommand(options: { logger?: Logger; io?: Io } = {}): Comman
     .command('doctor')
     .description('Show every scanned location, shadowed, rejected and archived packs, and scan problems')
     .action(
-      run(async (opts) => {
-        const found = await discover(opts)
+      run(async (opts, _args, config) => {
+        const found = await discover(opts, config)
         const summary = {
           locations: found.locations,
           packs: found.packs.map((p) => ({ name: p.item.name, scope: p.item.scope, location: p.item.location, issues: p.issues })),

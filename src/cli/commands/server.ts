@@ -43,7 +43,7 @@ export function serverCommand(io: Io): Command {
     .action(async (options: { host?: string; port?: number; project?: string; packs?: boolean }, command: Command) => {
       const logger = createCliLogger(process.env.KNOWHUB_LOG_LEVEL ?? 'info')
       await withHub({ ...(command.optsWithGlobals() as GlobalOptions), longRunning: true }, async (hub) => {
-        const packs = options.packs === false ? [] : (await discoverPacks(packDiscoveryOptions(options.project ? { project: options.project } : {}), logger)).packs
+        const packs = options.packs === false ? [] : (await discoverPacks(packDiscoveryOptions(options.project ? { project: options.project } : {}, hub.config.packs), logger)).packs
         // One pack index cache for every /mcp request (each gets its own MCP server): resolves reuse pack indexes.
         const packIndexCache = packs.length > 0 ? toolPackIndexCache(logger) : undefined
         const server = await startServer({ hub, logger, mcp: { packs, ...(packIndexCache ? { packIndexCache } : {}) }, ...(options.host ? { host: options.host } : {}), ...(options.port !== undefined ? { port: options.port } : {}) })
