@@ -270,7 +270,12 @@ function planPack(pack: LoadedPack, packIndex: number, index: PackIndex, terms: 
     const docKey = primary ? posix.basename(primary).replace(/\.[^.]+$/u, '') : undefined
     const hasSplits = docKey !== undefined && files.some((f) => f.startsWith(`compiled/splits/${docKey}/`))
     tier1 = (s) => s.kind === 'runtime'
-    tier2 = (s) => s.kind === 'primary' || s.kind === 'document'
+    // Seed 001: the fallback is the relevant sections of the primary document. Other
+    // documents/ files only when there is no usable primary document, or the task needs
+    // multi-hop detail (rule 4: related documents/ sections when compiled/ falls short).
+    const hasPrimary = primary !== undefined && index.files.has(primary)
+    const widen = !hasPrimary || intent !== 'answer'
+    tier2 = (s) => s.kind === 'primary' || (widen && s.kind === 'document')
     if (!primary || !index.files.has(primary)) {
       const gap = pack.issues.find((i) => i.code === 'document_first_gap')
       warnings.push({

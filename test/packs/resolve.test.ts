@@ -65,6 +65,28 @@ describe('resolver: profile branches', () => {
     }
   })
 
+  it('document-first fallback: sections of the primary document only, other documents/ files for detail tasks or without a primary', async () => {
+    const { dir, cleanup } = await tempDir()
+    try {
+      await writeTree(dir, {
+        'doc/KNOWLEDGE.md': knowledge({ name: 'doc', profile: 'document-first', trust: 'official' }, '# Doc\n').replace('profile: document-first', 'profile: document-first\nmetadata:\n  primaryDocument: documents/handbook.md'),
+        'doc/documents/handbook.md': '# Handbook\n\n## Forklift speed\n\nForklifts drive at most 10 km/h in the hall.\n\n## Lunch\n\nLunch is at noon.\n',
+        'doc/documents/old-memo.md': '# Old memo\n\n## Forklift speed\n\nForklifts used to drive 15 km/h.\n',
+        'doc/compiled/briefing.md': '# Briefing\n\nA site handbook.\n',
+      })
+      const doc = await pack(join(dir, 'doc'))
+      const routine = await resolveContext({ task: 'What is the forklift speed limit?', packs: [doc], budget: 4000 })
+      expect(routine.packs[0]?.selected_files).toContain('documents/handbook.md')
+      expect(routine.packs[0]?.selected_files).not.toContain('documents/old-memo.md')
+      expect(routine.packs[0]?.pieces.filter((p) => p.path === 'documents/handbook.md').map((p) => p.heading)).toEqual(['Forklift speed'])
+      const detail = await resolveContext({ task: 'Compare the forklift speed rules in detail', packs: [doc], budget: 4000 })
+      expect(detail.intent).toBe('detail')
+      expect(detail.packs[0]?.selected_files).toEqual(expect.arrayContaining(['documents/handbook.md', 'documents/old-memo.md']))
+    } finally {
+      await cleanup()
+    }
+  })
+
   it('document-first without documents/: the resolver surfaces the gap', async () => {
     const gap = await pack(join(VALIDATION, 'document-first-gap'))
     const r = await resolveContext({ task: 'What is the product price?', packs: [gap] })
