@@ -83,14 +83,26 @@ export function assertUsable(pack: LoadedPack, options: { confirm?: boolean } = 
 }
 
 /**
+ * Most files a guide's `<knowledge_resources>` lists; the rest are counted on one
+ * `… and N more` line (runtime views and the primary document come first).
+ * @example
+ * renderGuide(pack, resources, { maxResources: GUIDE_MAX_RESOURCES / 2 })
+ */
+export const GUIDE_MAX_RESOURCES = 200
+
+/**
  * Renders the `<knowledge_pack_guide>` of seed 000 for a pack and its
- * resources. The body is neutralised so it cannot close or forge the guide.
+ * resources (at most `maxResources` listed, default {@link GUIDE_MAX_RESOURCES}).
+ * The body is neutralised so it cannot close or forge the guide.
  * @example
  * renderGuide(pack, resources)
  */
-export function renderGuide(pack: LoadedPack, resources: readonly PackResource[]): string {
+export function renderGuide(pack: LoadedPack, resources: readonly PackResource[], options: { maxResources?: number } = {}): string {
   const item = pack.item
   const texts = WRAPPER_PREAMBLES[preambleLanguage(item.language)]
+  const max = options.maxResources ?? GUIDE_MAX_RESOURCES
+  const listed = resources.slice(0, max)
+  const rest = resources.slice(max)
   const attrs =
     `name="${escapeXml(item.name)}" status="${escapeXml(item.status)}" trust="${escapeXml(item.trust ?? 'unreviewed')}"` +
     ` profile="${escapeXml(item.profile ?? 'wiki-first')}" runtime_mode="${escapeXml(item.runtime?.mode ?? 'data')}"`
@@ -103,11 +115,19 @@ export function renderGuide(pack: LoadedPack, resources: readonly PackResource[]
     neutralise(pack.body).replace(/\s+$/u, ''),
     '',
     '<knowledge_resources>',
-    ...resources.map((r) => `  <file kind="${r.kind}">${escapeXml(r.path)}</file>`),
+    ...listed.map((r) => `  <file kind="${r.kind}">${escapeXml(r.path)}</file>`),
+    ...(rest.length > 0 ? [`  … and ${rest.length} more files (${kindCounts(rest)}); the resolver selects from all of them`] : []),
     '</knowledge_resources>',
     '</knowledge_pack_guide>',
   ]
   return lines.join('\n')
+}
+
+/** `1200 document, 30 wiki` */
+function kindCounts(resources: readonly PackResource[]): string {
+  const counts = new Map<string, number>()
+  for (const r of resources) counts.set(r.kind, (counts.get(r.kind) ?? 0) + 1)
+  return [...counts].map(([kind, n]) => `${n} ${kind}`).join(', ')
 }
 
 /**

@@ -51,7 +51,7 @@ export { ACTIVATION_TOOL_NAME, CATALOG_INSTRUCTIONS, activationTool, discloseCat
 export type { ActivationToolDefinition, CatalogDisclosure } from './catalog.js'
 export { listPackResources } from './resources.js'
 export type { ListResourcesOptions, PackResource, ResourceKind, ResourceListing } from './resources.js'
-export { activatePack, assertUsable, hasPersonaBoundaries, packUseWarnings, renderGuide } from './activate.js'
+export { GUIDE_MAX_RESOURCES, activatePack, assertUsable, hasPersonaBoundaries, packUseWarnings, renderGuide } from './activate.js'
 export type { ActivateOptions, Activation, ActivationMode } from './activate.js'
 export {
   NEUTRALISED_OPENER,

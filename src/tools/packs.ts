@@ -7,7 +7,7 @@
  */
 import { z } from 'zod'
 import { KnowHubError } from '../core/errors.js'
-import { activatePack } from '../packs/activate.js'
+import { GUIDE_MAX_RESOURCES, activatePack } from '../packs/activate.js'
 import type { Logger } from '../core/logger.js'
 import { CATALOG_INSTRUCTIONS, renderCatalog } from '../packs/catalog.js'
 import { PackIndexCache } from '../packs/pack-index.js'
@@ -116,7 +116,8 @@ export function packTools(packs: readonly LoadedPack[]): AgentTool[] {
           location: activation.location,
           pack_root: activation.packRoot,
           content_hash: activation.contentHash,
-          resources: activation.resources.map((r) => ({ path: r.path, kind: r.kind, size: r.size })),
+          resources: activation.resources.slice(0, GUIDE_MAX_RESOURCES).map((r) => ({ path: r.path, kind: r.kind, size: r.size })),
+          resources_total: activation.resources.length,
           warnings: activation.warnings,
         },
       }

@@ -167,6 +167,26 @@ describe('knowhub packs', () => {
     }
   })
 
+  it('resolve --embed uses the configured embedder (no database); without it no embedder is created', async () => {
+    const { dir, cleanup } = await tempDir()
+    try {
+      const file = join(dir, 'knowhub.config.json')
+      const args = ['resolve', 'What does the Team plan cost?', '--pack', 'acme-product-brief', '--json', ...scopeArgs]
+      await writeFile(file, JSON.stringify({ embedder: { provider: 'hashed', dimension: 128 } }))
+      const hashed = await run([...args, '--embed'], { KNOWHUB_CONFIG: file })
+      expect(hashed.exitCode).toBe(0)
+      expect((JSON.parse(hashed.out) as { packs: { selected_files: string[] }[] }).packs[0]?.selected_files).toContain('compiled/splits/acme-product-brief/pricing.md')
+      // A local model folder that does not exist: only --embed tries to load it.
+      await writeFile(file, JSON.stringify({ embedder: { provider: 'local', path: join(dir, 'no-model') } }))
+      expect((await run(args, { KNOWHUB_CONFIG: file })).exitCode).toBe(0)
+      const broken = await run([...args, '--embed'], { KNOWHUB_CONFIG: file })
+      expect(broken.exitCode).toBe(1)
+      expect(JSON.parse(broken.out)).toHaveProperty('error.code')
+    } finally {
+      await cleanup()
+    }
+  })
+
   it('--json prints errors as JSON on stdout: {"error":{"code","message","details"}}', async () => {
     const missing = await run(['show', 'nope', '--json', ...scopeArgs])
     expect(missing.exitCode).toBe(1)

@@ -20,6 +20,7 @@ describe('knowhub/packs public surface', () => {
         "DEFAULT_MAX_SECTION_CHARS",
         "DiagnosticSeverity",
         "DiscoverOptions",
+        "GUIDE_MAX_RESOURCES",
         "GroundingPolicy",
         "KnowledgeCatalogItem",
         "KnowledgeParseCache",
