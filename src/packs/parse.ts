@@ -28,7 +28,6 @@ import {
   type ProducedBy,
 } from './schema.js'
 import { normalisePackPath } from './paths.js'
-import { parseSimpleYaml } from './simple-yaml.js'
 
 /**
  * Largest frontmatter block parsed (characters).
@@ -87,8 +86,6 @@ export type ParsedYaml =
   | { ok: false; diagnostic: PackDiagnostic }
 
 function yamlToObject(yaml: string): { data?: unknown; error?: string } {
-  const simple = parseSimpleYaml(yaml)
-  if (simple) return { data: simple }
   const doc = parseDocument(yaml, { prettyErrors: true, uniqueKeys: true })
   const first = doc.errors[0]
   if (first) return { error: first.message.split('\n')[0] ?? 'invalid YAML' }
