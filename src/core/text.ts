@@ -22,6 +22,22 @@ export function hasCjk(text: string): boolean {
   return CJK.test(text)
 }
 
+const CJK_CHAR = /[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]/gu
+const LETTER = /\p{L}/gu
+
+/**
+ * True when at least a tenth of the text's letters are CJK (USE lite must not embed it;
+ * n-gram vectors judge it differently).
+ * @example
+ * isLargelyCjk('用户偏好 TypeScript') // true
+ */
+export function isLargelyCjk(text: string): boolean {
+  const cjk = text.match(CJK_CHAR)?.length ?? 0
+  if (cjk === 0) return false
+  const letters = text.match(LETTER)?.length ?? cjk
+  return cjk / letters >= 0.1
+}
+
 /** Lower-cased Latin/other-script words of the text, CJK runs removed. */
 export function latinWords(text: string): string[] {
   const withoutCjk = text.replace(CJK_RUN, ' ').normalize('NFKC').toLowerCase()

@@ -9,12 +9,13 @@ export interface Embedder {
   readonly model: string
   readonly dimension: number
   /**
-   * Cosine similarity below which this embedder's texts are unrelated, as measured for the
-   * offline embedders (docs/embeddings.md). Search drops candidates that only the vectors
-   * found (no shared search term) when they are less similar than this, so that a query
-   * about nothing stored finds nothing. Undefined: no floor (unknown calibration).
+   * The cosine similarity to `query` below which an entry is unrelated to it, as measured
+   * for the offline embedders (docs/embeddings.md). Search drops candidates that only the
+   * vectors found (no shared search term) when they are less similar than this, so that a
+   * query about nothing stored finds nothing. Undefined: no floor (an uncalibrated model,
+   * or text the vectors cannot judge alone, such as Chinese for n-gram vectors).
    */
-  readonly similarityFloor?: number
+  similarityFloor?(query: string): number | undefined
   embed(texts: readonly string[], options?: { signal?: AbortSignal }): Promise<Float32Array[]>
   close?(): Promise<void>
 }

@@ -29,7 +29,7 @@
  */
 import { stemmer } from 'stemmer'
 import { KnowHubError } from '../core/errors.js'
-import { cjkBigrams, cjkWords, hasCjk, latinWords } from '../core/text.js'
+import { cjkBigrams, cjkWords, hasCjk, isLargelyCjk, latinWords } from '../core/text.js'
 import type { Embedder } from './embedder.js'
 
 /** Version of the feature set; part of the model name. */
@@ -278,13 +278,14 @@ function embedOne(text: string, dimension: number, features: FeatureCounts, scra
 }
 
 /**
- * The similarity floor of `dimension`-number hashed vectors. At 512, ten unrelated English
- * and Chinese queries reached at most 0.17 against the LoCoMo and zh-agent sets, and a floor
- * of 0.2 costs at most 0.001 of recall@10 there (docs/embeddings.md). Unrelated texts meet
- * only through hash collisions, whose spread shrinks with √dimension: the floor scales alike.
+ * The similarity floor of `dimension`-number hashed vectors for a query. At 512, five
+ * unrelated English queries reached at most 0.17 against the LoCoMo sets, and a floor of 0.2
+ * costs at most 0.001 of recall@10 there (docs/embeddings.md). Unrelated texts meet only
+ * through hash collisions, whose spread shrinks with √dimension: the floor scales alike.
+ * None for Chinese text: relevant entries of zh-agent reach as little as unrelated queries do.
  */
-export function hashedSimilarityFloor(dimension: number): number {
-  return Math.min(0.6, 0.2 * Math.sqrt(512 / dimension))
+export function hashedSimilarityFloor(dimension: number, query: string): number | undefined {
+  return isLargelyCjk(query) ? undefined : Math.min(0.6, 0.2 * Math.sqrt(512 / dimension))
 }
 
 /**
@@ -308,7 +309,7 @@ export function createHashedEmbedder(options: HashedEmbedderOptions): Embedder {
   return {
     model: `hashed-ngram-v${HASHED_VERSION}-${dimension}`,
     dimension,
-    similarityFloor: hashedSimilarityFloor(dimension),
+    similarityFloor: (query) => hashedSimilarityFloor(dimension, query),
     embed(texts, embedOptions) {
       try {
         // The work is synchronous: an abort can only take effect before it starts.

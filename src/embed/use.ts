@@ -12,6 +12,9 @@
 import { KnowHubError } from '../core/errors.js'
 import type { Embedder } from './embedder.js'
 import { createHashedEmbedder } from './hashed.js'
+import { isLargelyCjk } from '../core/text.js'
+
+export { isLargelyCjk }
 
 /** Size of a USE lite vector. */
 export const USE_DIMENSION = 512
@@ -75,17 +78,6 @@ function normalise(vector: Float32Array): Float32Array {
   return vector
 }
 
-const CJK_CHAR = /[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]/gu
-const LETTER = /\p{L}/gu
-
-/** True when at least a tenth of the text's letters are CJK: USE lite must not embed it. */
-export function isLargelyCjk(text: string): boolean {
-  const cjk = text.match(CJK_CHAR)?.length ?? 0
-  if (cjk === 0) return false
-  const letters = text.match(LETTER)?.length ?? cjk
-  return cjk / letters >= 0.1
-}
-
 /** Options of {@link createSentenceEmbedder}. */
 export interface SentenceEmbedderOptions {
   /** Size of the hashed n-gram part (default 512); the vector has 512 more numbers. */
@@ -120,10 +112,10 @@ export async function createSentenceEmbedder(options: SentenceEmbedderOptions = 
   return {
     model: `use-lite+hashed-v${SENTENCE_VERSION}-${hashedDimension}${weight === 0.7 ? '' : `-w${weight}`}`,
     dimension,
-    // Ten unrelated English and Chinese queries reached at most 0.27 against the LoCoMo and
-    // zh-agent sets; as the search floor it costs at most 0.002 of recall@10 there
-    // (docs/embeddings.md). CJK text compares by its hashed part, which stays lower still.
-    similarityFloor: 0.3,
+    // Five unrelated English queries reached at most 0.27 against the LoCoMo sets; as the
+    // search floor 0.3 costs at most 0.002 of recall@10 there (docs/embeddings.md). CJK text
+    // is compared by its hashed part alone: the hashed embedder's rule (no floor) applies.
+    similarityFloor: (query) => (isLargelyCjk(query) ? hashed.similarityFloor?.(query) : 0.3),
     async embed(texts, embedOptions) {
       const lexical = await hashed.embed(texts, embedOptions)
       const english = texts.flatMap((text, i) => (isLargelyCjk(text) ? [] : [i]))

@@ -161,7 +161,6 @@ export async function createKnowledgeService(deps: KnowledgeServiceDeps) {
   const fusion = deps.fusion ?? DEFAULT_FUSION
   const textRanking = deps.textRanking ?? DEFAULT_TEXT_RANKING
   const searchDepth = deps.searchDepth ?? DEFAULT_SEARCH_DEPTH
-  const minSimilarity = deps.minSimilarity ?? embedder.similarityFloor ?? -Infinity
   let vectorState: VectorState = await store.prepareVectors(embedder)
   if (vectorState.status === 'mismatch') {
     logger.warn('knowledge.embedder.mismatch', { stored: vectorState.stored, wanted: vectorState.wanted })
@@ -314,6 +313,7 @@ export async function createKnowledgeService(deps: KnowledgeServiceDeps) {
       { ids: vectorHits, weight: fusion.vector },
     ]
     // A candidate that shares no search term with the query must be similar enough on its own.
+    const minSimilarity = deps.minSimilarity ?? embedder.similarityFloor?.(input.q) ?? -Infinity
     const fused = (fusion.method === 'rrf' ? fuse(lists, fusion.k ?? 60) : fuseScores(lists)).filter(
       (c) => c.positions[0] !== null || (c.positions[1]?.score ?? -Infinity) >= minSimilarity,
     )
