@@ -46,6 +46,7 @@ const BatchResult = z.object({
   results: z.array(z.object({ knowledge_id: z.string(), ok: z.boolean(), error: z.object({ code: z.string(), message: z.string() }).optional() })),
 })
 const Deleted = z.object({ id: z.string(), deleted: z.literal(true) })
+const ResourceDeleted = Deleted.extend({ owner: z.string() })
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` })
 const json = (name: string, description = 'OK') => ({ description, content: { 'application/json': { schema: ref(name) } } })
@@ -66,6 +67,13 @@ const resourceId = {
   in: 'path',
   required: true,
   description: 'A path-like id such as code/selenium/login: the rest of the URL path, slashes included',
+  schema: { type: 'string' },
+}
+const resourceOwner = {
+  name: 'owner',
+  in: 'query',
+  required: false,
+  description: "Ids are namespaced by owner: this owner's resource (kind:id). Default: the caller's own, else the visible one in the highest-priority scope",
   schema: { type: 'string' },
 }
 const expand = {
@@ -99,6 +107,7 @@ export function openApiDocument(version: string): Record<string, unknown> & { pa
     SearchResult: schema(SearchResult, 'output'),
     BatchResult: schema(BatchResult, 'output'),
     Deleted: schema(Deleted, 'output'),
+    ResourceDeleted: schema(ResourceDeleted, 'output'),
     SaveResourceInput: schema(SaveResourceInput, 'input'),
     UpdateResourceInput: schema(UpdateResourceInput, 'input'),
     Resource: schema(Resource, 'output'),
@@ -155,16 +164,20 @@ export function openApiDocument(version: string): Record<string, unknown> & { pa
       '/api/knowledge/{id}/unmerge': { post: { summary: 'Undo a slim merge: originals active again, the merged entry archived', parameters: [knowledgeId], responses: { 200: json('UnmergeResult'), ...ERRORS } } },
       '/api/resource': {
         get: { summary: 'List resources (never secrets)', parameters: queryParameters(ListResourcesInput), responses: { 200: json('ResourcePage'), ...ERRORS } },
-        post: { summary: 'Save a resource', requestBody: body('SaveResourceInput'), responses: { 201: json('Resource', 'Created'), ...ERRORS, 409: json('Error', 'The id exists') } },
+        post: {
+          summary: "Save a resource in its owner's namespace: created (201), or the owner's existing one updated (200)",
+          requestBody: body('SaveResourceInput'),
+          responses: { 200: json('Resource', 'Updated'), 201: json('Resource', 'Created'), ...ERRORS, 409: json('Error', "Changed concurrently, or (admins only) the id is taken in another owner's namespace") },
+        },
       },
       '/api/resource/{id}': {
         get: {
           summary: 'One resource; secure_body only with secrets:read in its scope',
-          parameters: [resourceId, { name: 'include_secret', in: 'query', required: false, schema: { type: 'boolean', default: true } }],
+          parameters: [resourceId, resourceOwner, { name: 'include_secret', in: 'query', required: false, schema: { type: 'boolean', default: true } }],
           responses: { 200: json('Resource'), ...ERRORS },
         },
-        put: { summary: 'Update (owner or admin)', parameters: [resourceId], requestBody: body('UpdateResourceInput'), responses: { 200: json('Resource'), ...ERRORS } },
-        delete: { summary: 'Delete (owner or admin)', parameters: [resourceId], responses: { 200: json('Deleted'), ...ERRORS } },
+        put: { summary: 'Update (owner or admin)', parameters: [resourceId, resourceOwner], requestBody: body('UpdateResourceInput'), responses: { 200: json('Resource'), ...ERRORS } },
+        delete: { summary: 'Delete (owner or admin)', parameters: [resourceId, resourceOwner], responses: { 200: json('ResourceDeleted'), ...ERRORS } },
       },
     },
   }

@@ -7,11 +7,18 @@ import type { Principal } from '../core/principal.js'
 
 /** The resources service, as the routes use it. */
 export interface ResourceApi {
+  /** Creates a resource in its owner's namespace, or updates the one that owner has with this id. */
   save(body: unknown, principal: Principal): Promise<unknown>
-  /** `secure_body` is included only when `includeSecret` and the caller may read the resource's secrets. */
-  get(id: string, principal: Principal, options?: { includeSecret?: boolean }): Promise<unknown>
-  update(id: string, body: unknown, principal: Principal): Promise<unknown>
-  delete(id: string, principal: Principal): Promise<unknown>
+  /** Like `save`, saying whether it created (201) or updated (200). */
+  upsert(body: unknown, principal: Principal): Promise<{ resource: unknown; created: boolean }>
+  /**
+   * `secure_body` is included only when `includeSecret` and the caller may read the resource's secrets.
+   * `owner` picks one owner's resource; otherwise the id resolves among those the caller sees.
+   */
+  get(id: string, principal: Principal, options?: { includeSecret?: boolean; owner?: string }): Promise<unknown>
+  update(id: string, body: unknown, principal: Principal, options?: { owner?: string }): Promise<unknown>
+  /** Returns the owner whose resource was deleted. */
+  delete(id: string, principal: Principal, options?: { owner?: string }): Promise<{ owner: string }>
   list(query: unknown, principal: Principal): Promise<{ items: unknown[]; next_cursor: string | null }>
   /** The resources behind `resource_ids` that the caller can see, without secrets. */
   expandResources(ids: readonly string[], principal: Principal): Promise<unknown[]>

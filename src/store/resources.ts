@@ -1,9 +1,13 @@
 /**
- * All SQL about resources. Every read and write takes the caller's visible scopes
- * and puts them in the WHERE clause (`scopes && visible`). The encrypted secret is
- * selected only by {@link ResourceStore.get}, and only when the row's scopes meet
- * the scopes the caller may read secrets in (also in SQL): list and expand views
- * never carry it, not even encrypted.
+ * All SQL about resources. Resources are keyed by (owner, id): each owner has its own
+ * namespace of ids. Every read and write takes the caller's access (its visible scopes
+ * and its own ids) and puts it in the WHERE clause: a row is visible when its scopes
+ * meet the visible scopes or its owner is one of the caller's own ids. A lookup by id
+ * alone resolves among the visible rows: the caller's own first, then by scope
+ * priority (user > project > agent > team > org > public), then the oldest, then by
+ * owner. The encrypted secret is selected only by {@link ResourceStore.get}, and only
+ * when the row's scopes meet the scopes the caller may read secrets in (also in SQL):
+ * list and expand views never carry it, not even encrypted.
  */
 import type { ResourceMetadata } from '../core/resources.js'
 import type { Database } from './database.js'
@@ -25,6 +29,21 @@ export interface ResourceRecord {
   version: number
   created_at: Date
   updated_at: Date
+}
+
+/** A resource's key: its owner's namespace and its id there. */
+export interface ResourceKey {
+  owner: string
+  id: string
+}
+
+/**
+ * What a caller may see: rows whose scopes meet `visible`, and rows owned by one of
+ * `own` (the caller's own ids: whoever may manage a resource may see it).
+ */
+export interface ResourceAccess {
+  visible: readonly string[]
+  own: readonly string[]
 }
 
 /** A new resource to insert. */
@@ -54,7 +73,7 @@ export interface ResourceChange {
 
 /** Filters of list. */
 export interface ResourceFilter {
-  visible: readonly string[]
+  access: ResourceAccess
   prefix?: string | undefined
   contentTypes?: readonly string[] | undefined
   scopes?: readonly string[] | undefined
@@ -93,8 +112,26 @@ function expiredSql(now: Date): Sql {
     THEN (r.metadata ->> 'expires_at')::timestamptz < ${now.toISOString()}::timestamptz ELSE false END)`
 }
 
+/** The row is visible to the caller. */
+function visibleSql(access: ResourceAccess): Sql {
+  return sql`(r.scopes && ${access.visible}::text[] OR r.owner = ANY(${access.own}::text[]))`
+}
+
+/**
+ * The order in which rows sharing an id are chosen for a caller: its own first, then
+ * the best scope priority among the row's scopes it can see (user 0 … public 5), then
+ * the oldest, then by owner.
+ */
+function resolutionOrder(access: ResourceAccess): Sql {
+  return sql`(r.owner = ANY(${access.own}::text[])) DESC,
+    COALESCE((SELECT min(CASE WHEN s = 'public' THEN 5 WHEN s LIKE 'user:%' THEN 0 WHEN s LIKE 'project:%' THEN 1
+      WHEN s LIKE 'agent:%' THEN 2 WHEN s LIKE 'team:%' THEN 3 WHEN s LIKE 'org:%' THEN 4 END)
+      FROM unnest(r.scopes) AS s WHERE s = ANY(${access.visible}::text[])), 6),
+    r.created_at, r.owner COLLATE "C"`
+}
+
 function filterSql(filter: ResourceFilter): Sql {
-  const parts: Sql[] = [sql`r.scopes && ${filter.visible}::text[]`]
+  const parts: Sql[] = [visibleSql(filter.access)]
   if (filter.prefix) parts.push(sql`starts_with(r.id, ${filter.prefix})`)
   if (filter.contentTypes && filter.contentTypes.length > 0) parts.push(sql`r.content_type = ANY(${filter.contentTypes}::text[])`)
   if (filter.scopes && filter.scopes.length > 0) parts.push(sql`r.scopes && ${filter.scopes}::text[]`)
@@ -104,21 +141,37 @@ function filterSql(filter: ResourceFilter): Sql {
   return sql.join(parts, ' AND ')
 }
 
+/** Options of {@link ResourceStore.get}. */
+export interface ResourceGetOptions {
+  /** Only in this owner's namespace (default: resolve among every visible owner). */
+  owner?: string | undefined
+  /** Select the encrypted secret when the row's scopes meet these (the caller's own ids). */
+  secretScopes?: readonly string[] | undefined
+}
+
+/** The outcome of an update: the new row, or why nothing changed. */
+export type ResourceUpdateOutcome =
+  | { record: ResourceRecord }
+  /** `changed`: not visible or not at the expected version any more; `id_taken`: the new owner has this id already. */
+  | { conflict: 'changed' | 'id_taken' }
+
 export interface ResourceStore {
-  /** Inserts a resource; returns false when the id is taken. */
+  /** Inserts a resource; returns false when its owner has this id already. */
   insert(resource: NewResource): Promise<boolean>
   /**
-   * One resource if visible. The encrypted secret is selected only when `secretScopes`
-   * is given and meets the row's scopes; otherwise `secure_body` is undefined.
+   * The resource with this id that the caller sees first (own first, then scope
+   * priority, then oldest, then owner), or undefined. The encrypted secret is selected
+   * only when `secretScopes` is given and meets the row's scopes; otherwise
+   * `secure_body` is undefined.
    */
-  get(id: string, visible: readonly string[], secretScopes?: readonly string[]): Promise<ResourceRecord | undefined>
-  /** The visible ones among `ids` (with body, never the secret). */
-  getMany(ids: readonly string[], visible: readonly string[]): Promise<ResourceRecord[]>
-  /** Summaries (no body, no secret) ordered by id, after `afterId`. */
-  list(filter: ResourceFilter, limit: number, afterId?: string): Promise<ResourceRecord[]>
+  get(id: string, access: ResourceAccess, options?: ResourceGetOptions): Promise<ResourceRecord | undefined>
+  /** For each of `ids`, the visible resource resolved as in `get` (with body, never the secret). */
+  getMany(ids: readonly string[], access: ResourceAccess): Promise<ResourceRecord[]>
+  /** Summaries (no body, no secret) ordered by id then owner, after `after`. */
+  list(filter: ResourceFilter, limit: number, after?: { id: string; owner?: string | undefined }): Promise<ResourceRecord[]>
   /** Applies a change if the resource is visible and still at `expectedVersion`. */
-  update(id: string, visible: readonly string[], expectedVersion: number, change: ResourceChange, at: Date): Promise<ResourceRecord | undefined>
-  delete(id: string, visible: readonly string[]): Promise<boolean>
+  update(key: ResourceKey, access: ResourceAccess, expectedVersion: number, change: ResourceChange, at: Date): Promise<ResourceUpdateOutcome>
+  delete(key: ResourceKey, access: ResourceAccess): Promise<boolean>
   count(): Promise<number>
   /** How many secrets each key id protects (for status and rotation checks). */
   secretKeyIds(): Promise<Array<{ key_id: string; count: number }>>
@@ -133,7 +186,7 @@ export interface ResourceStore {
  * The resource queries over a database.
  * @example
  * const resources = resourceStore(db)
- * await resources.get('code/selenium/login', ['user:alice', 'public'])
+ * await resources.get('code/selenium/login', { visible: ['user:alice', 'public'], own: ['user:alice'] })
  */
 export function resourceStore(db: Database): ResourceStore {
   return {
@@ -141,46 +194,57 @@ export function resourceStore(db: Database): ResourceStore {
       const rows = await db.query(sql`INSERT INTO resources (id, title, body, secure_body, secret_key_id, content_type, metadata, scopes, owner, version, created_at, updated_at)
         VALUES (${r.id}, ${r.title}, ${r.body}, ${r.secret?.envelope ?? null}, ${r.secret?.keyId ?? null}, ${r.content_type},
           ${JSON.stringify(r.metadata)}::jsonb, ${r.scopes}::text[], ${r.owner}, 1, ${r.created_at.toISOString()}, ${r.created_at.toISOString()})
-        ON CONFLICT (id) DO NOTHING
+        ON CONFLICT (owner, id) DO NOTHING
         RETURNING id`)
       return rows.length > 0
     },
 
-    async get(id, visible, secretScopes) {
-      const secret = secretScopes
-        ? sql`, CASE WHEN r.scopes && ${secretScopes}::text[] THEN r.secure_body END AS secure_body`
+    async get(id, access, options = {}) {
+      const secret = options.secretScopes
+        ? sql`, CASE WHEN r.scopes && ${options.secretScopes}::text[] THEN r.secure_body END AS secure_body`
         : sql.empty
-      const rows = await db.query(sql`SELECT ${FULL}${secret} FROM resources r WHERE r.id = ${id} AND r.scopes && ${visible}::text[]`)
+      const owner = options.owner !== undefined ? sql` AND r.owner = ${options.owner}` : sql.empty
+      const rows = await db.query(sql`SELECT ${FULL}${secret} FROM resources r WHERE r.id = ${id}${owner} AND ${visibleSql(access)}
+        ORDER BY ${resolutionOrder(access)} LIMIT 1`)
       return rows[0] ? toRecord(rows[0]) : undefined
     },
 
-    async getMany(ids, visible) {
+    async getMany(ids, access) {
       if (ids.length === 0) return []
-      const rows = await db.query(sql`SELECT ${FULL} FROM resources r WHERE r.id = ANY(${ids}::text[]) AND r.scopes && ${visible}::text[]`)
+      const rows = await db.query(sql`SELECT DISTINCT ON (r.id) ${FULL} FROM resources r WHERE r.id = ANY(${ids}::text[]) AND ${visibleSql(access)}
+        ORDER BY r.id, ${resolutionOrder(access)}`)
       return rows.map(toRecord)
     },
 
-    async list(filter, limit, afterId) {
-      const page = afterId !== undefined ? sql` AND r.id > ${afterId}` : sql.empty
-      const rows = await db.query(sql`SELECT ${SUMMARY} FROM resources r WHERE ${filterSql(filter)}${page} ORDER BY r.id LIMIT ${limit}`)
+    async list(filter, limit, after) {
+      const page =
+        after === undefined ? sql.empty : after.owner === undefined ? sql` AND r.id > ${after.id}` : sql` AND (r.id, r.owner) > (${after.id}, ${after.owner})`
+      const rows = await db.query(sql`SELECT ${SUMMARY} FROM resources r WHERE ${filterSql(filter)}${page} ORDER BY r.id, r.owner LIMIT ${limit}`)
       return rows.map(toRecord)
     },
 
-    async update(id, visible, expectedVersion, change, at) {
+    async update(key, access, expectedVersion, change, at) {
       const secret =
         change.secret === undefined
           ? sql.empty
           : sql`, secure_body = ${change.secret?.envelope ?? null}, secret_key_id = ${change.secret?.keyId ?? null}`
-      const rows = await db.query(sql`UPDATE resources r SET title = ${change.title}, body = ${change.body}, content_type = ${change.content_type},
+      const statement = sql`UPDATE resources r SET title = ${change.title}, body = ${change.body}, content_type = ${change.content_type},
           metadata = ${JSON.stringify(change.metadata)}::jsonb, scopes = ${change.scopes}::text[], owner = ${change.owner}${secret},
           version = r.version + 1, updated_at = ${at.toISOString()}
-        WHERE r.id = ${id} AND r.version = ${expectedVersion} AND r.scopes && ${visible}::text[]
-        RETURNING ${FULL}`)
-      return rows[0] ? toRecord(rows[0]) : undefined
+        WHERE r.owner = ${key.owner} AND r.id = ${key.id} AND r.version = ${expectedVersion} AND ${visibleSql(access)}
+        RETURNING ${FULL}`
+      try {
+        const rows = await db.query(statement)
+        return rows[0] ? { record: toRecord(rows[0]) } : { conflict: 'changed' }
+      } catch (error) {
+        // A new owner that has this id already (unique key (owner, id)).
+        if ((error as { details?: { sqlstate?: unknown } }).details?.sqlstate === '23505') return { conflict: 'id_taken' }
+        throw error
+      }
     },
 
-    async delete(id, visible) {
-      const rows = await db.query(sql`DELETE FROM resources r WHERE r.id = ${id} AND r.scopes && ${visible}::text[] RETURNING r.id`)
+    async delete(key, access) {
+      const rows = await db.query(sql`DELETE FROM resources r WHERE r.owner = ${key.owner} AND r.id = ${key.id} AND ${visibleSql(access)} RETURNING r.id`)
       return rows.length > 0
     },
 
@@ -198,8 +262,8 @@ export function resourceStore(db: Database): ResourceStore {
 
     async rewriteSecrets(transform) {
       return db.transaction(async (tx) => {
-        const rows = await tx.query<{ id: string; secure_body: string }>(
-          sql`SELECT id, secure_body FROM resources WHERE secure_body IS NOT NULL ORDER BY id FOR UPDATE`,
+        const rows = await tx.query<{ owner: string; id: string; secure_body: string }>(
+          sql`SELECT owner, id, secure_body FROM resources WHERE secure_body IS NOT NULL ORDER BY id, owner FOR UPDATE`,
         )
         let rewritten = 0
         let unchanged = 0
@@ -209,7 +273,7 @@ export function resourceStore(db: Database): ResourceStore {
             unchanged++
             continue
           }
-          await tx.query(sql`UPDATE resources SET secure_body = ${next.envelope}, secret_key_id = ${next.keyId} WHERE id = ${row.id}`)
+          await tx.query(sql`UPDATE resources SET secure_body = ${next.envelope}, secret_key_id = ${next.keyId} WHERE owner = ${row.owner} AND id = ${row.id}`)
           rewritten++
         }
         return { rewritten, unchanged }

@@ -108,9 +108,8 @@ describe('resources', () => {
     }
   })
 
-  it('409 conflict on a duplicate id', async () => {
-    const error = await failure(kh.resources.save({ id: 'code/selenium/undetected_login', title: 'again' }))
-    expect(error).toMatchObject({ code: 'conflict', status: 409 })
+  it('saving an id you own again updates it (ids are namespaced by owner: no 409)', async () => {
+    expect(await kh.resources.save({ id: 'code/selenium/undetected_login', title: 'again' })).toMatchObject({ title: 'again', content_type: 'code', version: 2 })
   })
 })
 

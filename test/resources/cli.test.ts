@@ -52,7 +52,7 @@ describe('resource, secrets and slim commands', () => {
   it('saves a secret from a file, hides it by default, shows it with --show-secret, rotates the key', async () => {
     writeFileSync(join(dir, 'cookie.txt'), `${SECRET}\n`)
     const save = await run('resource', 'save', 'cookies/site_a', '--title', 'Site A cookie', '--type', 'cookie', '--secret-file', join(dir, 'cookie.txt'), '--expires-at', '2020-01-01T00:00:00Z', '--scope', 'org:acme', '--body', 'for API calls')
-    expect(save).toMatchObject({ code: 0, out: 'saved cookies/site_a (secret encrypted)' })
+    expect(save).toMatchObject({ code: 0, out: 'saved cookies/site_a (owner user:alice, v1) (secret encrypted)' })
     expect(statSync(join(dir, 'secret.key')).mode & 0o777).toBe(0o600)
 
     const hidden = await run('resource', 'get', 'cookies/site_a', '--json')
@@ -67,7 +67,8 @@ describe('resource, secrets and slim commands', () => {
     const list = await run('resource', 'list', '--expired', '--json')
     expect(JSON.parse(list.out).items.map((r: { id: string }) => r.id)).toEqual(['cookies/site_a'])
     expect(list.out).not.toContain('cli-secret')
-    expect((await run('resource', 'save', 'cookies/site_a', '--title', 'again')).err).toContain('[conflict]')
+    // Saving an id you own again updates it: the fields given change, the secret is kept.
+    expect(await run('resource', 'save', 'cookies/site_a', '--title', 'again')).toMatchObject({ code: 0, out: 'updated cookies/site_a (owner user:alice, v2) (secret encrypted)' })
     expect((await run('resource', 'get', 'code/../x')).err).toContain('[validation_error]')
 
     const oldKey = readFileSync(join(dir, 'secret.key'), 'utf8')
@@ -87,7 +88,7 @@ describe('resource, secrets and slim commands', () => {
     expect(stale.err).not.toContain('cli-secret')
 
     expect((await run('resource', 'update', 'cookies/site_a', '--remove-secret', '--json')).code).toBe(0)
-    expect(await run('resource', 'delete', 'cookies/site_a')).toMatchObject({ code: 0, out: 'deleted cookies/site_a' })
+    expect(await run('resource', 'delete', 'cookies/site_a', '--owner', 'user:alice')).toMatchObject({ code: 0, out: 'deleted cookies/site_a (owner user:alice)' })
   })
 
   it('slims with a dry run, merges, and unmerges', async () => {

@@ -128,11 +128,109 @@ describe.each(BACKENDS)('resources on %s', (backend) => {
     await expectCode(resources.delete(code.id, alice), 'not_found')
   })
 
-  it('refuses a second save of the same id (conflict) and updates only via update', async () => {
+  it('namespaces ids by owner: saving an id you own updates it, another owner gets a resource of its own', async () => {
+    const first = await resources.save(credential, alice)
+    // Alice again (seed resource_save refreshing it): updated in place; fields given replace, the others are kept.
+    clock.set('2026-03-06T12:30:00Z')
+    const again = await resources.upsert({ id: credential.id, title: 'refreshed', secure_body: 'password: Fresh-1' }, alice)
+    expect(again.created).toBe(false)
+    expect(again.resource).toMatchObject({ title: 'refreshed', version: 2, scopes: ['org:acme'], body: credential.body, content_type: 'credential', owner: 'user:alice', created_at: first.created_at })
+    expect((await resources.get(credential.id, alice, { includeSecret: true })).secure_body).toBe('password: Fresh-1')
+    // Bob (another org) cannot see it: his save makes his own (no conflict, no hint), and he reads his.
+    await expectCode(resources.get(credential.id, bob), 'not_found')
+    const bobs = await resources.upsert({ ...credential, scopes: ['org:other'], secure_body: 'password: Bob-2' }, bob)
+    expect(bobs).toMatchObject({ created: true, resource: { owner: 'user:bob', version: 1 } })
+    expect((await resources.get(credential.id, bob, { includeSecret: true })).secure_body).toBe('password: Bob-2')
+    expect((await resources.get(credential.id, alice, { includeSecret: true })).secure_body).toBe('password: Fresh-1')
+    // Dave (same org) sees alice's; his save makes his own, which he resolves to first from then on.
+    expect((await resources.get(credential.id, dave)).owner).toBe('user:alice')
+    clock.set('2026-03-06T13:00:00Z')
+    expect((await resources.upsert({ ...credential, title: 'dave', secure_body: 'password: Dave-3' }, dave)).created).toBe(true)
+    expect((await resources.get(credential.id, dave, { includeSecret: true })).secure_body).toBe('password: Dave-3')
+    expect((await resources.get(credential.id, alice)).owner).toBe('user:alice')
+    // Carol sees alice's and dave's, both in org:acme: the oldest first; ?owner picks one.
+    expect((await resources.get(credential.id, carol)).owner).toBe('user:alice')
+    expect((await resources.get(credential.id, carol, { owner: 'user:dave' })).title).toBe('dave')
+    await expectCode(resources.get(credential.id, carol, { owner: 'user:bob' }), 'not_found')
+    await expectCode(resources.get(credential.id, carol, { owner: 'public' }), 'validation_error')
+    // Lists show each (owner, id) the caller sees, ordered by id then owner; cursors walk them all.
+    expect((await resources.list({}, carol)).items.map((r) => `${r.id} ${r.owner}`)).toEqual([`${credential.id} user:alice`, `${credential.id} user:dave`])
+    const walked: string[] = []
+    for (let cursor: string | undefined, n = 0; n < 5; n++) {
+      const page = await resources.list({ limit: 1, ...(cursor ? { cursor } : {}) }, carol)
+      walked.push(...page.items.map((r) => r.owner))
+      if (!page.next_cursor) break
+      cursor = page.next_cursor
+    }
+    expect(walked).toEqual(['user:alice', 'user:dave'])
+    // Expanding resource_ids resolves the same way, per caller.
+    for (const [who, owner] of [[alice, 'user:alice'], [bob, 'user:bob'], [carol, 'user:alice'], [dave, 'user:dave']] as const) {
+      expect((await resources.expandResources([credential.id], who)).map((r) => r.owner)).toEqual([owner])
+    }
+    // PUT and DELETE resolve the same way: dave changes his own; carol may change neither.
+    expect((await resources.update(credential.id, { body: 'dave edit' }, dave)).owner).toBe('user:dave')
+    await expectCode(resources.update(credential.id, { body: 'x' }, carol), 'forbidden')
+    await expectCode(resources.update(credential.id, { body: 'x' }, carol, { owner: 'user:dave' }), 'forbidden')
+    expect((await resources.get(credential.id, alice)).body).toBe(credential.body)
+    expect(await resources.delete(credential.id, dave)).toEqual({ owner: 'user:dave' })
+    expect((await resources.get(credential.id, dave)).owner).toBe('user:alice')
+    expect((await resources.get(credential.id, bob)).owner).toBe('user:bob')
+  })
+
+  it('resolves an id the caller does not own by scope priority (user > project > agent > team > org > public), then age', async () => {
+    await resources.save({ id: 'shared/x', title: 'org copy', scopes: ['org:acme'] }, dave)
+    clock.set('2026-03-06T13:00:00Z')
+    await resources.save({ id: 'shared/x', title: 'public copy', scopes: ['public'], owner: 'user:root' }, admin)
+    clock.set('2026-03-06T14:00:00Z')
+    await resources.save({ id: 'shared/x', title: 'project copy', scopes: ['project:p1'] }, alice)
+    // carol: project:p1 beats org:acme beats public, though the project copy is the newest.
+    expect((await resources.get('shared/x', carol)).title).toBe('project copy')
+    expect((await resources.expandResources(['shared/x'], carol)).map((r) => r.title)).toEqual(['project copy'])
+    expect((await resources.get('shared/x', reader)).title).toBe('org copy')
+    expect((await resources.get('shared/x', bob)).title).toBe('public copy')
+    // Own first, whatever the scopes.
+    expect((await resources.get('shared/x', dave)).title).toBe('org copy')
+    expect((await resources.get('shared/x', admin)).title).toBe('public copy')
+  })
+
+  it('never reveals a resource the caller cannot see when saving; its owner sees it with any of its tokens', async () => {
+    // Alice's resource in org:acme only; a token of alice without the org id still sees and updates it
+    // (its owner), but reads no secret (none of the token's ids is among its scopes).
     await resources.save(credential, alice)
-    await expectCode(resources.save({ ...credential, title: 'again' }, alice), 'conflict')
-    await expectCode(resources.save({ ...credential, title: 'again' }, dave), 'conflict')
-    expect((await resources.get(credential.id, alice)).title).toBe(credential.title)
+    const aliceAlone = Principal.parse({ user: 'alice', permissions: ['read', 'write', 'secrets:read'] })
+    const seen = await resources.get(credential.id, aliceAlone, { includeSecret: true })
+    expect(seen.owner).toBe('user:alice')
+    expect('secure_body' in seen).toBe(false)
+    const refreshed = await resources.upsert({ id: credential.id, title: 'from the narrow token' }, aliceAlone)
+    expect(refreshed).toMatchObject({ created: false, resource: { scopes: ['org:acme'], version: 2 } })
+    // Another org's principal saving the same id never meets it: created, 201-style, every time.
+    for (const who of [bob, Principal.parse({ user: 'eve', org: 'evil', permissions: ['read', 'write'] })]) {
+      expect((await resources.upsert({ id: credential.id, title: 'squat?' }, who)).created).toBe(true)
+      expect((await resources.upsert({ id: credential.id, title: 'again' }, who)).created).toBe(false)
+    }
+    expect((await resources.get(credential.id, alice)).title).toBe('from the narrow token')
+    // Only an admin can write into another owner's namespace; an id taken there by a resource it
+    // cannot see is a conflict (nothing else about it is said), one it sees is updated.
+    const conflict = await expectCode(resources.save({ id: credential.id, title: 'admin', owner: 'user:bob' }, admin), 'conflict')
+    expect(JSON.stringify(conflict)).not.toMatch(/org:other|squat|again/)
+    expect((await resources.upsert({ id: credential.id, title: 'admin edit', owner: 'user:alice' }, admin)).created).toBe(false)
+    // Moving a resource to an owner that has the id already is a conflict, and changes nothing.
+    await resources.save({ id: 'moving/x', title: 'as agent', owner: 'agent:research', scopes: ['org:acme'] }, alice)
+    await resources.save({ id: 'moving/x', title: 'as user', scopes: ['org:acme'] }, alice)
+    await expectCode(resources.update('moving/x', { owner: 'agent:research' }, alice, { owner: 'user:alice' }), 'conflict')
+    expect((await resources.get('moving/x', alice, { owner: 'user:alice' })).version).toBe(1)
+  })
+
+  it('refuses a secret nobody could read: a resource whose only scope is public', async () => {
+    const error = await expectCode(resources.save({ ...credential, id: 'pub/s', scopes: ['public'], owner: 'user:root' }, admin), 'validation_error')
+    expect((error as unknown as { details: { issues: Array<{ path: string }> } }).details.issues[0]!.path).toBe('secure_body')
+    expect(error.message).toMatch(/only scope is public/)
+    const plain = await resources.save({ id: 'pub/s', title: 'public note', scopes: ['public'], owner: 'user:root' }, admin)
+    expect(plain.scopes).toEqual(['public'])
+    await expectCode(resources.update('pub/s', { secure_body: 'x' }, admin), 'validation_error')
+    await resources.save({ ...credential, id: 'pub/acme', scopes: ['public', 'org:acme'], owner: 'user:root' }, admin)
+    await expectCode(resources.update('pub/acme', { scopes: ['public'] }, admin), 'validation_error')
+    expect((await resources.update('pub/acme', { scopes: ['public'], secure_body: null }, admin)).has_secret).toBe(false)
   })
 
   it('rejects traversal and malformed ids with validation_error', async () => {
@@ -183,7 +281,7 @@ describe.each(BACKENDS)('resources on %s', (backend) => {
     await expectCode(resources.save({ ...credential, id: 'c/4', owner: 'user:carol' }, alice), 'forbidden')
     await expectCode(resources.save({ ...credential, id: 'c/5' }, reader), 'forbidden')
     expect((await resources.update(credential.id, { title: 'by admin', scopes: ['org:acme', 'public'] }, admin)).scopes).toEqual(['org:acme', 'public'])
-    expect((await resources.save({ ...credential, id: 'c/6', scopes: ['public'], owner: 'user:root' }, admin)).scopes).toEqual(['public'])
+    expect((await resources.save({ ...credential, id: 'c/6', secure_body: undefined, scopes: ['public'], owner: 'user:root' }, admin)).scopes).toEqual(['public'])
     await resources.delete(credential.id, admin)
   })
 
@@ -226,7 +324,9 @@ describe.each(BACKENDS)('resources on %s', (backend) => {
   })
 
   it('public alone does not grant secrets, not even to an admin', async () => {
-    await resources.save({ ...credential, id: 'pub/secret', scopes: ['public'], owner: 'user:root' }, admin)
+    // Saving such a resource is refused now; rows from before that still exist.
+    await resources.save({ ...credential, id: 'pub/secret', scopes: ['public', 'org:acme'], owner: 'user:root' }, admin)
+    await store.db.query(sql`UPDATE resources SET scopes = '{public}' WHERE id = 'pub/secret'`)
     await resources.save({ ...credential, id: 'pub/acme', scopes: ['public', 'org:acme'], owner: 'user:root' }, admin)
     for (const who of [alice, bob, dave, admin]) {
       const r = await resources.get('pub/secret', who, { includeSecret: true })
@@ -287,7 +387,7 @@ describe.each(BACKENDS)('resources on %s', (backend) => {
     await resources.update('cookies/a', { secure_body: 'NewSecret-4242' }, alice)
     await resources.list({ content_type: 'cookie,credential', expired: true }, alice)
     await resources.expandResources(['cookies/a', credential.id], alice)
-    await attempt(resources.save({ ...credential, secure_body: PASSWORD }, alice)) // conflict
+    await attempt(resources.save({ ...credential, id: 'pub/x', secure_body: PASSWORD, scopes: ['public'], owner: 'user:root' }, admin)) // secret nobody could read
     await attempt(resources.save({ ...credential, id: 'x/1', secure_body: `BigSecret-9999${'x'.repeat(70_000)}` }, alice)) // too_large
     await attempt(resources.save({ ...credential, id: 'x/2', secure_body: PASSWORD, extra: PASSWORD }, alice)) // unknown field
     await attempt(resources.save({ ...credential, id: '../x', secure_body: PASSWORD }, alice)) // bad id
@@ -375,7 +475,8 @@ describe.each(BACKENDS)('resources on %s', (backend) => {
     for (let i = 0; i < 24; i++) {
       const scopes = [...new Set(Array.from({ length: 1 + Math.floor(random() * 3) }, () => pick(allScopes)))]
       const id = `r/${i}`
-      await resources.save({ id, title: `resource ${i}`, body: `body ${i}`, secure_body: `secret-${i}`, scopes, owner: 'user:writer' }, writer)
+      const secret = scopes.length === 1 && scopes[0] === 'public' ? {} : { secure_body: `secret-${i}` }
+      await resources.save({ id, title: `resource ${i}`, body: `body ${i}`, ...secret, scopes, owner: 'user:writer' }, writer)
       made.push({ id, scopes })
     }
     for (let n = 0; n < 20; n++) {

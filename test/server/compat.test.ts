@@ -280,7 +280,7 @@ describe('seed 003 HTTP API', () => {
     expect((await api.get('/api/resource/cookies/website_a')).body.secure_body).toBe('session_id=new456')
     const deleted = await api.delete('/api/resource/cookies/website_a')
     expect(deleted.status).toBe(200)
-    expect(deleted.body).toEqual({ id: 'cookies/website_a', deleted: true })
+    expect(deleted.body).toEqual({ id: 'cookies/website_a', owner: 'user:alice', deleted: true })
     expect((await api.get('/api/resource/cookies/website_a')).status).toBe(404)
   })
 

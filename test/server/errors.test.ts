@@ -206,11 +206,19 @@ describe('bad input', () => {
 })
 
 describe('errors and limits', () => {
-  it('conflict: 409 for an existing resource id', async () => {
-    await local.post('/api/resource', { id: 'dup/one', title: 'first' })
-    const r = await local.post('/api/resource', { id: 'dup/one', title: 'second' })
+  it('POST /api/resource on an id you own updates it (200); 409 only when an admin meets an id it cannot see in another owner\'s namespace', async () => {
+    const first = await local.post('/api/resource', { id: 'dup/one', title: 'first', body: 'kept' })
+    expect(first.status).toBe(201)
+    const again = await local.post('/api/resource', { id: 'dup/one', title: 'second' })
+    expect(again.status).toBe(200)
+    expect(again.body).toMatchObject({ id: 'dup/one', title: 'second', body: 'kept', version: 2, created_at: first.body.created_at })
+    // The local principal is an admin; someone else's resource in a scope it does not belong to:
+    await t.hub.resources.save({ id: 'dup/one', title: 'hidden', scopes: ['user:someone'] }, { user: 'someone', permissions: ['read', 'write'] })
+    expect((await local.get('/api/resource/dup/one')).body.title).toBe('second')
+    const r = await local.post('/api/resource', { id: 'dup/one', title: 'third', owner: 'user:someone' })
     expect(r.status).toBe(409)
     expect(errorOf(r).code).toBe('conflict')
+    expect(r.text).not.toContain('hidden')
   })
 
   it('evolve without an LLM: 501 llm_not_configured', async () => {

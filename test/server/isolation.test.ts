@@ -4,10 +4,14 @@
  * scopes of their own; then every principal hits every endpoint for every entry
  * and resource, and must see exactly what its scopes allow: 404 for what it cannot
  * see, 403 for what it can see but not manage, and never a secret it may not read.
+ * Resource ids are namespaced by owner: several writers save the same ids, and
+ * every read, write and expansion by id must resolve to the resource the rule picks
+ * for that caller (own first, then scope priority, then the oldest), while a save
+ * never collides with — or hints at — a resource the caller cannot see.
  * Set KNOWHUB_TEST_SEED to replay a run.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { memberScopes, visibleScopes, type Principal } from '../../src/core/principal.js'
+import { memberScopes, scopePriority, visibleScopes, type Principal } from '../../src/core/principal.js'
 import { client, errorOf, openTestHub, type Client, type TestHub } from './helpers.js'
 
 const SEED = Number(process.env.KNOWHUB_TEST_SEED ?? Math.floor(Math.random() * 2 ** 31))
@@ -51,8 +55,11 @@ interface Res {
   scopes: string[]
   owner: string
   secret: string
+  created_at: string
 }
 
+/** Ids that several writers each save in their own namespace. */
+const SHARED_IDS = ['credentials/website_a', 'cookies/website_a', 'code/selenium/undetected_login']
 const WRITERS = 10
 const ENTRIES_PER_WRITER = 3
 const RESOURCES_PER_WRITER = 2
@@ -64,6 +71,17 @@ const resources: Res[] = []
 
 const sees = (actor: Actor, scopes: readonly string[]) => scopes.some((s) => visibleScopes(actor.principal).includes(s))
 const manages = (actor: Actor, owner: string) => memberScopes(actor.principal).includes(owner)
+/** A resource is visible in its scopes and to its owner. */
+const seesResource = (actor: Actor, r: Res) => sees(actor, r.scopes) || manages(actor, r.owner)
+/** The resource an id means for this caller: its own first, then scope priority, then the oldest, then by owner. */
+function resolve(actor: Actor, id: string): Res | undefined {
+  const visible = visibleScopes(actor.principal)
+  const rank = (r: Res) => [manages(actor, r.owner) ? 0 : 1, scopePriority(r.scopes, visible)] as const
+  return resources
+    .filter((r) => r.id === id && seesResource(actor, r))
+    .sort((a, b) => rank(a)[0] - rank(b)[0] || rank(a)[1] - rank(b)[1] || a.created_at.localeCompare(b.created_at) || (a.owner < b.owner ? -1 : a.owner > b.owner ? 1 : 0))[0]
+}
+const resourceIds = () => [...new Set(resources.map((r) => r.id))]
 const readsSecret = (actor: Actor, scopes: readonly string[]) =>
   (actor.principal.permissions.includes('secrets:read') || actor.principal.permissions.includes('admin')) &&
   scopes.some((s) => s !== 'public' && memberScopes(actor.principal).includes(s))
@@ -112,14 +130,26 @@ beforeAll(async () => {
       const scopes = scopesOf(writer)
       const r = await writer.api.post('/api/resource', { id, title: `resource ${j} of ${writer.name}`, body: 'public part', secure_body: secret, content_type: 'credential', scopes })
       expect(r.status, why(writer, `saving ${id}`)).toBe(201)
-      resources.push({ id, scopes, owner: r.body.owner, secret })
+      resources.push({ id, scopes, owner: r.body.owner, secret, created_at: r.body.created_at })
+    }
+  }
+  // The same ids in many namespaces, in random scopes (each writer saves a random subset).
+  for (const writer of writers) {
+    for (const id of SHARED_IDS) {
+      if (!chance(0.6)) continue
+      const secret = `SECRET-${writer.name}-${id}-${Math.floor(random() * 1e12).toString(36)}`
+      const scopes = scopesOf(writer)
+      const r = await writer.api.post('/api/resource', { id, title: `${id} of ${writer.name}`, body: 'public part', secure_body: secret, content_type: 'credential', scopes })
+      expect(r.status, why(writer, `saving shared ${id} (never a conflict)`)).toBe(201)
+      expect(r.body.owner).toBe(`user:${writer.principal.user}`)
+      resources.push({ id, scopes, owner: r.body.owner, secret, created_at: r.body.created_at })
     }
   }
   for (const writer of writers) {
     for (let j = 0; j < ENTRIES_PER_WRITER; j++) {
       const marker = `zq${writer.name}x${j}marker`
       const scopes = scopesOf(writer)
-      const resource_ids = sample(resources, 2).map((r) => r.id)
+      const resource_ids = sample(resourceIds(), 3)
       const r = await writer.api.post('/api/knowledge', { task: `isolation check ${marker}`, content: `isolation content ${marker}`, types: ['strategy'], scopes, resource_ids })
       expect(r.status, why(writer, 'saving an entry')).toBe(201)
       entries.push({ id: r.body.id, scopes, owner: r.body.owner, marker, resource_ids })
@@ -175,31 +205,47 @@ describe(`isolation matrix (seed ${SEED})`, () => {
     await inBatches(actors, 4, async (actor) => {
       for (const entry of entries.filter((e) => sees(actor, e.scopes))) {
         const r = await actor.api.get(`/api/knowledge/${entry.id}?expand=resources`)
-        const expected = entry.resource_ids.filter((id) => sees(actor, resources.find((x) => x.id === id)!.scopes))
-        expect(r.body.resources.map((x: { id: string }) => x.id), why(actor, `expand ${entry.id}`)).toEqual(expected)
+        const expected = entry.resource_ids.flatMap((id) => {
+          const chosen = resolve(actor, id)
+          return chosen ? [`${chosen.id} ${chosen.owner}`] : []
+        })
+        expect(r.body.resources.map((x: { id: string; owner: string }) => `${x.id} ${x.owner}`), why(actor, `expand ${entry.id}`)).toEqual(expected)
         for (const resource of resources) expect(r.text.includes(resource.secret), why(actor, `expand leaks ${resource.id}`)).toBe(false)
       }
     })
   })
 
-  it('GET /api/resource/{id}: 404 unless visible; secure_body only with secrets:read in its own scope', async () => {
+  it('GET /api/resource/{id}: the resource the id resolves to for the caller, else 404; secure_body only with secrets:read in its own scope', async () => {
     await inBatches(actors, 4, async (actor) => {
-      for (const resource of resources) {
-        const r = await actor.api.get(`/api/resource/${resource.id}`)
-        expect(r.status, why(actor, `GET resource ${resource.id} in ${resource.scopes}`)).toBe(sees(actor, resource.scopes) ? 200 : 404)
-        const allowed = sees(actor, resource.scopes) && readsSecret(actor, resource.scopes)
-        expect(r.body.secure_body, why(actor, `secret of ${resource.id}`)).toBe(allowed ? resource.secret : undefined)
-        for (const other of resources) if (other.id !== resource.id) expect(r.text.includes(other.secret)).toBe(false)
-        if (!allowed) expect(r.text.includes(resource.secret)).toBe(false)
+      for (const id of resourceIds()) {
+        const chosen = resolve(actor, id)
+        const r = await actor.api.get(`/api/resource/${id}`)
+        expect(r.status, why(actor, `GET resource ${id}`)).toBe(chosen ? 200 : 404)
+        if (!chosen) {
+          expect(errorOf(r).code).toBe('not_found')
+          for (const other of resources) expect(r.text.includes(other.secret)).toBe(false)
+          continue
+        }
+        expect(r.body.owner, why(actor, `${id} resolves to ${chosen.owner}`)).toBe(chosen.owner)
+        const allowed = readsSecret(actor, chosen.scopes)
+        expect(r.body.secure_body, why(actor, `secret of ${id} of ${chosen.owner}`)).toBe(allowed ? chosen.secret : undefined)
+        for (const other of resources) if (other !== chosen) expect(r.text.includes(other.secret)).toBe(false)
+        if (!allowed) expect(r.text.includes(chosen.secret)).toBe(false)
+      }
+      // ?owner= picks one namespace: found exactly when that one is visible.
+      for (const resource of sample(resources, 8)) {
+        const r = await actor.api.get(`/api/resource/${resource.id}?owner=${resource.owner}&include_secret=false`)
+        expect(r.status, why(actor, `GET ${resource.id} of ${resource.owner}`)).toBe(seesResource(actor, resource) ? 200 : 404)
       }
     })
   })
 
-  it('GET /api/resource (list) shows exactly the visible resources and no secrets', async () => {
+  it('GET /api/resource (list) shows exactly the visible resources, one per owner and id, and no secrets', async () => {
     await inBatches(actors, 4, async (actor) => {
       const r = await actor.api.get('/api/resource?limit=1000')
-      const expected = resources.filter((x) => sees(actor, x.scopes)).map((x) => x.id).sort()
-      expect(r.body.items.map((x: { id: string }) => x.id).sort(), why(actor, 'resource list')).toEqual(expected)
+      const expected = resources.filter((x) => seesResource(actor, x)).map((x) => `${x.id} ${x.owner}`).sort()
+      expect(r.body.items.map((x: { id: string; owner: string }) => `${x.id} ${x.owner}`).sort(), why(actor, 'resource list')).toEqual(expected)
+      expect(Object.keys(r.body).sort()).toEqual(['count', 'items', 'next_cursor'])
       for (const resource of resources) expect(r.text.includes(resource.secret)).toBe(false)
     })
   })
@@ -243,17 +289,17 @@ describe(`isolation matrix (seed ${SEED})`, () => {
     })
   })
 
-  it('resources: update and delete need ownership; nobody writes a scope it does not belong to', async () => {
-    const pairs = actors.flatMap((actor) => sample(resources, 6).map((resource) => ({ actor, resource })))
-    await inBatches(pairs, 6, async ({ actor, resource }) => {
-      const visible = sees(actor, resource.scopes)
+  it('resources: update and delete act on the resource the id resolves to, and need its ownership', async () => {
+    const pairs = actors.flatMap((actor) => sample(resourceIds(), 6).map((id) => ({ actor, id })))
+    await inBatches(pairs, 6, async ({ actor, id }) => {
+      const chosen = resolve(actor, id)
       const canWrite = actor.principal.permissions.includes('write')
-      const expected = visible ? (canWrite && manages(actor, resource.owner) ? 200 : 403) : canWrite ? 404 : 403
+      const expected = chosen ? (canWrite && manages(actor, chosen.owner) ? 200 : 403) : canWrite ? 404 : 403
       if (expected === 200) return
-      const update = await actor.api.put(`/api/resource/${resource.id}`, { secure_body: 'stolen' })
-      expect(update.status, why(actor, `update ${resource.id}`)).toBe(expected)
-      const del = await actor.api.delete(`/api/resource/${resource.id}`)
-      expect(del.status, why(actor, `delete ${resource.id}`)).toBe(expected)
+      const update = await actor.api.put(`/api/resource/${id}`, { secure_body: 'stolen' })
+      expect(update.status, why(actor, `update ${id}`)).toBe(expected)
+      const del = await actor.api.delete(`/api/resource/${id}`)
+      expect(del.status, why(actor, `delete ${id}`)).toBe(expected)
     })
     for (const actor of actors) {
       const foreign = ['org:elsewhere', 'user:u0', 'project:p0', 'team:t0', 'org:o0', 'public'].filter((s) => !memberScopes(actor.principal).includes(s))
@@ -265,13 +311,42 @@ describe(`isolation matrix (seed ${SEED})`, () => {
       expect(r.status, why(actor, `save resource in ${scope}`)).toBe(403)
       const owner = await actor.api.post('/api/knowledge', { task: 'impersonation', content: 'x', types: ['plan'], owner: 'user:u0' })
       if (actor.principal.user !== 'u0') expect(owner.status, why(actor, 'save as user:u0')).toBe(403)
+      const asOther = await actor.api.post('/api/resource', { id: `intrusion/as-u0/${actor.name}`, title: 'x', owner: 'user:u0' })
+      if (actor.principal.user !== 'u0') expect(asOther.status, why(actor, 'save a resource as user:u0')).toBe(403)
     }
     // The secrets were never replaced.
     for (const resource of resources) {
       const owner = actors.find((a) => manages(a, resource.owner))!
-      const r = await owner.api.get(`/api/resource/${resource.id}`)
+      const r = await owner.api.get(`/api/resource/${resource.id}?owner=${resource.owner}`)
       expect(r.status).toBe(200)
       if (readsSecret(owner, resource.scopes)) expect(r.body.secure_body).toBe(resource.secret)
+    }
+  })
+
+  it('POST /api/resource never reveals a resource the caller cannot see: 201 in its own namespace, then 200 (its own, updated)', async () => {
+    const writers = actors.filter((a) => a.principal.permissions.includes('write'))
+    await inBatches(writers, 4, async (actor) => {
+      for (const id of SHARED_IDS) {
+        const mine = resources.find((r) => r.id === id && manages(actor, r.owner))
+        const first = await actor.api.post('/api/resource', { id, title: `${actor.name} saves ${id}`, body: 'mine' })
+        // Whatever others hold under this id — visible or not — only the caller's own namespace counts.
+        expect(first.status, why(actor, `first POST ${id}`)).toBe(mine ? 200 : 201)
+        const again = await actor.api.post('/api/resource', { id, title: `${actor.name} saves ${id} again` })
+        expect(again.status, why(actor, `second POST ${id}`)).toBe(200)
+        expect(again.body.owner).toBe(first.body.owner)
+        expect(again.body.body).toBe('mine')
+        expect(memberScopes(actor.principal)).toContain(again.body.owner)
+        const got = await actor.api.get(`/api/resource/${id}?include_secret=false`)
+        expect(got.body.owner, why(actor, `${id} resolves to its own now`)).toBe(first.body.owner)
+        expect(got.body.title).toBe(`${actor.name} saves ${id} again`)
+      }
+    })
+    // Nobody else's resource changed.
+    for (const resource of resources) {
+      const owner = actors.find((a) => manages(a, resource.owner))!
+      const r = await owner.api.get(`/api/resource/${resource.id}?owner=${resource.owner}`)
+      if (owner.principal.permissions.includes('write') && SHARED_IDS.includes(resource.id)) continue // its own was re-saved above
+      expect(r.body.title, why(owner, `${resource.id} of ${resource.owner} untouched`)).not.toMatch(/ saves /)
     }
   })
 })

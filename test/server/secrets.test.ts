@@ -71,7 +71,10 @@ describe('secrets never leak', () => {
     const { owner, admin } = actors
     expect((await record('owner', 'save credential', owner.post('/api/resource', { id: 'credentials/site_a', title: 'Site A account', body: 'login: see secure_body', secure_body: SECRETS.orgCredential, content_type: 'credential', scopes: ['org:acme'] }))).status).toBe(201)
     expect((await record('owner', 'save cookie', owner.post('/api/resource', { id: 'cookies/site_a', title: 'Site A cookie', secure_body: SECRETS.userCookie, content_type: 'cookie', metadata: { expires_at: '2099-01-01T00:00:00Z' } }))).status).toBe(201)
-    expect((await record('admin', 'save public secret', admin.post('/api/resource', { id: 'shared/public_key', title: 'public with secret', secure_body: SECRETS.publicSecret, scopes: ['public'] }))).status).toBe(201)
+    // A secret in a resource whose only scope is public is refused (nobody could read it) …
+    expect((await record('admin', 'save public-only secret', admin.post('/api/resource', { id: 'shared/public_key', title: 'public with secret', secure_body: SECRETS.publicSecret, scopes: ['public'] }))).status).toBe(400)
+    // … and public next to a scope nobody here belongs to grants it to nobody, not even the admin.
+    expect((await record('admin', 'save public secret', admin.post('/api/resource', { id: 'shared/public_key', title: 'public with secret', secure_body: SECRETS.publicSecret, scopes: ['public', 'team:vault'] }))).status).toBe(201)
     const entry = await record('owner', 'save entry', owner.post('/api/knowledge', { task: 'Log in to site A', content: 'Use the shared account; the cookie lasts a day.', types: ['tool'], scopes: ['org:acme'], resource_ids: ['credentials/site_a', 'cookies/site_a', 'shared/public_key'] }))
     expect(entry.status).toBe(201)
     const id = entry.body.id as string
@@ -80,7 +83,8 @@ describe('secrets never leak', () => {
     expect((await record('owner', 'save with a bad field', owner.post('/api/resource', { id: 'bad/one', title: 42, secure_body: SECRETS.badSave }))).status).toBe(400)
     expect((await record('owner', 'malformed JSON', owner.post('/api/resource', `{"id":"m/one","title":"t","secure_body":"${SECRETS.malformed}"`))).status).toBe(400)
     expect((await record('owner', 'oversized', owner.post('/api/resource', { id: 'big/one', title: 't', secure_body: `${SECRETS.oversized}${'x'.repeat(70_000)}` }))).status).toBe(413)
-    expect((await record('owner', 'duplicate id', owner.post('/api/resource', { id: 'credentials/site_a', title: 'again', secure_body: SECRETS.duplicate }))).status).toBe(409)
+    // The same id saved by another org: a resource of its own (ids are namespaced by owner).
+    expect((await record('outsider', 'same id, own namespace', actors.outsider.post('/api/resource', { id: 'credentials/site_a', title: 'again', secure_body: SECRETS.duplicate, scopes: ['org:other'] }))).status).toBe(201)
     expect((await record('teammate', 'update by non-owner', actors.teammate.put('/api/resource/credentials/site_a', { secure_body: SECRETS.rejectedUpdate }))).status).toBe(403)
     expect((await record('outsider', 'save in a foreign scope', actors.outsider.post('/api/resource', { id: 'x/y', title: 't', secure_body: SECRETS.forbiddenSave, scopes: ['org:acme'] }))).status).toBe(403)
     expect((await record('owner', 'rotate the secret', owner.put('/api/resource/cookies/site_a', { secure_body: SECRETS.rotated }))).status).toBe(200)
@@ -102,9 +106,11 @@ describe('secrets never leak', () => {
         const allowed =
           rid === 'credentials/site_a' && (who === 'owner' || who === 'keyholder')
             ? SECRETS.orgCredential
-            : rid === 'cookies/site_a' && who === 'owner'
-              ? SECRETS.rotated
-              : undefined
+            : rid === 'credentials/site_a' && who === 'outsider'
+              ? SECRETS.duplicate
+              : rid === 'cookies/site_a' && who === 'owner'
+                ? SECRETS.rotated
+                : undefined
         const got = await record(who, `get ${rid}`, api.get(`/api/resource/${rid}`), allowed)
         if (allowed) expect(got.body.secure_body, `${who} ${rid}`).toBe(allowed)
         else expect(got.body?.secure_body, `${who} ${rid}`).toBeUndefined()
@@ -125,7 +131,7 @@ describe('secrets never leak', () => {
       }
     }
     // The allowed reads happened (the test would prove nothing otherwise).
-    expect(seen.filter((s) => s.allowed).length).toBe(3)
+    expect(seen.filter((s) => s.allowed).length).toBe(4)
   })
 
   it('no log line carries a secret or a token', () => {

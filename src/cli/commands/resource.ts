@@ -88,7 +88,7 @@ export function resourceCommands(io: Io): Command[] {
   resource.addCommand(
     contentOptions(
       new Command('save')
-        .description('Save a new resource (an existing id is a conflict: use update)')
+        .description("Save a resource in its owner's namespace (default: yours); saving an id you own already updates it")
         .argument('<id>', 'path-like id, e.g. code/selenium/login')
         .requiredOption('--title <text>', 'a short title'),
     )
@@ -97,8 +97,8 @@ export function resourceCommands(io: Io): Command[] {
         const secure = readSecret(options)
         const body = readText(options.body, options.bodyFile, 'the body')
         const metadata = parseMeta(options.meta, options)
-        const saved = await withHub(globals(command), (hub) =>
-          hub.resources.save(
+        const { resource: saved, created } = await withHub(globals(command), (hub) =>
+          hub.resources.upsert(
             {
               id,
               title: options.title,
@@ -113,7 +113,7 @@ export function resourceCommands(io: Io): Command[] {
           ),
         )
         if (options.json) printJson(io, saved)
-        else io.out(`saved ${saved.id}${saved.has_secret ? ' (secret encrypted)' : ''}`)
+        else io.out(`${created ? 'saved' : 'updated'} ${saved.id} (owner ${saved.owner}, v${saved.version})${saved.has_secret ? ' (secret encrypted)' : ''}`)
       }),
   )
 
@@ -123,6 +123,7 @@ export function resourceCommands(io: Io): Command[] {
         .description('Change a resource (owner or admin); only the given fields change')
         .argument('<id>', 'resource id')
         .option('--title <text>', 'a new title')
+        .option('--of <kind:id>', "the resource of this owner (ids are namespaced by owner; default: yours, else the one you see first)")
         .option('--remove-secret', 'delete the stored secret'),
     ).action(async (id: string, options, command: Command) => {
       const secure = readSecret(options)
@@ -143,6 +144,7 @@ export function resourceCommands(io: Io): Command[] {
             ...(options.owner ? { owner: options.owner } : {}),
           },
           hub.config.principal,
+          options.of ? { owner: options.of } : {},
         ),
       )
       if (options.json) printJson(io, updated)
@@ -155,9 +157,12 @@ export function resourceCommands(io: Io): Command[] {
       .description('Show one resource; the secret only with --show-secret (and secrets:read in its scope)')
       .argument('<id>', 'resource id')
       .option('--show-secret', 'decrypt and show secure_body')
+      .option('--owner <kind:id>', "this owner's resource (ids are namespaced by owner; default: yours, else the one you see first)")
       .option('--json', 'print JSON')
       .action(async (id: string, options, command: Command) => {
-        const found = await withHub(globals(command), (hub) => hub.resources.get(id, hub.config.principal, { includeSecret: Boolean(options.showSecret) }))
+        const found = await withHub(globals(command), (hub) =>
+          hub.resources.get(id, hub.config.principal, { includeSecret: Boolean(options.showSecret), ...(options.owner ? { owner: options.owner } : {}) }),
+        )
         if (options.json) return printJson(io, found)
         printResource(io, found)
         if (options.showSecret && found.has_secret && found.secure_body === undefined) io.err('the secret is not shown: you need secrets:read and one of your own ids among its scopes')
@@ -195,7 +200,7 @@ export function resourceCommands(io: Io): Command[] {
         if (options.json) return printJson(io, page)
         if (page.items.length === 0) io.out('no resources')
         for (const r of page.items) {
-          io.out(`${r.id}  [${r.content_type}]${r.has_secret ? ' 🔒' : ''}${r.expired ? ' EXPIRED' : ''}  ${r.scopes.join(',')}  ${oneLine(r.title, 60)}`)
+          io.out(`${r.id}  [${r.content_type}]${r.has_secret ? ' 🔒' : ''}${r.expired ? ' EXPIRED' : ''}  ${r.owner}  ${r.scopes.join(',')}  ${oneLine(r.title, 60)}`)
         }
         if (page.next_cursor) io.out(`\nmore: knowhub resource list --cursor ${page.next_cursor}`)
       }),
@@ -205,9 +210,10 @@ export function resourceCommands(io: Io): Command[] {
     new Command('delete')
       .description('Delete a resource for good (owner or admin)')
       .argument('<id>', 'resource id')
-      .action(async (id: string, _options, command: Command) => {
-        await withHub(globals(command), (hub) => hub.resources.delete(id, hub.config.principal))
-        io.out(`deleted ${id}`)
+      .option('--owner <kind:id>', "this owner's resource (default: yours, else the one you see first)")
+      .action(async (id: string, options, command: Command) => {
+        const { owner } = await withHub(globals(command), (hub) => hub.resources.delete(id, hub.config.principal, options.owner ? { owner: options.owner } : {}))
+        io.out(`deleted ${id} (owner ${owner})`)
       }),
   )
 

@@ -1,12 +1,14 @@
 /**
  * Resource routes (seed 003): save, get, update, delete, list. Ids are path-like
  * (`code/selenium/login`): the rest of the path after `/api/resource/`, decoded once
- * and validated (so `..` and its encodings are refused). The service decides whether
- * `secure_body` is shown; lists never carry it.
+ * and validated (so `..` and its encodings are refused). Ids are namespaced by owner:
+ * `?owner=kind:id` picks one owner's resource, otherwise the service resolves the id
+ * among what the caller sees. POST creates (201) or updates the caller's own (200).
+ * The service decides whether `secure_body` is shown; lists never carry it.
  */
 import { Hono } from 'hono'
 import { resourceIdFromPath } from '../../core/resources.js'
-import { caller, queryBoolean, queryObject, readJson, type AppContext, type AppEnv } from '../http.js'
+import { caller, queryBoolean, queryObject, queryParam, readJson, type AppContext, type AppEnv } from '../http.js'
 import type { ResourceApi } from '../services.js'
 
 const PREFIX = '/api/resource/'
@@ -19,12 +21,21 @@ function resourceId(c: AppContext): string {
   return resourceIdFromPath(raw)
 }
 
+/** `?owner=kind:id`: one owner's resource rather than the one the id resolves to. */
+function target(c: AppContext): { owner?: string } {
+  const owner = queryParam(c, 'owner')
+  return owner === undefined ? {} : { owner }
+}
+
 /** The `/api/resource` routes. */
 export function resourceRoutes(deps: { resources: ResourceApi }): Hono<AppEnv> {
   const app = new Hono<AppEnv>()
   const service = () => deps.resources
 
-  app.post('/', async (c) => c.json(await service().save(await readJson(c), caller(c).principal), 201))
+  app.post('/', async (c) => {
+    const { resource, created } = await service().upsert(await readJson(c), caller(c).principal)
+    return c.json(resource, created ? 201 : 200)
+  })
 
   app.get('/', async (c) => {
     const page = await service().list(queryObject(c, { booleans: ['expired'] }), caller(c).principal)
@@ -33,18 +44,18 @@ export function resourceRoutes(deps: { resources: ResourceApi }): Hono<AppEnv> {
 
   app.get('/*', async (c) => {
     const includeSecret = queryBoolean(c, 'include_secret', true)
-    return c.json(await service().get(resourceId(c), caller(c).principal, { includeSecret }))
+    return c.json(await service().get(resourceId(c), caller(c).principal, { includeSecret, ...target(c) }))
   })
 
   app.put('/*', async (c) => {
     const id = resourceId(c)
-    return c.json(await service().update(id, await readJson(c), caller(c).principal))
+    return c.json(await service().update(id, await readJson(c), caller(c).principal, target(c)))
   })
 
   app.delete('/*', async (c) => {
     const id = resourceId(c)
-    await service().delete(id, caller(c).principal)
-    return c.json({ id, deleted: true })
+    const { owner } = await service().delete(id, caller(c).principal, target(c))
+    return c.json({ id, owner, deleted: true })
   })
 
   return app
