@@ -5,6 +5,7 @@
 import { z } from 'zod'
 import { Owner, Scope } from './principal.js'
 import { KNOWLEDGE_ID } from './ids.js'
+import { nullAsAbsent, nullAsDefault } from './validate.js'
 
 export const KNOWLEDGE_TYPES = ['user_profile', 'strategy', 'tool', 'usecase', 'definition', 'plan'] as const
 /** What kind of knowledge an entry holds. */
@@ -41,6 +42,19 @@ export const Source = z.strictObject({
 })
 export type Source = z.output<typeof Source>
 
+/** `source` of a save: every field optional, `null` taken as absent, defaults as in {@link Source}. */
+export const SourceInput = z.strictObject({
+  name: nullAsDefault(Text(500), () => ''),
+  category: nullAsDefault(Text(64), () => 'exp'),
+  urls: nullAsDefault(z.array(Text(2000)).max(50), () => []),
+  agent_id: nullAsDefault(Text(200), () => ''),
+  submitted_by: nullAsDefault(Text(200), () => ''),
+  timestamp: nullAsAbsent(Text(64)),
+  message_id: nullAsDefault(Text(200), () => ''),
+  trace_id: nullAsDefault(Text(200), () => ''),
+})
+export type SourceInput = z.input<typeof SourceInput>
+
 /** One feedback case (a helpful or harmful use of the entry). Free-form beyond the known fields. */
 export const FeedbackCase = z
   .looseObject({
@@ -76,19 +90,20 @@ const Types = z.array(KnowledgeType).min(1, 'at least one type').max(6).transfor
 /**
  * The body of `POST /api/knowledge` (seed 003) and of `knowhub save`.
  * `scopes` and `owner` default from the caller (see the knowledge service).
+ * `null` in an optional field (here and in `source`) counts as absent.
  */
 export const SaveKnowledgeInput = z.strictObject({
   task: z.string().trim().min(1, 'task is required').max(10_000),
   content: z.string().min(1, 'content is required'),
   types: Types,
-  tags: Tags.default({}),
-  scopes: z.array(Scope).min(1).max(20).optional(),
-  owner: Owner.optional(),
-  source: Source.partial().default({}),
-  score: Score.default(3),
-  confidence: z.number().min(0).max(1).default(0.5),
-  message_id: Text(200).default(''),
-  resource_ids: z.array(Text(512)).max(100).default([]),
+  tags: nullAsDefault(Tags, () => ({})),
+  scopes: nullAsAbsent(z.array(Scope).min(1).max(20)),
+  owner: nullAsAbsent(Owner),
+  source: nullAsDefault(SourceInput, () => SourceInput.parse({})),
+  score: nullAsDefault(Score, () => 3),
+  confidence: nullAsDefault(z.number().min(0).max(1), () => 0.5),
+  message_id: nullAsDefault(Text(200), () => ''),
+  resource_ids: nullAsDefault(z.array(Text(512)).max(100), () => []),
 })
 export type SaveKnowledgeInput = z.input<typeof SaveKnowledgeInput>
 
@@ -106,25 +121,25 @@ export const EditKnowledgeInput = z
   .refine((v) => Object.keys(v).some((k) => k !== 'reason'), 'nothing to change')
 export type EditKnowledgeInput = z.input<typeof EditKnowledgeInput>
 
-/** Feedback on one entry: the body of `PUT /api/knowledge/{id}` (seed 003). */
+/** Feedback on one entry: the body of `PUT /api/knowledge/{id}` (seed 003). `null` counts as absent. */
 export const FeedbackInput = z
   .strictObject({
-    add_helpful_case: FeedbackCase.optional(),
-    add_harmful_case: FeedbackCase.optional(),
-    update_score: Score.optional(),
-    evolve_feedback: z.string().min(1).max(10_000).optional(),
+    add_helpful_case: nullAsAbsent(FeedbackCase),
+    add_harmful_case: nullAsAbsent(FeedbackCase),
+    update_score: nullAsAbsent(Score),
+    evolve_feedback: nullAsAbsent(z.string().min(1).max(10_000)),
   })
   .refine((v) => Object.values(v).some((x) => x !== undefined), 'give at least one of add_helpful_case, add_harmful_case, update_score, evolve_feedback')
 export type FeedbackInput = z.input<typeof FeedbackInput>
 
-/** The body of `POST /api/knowledge/batch_update` (seed 003). */
+/** The body of `POST /api/knowledge/batch_update` (seed 003). A `case` of `null` counts as absent. */
 export const BatchFeedbackInput = z.strictObject({
   feedback_list: z
     .array(
       z.strictObject({
         knowledge_id: KnowledgeId,
         is_helpful: z.boolean(),
-        case: FeedbackCase.default({}),
+        case: nullAsDefault(FeedbackCase, () => ({})),
       }),
     )
     .min(1)

@@ -6,6 +6,7 @@
 import { z } from 'zod'
 import { KnowHubError } from './errors.js'
 import { Owner, Scope } from './principal.js'
+import { nullAsAbsent, nullAsDefault } from './validate.js'
 
 /** Largest `body`, in UTF-8 bytes (1 MiB). Larger bodies are refused with `too_large`. */
 export const MAX_RESOURCE_BODY_BYTES = 1_048_576
@@ -108,33 +109,35 @@ const Title = z.string().trim().min(1, 'title is required').max(500)
  * The body of `POST /api/resource` and of `knowhub resource save`.
  * `scopes` default to the caller's own user scope, `owner` to the caller.
  * Sizes: `body` ≤ {@link MAX_RESOURCE_BODY_BYTES}, `secure_body` ≤ {@link MAX_SECURE_BODY_BYTES}
- * bytes (checked by the service, refused with `too_large`).
+ * bytes (checked by the service, refused with `too_large`). `null` in an optional field
+ * counts as absent (a Python agent's `None`).
  */
 export const SaveResourceInput = z.strictObject({
   id: ResourceId,
   title: Title,
-  body: z.string().default(''),
-  secure_body: z.string().min(1, 'secure_body cannot be empty (leave it out instead)').optional(),
-  content_type: ResourceContentType.default('text'),
-  metadata: ResourceMetadata.default({}),
-  scopes: z.array(Scope).min(1).max(20).optional(),
-  owner: Owner.optional(),
+  body: nullAsDefault(z.string(), () => ''),
+  secure_body: nullAsAbsent(z.string().min(1, 'secure_body cannot be empty (leave it out instead)')),
+  content_type: nullAsDefault(ResourceContentType, () => 'text' as const),
+  metadata: nullAsDefault(ResourceMetadata, () => ({})),
+  scopes: nullAsAbsent(z.array(Scope).min(1).max(20)),
+  owner: nullAsAbsent(Owner),
 })
 export type SaveResourceInput = z.input<typeof SaveResourceInput>
 
 /**
  * The body of `PUT /api/resource/{id}`: the fields to change (owner or admin only).
- * `secure_body: null` removes the secret. `metadata` replaces the whole object.
+ * `secure_body: null` removes the secret; `null` in any other field counts as absent
+ * (keeps it). `metadata` replaces the whole object.
  */
 export const UpdateResourceInput = z
   .strictObject({
-    title: Title.optional(),
-    body: z.string().optional(),
+    title: nullAsAbsent(Title),
+    body: nullAsAbsent(z.string()),
     secure_body: z.string().min(1, 'secure_body cannot be empty (use null to remove it)').nullable().optional(),
-    content_type: ResourceContentType.optional(),
-    metadata: ResourceMetadata.optional(),
-    scopes: z.array(Scope).min(1).max(20).optional(),
-    owner: Owner.optional(),
+    content_type: nullAsAbsent(ResourceContentType),
+    metadata: nullAsAbsent(ResourceMetadata),
+    scopes: nullAsAbsent(z.array(Scope).min(1).max(20)),
+    owner: nullAsAbsent(Owner),
   })
   .refine((v) => Object.values(v).some((x) => x !== undefined), 'nothing to change')
 export type UpdateResourceInput = z.input<typeof UpdateResourceInput>

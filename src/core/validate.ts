@@ -29,3 +29,22 @@ export function parseWith<S extends z.ZodType>(schema: S, input: unknown, what =
   const more = issues.length > 1 ? ` (and ${issues.length - 1} more)` : ''
   throw new KnowHubError('validation_error', `Invalid ${what}: ${summary}${more}`, { issues })
 }
+
+/**
+ * An optional input field that also takes `null` as absent: seed agents are Python, and a
+ * tool parameter declared `Optional[...] = None` arrives as JSON `null`.
+ * @example
+ * z.strictObject({ owner: nullAsAbsent(Owner) }).parse({ owner: null }) // { owner: undefined }
+ */
+export function nullAsAbsent<T extends z.ZodType>(schema: T) {
+  return schema.nullish().transform((value) => value ?? undefined)
+}
+
+/**
+ * An input field with a default that also takes `null` as absent (so: the default).
+ * @example
+ * z.strictObject({ tags: nullAsDefault(Tags, () => ({})) }).parse({ tags: null }) // { tags: {} }
+ */
+export function nullAsDefault<T extends z.ZodType>(schema: T, fallback: () => z.output<T>) {
+  return schema.nullish().transform((value): z.output<T> => value ?? fallback())
+}

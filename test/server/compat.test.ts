@@ -221,6 +221,56 @@ describe('seed 003 HTTP API', () => {
     expect(entry.body.eval).toMatchObject({ helpful: 1, harmful: 1 })
   })
 
+  it('a Python agent’s None: null in optional fields counts as absent (bodies as json.dumps writes them)', async () => {
+    // knowledge_save(task, content, types) with every Optional left at None, and urls=None.
+    const save = await api.post(
+      '/api/knowledge',
+      '{"task": "Python agent defaults", "content": "None is sent as null", "types": ["plan"], "tags": null, "scopes": null, "owner": null, ' +
+        '"source": {"name": "", "category": "exp", "urls": null, "agent_id": "research_agent", "submitted_by": "", "message_id": null, "trace_id": null, "timestamp": null}, ' +
+        '"score": 3, "message_id": null, "resource_ids": null}',
+    )
+    expect(save.status, save.text).toBe(201)
+    expect(save.body).toMatchObject({ tags: {}, scopes: ['user:alice'], owner: 'agent:research_agent', message_id: '', resource_ids: [], source: { urls: [], message_id: '', agent_id: 'research_agent' } })
+    const id = save.body.id as string
+    // knowledge_update(knowledge_id, add_helpful_case={…}) — the other three None.
+    const helpful = await api.put(`/api/knowledge/${id}`, '{"add_helpful_case": {"task": "t", "outcome": "ok"}, "add_harmful_case": null, "update_score": null, "evolve_feedback": null}')
+    expect(helpful.status, helpful.text).toBe(200)
+    expect(helpful.body.eval).toMatchObject({ helpful: 1, harmful: 0, score: 3 })
+    const scored = await api.put(`/api/knowledge/${id}`, '{"add_helpful_case": null, "add_harmful_case": null, "update_score": 4, "evolve_feedback": null}')
+    expect(scored.body.eval).toMatchObject({ helpful: 1, score: 4 })
+    // All None: nothing to do — a clear validation error, not a crash.
+    const nothing = await api.put(`/api/knowledge/${id}`, '{"add_helpful_case": null, "add_harmful_case": null, "update_score": null, "evolve_feedback": null}')
+    expect(nothing.status).toBe(400)
+    expect(errorOf(nothing).message).toMatch(/at least one of add_helpful_case/)
+    // knowledge_batch_update with a case of None.
+    const batch = await api.post('/api/knowledge/batch_update', `{"feedback_list": [{"knowledge_id": "${id}", "is_helpful": false, "case": null}]}`)
+    expect(batch.status, batch.text).toBe(200)
+    expect(batch.body.updated).toBe(1)
+    // resource_save with secure_body=None and metadata=None; PUT keeps null = remove the secret.
+    const resource = await api.post('/api/resource', '{"id": "notes/python_none", "title": "from python", "body": "b", "secure_body": null, "content_type": null, "metadata": null, "scopes": null, "owner": null}')
+    expect(resource.status, resource.text).toBe(201)
+    expect(resource.body).toMatchObject({ has_secret: false, content_type: 'text', metadata: {}, scopes: ['user:alice'], owner: 'user:alice' })
+    await api.put('/api/resource/notes/python_none', { secure_body: 'now a secret' })
+    const removed = await api.put('/api/resource/notes/python_none', '{"title": null, "secure_body": null}')
+    expect(removed.body).toMatchObject({ title: 'from python', has_secret: false })
+    await api.delete('/api/resource/notes/python_none')
+    await api.delete(`/api/knowledge/${id}`)
+  })
+
+  it('resource_save on an id the agent saved before refreshes it: 200 with the updated resource', async () => {
+    const refreshed = await api.post('/api/resource', {
+      id: 'cookies/website_a',
+      title: '某网站 Cookie',
+      body: '适用于:已登录状态的 API 调用',
+      secure_body: 'session_id=refreshed; auth_token=new',
+      content_type: 'cookie',
+      metadata: { acquired_at: '2026-03-07T10:00:00Z', expires_at: '2026-03-08T10:00:00Z' },
+    })
+    expect(refreshed.status).toBe(200)
+    expect(Resource.strict().parse(refreshed.body)).toMatchObject({ id: 'cookies/website_a', version: 2, expired: true, has_secret: true, metadata: { expires_at: '2026-03-08T10:00:00Z' } })
+    expect((await api.get('/api/resource/cookies/website_a')).body.secure_body).toBe('session_id=refreshed; auth_token=new')
+  })
+
   it('GET /api/knowledge: knowledge_list(limit=10, types, scopes)', async () => {
     const all = await api.get('/api/knowledge?limit=10')
     expect(all.status).toBe(200)
@@ -276,6 +326,7 @@ describe('seed 003 HTTP API', () => {
     const updated = await api.put('/api/resource/cookies/website_a', { secure_body: 'session_id=new456', metadata: { expires_at: '2099-01-01T00:00:00Z' } })
     expect(updated.status).toBe(200)
     expect(updated.body.expired).toBe(false)
+    expect(updated.body.version).toBe(3)
     expect(updated.body).not.toHaveProperty('secure_body')
     expect((await api.get('/api/resource/cookies/website_a')).body.secure_body).toBe('session_id=new456')
     const deleted = await api.delete('/api/resource/cookies/website_a')
