@@ -76,16 +76,31 @@ export function requirePermission(principal: Principal, permission: Permission):
 }
 
 /**
- * Throws `forbidden` unless the principal may write every scope: it must belong to each.
- * Admins may write any scope, `public` included (only admins may write `public`).
+ * Throws `forbidden` unless the principal may write every scope. Every principal, admins
+ * included, writes only scopes it can see — its own ids, plus `public` for admins only — so
+ * nothing is ever saved where its writer could not read, edit or delete it again.
+ * @example
+ * assertWritableScopes({ user: 'alice', org: 'acme', permissions: ['write'] }, ['org:acme']) // ok
+ * assertWritableScopes({ user: 'root', permissions: ['admin'] }, ['org:acme']) // throws forbidden: not one of root's scopes
  */
 export function assertWritableScopes(principal: Principal, scopes: readonly string[]): void {
-  if (principal.permissions.includes('admin')) return
-  const own = new Set(memberScopes(principal))
-  const refused = scopes.filter((scope) => !own.has(scope))
-  if (refused.length > 0) {
-    throw new KnowHubError('forbidden', `You cannot write to scope${refused.length > 1 ? 's' : ''} ${refused.join(', ')}: a principal may only write scopes it belongs to`, { scopes: refused })
+  const own = memberScopes(principal)
+  const foreign = [...new Set(scopes.filter((scope) => scope !== 'public' && !own.includes(scope)))]
+  const publicRefused = scopes.includes('public') && !principal.permissions.includes('admin')
+  if (foreign.length === 0 && !publicRefused) return
+  const refused = [...foreign, ...(publicRefused ? ['public'] : [])]
+  const reasons: string[] = []
+  if (foreign.length > 0) {
+    const one = foreign.length === 1
+    const ids = foreign.map((scope) => [scope.slice(0, scope.indexOf(':')), scope.slice(scope.indexOf(':') + 1)] as const)
+    reasons.push(
+      `${one ? 'it is' : `${foreign.join(', ')} are`} not among your scopes (${own.join(', ') || 'none'}), so you could never read, edit or delete what you wrote there. ` +
+        `To write ${one ? 'it' : 'them'}, act as ${ids.map(([kind, id]) => `${kind} "${id}"`).join(' and ')}: ` +
+        `${ids.map(([kind, id]) => `KNOWHUB_${kind.toUpperCase()}=${id}`).join(' ')} for the CLI, \`knowhub token create ${ids.map(([kind, id]) => `--${kind} ${id}`).join(' ')} …\` for an API token`,
+    )
   }
+  if (publicRefused) reasons.push(`${foreign.length > 0 ? 'public' : 'it'} needs the admin permission`)
+  throw new KnowHubError('forbidden', `You cannot write to scope${refused.length > 1 ? 's' : ''} ${refused.join(', ')}: ${reasons.join('; ')}`, { scopes: refused, your_scopes: own })
 }
 
 /** True when the principal is the owner (owner is one of its own `kind:id`) or an admin. */

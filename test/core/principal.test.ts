@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { assertScope, assertWritableScopes, canManage, Principal, scopePriority, visibleScopes } from '../../src/core/principal.js'
-import { isKnowHubError } from '../../src/core/errors.js'
+import { isKnowHubError, type KnowHubError } from '../../src/core/errors.js'
 
 describe('principal and scopes', () => {
   const alice = Principal.parse({ user: 'alice', project: 'p1', org: 'acme' })
@@ -21,12 +21,32 @@ describe('principal and scopes', () => {
     expect(assertScope('team:core-2')).toBe('team:core-2')
   })
 
-  it('writes only scopes the principal belongs to; admins write any, public included', () => {
+  it('writes only scopes the principal belongs to; public needs admin', () => {
     expect(() => assertWritableScopes(alice, ['user:alice', 'org:acme'])).not.toThrow()
     expect(() => assertWritableScopes(alice, ['org:other'])).toThrow(/org:other/)
-    expect(() => assertWritableScopes(alice, ['public'])).toThrow(/public/)
-    const admin = Principal.parse({ user: 'root', permissions: ['admin'] })
-    expect(() => assertWritableScopes(admin, ['public', 'org:elsewhere'])).not.toThrow()
+    expect(() => assertWritableScopes(alice, ['public'])).toThrow(/public needs the admin permission|it needs the admin permission/)
+    const admin = Principal.parse({ user: 'root', org: 'acme', permissions: ['admin'] })
+    expect(() => assertWritableScopes(admin, ['public', 'org:acme', 'user:root'])).not.toThrow()
+  })
+
+  it('refuses admins too a scope outside their own ids, naming the scope and how to get it', () => {
+    const admin = Principal.parse({ user: 'local', permissions: ['admin'] })
+    let caught: unknown
+    try {
+      assertWritableScopes(admin, ['org:acme', 'public'])
+    } catch (error) {
+      caught = error
+    }
+    expect(isKnowHubError(caught, 'forbidden')).toBe(true)
+    const error = caught as KnowHubError
+    expect(error.message).toContain('You cannot write to scope org:acme: it is not among your scopes (user:local)')
+    expect(error.message).toContain('KNOWHUB_ORG=acme for the CLI')
+    expect(error.message).toContain('knowhub token create --org acme')
+    expect(error.details).toEqual({ scopes: ['org:acme'], your_scopes: ['user:local'] })
+    // Several at once: every refused scope is named, public too for a non-admin.
+    expect(() => assertWritableScopes(alice, ['team:core', 'user:bob', 'public'])).toThrow(
+      /^You cannot write to scopes team:core, user:bob, public: .*act as team "core" and user "bob": KNOWHUB_TEAM=core KNOWHUB_USER=bob .*; public needs the admin permission$/,
+    )
   })
 
   it('ranks scopes user > project > agent > team > org > public among visible ones', () => {
