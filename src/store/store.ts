@@ -49,8 +49,9 @@ export interface Store {
   prepareVectors(embedder: { model: string; dimension: number }, options?: { rebuild?: boolean }): Promise<VectorState>
   vectorState(): VectorState | undefined
   /**
-   * Runs a bulk load (import, reindex) without the HNSW index and rebuilds it afterwards:
-   * about ten times faster than indexing row by row. A no-op wrapper without pgvector.
+   * Runs a bulk load (import, reindex) on the embedded database without the HNSW index and
+   * rebuilds it afterwards: about ten times faster than indexing row by row. A plain call
+   * without pgvector and on a PostgreSQL server (where the shared index must stay usable).
    */
   bulkLoad<T>(load: () => Promise<T>): Promise<T>
   close(): Promise<void>
@@ -106,7 +107,9 @@ export async function openStore(options: OpenStoreOptions = {}): Promise<Store> 
         return state
       },
       vectorState: () => state,
-      bulkLoad: (load) => (dialect?.backend === 'pgvector' ? withoutHnswIndex(db, load) : load()),
+      // Only the embedded database drops and rebuilds the HNSW index around a bulk load: on a
+      // server other KnowHub processes keep searching (and writing) meanwhile.
+      bulkLoad: (load) => (dialect?.backend === 'pgvector' && db.kind === 'pglite' ? withoutHnswIndex(db, load) : load()),
       close: () => db.close(),
     }
   } catch (error) {
