@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { Principal } from './principal.js'
+import { Owner, Principal, Scope } from './principal.js'
 
 /** Which embedding provider to use. */
 export const EmbedderConfig = z.discriminatedUnion('provider', [
@@ -108,6 +108,26 @@ export const PacksConfig = z.object({
 export type PacksConfig = z.output<typeof PacksConfig>
 
 /**
+ * Defaults the agent tools fill in when the model leaves a parameter out, for `knowhub mcp`
+ * (stdio) and `/mcp` on `knowhub start`; `knowhub mcp`'s `--scope`, `--owner`, `--agent-id`
+ * and `--submitted-by` win. Unset values fall back to the server's defaults (scopes: the
+ * caller's own user scope; owner: the caller). See docs/mcp.md.
+ * @example
+ * ToolsConfig.parse({ scopes: ['project:app'], agentId: 'coder' })
+ */
+export const ToolsConfig = z.object({
+  /** Scopes of saved entries and resources. */
+  scopes: z.array(Scope).min(1).optional(),
+  /** Owner of saved entries and resources (`kind:id`). */
+  owner: Owner.optional(),
+  /** `source.agent_id` of saved entries (`knowhub mcp` falls back to KNOWHUB_AGENT). */
+  agentId: z.string().min(1).optional(),
+  /** `source.submitted_by` of saved entries. */
+  submittedBy: z.string().min(1).optional(),
+})
+export type ToolsConfig = z.output<typeof ToolsConfig>
+
+/**
  * KnowHub's configuration. Only entry points read env vars and files; they build
  * this object and pass it (or parts of it) down.
  */
@@ -134,5 +154,7 @@ export const KnowHubConfig = z.object({
   server: ServerConfig.default(ServerConfig.parse({})),
   /** Knowledge packs: extra folders, accepted types, scan limits, usage logs. */
   packs: PacksConfig.default(PacksConfig.parse({})),
+  /** Defaults of the agent tools (MCP over stdio and HTTP): scopes, owner, agentId, submittedBy. */
+  tools: ToolsConfig.default({}),
 })
 export type KnowHubConfig = z.output<typeof KnowHubConfig>

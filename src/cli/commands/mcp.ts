@@ -12,10 +12,10 @@ import { createClient } from '../../client/client.js'
 import { KnowHubError } from '../../core/errors.js'
 import type { Embedder } from '../../embed/embedder.js'
 import { localBackend, type ToolBackend } from '../../tools/backend.js'
-import type { ToolDefaults } from '../../tools/define.js'
 import { createCliLogger, withHub, type GlobalOptions } from '../context.js'
 import { loadConfig } from '../config.js'
 import { packDiscoveryOptions } from '../pack-options.js'
+import { toolDefaults } from '../tool-options.js'
 import type { Io } from '../output.js'
 
 interface McpOptions {
@@ -60,7 +60,7 @@ function untilStdinEnds(): Promise<string> {
 /**
  * `knowhub mcp [--project DIR] [--scope S]… [--owner O] [--agent-id ID]`.
  * @example
- * // claude mcp add knowhub -- npx knowhub mcp
+ * // claude mcp add knowhub -- knowhub mcp   (a global knowhub: npm link in the KnowHub folder)
  * program.addCommand(mcpCommand(io))
  */
 export function mcpCommand(_io: Io): Command {
@@ -73,27 +73,22 @@ export function mcpCommand(_io: Io): Command {
     .option('--client <name>', 'client-native pack folder name: .<name>/knowledge (default knowhub)')
     .option('--path <dir>', 'extra pack folder (repeatable)', collect)
     .option('--builtin <dir>', 'built-in pack folder (lowest precedence)')
-    .option('--scope <scope>', 'default scope of saved entries and resources (repeatable; default: your user scope)', collect)
-    .option('--owner <owner>', 'default owner of saved entries and resources (kind:id; default: you)')
-    .option('--agent-id <id>', 'default source.agent_id of saved entries (default: KNOWHUB_AGENT)')
-    .option('--submitted-by <who>', 'default source.submitted_by of saved entries')
+    .option('--scope <scope>', 'default scope of saved entries and resources (repeatable; default: tools.scopes of the config file, else your user scope)', collect)
+    .option('--owner <owner>', 'default owner of saved entries and resources (kind:id; default: tools.owner, else you)')
+    .option('--agent-id <id>', 'default source.agent_id of saved entries (default: tools.agentId, else KNOWHUB_AGENT)')
+    .option('--submitted-by <who>', 'default source.submitted_by of saved entries (default: tools.submittedBy)')
     .option('--url <url>', 'use a running KnowHub server at this URL instead of opening the database (env KNOWHUB_URL); needed while `knowhub start` holds the embedded database')
     .option('--token <token>', 'API token for --url (env KNOWHUB_TOKEN; not needed in the server\'s local mode)')
-    .addHelpText('after', '\nstdout carries the MCP protocol; logs go to stderr (KNOWHUB_LOG_LEVEL).\nExample (Claude Code): claude mcp add knowhub -- npx knowhub mcp')
+    .addHelpText('after', '\nstdout carries the MCP protocol; logs go to stderr (KNOWHUB_LOG_LEVEL).\nExample (Claude Code, after `npm link` in the KnowHub folder): claude mcp add knowhub -e KNOWHUB_DATA_DIR=$HOME/.knowhub -- knowhub mcp\nNot `npx knowhub mcp`: outside the KnowHub folder npx would fetch an unrelated npm package named knowhub.')
     .action(async (options: McpOptions, command: Command) => {
       const logger = createCliLogger()
       const globals = command.optsWithGlobals() as GlobalOptions
+      const config = loadConfig(process.env, globals.config ? { configFile: globals.config } : {})
       // The `packs` section of the config file adds folders, types and limits; flags win.
-      const packsConfig = options.packs === false ? undefined : loadConfig(process.env, globals.config ? { configFile: globals.config } : {}).packs
-      const packs = packsConfig === undefined ? [] : (await discoverPacks(packDiscoveryOptions(options, packsConfig), logger)).packs
+      const packs = options.packs === false ? [] : (await discoverPacks(packDiscoveryOptions(options, config.packs), logger)).packs
       const serve = async (backend: ToolBackend, principal: { agent?: string | undefined }, embedder?: Embedder): Promise<void> => {
-        const agentId = options.agentId ?? principal.agent
-        const defaults: ToolDefaults = {
-          ...(options.scope && options.scope.length > 0 ? { scopes: options.scope } : {}),
-          ...(options.owner ? { owner: options.owner } : {}),
-          ...(agentId ? { agent_id: agentId } : {}),
-          ...(options.submittedBy ? { submitted_by: options.submittedBy } : {}),
-        }
+        // The `tools` section of the config file gives the tool defaults; flags win.
+        const defaults = toolDefaults(config.tools, options, principal.agent)
         const server = createMcpServer({ backend, packs, defaults, logger, ...(embedder ? { embedder } : {}) })
         const stopped = untilStdinEnds()
         await server.connect(new StdioServerTransport())
