@@ -28,6 +28,11 @@ export const SlimInput = z.strictObject({
   dry_run: z.union([z.boolean(), z.stringbool()]).default(false),
   /** How many of the newest visible active entries to compare (default 2000, at most 5000). */
   limit: z.coerce.number().int().min(2).max(MAX_SLIM_LIMIT).default(DEFAULT_SLIM_LIMIT),
+  /**
+   * Continue with older entries: the `next_cursor` of a previous run. Each window starts
+   * half a window after the previous one, so neighbouring windows overlap by half.
+   */
+  cursor: z.string().max(500).nullish().transform((value) => value ?? undefined),
 })
 export type SlimInput = z.input<typeof SlimInput>
 
@@ -41,7 +46,12 @@ export const SlimGroup = z.object({
 })
 export type SlimGroup = z.output<typeof SlimGroup>
 
-export const SLIM_SKIP_REASONS = ['not_managed', 'scopes_not_writable', 'changed'] as const
+/**
+ * Why a group was not merged: `not_managed` (members the caller may not merge),
+ * `scopes_differ` (near-duplicates whose scope sets differ: merging them would change who
+ * can read the text), `scopes_not_writable`, `changed` (concurrently).
+ */
+export const SLIM_SKIP_REASONS = ['not_managed', 'scopes_differ', 'scopes_not_writable', 'changed'] as const
 
 /** A group (or part of one) that was not merged, and why. */
 export const SlimSkipped = z.object({
@@ -58,8 +68,10 @@ export const SlimResult = z.object({
   min_overlap: z.number(),
   /** Entries compared. */
   considered: z.number().int(),
-  /** True when more entries were visible than `limit`: run again after this one. */
+  /** True when more (older) entries exist than this run compared: continue with `next_cursor`. */
   truncated: z.boolean(),
+  /** Pass as `cursor` to compare the next, older window (overlapping this one by half); null at the end. */
+  next_cursor: z.string().nullable().default(null),
   groups: z.array(SlimGroup),
   /** Original entries marked `merged` by this run (0 in a dry run). */
   merged: z.number().int(),

@@ -6,10 +6,14 @@
  *
  * Near-duplicates: two active entries whose stored vectors have cosine similarity
  * ≥ `threshold` AND whose word sets (task + content) overlap (Jaccard) ≥
- * `min_overlap`; groups are the connected components (union-find). Comparison is
- * pairwise in memory over the newest `limit` entries (default 2,000: 2 million
- * pairs, 2-5 s at 512 dimensions on a busy 2-core machine; at most 5,000: 12.5
- * million pairs). Beyond that, run it again: `truncated` says more entries exist.
+ * `min_overlap`, AND whose scope sets are identical (a merge never changes who can
+ * read a text: near-duplicates in different scopes are reported as `scopes_differ`);
+ * groups are the connected components (union-find). Comparison is pairwise in memory
+ * over a window of `limit` entries, newest first (default 2,000: 2 million pairs, 2-5 s
+ * at 512 dimensions on a busy 2-core machine; at most 5,000: 12.5 million pairs).
+ * When more entries exist (`truncated`), `next_cursor` continues with the next, older
+ * window, which starts half a window later: neighbouring windows overlap by half, so
+ * two entries fewer than `limit / 2` apart in age order always meet in some window.
  */
 import type { Clock } from '../core/clock.js'
 import { systemClock } from '../core/clock.js'
@@ -168,6 +172,28 @@ function mergedRecord(group: KnowledgeRecord[], now: Date, maxContentBytes: numb
   }
 }
 
+/** The scope set of an entry, as a key (order and duplicates do not matter). */
+function scopeKey(scopes: readonly string[]): string {
+  return [...new Set(scopes)].sort().join('\n')
+}
+
+function encodeCursor(record: KnowledgeRecord): string {
+  return Buffer.from(JSON.stringify(['slim', record.created_at.toISOString(), record.id])).toString('base64url')
+}
+
+function decodeCursor(cursor: string): { created_at: Date; id: string } {
+  try {
+    const value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown
+    if (Array.isArray(value) && value.length === 3 && value[0] === 'slim' && typeof value[1] === 'string' && typeof value[2] === 'string') {
+      const at = new Date(value[1])
+      if (Number.isFinite(at.getTime()) && KnowledgeId.safeParse(value[2]).success) return { created_at: at, id: value[2] }
+    }
+  } catch {
+    // fall through
+  }
+  throw new KnowHubError('validation_error', 'Invalid slim options: cursor: pass the next_cursor of a previous run', { issues: [{ path: 'cursor', message: 'invalid cursor' }] })
+}
+
 async function readyVectors(store: Store, embedder: Embedder): Promise<void> {
   const state = store.vectorState() ?? (await store.prepareVectors(embedder))
   if (state.status === 'mismatch') {
@@ -181,9 +207,10 @@ async function readyVectors(store: Store, embedder: Embedder): Promise<void> {
 
 /**
  * Finds near-duplicate entries the caller can see and merges each group the caller may
- * manage (owner or admin of every member, and allowed to write the union of their scopes)
- * into one new entry: counters summed, feedback histories concatenated, sources, types,
- * tags and resource_ids united, score and confidence the maximum. The originals become
+ * manage (owner or admin of every member, all in the same scopes, which the caller may
+ * write) into one new entry in those scopes: counters summed, feedback histories
+ * concatenated, sources, types, tags and resource_ids united, score and confidence the
+ * maximum. The originals become
  * `merged` (pointing at the new entry); nothing is deleted. With `dry_run` only the plan
  * is returned.
  * @example
@@ -200,11 +227,16 @@ export async function slimKnowledge(deps: SlimDeps, body: unknown, principal: Pr
   await readyVectors(store, embedder)
   const visible = visibleScopes(principal)
 
-  const rows = await store.knowledge.vectors({ visible, status: ['active'] }, input.limit + 1)
+  const before = input.cursor !== undefined ? decodeCursor(input.cursor) : undefined
+  const rows = await store.knowledge.vectors({ visible, status: ['active'] }, input.limit + 1, before)
   const truncated = rows.length > input.limit
-  const loaded = new Map((await store.knowledge.getMany(rows.slice(0, input.limit).map((r) => r.id), visible)).map((r) => [r.id, r]))
-  const items = rows
-    .slice(0, input.limit)
+  const window = rows.slice(0, input.limit)
+  const loaded = new Map((await store.knowledge.getMany(window.map((r) => r.id), visible)).map((r) => [r.id, r]))
+  // The next window starts half a window later (the last loaded entry of this one's newer half).
+  const stride = Math.ceil(input.limit / 2)
+  const resumeAt = truncated ? window.slice(0, stride).flatMap((row) => loaded.get(row.id) ?? []).pop() ?? window.flatMap((row) => loaded.get(row.id) ?? []).pop() : undefined
+  const nextCursor = resumeAt ? encodeCursor(resumeAt) : null
+  const items = window
     .flatMap((row) => {
       const record = loaded.get(row.id)
       return record && record.status === 'active' ? [{ record, vector: l2normalize(row.embedding), words: wordSet(record) }] : []
@@ -212,6 +244,7 @@ export async function slimKnowledge(deps: SlimDeps, body: unknown, principal: Pr
     .sort((a, b) => (a.record.id < b.record.id ? -1 : 1))
   const n = items.length
   const managed = items.map((item) => canManage(principal, item.record.owner))
+  const scopeKeys = items.map((item) => scopeKey(item.record.scopes))
 
   const all = unionFind(n)
   const mine = unionFind(n)
@@ -222,7 +255,8 @@ export async function slimKnowledge(deps: SlimDeps, body: unknown, principal: Pr
       if (cos < input.threshold || jaccard(items[i]!.words, items[j]!.words) < input.min_overlap) continue
       similarity.set(`${i}:${j}`, cos)
       all.union(i, j)
-      if (managed[i] && managed[j]) mine.union(i, j)
+      // Only entries with identical scopes merge: a merged text is readable exactly where each original was.
+      if (managed[i] && managed[j] && scopeKeys[i] === scopeKeys[j]) mine.union(i, j)
     }
   }
   const pairCosine = (i: number, j: number) => similarity.get(`${Math.min(i, j)}:${Math.max(i, j)}`) ?? dot(items[i]!.vector, items[j]!.vector)
@@ -240,6 +274,18 @@ export async function slimKnowledge(deps: SlimDeps, body: unknown, principal: Pr
       ids: group.map((i) => items[i]!.record.id),
       reason: 'not_managed',
       message: `Left out ${foreign.join(', ')}: only the owner or an admin may merge an entry`,
+    })
+  }
+  for (const group of all.groups()) {
+    const own = group.filter((i) => managed[i])
+    const scopeSets = [...new Set(own.map((i) => scopeKeys[i]!))]
+    if (scopeSets.length < 2) continue
+    skipped.push({
+      ids: own.map((i) => items[i]!.record.id),
+      reason: 'scopes_differ',
+      message:
+        `Not merged across scopes: ${own.map((i) => `${items[i]!.record.id} (${items[i]!.record.scopes.join(', ')})`).join('; ')}. ` +
+        'A merge would change who can read these texts; near-duplicates with identical scopes are merged among themselves. Align the scopes first (PATCH scopes) to merge them.',
     })
   }
 
@@ -284,6 +330,7 @@ export async function slimKnowledge(deps: SlimDeps, body: unknown, principal: Pr
     min_overlap: input.min_overlap,
     considered: n,
     truncated,
+    next_cursor: nextCursor,
     groups,
     merged: mergedCount,
     skipped,

@@ -176,9 +176,10 @@ export interface KnowledgeStore {
   setEmbeddings(items: Array<{ id: string; embedding: Float32Array }>): Promise<void>
   /**
    * Ids and stored vectors of the entries matching `filter` (visibility included), newest
-   * first, at most `limit`: the input of near-duplicate detection (slim).
+   * first, at most `limit`, older than `before` when given: the input of near-duplicate
+   * detection (slim).
    */
-  vectors(filter: EntryFilter, limit: number): Promise<Array<{ id: string; embedding: Float32Array }>>
+  vectors(filter: EntryFilter, limit: number, before?: { created_at: Date; id: string }): Promise<Array<{ id: string; embedding: Float32Array }>>
   /**
    * Merges `originalIds` into the new entry `merged` in one transaction: marks the originals
    * `merged` with `merged_into` (only those still active and visible: otherwise nothing
@@ -481,10 +482,11 @@ export function knowledgeStore(db: Database, getDialect: () => VectorDialect | u
       })
     },
 
-    async vectors(filter, limit) {
+    async vectors(filter, limit, before) {
       if (!getDialect()) return []
+      const page = before ? sql` AND (k.created_at, k.id) < (${before.created_at.toISOString()}::timestamptz, ${before.id})` : sql.empty
       const rows = await db.query<{ id: string; embedding: number[] }>(sql`SELECT k.id, k.embedding::real[] AS embedding
-        FROM knowledge k WHERE k.embedding IS NOT NULL AND ${filterSql(filter)}
+        FROM knowledge k WHERE k.embedding IS NOT NULL AND ${filterSql(filter)}${page}
         ORDER BY k.created_at DESC, k.id DESC LIMIT ${limit}`)
       return rows.map((row) => ({ id: row.id, embedding: Float32Array.from(row.embedding, Number) }))
     },

@@ -205,7 +205,7 @@ export const knowledgeSlim = defineTool({
       ? `Dry run: ${count(result.groups.length, 'group')} of near-duplicates among ${result.considered} entries would be merged.`
       : `Merged ${count(result.merged, 'entry', 'entries')} into ${count(result.groups.length, 'new entry', 'new entries')} (compared ${result.considered}).`
     const skipped = result.skipped.map((s) => `- skipped ${s.ids.join(', ')}: ${s.message}`)
-    return { text: [head, ...groups, ...skipped, ...(result.truncated ? ['(More entries remain: run again.)'] : [])].join('\n'), data: result }
+    return { text: [head, ...groups, ...skipped, ...(result.truncated ? [`(Only the newest ${result.considered} entries were compared; older ones were not. The HTTP API continues with cursor=${result.next_cursor ?? ''}, the CLI with knowhub slim --cursor.)`] : [])].join('\n'), data: result }
   },
 })
 

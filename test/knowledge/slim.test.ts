@@ -192,9 +192,9 @@ describe.each(BACKENDS)('slim on %s', (backend) => {
     expect(forCarol.groups).toEqual([])
   })
 
-  it('skips a group whose united scopes the caller cannot write', async () => {
+  it('skips a group whose scopes the caller cannot write', async () => {
     const a = await save(BREAD, alice, { scopes: ['org:acme', 'team:t1'] })
-    const b = await save(BREAD_DUP, alice, { scopes: ['org:acme'] })
+    const b = await save(BREAD_DUP, alice, { scopes: ['team:t1', 'org:acme'] })
     const aliceElsewhere = Principal.parse({ user: 'alice', org: 'acme' })
     const before = await snapshot()
     const result = await slimKnowledge(deps, {}, aliceElsewhere)
@@ -204,6 +204,57 @@ describe.each(BACKENDS)('slim on %s', (backend) => {
     const ok = await slimKnowledge(deps, {}, alice)
     expect(ok.groups).toHaveLength(1)
     expect((await knowledge.get(ok.groups[0]!.kept_id!, alice)).scopes.sort()).toEqual(['org:acme', 'team:t1'])
+  })
+
+  it('never widens visibility: near-duplicates with different scope sets are not merged (scopes_differ)', async () => {
+    const personal = await save(LOGIN, alice, { scopes: ['user:alice'] })
+    const shared = await save(LOGIN_DUP, alice, { scopes: ['org:acme'] })
+    const sharedToo = await save({ ...LOGIN_DUP, content: `${LOGIN_DUP.content} Works in 2026.` }, alice, { scopes: ['org:acme'] })
+    const wider = await save(BREAD, alice, { scopes: ['org:acme', 'team:t1'] })
+    const narrower = await save(BREAD_DUP, alice, { scopes: ['org:acme'] })
+    const differing = async (who: Principal) =>
+      (await slimKnowledge(deps, { dry_run: true }, who)).skipped.filter((s) => s.reason === 'scopes_differ').map((s) => [...s.ids].sort()).sort()
+    expect(await differing(alice)).toEqual([[personal.id, shared.id, sharedToo.id].sort(), [wider.id, narrower.id].sort()].sort())
+    // An admin too: it may merge anything it sees, but not across scope sets.
+    expect(await differing(admin)).toEqual([[wider.id, narrower.id].sort()])
+    const result = await slimKnowledge(deps, {}, alice)
+    // Only the two org:acme login entries merge; the user-scoped one stays as it was.
+    expect(result.groups.map((g) => [...g.merged_ids].sort())).toEqual([[shared.id, sharedToo.id].sort()])
+    expect(result.skipped.find((s) => s.ids.includes(personal.id))).toMatchObject({ reason: 'scopes_differ', message: expect.stringContaining('user:alice') })
+    expect((await knowledge.get(result.groups[0]!.kept_id!, alice)).scopes).toEqual(['org:acme'])
+    expect(await knowledge.get(personal.id, alice)).toMatchObject({ status: 'active', merged_into: null })
+    expect((await knowledge.get(wider.id, alice)).status).toBe('active')
+  })
+
+  it('continues with older entries through next_cursor: every window overlaps the previous one by half', async () => {
+    // Six entries, a second apart: three pairs of near-duplicates, oldest pair first.
+    let at = Date.parse('2026-03-01T00:00:00Z')
+    const stepping = await createKnowledgeService({ store, embedder, clock: { now: () => new Date((at += 1000)) } })
+    const ids: string[] = []
+    for (const text of [LOGIN, LOGIN_DUP, BREAD, BREAD_DUP, UNRELATED, { ...UNRELATED, content: `${UNRELATED.content} Reload the server.` }]) {
+      ids.push((await stepping.save({ ...text, types: ['tool'], scopes: ['org:acme'] }, alice)).id)
+    }
+    const first = await slimKnowledge(deps, { dry_run: true, limit: 2 }, alice)
+    expect(first).toMatchObject({ considered: 2, truncated: true, next_cursor: expect.any(String) })
+    // Without the cursor a run compares the same newest window again: it is the cursor that moves on.
+    expect((await slimKnowledge(deps, { dry_run: true, limit: 2 }, alice)).groups).toEqual(first.groups)
+    const found: string[][] = []
+    let cursor: string | null = null
+    let runs = 0
+    do {
+      const run = await slimKnowledge(deps, { dry_run: true, limit: 2, ...(cursor ? { cursor } : {}) }, alice)
+      found.push(...run.groups.map((g) => [...g.merged_ids].sort()))
+      expect(run.truncated).toBe(run.next_cursor !== null)
+      cursor = run.next_cursor
+      runs++
+    } while (cursor && runs < 10)
+    expect(runs).toBe(5)
+    expect(found.sort()).toEqual([[ids[0]!, ids[1]!].sort(), [ids[2]!, ids[3]!].sort(), [ids[4]!, ids[5]!].sort()].sort())
+    // A real run with the cursor merges in that window only.
+    const second = await slimKnowledge(deps, { limit: 2, cursor: first.next_cursor }, alice)
+    expect(second.groups).toEqual([])
+    await expectCode(slimKnowledge(deps, { cursor: 'garbage' }, alice), 'validation_error')
+    expect((await slimKnowledge(deps, { dry_run: true, cursor: null }, alice)).considered).toBe(6)
   })
 
   it('sees only visible entries and refuses bad input', async () => {

@@ -25,7 +25,8 @@ export function slimCommands(io: Io): Command[] {
     .description('Merge near-duplicate entries you manage into one (originals kept as merged; undo with unmerge)')
     .option('--threshold <n>', 'cosine similarity of the vectors, 0.5-1', num('--threshold'), 0.9)
     .option('--min-overlap <n>', 'word overlap (Jaccard) of task + content, 0-1', num('--min-overlap'), 0.5)
-    .option('--limit <n>', 'compare the newest N visible entries (at most 5000)', num('--limit'), 2000)
+    .option('--limit <n>', 'compare a window of N visible entries, newest first (at most 5000)', num('--limit'), 2000)
+    .option('--cursor <cursor>', 'continue with the next, older window (the cursor a previous run printed)')
     .option('--dry-run', 'only show the plan')
     .option('--json', 'print JSON')
     .addHelpText('after', '\nExample:\n  knowhub slim --dry-run\n  knowhub slim --threshold 0.93')
@@ -33,18 +34,19 @@ export function slimCommands(io: Io): Command[] {
       const result = await withHub(globals(command), (hub) =>
         slimKnowledge(
           { store: hub.store, embedder: hub.embedder, maxContentBytes: hub.config.maxContentBytes },
-          { threshold: options.threshold, min_overlap: options.minOverlap, limit: options.limit, dry_run: Boolean(options.dryRun) },
+          { threshold: options.threshold, min_overlap: options.minOverlap, limit: options.limit, dry_run: Boolean(options.dryRun), ...(options.cursor ? { cursor: options.cursor } : {}) },
           hub.config.principal,
         ),
       )
       if (options.json) return printJson(io, result)
-      io.out(`compared ${result.considered} entries${result.truncated ? ' (more exist: run again, or raise --limit)' : ''}; threshold ${result.threshold}, overlap ${result.min_overlap}`)
+      io.out(`compared ${result.considered} entries; threshold ${result.threshold}, overlap ${result.min_overlap}`)
       if (result.groups.length === 0) io.out('no near-duplicates to merge')
       for (const group of result.groups) {
         io.out(`${result.dry_run ? 'would merge' : `merged into ${group.kept_id}:`} ${group.merged_ids.join(', ')}  (similarity ≥ ${group.similarity})`)
       }
       for (const skip of result.skipped) io.out(`skipped [${skip.reason}] ${skip.ids.join(', ')}: ${skip.message}`)
       if (!result.dry_run && result.merged > 0) io.out(`${result.merged} entries marked merged; undo one group with: knowhub unmerge <merged id>`)
+      if (result.next_cursor) io.out(`older entries were not compared: continue with --cursor ${result.next_cursor} (or raise --limit)`)
     })
 
   const unmerge = new Command('unmerge')
