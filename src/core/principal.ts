@@ -109,6 +109,26 @@ export function canManage(principal: Principal, owner: string): boolean {
 }
 
 /**
+ * The `forbidden` error for saving something owned by an id the caller does not have,
+ * saying how to fix it: e.g. seed agents send `owner: "agent:research_agent"`, which
+ * needs a token created with `--agent research_agent`.
+ * @example
+ * if (!canManage(principal, owner)) throw foreignOwnerError(principal, owner, 'entries')
+ */
+export function foreignOwnerError(principal: Principal, owner: string, what: string): KnowHubError {
+  const at = owner.indexOf(':')
+  const kind = owner.slice(0, at)
+  const id = owner.slice(at + 1)
+  const own = memberScopes(principal)
+  return new KnowHubError(
+    'forbidden',
+    `You cannot create ${what} owned by ${owner}: the owner must be one of your own ids (${own.length > 0 ? own.join(', ') : 'none'}). ` +
+      `To save as ${owner}, use a token that has that id — create it with \`knowhub token create --${kind} ${id} …\` (in local mode set KNOWHUB_${kind.toUpperCase()}=${id}) — or leave owner out to own it yourself.`,
+    { owner, your_ids: own, fix: `knowhub token create --${kind} ${id}` },
+  )
+}
+
+/**
  * Retrieval priority of an entry for a principal: the best rank among the entry's scopes
  * that the principal can see (0 = user … 5 = public; 6 = not visible).
  */

@@ -25,7 +25,7 @@ import {
 } from '../core/knowledge.js'
 import type { Logger } from '../core/logger.js'
 import { noopLogger } from '../core/logger.js'
-import { assertWritableScopes, canManage, memberScopes, requirePermission, visibleScopes, type Principal } from '../core/principal.js'
+import { assertWritableScopes, canManage, foreignOwnerError, memberScopes, requirePermission, visibleScopes, type Principal } from '../core/principal.js'
 import { parseWith } from '../core/validate.js'
 import type { Embedder } from '../embed/embedder.js'
 import { DEFAULT_TEXT_RANKING, type KnowledgeRecord, type TextRanking } from '../store/knowledge.js'
@@ -378,7 +378,7 @@ export async function createKnowledgeService(deps: KnowledgeServiceDeps) {
       assertWritableScopes(principal, scopes)
       const owner = input.owner ?? defaultOwner(principal, input.source.agent_id)
       if (!canManage(principal, owner)) {
-        throw new KnowHubError('forbidden', `You cannot create entries owned by ${owner}: the owner must be one of your own ids`, { owner })
+        throw foreignOwnerError(principal, owner, 'entries')
       }
       const now = clock.now()
       const source = Source.parse({ ...input.source, timestamp: input.source.timestamp ?? now.toISOString(), message_id: input.source.message_id ?? input.message_id })

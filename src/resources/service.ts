@@ -18,7 +18,7 @@ import { systemClock } from '../core/clock.js'
 import { KnowHubError } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
 import { noopLogger } from '../core/logger.js'
-import { Owner, assertWritableScopes, canManage, hasPermission, memberScopes, requirePermission, visibleScopes, type Principal } from '../core/principal.js'
+import { Owner, assertWritableScopes, canManage, foreignOwnerError, hasPermission, memberScopes, requirePermission, visibleScopes, type Principal } from '../core/principal.js'
 import {
   ListResourcesInput,
   MAX_RESOURCE_BODY_BYTES,
@@ -238,7 +238,7 @@ export function createResourceService(deps: ResourceServiceDeps) {
     const given = new Set(raw !== null && typeof raw === 'object' ? Object.entries(raw).filter(([, v]) => v !== null && v !== undefined).map(([k]) => k) : [])
     const owner = input.owner ?? defaultOwner(principal)
     if (!canManage(principal, owner)) {
-      throw new KnowHubError('forbidden', `You cannot create resources owned by ${owner}: the owner must be one of your own ids`, { owner })
+      throw foreignOwnerError(principal, owner, 'resources')
     }
     const access = accessOf(principal)
     for (let attempt = 0; attempt < 3; attempt++) {

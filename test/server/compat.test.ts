@@ -271,6 +271,24 @@ describe('seed 003 HTTP API', () => {
     expect((await api.get('/api/resource/cookies/website_a')).body.secure_body).toBe('session_id=refreshed; auth_token=new')
   })
 
+  it('knowledge_save’s owner "agent:research_agent" from a token without that agent id: a 403 that says how to fix it', async () => {
+    const { token } = await t.hub.tokens.create({ user: 'bob', org: 'cybertogether', permissions: ['read', 'write'] })
+    const bob = client(url, token)
+    const refused = await bob.post('/api/knowledge', knowledgeSaveBody({ task: 'Owner default of the seed tool', content: 'owner is agent:research_agent', types: ['plan'] }))
+    expect(refused.status).toBe(403)
+    const error = errorOf(refused)
+    expect(error.code).toBe('forbidden')
+    expect(error.message).toContain('agent:research_agent')
+    expect(error.message).toContain('knowhub token create --agent research_agent')
+    expect(error.details).toMatchObject({ owner: 'agent:research_agent', your_ids: ['user:bob', 'org:cybertogether'], fix: 'knowhub token create --agent research_agent' })
+    // The fix works: a token with the agent id saves it as the seed tool expects.
+    const fixed = await t.hub.tokens.create({ user: 'bob', agent: 'research_agent', org: 'cybertogether', permissions: ['read', 'write'] })
+    const saved = await client(url, fixed.token).post('/api/knowledge', knowledgeSaveBody({ task: 'Owner default of the seed tool', content: 'owner is agent:research_agent', types: ['plan'] }))
+    expect(saved.status).toBe(201)
+    expect(saved.body.owner).toBe('agent:research_agent')
+    await client(url, fixed.token).delete(`/api/knowledge/${saved.body.id}`)
+  })
+
   it('GET /api/knowledge: knowledge_list(limit=10, types, scopes)', async () => {
     const all = await api.get('/api/knowledge?limit=10')
     expect(all.status).toBe(200)
