@@ -43,12 +43,6 @@ export interface TextIndex {
   search(terms: readonly string[], filter: EntryFilter, limit: number, ranking: TextRanking): RankedId[]
 }
 
-function textKeyOf(tf: Readonly<Record<string, number>>, length: number): string {
-  let key = String(length)
-  for (const term in tf) key += `\u0000${term}\u0001${tf[term]}`
-  return key
-}
-
 /** How many filters keep their per-entry verdicts between searches (until the index changes). */
 const VERDICT_CACHE = 8
 
@@ -71,7 +65,8 @@ export function createTextIndex(): TextIndex {
   let capacity = 1024
   const ids: Array<string | undefined> = []
   const terms: string[][] = []
-  const textKeys: string[] = []
+  // Each entry's weighted term frequencies, in the order of its terms.
+  const termFreqs: Float32Array[] = []
   const scopes: Int32Array[] = []
   const types: Int32Array[] = []
   let status = new Int32Array(capacity)
@@ -140,13 +135,32 @@ export function createTextIndex(): TextIndex {
     slotOf.delete(ids[slot]!)
     ids[slot] = undefined
     terms[slot] = []
+    termFreqs[slot] = new Float32Array(0)
     free.push(slot)
+  }
+
+  // Entries share few distinct scope and type lists: one array each.
+  const lists = new Map<string, Int32Array>()
+  function shared(names: readonly string[]): Int32Array {
+    const key = names.join('\u0000')
+    let list = lists.get(key)
+    if (!list) lists.set(key, (list = Int32Array.from(names, symbol)))
+    return list
+  }
+
+  /** True when `entry` has the terms and frequencies the slot has. */
+  function sameText(slot: number, entry: IndexedEntry): boolean {
+    const slotTerms = terms[slot]!
+    const freqs = termFreqs[slot]!
+    if (lengths[slot] !== entry.length || slotTerms.length !== Object.keys(entry.tf).length) return false
+    for (let i = 0; i < slotTerms.length; i++) if (entry.tf[slotTerms[i]!] !== freqs[i]) return false
+    return true
   }
 
   function setFields(slot: number, entry: IndexedEntry): void {
     ids[slot] = entry.id
-    scopes[slot] = Int32Array.from(entry.scopes, symbol)
-    types[slot] = Int32Array.from(entry.types, symbol)
+    scopes[slot] = shared(entry.scopes)
+    types[slot] = shared(entry.types)
     status[slot] = symbol(entry.status)
     score[slot] = Number(entry.score)
     quality[slot] = Number(entry.score) + Number(entry.helpful) - 2 * Number(entry.harmful)
@@ -193,9 +207,8 @@ export function createTextIndex(): TextIndex {
 
     upsert(entry) {
       verdictCache.clear()
-      const textKey = textKeyOf(entry.tf, entry.length)
       const existing = slotOf.get(entry.id)
-      if (existing !== undefined && textKeys[existing] === textKey) {
+      if (existing !== undefined && sameText(existing, entry)) {
         setFields(existing, entry)
         return
       }
@@ -204,7 +217,7 @@ export function createTextIndex(): TextIndex {
       if (slot === ids.length) {
         ids.push(undefined)
         terms.push([])
-        textKeys.push('')
+        termFreqs.push(new Float32Array(0))
         scopes.push(new Int32Array(0))
         types.push(new Int32Array(0))
         if (ids.length > capacity) grow()
@@ -212,7 +225,7 @@ export function createTextIndex(): TextIndex {
       setFields(slot, entry)
       const entryTerms = Object.keys(entry.tf)
       terms[slot] = entryTerms
-      textKeys[slot] = textKey
+      termFreqs[slot] = Float32Array.from(entryTerms, (term) => Number(entry.tf[term]))
       lengths[slot] = entry.length
       slotOf.set(entry.id, slot)
       totalLength += entry.length
@@ -230,12 +243,13 @@ export function createTextIndex(): TextIndex {
       verdictCache.clear()
       ids.length = 0
       terms.length = 0
-      textKeys.length = 0
+      termFreqs.length = 0
       scopes.length = 0
       types.length = 0
       free.length = 0
       slotOf.clear()
       postings.clear()
+      lists.clear()
       totalLength = 0
     },
 

@@ -31,11 +31,12 @@ type Row = {
   score: number
   helpful: number
   harmful: number
-  search_tf: Record<string, number>
+  search_tf: string
   search_len: number
 }
 
-const COLUMNS = sql.raw('id, scopes, types, status, score, helpful, harmful, search_tf, search_len')
+// search_tf as text: JSON.parse is several times faster than the driver's jsonb conversion.
+const COLUMNS = sql.raw('id, scopes, types, status, score, helpful, harmful, search_tf::text AS search_tf, search_len')
 
 function toEntry(row: Row): IndexedEntry {
   return {
@@ -46,7 +47,7 @@ function toEntry(row: Row): IndexedEntry {
     score: Number(row.score),
     helpful: Number(row.helpful),
     harmful: Number(row.harmful),
-    tf: row.search_tf,
+    tf: JSON.parse(row.search_tf) as Record<string, number>,
     length: Number(row.search_len),
   }
 }
