@@ -470,10 +470,12 @@ describe.each(BACKENDS)('resources on %s', (backend) => {
     const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!
     const pools = { user: ['u1', 'u2', 'u3'], project: ['p1', 'p2'], agent: ['a1', 'a2'], team: ['t1'], org: ['o1', 'o2'] }
     const allScopes = ['public', ...Object.entries(pools).flatMap(([kind, ids]) => ids.map((id) => `${kind}:${id}`))]
-    const writer = Principal.parse({ user: 'writer', permissions: ['admin'] })
     const made: Array<{ id: string; scopes: string[] }> = []
     for (let i = 0; i < 24; i++) {
-      const scopes = [...new Set(Array.from({ length: 1 + Math.floor(random() * 3) }, () => pick(allScopes)))]
+      // At most one id per kind, written by an admin holding exactly those ids (writers write only their own scopes).
+      const picked = Array.from({ length: 1 + Math.floor(random() * 3) }, () => pick(allScopes))
+      const scopes = picked.filter((scope, at) => picked.findIndex((other) => other.split(':')[0] === scope.split(':')[0]) === at)
+      const writer = Principal.parse({ ...Object.fromEntries(scopes.filter((s) => s !== 'public').map((s) => s.split(':'))), permissions: ['admin'] })
       const id = `r/${i}`
       const secret = scopes.length === 1 && scopes[0] === 'public' ? {} : { secure_body: `secret-${i}` }
       await resources.save({ id, title: `resource ${i}`, body: `body ${i}`, ...secret, scopes, owner: 'user:writer' }, writer)
