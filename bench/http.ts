@@ -20,7 +20,7 @@ import autocannon from 'autocannon'
 import { printTable, rng, round, writeResults, type BenchResult } from './lib.js'
 
 const TYPES = ['strategy', 'tool', 'usecase', 'definition', 'plan', 'user_profile'] as const
-const SCOPES = ['user:bench', 'project:p0', 'org:acme', 'org:other'] as const
+const SCOPES = ['user:bench', 'project:p0', 'org:acme', 'team:other'] as const
 
 /** A synthetic corpus: pronounceable words with a Zipf distribution (like bench/store.ts). */
 function corpus(size: number, seed: number): { docs: Array<{ task: string; content: string; type: string; scope: string }>; queries: string[] } {
@@ -86,7 +86,8 @@ async function serveChild(dataDir: string, entries: number, embedder: string, ca
     dataDir, secrets: { key: Buffer.alloc(32, 3).toString('base64') }, server: { rateLimit: 0 }, search: { cacheSize },
     ...(embedder === 'default' ? {} : { embedder: { provider: embedder } }),
   })
-  const principal = { user: 'bench', project: 'p0', org: 'acme', permissions: ['admin' as const] }
+  // The token's principal (user bench, project p0, org acme) cannot see the team:other quarter.
+  const principal = { user: 'bench', project: 'p0', org: 'acme', team: 'other', permissions: ['admin' as const] }
   const started = performance.now()
   const lines = corpus(entries, 42).docs.map((doc, i) => exportLine(i, doc))
   const report = await hub.knowledge.importJsonl(lines, principal, { mode: 'partial', batchSize: 500 })

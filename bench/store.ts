@@ -66,7 +66,9 @@ export async function runStoreBench(options: { sizes?: number[]; backends?: Arra
   const backends = options.backends ?? ['pglite', 'postgres']
   const queryCount = options.queries ?? 200
   const results: BenchResult[] = []
+  // Searches run as `principal`; a quarter of the entries sit in a team it is not in (written by `loader`).
   const principal = Principal.parse({ user: 'bench', project: 'p0', org: 'acme', permissions: ['admin'] })
+  const loader = Principal.parse({ user: 'bench', project: 'p0', org: 'acme', team: 'other', permissions: ['admin'] })
   const random = rng(42)
   const sample = zipfSampler(vocabulary(5_000, random), random)
   const sentence = (n: number) => Array.from({ length: n }, sample).join(' ')
@@ -75,7 +77,7 @@ export async function runStoreBench(options: { sizes?: number[]; backends?: Arra
     task: sentence(6 + Math.floor(random() * 6)),
     content: sentence(30 + Math.floor(random() * 40)),
     type: TYPES[i % TYPES.length]!,
-    scope: ['user:bench', 'project:p0', 'org:acme', 'org:other'][i % 4]!,
+    scope: ['user:bench', 'project:p0', 'org:acme', 'team:other'][i % 4]!,
   }))
   const queries = Array.from({ length: queryCount }, () => {
     const doc = corpus[Math.floor(random() * max)]!
@@ -94,14 +96,14 @@ export async function runStoreBench(options: { sizes?: number[]; backends?: Arra
       // single saves
       const saves = 200
       let t = performance.now()
-      for (let i = 0; i < saves; i++) await knowledge.save({ task: corpus[i]!.task, content: corpus[i]!.content, types: [corpus[i]!.type], scopes: [corpus[i]!.scope === 'org:other' ? 'org:acme' : corpus[i]!.scope] }, principal)
+      for (let i = 0; i < saves; i++) await knowledge.save({ task: corpus[i]!.task, content: corpus[i]!.content, types: [corpus[i]!.type], scopes: [corpus[i]!.scope] }, loader)
       results.push({ name: `${backend} save (one by one)`, value: round(saves / ((performance.now() - t) / 1000), 0), unit: 'entries/s' })
       await store.db.query(sql`TRUNCATE knowledge CASCADE`)
       let loaded = 0
       for (const size of sizes) {
         const lines = corpus.slice(loaded, size).map((c, j) => exportLine(loaded + j, c.task, c.content, c.type, c.scope))
         t = performance.now()
-        const report = await knowledge.importJsonl(lines, principal, { mode: 'partial', batchSize: 500 })
+        const report = await knowledge.importJsonl(lines, loader, { mode: 'partial', batchSize: 500 })
         if (report.errors.length > 0) throw new Error(`import failed: ${JSON.stringify(report.errors.slice(0, 3))}`)
         const seconds = (performance.now() - t) / 1000
         results.push({ name: `${backend} bulk import ${loaded}→${size}`, value: round(lines.length / seconds, 0), unit: 'entries/s', note: `${round(seconds, 1)} s` })
