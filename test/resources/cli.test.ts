@@ -8,6 +8,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { main } from '../../src/cli/main.js'
 import type { Io } from '../../src/cli/output.js'
+import { SecretKey } from '../../src/resources/secrets.js'
 import { createTestDatabase, type TestDatabase } from '../helpers/stores.js'
 
 const SECRET = 'session_id=cli-secret-7781; auth=zz'
@@ -89,6 +90,51 @@ describe('resource, secrets and slim commands', () => {
 
     expect((await run('resource', 'update', 'cookies/site_a', '--remove-secret', '--json')).code).toBe(0)
     expect(await run('resource', 'delete', 'cookies/site_a', '--owner', 'user:alice')).toMatchObject({ code: 0, out: 'deleted cookies/site_a (owner user:alice)' })
+  })
+
+  it('rotates a key from KNOWHUB_SECRET_KEY only with --new-key or --print-new-key, so the next start still reads every secret', async () => {
+    const oldKey = SecretKey.generate().toBase64()
+    process.env.KNOWHUB_SECRET_KEY = oldKey
+    try {
+      writeFileSync(join(dir, 'env-secret.txt'), 'env-secret-5512')
+      expect((await run('resource', 'save', 'creds/env', '--title', 'env', '--secret-file', join(dir, 'env-secret.txt'))).code).toBe(0)
+      const keyFileBefore = readFileSync(join(dir, 'secret.key'), 'utf8')
+      // Without either option: refused, nothing changed, no key file written or replaced.
+      const refused = await run('secrets', 'rotate')
+      expect(refused.code).toBe(1)
+      expect(refused.err).toContain('[config_error]')
+      expect(refused.err).toMatch(/--new-key.*--print-new-key/s)
+      expect(readFileSync(join(dir, 'secret.key'), 'utf8')).toBe(keyFileBefore)
+      expect(JSON.parse((await run('resource', 'get', 'creds/env', '--show-secret', '--json')).out).secure_body).toBe('env-secret-5512')
+      expect((await run('secrets', 'rotate', '--new-key', 'too-short')).err).toContain('[config_error]')
+      expect((await run('secrets', 'rotate', '--new-key', oldKey)).err).toContain('[validation_error]')
+      expect((await run('secrets', 'rotate', '--new-key', oldKey, '--print-new-key')).err).toContain('[validation_error]')
+
+      // --new-key: the secrets move to the given key; the old one no longer reads them.
+      const given = SecretKey.generate()
+      const rotated = await run('secrets', 'rotate', '--new-key', given.toBase64())
+      expect(rotated.code).toBe(0)
+      expect(rotated.out).toContain(`→ ${given.id}`)
+      expect(rotated.out).toContain('set KNOWHUB_SECRET_KEY')
+      expect(readFileSync(join(dir, 'secret.key'), 'utf8')).toBe(keyFileBefore)
+      expect((await run('resource', 'get', 'creds/env', '--show-secret')).err).toContain('[config_error]')
+      process.env.KNOWHUB_SECRET_KEY = given.toBase64()
+      expect(JSON.parse((await run('resource', 'get', 'creds/env', '--show-secret', '--json')).out).secure_body).toBe('env-secret-5512')
+
+      // --print-new-key: a new key printed once; with it set, the secrets read.
+      const printed = await run('secrets', 'rotate', '--print-new-key')
+      expect(printed.code).toBe(0)
+      const newKey = /shown only now\): (\S+)/.exec(printed.out)?.[1]
+      expect(newKey).toBeDefined()
+      expect(printed.out).not.toContain('env-secret')
+      process.env.KNOWHUB_SECRET_KEY = newKey!
+      expect(JSON.parse((await run('resource', 'get', 'creds/env', '--show-secret', '--json')).out).secure_body).toBe('env-secret-5512')
+      expect((await run('resource', 'delete', 'creds/env')).code).toBe(0)
+    } finally {
+      delete process.env.KNOWHUB_SECRET_KEY
+    }
+    // With the key in a key file, the options are refused (rotate replaces the file itself).
+    expect((await run('secrets', 'rotate', '--print-new-key')).err).toContain('[validation_error]')
   })
 
   it('slims with a dry run, merges, and unmerges', async () => {

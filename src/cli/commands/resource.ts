@@ -8,7 +8,7 @@ import { join } from 'node:path'
 import { Command } from 'commander'
 import { KnowHubError } from '../../core/errors.js'
 import { RESOURCE_CONTENT_TYPES, type Resource } from '../../core/resources.js'
-import { rotateKeyFile } from '../../resources/secrets.js'
+import { SecretKey, rotateKeyFile, rotateSecrets } from '../../resources/secrets.js'
 import { withHub, type GlobalOptions } from '../context.js'
 import { oneLine, printJson, type Io } from '../output.js'
 
@@ -239,26 +239,49 @@ export function resourceCommands(io: Io): Command[] {
 
   secrets.addCommand(
     new Command('rotate')
-      .description('Re-encrypt every secret with a new random key, then store the new key in the key file')
+      .description('Re-encrypt every secret with a new key (key file: written there; KNOWHUB_SECRET_KEY: give or print the new key)')
+      .option('--new-key <key>', 'when the key comes from KNOWHUB_SECRET_KEY / secrets.key: the new key, base64 or hex of 32 bytes ("-" reads it from stdin)')
+      .option('--print-new-key', 'when the key comes from KNOWHUB_SECRET_KEY / secrets.key: generate the new key and print it once')
       .option('--json', 'print JSON')
       .addHelpText(
         'after',
-        '\nThe new key is first written to <key file>.new (mode 0600); all secrets are re-encrypted in one\ntransaction; only after it commits is <key file>.new renamed over the key file. If the command is\ninterrupted, run it again: it picks up <key file>.new and finishes.',
+        '\nWith a key file, the new key is first written to <key file>.new (mode 0600); all secrets are re-encrypted\nin one transaction; only after it commits is <key file>.new renamed over the key file. If the command is\ninterrupted, run it again: it picks up <key file>.new and finishes.\n\n' +
+          'With the key in KNOWHUB_SECRET_KEY (or secrets.key), KnowHub cannot change the variable: give the new key\n(--new-key -, e.g. from `openssl rand -base64 32`) or let it print one (--print-new-key), then set\nKNOWHUB_SECRET_KEY to it before the next start.',
       )
-      .action(async (options, command: Command) => {
-        const { report, source } = await withHub(globals(command), async (hub) => {
+      .action(async (options: { newKey?: string; printNewKey?: boolean; json?: boolean }, command: Command) => {
+        if (options.newKey !== undefined && options.printNewKey) throw new KnowHubError('validation_error', 'use --new-key or --print-new-key, not both')
+        const outcome = await withHub(globals(command), async (hub) => {
           if (hub.secrets.source === 'ephemeral') throw new KnowHubError('config_error', 'The key is ephemeral (in-memory database): there is nothing to rotate')
+          if (hub.secrets.source === 'config') {
+            if (options.newKey === undefined && !options.printNewKey) {
+              throw new KnowHubError(
+                'config_error',
+                'The secret key comes from KNOWHUB_SECRET_KEY (or secrets.key in the config file), which KnowHub cannot change: rotating to a key it made up would leave the ' +
+                  'variable holding the old key, and every secret unreadable at the next start. Give the new key with --new-key - (read from stdin; e.g. `openssl rand -base64 32`), ' +
+                  'or let KnowHub generate one and print it once with --print-new-key; then set KNOWHUB_SECRET_KEY to it.',
+              )
+            }
+            const newKey = options.newKey !== undefined ? SecretKey.fromText(options.newKey === '-' ? readFileSync(0, 'utf8') : options.newKey, 'The new key (--new-key)') : SecretKey.generate()
+            // Printed before the secrets change hands: however the command ends, the key is not lost.
+            if (options.printNewKey) {
+              const line = `new key (set KNOWHUB_SECRET_KEY to it; shown only now): ${newKey.toBase64()}`
+              if (options.json) io.err(line)
+              else io.out(line)
+            }
+            const report = await rotateSecrets(hub.store, hub.secrets.key, newKey)
+            return { report: { ...report, key_source: 'config' as const, ...(options.printNewKey && options.json ? { new_key: newKey.toBase64() } : {}) }, keyFile: undefined }
+          }
+          if (options.newKey !== undefined || options.printNewKey) {
+            throw new KnowHubError('validation_error', '--new-key and --print-new-key are for a key from KNOWHUB_SECRET_KEY; this key is in a key file, which rotate replaces itself')
+          }
           const keyFile = hub.secrets.keyFile ?? hub.config.secrets.keyFile ?? join(hub.config.dataDir, 'secret.key')
-          return { report: await rotateKeyFile(hub.store, { oldKey: hub.secrets.key, keyFile }), source: hub.secrets.source }
+          return { report: { ...(await rotateKeyFile(hub.store, { oldKey: hub.secrets.key, keyFile })), key_source: 'file' as const }, keyFile }
         })
-        if (options.json) printJson(io, report)
-        else {
-          io.out(`re-encrypted ${report.rotated} secrets${report.unchanged ? ` (${report.unchanged} were already under the new key)` : ''}: key ${report.old_key_id} → ${report.new_key_id}`)
-          io.out(`new key written to ${report.key_file} (mode 0600)`)
-        }
-        if (source === 'config') {
-          io.err(`warning: KNOWHUB_SECRET_KEY (or config secrets.key) still holds the OLD key. Unset it so that ${report.key_file} is used, or set it to that file's content.`)
-        }
+        if (options.json) return printJson(io, outcome.report)
+        const { report } = outcome
+        io.out(`re-encrypted ${report.rotated} secrets${report.unchanged ? ` (${report.unchanged} were already under the new key)` : ''}: key ${report.old_key_id} → ${report.new_key_id}`)
+        if (outcome.keyFile) io.out(`new key written to ${outcome.keyFile} (mode 0600)`)
+        else io.out(`now set KNOWHUB_SECRET_KEY (or secrets.key) to the new key ${report.new_key_id} before the next start: the old key no longer reads the secrets`)
       }),
   )
 
