@@ -26,7 +26,7 @@ export const ENV_VARS = {
   KNOWHUB_ORG: 'local principal: org id',
   KNOWHUB_SECRET_KEY: 'key of secrets at rest: 32 bytes as base64 or hex (default: the key file)',
   KNOWHUB_SECRET_KEY_FILE: 'key file of secrets at rest (default <data dir>/secret.key, created with mode 0600)',
-  KNOWHUB_LOG_LEVEL: 'debug | info | warn | error (default warn for the CLI, info for the server)',
+  KNOWHUB_LOG_LEVEL: 'debug | info | warn | error (default: error for one-shot commands, which report problems in words; warn for mcp; info for start)',
   KNOWHUB_HOST: 'server: address to listen on (default 127.0.0.1; others need an API token)',
   KNOWHUB_PORT: 'server: port (default 8420)',
   KNOWHUB_BODY_LIMIT: 'server: largest request body in bytes (default 2097152)',

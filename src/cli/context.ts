@@ -3,8 +3,15 @@ import { openKnowHub, type KnowHub } from '../app/open.js'
 import type { Logger } from '../core/logger.js'
 import { loadConfig } from './config.js'
 
-/** A pino logger on stderr, behind the library Logger interface. */
-export function createCliLogger(level = process.env.KNOWHUB_LOG_LEVEL ?? 'warn'): Logger {
+/**
+ * A pino logger on stderr, behind the library Logger interface. The default level is
+ * KNOWHUB_LOG_LEVEL, else `error`: one-shot commands report problems themselves, in words,
+ * and a JSON warning line beside that message would say it twice. Long-running commands
+ * pass their own default (`warn` for `knowhub mcp`, `info` for `knowhub start`).
+ * @example
+ * const logger = createCliLogger(process.env.KNOWHUB_LOG_LEVEL ?? 'warn')
+ */
+export function createCliLogger(level = process.env.KNOWHUB_LOG_LEVEL ?? 'error'): Logger {
   const log = pino({ level, redact: { paths: ['*.apiKey', '*.secure_body', '*.token', '*.password'], censor: '[redacted]' } }, pino.destination(2))
   return {
     debug: (message, fields) => log.debug(fields ?? {}, message),
@@ -28,7 +35,7 @@ export interface GlobalOptions {
 export async function withHub<T>(options: GlobalOptions & { longRunning?: boolean }, fn: (hub: KnowHub) => Promise<T>): Promise<T> {
   const config = loadConfig(process.env, options.config ? { configFile: options.config } : {})
   if (!options.longRunning && config.search.fulltext === 'auto') config.search.fulltext = 'sql'
-  const hub = await openKnowHub(config, { logger: createCliLogger() })
+  const hub = await openKnowHub(config, { logger: createCliLogger(process.env.KNOWHUB_LOG_LEVEL ?? (options.longRunning ? 'warn' : 'error')) })
   try {
     return await fn(hub)
   } finally {

@@ -192,28 +192,35 @@ export function knowledgeCommands(io: Io): Command[] {
     new Command(name)
       .description(description)
       .argument('<id>', 'knowledge id')
-      .action(async (id: string, _options, command: Command) => {
-        await withHub(globals(command), async (hub) => void (await hub.knowledge[name](id, hub.config.principal)))
+      .option('--json', name === 'delete' ? 'print JSON ({"id","deleted":true}, as the API)' : 'print the entry as JSON')
+      .action(async (id: string, options: { json?: boolean }, command: Command) => {
+        const entry = await withHub(globals(command), async (hub): Promise<KnowledgeEntry | undefined> => (name === 'delete' ? void (await hub.knowledge.delete(id, hub.config.principal)) : hub.knowledge[name](id, hub.config.principal)))
+        if (options.json) return printJson(io, entry ?? { id, deleted: true })
         io.out(`${name}d ${id}`)
       })
 
   const exportCmd = new Command('export')
     .description('Export visible entries (with histories and versions) as JSONL')
     .option('-o, --out <file>', 'write to a file instead of stdout')
+    .option('--json', 'with --out, print {"exported","file"} as JSON (stdout is JSONL already without it); errors as JSON')
     .action(async (options, command: Command) => {
-      await withHub(globals(command), async (hub) => {
+      const count = await withHub(globals(command), async (hub) => {
         const stream = options.out ? createWriteStream(options.out) : process.stdout
         let count = 0
         for await (const line of hub.knowledge.exportJsonl(hub.config.principal)) {
+          if (stream.destroyed) break // the reader went away (`knowhub export | head`)
           if (!stream.write(`${line}\n`)) await once(stream, 'drain')
           count++
         }
         if (options.out) {
           stream.end()
           await once(stream, 'finish')
-          io.err(`exported ${count} entries to ${options.out}`)
         }
+        return count
       })
+      if (!options.out) return
+      if (options.json) printJson(io, { exported: count, file: options.out })
+      else io.err(`exported ${count} entries to ${options.out}`)
     })
 
   const importCmd = new Command('import')
@@ -243,16 +250,19 @@ export function knowledgeCommands(io: Io): Command[] {
 
   const reindex = new Command('reindex')
     .description('Re-embed every entry with the configured embedder (after changing it)')
-    .action(async (_options, command: Command) => {
-      const count = await withHub(globals(command), async (hub) => {
+    .option('--json', 'print {"reindexed","embedder":{"model","dimension"}} as JSON')
+    .action(async (options: { json?: boolean }, command: Command) => {
+      const result = await withHub(globals(command), async (hub) => {
         const bar = progress(io, 'reindexing')
         try {
-          return await hub.knowledge.reindex({ onProgress: bar.update })
+          const reindexed = await hub.knowledge.reindex({ onProgress: bar.update })
+          return { reindexed, embedder: { model: hub.embedder.model, dimension: hub.embedder.dimension } }
         } finally {
           bar.stop()
         }
       })
-      io.out(`re-embedded ${count} entries`)
+      if (options.json) return printJson(io, result)
+      io.out(`re-embedded ${result.reindexed} entries`)
     })
 
   return [

@@ -81,7 +81,7 @@ export function mcpCommand(_io: Io): Command {
     .option('--token <token>', 'API token for --url (env KNOWHUB_TOKEN; not needed in the server\'s local mode)')
     .addHelpText('after', '\nstdout carries the MCP protocol; logs go to stderr (KNOWHUB_LOG_LEVEL).\nExample (Claude Code, after `npm link` in the KnowHub folder): claude mcp add knowhub -e KNOWHUB_DATA_DIR=$HOME/.knowhub -- knowhub mcp\nNot `npx knowhub mcp`: outside the KnowHub folder npx would fetch an unrelated npm package named knowhub.')
     .action(async (options: McpOptions, command: Command) => {
-      const logger = createCliLogger()
+      const logger = createCliLogger(process.env.KNOWHUB_LOG_LEVEL ?? 'warn')
       const globals = command.optsWithGlobals() as GlobalOptions
       const config = loadConfig(process.env, globals.config ? { configFile: globals.config } : {})
       // The `packs` section of the config file adds folders, types and limits; flags win.
