@@ -122,14 +122,23 @@ export interface PostgresOptions {
 export async function openPostgres(options: PostgresOptions): Promise<Database> {
   const { default: pg } = await import('pg')
   const logger = options.logger ?? noopLogger
-  const pool = new pg.Pool({ connectionString: options.connectionString, max: options.max ?? 10 })
   const onConnect = options.onConnect ?? []
+  // The pool awaits `onConnect` before it hands a new connection out, so the statements run
+  // one after another and before any query of ours (a 'connect' listener cannot be awaited).
+  const pool = new pg.Pool({
+    connectionString: options.connectionString,
+    max: options.max ?? 10,
+    ...(onConnect.length > 0
+      ? {
+          onConnect: async (client: { query: (text: string) => Promise<unknown> }) => {
+            for (const statement of onConnect) {
+              await client.query(statement).catch((error: Error) => logger.warn('store.pool.on_connect_failed', { statement, message: error.message }))
+            }
+          },
+        }
+      : {}),
+  })
   pool.on('error', (error) => logger.error('store.pool.error', { message: error.message }))
-  if (onConnect.length > 0) {
-    pool.on('connect', (client) => {
-      for (const statement of onConnect) client.query(statement).catch((error: Error) => logger.warn('store.pool.on_connect_failed', { statement, message: error.message }))
-    })
-  }
   try {
     const client = await pool.connect()
     client.release()
