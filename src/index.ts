@@ -1,7 +1,8 @@
 /**
  * `knowhub`: open a KnowHub (store + embedder + services) from a config.
  * Layers are also available on subpaths: knowhub/core, knowhub/store,
- * knowhub/knowledge, knowhub/embed, knowhub/packs.
+ * knowhub/knowledge, knowhub/resources, knowhub/embed, knowhub/packs,
+ * knowhub/client, knowhub/tools, knowhub/mcp.
  * @example
  * import { openKnowHub } from 'knowhub'
  * const hub = await openKnowHub({ dataDir: '.knowhub' })

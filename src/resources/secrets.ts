@@ -204,6 +204,8 @@ function readKeyFile(path: string): SecretKey {
 /**
  * Writes `key` to a temporary file (mode 0600) next to `path`, flushes it, and moves it
  * into place with an atomic rename (replacing any file there).
+ * @example
+ * writeKeyFile('.knowhub/secret.key', SecretKey.generate())
  */
 export function writeKeyFile(path: string, key: SecretKey): void {
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 })
@@ -367,6 +369,9 @@ export async function rotateKeyFile(
  * on one PostgreSQL with different key files, or a lost key file that was re-created.
  * Those secrets cannot be read until the right key is configured.
  * @returns the key ids (and counts) that differ from `key`.
+ * @example
+ * const foreign = await checkSecretKey(store, loadOrCreateKey({ keyFile: '.knowhub/secret.key' }), logger)
+ * if (foreign.length > 0) console.error('some secrets need another key', foreign)
  */
 export async function checkSecretKey(
   store: { resources: { secretKeyIds(): Promise<Array<{ key_id: string; count: number }>> } },

@@ -89,7 +89,11 @@ function decodeCursor(cursor: string): { id: string; owner?: string } {
   throw new KnowHubError('validation_error', 'Invalid cursor: pass the next_cursor of a previous page', { issues: [{ path: 'cursor', message: 'invalid cursor' }] })
 }
 
-/** True when `metadata.expires_at` is a valid time before `now`. */
+/**
+ * True when `metadata.expires_at` is a valid time before `now`.
+ * @example
+ * isExpired({ expires_at: '2026-03-07T10:00:00Z' }, new Date('2026-04-01T00:00:00Z')) // true
+ */
 export function isExpired(metadata: ResourceMetadata, now: Date): boolean {
   const raw = metadata.expires_at
   if (typeof raw !== 'string') return false
@@ -100,6 +104,9 @@ export function isExpired(metadata: ResourceMetadata, now: Date): boolean {
 /**
  * May this principal read the secrets of a resource in `scopes`? It needs `secrets:read`
  * (admin implies it) and one of its own ids among the scopes; `public` never counts.
+ * @example
+ * canReadSecrets({ user: 'alice', org: 'acme', permissions: ['read', 'secrets:read'] }, ['org:acme']) // true
+ * canReadSecrets({ user: 'alice', permissions: ['admin'] }, ['public']) // false
  */
 export function canReadSecrets(principal: Principal, scopes: readonly string[]): boolean {
   if (!hasPermission(principal, 'secrets:read')) return false

@@ -1,32 +1,157 @@
 /**
- * Pins the package's public surface: the export map, and that the core layer
- * does no I/O (no fs, network or database driver imports).
+ * Pins the package's public surface: the export map (each subpath with its source index,
+ * and its `dist/` files present after a real build), `knowhub/resources` documented, and
+ * that the core layer does no I/O.
+ *
+ * The core check reads every module specifier with the TypeScript parser — static imports,
+ * side-effect imports (`import 'node:fs'`), re-exports, type-only imports, dynamic
+ * `import()` and `require()` — and allows only relative modules inside src/core and a short
+ * list of pure packages. A regex over `from '…'` missed all but the first kind.
+ *
+ * The build check compiles with tsconfig.build.json into a temp folder instead of reading
+ * `dist/`: the working tree's dist is whatever the last `npm install`/`npm run build` left
+ * (stale, or absent after `npm ci --ignore-scripts`), and rebuilding it in place would race
+ * other processes that run `bin/knowhub.js`. The temp build is what `prepare` produces.
  */
-import { readdirSync, readFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { execFile } from 'node:child_process'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, relative, resolve } from 'node:path'
+import { promisify } from 'node:util'
+import ts from 'typescript'
 import { describe, expect, it } from 'vitest'
+import * as resources from '../../src/resources/index.js'
 
 const root = join(import.meta.dirname, '..', '..')
 
+interface PackageJson {
+  exports: Record<string, string | { types: string; import: string }>
+  bin: Record<string, string>
+}
+const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as PackageJson
+const SUBPATHS = ['.', './client', './core', './embed', './knowledge', './mcp', './package.json', './packs', './resources', './store', './tools']
+const entries = () => Object.entries(pkg.exports).filter((e): e is [string, { types: string; import: string }] => typeof e[1] === 'object')
+
+/** Every module a source file names: `import`, `import type`, `export … from`, `import x = require()`, `import()`, `require()`. */
+function moduleSpecifiers(fileName: string, text: string): Array<{ specifier: string; line: number; kind: string }> {
+  const source = ts.createSourceFile(fileName, text, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS)
+  const found: Array<{ specifier: string; line: number; kind: string }> = []
+  const add = (node: ts.Node, kind: string, expression: ts.Node | undefined) => {
+    const line = source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1
+    found.push({ specifier: expression && ts.isStringLiteralLike(expression) ? expression.text : '<computed>', line, kind })
+  }
+  const visit = (node: ts.Node): void => {
+    if (ts.isImportDeclaration(node)) add(node, node.importClause ? 'import' : 'side-effect import', node.moduleSpecifier)
+    else if (ts.isExportDeclaration(node) && node.moduleSpecifier) add(node, 'export from', node.moduleSpecifier)
+    else if (ts.isImportEqualsDeclaration(node) && ts.isExternalModuleReference(node.moduleReference)) add(node, 'import = require', node.moduleReference.expression)
+    else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) add(node, 'dynamic import', node.arguments[0])
+    else if (ts.isCallExpression(node) && ts.isIdentifier(node.expression) && node.expression.text === 'require') add(node, 'require', node.arguments[0])
+    else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument)) add(node, 'import type', node.argument.literal)
+    ts.forEachChild(node, visit)
+  }
+  visit(source)
+  return found
+}
+
+/** Pure packages the core may use (no I/O); everything else outside src/core is refused. */
+const CORE_PACKAGES = new Set(['zod', 'stemmer'])
+
+function coreViolations(dir: string, fileName: string, text: string): string[] {
+  return moduleSpecifiers(fileName, text).flatMap(({ specifier, line, kind }) => {
+    const where = `${relative(root, join(dir, fileName))}:${line} (${kind} '${specifier}')`
+    if (specifier === '<computed>') return [`${where}: a module name the check cannot read`]
+    if (specifier.startsWith('.')) {
+      const target = resolve(dir, specifier)
+      return target.startsWith(`${dir}/`) ? [] : [`${where}: outside src/core`]
+    }
+    return CORE_PACKAGES.has(specifier) ? [] : [`${where}: not a pure package allowed in the core`]
+  })
+}
+
 describe('public surface', () => {
   it('exports exactly the documented subpaths, each with a source index', () => {
-    const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { exports: Record<string, unknown>; bin: Record<string, string> }
-    const subpaths = Object.keys(pkg.exports).sort()
-    expect(subpaths).toEqual(['.', './client', './core', './embed', './knowledge', './mcp', './package.json', './packs', './store', './tools'].sort())
-    for (const subpath of subpaths.filter((s) => s !== './package.json')) {
-      const target = (pkg.exports[subpath] as { import: string }).import
-      const source = target.replace('./dist/', 'src/').replace(/\.js$/, '.ts')
-      expect(() => readFileSync(join(root, source)), `${subpath} → ${source}`).not.toThrow()
+    expect(Object.keys(pkg.exports).sort()).toEqual([...SUBPATHS].sort())
+    expect(pkg.exports['./package.json']).toBe('./package.json')
+    for (const [subpath, target] of entries()) {
+      const source = target.import.replace('./dist/', 'src/').replace(/\.js$/, '.ts')
+      expect(existsSync(join(root, source)), `${subpath} → ${source}`).toBe(true)
+      expect(target.types, subpath).toBe(target.import.replace(/\.js$/, '.d.ts'))
     }
     expect(pkg.bin.knowhub).toBe('./bin/knowhub.js')
   })
 
-  it('keeps the core free of I/O imports', () => {
-    const dir = join(root, 'src', 'core')
-    const forbidden = /from ['"](node:)?(fs|fs\/promises|net|http|https|child_process|pg)['"]|from ['"]@electric-sql\//
-    for (const file of readdirSync(dir).filter((f) => f.endsWith('.ts'))) {
-      const text = readFileSync(join(dir, file), 'utf8')
-      expect(forbidden.test(text), `src/core/${file} imports I/O`).toBe(false)
+  it('builds every export target and the bin entry with tsconfig.build.json', { timeout: 180_000 }, async () => {
+    const out = mkdtempSync(join(tmpdir(), 'knowhub-build-'))
+    try {
+      // Type errors do not stop emit: this checks what the build writes, `npm run typecheck` checks types.
+      await promisify(execFile)(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, 'tsconfig.build.json'), '--outDir', out], { cwd: root }).catch((error: { stdout?: string }) => error)
+      const built = (target: string) => join(out, target.replace(/^\.\/dist\//, ''))
+      for (const [subpath, target] of entries()) {
+        expect(existsSync(built(target.import)), `${subpath} → ${target.import}`).toBe(true)
+        expect(existsSync(built(target.types)), `${subpath} → ${target.types}`).toBe(true)
+      }
+      const bin = readFileSync(join(root, pkg.bin.knowhub!), 'utf8')
+      const binTarget = /from '\.\.\/dist\/([^']+)'/.exec(bin)?.[1]
+      expect(binTarget).toBe('cli/main.js')
+      expect(existsSync(join(out, binTarget!))).toBe(true)
+    } finally {
+      rmSync(out, { recursive: true, force: true })
     }
+  })
+
+  it('documents every runtime export of knowhub/resources with a JSDoc @example', () => {
+    const dir = join(root, 'src', 'resources')
+    const texts = readdirSync(dir).filter((f) => f.endsWith('.ts')).map((f) => readFileSync(join(dir, f), 'utf8'))
+    const names = Object.keys(resources).sort()
+    expect(names).toEqual(['SecretKey', 'canReadSecrets', 'checkSecretKey', 'createResourceService', 'createSecretBox', 'isExpired', 'loadOrCreateKey', 'rotateKeyFile', 'rotateSecrets', 'writeKeyFile'])
+    const missing = names.filter((name) => {
+      for (const text of texts) {
+        const match = new RegExp(`export (?:async )?(?:function|class|const) ${name}\\b`).exec(text)
+        if (!match) continue
+        const before = text.slice(0, match.index).trimEnd()
+        return !(before.endsWith('*/') && before.slice(before.lastIndexOf('/**')).includes('@example'))
+      }
+      return true
+    })
+    expect(missing).toEqual([])
+  })
+
+  it('keeps the core free of I/O: only src/core modules and pure packages, in every form of import', () => {
+    const dir = join(root, 'src', 'core')
+    const violations = readdirSync(dir)
+      .filter((f) => f.endsWith('.ts'))
+      .flatMap((file) => coreViolations(dir, file, readFileSync(join(dir, file), 'utf8')))
+    expect(violations).toEqual([])
+  })
+
+  it('the core check catches side-effect, dynamic, type-only and require imports of I/O modules and drivers', () => {
+    const dir = join(root, 'src', 'core')
+    const sample = [
+      "import 'node:fs'",
+      "import type { Pool } from 'pg'",
+      "export * from 'postgres'",
+      "export { PGlite } from '@electric-sql/pglite'",
+      "const net = await import('node:net')",
+      "const fs = require('fs')",
+      "import http = require('node:http')",
+      "type Db = import('@electric-sql/pglite').PGlite",
+      'const name = "child_process"; await import(name)',
+      "import { openStore } from '../store/store.js'",
+      "import { z } from 'zod'",
+      "import { KnowHubError } from './errors.js'",
+    ].join('\n')
+    const found = coreViolations(dir, 'sample.ts', sample)
+    expect(found.map((v) => v.replace(/^src\/core\/sample\.ts:/, ''))).toEqual([
+      "1 (side-effect import 'node:fs'): not a pure package allowed in the core",
+      "2 (import 'pg'): not a pure package allowed in the core",
+      "3 (export from 'postgres'): not a pure package allowed in the core",
+      "4 (export from '@electric-sql/pglite'): not a pure package allowed in the core",
+      "5 (dynamic import 'node:net'): not a pure package allowed in the core",
+      "6 (require 'fs'): not a pure package allowed in the core",
+      "7 (import = require 'node:http'): not a pure package allowed in the core",
+      "8 (import type '@electric-sql/pglite'): not a pure package allowed in the core",
+      "9 (dynamic import '<computed>'): a module name the check cannot read",
+      "10 (import '../store/store.js'): outside src/core",
+    ])
   })
 })
