@@ -7,12 +7,17 @@ export interface ValidationIssue {
   message: string
 }
 
-/** Turns zod issues into `{ path, message }` pairs with dotted paths (`source.urls.0`). */
+/**
+ * Turns zod issues into `{ path, message }` pairs with dotted paths (`source.urls.0`). An
+ * unknown field is reported at its own path (`source.surprise`), one issue per field.
+ */
 export function toValidationIssues(error: z.ZodError): ValidationIssue[] {
-  return error.issues.map((issue) => ({
-    path: issue.path.map(String).join('.') || '(root)',
-    message: issue.message,
-  }))
+  const dotted = (path: readonly PropertyKey[]) => path.map(String).join('.') || '(root)'
+  return error.issues.flatMap((issue) =>
+    issue.code === 'unrecognized_keys'
+      ? issue.keys.map((key) => ({ path: dotted([...issue.path, key]), message: `unknown field "${key}"` }))
+      : [{ path: dotted(issue.path), message: issue.message }],
+  )
 }
 
 /**

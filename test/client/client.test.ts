@@ -227,7 +227,7 @@ describe('typed errors', () => {
     expect(error.requestId).toMatch(/^req_/)
     // A body the types forbid still gets the server's answer, with its path.
     const unknownField = await failure(kh.knowledge.save({ task: 'x', content: 'y', types: ['tool'], colour: 'red' } as unknown as SaveKnowledgeInput))
-    expect(unknownField.issues).toEqual([{ path: '(root)', message: expect.stringContaining('colour') }])
+    expect(unknownField.issues).toEqual([{ path: 'colour', message: expect.stringContaining('colour') }])
     const query = await failure(kh.knowledge.search({ q: 'x', top_k: 0 }))
     expect(query.issues[0]?.path).toBe('top_k')
   })

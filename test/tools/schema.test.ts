@@ -89,7 +89,7 @@ describe('tool definitions', () => {
     const error = await kit.callTool('knowledge_search', { query: '', top_k: 0, extra: 1 }).catch((e: unknown) => e)
     expect(isKnowHubError(error, 'validation_error')).toBe(true)
     const issues = ((error as KnowHubError).details as { issues: Array<{ path: string }> }).issues.map((i) => i.path).sort()
-    expect(issues).toEqual(['(root)', 'query', 'top_k'])
+    expect(issues).toEqual(['extra', 'query', 'top_k'])
     expect((error as KnowHubError).message).toMatch(/^Invalid arguments of knowledge_search: /)
     expect(toolErrorText(error)).toMatch(/^error \[validation_error\]: Invalid arguments of knowledge_search/)
     expect(toolErrorText(error)).toContain('- top_k:')
