@@ -8,7 +8,7 @@ import { Hono } from 'hono'
 import { bodyLimit } from 'hono/body-limit'
 import { HTTPException } from 'hono/http-exception'
 import type { Clock } from '../core/clock.js'
-import { KnowHubError, type ErrorCode } from '../core/errors.js'
+import { KnowHubError, isKnowHubError, type ErrorCode } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
 import { noopLogger } from '../core/logger.js'
 import type { KnowledgeService } from '../knowledge/service.js'
@@ -47,6 +47,35 @@ export interface AppDeps {
   allowedHosts?: () => ReadonlySet<string> | undefined
   /** MCP over streamable HTTP at `/mcp` (same auth as the API): packs, tool defaults. */
   mcp?: Omit<McpServerOptions, 'backend'>
+  /**
+   * Failed authentications (missing, malformed, unknown, revoked or expired token) per
+   * client address: after `burst` failures, one more per `1 / perSecond` s; beyond that
+   * the request is refused with `rate_limited` before any token lookup. Default 1/s,
+   * burst 20; `perSecond: 0` turns it off.
+   */
+  authFailureLimit?: { perSecond: number; burst: number }
+  /**
+   * The adapter's view of a request: the client address (for the failed-authentication
+   * limit) and the request target exactly as received, before URL parsing resolved `.`
+   * and `..` segments (such targets are refused). `serve.ts` reads them from Node's request.
+   */
+  connection?: (env: unknown) => { address?: string | undefined; rawTarget?: string | undefined }
+}
+
+/**
+ * True when the raw request target has a `.` or `..` path segment, plain or
+ * percent-encoded. URL parsing would resolve them before routing (so
+ * `/api/resource/code/%2e%2e/credentials/x` would become `credentials/x`); a proxy in
+ * front may resolve them differently, so such paths are refused rather than guessed.
+ * @example
+ * hasDotSegment('/api/resource/code/%2e%2e/x') // true
+ */
+export function hasDotSegment(rawTarget: string): boolean {
+  const path = rawTarget.split(/[?#]/, 1)[0] ?? ''
+  return path.split('/').some((segment) => {
+    const s = segment.replace(/%2e/gi, '.')
+    return s === '.' || s === '..'
+  })
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
@@ -74,6 +103,7 @@ function fromHttpException(error: HTTPException): KnowHubError {
 export function createApp(deps: AppDeps): Hono<AppEnv> {
   const logger = redactingLogger(deps.logger ?? noopLogger)
   const limiter = createRateLimiter({ perSecond: deps.rateLimit?.perSecond ?? 0, burst: deps.rateLimit?.burst ?? 1, ...(deps.clock ? { clock: deps.clock } : {}) })
+  const failures = createRateLimiter({ perSecond: deps.authFailureLimit?.perSecond ?? 1, burst: deps.authFailureLimit?.burst ?? 20, ...(deps.clock ? { clock: deps.clock } : {}) })
   const maxBody = deps.bodyLimit ?? 2 * 1_048_576
   const app = new Hono<AppEnv>()
 
@@ -94,6 +124,17 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       duration_ms: Math.round((performance.now() - started) * 100) / 100,
       caller: caller?.key ?? null,
     })
+  })
+
+  // `.` and `..` segments in the raw target (resolved away by URL parsing): refused.
+  app.use('*', async (c, next) => {
+    const rawTarget = deps.connection?.(c.env).rawTarget
+    if (rawTarget !== undefined && hasDotSegment(rawTarget)) {
+      throw new KnowHubError('validation_error', 'Invalid request: the path has a . or .. segment', {
+        issues: [{ path: '(path)', message: 'the path has a . or .. segment (plain or percent-encoded)' }],
+      })
+    }
+    await next()
   })
 
   // DNS-rebinding and cross-site protection (local mode).
@@ -117,10 +158,19 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     await next()
   })
 
-  // Authentication, then the per-caller rate limit, then the body limit (never buffer for strangers).
+  // Authentication (failures limited per client address: a blocked address costs no token
+  // lookup), then the per-caller rate limit, then the body limit (never buffer for strangers).
   app.use('*', async (c, next) => {
     if (PUBLIC_PATHS.has(c.req.path)) return next()
-    const caller = await deps.authenticate(c.req.raw)
+    const address = `ip:${deps.connection?.(c.env).address ?? 'unknown'}`
+    failures.check(address, 'Too many failed authentications from this address')
+    let caller: Awaited<ReturnType<Authenticator>>
+    try {
+      caller = await deps.authenticate(c.req.raw)
+    } catch (error) {
+      if (isKnowHubError(error, 'unauthenticated')) failures.consume(address)
+      throw error
+    }
     c.set('caller', caller)
     limiter.take(caller.key)
     await next()

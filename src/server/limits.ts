@@ -1,6 +1,7 @@
 /**
- * Per-caller rate limit (a token bucket per token, or for the local principal) and
- * the log-field redaction the server applies to everything it logs.
+ * Per-caller rate limit (a token bucket per token, or for the local principal), the
+ * per-address limit of failed authentications, and the log-field redaction the server
+ * applies to everything it logs.
  */
 import type { Clock } from '../core/clock.js'
 import { systemClock } from '../core/clock.js'
@@ -17,6 +18,16 @@ export interface RateLimitOptions {
   maxKeys?: number
 }
 
+/** A token-bucket limiter: one bucket per key. */
+export interface RateLimiter {
+  /** Takes one request from the key's bucket; throws `rate_limited` (with `retry_after_s`) when it is empty. */
+  take(key: string): void
+  /** Throws `rate_limited` when the key's bucket is empty now, without taking anything. */
+  check(key: string, message?: string): void
+  /** Takes one from the key's bucket (down to empty), never throwing: for counting failures. */
+  consume(key: string): void
+}
+
 /**
  * A token-bucket limiter. `take(key)` throws `rate_limited` (with `retry_after_s`)
  * when the caller's bucket is empty.
@@ -24,29 +35,48 @@ export interface RateLimitOptions {
  * const limiter = createRateLimiter({ perSecond: 50, burst: 200 })
  * limiter.take('token:tok_abc')
  */
-export function createRateLimiter(options: RateLimitOptions): { take(key: string): void } {
+export function createRateLimiter(options: RateLimitOptions): RateLimiter {
   const clock = options.clock ?? systemClock
   const maxKeys = options.maxKeys ?? 10_000
   const buckets = new Map<string, { tokens: number; at: number }>()
+
+  /** The key's bucket, refilled up to now and marked most recently used. */
+  function bucketOf(key: string): { tokens: number; at: number } {
+    const now = clock.now().getTime()
+    const bucket = buckets.get(key) ?? { tokens: options.burst, at: now }
+    bucket.tokens = Math.min(options.burst, bucket.tokens + ((now - bucket.at) / 1000) * options.perSecond)
+    bucket.at = now
+    buckets.delete(key)
+    buckets.set(key, bucket) // most recently used last
+    if (buckets.size > maxKeys) buckets.delete(buckets.keys().next().value as string)
+    return bucket
+  }
+
+  function refuse(bucket: { tokens: number }, message = 'Too many requests'): never {
+    const retry = (1 - bucket.tokens) / options.perSecond
+    throw new KnowHubError('rate_limited', `${message}: the limit is ${options.perSecond} per second (bursts of ${options.burst}); retry in ${Math.ceil(retry)} s`, {
+      limit_per_s: options.perSecond,
+      burst: options.burst,
+      retry_after_s: Math.ceil(retry),
+    })
+  }
+
   return {
     take(key) {
       if (options.perSecond <= 0) return
-      const now = clock.now().getTime()
-      const bucket = buckets.get(key) ?? { tokens: options.burst, at: now }
-      bucket.tokens = Math.min(options.burst, bucket.tokens + ((now - bucket.at) / 1000) * options.perSecond)
-      bucket.at = now
-      buckets.delete(key)
-      buckets.set(key, bucket) // most recently used last
-      if (buckets.size > maxKeys) buckets.delete(buckets.keys().next().value as string)
-      if (bucket.tokens < 1) {
-        const retry = (1 - bucket.tokens) / options.perSecond
-        throw new KnowHubError('rate_limited', `Too many requests: the limit is ${options.perSecond} per second (bursts of ${options.burst}); retry in ${Math.ceil(retry)} s`, {
-          limit_per_s: options.perSecond,
-          burst: options.burst,
-          retry_after_s: Math.ceil(retry),
-        })
-      }
+      const bucket = bucketOf(key)
+      if (bucket.tokens < 1) refuse(bucket)
       bucket.tokens -= 1
+    },
+    check(key, message) {
+      if (options.perSecond <= 0) return
+      const bucket = bucketOf(key)
+      if (bucket.tokens < 1) refuse(bucket, message)
+    },
+    consume(key) {
+      if (options.perSecond <= 0) return
+      const bucket = bucketOf(key)
+      bucket.tokens = Math.max(0, bucket.tokens - 1)
     },
   }
 }

@@ -16,7 +16,6 @@ import { noopLogger } from '../core/logger.js'
 import { slimKnowledge, unmergeKnowledge } from '../knowledge/slim.js'
 import { createApp } from './app.js'
 import { createAuthenticator } from './auth.js'
-import { errorResponse } from './errors.js'
 import type { McpServerOptions } from '../mcp/server.js'
 import type { ResourceApi, SlimApi } from './services.js'
 
@@ -64,18 +63,10 @@ function describePrincipal(p: KnowHub['config']['principal']): string {
   return (['user', 'agent', 'project', 'team', 'org'] as const).flatMap((k) => (p[k] ? [`${k}:${p[k]}`] : [])).join(' ') || '(no ids)'
 }
 
-/**
- * True when the raw request target has a `.` or `..` path segment, plain or
- * percent-encoded. URL parsing would resolve them before routing (so
- * `/api/resource/code/%2e%2e/credentials/x` would become `credentials/x`); a proxy in
- * front may resolve them differently, so such paths are refused rather than guessed.
- */
-export function hasDotSegment(rawTarget: string): boolean {
-  const path = rawTarget.split(/[?#]/, 1)[0] ?? ''
-  return path.split('/').some((segment) => {
-    const s = segment.replace(/%2e/gi, '.')
-    return s === '.' || s === '..'
-  })
+/** The client address and raw request target of a request served by @hono/node-server. */
+function nodeConnection(env: unknown): { address?: string | undefined; rawTarget?: string | undefined } {
+  const incoming = (env as { incoming?: { url?: string; socket?: { remoteAddress?: string } } } | undefined)?.incoming
+  return { address: incoming?.socket?.remoteAddress, rawTarget: incoming?.url }
 }
 
 function urlHost(host: string): string {
@@ -128,18 +119,11 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     ...(allowedHosts ? { allowedHosts } : {}),
     ...(options.clock ? { clock: options.clock } : {}),
     mcp: { embedder: hub.embedder, ...options.mcp },
+    connection: nodeConnection,
   })
 
   const server: ServerType = await new Promise((resolve, reject) => {
-    const fetch = (request: Request, env: { incoming: { url?: string | undefined } }) => {
-      if (hasDotSegment(env.incoming.url ?? '')) {
-        return errorResponse(
-          new KnowHubError('validation_error', 'Invalid request: the path has a . or .. segment', { issues: [{ path: '(path)', message: 'the path has a . or .. segment (plain or percent-encoded)' }] }),
-        ).response
-      }
-      return app.fetch(request, env)
-    }
-    const s = serve({ fetch, hostname: host, port: requestedPort }, () => resolve(s))
+    const s = serve({ fetch: app.fetch, hostname: host, port: requestedPort }, () => resolve(s))
     s.once('error', (error: NodeJS.ErrnoException) => {
       reject(
         error.code === 'EADDRINUSE'

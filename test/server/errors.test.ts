@@ -19,13 +19,13 @@ let localUrl: string
 let localPort: number
 
 /** A raw request (no URL normalisation by fetch), for traversal and header tests. */
-function raw(port: number, path: string, options: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<{ status: number; body: string }> {
+function raw(port: number, path: string, options: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<{ status: number; body: string; headers: Record<string, string | string[] | undefined> }> {
   return new Promise((resolve, reject) => {
     const req = httpRequest({ host: '127.0.0.1', port, path, method: options.method ?? 'GET', headers: options.headers ?? {} }, (res) => {
       let body = ''
       res.setEncoding('utf8')
       res.on('data', (chunk: string) => (body += chunk))
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }))
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body, headers: res.headers }))
     })
     req.on('error', reject)
     if (options.body !== undefined) req.write(options.body)
@@ -137,6 +137,24 @@ describe('bad input', () => {
     expect((await local.post('/api/resource', { id: 'a/b', title: 't', extra: true })).status).toBe(400)
   })
 
+  it('an unknown field is reported at its own path, one issue each', async () => {
+    const body = await local.post('/api/knowledge', { task: 't', content: 'c', types: ['tool'], sekret: 1, colour: 'red', source: { name: 'n', surprise: true } })
+    expect(errorOf(body).details.issues).toEqual(
+      expect.arrayContaining([
+        { path: 'sekret', message: 'unknown field "sekret"' },
+        { path: 'colour', message: 'unknown field "colour"' },
+        { path: 'source.surprise', message: 'unknown field "surprise"' },
+      ]),
+    )
+    expect(errorOf(body).message).toMatch(/^Invalid knowledge entry: (sekret|colour|source\.surprise): unknown field/)
+    const put = await local.put('/api/knowledge/knowledge-20260101000000-abcd', { add_helpful_case: {}, delete_everything: true })
+    expect(errorOf(put).details.issues).toEqual([{ path: 'delete_everything', message: 'unknown field "delete_everything"' }])
+    const batch = await local.post('/api/knowledge/batch_update', { feedback_list: [{ knowledge_id: 'knowledge-20260101000000-abcd', is_helpful: true, why: 'x' }] })
+    expect(errorOf(batch).details.issues).toEqual([{ path: 'feedback_list.0.why', message: 'unknown field "why"' }])
+    const query = await local.get('/api/knowledge/search?q=x&drop_table=1')
+    expect(errorOf(query).details.issues).toEqual([{ path: 'drop_table', message: 'unknown field "drop_table"' }])
+  })
+
   it('oversized bodies: 413, by Content-Length and when streamed without one', async () => {
     const big = JSON.stringify({ task: 'big', content: 'x'.repeat(110 * 1024), types: ['tool'] })
     const r = await local.post('/api/knowledge', big)
@@ -187,11 +205,19 @@ describe('bad input', () => {
       '/api/resource/./safe/one',
     ]
     for (const path of paths) {
-      const r = await raw(localPort, path)
+      const r = await raw(localPort, path, { headers: { 'x-request-id': 'traversal-check-1' } })
       expect(r.status, path).toBe(400)
       expect(JSON.parse(r.body).error.code, path).toBe('validation_error')
       expect(r.body).not.toContain('TRAVERSAL-SECRET')
+      // Like every other answer: a request id, and an access log line.
+      expect(r.headers['x-request-id'], path).toBe('traversal-check-1')
     }
+    const dotted = await raw(localPort, '/api/resource/x/../y')
+    const id = dotted.headers['x-request-id'] as string
+    expect(id).toMatch(/^req_/)
+    expect(JSON.parse(dotted.body).error.details.issues).toEqual([{ path: '(path)', message: expect.stringContaining('. or ..') }])
+    const logged = t.logs.filter((line) => line.includes(id)).map((line) => JSON.parse(line) as Record<string, unknown>)
+    expect(logged).toEqual([expect.objectContaining({ message: 'http.request', request_id: id, status: 400, method: 'GET' })])
     expect((await raw(localPort, '/api/resource/safe/one')).status).toBe(200)
     expect((await raw(localPort, '/api/resource/safe%2Fone')).status).toBe(200)
     expect((await local.post('/api/resource', { id: '../etc/passwd', title: 't' })).status).toBe(400)
@@ -271,6 +297,57 @@ describe('errors and limits', () => {
     // A revoked token stops working at once.
     await t.hub.tokens.revoke(reader.id)
     expect((await call('/api/knowledge', reader.token)).status).toBe(401)
+  })
+
+  it('failed authentication is limited per client address: past the burst, refused with 429 before any token lookup', async () => {
+    let lookups = 0
+    let now = Date.parse('2026-03-06T12:00:00Z')
+    const clock = { now: () => new Date(now) }
+    const tokens = { verify: (token: string) => (lookups++, t.hub.tokens.verify(token)), hasAny: () => t.hub.tokens.hasAny() }
+    const good = await t.hub.tokens.create({ user: 'g', org: 'acme' })
+    let address = '203.0.113.5'
+    const deps = { store: t.hub.store, embedder: t.hub.embedder }
+    const app = createApp({
+      knowledge: t.hub.knowledge,
+      resources: t.hub.resources,
+      slim: { slim: (body, p) => slimKnowledge(deps, body, p), unmerge: (id, p) => unmergeKnowledge(deps, id, p) },
+      authenticate: createAuthenticator({ tokens, localPrincipal: t.hub.config.principal, localMode: false, clock }),
+      clock,
+      authFailureLimit: { perSecond: 1, burst: 3 },
+      connection: () => ({ address }),
+    })
+    const call = async (token?: string) => {
+      const response = await app.request('/api/knowledge?limit=1', { headers: token ? { authorization: `Bearer ${token}` } : {} })
+      return { status: response.status, retry: response.headers.get('retry-after'), body: (await response.json()) as { error?: { code: string; message: string } } }
+    }
+    const statuses = []
+    for (let i = 0; i < 3; i++) statuses.push((await call(`kh_wrong-${i}`)).status)
+    statuses.push((await call()).status) // no token at all: a failure too, though it costs no lookup
+    expect(statuses).toEqual([401, 401, 401, 429])
+    expect(lookups).toBe(3)
+    const blocked = await call('kh_wrong-again')
+    expect(blocked).toMatchObject({ status: 429, body: { error: { code: 'rate_limited', message: expect.stringContaining('failed authentications') } } })
+    expect(Number(blocked.retry)).toBeGreaterThanOrEqual(1)
+    expect(lookups).toBe(3) // refused without a database lookup
+    // Another address has its own allowance; a valid token from another address works.
+    address = '198.51.100.7'
+    expect((await call('kh_wrong-x')).status).toBe(401)
+    expect((await call(good.token)).status).toBe(200)
+    // A second later the first address may try once more.
+    address = '203.0.113.5'
+    now += 1000
+    expect((await call('kh_wrong-later')).status).toBe(401)
+    expect((await call('kh_wrong-later')).status).toBe(429)
+    // Over real sockets, the server limits by the peer address: 20 failures, then 429.
+    const server = await startServer({ hub: t.hub, host: '127.0.0.1', port: 0 })
+    try {
+      const seen = []
+      for (let i = 0; i < 22; i++) seen.push((await raw(server.port, '/api/knowledge', { headers: { authorization: `Bearer kh_bad-${i}` } })).status)
+      expect(seen.slice(0, 20).every((s) => s === 401)).toBe(true)
+      expect(seen.slice(20)).toEqual([429, 429])
+    } finally {
+      await server.close()
+    }
   })
 
   it('a failure inside answers 500 internal_error without internals (the store is closed here)', async () => {
