@@ -91,6 +91,17 @@ export type ResourceContentType = z.infer<typeof ResourceContentType>
 const Timestamp = z.iso.datetime({ offset: true, message: 'expected an ISO 8601 date-time such as 2026-03-07T10:00:00Z' })
 
 /**
+ * A date-time as given: with `Z` or an offset as it is; without one (`2026-03-07T10:00:00`,
+ * as Python's `datetime.isoformat()` writes a naive time) it is taken as UTC and stored
+ * with `Z`, so `expired` never depends on the server's time zone.
+ */
+const TimestampInput = z.iso
+  .datetime({ offset: true, local: true, message: 'expected an ISO 8601 date-time such as 2026-03-07T10:00:00Z (without an offset it is taken as UTC)' })
+  .transform((value) => (/(Z|[+-]\d{2}(:?\d{2})?)$/i.test(value) ? value : `${value}Z`))
+
+const metadataSize = (value: object) => JSON.stringify(value).length <= MAX_METADATA_BYTES
+
+/**
  * Free-form metadata with a few known fields: `language` (of code), `acquired_at`,
  * and `expires_at` (a cookie or credential past this time is flagged `expired`).
  */
@@ -100,8 +111,23 @@ export const ResourceMetadata = z
     acquired_at: Timestamp.optional(),
     expires_at: Timestamp.optional(),
   })
-  .refine((value) => JSON.stringify(value).length <= MAX_METADATA_BYTES, `metadata is at most ${MAX_METADATA_BYTES} bytes of JSON`)
+  .refine(metadataSize, `metadata is at most ${MAX_METADATA_BYTES} bytes of JSON`)
 export type ResourceMetadata = z.output<typeof ResourceMetadata>
+
+/**
+ * `metadata` as a save or update takes it: like {@link ResourceMetadata}, but a date-time
+ * without an offset is accepted as UTC (and stored with `Z`).
+ * @example
+ * ResourceMetadataInput.parse({ expires_at: '2026-03-07T10:00:00' }) // { expires_at: '2026-03-07T10:00:00Z' }
+ */
+export const ResourceMetadataInput = z
+  .looseObject({
+    language: z.string().min(1).max(64).optional(),
+    acquired_at: TimestampInput.optional(),
+    expires_at: TimestampInput.optional(),
+  })
+  .refine(metadataSize, `metadata is at most ${MAX_METADATA_BYTES} bytes of JSON`)
+export type ResourceMetadataInput = z.input<typeof ResourceMetadataInput>
 
 const Title = z.string().trim().min(1, 'title is required').max(500)
 
@@ -118,7 +144,7 @@ export const SaveResourceInput = z.strictObject({
   body: nullAsDefault(z.string(), () => ''),
   secure_body: nullAsAbsent(z.string().min(1, 'secure_body cannot be empty (leave it out instead)')),
   content_type: nullAsDefault(ResourceContentType, () => 'text' as const),
-  metadata: nullAsDefault(ResourceMetadata, () => ({})),
+  metadata: nullAsDefault(ResourceMetadataInput, () => ({})),
   scopes: nullAsAbsent(z.array(Scope).min(1).max(20)),
   owner: nullAsAbsent(Owner),
 })
@@ -135,7 +161,7 @@ export const UpdateResourceInput = z
     body: nullAsAbsent(z.string()),
     secure_body: z.string().min(1, 'secure_body cannot be empty (use null to remove it)').nullable().optional(),
     content_type: nullAsAbsent(ResourceContentType),
-    metadata: nullAsAbsent(ResourceMetadata),
+    metadata: nullAsAbsent(ResourceMetadataInput),
     scopes: nullAsAbsent(z.array(Scope).min(1).max(20)),
     owner: nullAsAbsent(Owner),
   })

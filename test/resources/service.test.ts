@@ -424,6 +424,23 @@ describe.each(BACKENDS)('resources on %s', (backend) => {
     expect((await resources.list({ expired: true }, alice)).items.map((r) => r.id)).toEqual(['cookies/old', 'cookies/website_a'])
   })
 
+  it('takes a metadata date-time without an offset as UTC (Python isoformat), storing it with Z', async () => {
+    const naive = await resources.save({ id: 'cookies/naive', title: 'naive', metadata: { acquired_at: '2026-03-06T10:00:00', expires_at: '2026-03-07T10:00:00.250' } }, alice)
+    expect(naive.metadata).toEqual({ acquired_at: '2026-03-06T10:00:00Z', expires_at: '2026-03-07T10:00:00.250Z' })
+    const [row] = await store.db.query<{ metadata: Record<string, string> }>(sql`SELECT metadata FROM resources WHERE id = 'cookies/naive'`)
+    expect(row!.metadata.expires_at).toBe('2026-03-07T10:00:00.250Z')
+    clock.set('2026-03-07T10:00:00.200Z')
+    expect((await resources.get('cookies/naive', alice)).expired).toBe(false)
+    clock.set('2026-03-07T10:00:00.300Z')
+    expect((await resources.get('cookies/naive', alice)).expired).toBe(true)
+    expect((await resources.list({ expired: true }, alice)).items.map((r) => r.id)).toEqual(['cookies/naive'])
+    // Offsets are kept as given; an update takes naive times the same way; nonsense is still refused.
+    expect((await resources.update('cookies/naive', { metadata: { expires_at: '2026-03-08T10:00:00+08:00' } }, alice)).metadata.expires_at).toBe('2026-03-08T10:00:00+08:00')
+    expect((await resources.update('cookies/naive', { metadata: { expires_at: '2026-03-09T10:00' } }, alice)).metadata.expires_at).toBe('2026-03-09T10:00Z')
+    await expectCode(resources.update('cookies/naive', { metadata: { expires_at: '2026-03-09' } }, alice), 'validation_error')
+    await expectCode(resources.update('cookies/naive', { metadata: { expires_at: 'next tuesday' } }, alice), 'validation_error')
+  })
+
   it('lists with filters and cursor pagination, ordered by id', async () => {
     const ids = ['code/a/1', 'code/a/2', 'code/b/1', 'cookies/x', 'credentials/y', 'notes/z']
     for (const id of ids) {

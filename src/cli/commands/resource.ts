@@ -1,7 +1,8 @@
 /**
  * `knowhub resource save | update | get | list | delete` and `knowhub secrets status | rotate`.
  * Secrets are never taken from a command-line argument (visible in `ps` and shell
- * history): only from a file or stdin. `get` prints a secret only with `--show-secret`.
+ * history): only from a file or stdin — except the new key of `secrets rotate --new-key`,
+ * which may be (`-` reads it from stdin). `get` prints a secret only with `--show-secret`.
  */
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
