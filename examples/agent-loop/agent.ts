@@ -7,12 +7,13 @@
  * - Without a model, it runs the part that needs none — search, save, search again,
  *   feedback — through the same tools, and reports each step.
  *
- * In your own project import from the package instead:
- *   import { clientBackend, createClient } from 'knowhub/client'
- *   import { createToolkit, toolErrorText } from 'knowhub/tools'
+ * It imports the package by name, as your own project would: inside this repository
+ * `knowhub/client` and `knowhub/tools` resolve through package.json `exports` (a package
+ * may import itself by name) to the built `dist/` — `npm install` builds it; after
+ * changing `src/`, run `npm run build`.
  */
-import { clientBackend, createClient, type KnowHubClient } from '../../src/client/index.js'
-import { createToolkit, toolErrorText, type Toolkit } from '../../src/tools/index.js'
+import { clientBackend, createClient, type KnowHubClient } from 'knowhub/client'
+import { createToolkit, toolErrorText, type Toolkit } from 'knowhub/tools'
 
 /** An OpenAI-compatible chat model. */
 export interface ModelConfig {

@@ -8,7 +8,7 @@
  *   OPENAI_BASE_URL  OpenAI-compatible API root (default https://api.openai.com/v1)
  *   OPENAI_API_KEY   its key (Ollama, vLLM and other local servers need none)
  */
-import { isKnowHubClientError } from '../../src/client/index.js'
+import { isKnowHubClientError } from 'knowhub/client'
 import { runAgent } from './agent.js'
 
 const task = process.argv.slice(2).join(' ').trim() || 'Log in to a website with Selenium without being blocked as a bot'

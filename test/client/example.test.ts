@@ -4,7 +4,9 @@
  * OpenAI-compatible stub scripting the tool calls.
  */
 import { execFile } from 'node:child_process'
+import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runAgent } from '../../examples/agent-loop/agent.js'
@@ -28,6 +30,21 @@ afterAll(async () => {
 })
 
 describe('examples/agent-loop', () => {
+  it('imports KnowHub by package name (knowhub/client, knowhub/tools), never from src/', async () => {
+    const dir = join(root, 'examples', 'agent-loop')
+    for (const file of ['agent.ts', 'main.ts']) {
+      const imports = [...readFileSync(join(dir, file), 'utf8').matchAll(/^import .* from '([^']+)'/gm)].map((m) => m[1])
+      expect(imports.filter((s) => s?.includes('src/')), file).toEqual([])
+    }
+    expect(readFileSync(join(dir, 'agent.ts'), 'utf8')).toMatch(/from 'knowhub\/client'[\s\S]*from 'knowhub\/tools'/)
+    // The names resolve to the package's built files (self-reference through package.json exports, from anywhere in the repository).
+    for (const name of ['knowhub/client', 'knowhub/tools']) {
+      const resolved = fileURLToPath(import.meta.resolve(name))
+      expect(resolved, `${name}: run npm run build (npm install does it)`).toBe(join(root, 'dist', name.slice('knowhub/'.length), 'index.js'))
+      expect(existsSync(resolved), `${resolved} is missing: run npm run build (npm install does it)`).toBe(true)
+    }
+  })
+
   it('without a model: search → save → search → feedback, through the tools over HTTP', async () => {
     const lines: string[] = []
     const report = await runAgent({ knowhubUrl: url, task: 'Deploy a Node service with zero downtime', log: (line) => lines.push(line) })
