@@ -3,7 +3,7 @@
  * into a scope outside the caller's own ids is refused with `forbidden`, naming the scope and
  * how to act in it. Through the knowledge service and through the CLI.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -96,5 +96,15 @@ describe('writes outside the caller’s scopes (CLI)', () => {
     } finally {
       delete process.env.KNOWHUB_ORG
     }
+  })
+
+  it('answers a malformed scope with validation_error at its path, as the README says (not invalid_scope)', async () => {
+    const bad = await runCli('save', '--task', 't', '--content', 'c', '--type', 'tool', '--scope', 'org acme', '--json')
+    const error = (JSON.parse(bad.stdout) as { error: { code: string; details: { issues: Array<{ path: string }> } } }).error
+    expect(error.code).toBe('validation_error')
+    expect(error.details.issues.map((issue) => issue.path)).toEqual(['scopes.0'])
+    const readme = readFileSync(join(import.meta.dirname, '..', '..', 'README.md'), 'utf8')
+    expect(readme).not.toContain('`invalid_scope`')
+    expect(readme).toMatch(/`validation_error` with field paths — a\s+malformed scope too, e\.g\. `scopes\.0:/)
   })
 })
