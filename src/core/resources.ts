@@ -101,17 +101,21 @@ const TimestampInput = z.iso
 
 const metadataSize = (value: object) => JSON.stringify(value).length <= MAX_METADATA_BYTES
 
+/** Metadata with a few known fields, their timestamps parsed by `timestamp`; others kept as given. */
+const metadataSchema = <T extends z.ZodType<string, string>>(timestamp: T) =>
+  z
+    .looseObject({
+      language: z.string().min(1).max(64).optional(),
+      acquired_at: timestamp.optional(),
+      expires_at: timestamp.optional(),
+    })
+    .refine(metadataSize, `metadata is at most ${MAX_METADATA_BYTES} bytes of JSON`)
+
 /**
  * Free-form metadata with a few known fields: `language` (of code), `acquired_at`,
  * and `expires_at` (a cookie or credential past this time is flagged `expired`).
  */
-export const ResourceMetadata = z
-  .looseObject({
-    language: z.string().min(1).max(64).optional(),
-    acquired_at: Timestamp.optional(),
-    expires_at: Timestamp.optional(),
-  })
-  .refine(metadataSize, `metadata is at most ${MAX_METADATA_BYTES} bytes of JSON`)
+export const ResourceMetadata = metadataSchema(Timestamp)
 export type ResourceMetadata = z.output<typeof ResourceMetadata>
 
 /**
@@ -120,13 +124,7 @@ export type ResourceMetadata = z.output<typeof ResourceMetadata>
  * @example
  * ResourceMetadataInput.parse({ expires_at: '2026-03-07T10:00:00' }) // { expires_at: '2026-03-07T10:00:00Z' }
  */
-export const ResourceMetadataInput = z
-  .looseObject({
-    language: z.string().min(1).max(64).optional(),
-    acquired_at: TimestampInput.optional(),
-    expires_at: TimestampInput.optional(),
-  })
-  .refine(metadataSize, `metadata is at most ${MAX_METADATA_BYTES} bytes of JSON`)
+export const ResourceMetadataInput = metadataSchema(TimestampInput)
 export type ResourceMetadataInput = z.input<typeof ResourceMetadataInput>
 
 const Title = z.string().trim().min(1, 'title is required').max(500)

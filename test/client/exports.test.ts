@@ -7,6 +7,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import * as client from '../../src/client/index.js'
+import { exportsWithoutExample } from '../helpers/examples.js'
 
 const SRC = fileURLToPath(new URL('../../src/client/', import.meta.url))
 
@@ -45,15 +46,7 @@ describe('knowhub/client public surface', () => {
 
   it('documents every runtime export with a JSDoc @example', async () => {
     const all = await sources()
-    const missing = Object.keys(client).filter((name) => {
-      for (const { text } of all) {
-        const match = new RegExp(`export (?:async )?(?:function|class|const) ${name}\\b`).exec(text)
-        if (!match) continue
-        const before = text.slice(0, match.index).trimEnd()
-        return !(before.endsWith('*/') && before.slice(before.lastIndexOf('/**')).includes('@example'))
-      }
-      return true
-    })
+    const missing = exportsWithoutExample(Object.keys(client), all.map((s) => s.text))
     expect(missing).toEqual([])
   })
 

@@ -21,6 +21,7 @@ import { promisify } from 'node:util'
 import ts from 'typescript'
 import { describe, expect, it } from 'vitest'
 import * as resources from '../../src/resources/index.js'
+import { exportsWithoutExample } from '../helpers/examples.js'
 
 const root = join(import.meta.dirname, '..', '..')
 
@@ -104,15 +105,7 @@ describe('public surface', () => {
     const texts = readdirSync(dir).filter((f) => f.endsWith('.ts')).map((f) => readFileSync(join(dir, f), 'utf8'))
     const names = Object.keys(resources).sort()
     expect(names).toEqual(['SecretKey', 'canReadSecrets', 'checkSecretKey', 'createResourceService', 'createSecretBox', 'isExpired', 'loadOrCreateKey', 'rotateKeyFile', 'rotateSecrets', 'writeKeyFile'])
-    const missing = names.filter((name) => {
-      for (const text of texts) {
-        const match = new RegExp(`export (?:async )?(?:function|class|const) ${name}\\b`).exec(text)
-        if (!match) continue
-        const before = text.slice(0, match.index).trimEnd()
-        return !(before.endsWith('*/') && before.slice(before.lastIndexOf('/**')).includes('@example'))
-      }
-      return true
-    })
+    const missing = exportsWithoutExample(names, texts)
     expect(missing).toEqual([])
   })
 

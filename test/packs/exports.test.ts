@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import * as packs from '../../src/packs/index.js'
+import { exportsWithoutExample } from '../helpers/examples.js'
 
 const SRC = fileURLToPath(new URL('../../src/packs/', import.meta.url))
 
@@ -102,18 +103,7 @@ describe('knowhub/packs public surface', () => {
 
   it('documents every runtime export with a JSDoc @example', async () => {
     const sources = await Promise.all((await readdir(SRC)).filter((f) => f.endsWith('.ts')).map(async (f) => readFile(join(SRC, f), 'utf8')))
-    const missing: string[] = []
-    for (const name of Object.keys(packs)) {
-      let documented = false
-      for (const source of sources) {
-        const match = new RegExp(`export (?:async )?(?:function|class|const) ${name}\\b`).exec(source)
-        if (!match) continue
-        const before = source.slice(0, match.index).trimEnd()
-        const doc = before.endsWith('*/') ? before.slice(before.lastIndexOf('/**')) : ''
-        documented = doc.includes('@example')
-      }
-      if (!documented) missing.push(name)
-    }
+    const missing = exportsWithoutExample(Object.keys(packs), sources)
     expect(missing).toEqual([])
   })
 
