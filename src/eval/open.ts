@@ -54,7 +54,16 @@ export async function openEvalHub(options: {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'knowhub-eval-'))
   const store = await openStore({ dataDir, ...(options.logger ? { logger: options.logger } : {}) })
   try {
-    const knowledge = await createKnowledgeService({ store, embedder: options.embedder, ...(options.logger ? { logger: options.logger } : {}), ...options.service })
+    // No query-vector or response cache: every query pays its own embedding and search, so
+    // each mode's latency is what a query never seen before costs.
+    const knowledge = await createKnowledgeService({
+      store,
+      embedder: options.embedder,
+      queryCacheSize: 0,
+      searchCacheSize: 0,
+      ...(options.logger ? { logger: options.logger } : {}),
+      ...options.service,
+    })
     return {
       store,
       embedder: options.embedder,
