@@ -4,7 +4,8 @@
  * id. Ids are namespaced by owner: two owners may each have `credentials/website_a`.
  * A caller sees a resource when its scopes meet the caller's visible scopes or the
  * caller is its owner; an id alone resolves among what the caller sees — its own
- * first, then scope priority (user > project > agent > team > org > public), then
+ * first (user namespace, then agent, project, team, org: a caller reads back what
+ * it saved without an owner), then scope priority (user > project > agent > team > org > public), then
  * the oldest — so a resource the caller cannot see never changes an answer, and a
  * save never collides with one (except for an admin writing into another owner's
  * namespace). Visibility is enforced by the store's queries. The secret part

@@ -3,9 +3,9 @@
  * namespace of ids. Every read and write takes the caller's access (its visible scopes
  * and its own ids) and puts it in the WHERE clause: a row is visible when its scopes
  * meet the visible scopes or its owner is one of the caller's own ids. A lookup by id
- * alone resolves among the visible rows: the caller's own first, then by scope
- * priority (user > project > agent > team > org > public), then the oldest, then by
- * owner. The encrypted secret is selected only by {@link ResourceStore.get}, and only
+ * alone resolves among the visible rows: the caller's own first (its user's namespace,
+ * then its agent's, project's, team's, org's), then by scope priority (user > project >
+ * agent > team > org > public), then the oldest, then by owner. The encrypted secret is selected only by {@link ResourceStore.get}, and only
  * when the row's scopes meet the scopes the caller may read secrets in (also in SQL):
  * list and expand views never carry it, not even encrypted.
  */
@@ -118,12 +118,15 @@ function visibleSql(access: ResourceAccess): Sql {
 }
 
 /**
- * The order in which rows sharing an id are chosen for a caller: its own first, then
- * the best scope priority among the row's scopes it can see (user 0 … public 5), then
- * the oldest, then by owner.
+ * The order in which rows sharing an id are chosen for a caller: its own first — among
+ * them by owner kind in the order a save picks its default owner (user, agent, project,
+ * team, org), so a caller reads back what it saved — then the best scope priority among
+ * the row's scopes it can see (user 0 … public 5), then the oldest, then by owner.
  */
 function resolutionOrder(access: ResourceAccess): Sql {
   return sql`(r.owner = ANY(${access.own}::text[])) DESC,
+    CASE WHEN r.owner = ANY(${access.own}::text[]) THEN (CASE WHEN r.owner LIKE 'user:%' THEN 0
+      WHEN r.owner LIKE 'agent:%' THEN 1 WHEN r.owner LIKE 'project:%' THEN 2 WHEN r.owner LIKE 'team:%' THEN 3 ELSE 4 END) ELSE 0 END,
     COALESCE((SELECT min(CASE WHEN s = 'public' THEN 5 WHEN s LIKE 'user:%' THEN 0 WHEN s LIKE 'project:%' THEN 1
       WHEN s LIKE 'agent:%' THEN 2 WHEN s LIKE 'team:%' THEN 3 WHEN s LIKE 'org:%' THEN 4 END)
       FROM unnest(r.scopes) AS s WHERE s = ANY(${access.visible}::text[])), 6),
@@ -159,8 +162,8 @@ export interface ResourceStore {
   /** Inserts a resource; returns false when its owner has this id already. */
   insert(resource: NewResource): Promise<boolean>
   /**
-   * The resource with this id that the caller sees first (own first, then scope
-   * priority, then oldest, then owner), or undefined. The encrypted secret is selected
+   * The resource with this id that the caller sees first (own first by owner kind, then
+   * scope priority, then oldest, then owner), or undefined. The encrypted secret is selected
    * only when `secretScopes` is given and meets the row's scopes; otherwise
    * `secure_body` is undefined.
    */

@@ -193,6 +193,26 @@ describe.each(BACKENDS)('resources on %s', (backend) => {
     expect((await resources.get('shared/x', admin)).title).toBe('public copy')
   })
 
+  it('resolves among the caller\'s own namespaces in the order a save picks its owner: user, then agent, project, team, org', async () => {
+    // An agent-only caller of alice's agent saves first, in the agent's scope (priority above org).
+    const researchAgent = Principal.parse({ agent: 'research', permissions: ['read', 'write'] })
+    expect((await resources.save({ id: 'mine/x', title: 'agent copy' }, researchAgent)).owner).toBe('agent:research')
+    clock.set('2026-03-06T13:00:00Z')
+    await resources.save({ id: 'mine/x', title: 'team copy', scopes: ['team:t1'], owner: 'team:t1' }, alice)
+    expect((await resources.get('mine/x', alice)).title).toBe('agent copy')
+    // Alice saves it with no owner: her user namespace, in the org scope; reading it back gives hers.
+    clock.set('2026-03-06T14:00:00Z')
+    const saved = await resources.upsert({ id: 'mine/x', title: 'alice copy', scopes: ['org:acme'] }, alice)
+    expect(saved).toMatchObject({ created: true, resource: { owner: 'user:alice' } })
+    expect((await resources.get('mine/x', alice)).title).toBe('alice copy')
+    expect((await resources.expandResources(['mine/x'], alice)).map((r) => r.owner)).toEqual(['user:alice'])
+    expect((await resources.update('mine/x', { body: 'edited' }, alice)).owner).toBe('user:alice')
+    // The agent alone still resolves to its own; the others keep theirs.
+    expect((await resources.get('mine/x', researchAgent)).title).toBe('agent copy')
+    expect(await resources.delete('mine/x', alice)).toEqual({ owner: 'user:alice' })
+    expect((await resources.get('mine/x', alice)).title).toBe('agent copy')
+  })
+
   it('never reveals a resource the caller cannot see when saving; its owner sees it with any of its tokens', async () => {
     // Alice's resource in org:acme only; a token of alice without the org id still sees and updates it
     // (its owner), but reads no secret (none of the token's ids is among its scopes).

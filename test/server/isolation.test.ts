@@ -73,10 +73,16 @@ const sees = (actor: Actor, scopes: readonly string[]) => scopes.some((s) => vis
 const manages = (actor: Actor, owner: string) => memberScopes(actor.principal).includes(owner)
 /** A resource is visible in its scopes and to its owner. */
 const seesResource = (actor: Actor, r: Res) => sees(actor, r.scopes) || manages(actor, r.owner)
-/** The resource an id means for this caller: its own first, then scope priority, then the oldest, then by owner. */
+/** Owner kinds in the order a save without `owner` picks one. */
+const OWNER_KIND_ORDER = ['user', 'agent', 'project', 'team', 'org']
+/**
+ * The resource an id means for this caller: its own first (by owner kind, user first), then
+ * scope priority, then the oldest, then by owner.
+ */
 function resolve(actor: Actor, id: string): Res | undefined {
   const visible = visibleScopes(actor.principal)
-  const rank = (r: Res) => [manages(actor, r.owner) ? 0 : 1, scopePriority(r.scopes, visible)] as const
+  const rank = (r: Res) =>
+    [manages(actor, r.owner) ? OWNER_KIND_ORDER.indexOf(r.owner.split(':')[0]!) : OWNER_KIND_ORDER.length, scopePriority(r.scopes, visible)] as const
   return resources
     .filter((r) => r.id === id && seesResource(actor, r))
     .sort((a, b) => rank(a)[0] - rank(b)[0] || rank(a)[1] - rank(b)[1] || a.created_at.localeCompare(b.created_at) || (a.owner < b.owner ? -1 : a.owner > b.owner ? 1 : 0))[0]
