@@ -445,7 +445,8 @@ export function knowledgeStore(db: Database, getDialect: () => VectorDialect | u
       // refresh the planner's statistics. PGlite runs no autovacuum to do any of this.
       await db.query(sql`SELECT gin_clean_pending_list(i::regclass)
         FROM unnest(ARRAY['knowledge_search_idx', 'knowledge_scopes_idx', 'knowledge_types_idx']) AS i`)
-      // Without an in-memory index nobody reads the change log: keep it empty.
+      // Without an in-memory index nobody reads the change log (this session writes none, see
+      // migration 0008): drop what sessions with an index left.
       if (!textIndex) await db.query(sql`DELETE FROM knowledge_change`)
       await db.query(sql`VACUUM knowledge_text_stats, knowledge_term, knowledge_change`)
       await db.query(sql`ANALYZE knowledge`)

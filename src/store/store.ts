@@ -66,10 +66,18 @@ export interface Store {
  */
 export async function openStore(options: OpenStoreOptions = {}): Promise<Store> {
   const logger = options.logger ?? noopLogger
+  const fulltext = options.fulltext ?? (options.databaseUrl ? 'sql' : 'memory')
+  if (fulltext === 'memory' && options.databaseUrl) {
+    throw new KnowHubError('config_error', 'The in-memory full-text index needs the embedded database: on a PostgreSQL server full-text search runs in SQL')
+  }
+  // Only an in-memory index reads the knowledge change log (migrations 0006, 0008): without
+  // one, this session's writes skip it.
+  const changeLogOff = 'SET knowhub.change_log = off'
   const db = options.databaseUrl
-    ? await openPostgres({ connectionString: options.databaseUrl, logger, onConnect: ['SET hnsw.iterative_scan = relaxed_order'] })
+    ? await openPostgres({ connectionString: options.databaseUrl, logger, onConnect: ['SET hnsw.iterative_scan = relaxed_order', changeLogOff] })
     : await openPGlite({ dataDir: (options.dataDir ?? '.knowhub').startsWith('memory://') ? options.dataDir! : join(options.dataDir ?? '.knowhub', 'db'), logger })
   try {
+    if (fulltext === 'sql' && db.kind === 'pglite') await db.query(sql.raw(changeLogOff))
     await migrate(db, { logger })
     const pgvector = await detectPgvector(db, logger)
     if (pgvector && db.kind === 'pglite') await db.query(sql`SET hnsw.iterative_scan = relaxed_order`)
@@ -77,10 +85,6 @@ export async function openStore(options: OpenStoreOptions = {}): Promise<Store> 
       logger.warn('store.vector.fallback', {
         message: 'pgvector is not installed on this PostgreSQL server: vectors are stored as real[] and searched exactly (correct, slower). Install the vector extension for HNSW search.',
       })
-    }
-    const fulltext = options.fulltext ?? (db.kind === 'pglite' ? 'memory' : 'sql')
-    if (fulltext === 'memory' && db.kind !== 'pglite') {
-      throw new KnowHubError('config_error', 'The in-memory full-text index needs the embedded database: on a PostgreSQL server full-text search runs in SQL')
     }
     let dialect: VectorDialect | undefined
     let state: VectorState | undefined

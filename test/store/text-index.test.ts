@@ -191,6 +191,27 @@ describe('the in-memory index matches BM25 in SQL on PGlite, whatever path write
     await expectSameAsSql('after pruning')
   })
 
+  it('writes the change log only where an in-memory index reads it: not from a store that searches in SQL', async () => {
+    const changes = async (db: Store['db']) => (await db.query<{ n: number }>(sql`SELECT count(*)::int AS n FROM knowledge_change`))[0]!.n
+    const logged = await changes(store.db)
+    await knowledge.save({ task: 'change log on', content: 'memory index', types: ['tool'] }, alice)
+    expect(await changes(store.db)).toBeGreaterThan(logged)
+    for (const [backend, options] of [['pglite', { fulltext: 'sql' }], ['postgres', {}]] as const) {
+      const other = await openTestStore(backend, options)
+      try {
+        const service = await createKnowledgeService({ store: other.store, embedder: createHashedEmbedder({ dimension: 64 }) })
+        const before = await changes(other.store.db)
+        const saved = await service.save({ task: 'change log off', content: 'sql search', types: ['tool'] }, alice)
+        await service.feedback(saved.id, { add_helpful_case: { task: 't', outcome: 'ok' } }, alice)
+        await other.store.db.query(sql`UPDATE knowledge SET score = 4`)
+        await other.store.db.query(sql`TRUNCATE knowledge CASCADE`)
+        expect(await changes(other.store.db), backend).toBe(before)
+      } finally {
+        await other.cleanup()
+      }
+    }
+  })
+
   it('is refused on a PostgreSQL server', async () => {
     const database = await createTestDatabase('postgres')
     try {
