@@ -25,6 +25,7 @@ import {
 } from '../core/knowledge.js'
 import type { Logger } from '../core/logger.js'
 import { noopLogger } from '../core/logger.js'
+import { createLru } from '../core/lru.js'
 import { assertWritableScopes, canManage, foreignOwnerError, memberScopes, requirePermission, visibleScopes, type Principal } from '../core/principal.js'
 import { parseWith } from '../core/validate.js'
 import type { Embedder } from '../embed/embedder.js'
@@ -208,23 +209,20 @@ export async function createKnowledgeService(deps: KnowledgeServiceDeps) {
   // Search responses by caller and parameters, least recently used first, each valid for one
   // generation of the table.
   const searchCacheSize = deps.searchCacheSize ?? 1000
-  const searchCache = new Map<string, { generation: number; response: SearchResponse }>()
+  const searchCache = createLru<string, { generation: number; response: SearchResponse }>(searchCacheSize)
 
-  // Query vectors by query text, least recently used first (a Map keeps insertion order).
-  // Pending embeddings are shared, so concurrent identical queries embed once.
+  // Query vectors by query text. Pending embeddings are shared, so concurrent identical
+  // queries embed once.
   const queryCacheSize = deps.queryCacheSize ?? 1000
-  const queryVectors = new Map<string, Promise<Float32Array>>()
+  const queryVectors = createLru<string, Promise<Float32Array>>(queryCacheSize)
   function embedQuery(q: string): Promise<Float32Array> {
     if (queryCacheSize <= 0) return embedOne(q)
     let vector = queryVectors.get(q)
-    if (vector) {
-      queryVectors.delete(q)
-    } else {
+    if (!vector) {
       vector = embedOne(q)
       vector.catch(() => queryVectors.delete(q))
-      if (queryVectors.size >= queryCacheSize) queryVectors.delete(queryVectors.keys().next().value!)
+      queryVectors.set(q, vector)
     }
-    queryVectors.set(q, vector)
     return vector
   }
 
@@ -350,7 +348,7 @@ export async function createKnowledgeService(deps: KnowledgeServiceDeps) {
       return result
     })
     return { results, count: results.length }
-}
+  }
 
   const service = {
     /** The vector index state (ready, or a mismatch that `reindex` fixes). */
@@ -559,19 +557,11 @@ export async function createKnowledgeService(deps: KnowledgeServiceDeps) {
       if (generation === undefined) return runSearch(input, visible)
       const key = JSON.stringify([[...visible].sort(), input.q, input.top_k, input.min_score, [...(input.types ?? [])].sort(), input.mode, input.rerank, input.explain])
       const cached = searchCache.get(key)
-      if (cached) {
-        searchCache.delete(key)
-        if (cached.generation === generation) {
-          searchCache.set(key, cached)
-          return structuredClone(cached.response)
-        }
-      }
+      if (cached?.generation === generation) return structuredClone(cached.response)
+      if (cached) searchCache.delete(key)
       const response = await runSearch(input, visible)
       const size = response.results.reduce((sum, r) => sum + r.content.length + r.task.length, 0)
-      if (size <= MAX_CACHED_RESPONSE_CHARS) {
-        if (searchCache.size >= searchCacheSize) searchCache.delete(searchCache.keys().next().value!)
-        searchCache.set(key, { generation, response: structuredClone(response) })
-      }
+      if (size <= MAX_CACHED_RESPONSE_CHARS) searchCache.set(key, { generation, response: structuredClone(response) })
       return response
     },
 

@@ -6,6 +6,7 @@
 import type { Clock } from '../core/clock.js'
 import { systemClock } from '../core/clock.js'
 import { KnowHubError } from '../core/errors.js'
+import { createLru } from '../core/lru.js'
 import type { LogFields, Logger } from '../core/logger.js'
 
 export interface RateLimitOptions {
@@ -38,7 +39,7 @@ export interface RateLimiter {
 export function createRateLimiter(options: RateLimitOptions): RateLimiter {
   const clock = options.clock ?? systemClock
   const maxKeys = options.maxKeys ?? 10_000
-  const buckets = new Map<string, { tokens: number; at: number }>()
+  const buckets = createLru<string, { tokens: number; at: number }>(maxKeys)
 
   /** The key's bucket, refilled up to now and marked most recently used. */
   function bucketOf(key: string): { tokens: number; at: number } {
@@ -46,9 +47,7 @@ export function createRateLimiter(options: RateLimitOptions): RateLimiter {
     const bucket = buckets.get(key) ?? { tokens: options.burst, at: now }
     bucket.tokens = Math.min(options.burst, bucket.tokens + ((now - bucket.at) / 1000) * options.perSecond)
     bucket.at = now
-    buckets.delete(key)
-    buckets.set(key, bucket) // most recently used last
-    if (buckets.size > maxKeys) buckets.delete(buckets.keys().next().value as string)
+    buckets.set(key, bucket)
     return bucket
   }
 

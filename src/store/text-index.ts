@@ -6,6 +6,7 @@
  * millisecond at 10k entries. Pure data structure, no I/O: `text-sync.ts` keeps it equal
  * to the table.
  */
+import { createLru } from '../core/lru.js'
 import { planTextQuery, type EntryFilter, type RankedId, type TextRanking } from './text-query.js'
 
 /** What the index keeps of an entry (the columns `text-sync.ts` reads). */
@@ -81,7 +82,7 @@ export function createTextIndex(): TextIndex {
   let scores = new Float64Array(capacity)
   let touched = new Int32Array(capacity)
   // Per-filter verdicts (0 not checked yet, 1 passes, 2 fails), valid until the index changes.
-  const verdictCache = new Map<string, Uint8Array>()
+  const verdictCache = createLru<string, Uint8Array>(VERDICT_CACHE)
 
   function grow(): void {
     const next = capacity * 2
@@ -190,13 +191,10 @@ export function createTextIndex(): TextIndex {
       [...(filter.status ?? ['active'])].sort(), filter.minScore ?? null, filter.nonNegativeQuality === true,
     ])
     let verdicts = verdictCache.get(key)
-    if (verdicts && verdicts.length === capacity) {
-      verdictCache.delete(key)
-    } else {
+    if (!verdicts || verdicts.length !== capacity) {
       verdicts = new Uint8Array(capacity)
-      if (verdictCache.size >= VERDICT_CACHE) verdictCache.delete(verdictCache.keys().next().value!)
+      verdictCache.set(key, verdicts)
     }
-    verdictCache.set(key, verdicts)
     return verdicts
   }
 

@@ -264,6 +264,34 @@ describe.each(BACKENDS)('knowledge service on %s', (backend) => {
       expect(embedded).toEqual(['rotate vault keys', 'vault', 'api', 'rotate vault keys'])
     })
 
+    it('reuses a search response while the table is unchanged (embedded store), per visible scopes, least recently used out', async () => {
+      let searched = 0
+      const counted: Store = { ...store, knowledge: { ...store.knowledge, getMany: (ids, visible) => (searched++, store.knowledge.getMany(ids, visible)) } }
+      const svc = await createKnowledgeService({ store: counted, embedder: createHashedEmbedder({ dimension: 256 }), searchCacheSize: 2 })
+      const e = await svc.save({ task: 'rotate API keys', content: 'rotate keys every 90 days with the vault CLI', types: ['plan'], scopes: ['org:acme'] }, alice)
+      // On a server (no generation) every search runs; on the embedded store a repeat is a hit.
+      const runs = (n: number) => (backend === 'pglite' ? n : searched)
+      const first = await svc.search({ q: 'rotate vault keys' }, alice)
+      first.results[0]!.task = 'changed by the caller'
+      expect((await svc.search({ q: 'rotate vault keys' }, alice)).results[0]?.task).toBe('rotate API keys')
+      expect(searched).toBe(runs(1))
+      await svc.search({ q: 'rotate vault keys' }, carol)
+      await svc.search({ q: 'rotate vault keys' }, carol)
+      expect(searched).toBe(runs(2))
+      // Any write, by any path, ends the cached responses.
+      await store.db.query(sql`UPDATE knowledge SET score = 4 WHERE id = ${e.id}`)
+      expect((await svc.search({ q: 'rotate vault keys' }, alice)).results[0]?.eval.score).toBe(4)
+      expect(searched).toBe(runs(3))
+      // Bound 2: alice's and carol's responses are kept, a third query pushes out the least recently used (carol's).
+      await svc.search({ q: 'rotate vault keys' }, carol)
+      await svc.search({ q: 'rotate vault keys' }, alice)
+      await svc.search({ q: 'vault' }, alice)
+      await svc.search({ q: 'rotate vault keys' }, alice)
+      expect(searched).toBe(runs(5))
+      await svc.search({ q: 'rotate vault keys' }, carol)
+      expect(searched).toBe(runs(6))
+    })
+
     it('finds nothing for a query about nothing stored, yet keeps close matches the vectors alone find', async () => {
       const svc = await createKnowledgeService({ store, embedder: createHashedEmbedder({ dimension: 256 }) })
       const login = await svc.save({ task: 'Log in to site A with Selenium', content: 'undetected_chromedriver avoids bot checks; add random delays', types: ['tool'] }, alice)
