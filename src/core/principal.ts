@@ -92,7 +92,7 @@ export function assertWritableScopes(principal: Principal, scopes: readonly stri
   const reasons: string[] = []
   if (foreign.length > 0) {
     const one = foreign.length === 1
-    const ids = foreign.map((scope) => [scope.slice(0, scope.indexOf(':')), scope.slice(scope.indexOf(':') + 1)] as const)
+    const ids = foreign.map(splitScope)
     reasons.push(
       `${one ? 'it is' : `${foreign.join(', ')} are`} not among your scopes (${own.join(', ') || 'none'}), so you could never read, edit or delete what you wrote there. ` +
         `To write ${one ? 'it' : 'them'}, act as ${ids.map(([kind, id]) => `${kind} "${id}"`).join(' and ')}: ` +
@@ -101,6 +101,12 @@ export function assertWritableScopes(principal: Principal, scopes: readonly stri
   }
   if (publicRefused) reasons.push(`${foreign.length > 0 ? 'public' : 'it'} needs the admin permission`)
   throw new KnowHubError('forbidden', `You cannot write to scope${refused.length > 1 ? 's' : ''} ${refused.join(', ')}: ${reasons.join('; ')}`, { scopes: refused, your_scopes: own })
+}
+
+/** The kind and the id of a `kind:id` scope or owner. */
+function splitScope(value: string): readonly [kind: string, id: string] {
+  const at = value.indexOf(':')
+  return [value.slice(0, at), value.slice(at + 1)]
 }
 
 /** True when the principal is the owner (owner is one of its own `kind:id`) or an admin. */
@@ -116,9 +122,7 @@ export function canManage(principal: Principal, owner: string): boolean {
  * if (!canManage(principal, owner)) throw foreignOwnerError(principal, owner, 'entries')
  */
 export function foreignOwnerError(principal: Principal, owner: string, what: string): KnowHubError {
-  const at = owner.indexOf(':')
-  const kind = owner.slice(0, at)
-  const id = owner.slice(at + 1)
+  const [kind, id] = splitScope(owner)
   const own = memberScopes(principal)
   return new KnowHubError(
     'forbidden',
@@ -136,7 +140,7 @@ export function scopePriority(entryScopes: readonly string[], visible: readonly 
   let best = 6
   for (const scope of entryScopes) {
     if (!visible.includes(scope)) continue
-    const kind = scope === 'public' ? 'public' : scope.slice(0, scope.indexOf(':'))
+    const kind = scope === 'public' ? 'public' : splitScope(scope)[0]
     const rank = kind === 'public' ? 5 : SCOPE_KINDS.indexOf(kind as ScopeKind)
     if (rank >= 0 && rank < best) best = rank
   }

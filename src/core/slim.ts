@@ -3,6 +3,7 @@
  * undoing a merge. Each schema and its inferred type share a name.
  */
 import { z } from 'zod'
+import { nullAsAbsent } from './validate.js'
 
 /** Default cosine similarity two entries' vectors need to count as near-duplicates. */
 export const DEFAULT_SLIM_THRESHOLD = 0.9
@@ -32,7 +33,7 @@ export const SlimInput = z.strictObject({
    * Continue with older entries: the `next_cursor` of a previous run. Each window starts
    * half a window after the previous one, so neighbouring windows overlap by half.
    */
-  cursor: z.string().max(500).nullish().transform((value) => value ?? undefined),
+  cursor: nullAsAbsent(z.string().max(500)),
 })
 export type SlimInput = z.input<typeof SlimInput>
 
