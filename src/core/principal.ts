@@ -55,6 +55,33 @@ export function memberScopes(principal: Principal): Scope[] {
   return scopes
 }
 
+/** Kinds of id in the order a save picks its owner when it names none: user first, then agent. */
+export const DEFAULT_OWNER_KINDS = ['user', 'agent', 'project', 'team', 'org'] as const satisfies readonly ScopeKind[]
+
+/**
+ * The owner of something a principal saves without naming one: its user id, else its agent
+ * id, else its first other id; undefined for a principal with no ids.
+ * @example
+ * defaultOwnerOf({ agent: 'coder', project: 'app', permissions: ['write'] }) // 'agent:coder'
+ */
+export function defaultOwnerOf(principal: Principal): Scope | undefined {
+  for (const kind of DEFAULT_OWNER_KINDS) {
+    const id = principal[kind]
+    if (id !== undefined) return `${kind}:${id}`
+  }
+  return undefined
+}
+
+/**
+ * The scopes of something a principal saves without naming any: its first own scope (its
+ * user scope when it has a user id); empty for a principal with no ids.
+ * @example
+ * defaultWriteScopes({ user: 'alice', org: 'acme', permissions: ['write'] }) // ['user:alice']
+ */
+export function defaultWriteScopes(principal: Principal): Scope[] {
+  return memberScopes(principal).slice(0, 1)
+}
+
 /**
  * The scopes whose entries a principal can see: its own ids plus `public`.
  * @example

@@ -26,7 +26,7 @@ import {
 import type { Logger } from '../core/logger.js'
 import { noopLogger } from '../core/logger.js'
 import { createLru } from '../core/lru.js'
-import { assertWritableScopes, canManage, foreignOwnerError, memberScopes, requirePermission, visibleScopes, type Principal } from '../core/principal.js'
+import { assertWritableScopes, canManage, defaultOwnerOf, defaultWriteScopes, foreignOwnerError, requirePermission, visibleScopes, type Principal } from '../core/principal.js'
 import { parseWith } from '../core/validate.js'
 import type { Embedder } from '../embed/embedder.js'
 import { DEFAULT_TEXT_RANKING, type KnowledgeRecord, type TextRanking } from '../store/knowledge.js'
@@ -273,8 +273,7 @@ export async function createKnowledgeService(deps: KnowledgeServiceDeps) {
 
   function defaultOwner(principal: Principal, agentId: string | undefined): string {
     if (agentId && principal.agent === agentId) return `agent:${agentId}`
-    const own = memberScopes(principal)
-    const owner = own.find((s) => s.startsWith('user:')) ?? own.find((s) => s.startsWith('agent:')) ?? own[0]
+    const owner = defaultOwnerOf(principal)
     if (!owner) throw new KnowHubError('forbidden', 'The caller has no user or agent id to own the entry')
     return owner
   }
@@ -370,8 +369,7 @@ export async function createKnowledgeService(deps: KnowledgeServiceDeps) {
       const input = parseWith(SaveKnowledgeInput, raw, 'knowledge entry')
       checkContentSize(input.content)
       requireVectors()
-      const own = memberScopes(principal)
-      const scopes = input.scopes ?? (own.find((s) => s.startsWith('user:')) ? [own.find((s) => s.startsWith('user:'))!] : own.slice(0, 1))
+      const scopes = input.scopes ?? defaultWriteScopes(principal)
       if (scopes.length === 0) throw new KnowHubError('forbidden', 'The caller belongs to no scope it could write to')
       assertWritableScopes(principal, scopes)
       const owner = input.owner ?? defaultOwner(principal, input.source.agent_id)

@@ -19,7 +19,7 @@ import { systemClock } from '../core/clock.js'
 import { KnowHubError } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
 import { noopLogger } from '../core/logger.js'
-import { Owner, assertWritableScopes, canManage, foreignOwnerError, hasPermission, memberScopes, requirePermission, visibleScopes, type Principal } from '../core/principal.js'
+import { Owner, assertWritableScopes, canManage, defaultOwnerOf, defaultWriteScopes, foreignOwnerError, hasPermission, memberScopes, requirePermission, visibleScopes, type Principal } from '../core/principal.js'
 import {
   ListResourcesInput,
   MAX_RESOURCE_BODY_BYTES,
@@ -191,8 +191,7 @@ export function createResourceService(deps: ResourceServiceDeps) {
   }
 
   function defaultOwner(principal: Principal): string {
-    const own = memberScopes(principal)
-    const owner = own.find((s) => s.startsWith('user:')) ?? own.find((s) => s.startsWith('agent:')) ?? own[0]
+    const owner = defaultOwnerOf(principal)
     if (!owner) throw new KnowHubError('forbidden', 'The caller has no user or agent id to own the resource')
     return owner
   }
@@ -265,13 +264,12 @@ export function createResourceService(deps: ResourceServiceDeps) {
         })
         return { resource, created: false }
       }
-      const own = memberScopes(principal)
-      const scopes = [...new Set(input.scopes ?? (own.find((s) => s.startsWith('user:')) ? [own.find((s) => s.startsWith('user:'))!] : own.slice(0, 1)))]
+      const scopes = [...new Set(input.scopes ?? defaultWriteScopes(principal))]
       if (scopes.length === 0) throw new KnowHubError('forbidden', 'The caller belongs to no scope it could write to')
       assertWritableScopes(principal, scopes)
       assertSecretReadable(input.secure_body !== undefined, scopes)
       const now = clock.now()
-      const secret = input.secure_body !== undefined ? { envelope: secrets.encrypt(input.secure_body, input.id), keyId: secrets.keyId } : null
+      const secret = encryptFor(input.id, input.secure_body) ?? null
       const record = { id: input.id, title: input.title, body: input.body, content_type: input.content_type, metadata: input.metadata, scopes, owner }
       if (await store.resources.insert({ ...record, secret, created_at: now })) {
         logger.info('resource.saved', { id: input.id, owner, content_type: input.content_type, scopes, has_secret: secret !== null })

@@ -9,6 +9,7 @@
  * when the row's scopes meet the scopes the caller may read secrets in (also in SQL):
  * list and expand views never carry it, not even encrypted.
  */
+import { DEFAULT_OWNER_KINDS, SCOPE_KINDS } from '../core/principal.js'
 import type { ResourceMetadata } from '../core/resources.js'
 import type { Database } from './database.js'
 import type { Sql } from './sql.js'
@@ -117,6 +118,16 @@ function visibleSql(access: ResourceAccess): Sql {
   return sql`(r.scopes && ${access.visible}::text[] OR r.owner = ANY(${access.own}::text[]))`
 }
 
+/** A scope's retrieval priority, as `scopePriority` ranks it: user 0, project 1, agent 2, team 3, org 4, public 5. */
+const SCOPE_RANK = sql.raw(
+  `CASE WHEN s = 'public' THEN ${SCOPE_KINDS.length} ${SCOPE_KINDS.map((kind, rank) => `WHEN s LIKE '${kind}:%' THEN ${rank}`).join(' ')} END`,
+)
+
+/** An owner's rank among the caller's own: the order in which a save picks its default owner. */
+const OWNER_KIND_RANK = sql.raw(
+  `(CASE ${DEFAULT_OWNER_KINDS.map((kind, rank) => `WHEN r.owner LIKE '${kind}:%' THEN ${rank}`).join(' ')} ELSE ${DEFAULT_OWNER_KINDS.length} END)`,
+)
+
 /**
  * The order in which rows sharing an id are chosen for a caller: its own first — among
  * them by owner kind in the order a save picks its default owner (user, agent, project,
@@ -125,11 +136,8 @@ function visibleSql(access: ResourceAccess): Sql {
  */
 function resolutionOrder(access: ResourceAccess): Sql {
   return sql`(r.owner = ANY(${access.own}::text[])) DESC,
-    CASE WHEN r.owner = ANY(${access.own}::text[]) THEN (CASE WHEN r.owner LIKE 'user:%' THEN 0
-      WHEN r.owner LIKE 'agent:%' THEN 1 WHEN r.owner LIKE 'project:%' THEN 2 WHEN r.owner LIKE 'team:%' THEN 3 ELSE 4 END) ELSE 0 END,
-    COALESCE((SELECT min(CASE WHEN s = 'public' THEN 5 WHEN s LIKE 'user:%' THEN 0 WHEN s LIKE 'project:%' THEN 1
-      WHEN s LIKE 'agent:%' THEN 2 WHEN s LIKE 'team:%' THEN 3 WHEN s LIKE 'org:%' THEN 4 END)
-      FROM unnest(r.scopes) AS s WHERE s = ANY(${access.visible}::text[])), 6),
+    CASE WHEN r.owner = ANY(${access.own}::text[]) THEN ${OWNER_KIND_RANK} ELSE 0 END,
+    COALESCE((SELECT min(${SCOPE_RANK}) FROM unnest(r.scopes) AS s WHERE s = ANY(${access.visible}::text[])), 6),
     r.created_at, r.owner COLLATE "C"`
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { assertScope, assertWritableScopes, canManage, Principal, scopePriority, visibleScopes } from '../../src/core/principal.js'
+import { assertScope, assertWritableScopes, canManage, defaultOwnerOf, defaultWriteScopes, Principal, scopePriority, visibleScopes } from '../../src/core/principal.js'
 import { isKnowHubError, type KnowHubError } from '../../src/core/errors.js'
 
 describe('principal and scopes', () => {
@@ -61,5 +61,19 @@ describe('principal and scopes', () => {
     expect(canManage(alice, 'user:alice')).toBe(true)
     expect(canManage(alice, 'user:bob')).toBe(false)
     expect(canManage(Principal.parse({ user: 'x', permissions: ['admin'] }), 'user:bob')).toBe(true)
+  })
+
+  it('saves without owner or scopes as its user, else its agent, else its first id; into its first scope', () => {
+    const cases: Array<[Record<string, string>, string | undefined, string[]]> = [
+      [{ user: 'u', agent: 'a', project: 'p', org: 'o' }, 'user:u', ['user:u']],
+      [{ agent: 'a', project: 'p' }, 'agent:a', ['project:p']],
+      [{ team: 't', org: 'o' }, 'team:t', ['team:t']],
+      [{}, undefined, []],
+    ]
+    for (const [ids, owner, scopes] of cases) {
+      const principal = Principal.parse({ ...ids, permissions: ['write'] })
+      expect(defaultOwnerOf(principal), JSON.stringify(ids)).toBe(owner)
+      expect(defaultWriteScopes(principal), JSON.stringify(ids)).toEqual(scopes)
+    }
   })
 })
