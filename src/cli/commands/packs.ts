@@ -274,8 +274,9 @@ export function packsCommand(options: { logger?: Logger; io?: Io; env?: Record<s
     .argument('<path>', 'pack folder, KNOWLEDGE.md, or folder of packs')
     .action(
       run(async (opts, [path = ''], config) => {
-        const allowedTypes = [...new Set([...(opts.allowType ?? []), ...config.allowedTypes])]
-        const reports = await validatePath(path, { ...(allowedTypes.length > 0 ? { allowedTypes } : {}), logger })
+        // The types discovery would accept: --allow-type and packs.allowedTypes.
+        const { allowedTypes } = discoverOptions(opts, config)
+        const reports = await validatePath(path, { ...(allowedTypes ? { allowedTypes } : {}), logger })
         const errors = reports.reduce((n, r) => n + r.errors, 0)
         const warnings = reports.reduce((n, r) => n + r.warnings, 0)
         if (errors > 0 || reports.length === 0) process.exitCode = 1
