@@ -25,6 +25,7 @@ import {
 } from '../core/knowledge.js'
 import type { Logger } from '../core/logger.js'
 import { noopLogger } from '../core/logger.js'
+import { decodeCursor, encodeCursor } from '../core/cursor.js'
 import { createLru } from '../core/lru.js'
 import { assertWritableScopes, canManage, defaultOwnerOf, defaultWriteScopes, foreignOwnerError, requirePermission, visibleScopes, type Principal } from '../core/principal.js'
 import { parseWith } from '../core/validate.js'
@@ -129,19 +130,15 @@ export interface ImportReport {
 
 const NOT_FOUND = (id: string) => new KnowHubError('not_found', `No knowledge entry ${id}`, { id })
 
-function encodeCursor(record: KnowledgeRecord): string {
-  return Buffer.from(JSON.stringify([record.created_at.toISOString(), record.id])).toString('base64url')
+function listCursor(record: KnowledgeRecord): string {
+  return encodeCursor([record.created_at.toISOString(), record.id])
 }
 
-function decodeCursor(cursor: string): { created_at: Date; id: string } {
-  try {
-    const [at, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [unknown, unknown]
+function listPosition(cursor: string): { created_at: Date; id: string } {
+  return decodeCursor(cursor, ([at, id]) => {
     const created = new Date(String(at))
-    if (typeof id !== 'string' || Number.isNaN(created.getTime())) throw new Error('bad cursor')
-    return { created_at: created, id }
-  } catch {
-    throw new KnowHubError('validation_error', 'Invalid cursor: pass the next_cursor of a previous page', { issues: [{ path: 'cursor', message: 'invalid cursor' }] })
-  }
+    return typeof id !== 'string' || Number.isNaN(created.getTime()) ? undefined : { created_at: created, id }
+  })
 }
 
 function byteLength(text: string): number {
@@ -428,7 +425,7 @@ export async function createKnowledgeService(deps: KnowledgeServiceDeps) {
     async list(raw: unknown, principal: Principal): Promise<ListPage> {
       requirePermission(principal, 'read')
       const input = parseWith(ListInput, raw ?? {}, 'list options')
-      const after = input.cursor ? decodeCursor(input.cursor) : undefined
+      const after = input.cursor ? listPosition(input.cursor) : undefined
       const records = await store.knowledge.list(
         { visible: visibleScopes(principal), types: input.types, scopes: input.scopes, status: input.status },
         input.limit + 1,
@@ -436,7 +433,7 @@ export async function createKnowledgeService(deps: KnowledgeServiceDeps) {
       )
       const page = records.slice(0, input.limit)
       const last = page[page.length - 1]
-      return { items: await toEntries(page), next_cursor: records.length > input.limit && last ? encodeCursor(last) : null }
+      return { items: await toEntries(page), next_cursor: records.length > input.limit && last ? listCursor(last) : null }
     },
 
     /** Edits task, content, types, tags, scopes or resources (owner or admin). The previous version is kept. */

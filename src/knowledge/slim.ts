@@ -17,6 +17,7 @@
  */
 import type { Clock } from '../core/clock.js'
 import { systemClock } from '../core/clock.js'
+import { decodeCursor, encodeCursor } from '../core/cursor.js'
 import { KnowHubError } from '../core/errors.js'
 import { newKnowledgeId } from '../core/ids.js'
 import { KnowledgeId, MAX_CONTENT_BYTES, qualityScore } from '../core/knowledge.js'
@@ -177,21 +178,20 @@ function scopeKey(scopes: readonly string[]): string {
   return [...new Set(scopes)].sort().join('\n')
 }
 
-function encodeCursor(record: KnowledgeRecord): string {
-  return Buffer.from(JSON.stringify(['slim', record.created_at.toISOString(), record.id])).toString('base64url')
+function windowCursor(record: KnowledgeRecord): string {
+  return encodeCursor(['slim', record.created_at.toISOString(), record.id])
 }
 
-function decodeCursor(cursor: string): { created_at: Date; id: string } {
-  try {
-    const value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown
-    if (Array.isArray(value) && value.length === 3 && value[0] === 'slim' && typeof value[1] === 'string' && typeof value[2] === 'string') {
+function windowPosition(cursor: string): { created_at: Date; id: string } {
+  return decodeCursor(
+    cursor,
+    (value) => {
+      if (value.length !== 3 || value[0] !== 'slim' || typeof value[1] !== 'string' || typeof value[2] !== 'string') return undefined
       const at = new Date(value[1])
-      if (Number.isFinite(at.getTime()) && KnowledgeId.safeParse(value[2]).success) return { created_at: at, id: value[2] }
-    }
-  } catch {
-    // fall through
-  }
-  throw new KnowHubError('validation_error', 'Invalid slim options: cursor: pass the next_cursor of a previous run', { issues: [{ path: 'cursor', message: 'invalid cursor' }] })
+      return Number.isFinite(at.getTime()) && KnowledgeId.safeParse(value[2]).success ? { created_at: at, id: value[2] } : undefined
+    },
+    'Invalid slim options: cursor: pass the next_cursor of a previous run',
+  )
 }
 
 async function readyVectors(store: Store, embedder: Embedder): Promise<void> {
@@ -227,7 +227,7 @@ export async function slimKnowledge(deps: SlimDeps, body: unknown, principal: Pr
   await readyVectors(store, embedder)
   const visible = visibleScopes(principal)
 
-  const before = input.cursor !== undefined ? decodeCursor(input.cursor) : undefined
+  const before = input.cursor !== undefined ? windowPosition(input.cursor) : undefined
   const rows = await store.knowledge.vectors({ visible, status: ['active'] }, input.limit + 1, before)
   const truncated = rows.length > input.limit
   const window = rows.slice(0, input.limit)
@@ -235,7 +235,7 @@ export async function slimKnowledge(deps: SlimDeps, body: unknown, principal: Pr
   // The next window starts half a window later (the last loaded entry of this one's newer half).
   const stride = Math.ceil(input.limit / 2)
   const resumeAt = truncated ? window.slice(0, stride).flatMap((row) => loaded.get(row.id) ?? []).pop() ?? window.flatMap((row) => loaded.get(row.id) ?? []).pop() : undefined
-  const nextCursor = resumeAt ? encodeCursor(resumeAt) : null
+  const nextCursor = resumeAt ? windowCursor(resumeAt) : null
   const items = window
     .flatMap((row) => {
       const record = loaded.get(row.id)

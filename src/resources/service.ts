@@ -16,6 +16,7 @@
  */
 import type { Clock } from '../core/clock.js'
 import { systemClock } from '../core/clock.js'
+import { decodeCursor, encodeCursor } from '../core/cursor.js'
 import { KnowHubError } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
 import { noopLogger } from '../core/logger.js'
@@ -72,22 +73,18 @@ function accessOf(principal: Principal): ResourceAccess {
 
 const NOT_FOUND = (id: string) => new KnowHubError('not_found', `No resource ${id}`, { id })
 
-function encodeCursor(last: { id: string; owner: string }): string {
-  return Buffer.from(JSON.stringify(['r', last.id, last.owner])).toString('base64url')
+function listCursor(last: { id: string; owner: string }): string {
+  return encodeCursor(['r', last.id, last.owner])
 }
 
 /** The position after which a page starts; cursors of older versions carry only the id. */
-function decodeCursor(cursor: string): { id: string; owner?: string } {
-  try {
-    const value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown
-    if (Array.isArray(value) && value[0] === 'r' && typeof value[1] === 'string' && resourceIdProblem(value[1]) === undefined) {
-      if (value.length === 2) return { id: value[1] }
-      if (value.length === 3 && typeof value[2] === 'string' && Owner.safeParse(value[2]).success) return { id: value[1], owner: value[2] }
-    }
-  } catch {
-    // fall through
-  }
-  throw new KnowHubError('validation_error', 'Invalid cursor: pass the next_cursor of a previous page', { issues: [{ path: 'cursor', message: 'invalid cursor' }] })
+function listPosition(cursor: string): { id: string; owner?: string } {
+  return decodeCursor(cursor, (value) => {
+    if (value[0] !== 'r' || typeof value[1] !== 'string' || resourceIdProblem(value[1]) !== undefined) return undefined
+    if (value.length === 2) return { id: value[1] }
+    if (value.length === 3 && typeof value[2] === 'string' && Owner.safeParse(value[2]).success) return { id: value[1], owner: value[2] }
+    return undefined
+  })
 }
 
 /**
@@ -364,7 +361,7 @@ export function createResourceService(deps: ResourceServiceDeps) {
     async list(raw: unknown, principal: Principal): Promise<ResourceListPage> {
       requirePermission(principal, 'read')
       const input = parseWith(ListResourcesInput, raw ?? {}, 'resource list options')
-      const after = input.cursor ? decodeCursor(input.cursor) : undefined
+      const after = input.cursor ? listPosition(input.cursor) : undefined
       const now = clock.now()
       const records = await store.resources.list(
         { access: accessOf(principal), prefix: input.prefix, contentTypes: input.content_type, scopes: input.scopes, owner: input.owner, expired: input.expired, now },
@@ -373,7 +370,7 @@ export function createResourceService(deps: ResourceServiceDeps) {
       )
       const page = records.slice(0, input.limit)
       const last = page[page.length - 1]
-      return { items: page.map((r) => toSummary(r, now)), next_cursor: records.length > input.limit && last ? encodeCursor(last) : null }
+      return { items: page.map((r) => toSummary(r, now)), next_cursor: records.length > input.limit && last ? listCursor(last) : null }
     },
 
     /**
