@@ -23,9 +23,12 @@ export default tseslint.config(
     // The core layer does no I/O: no fs, no network, no database drivers.
     files: ['src/core/**'],
     rules: {
-      'no-restricted-imports': ['error', {
-        patterns: ['node:fs*', 'fs', 'node:net', 'node:http*', 'pg', '@electric-sql/*', '../store/*', '../knowledge/*', '../embed/*', '../cli/*'],
-      }],
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: ['node:fs*', 'fs', 'node:net', 'node:http*', 'pg', '@electric-sql/*', '../store/*', '../knowledge/*', '../embed/*', '../cli/*'],
+        },
+      ],
     },
   },
 )

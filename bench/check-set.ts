@@ -87,7 +87,8 @@ export function checkSet(set: RetrievalSet, options: { minDocs?: number; minQuer
     longest[key] = (longest[key] ?? 0) + 1
   }
   if (options.minDocs !== undefined && set.docs.length < options.minDocs) problems.push(`${set.docs.length} documents, fewer than ${options.minDocs}`)
-  if (options.minQueries !== undefined && set.qrels.size < options.minQueries) problems.push(`${set.qrels.size} judged queries, fewer than ${options.minQueries}`)
+  if (options.minQueries !== undefined && set.qrels.size < options.minQueries)
+    problems.push(`${set.qrels.size} judged queries, fewer than ${options.minQueries}`)
   return {
     name: set.name,
     docs: set.docs.length,
@@ -112,8 +113,14 @@ async function main(): Promise<void> {
   else {
     console.log(`${report.name}: ${report.docs} documents, ${report.queries} queries (${report.judged_queries} judged, ${report.judgements} judgements)`)
     for (const [conv, n] of Object.entries(report.convs)) console.log(`  conv ${conv}: ${n.docs} documents, ${n.queries} queries`)
-    console.log(`queries sharing no run of >= ${report.no_phrase.phrase} CJK characters with their relevant documents: ${report.no_phrase.count}/${report.judged_queries} (${(report.no_phrase.share * 100).toFixed(1)}%)`)
-    console.log(`longest shared CJK run per query: ${Object.entries(report.longest_shared).map(([k, v]) => `${k}: ${v}`).join(', ')}`)
+    console.log(
+      `queries sharing no run of >= ${report.no_phrase.phrase} CJK characters with their relevant documents: ${report.no_phrase.count}/${report.judged_queries} (${(report.no_phrase.share * 100).toFixed(1)}%)`,
+    )
+    console.log(
+      `longest shared CJK run per query: ${Object.entries(report.longest_shared)
+        .map(([k, v]) => `${k}: ${v}`)
+        .join(', ')}`,
+    )
     for (const p of report.problems) console.log(`problem: ${p}`)
     console.log(report.problems.length === 0 ? 'ok' : `${report.problems.length} problems`)
   }

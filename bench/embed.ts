@@ -125,7 +125,10 @@ async function locomoRetrieval(folder: string, dimension: number): Promise<{ rec
       for (let i = 0; i < dimension; i++) dot += a[i]! * b[i]!
       scored.push([dot, doc.id])
     })
-    const top = scored.sort((x, y) => y[0] - x[0]).slice(0, 10).map(([, id]) => id)
+    const top = scored
+      .sort((x, y) => y[0] - x[0])
+      .slice(0, 10)
+      .map(([, id]) => id)
     recall += top.filter((id) => wanted.has(id)).length / wanted.size
     let dcg = 0
     top.forEach((id, rank) => {

@@ -49,7 +49,9 @@ export async function evalRuns(options: EvalBenchOptions = {}): Promise<Array<{ 
     const spec = SETS[name]
     if (!spec) throw new Error(`unknown set ${name} (known: ${Object.keys(SETS).join(', ')})`)
     if (!existsSync(join(spec.dir, 'corpus.jsonl'))) {
-      throw new Error(`retrieval set ${name} is missing: expected ${spec.dir}/corpus.jsonl${name.endsWith('-dev') ? ' (the LoCoMo views live in ../shared/corpus/locomo beside the repository)' : ''}`)
+      throw new Error(
+        `retrieval set ${name} is missing: expected ${spec.dir}/corpus.jsonl${name.endsWith('-dev') ? ' (the LoCoMo views live in ../shared/corpus/locomo beside the repository)' : ''}`,
+      )
     }
     const set = await loadRetrievalSet(spec.dir)
     for (const w of set.warnings) log(`${name}: ${w.path}: ${w.message}`)
@@ -65,7 +67,9 @@ export async function evalRuns(options: EvalBenchOptions = {}): Promise<Array<{ 
         log(formatEvalTable([runs[runs.length - 1]!])[2]!)
       }
       if (options.noRerank ?? true) {
-        runs.push(await runRetrievalEval({ knowledge: hub.knowledge, loaded, mode: 'hybrid', rerank: false, ...(options.limit ? { limit: options.limit } : {}) }))
+        runs.push(
+          await runRetrievalEval({ knowledge: hub.knowledge, loaded, mode: 'hybrid', rerank: false, ...(options.limit ? { limit: options.limit } : {}) }),
+        )
         log(formatEvalTable([runs[runs.length - 1]!])[2]!)
       }
       out.push({ load_ms: loaded.loadMs, embedder: hub.embedder.model, runs })
@@ -133,7 +137,12 @@ async function main(): Promise<void> {
   // --fusion score:1:0.5 or rrf:1:1:60 (method:fulltext:vector[:k]), for experiments
   if (values.fusion) {
     const [method, fulltext, vector, k] = values.fusion.split(':')
-    options.fusion = { method: method === 'rrf' ? 'rrf' : 'score', fulltext: Number(fulltext ?? 1), vector: Number(vector ?? 1), ...(k ? { k: Number(k) } : {}) }
+    options.fusion = {
+      method: method === 'rrf' ? 'rrf' : 'score',
+      fulltext: Number(fulltext ?? 1),
+      vector: Number(vector ?? 1),
+      ...(k ? { k: Number(k) } : {}),
+    }
   }
   const all = await evalRuns(options)
   const runs = all.flatMap((a) => a.runs)

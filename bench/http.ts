@@ -67,10 +67,23 @@ function corpus(size: number, seed: number): { docs: Array<{ task: string; conte
 function exportLine(i: number, doc: { task: string; content: string; type: string; scope: string }): string {
   const at = new Date(Date.UTC(2026, 0, 1) + i * 1000).toISOString()
   return JSON.stringify({
-    id: `knowledge-bench-${String(i).padStart(7, '0')}`, message_id: '', types: [doc.type], task: doc.task, tags: {}, scopes: [doc.scope], owner: 'user:bench', content: doc.content, resource_ids: [],
+    id: `knowledge-bench-${String(i).padStart(7, '0')}`,
+    message_id: '',
+    types: [doc.type],
+    task: doc.task,
+    tags: {},
+    scopes: [doc.scope],
+    owner: 'user:bench',
+    content: doc.content,
+    resource_ids: [],
     source: { name: '', category: 'exp', urls: [], agent_id: '', submitted_by: '', message_id: '', trace_id: '' },
     eval: { score: 3 + (i % 3), helpful: i % 5, harmful: i % 7 === 0 ? 1 : 0, confidence: 0.5, helpful_history: [], harmful_history: [] },
-    status: 'active', merged_into: null, version: 1, created_at: at, updated_at: at, versions: [],
+    status: 'active',
+    merged_into: null,
+    version: 1,
+    created_at: at,
+    updated_at: at,
+    versions: [],
   })
 }
 
@@ -83,7 +96,10 @@ async function serveChild(dataDir: string, entries: number, embedder: string, ca
   const { startServer } = await import('../src/server/serve.js')
   const hub = await openKnowHub({
     // The per-token rate limit (50/s by default) is off: one client is the whole load here.
-    dataDir, secrets: { key: Buffer.alloc(32, 3).toString('base64') }, server: { rateLimit: 0 }, search: { cacheSize },
+    dataDir,
+    secrets: { key: Buffer.alloc(32, 3).toString('base64') },
+    server: { rateLimit: 0 },
+    search: { cacheSize },
     ...(embedder === 'default' ? {} : { embedder: { provider: embedder } }),
   })
   // The token's principal (user bench, project p0, org acme) cannot see the team:other quarter.
@@ -103,9 +119,18 @@ async function serveChild(dataDir: string, entries: number, embedder: string, ca
   process.disconnect?.()
 }
 
-function startChild(dataDir: string, entries: number, embedder: string, cacheSize: number, profileDir?: string): Promise<{ child: ChildProcess; ready: Extract<FromChild, { type: 'ready' }> }> {
+function startChild(
+  dataDir: string,
+  entries: number,
+  embedder: string,
+  cacheSize: number,
+  profileDir?: string,
+): Promise<{ child: ChildProcess; ready: Extract<FromChild, { type: 'ready' }> }> {
   const execArgv = [...process.execArgv, ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [])]
-  const child = fork(fileURLToPath(import.meta.url), ['--child', dataDir, String(entries), embedder, String(cacheSize)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv })
+  const child = fork(fileURLToPath(import.meta.url), ['--child', dataDir, String(entries), embedder, String(cacheSize)], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    execArgv,
+  })
   return new Promise((resolve, reject) => {
     child.once('message', (message: FromChild) => (message.type === 'ready' ? resolve({ child, ready: message }) : reject(new Error(message.message))))
     child.once('exit', (code) => reject(new Error(`the server process exited with code ${code}`)))
@@ -146,7 +171,13 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Benc
       return `/api/knowledge/search?q=${encodeURIComponent(queries[i % queries.length]!)}&top_k=5&min_score=3${types[i % types.length]}`
     }
     // Warm up (JIT, PGlite caches), then measure.
-    await autocannon({ url: ready.url, connections, duration: Math.min(5, seconds), headers: { authorization: `Bearer ${ready.token}` }, requests: [{ setupRequest: (req) => ({ ...req, path: path() }) }] })
+    await autocannon({
+      url: ready.url,
+      connections,
+      duration: Math.min(5, seconds),
+      headers: { authorization: `Bearer ${ready.token}` },
+      requests: [{ setupRequest: (req) => ({ ...req, path: path() }) }],
+    })
     const result = await autocannon({
       url: ready.url,
       connections,
@@ -156,14 +187,23 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Benc
     })
     const errors = result.errors + result.timeouts + result.non2xx
     const cache = cacheSize > 0 ? `response cache ${cacheSize} (1000 distinct queries repeat)` : 'no response cache'
-    const note = `${entries} entries, PGlite, ${embedder} embedder, ${cache}, ${connections} connections, ${seconds} s, token auth, rate limit off, load ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`
+    const note = `${entries} entries, PGlite, ${embedder} embedder, ${cache}, ${connections} connections, ${seconds} s, token auth, rate limit off, load ${os
+      .loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}`
     return [
       { name: 'http search throughput', value: round(result.requests.average, 0), unit: 'req/s', target: '≥ 1000', note },
       { name: 'http search p50', value: round(result.latency.p50, 1), unit: 'ms' },
       { name: 'http search p90', value: round(result.latency.p90, 1), unit: 'ms' },
       { name: 'http search p99', value: round(result.latency.p99, 1), unit: 'ms', target: '≤ 50 ms' },
       { name: 'http search requests', value: result.requests.total, unit: 'requests', note: `${result['2xx']} 2xx` },
-      { name: 'http search errors', value: errors, unit: 'requests', target: '0', note: `${result.errors} socket errors, ${result.timeouts} timeouts, ${result.non2xx} non-2xx` },
+      {
+        name: 'http search errors',
+        value: errors,
+        unit: 'requests',
+        target: '0',
+        note: `${result.errors} socket errors, ${result.timeouts} timeouts, ${result.non2xx} non-2xx`,
+      },
       { name: 'http seed (bulk import)', value: round(ready.seedSeconds, 1), unit: 's', note: `${entries} entries` },
     ]
   } finally {
@@ -182,7 +222,16 @@ if (process.argv[2] === '--child') {
     process.exitCode = 1
   })
 } else if (import.meta.url === `file://${process.argv[1]}`) {
-  const { values } = parseArgs({ options: { seconds: { type: 'string' }, entries: { type: 'string' }, connections: { type: 'string' }, embedder: { type: 'string' }, profile: { type: 'string' }, 'cache-size': { type: 'string' } } })
+  const { values } = parseArgs({
+    options: {
+      seconds: { type: 'string' },
+      entries: { type: 'string' },
+      connections: { type: 'string' },
+      embedder: { type: 'string' },
+      profile: { type: 'string' },
+      'cache-size': { type: 'string' },
+    },
+  })
   const results = await runHttpBench({
     ...(values.seconds ? { seconds: Number(values.seconds) } : {}),
     ...(values.entries ? { entries: Number(values.entries) } : {}),

@@ -23,7 +23,13 @@ export function round(value: number, digits = 2): number {
 }
 
 export function machine(): Record<string, unknown> {
-  return { node: process.version, platform: `${os.platform()} ${os.arch()}`, cpus: os.cpus().length, cpu: os.cpus()[0]?.model, memory_gb: round(os.totalmem() / 2 ** 30, 1) }
+  return {
+    node: process.version,
+    platform: `${os.platform()} ${os.arch()}`,
+    cpus: os.cpus().length,
+    cpu: os.cpus()[0]?.model,
+    memory_gb: round(os.totalmem() / 2 ** 30, 1),
+  }
 }
 
 export function printTable(title: string, results: readonly BenchResult[]): void {

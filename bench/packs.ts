@@ -81,7 +81,28 @@ export async function generatePacks(root: string, count: number): Promise<void> 
   await Promise.all(writes)
 }
 
-const TOPICS = ['pricing', 'warranty', 'battery', 'escalation', 'refund', 'onboarding', 'compliance', 'shipping', 'returns', 'security', 'latency', 'capacity', 'forecast', 'roadmap', 'hiring', 'budget', 'invoice', 'contract', 'training', 'audit']
+const TOPICS = [
+  'pricing',
+  'warranty',
+  'battery',
+  'escalation',
+  'refund',
+  'onboarding',
+  'compliance',
+  'shipping',
+  'returns',
+  'security',
+  'latency',
+  'capacity',
+  'forecast',
+  'roadmap',
+  'hiring',
+  'budget',
+  'invoice',
+  'contract',
+  'training',
+  'audit',
+]
 const ZH_TOPICS = ['价格', '保修', '电池', '退款', '物流', '安全', '预算', '合同', '培训', '审计']
 
 /** Writes one pack of about `targetBytes` at `<root>/big-pack`. */
@@ -104,7 +125,12 @@ export async function generateBigPack(root: string, targetBytes: number): Promis
   const zhPage = (topic: string, sections: number): string => {
     const parts = [`# ${topic}说明`, '']
     for (let s = 0; s < sections; s++) {
-      parts.push(`## ${topic}规则 ${s}`, '', `关于${topic}的规定：客户在购买后三十天内可以申请，超过期限需要主管批准。${topic}相关的例外情况需要记录在案。`.repeat(6), '')
+      parts.push(
+        `## ${topic}规则 ${s}`,
+        '',
+        `关于${topic}的规定：客户在购买后三十天内可以申请，超过期限需要主管批准。${topic}相关的例外情况需要记录在案。`.repeat(6),
+        '',
+      )
     }
     return parts.join('\n')
   }
@@ -122,8 +148,10 @@ export async function generateBigPack(root: string, targetBytes: number): Promis
     writes.push(write(join(dir, path), text))
   }
   // documents/: 20 handbooks of ~1 MB; compiled/splits of the primary; wiki/ pages; some Chinese pages; sources/.
-  for (let d = 0; d < 20; d++) add(`documents/handbook-${String(d).padStart(2, '0')}.md`, page(`Handbook ${d}`, TOPICS[d % TOPICS.length] ?? 'pricing', 120, 70))
-  for (let s = 0; s < 40; s++) add(`compiled/splits/handbook-00/part-${String(s).padStart(2, '0')}.md`, page(`Part ${s}`, TOPICS[s % TOPICS.length] ?? 'pricing', 6, 60))
+  for (let d = 0; d < 20; d++)
+    add(`documents/handbook-${String(d).padStart(2, '0')}.md`, page(`Handbook ${d}`, TOPICS[d % TOPICS.length] ?? 'pricing', 120, 70))
+  for (let s = 0; s < 40; s++)
+    add(`compiled/splits/handbook-00/part-${String(s).padStart(2, '0')}.md`, page(`Part ${s}`, TOPICS[s % TOPICS.length] ?? 'pricing', 6, 60))
   add('compiled/briefing.md', page('Briefing', 'pricing', 3, 50))
   for (let z = 0; z < 60; z++) add(`wiki/zh-${String(z).padStart(3, '0')}.md`, zhPage(ZH_TOPICS[z % ZH_TOPICS.length] ?? '价格', 20))
   let w = 0
@@ -189,7 +217,13 @@ export async function runPacksBench(options: { packs?: number; bigPackBytes?: nu
       cachedSamples.push(performance.now() - started)
     }
     const cached = stats(cachedSamples)
-    results.push({ name: `discovery+catalog ${packCount} packs, parse cache warm p50`, value: cached.p50, unit: 'ms', target: '≤ 300 ms', note: 'KnowledgeParseCache: stat instead of read + YAML parse for unchanged files' })
+    results.push({
+      name: `discovery+catalog ${packCount} packs, parse cache warm p50`,
+      value: cached.p50,
+      unit: 'ms',
+      target: '≤ 300 ms',
+      note: 'KnowledgeParseCache: stat instead of read + YAML parse for unchanged files',
+    })
     results.push({ name: `discovery+catalog ${packCount} packs, parse cache warm p95`, value: cached.p95, unit: 'ms', target: '≤ 300 ms' })
 
     // 2. Resolve over a 50 MB pack, 8k budget.
@@ -237,7 +271,13 @@ export async function runPacksBench(options: { packs?: number; bigPackBytes?: nu
     const resolveNote = `${fresh.length + repeated.length} resolves of ${tasks.length} English and Chinese tasks, index warm; max ${maxTokens}/8000 tokens, ${over} over budget; load average ${round(load, 1)} on ${os.cpus().length} CPUs`
     results.push({ name: 'resolve 50 MB pack, 8k budget p50', value: all.p50, unit: 'ms', target: '≤ 50 ms', note: resolveNote })
     results.push({ name: 'resolve 50 MB pack, 8k budget p95', value: all.p95, unit: 'ms', target: '≤ 50 ms' })
-    results.push({ name: 'resolve, first time a task is seen p50', value: first.p50, unit: 'ms', target: '≤ 50 ms', note: 'section token counts not yet cached' })
+    results.push({
+      name: 'resolve, first time a task is seen p50',
+      value: first.p50,
+      unit: 'ms',
+      target: '≤ 50 ms',
+      note: 'section token counts not yet cached',
+    })
     results.push({ name: 'resolve, first time a task is seen p95', value: first.p95, unit: 'ms', target: '≤ 50 ms' })
     results.push({ name: 'resolve, repeated task p50', value: again.p50, unit: 'ms', target: '≤ 50 ms' })
     results.push({ name: 'resolve, repeated task p95', value: again.p95, unit: 'ms', target: '≤ 50 ms' })
@@ -258,11 +298,20 @@ async function toolResolveBench(pack: LoadedPack, tasks: readonly string[], runs
   const packIndexCache = toolPackIndexCache()
   // A server builds a toolkit per request; they share the one cache.
   const call = (task: string, cache: PackIndexCache = packIndexCache): Promise<unknown> =>
-    createToolkit({ backend: {} as ToolBackend, packs: [pack], packIndexCache: cache }).callTool('knowledge_pack_resolve', { task, packs: [pack.item.name], budget: 8000 })
+    createToolkit({ backend: {} as ToolBackend, packs: [pack], packIndexCache: cache }).callTool('knowledge_pack_resolve', {
+      task,
+      packs: [pack.item.name],
+      budget: 8000,
+    })
   let started = performance.now()
   await call('general overview of the handbook')
   const first = performance.now() - started
-  results.push({ name: 'tool resolve 50 MB pack, first call (builds the index)', value: round(first, 0), unit: 'ms', note: `load average ${round(os.loadavg()[0] ?? 0, 1)}` })
+  results.push({
+    name: 'tool resolve 50 MB pack, first call (builds the index)',
+    value: round(first, 0),
+    unit: 'ms',
+    note: `load average ${round(os.loadavg()[0] ?? 0, 1)}`,
+  })
   const warm: number[] = []
   for (let pass = 0; pass < 2; pass++) {
     for (const task of tasks) {
@@ -292,7 +341,13 @@ async function toolResolveBench(pack: LoadedPack, tasks: readonly string[], runs
     recheck.push(performance.now() - started)
   }
   const r = stats(recheck)
-  results.push({ name: 'tool resolve, files re-checked on every call p50', value: c.p50, unit: 'ms', target: '≤ 50 ms', note: `revalidateMs 0; the re-check alone (listing ${index.listing.resources.length} files, no read): p50 ${r.p50} ms, p95 ${r.p95} ms` })
+  results.push({
+    name: 'tool resolve, files re-checked on every call p50',
+    value: c.p50,
+    unit: 'ms',
+    target: '≤ 50 ms',
+    note: `revalidateMs 0; the re-check alone (listing ${index.listing.resources.length} files, no read): p50 ${r.p50} ms, p95 ${r.p95} ms`,
+  })
   results.push({ name: 'tool resolve, files re-checked on every call p95', value: c.p95, unit: 'ms', target: '≤ 50 ms' })
   everyCall.clear()
   packIndexCache.clear()

@@ -54,10 +54,23 @@ function zipfSampler(words: string[], random: () => number): () => string {
 function exportLine(i: number, task: string, content: string, type: string, scope: string): string {
   const at = new Date(Date.UTC(2026, 0, 1) + i * 1000).toISOString()
   return JSON.stringify({
-    id: `knowledge-bench-${String(i).padStart(7, '0')}`, message_id: '', types: [type], task, tags: {}, scopes: [scope], owner: 'user:bench', content, resource_ids: [],
+    id: `knowledge-bench-${String(i).padStart(7, '0')}`,
+    message_id: '',
+    types: [type],
+    task,
+    tags: {},
+    scopes: [scope],
+    owner: 'user:bench',
+    content,
+    resource_ids: [],
     source: { name: '', category: 'exp', urls: [], agent_id: '', submitted_by: '', message_id: '', trace_id: '' },
     eval: { score: 3, helpful: 0, harmful: 0, confidence: 0.5, helpful_history: [], harmful_history: [] },
-    status: 'active', merged_into: null, version: 1, created_at: at, updated_at: at, versions: [],
+    status: 'active',
+    merged_into: null,
+    version: 1,
+    created_at: at,
+    updated_at: at,
+    versions: [],
   })
 }
 
@@ -96,7 +109,8 @@ export async function runStoreBench(options: { sizes?: number[]; backends?: Arra
       // single saves
       const saves = 200
       let t = performance.now()
-      for (let i = 0; i < saves; i++) await knowledge.save({ task: corpus[i]!.task, content: corpus[i]!.content, types: [corpus[i]!.type], scopes: [corpus[i]!.scope] }, loader)
+      for (let i = 0; i < saves; i++)
+        await knowledge.save({ task: corpus[i]!.task, content: corpus[i]!.content, types: [corpus[i]!.type], scopes: [corpus[i]!.scope] }, loader)
       results.push({ name: `${backend} save (one by one)`, value: round(saves / ((performance.now() - t) / 1000), 0), unit: 'entries/s' })
       await store.db.query(sql`TRUNCATE knowledge CASCADE`)
       let loaded = 0
@@ -106,13 +120,23 @@ export async function runStoreBench(options: { sizes?: number[]; backends?: Arra
         const report = await knowledge.importJsonl(lines, loader, { mode: 'partial', batchSize: 500 })
         if (report.errors.length > 0) throw new Error(`import failed: ${JSON.stringify(report.errors.slice(0, 3))}`)
         const seconds = (performance.now() - t) / 1000
-        results.push({ name: `${backend} bulk import ${loaded}→${size}`, value: round(lines.length / seconds, 0), unit: 'entries/s', note: `${round(seconds, 1)} s` })
+        results.push({
+          name: `${backend} bulk import ${loaded}→${size}`,
+          value: round(lines.length / seconds, 0),
+          unit: 'entries/s',
+          note: `${round(seconds, 1)} s`,
+        })
         loaded = size
         if (backend === 'pglite') {
           // The in-memory full-text index reads the whole table once (at server start, or the first search).
           t = performance.now()
           await store.knowledge.searchGeneration()
-          results.push({ name: `${backend} full-text index build @${size}`, value: round(performance.now() - t, 0), unit: 'ms', note: 'after the import: every entry read again' })
+          results.push({
+            name: `${backend} full-text index build @${size}`,
+            value: round(performance.now() - t, 0),
+            unit: 'ms',
+            note: 'after the import: every entry read again',
+          })
         }
         // warm up, then measure each mode: hybrid (the default) and full-text only
         for (const q of queries.slice(0, 10)) await knowledge.search({ q, top_k: 5, min_score: 0 }, principal)
@@ -127,9 +151,22 @@ export async function runStoreBench(options: { sizes?: number[]; backends?: Arra
           }
           times.sort((a, b) => a - b)
           const label = mode === 'hybrid' ? 'search' : 'search fulltext'
-          const load = `load ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`
-          results.push({ name: `${backend} ${label} p50 @${size}`, value: round(percentile(times, 50)), unit: 'ms', note: `${n} queries, ${mode === 'hybrid' ? vectorNote : `BM25 only, ${backend === 'pglite' ? 'in memory' : 'in SQL'}`}, ${load}` })
-          results.push({ name: `${backend} ${label} p95 @${size}`, value: round(percentile(times, 95)), unit: 'ms', ...(backend === 'pglite' && size === 100_000 && mode === 'hybrid' ? { target: '≤ 25 ms' } : {}) })
+          const load = `load ${os
+            .loadavg()
+            .map((l) => l.toFixed(1))
+            .join(' ')}`
+          results.push({
+            name: `${backend} ${label} p50 @${size}`,
+            value: round(percentile(times, 50)),
+            unit: 'ms',
+            note: `${n} queries, ${mode === 'hybrid' ? vectorNote : `BM25 only, ${backend === 'pglite' ? 'in memory' : 'in SQL'}`}, ${load}`,
+          })
+          results.push({
+            name: `${backend} ${label} p95 @${size}`,
+            value: round(percentile(times, 95)),
+            unit: 'ms',
+            ...(backend === 'pglite' && size === 100_000 && mode === 'hybrid' ? { target: '≤ 25 ms' } : {}),
+          })
           console.error(`${backend} ${mode} @${size}: p50 ${round(percentile(times, 50))} ms, p95 ${round(percentile(times, 95))} ms (${load})`)
         }
       }

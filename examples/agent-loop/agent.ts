@@ -90,7 +90,10 @@ async function withoutModel(kit: Toolkit, options: AgentOptions, log: (line: str
   const id = saved.ok ? String(saved.data?.id) : undefined
   const after = await step(kit, steps, log, 'knowledge_search', { query: options.task, top_k: 3, min_score: 1 })
   if (id) {
-    await step(kit, steps, log, 'knowledge_update', { knowledge_id: id, add_helpful_case: { task: options.task, outcome: 'found again by the next search', timestamp: new Date().toISOString() } })
+    await step(kit, steps, log, 'knowledge_update', {
+      knowledge_id: id,
+      add_helpful_case: { task: options.task, outcome: 'found again by the next search', timestamp: new Date().toISOString() },
+    })
   }
   const count = (s: AgentStep) => Number((s.data as { count?: unknown } | undefined)?.count ?? 0)
   const answer = id
@@ -169,7 +172,10 @@ async function withModel(kit: Toolkit, model: ModelConfig, options: AgentOptions
  */
 export async function runAgent(options: AgentOptions): Promise<AgentReport> {
   const log = options.log ?? (() => {})
-  const client: KnowHubClient = createClient({ ...(options.knowhubUrl ? { baseUrl: options.knowhubUrl } : {}), ...(options.token ? { token: options.token } : {}) })
+  const client: KnowHubClient = createClient({
+    ...(options.knowhubUrl ? { baseUrl: options.knowhubUrl } : {}),
+    ...(options.token ? { token: options.token } : {}),
+  })
   const health = await client.healthz()
   log(`KnowHub ${health.version} at ${client.baseUrl}`)
   const kit = createToolkit({ backend: clientBackend(client) })

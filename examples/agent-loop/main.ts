@@ -13,7 +13,11 @@ import { runAgent } from './agent.js'
 
 const task = process.argv.slice(2).join(' ').trim() || 'Log in to a website with Selenium without being blocked as a bot'
 const model = process.env.OPENAI_MODEL
-  ? { baseUrl: process.env.OPENAI_BASE_URL ?? 'https://api.openai.com/v1', model: process.env.OPENAI_MODEL, ...(process.env.OPENAI_API_KEY ? { apiKey: process.env.OPENAI_API_KEY } : {}) }
+  ? {
+      baseUrl: process.env.OPENAI_BASE_URL ?? 'https://api.openai.com/v1',
+      model: process.env.OPENAI_MODEL,
+      ...(process.env.OPENAI_API_KEY ? { apiKey: process.env.OPENAI_API_KEY } : {}),
+    }
   : undefined
 
 try {

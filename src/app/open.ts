@@ -37,17 +37,21 @@ export interface KnowHub {
  * await hub.knowledge.search({ q: 'selenium login' }, hub.config.principal)
  * await hub.close()
  */
-export async function openKnowHub(
-  config: unknown = {},
-  deps: { logger?: Logger; clock?: Clock; fetch?: typeof fetch } = {},
-): Promise<KnowHub> {
+export async function openKnowHub(config: unknown = {}, deps: { logger?: Logger; clock?: Clock; fetch?: typeof fetch } = {}): Promise<KnowHub> {
   const parsed = parseWith(KnowHubConfig, config, 'configuration')
   const logger = deps.logger ?? noopLogger
-  const keyFile = parsed.secrets.key ? undefined : (parsed.secrets.keyFile ?? (parsed.dataDir.startsWith('memory://') ? undefined : join(parsed.dataDir, 'secret.key')))
+  const keyFile = parsed.secrets.key
+    ? undefined
+    : (parsed.secrets.keyFile ?? (parsed.dataDir.startsWith('memory://') ? undefined : join(parsed.dataDir, 'secret.key')))
   const secretKey = parsed.secrets.key || keyFile ? loadOrCreateKey({ key: parsed.secrets.key, keyFile, logger }) : SecretKey.generate()
   const embedder = await createEmbedder(parsed.embedder, { logger, ...(deps.fetch ? { fetch: deps.fetch } : {}) })
   const fulltext = parsed.search.fulltext === 'auto' ? undefined : parsed.search.fulltext
-  const store = await openStore({ dataDir: parsed.dataDir, ...(parsed.databaseUrl ? { databaseUrl: parsed.databaseUrl } : {}), ...(fulltext ? { fulltext } : {}), logger })
+  const store = await openStore({
+    dataDir: parsed.dataDir,
+    ...(parsed.databaseUrl ? { databaseUrl: parsed.databaseUrl } : {}),
+    ...(fulltext ? { fulltext } : {}),
+    logger,
+  })
   try {
     await checkSecretKey(store, secretKey, logger)
     const knowledge = await createKnowledgeService({

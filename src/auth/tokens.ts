@@ -129,7 +129,9 @@ export function createTokenService(deps: TokenServiceDeps) {
       const now = clock.now()
       const expires = input.expires_at ? new Date(input.expires_at) : null
       if (expires && expires <= now) {
-        throw new KnowHubError('validation_error', 'Invalid token: expires_at is in the past', { issues: [{ path: 'expires_at', message: 'must be in the future' }] })
+        throw new KnowHubError('validation_error', 'Invalid token: expires_at is in the past', {
+          issues: [{ path: 'expires_at', message: 'must be in the future' }],
+        })
       }
       const { name, expires_at: _expires, ...principalFields } = input
       const principal = Principal.parse(principalFields)

@@ -66,7 +66,12 @@ export function loadConfig(env: Env = process.env, options: { configFile?: strin
   const config: Record<string, unknown> = { ...file }
   if (env.KNOWHUB_DATA_DIR) config.dataDir = env.KNOWHUB_DATA_DIR
   if (env.DATABASE_URL) config.databaseUrl = env.DATABASE_URL
-  if (env.KNOWHUB_SECRET_KEY || env.KNOWHUB_SECRET_KEY_FILE) config.secrets = { ...(file.secrets as object | undefined), ...(env.KNOWHUB_SECRET_KEY ? { key: env.KNOWHUB_SECRET_KEY } : {}), ...(env.KNOWHUB_SECRET_KEY_FILE ? { keyFile: env.KNOWHUB_SECRET_KEY_FILE } : {}) }
+  if (env.KNOWHUB_SECRET_KEY || env.KNOWHUB_SECRET_KEY_FILE)
+    config.secrets = {
+      ...(file.secrets as object | undefined),
+      ...(env.KNOWHUB_SECRET_KEY ? { key: env.KNOWHUB_SECRET_KEY } : {}),
+      ...(env.KNOWHUB_SECRET_KEY_FILE ? { keyFile: env.KNOWHUB_SECRET_KEY_FILE } : {}),
+    }
   const provider = env.KNOWHUB_EMBEDDER
   if (provider) {
     const fileEmbedder = (file.embedder ?? {}) as Record<string, unknown>
@@ -84,7 +89,11 @@ export function loadConfig(env: Env = process.env, options: { configFile?: strin
   }
   const server: Record<string, unknown> = { ...(file.server as object | undefined) }
   if (env.KNOWHUB_HOST) server.host = env.KNOWHUB_HOST
-  for (const [name, key] of [['KNOWHUB_PORT', 'port'], ['KNOWHUB_BODY_LIMIT', 'bodyLimit'], ['KNOWHUB_RATE_LIMIT', 'rateLimit']] as const) {
+  for (const [name, key] of [
+    ['KNOWHUB_PORT', 'port'],
+    ['KNOWHUB_BODY_LIMIT', 'bodyLimit'],
+    ['KNOWHUB_RATE_LIMIT', 'rateLimit'],
+  ] as const) {
     const value = number(env, name)
     if (value !== undefined) server[key] = value
   }

@@ -22,8 +22,24 @@ export function buildProgram(io: Io = processIo): Command {
   const program = new Command('knowhub')
     .description('KnowHub: a knowledge hub for AI agents — knowledge packs, knowledge entries with scoped visibility and hybrid search.')
     .option('--config <file>', 'JSON config file (default: ./knowhub.config.json when present)')
-    .addHelpText('after', `\nEnvironment:\n${Object.entries(ENV_VARS).map(([k, v]) => `  ${k.padEnd(22)} ${v}`).join('\n')}`)
-  for (const command of [...knowledgeCommands(io), statusCommand(io), ...resourceCommands(io), ...slimCommands(io), packsCommand({ io }), serverCommand(io), tokenCommand(io), evalCommand(io), mcpCommand(io)]) program.addCommand(command)
+    .addHelpText(
+      'after',
+      `\nEnvironment:\n${Object.entries(ENV_VARS)
+        .map(([k, v]) => `  ${k.padEnd(22)} ${v}`)
+        .join('\n')}`,
+    )
+  for (const command of [
+    ...knowledgeCommands(io),
+    statusCommand(io),
+    ...resourceCommands(io),
+    ...slimCommands(io),
+    packsCommand({ io }),
+    serverCommand(io),
+    tokenCommand(io),
+    evalCommand(io),
+    mcpCommand(io),
+  ])
+    program.addCommand(command)
   // addCommand() does not pass these settings down: apply them to every command.
   const configure = (command: Command): void => {
     command.configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) }).showHelpAfterError('(run with --help for usage)')

@@ -46,7 +46,10 @@ export function printJsonError(io: Io, error: unknown): void {
 /** A progress reporter: a bar on a terminal, a line every 10% otherwise. */
 export function progress(io: Io, label: string): { update: (done: number, total: number) => void; stop: () => void } {
   if (io.interactive) {
-    const bar = new cliProgress.SingleBar({ format: `${label} [{bar}] {percentage}% {value}/{total} eta {eta_formatted}`, stream: process.stderr }, cliProgress.Presets.shades_classic)
+    const bar = new cliProgress.SingleBar(
+      { format: `${label} [{bar}] {percentage}% {value}/{total} eta {eta_formatted}`, stream: process.stderr },
+      cliProgress.Presets.shades_classic,
+    )
     let started = false
     return {
       update(done, total) {

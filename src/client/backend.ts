@@ -59,6 +59,7 @@ export function clientBackend(client: KnowHubClient): ToolBackend {
     list: (query) => mapped(() => client.knowledge.list(parseWith(ListInput, query, 'list query'))),
     slim: (body) => mapped(() => client.knowledge.slim(parseWith(SlimInput, body ?? {}, 'slim options'))),
     resourceSave: (body) => mapped(() => client.resources.save(body)),
-    resourceGet: (id, options = {}) => mapped(() => client.resources.get(id, options.includeSecret === undefined ? {} : { includeSecret: options.includeSecret })),
+    resourceGet: (id, options = {}) =>
+      mapped(() => client.resources.get(id, options.includeSecret === undefined ? {} : { includeSecret: options.includeSecret })),
   }
 }

@@ -104,7 +104,9 @@ export function resourcePath(id: string): string {
 
 function knowledgePath(id: string): string {
   if (id === '' || id === '.' || id === '..' || id.length > 128) {
-    throw new KnowHubClientError('validation_error', 'Invalid knowledge id', { details: { issues: [{ path: 'id', message: 'knowledge ids are 1-128 characters and not . or ..' }] } })
+    throw new KnowHubClientError('validation_error', 'Invalid knowledge id', {
+      details: { issues: [{ path: 'id', message: 'knowledge ids are 1-128 characters and not . or ..' }] },
+    })
   }
   return `/api/knowledge/${encodeURIComponent(id)}`
 }
@@ -157,9 +159,11 @@ export function createClient(options: ClientOptions = {}) {
       return call({ method: 'GET', path: '/api/knowledge/search', query: { ...rest, expand }, retry: 'idempotent', schema: SearchPage }, opts)
     },
     /** `POST /api/knowledge`: saves an entry (never retried after a network error or timeout: it could be saved twice). */
-    save: async (input: SaveKnowledgeInput, opts?: CallOptions) => call({ method: 'POST', path: '/api/knowledge', body: input, retry: 'unsafe', schema: KnowledgeEntry }, opts),
+    save: async (input: SaveKnowledgeInput, opts?: CallOptions) =>
+      call({ method: 'POST', path: '/api/knowledge', body: input, retry: 'unsafe', schema: KnowledgeEntry }, opts),
     /** `GET /api/knowledge`: one page, newest first. */
-    list: async (query: ListKnowledgeQuery = {}, opts?: CallOptions) => call({ method: 'GET', path: '/api/knowledge', query: { ...query }, retry: 'idempotent', schema: KnowledgePage }, opts),
+    list: async (query: ListKnowledgeQuery = {}, opts?: CallOptions) =>
+      call({ method: 'GET', path: '/api/knowledge', query: { ...query }, retry: 'idempotent', schema: KnowledgePage }, opts),
     /**
      * Every entry matching `query`, page after page (`limit` is the page size).
      * @example
@@ -192,28 +196,38 @@ export function createClient(options: ClientOptions = {}) {
     /** `DELETE /api/knowledge/{id}` (owner or admin). */
     delete: async (id: string, opts?: CallOptions) => call({ method: 'DELETE', path: knowledgePath(id), retry: 'idempotent', schema: Deleted }, opts),
     /** `GET /api/knowledge/{id}/versions`: previous versions, oldest first. */
-    versions: async (id: string, opts?: CallOptions) => call({ method: 'GET', path: `${knowledgePath(id)}/versions`, retry: 'idempotent', schema: KnowledgeVersions }, opts),
+    versions: async (id: string, opts?: CallOptions) =>
+      call({ method: 'GET', path: `${knowledgePath(id)}/versions`, retry: 'idempotent', schema: KnowledgeVersions }, opts),
     /** `POST /api/knowledge/{id}/archive` (owner or admin). */
-    archive: async (id: string, opts?: CallOptions) => call({ method: 'POST', path: `${knowledgePath(id)}/archive`, retry: 'unsafe', schema: KnowledgeEntry }, opts),
+    archive: async (id: string, opts?: CallOptions) =>
+      call({ method: 'POST', path: `${knowledgePath(id)}/archive`, retry: 'unsafe', schema: KnowledgeEntry }, opts),
     /** `POST /api/knowledge/{id}/restore` (owner or admin). */
-    restore: async (id: string, opts?: CallOptions) => call({ method: 'POST', path: `${knowledgePath(id)}/restore`, retry: 'unsafe', schema: KnowledgeEntry }, opts),
+    restore: async (id: string, opts?: CallOptions) =>
+      call({ method: 'POST', path: `${knowledgePath(id)}/restore`, retry: 'unsafe', schema: KnowledgeEntry }, opts),
     /** `POST /api/knowledge/slim`: merges near-duplicates (`dry_run: true` only reports the plan). */
-    slim: async (input: SlimOptions = {}, opts?: CallOptions) => call({ method: 'POST', path: '/api/knowledge/slim', body: input, retry: 'unsafe', schema: SlimResult }, opts),
+    slim: async (input: SlimOptions = {}, opts?: CallOptions) =>
+      call({ method: 'POST', path: '/api/knowledge/slim', body: input, retry: 'unsafe', schema: SlimResult }, opts),
     /** `POST /api/knowledge/{id}/unmerge`: undoes a slim merge. */
-    unmerge: async (id: string, opts?: CallOptions) => call({ method: 'POST', path: `${knowledgePath(id)}/unmerge`, retry: 'unsafe', schema: UnmergeResult }, opts),
+    unmerge: async (id: string, opts?: CallOptions) =>
+      call({ method: 'POST', path: `${knowledgePath(id)}/unmerge`, retry: 'unsafe', schema: UnmergeResult }, opts),
   }
 
   const resources = {
     /** `POST /api/resource` (409 `conflict` when the id exists). */
-    save: async (input: SaveResourceInput, opts?: CallOptions) => call({ method: 'POST', path: '/api/resource', body: input, retry: 'unsafe', schema: Resource }, opts),
+    save: async (input: SaveResourceInput, opts?: CallOptions) =>
+      call({ method: 'POST', path: '/api/resource', body: input, retry: 'unsafe', schema: Resource }, opts),
     /** `GET /api/resource/{id}`: `secure_body` only for callers with `secrets:read` in its scope. */
     get: async (id: string, opts?: GetResourceOptions) =>
-      call({ method: 'GET', path: `/api/resource/${resourcePath(id)}`, query: { include_secret: opts?.includeSecret }, retry: 'idempotent', schema: Resource }, opts),
+      call(
+        { method: 'GET', path: `/api/resource/${resourcePath(id)}`, query: { include_secret: opts?.includeSecret }, retry: 'idempotent', schema: Resource },
+        opts,
+      ),
     /** `PUT /api/resource/{id}`: the fields to change (`secure_body: null` removes the secret). */
     update: async (id: string, input: UpdateResourceInput, opts?: CallOptions) =>
       call({ method: 'PUT', path: `/api/resource/${resourcePath(id)}`, body: input, retry: 'idempotent', schema: Resource }, opts),
     /** `DELETE /api/resource/{id}` (owner or admin). */
-    delete: async (id: string, opts?: CallOptions) => call({ method: 'DELETE', path: `/api/resource/${resourcePath(id)}`, retry: 'idempotent', schema: Deleted }, opts),
+    delete: async (id: string, opts?: CallOptions) =>
+      call({ method: 'DELETE', path: `/api/resource/${resourcePath(id)}`, retry: 'idempotent', schema: Deleted }, opts),
     /** `GET /api/resource`: one page of summaries (never bodies or secrets). */
     list: async (query: ListResourcesQuery = {}, opts?: CallOptions) => {
       return call({ method: 'GET', path: '/api/resource', query: { ...query }, retry: 'idempotent', schema: ResourcePage }, opts)

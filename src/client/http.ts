@@ -170,12 +170,17 @@ function responseError(response: Response, text: string, context: ErrorContext):
   const error = parsed.ok ? (parsed.value as { error?: { code?: unknown; message?: unknown; details?: unknown } } | null)?.error : undefined
   const base = { status: response.status, requestId, method: context.method, path: context.path, retryAfterMs, attempts: context.attempts }
   if (error && typeof error.code === 'string' && typeof error.message === 'string') {
-    const details = typeof error.details === 'object' && error.details !== null && !Array.isArray(error.details) ? (error.details as Record<string, unknown>) : {}
+    const details =
+      typeof error.details === 'object' && error.details !== null && !Array.isArray(error.details) ? (error.details as Record<string, unknown>) : {}
     if (isServerErrorCode(error.code)) return new KnowHubClientError(error.code, error.message, { ...base, details })
     return new KnowHubClientError('http_error', error.message, { ...base, details, serverCode: error.code })
   }
   const code = STATUS_CODES[response.status] ?? 'http_error'
-  return new KnowHubClientError(code, `${context.method} ${context.path} failed with HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ''}`, base)
+  return new KnowHubClientError(
+    code,
+    `${context.method} ${context.path} failed with HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ''}`,
+    base,
+  )
 }
 
 function backoff(retry: Required<RetryOptions>, attempt: number): number {
@@ -221,7 +226,11 @@ export async function send<T>(transport: TransportOptions, spec: RequestSpec<T>,
       }
       const timedOut = timeout.aborted
       const failure = timedOut
-        ? new KnowHubClientError('timeout', `${spec.method} ${spec.path} timed out after ${timeoutMs} ms`, { ...context, details: { timeout_ms: timeoutMs }, cause })
+        ? new KnowHubClientError('timeout', `${spec.method} ${spec.path} timed out after ${timeoutMs} ms`, {
+            ...context,
+            details: { timeout_ms: timeoutMs },
+            cause,
+          })
         : new KnowHubClientError('network_error', `${spec.method} ${spec.path} failed: ${networkReason(cause)}`, { ...context, cause })
       if (spec.retry === 'idempotent' && canRetry) {
         await wait(backoff(transport.retry, attempt), options.signal, context)
@@ -270,8 +279,12 @@ function decode<T>(transport: TransportOptions, spec: RequestSpec<T>, response: 
   const result = spec.schema.safeParse(parsed.value)
   if (result.success) return result.data
   const issues = result.error.issues.map((issue) => ({ path: issue.path.map(String).join('.') || '(root)', message: issue.message }))
-  throw new KnowHubClientError('invalid_response', `${context.method} ${context.path}: the response does not match the API schema (${issues.length} issue${issues.length === 1 ? '' : 's'})`, {
-    ...base,
-    details: { issues: issues.slice(0, 20) },
-  })
+  throw new KnowHubClientError(
+    'invalid_response',
+    `${context.method} ${context.path}: the response does not match the API schema (${issues.length} issue${issues.length === 1 ? '' : 's'})`,
+    {
+      ...base,
+      details: { issues: issues.slice(0, 20) },
+    },
+  )
 }

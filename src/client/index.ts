@@ -35,7 +35,17 @@ export {
   SearchPage,
   SearchResultView,
 } from './schemas.js'
-export type { BatchFeedbackInput, EditKnowledgeInput, FeedbackCase, FeedbackInput, KnowledgeEntry, KnowledgeType, KnowledgeVersion, SaveKnowledgeInput, SearchResult } from '../core/knowledge.js'
+export type {
+  BatchFeedbackInput,
+  EditKnowledgeInput,
+  FeedbackCase,
+  FeedbackInput,
+  KnowledgeEntry,
+  KnowledgeType,
+  KnowledgeVersion,
+  SaveKnowledgeInput,
+  SearchResult,
+} from '../core/knowledge.js'
 export type { Resource, ResourceSummary, SaveResourceInput, UpdateResourceInput } from '../core/resources.js'
 export type { SlimInput, SlimResult, UnmergeResult } from '../core/slim.js'
 export { clientBackend, toKnowHubError } from './backend.js'

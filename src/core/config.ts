@@ -46,7 +46,11 @@ export const ServerConfig = z.object({
   /** TCP port (0 picks a free one). */
   port: z.number().int().min(0).max(65535).default(8420),
   /** Largest accepted request body, in bytes (413 beyond). */
-  bodyLimit: z.number().int().positive().default(2 * 1_048_576),
+  bodyLimit: z
+    .number()
+    .int()
+    .positive()
+    .default(2 * 1_048_576),
   /** Sustained requests per second allowed per token (or for the local principal); 0 turns the limit off. */
   rateLimit: z.number().min(0).default(50),
   /** Requests a token may make at once above the sustained rate (token-bucket size). */

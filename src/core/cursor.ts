@@ -21,7 +21,11 @@ export function encodeCursor(parts: readonly unknown[]): string {
  * @example
  * decodeCursor(cursor, (p) => (p.length === 2 && typeof p[1] === 'string' ? { id: p[1] } : undefined))
  */
-export function decodeCursor<T>(cursor: string, accept: (parts: unknown[]) => T | undefined, message = 'Invalid cursor: pass the next_cursor of a previous page'): T {
+export function decodeCursor<T>(
+  cursor: string,
+  accept: (parts: unknown[]) => T | undefined,
+  message = 'Invalid cursor: pass the next_cursor of a previous page',
+): T {
   let position: T | undefined
   try {
     const parts = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown

@@ -58,9 +58,7 @@ export class KnowHubError extends Error {
   }
 
   toJSON(): { code: ErrorCode; message: string; details?: ErrorDetails } {
-    return this.details === undefined
-      ? { code: this.code, message: this.message }
-      : { code: this.code, message: this.message, details: this.details }
+    return this.details === undefined ? { code: this.code, message: this.message } : { code: this.code, message: this.message, details: this.details }
   }
 }
 

@@ -85,7 +85,11 @@ export const Eval = z.object({
 })
 export type Eval = z.output<typeof Eval>
 
-const Types = z.array(KnowledgeType).min(1, 'at least one type').max(6).transform((types) => [...new Set(types)])
+const Types = z
+  .array(KnowledgeType)
+  .min(1, 'at least one type')
+  .max(6)
+  .transform((types) => [...new Set(types)])
 
 /**
  * The body of `POST /api/knowledge` (seed 003) and of `knowhub save`.
@@ -193,9 +197,7 @@ export const SearchInput = z.strictObject({
   q: z.string().trim().min(1, 'q is required').max(10_000),
   top_k: z.coerce.number().int().min(1).max(100).default(5),
   min_score: z.coerce.number().int().min(0).max(5).default(3),
-  types: z
-    .union([z.array(KnowledgeType), z.string().transform((s, ctx) => splitTypes(s, ctx))])
-    .optional(),
+  types: z.union([z.array(KnowledgeType), z.string().transform((s, ctx) => splitTypes(s, ctx))]).optional(),
   explain: z.boolean().default(false),
   mode: z.enum(['hybrid', 'fulltext', 'vector']).default('hybrid'),
   rerank: z.boolean().default(true),
@@ -203,7 +205,10 @@ export const SearchInput = z.strictObject({
 export type SearchInput = z.input<typeof SearchInput>
 
 function splitTypes(value: string, ctx: z.RefinementCtx): KnowledgeType[] {
-  const parts = value.split(',').map((s) => s.trim()).filter(Boolean)
+  const parts = value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
   const out: KnowledgeType[] = []
   for (const part of parts) {
     const parsed = KnowledgeType.safeParse(part)

@@ -127,7 +127,10 @@ export function assertWritableScopes(principal: Principal, scopes: readonly stri
     )
   }
   if (publicRefused) reasons.push(`${foreign.length > 0 ? 'public' : 'it'} needs the admin permission`)
-  throw new KnowHubError('forbidden', `You cannot write to scope${refused.length > 1 ? 's' : ''} ${refused.join(', ')}: ${reasons.join('; ')}`, { scopes: refused, your_scopes: own })
+  throw new KnowHubError('forbidden', `You cannot write to scope${refused.length > 1 ? 's' : ''} ${refused.join(', ')}: ${reasons.join('; ')}`, {
+    scopes: refused,
+    your_scopes: own,
+  })
 }
 
 /** The kind and the id of a `kind:id` scope or owner. */

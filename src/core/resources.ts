@@ -68,7 +68,9 @@ export function resourceIdFromPath(rawPath: string): string {
   try {
     id = decodeURIComponent(rawPath)
   } catch {
-    throw new KnowHubError('validation_error', 'Invalid resource id: malformed percent-encoding', { issues: [{ path: 'id', message: 'malformed percent-encoding' }] })
+    throw new KnowHubError('validation_error', 'Invalid resource id: malformed percent-encoding', {
+      issues: [{ path: 'id', message: 'malformed percent-encoding' }],
+    })
   }
   const problem = resourceIdProblem(id)
   if (problem) throw new KnowHubError('validation_error', `Invalid resource id: ${problem}`, { issues: [{ path: 'id', message: problem }] })
@@ -168,7 +170,16 @@ export type UpdateResourceInput = z.input<typeof UpdateResourceInput>
 
 /** An array, or (from a query string) one comma-separated string. */
 const commaList = <T extends z.ZodType<string, string>>(item: T) =>
-  z.preprocess((value) => (typeof value === 'string' ? value.split(',').map((x) => x.trim()).filter(Boolean) : value), z.array(item))
+  z.preprocess(
+    (value) =>
+      typeof value === 'string'
+        ? value
+            .split(',')
+            .map((x) => x.trim())
+            .filter(Boolean)
+        : value,
+    z.array(item),
+  )
 
 /** Query of `GET /api/resource` (list). Every filter narrows within what the caller can see. */
 export const ListResourcesInput = z.strictObject({

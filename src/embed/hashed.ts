@@ -134,10 +134,7 @@ function fmix(hash: number): number {
 }
 
 /** A seed per family, so the same string in two families hashes apart. */
-const SEED = Object.fromEntries(FAMILIES.map((family) => [family, fnv(FNV_OFFSET, `knowhub:${family}:`)])) as Record<
-  Family,
-  number
->
+const SEED = Object.fromEntries(FAMILIES.map((family) => [family, fnv(FNV_OFFSET, `knowhub:${family}:`)])) as Record<Family, number>
 
 const STEM_CACHE_LIMIT = 100_000
 const stemCache = new Map<string, string>()

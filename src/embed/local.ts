@@ -238,10 +238,14 @@ export async function createLocalEmbedder(config: LocalEmbedderConfig, deps: Loc
     const [rows, columns] = isTensor(output) ? output.dims : []
     if (!isTensor(output) || output.dims.length !== 2 || rows !== batch.length || !columns || output.data.length !== rows * columns) {
       const dims = isTensor(output) ? output.dims : undefined
-      throw new KnowHubError('embedder_failed', `The local embedding model ${folder} returned an output of shape ${JSON.stringify(dims)} for ${batch.length} texts`, {
-        path: folder,
-        dims,
-      })
+      throw new KnowHubError(
+        'embedder_failed',
+        `The local embedding model ${folder} returned an output of shape ${JSON.stringify(dims)} for ${batch.length} texts`,
+        {
+          path: folder,
+          dims,
+        },
+      )
     }
     const { data } = output
     const vectors: Float32Array[] = []

@@ -238,11 +238,7 @@ export async function createOpenAIEmbedder(config: OpenAIEmbedderConfig, deps: O
       if (Array.isArray(outcome)) return outcome
       if (!outcome.retryable || attemptNo > retries) {
         const tries = attemptNo === 1 ? '' : ` after ${attemptNo} attempts`
-        throw fail(
-          `Embedding request to ${where} failed${tries}: ${outcome.message}`,
-          { status: outcome.status, attempts: attemptNo },
-          outcome.cause,
-        )
+        throw fail(`Embedding request to ${where} failed${tries}: ${outcome.message}`, { status: outcome.status, attempts: attemptNo }, outcome.cause)
       }
       const backoff = baseDelayMs * 2 ** (attemptNo - 1) * (0.5 + Math.random() / 2)
       const delayMs = Math.round(Math.min(maxDelayMs, outcome.retryAfter ?? backoff))

@@ -119,7 +119,10 @@ export async function createSentenceEmbedder(options: SentenceEmbedderOptions = 
     async embed(texts, embedOptions) {
       const lexical = await hashed.embed(texts, embedOptions)
       const english = texts.flatMap((text, i) => (isLargelyCjk(text) ? [] : [i]))
-      const semantic = await use.embed(english.map((i) => texts[i]!), embedOptions)
+      const semantic = await use.embed(
+        english.map((i) => texts[i]!),
+        embedOptions,
+      )
       const byIndex = new Map(english.map((i, j) => [i, semantic[j]!]))
       return texts.map((_, i) => {
         const out = new Float32Array(dimension)

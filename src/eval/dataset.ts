@@ -133,15 +133,21 @@ export async function loadRetrievalSet(dir: string): Promise<RetrievalSet> {
     }
     const dConv = docConv.get(qrel.doc_id)
     // Kept as relevant (it can never be found), as trec_eval counts a judged document missing from the run.
-    if (dConv === undefined) warnings.push({ path: `qrels.jsonl: ${qrel.query_id}`, message: `unknown document id ${qrel.doc_id}: counted as relevant and never found` })
-    else if (dConv !== conv) warnings.push({ path: `qrels.jsonl: ${qrel.query_id}`, message: `document ${qrel.doc_id} is in conv ${dConv}, the query in ${conv}: it cannot be found` })
+    if (dConv === undefined)
+      warnings.push({ path: `qrels.jsonl: ${qrel.query_id}`, message: `unknown document id ${qrel.doc_id}: counted as relevant and never found` })
+    else if (dConv !== conv)
+      warnings.push({ path: `qrels.jsonl: ${qrel.query_id}`, message: `document ${qrel.doc_id} is in conv ${dConv}, the query in ${conv}: it cannot be found` })
     let map = judged.get(qrel.query_id)
     if (!map) judged.set(qrel.query_id, (map = new Map()))
     map.set(qrel.doc_id, Math.max(map.get(qrel.doc_id) ?? 0, qrel.relevance))
   }
   if (issues.length > 0) {
     const first = issues[0]!
-    throw new KnowHubError('validation_error', `Invalid retrieval set ${dir}: ${first.path}: ${first.message}${issues.length > 1 ? ` (and ${issues.length - 1} more)` : ''}`, { issues })
+    throw new KnowHubError(
+      'validation_error',
+      `Invalid retrieval set ${dir}: ${first.path}: ${first.message}${issues.length > 1 ? ` (and ${issues.length - 1} more)` : ''}`,
+      { issues },
+    )
   }
   if (docs.length === 0) throw new KnowHubError('validation_error', `Retrieval set ${dir} has no documents`)
   return { name: basename(dir), docs, queries, qrels: judged, warnings }

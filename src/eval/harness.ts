@@ -90,7 +90,9 @@ export async function loadIntoKnowledge(
     })
     if (report.errors.length > 0) {
       const first = report.errors[0]!
-      throw new KnowHubError('invalid_import', `Cannot load ${set.name} (conv ${conv}): line ${first.line}: ${first.message}`, { errors: report.errors.slice(0, 20) })
+      throw new KnowHubError('invalid_import', `Cannot load ${set.name} (conv ${conv}): line ${first.line}: ${first.message}`, {
+        errors: report.errors.slice(0, 20),
+      })
     }
     done += lines.length
   }
@@ -221,7 +223,11 @@ export function formatEvalTable(runs: readonly EvalMetrics[]): string[] {
     fixed(m.queries_per_second, 0),
   ])
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)))
-  const line = (cells: string[]) => cells.map((c, i) => (i < 3 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ').trimEnd()
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => (i < 3 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!)))
+      .join('  ')
+      .trimEnd()
   return [line(head), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)]
 }
 

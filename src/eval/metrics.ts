@@ -42,7 +42,10 @@ export function ndcgAtK(ranked: readonly string[], judged: Judgements, k: number
     seen.add(id)
     dcg += gain(judged.get(id) ?? 0) / Math.log2(index + 2)
   })
-  const ideal = [...judged.values()].filter((g) => g > 0).sort((a, b) => b - a).slice(0, k)
+  const ideal = [...judged.values()]
+    .filter((g) => g > 0)
+    .sort((a, b) => b - a)
+    .slice(0, k)
   let idcg = 0
   ideal.forEach((grade, index) => {
     idcg += gain(grade) / Math.log2(index + 2)

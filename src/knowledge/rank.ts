@@ -91,7 +91,11 @@ export interface RerankItem {
  * ties by scope priority (user > project > agent > team > org > public), then relevance.
  * Entries with `score < minScore` or a negative quality score are dropped.
  */
-export function qualityRerank<T extends RerankItem>(items: readonly T[], visible: readonly string[], minScore: number): Array<T & { quality_score: number; scope_priority: number }> {
+export function qualityRerank<T extends RerankItem>(
+  items: readonly T[],
+  visible: readonly string[],
+  minScore: number,
+): Array<T & { quality_score: number; scope_priority: number }> {
   return items
     .map((item) => ({ ...item, quality_score: qualityScore(item), scope_priority: scopePriority(item.scopes, visible) }))
     .filter((item) => item.score >= minScore && item.quality_score >= 0)

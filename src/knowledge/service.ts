@@ -27,7 +27,16 @@ import type { Logger } from '../core/logger.js'
 import { noopLogger } from '../core/logger.js'
 import { decodeCursor, encodeCursor } from '../core/cursor.js'
 import { createLru } from '../core/lru.js'
-import { assertWritableScopes, canManage, defaultOwnerOf, defaultWriteScopes, foreignOwnerError, requirePermission, visibleScopes, type Principal } from '../core/principal.js'
+import {
+  assertWritableScopes,
+  canManage,
+  defaultOwnerOf,
+  defaultWriteScopes,
+  foreignOwnerError,
+  requirePermission,
+  visibleScopes,
+  type Principal,
+} from '../core/principal.js'
 import { parseWith } from '../core/validate.js'
 import type { Embedder } from '../embed/embedder.js'
 import { DEFAULT_TEXT_RANKING, type KnowledgeRecord, type TextRanking } from '../store/knowledge.js'
@@ -253,7 +262,14 @@ export async function createKnowledgeService(deps: KnowledgeServiceDeps) {
         content: r.content,
         resource_ids: r.resource_ids,
         source: r.source,
-        eval: { score: r.score, helpful: r.helpful, harmful: r.harmful, confidence: r.confidence, helpful_history: history.helpful, harmful_history: history.harmful },
+        eval: {
+          score: r.score,
+          helpful: r.helpful,
+          harmful: r.harmful,
+          confidence: r.confidence,
+          helpful_history: history.helpful,
+          harmful_history: history.harmful,
+        },
         status: r.status,
         merged_into: r.merged_into,
         version: r.version,
@@ -312,12 +328,21 @@ export async function createKnowledgeService(deps: KnowledgeServiceDeps) {
       (c) => c.positions[0] !== null || (c.positions[1]?.score ?? -Infinity) >= minSimilarity,
     )
     const candidates = fused.slice(0, input.rerank ? input.top_k * 2 : input.top_k)
-    const records = new Map((await store.knowledge.getMany(candidates.map((c) => c.id), visible)).map((r) => [r.id, r]))
+    const records = new Map(
+      (
+        await store.knowledge.getMany(
+          candidates.map((c) => c.id),
+          visible,
+        )
+      ).map((r) => [r.id, r]),
+    )
     const items = candidates.flatMap((c) => {
       const r = records.get(c.id)
       return r ? [{ ...r, fused: c.fused, positions: c.positions }] : []
     })
-    const ranked = input.rerank ? qualityRerank(items, visible, input.min_score) : qualityRerank(items, visible, input.min_score).sort((a, b) => b.fused - a.fused)
+    const ranked = input.rerank
+      ? qualityRerank(items, visible, input.min_score)
+      : qualityRerank(items, visible, input.min_score).sort((a, b) => b.fused - a.fused)
     const results: SearchResult[] = ranked.slice(0, input.top_k).map((r) => {
       const result: SearchResult = {
         id: r.id,
@@ -374,7 +399,11 @@ export async function createKnowledgeService(deps: KnowledgeServiceDeps) {
         throw foreignOwnerError(principal, owner, 'entries')
       }
       const now = clock.now()
-      const source = Source.parse({ ...input.source, timestamp: input.source.timestamp ?? now.toISOString(), message_id: input.source.message_id ?? input.message_id })
+      const source = Source.parse({
+        ...input.source,
+        timestamp: input.source.timestamp ?? now.toISOString(),
+        message_id: input.source.message_id ?? input.message_id,
+      })
       const base = {
         message_id: input.message_id,
         types: input.types,
@@ -455,8 +484,14 @@ export async function createKnowledgeService(deps: KnowledgeServiceDeps) {
       const textChanged = change.task !== record.task || change.content !== record.content
       const embedding = textChanged ? await embedOne(embeddingText(change.task, change.content)) : undefined
       const updated = await store.knowledge.update(
-        id, visibleScopes(principal), record.version, change, searchDocument(change.task, change.content, change.tags),
-        embedding, input.reason ?? 'edit', clock.now(),
+        id,
+        visibleScopes(principal),
+        record.version,
+        change,
+        searchDocument(change.task, change.content, change.tags),
+        embedding,
+        input.reason ?? 'edit',
+        clock.now(),
       )
       if (!updated) throw new KnowHubError('conflict', `Entry ${id} changed while it was being edited; read it again and retry`, { id })
       logger.info('knowledge.edited', { id, version: updated.version })
@@ -485,8 +520,16 @@ export async function createKnowledgeService(deps: KnowledgeServiceDeps) {
         const content = await deps.evolve(current, input.evolve_feedback)
         checkContentSize(content)
         const change = { task: record.task, content, types: record.types, tags: record.tags, scopes: record.scopes, resource_ids: record.resource_ids }
-        const updated = await store.knowledge.update(id, visible, record.version, change, searchDocument(change.task, content, change.tags),
-          await embedOne(embeddingText(change.task, content)), `evolve: ${input.evolve_feedback.slice(0, 500)}`, now)
+        const updated = await store.knowledge.update(
+          id,
+          visible,
+          record.version,
+          change,
+          searchDocument(change.task, content, change.tags),
+          await embedOne(embeddingText(change.task, content)),
+          `evolve: ${input.evolve_feedback.slice(0, 500)}`,
+          now,
+        )
         if (!updated) throw new KnowHubError('conflict', `Entry ${id} changed while it was being evolved; retry`, { id })
         record = updated
       }
@@ -550,7 +593,16 @@ export async function createKnowledgeService(deps: KnowledgeServiceDeps) {
       if (input.mode !== 'fulltext') requireVectors()
       const generation = searchCacheSize > 0 ? await store.knowledge.searchGeneration() : undefined
       if (generation === undefined) return runSearch(input, visible)
-      const key = JSON.stringify([[...visible].sort(), input.q, input.top_k, input.min_score, [...(input.types ?? [])].sort(), input.mode, input.rerank, input.explain])
+      const key = JSON.stringify([
+        [...visible].sort(),
+        input.q,
+        input.top_k,
+        input.min_score,
+        [...(input.types ?? [])].sort(),
+        input.mode,
+        input.rerank,
+        input.explain,
+      ])
       const cached = searchCache.get(key)
       if (cached?.generation === generation) return structuredClone(cached.response)
       if (cached) searchCache.delete(key)

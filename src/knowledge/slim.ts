@@ -113,7 +113,11 @@ function sentences(text: string): string[] {
 }
 
 function sentenceKey(sentence: string): string {
-  return sentence.normalize('NFKC').toLowerCase().replace(/[^\p{L}\p{N}]+/gu, ' ').trim()
+  return sentence
+    .normalize('NFKC')
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}]+/gu, ' ')
+    .trim()
 }
 
 /**
@@ -143,7 +147,10 @@ function unite<T>(lists: ReadonlyArray<readonly T[]>, max: number): T[] {
 /** The new entry for a group (lead first). Counters are summed by the store under lock. */
 function mergedRecord(group: KnowledgeRecord[], now: Date, maxContentBytes: number): KnowledgeRecord {
   const [lead, ...others] = group as [KnowledgeRecord, ...KnowledgeRecord[]]
-  let content = mergeContent(lead.content, others.map((o) => o.content))
+  let content = mergeContent(
+    lead.content,
+    others.map((o) => o.content),
+  )
   if (Buffer.byteLength(content, 'utf8') > maxContentBytes) content = lead.content
   const tags: KnowledgeRecord['tags'] = {}
   for (const record of group) {
@@ -152,14 +159,29 @@ function mergedRecord(group: KnowledgeRecord[], now: Date, maxContentBytes: numb
   return {
     id: newKnowledgeId(now),
     message_id: lead.message_id,
-    types: unite(group.map((r) => r.types), 6),
+    types: unite(
+      group.map((r) => r.types),
+      6,
+    ),
     task: lead.task,
     tags,
-    scopes: unite(group.map((r) => r.scopes), Number.MAX_SAFE_INTEGER),
+    scopes: unite(
+      group.map((r) => r.scopes),
+      Number.MAX_SAFE_INTEGER,
+    ),
     owner: lead.owner,
     content,
-    resource_ids: unite(group.map((r) => r.resource_ids), 100),
-    source: { ...lead.source, urls: unite(group.map((r) => r.source.urls ?? []), 50) },
+    resource_ids: unite(
+      group.map((r) => r.resource_ids),
+      100,
+    ),
+    source: {
+      ...lead.source,
+      urls: unite(
+        group.map((r) => r.source.urls ?? []),
+        50,
+      ),
+    },
     score: Math.max(...group.map((r) => r.score)),
     helpful: group.reduce((sum, r) => sum + r.helpful, 0),
     harmful: group.reduce((sum, r) => sum + r.harmful, 0),
@@ -231,10 +253,22 @@ export async function slimKnowledge(deps: SlimDeps, body: unknown, principal: Pr
   const rows = await store.knowledge.vectors({ visible, status: ['active'] }, input.limit + 1, before)
   const truncated = rows.length > input.limit
   const window = rows.slice(0, input.limit)
-  const loaded = new Map((await store.knowledge.getMany(window.map((r) => r.id), visible)).map((r) => [r.id, r]))
+  const loaded = new Map(
+    (
+      await store.knowledge.getMany(
+        window.map((r) => r.id),
+        visible,
+      )
+    ).map((r) => [r.id, r]),
+  )
   // The next window starts half a window later (the last loaded entry of this one's newer half).
   const stride = Math.ceil(input.limit / 2)
-  const resumeAt = truncated ? window.slice(0, stride).flatMap((row) => loaded.get(row.id) ?? []).pop() ?? window.flatMap((row) => loaded.get(row.id) ?? []).pop() : undefined
+  const resumeAt = truncated
+    ? (window
+        .slice(0, stride)
+        .flatMap((row) => loaded.get(row.id) ?? [])
+        .pop() ?? window.flatMap((row) => loaded.get(row.id) ?? []).pop())
+    : undefined
   const nextCursor = resumeAt ? windowCursor(resumeAt) : null
   const items = window
     .flatMap((row) => {
@@ -294,11 +328,18 @@ export async function slimKnowledge(deps: SlimDeps, body: unknown, principal: Pr
   for (const group of mine.groups()) {
     const records = group.map((i) => items[i]!.record).sort(byLead)
     const ids = records.map((r) => r.id)
-    const scopes = unite(records.map((r) => r.scopes), Number.MAX_SAFE_INTEGER)
+    const scopes = unite(
+      records.map((r) => r.scopes),
+      Number.MAX_SAFE_INTEGER,
+    )
     try {
       assertWritableScopes(principal, scopes)
     } catch (error) {
-      skipped.push({ ids, reason: 'scopes_not_writable', message: `Not merged: the merged entry would be in ${scopes.join(', ')}, and ${(error as Error).message}` })
+      skipped.push({
+        ids,
+        reason: 'scopes_not_writable',
+        message: `Not merged: the merged entry would be in ${scopes.join(', ')}, and ${(error as Error).message}`,
+      })
       continue
     }
     const groupSimilarity = minSimilarity(group)
@@ -354,14 +395,25 @@ export async function unmergeKnowledge(deps: SlimDeps, mergedEntryId: string, pr
   const record = await store.knowledge.get(mergedEntryId, visible)
   if (!record) throw new KnowHubError('not_found', `No knowledge entry ${mergedEntryId}`, { id: mergedEntryId })
   if (!canManage(principal, record.owner)) {
-    throw new KnowHubError('forbidden', `Only the owner (${record.owner}) or an admin may unmerge entry ${mergedEntryId}`, { id: mergedEntryId, owner: record.owner })
+    throw new KnowHubError('forbidden', `Only the owner (${record.owner}) or an admin may unmerge entry ${mergedEntryId}`, {
+      id: mergedEntryId,
+      owner: record.owner,
+    })
   }
   const { records, total } = await store.knowledge.mergedFrom(mergedEntryId, visible)
-  if (total === 0) throw new KnowHubError('conflict', `Nothing is merged into entry ${mergedEntryId}: it is not the result of a merge, or it was unmerged already`, { id: mergedEntryId })
-  if (records.length < total) throw new KnowHubError('forbidden', `Some entries merged into ${mergedEntryId} are not visible to you; ask their owner or an admin`, { id: mergedEntryId })
+  if (total === 0)
+    throw new KnowHubError('conflict', `Nothing is merged into entry ${mergedEntryId}: it is not the result of a merge, or it was unmerged already`, {
+      id: mergedEntryId,
+    })
+  if (records.length < total)
+    throw new KnowHubError('forbidden', `Some entries merged into ${mergedEntryId} are not visible to you; ask their owner or an admin`, { id: mergedEntryId })
   const foreign = records.filter((r) => !canManage(principal, r.owner)).map((r) => r.id)
   if (foreign.length > 0) throw new KnowHubError('forbidden', `You may not restore ${foreign.join(', ')}: only the owner or an admin may`, { ids: foreign })
-  if (record.status !== 'active') throw new KnowHubError('conflict', `Entry ${mergedEntryId} is ${record.status}; only an active merged entry can be unmerged`, { id: mergedEntryId, status: record.status })
+  if (record.status !== 'active')
+    throw new KnowHubError('conflict', `Entry ${mergedEntryId} is ${record.status}; only an active merged entry can be unmerged`, {
+      id: mergedEntryId,
+      status: record.status,
+    })
   const ids = records.map((r) => r.id)
   if (!(await store.knowledge.unmerge(mergedEntryId, ids, visible, clock.now()))) {
     throw new KnowHubError('conflict', `Entry ${mergedEntryId} or its originals changed during the unmerge; try again`, { id: mergedEntryId })

@@ -61,7 +61,8 @@ export interface McpServerOptions {
  * mcpToolError(new KnowHubError('not_found', 'No knowledge entry x')) // { isError: true, content: [{ type: 'text', text: 'error [not_found]: …' }], … }
  */
 export function mcpToolError(error: unknown): CallToolResult {
-  const code = isKnowHubError(error) && !isInternalToolError(error) ? error.code : isKnowHubError(error, 'embedder_failed') ? 'embedder_failed' : 'internal_error'
+  const code =
+    isKnowHubError(error) && !isInternalToolError(error) ? error.code : isKnowHubError(error, 'embedder_failed') ? 'embedder_failed' : 'internal_error'
   return { content: [{ type: 'text', text: toolErrorText(error) }], isError: true, _meta: { 'knowhub/error_code': code } }
 }
 
@@ -149,18 +150,28 @@ export function createMcpServer(options: McpServerOptions): McpServer {
           resources.push({ uri: packUri(item.name, 'KNOWLEDGE.md'), name: `${item.name} guide`, description: item.description, mimeType: 'text/markdown' })
           const listing = await listPackResources(pack, { maxFiles: MAX_LISTED_FILES })
           for (const file of listing.resources) {
-            resources.push({ uri: packUri(item.name, file.path), name: `${item.name}/${file.path}`, description: `${file.kind} file of knowledge pack ${item.name}`, size: file.size })
+            resources.push({
+              uri: packUri(item.name, file.path),
+              name: `${item.name}/${file.path}`,
+              description: `${file.kind} file of knowledge pack ${item.name}`,
+              size: file.size,
+            })
           }
         }
         return { resources }
       },
       complete: { name: (value) => packs.map((p) => p.item.name).filter((n) => n.startsWith(value)) },
     })
-    server.registerResource('knowledge-pack', template, { description: 'Knowledge pack guides (KNOWLEDGE.md) and files, wrapped as data.' }, async (uri, variables) => {
-      const name = String(variables.name ?? '')
-      const path = String(variables.path ?? '')
-      return readPackUri(packs, uri, decodeURIComponent(name), path)
-    })
+    server.registerResource(
+      'knowledge-pack',
+      template,
+      { description: 'Knowledge pack guides (KNOWLEDGE.md) and files, wrapped as data.' },
+      async (uri, variables) => {
+        const name = String(variables.name ?? '')
+        const path = String(variables.path ?? '')
+        return readPackUri(packs, uri, decodeURIComponent(name), path)
+      },
+    )
   }
   return server
 }

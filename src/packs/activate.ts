@@ -58,9 +58,16 @@ export function hasPersonaBoundaries(body: string, resources: readonly PackResou
 export function packUseWarnings(item: LoadedPack['item']): PackDiagnostic[] {
   const warnings: PackDiagnostic[] = []
   if (item.status === 'stale') warnings.push({ severity: 'warning', code: 'stale', field: 'status', message: 'The pack is stale: facts may be out of date.' })
-  if (item.status === 'needs-review') warnings.push({ severity: 'warning', code: 'needs_review', field: 'status', message: 'The pack needs review: facts are not yet approved.' })
+  if (item.status === 'needs-review')
+    warnings.push({ severity: 'warning', code: 'needs_review', field: 'status', message: 'The pack needs review: facts are not yet approved.' })
   if (item.status === 'draft') warnings.push({ severity: 'info', code: 'draft', field: 'status', message: 'The pack is a draft.' })
-  if (item.status === 'disputed') warnings.push({ severity: 'warning', code: 'disputed', field: 'status', message: 'The pack is disputed: its facts are contested; use was confirmed explicitly.' })
+  if (item.status === 'disputed')
+    warnings.push({
+      severity: 'warning',
+      code: 'disputed',
+      field: 'status',
+      message: 'The pack is disputed: its facts are contested; use was confirmed explicitly.',
+    })
   if (item.status === 'archived') warnings.push({ severity: 'info', code: 'archived', field: 'status', message: 'The pack is archived.' })
   if (item.trust === undefined || item.trust === 'unreviewed') {
     warnings.push({ severity: 'warning', code: 'unreviewed', field: 'trust', message: 'The pack is unreviewed: treat its facts as unverified.' })
@@ -152,7 +159,8 @@ export async function activatePack(pack: LoadedPack, options: ActivateOptions = 
       severity: 'warning',
       code: 'persona_boundaries_missing',
       field: 'runtime.mode',
-      message: 'The pack is a persona but states no boundaries or taboos (no such heading in KNOWLEDGE.md, no boundaries file); persona boundaries are incomplete.',
+      message:
+        'The pack is a persona but states no boundaries or taboos (no such heading in KNOWLEDGE.md, no boundaries file); persona boundaries are incomplete.',
     })
   }
   if (item.profile === 'document-first') {

@@ -222,7 +222,12 @@ async function scanLocation(spec: LocationSpec, options: z.output<typeof Discove
     const batch = frontier.slice(0, budget)
     if (batch.length < frontier.length) {
       state.location.limited = 'dirs'
-      diag('warning', 'dir_limit', spec.path, `Stopped after ${options.maxDirs} folders in ${spec.path}; ${frontier.length - batch.length} folders were not read (raise maxDirs).`)
+      diag(
+        'warning',
+        'dir_limit',
+        spec.path,
+        `Stopped after ${options.maxDirs} folders in ${spec.path}; ${frontier.length - batch.length} folders were not read (raise maxDirs).`,
+      )
     }
     state.location.dirsScanned += batch.length
     await mapLimit(batch, options.concurrency, async (frame) => {
@@ -238,9 +243,10 @@ async function scanLocation(spec: LocationSpec, options: z.output<typeof Discove
         state.candidates.push({ location: spec, dir: frame.dir, real: frame.real, entries })
         return
       }
-      const rules = options.respectGitignore && entries.some((e) => e.name === '.gitignore' && e.isFile())
-        ? [...frame.rules, ...(await readGitignore(frame.dir))]
-        : frame.rules
+      const rules =
+        options.respectGitignore && entries.some((e) => e.name === '.gitignore' && e.isFile())
+          ? [...frame.rules, ...(await readGitignore(frame.dir))]
+          : frame.rules
       for (const entry of entries) {
         if (!entry.isDirectory() && !entry.isSymbolicLink()) continue
         if (entry.name.startsWith('.') || SKIPPED_DIRS.has(entry.name)) {
@@ -302,7 +308,11 @@ async function scanLocation(spec: LocationSpec, options: z.output<typeof Discove
  * const xml = renderCatalog(found.packs.map((p) => p.item))
  * for (const s of found.shadowed) console.log(`${s.name}: ${s.kept.location} shadows ${s.shadowed.location}`)
  */
-export async function discoverPacks(input: DiscoverOptions = {}, logger: Logger = noopLogger, extra: { cache?: KnowledgeParseCache } = {}): Promise<DiscoveryResult> {
+export async function discoverPacks(
+  input: DiscoverOptions = {},
+  logger: Logger = noopLogger,
+  extra: { cache?: KnowledgeParseCache } = {},
+): Promise<DiscoveryResult> {
   const options = parseWith(DiscoverOptions, input, 'discovery options')
   const specs = scanLocations(options)
   const states = await Promise.all(specs.map((spec) => scanLocation(spec, options, logger)))
@@ -338,7 +348,12 @@ export async function discoverPacks(input: DiscoverOptions = {}, logger: Logger 
     const pack = outcome.pack
     const same = byRealRoot.get(pack.realRoot)
     if (same) {
-      result.diagnostics.push({ severity: 'info', code: 'duplicate', path: pack.item.location, message: `${pack.item.location} is the same pack as ${same.item.location}; counted once.` })
+      result.diagnostics.push({
+        severity: 'info',
+        code: 'duplicate',
+        path: pack.item.location,
+        message: `${pack.item.location} is the same pack as ${same.item.location}; counted once.`,
+      })
       continue
     }
     byRealRoot.set(pack.realRoot, pack)
@@ -389,6 +404,10 @@ export function catalogItems(result: Pick<DiscoveryResult, 'packs'>): KnowledgeC
  * @example
  * const pack = findPack(found, 'acme-product-brief')
  */
-export function findPack(result: Pick<DiscoveryResult, 'packs' | 'archived'>, name: string, options: { includeArchived?: boolean } = {}): LoadedPack | undefined {
+export function findPack(
+  result: Pick<DiscoveryResult, 'packs' | 'archived'>,
+  name: string,
+  options: { includeArchived?: boolean } = {},
+): LoadedPack | undefined {
   return result.packs.find((p) => p.item.name === name) ?? (options.includeArchived ? result.archived.find((p) => p.item.name === name) : undefined)
 }

@@ -91,7 +91,10 @@ export async function loadEvidence(pack: LoadedPack, resources: readonly PackRes
   const evidence: PackEvidence = { claims: [], sections: [], issues: [] }
   const has = new Set(resources.map((r) => r.path))
   if (has.has(SOURCE_MAP)) await readSourceMap(pack, evidence)
-  const runs = resources.filter((r) => /^runs\/compile-[^/]*\.json$/u.test(r.path)).map((r) => r.path).sort()
+  const runs = resources
+    .filter((r) => /^runs\/compile-[^/]*\.json$/u.test(r.path))
+    .map((r) => r.path)
+    .sort()
   const latest = runs[runs.length - 1]
   if (latest) await readCompileRun(pack, latest, evidence)
   return evidence
@@ -106,12 +109,22 @@ async function readJson(pack: LoadedPack, path: string, evidence: PackEvidence):
   try {
     const read = await readBounded(resolved.absPath, MAX_EVIDENCE_BYTES)
     if (read.truncated) {
-      evidence.issues.push({ severity: 'warning', code: 'file_too_large', path, message: `${path} is ${read.size} bytes, over the ${MAX_EVIDENCE_BYTES}-byte limit; not used.` })
+      evidence.issues.push({
+        severity: 'warning',
+        code: 'file_too_large',
+        path,
+        message: `${path} is ${read.size} bytes, over the ${MAX_EVIDENCE_BYTES}-byte limit; not used.`,
+      })
       return undefined
     }
     return { data: JSON.parse(read.text) as unknown, hash: read.hash }
   } catch (error) {
-    evidence.issues.push({ severity: 'error', code: 'source_map_invalid', path, message: `${path} is not readable JSON (${error instanceof Error ? error.message : String(error)}).` })
+    evidence.issues.push({
+      severity: 'error',
+      code: 'source_map_invalid',
+      path,
+      message: `${path} is not readable JSON (${error instanceof Error ? error.message : String(error)}).`,
+    })
     return undefined
   }
 }
@@ -148,11 +161,23 @@ async function readSourceMap(pack: LoadedPack, evidence: PackEvidence): Promise<
         evidence.issues.push({ ...resolved.diagnostic, path: SOURCE_MAP })
         state = 'refused'
       } else if (!resolved.exists) {
-        evidence.issues.push({ severity: 'error', code: 'source_missing', path: SOURCE_MAP, field: `claims.${i}.source.path`, message: `Claim "${claim.claim_id}" cites ${resolved.path}, which does not exist.` })
+        evidence.issues.push({
+          severity: 'error',
+          code: 'source_missing',
+          path: SOURCE_MAP,
+          field: `claims.${i}.source.path`,
+          message: `Claim "${claim.claim_id}" cites ${resolved.path}, which does not exist.`,
+        })
         state = 'missing'
       } else {
         if (!resolved.path.startsWith('sources/')) {
-          evidence.issues.push({ severity: 'warning', code: 'source_missing', path: SOURCE_MAP, field: `claims.${i}.source.path`, message: `Claim "${claim.claim_id}" cites ${resolved.path}, outside sources/.` })
+          evidence.issues.push({
+            severity: 'warning',
+            code: 'source_missing',
+            path: SOURCE_MAP,
+            field: `claims.${i}.source.path`,
+            message: `Claim "${claim.claim_id}" cites ${resolved.path}, outside sources/.`,
+          })
         }
         state = 'ok'
       }
@@ -165,7 +190,14 @@ async function readSourceMap(pack: LoadedPack, evidence: PackEvidence): Promise<
   for (let i = 0; i < sections.length; i++) {
     const parsed = SourceMapSection.safeParse(sections[i])
     if (parsed.success) evidence.sections.push(parsed.data)
-    else evidence.issues.push({ severity: 'warning', code: 'source_map_invalid', path: SOURCE_MAP, field: `document_sections.${i}`, message: `Document section ${i} is invalid; ignored.` })
+    else
+      evidence.issues.push({
+        severity: 'warning',
+        code: 'source_map_invalid',
+        path: SOURCE_MAP,
+        field: `document_sections.${i}`,
+        message: `Document section ${i} is invalid; ignored.`,
+      })
   }
 }
 
@@ -180,12 +212,14 @@ async function readCompileRun(pack: LoadedPack, path: string, evidence: PackEvid
     if (typeof c !== 'object' || c === null) return []
     const chapter = c as Record<string, unknown>
     if (typeof chapter.title !== 'string' || typeof chapter.coverage !== 'string') return []
-    return [{
-      title: chapter.title,
-      coverage: chapter.coverage,
-      ...(typeof chapter.path === 'string' ? { path: chapter.path } : {}),
-      ...(typeof chapter.document === 'string' ? { document: chapter.document } : {}),
-    }]
+    return [
+      {
+        title: chapter.title,
+        coverage: chapter.coverage,
+        ...(typeof chapter.path === 'string' ? { path: chapter.path } : {}),
+        ...(typeof chapter.document === 'string' ? { document: chapter.document } : {}),
+      },
+    ]
   })
   evidence.compileRun = {
     path,

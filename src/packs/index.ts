@@ -29,14 +29,7 @@ export {
   formatDiagnostic,
 } from './schema.js'
 export type { LoadedPack, RejectedPack } from './schema.js'
-export {
-  MAX_FRONTMATTER_CHARS,
-  isAcceptedType,
-  parseFrontmatterYaml,
-  parseKnowledgeMarkdown,
-  splitFrontmatter,
-  validateFrontmatter,
-} from './parse.js'
+export { MAX_FRONTMATTER_CHARS, isAcceptedType, parseFrontmatterYaml, parseKnowledgeMarkdown, splitFrontmatter, validateFrontmatter } from './parse.js'
 export type { FrontmatterValidation, PackContext, ParsedKnowledge, ParsedYaml, SplitFrontmatter } from './parse.js'
 export { DEFAULT_MAX_FILE_BYTES, isInside, normalisePackPath, readBounded, resolvePackPath, sha256 } from './paths.js'
 export type { BoundedRead, NormalisedPath, ResolvedPackPath } from './paths.js'
@@ -53,16 +46,7 @@ export { listPackResources } from './resources.js'
 export type { ListResourcesOptions, PackResource, ResourceKind, ResourceListing } from './resources.js'
 export { GUIDE_MAX_RESOURCES, activatePack, assertUsable, hasPersonaBoundaries, packUseWarnings, renderGuide } from './activate.js'
 export type { ActivateOptions, Activation, ActivationMode } from './activate.js'
-export {
-  NEUTRALISED_OPENER,
-  WRAPPER_PREAMBLES,
-  escapeXml,
-  neutralise,
-  orderWrappers,
-  preambleLanguage,
-  wrapKnowledge,
-  wrapperAttributes,
-} from './wrap.js'
+export { NEUTRALISED_OPENER, WRAPPER_PREAMBLES, escapeXml, neutralise, orderWrappers, preambleLanguage, wrapKnowledge, wrapperAttributes } from './wrap.js'
 export type { WrapperAttributes } from './wrap.js'
 export { DEFAULT_MAX_SECTION_CHARS, splitMarkdown } from './sections.js'
 export type { MarkdownSection } from './sections.js'

@@ -7,11 +7,17 @@ import { stemmer } from 'stemmer'
 import { cjkBigrams, cjkWords, hasCjk, latinWords } from '../core/text.js'
 
 const EN_STOP = new Set(
-  ('a an and are as at be been but by can could do does did for from has have had how i if in into is it its me my of on or our ' +
+  (
+    'a an and are as at be been but by can could do does did for from has have had how i if in into is it its me my of on or our ' +
     'should so than that the their them then there these they this those to us was we were what when where which who whom why will ' +
-    'with would you your about please tell give show find get use using need want').split(' '),
+    'with would you your about please tell give show find get use using need want'
+  ).split(' '),
 )
-const ZH_STOP = new Set('的 了 是 在 和 与 或 及 等 也 都 就 而 被 把 对 从 到 为 以 之 其 这 那 个 一 不 有 我 你 他 她 它 们 吗 呢 吧 啊 请 给 要 会 能 如何 怎么 什么 哪些 一下 多少 是否 哪个 哪里 为何 怎样 吗'.split(' '))
+const ZH_STOP = new Set(
+  '的 了 是 在 和 与 或 及 等 也 都 就 而 被 把 对 从 到 为 以 之 其 这 那 个 一 不 有 我 你 他 她 它 们 吗 呢 吧 啊 请 给 要 会 能 如何 怎么 什么 哪些 一下 多少 是否 哪个 哪里 为何 怎样 吗'.split(
+    ' ',
+  ),
+)
 
 // Bigrams across a particle ("池的", "度是") match nothing useful.
 const PARTICLE = /[的了是吗呢吧啊和与或及把被对]/u

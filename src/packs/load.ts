@@ -60,7 +60,9 @@ export async function loadPack(packRoot: string, options: LoadPackOptions = {}):
   try {
     realRoot = options.realRoot ?? (await realpath(packRoot))
   } catch (error) {
-    return reject('quarantined', [{ severity: 'error', code: 'unreadable', path: packRoot, message: `The pack folder cannot be resolved (${errnoMessage(error)}).` }])
+    return reject('quarantined', [
+      { severity: 'error', code: 'unreadable', path: packRoot, message: `The pack folder cannot be resolved (${errnoMessage(error)}).` },
+    ])
   }
   // A KNOWLEDGE.md the listing shows as a plain file needs no realpath; a symlink must stay inside the pack.
   const listed = options.entries?.find((entry) => entry.name === 'KNOWLEDGE.md')
@@ -72,10 +74,14 @@ export async function loadPack(packRoot: string, options: LoadPackOptions = {}):
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code
       const diagnosticCode = code === 'ELOOP' ? 'symlink_loop' : code === 'ENOENT' ? 'broken_symlink' : 'unreadable'
-      return reject('quarantined', [{ severity: 'error', code: diagnosticCode, path: 'KNOWLEDGE.md', message: `KNOWLEDGE.md cannot be resolved (${errnoMessage(error)}).` }])
+      return reject('quarantined', [
+        { severity: 'error', code: diagnosticCode, path: 'KNOWLEDGE.md', message: `KNOWLEDGE.md cannot be resolved (${errnoMessage(error)}).` },
+      ])
     }
     if (!isInside(realRoot, realLocation)) {
-      return reject('quarantined', [{ severity: 'error', code: 'path_escape', path: 'KNOWLEDGE.md', message: 'KNOWLEDGE.md is a symlink that leaves the pack root; refused.' }])
+      return reject('quarantined', [
+        { severity: 'error', code: 'path_escape', path: 'KNOWLEDGE.md', message: 'KNOWLEDGE.md is a symlink that leaves the pack root; refused.' },
+      ])
     }
   }
 
@@ -98,11 +104,18 @@ export async function loadPack(packRoot: string, options: LoadPackOptions = {}):
     if (code === 'ENOTREG' || code === 'EISDIR') {
       return reject('quarantined', [{ severity: 'error', code: 'not_a_file', path: 'KNOWLEDGE.md', message: 'KNOWLEDGE.md is not a regular file; not read.' }])
     }
-    return reject('quarantined', [{ severity: 'error', code: 'unreadable', path: 'KNOWLEDGE.md', message: `KNOWLEDGE.md cannot be read (${errnoMessage(error)}).` }])
+    return reject('quarantined', [
+      { severity: 'error', code: 'unreadable', path: 'KNOWLEDGE.md', message: `KNOWLEDGE.md cannot be read (${errnoMessage(error)}).` },
+    ])
   }
 
   const sizeIssue: PackDiagnostic | undefined = read.truncated
-    ? { severity: 'warning', code: 'file_too_large', path: 'KNOWLEDGE.md', message: `KNOWLEDGE.md is ${read.size} bytes; only the first ${maxBytes} were read.` }
+    ? {
+        severity: 'warning',
+        code: 'file_too_large',
+        path: 'KNOWLEDGE.md',
+        message: `KNOWLEDGE.md is ${read.size} bytes; only the first ${maxBytes} were read.`,
+      }
     : undefined
   if (parsed.outcome !== 'loaded') {
     const issues = sizeIssue ? [sizeIssue, ...parsed.issues] : [...parsed.issues]
@@ -124,7 +137,13 @@ export async function loadPack(packRoot: string, options: LoadPackOptions = {}):
       issues.push(resolved.diagnostic)
       if (item.metadata) delete item.metadata.primaryDocument
     } else if (!resolved.exists) {
-      issues.push({ severity: 'warning', code: 'path_missing', field: 'metadata.primaryDocument', path: resolved.path, message: `\`metadata.primaryDocument\` "${resolved.path}" does not exist.` })
+      issues.push({
+        severity: 'warning',
+        code: 'path_missing',
+        field: 'metadata.primaryDocument',
+        path: resolved.path,
+        message: `\`metadata.primaryDocument\` "${resolved.path}" does not exist.`,
+      })
     } else {
       primaryExists = true
     }
@@ -138,7 +157,12 @@ export async function loadPack(packRoot: string, options: LoadPackOptions = {}):
         : primary === undefined
           ? 'declares no metadata.primaryDocument'
           : 'names a primary document that does not exist'
-    issues.push({ severity: 'warning', code: 'document_first_gap', field: 'profile', message: `The pack is document-first but ${what}; the guide loads, and the resolver reports the gap.` })
+    issues.push({
+      severity: 'warning',
+      code: 'document_first_gap',
+      field: 'profile',
+      message: `The pack is document-first but ${what}; the guide loads, and the resolver reports the gap.`,
+    })
   }
 
   item.diagnostics = issues.map(formatDiagnostic)
@@ -155,7 +179,6 @@ async function listEntries(dir: string): Promise<{ name: string; isFile(): boole
     return []
   }
 }
-
 
 interface CachedParse {
   read: { hash: string; size: number; truncated: boolean }

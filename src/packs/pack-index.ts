@@ -105,7 +105,12 @@ export class PackIndex {
       try {
         return { resource, read: await readBounded(resolved.absPath, maxBytes) }
       } catch (error) {
-        index.issues.push({ severity: 'warning', code: 'unreadable', path: resource.path, message: `${resource.path} cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'}).` })
+        index.issues.push({
+          severity: 'warning',
+          code: 'unreadable',
+          path: resource.path,
+          message: `${resource.path} cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'}).`,
+        })
         return undefined
       }
     })
@@ -113,9 +118,22 @@ export class PackIndex {
       if (!entry) continue
       const { resource, read } = entry
       if (read.truncated) {
-        index.issues.push({ severity: 'warning', code: 'file_too_large', path: resource.path, message: `${resource.path} is ${read.size} bytes; only the first ${maxBytes} bytes are used.` })
+        index.issues.push({
+          severity: 'warning',
+          code: 'file_too_large',
+          path: resource.path,
+          message: `${resource.path} is ${read.size} bytes; only the first ${maxBytes} bytes are used.`,
+        })
       }
-      const file: IndexedFile = { path: resource.path, kind: resource.kind, size: read.size, mtimeMs: read.mtimeMs, hash: read.hash, truncated: read.truncated, sectionIds: [] }
+      const file: IndexedFile = {
+        path: resource.path,
+        kind: resource.kind,
+        size: read.size,
+        mtimeMs: read.mtimeMs,
+        hash: read.hash,
+        truncated: read.truncated,
+        sectionIds: [],
+      }
       index.bytes += Math.min(read.size, maxBytes)
       const fileTerms = documentTerms(resource.path.replace(/[/_.-]+/gu, ' '))
       const sections = splitMarkdown(read.text, { maxChars })
@@ -152,7 +170,12 @@ export class PackIndex {
       }
       index.files.set(resource.path, file)
     }
-    logger.debug('packs.index.built', { pack: pack.item.name, files: index.files.size, sections: index.sections.length, ms: Math.round(performance.now() - started) })
+    logger.debug('packs.index.built', {
+      pack: pack.item.name,
+      files: index.files.size,
+      sections: index.sections.length,
+      ms: Math.round(performance.now() - started),
+    })
     return index
   }
 

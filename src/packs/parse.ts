@@ -37,9 +37,7 @@ import { normalisePackPath } from './paths.js'
 export const MAX_FRONTMATTER_CHARS = 64 * 1024
 
 /** Frontmatter and body split out of a KNOWLEDGE.md. */
-export type SplitFrontmatter =
-  | { ok: true; yaml: string; body: string; bodyLine: number }
-  | { ok: false; diagnostic: PackDiagnostic }
+export type SplitFrontmatter = { ok: true; yaml: string; body: string; bodyLine: number } | { ok: false; diagnostic: PackDiagnostic }
 
 /**
  * Splits `---`-fenced YAML frontmatter from the Markdown body. Accepts a BOM
@@ -74,16 +72,26 @@ export function splitFrontmatter(text: string): SplitFrontmatter {
   if (yaml.length > MAX_FRONTMATTER_CHARS) {
     return {
       ok: false,
-      diagnostic: { severity: 'error', code: 'file_too_large', message: `The frontmatter is ${yaml.length} characters; the limit is ${MAX_FRONTMATTER_CHARS}.` },
+      diagnostic: {
+        severity: 'error',
+        code: 'file_too_large',
+        message: `The frontmatter is ${yaml.length} characters; the limit is ${MAX_FRONTMATTER_CHARS}.`,
+      },
     }
   }
-  return { ok: true, yaml, body: lines.slice(close + 1).join('\n').replace(/^\n+/u, ''), bodyLine: close + 2 }
+  return {
+    ok: true,
+    yaml,
+    body: lines
+      .slice(close + 1)
+      .join('\n')
+      .replace(/^\n+/u, ''),
+    bodyLine: close + 2,
+  }
 }
 
 /** Parsed YAML frontmatter. */
-export type ParsedYaml =
-  | { ok: true; data: Record<string, unknown>; repaired: boolean }
-  | { ok: false; diagnostic: PackDiagnostic }
+export type ParsedYaml = { ok: true; data: Record<string, unknown>; repaired: boolean } | { ok: false; diagnostic: PackDiagnostic }
 
 function yamlToObject(yaml: string): { data?: unknown; error?: string } {
   const doc = parseDocument(yaml, { prettyErrors: true, uniqueKeys: true })
@@ -157,8 +165,7 @@ export interface PackContext {
 
 /** Outcome of applying the validation table to one frontmatter. */
 export type FrontmatterValidation =
-  | { outcome: 'loaded'; item: KnowledgeCatalogItem; issues: PackDiagnostic[] }
-  | { outcome: 'skipped'; name?: string; issues: PackDiagnostic[] }
+  { outcome: 'loaded'; item: KnowledgeCatalogItem; issues: PackDiagnostic[] } | { outcome: 'skipped'; name?: string; issues: PackDiagnostic[] }
 
 const NAME_PATTERN = /^[a-z0-9]+(?:-[a-z0-9]+)*$/u
 const NAMESPACED_TYPE = /^[A-Za-z0-9][A-Za-z0-9._-]*:[A-Za-z0-9][A-Za-z0-9._/-]*$/u
@@ -234,14 +241,18 @@ export function validateFrontmatter(data: Record<string, unknown>, context: Pack
       issues.push(issue('warning', 'invalid_name', 'name', `\`name\` "${name}" should use only lowercase letters, digits and single hyphens.`))
     }
     if (name !== context.folderName) {
-      issues.push(issue('warning', 'name_mismatch', 'name', `\`name\` "${name}" does not match the folder name "${context.folderName}"; loaded for compatibility.`))
+      issues.push(
+        issue('warning', 'name_mismatch', 'name', `\`name\` "${name}" does not match the folder name "${context.folderName}"; loaded for compatibility.`),
+      )
     }
   }
 
   // description: required; without it catalog activation cannot work.
   const description = optionalString(data, 'description', issues)
   if (description === undefined) {
-    issues.push(issue('error', 'missing_description', 'description', '`description` is missing; the pack is skipped because catalog activation cannot work without it.'))
+    issues.push(
+      issue('error', 'missing_description', 'description', '`description` is missing; the pack is skipped because catalog activation cannot work without it.'),
+    )
     skip = true
   } else if (description.length > 1024) {
     issues.push(issue('warning', 'invalid_field', 'description', `\`description\` is ${description.length} characters; the limit is 1024.`))
@@ -255,7 +266,14 @@ export function validateFrontmatter(data: Record<string, unknown>, context: Pack
   } else {
     const accepted = isAcceptedType(type, context.allowedTypes)
     if (accepted === undefined) {
-      issues.push(issue('error', 'unknown_type', 'type', `\`type\` "${type}" is neither a standard type nor namespaced (\`custom:<name>\`) nor allowed by config; the pack is skipped.`))
+      issues.push(
+        issue(
+          'error',
+          'unknown_type',
+          'type',
+          `\`type\` "${type}" is neither a standard type nor namespaced (\`custom:<name>\`) nor allowed by config; the pack is skipped.`,
+        ),
+      )
       skip = true
     } else if (accepted === 'namespaced') {
       issues.push(issue('info', 'namespaced_type', 'type', `\`type\` "${type}" is a namespaced extension type.`))
@@ -274,7 +292,9 @@ export function validateFrontmatter(data: Record<string, unknown>, context: Pack
     const parsed = PackStatus.safeParse(typeof rawStatus === 'string' ? rawStatus.trim() : rawStatus)
     if (parsed.success) status = parsed.data
     else {
-      issues.push(issue('error', 'invalid_status', 'status', `\`status\` "${String(rawStatus)}" is not one of ${PackStatus.options.join(', ')}; the pack is skipped.`))
+      issues.push(
+        issue('error', 'invalid_status', 'status', `\`status\` "${String(rawStatus)}" is not one of ${PackStatus.options.join(', ')}; the pack is skipped.`),
+      )
       skip = true
     }
   }
@@ -360,7 +380,8 @@ export function validateFrontmatter(data: Record<string, unknown>, context: Pack
     scope: context.scope,
     diagnostics: [],
   }
-  if (item.status === 'archived') issues.push(issue('info', 'archived', 'status', 'The pack is archived: hidden from the catalog unless archived packs are asked for.'))
+  if (item.status === 'archived')
+    issues.push(issue('info', 'archived', 'status', 'The pack is archived: hidden from the catalog unless archived packs are asked for.'))
   if (item.status === 'disputed') issues.push(issue('warning', 'disputed', 'status', 'The pack is disputed: using it needs explicit confirmation.'))
   item.diagnostics = issues.map(formatDiagnostic)
   return { outcome: 'loaded', item, issues }
@@ -379,7 +400,15 @@ function parseProducedBy(value: unknown, issues: PackDiagnostic[]): ProducedBy |
     // The standard's own example writes `agent-skill`; the catalog type says `skill`.
     const kind = ProducedByKind.safeParse(rawKind === 'agent-skill' ? 'skill' : rawKind)
     if (kind.success) out.kind = kind.data
-    else issues.push(issue('warning', 'invalid_field', 'metadata.producedBy.kind', `\`metadata.producedBy.kind\` "${String(rawKind)}" is not one of ${ProducedByKind.options.join(', ')}; ignored.`))
+    else
+      issues.push(
+        issue(
+          'warning',
+          'invalid_field',
+          'metadata.producedBy.kind',
+          `\`metadata.producedBy.kind\` "${String(rawKind)}" is not one of ${ProducedByKind.options.join(', ')}; ignored.`,
+        ),
+      )
   }
   for (const key of ['name', 'version', 'digest'] as const) {
     const field = record[key]
@@ -407,7 +436,12 @@ export function parseKnowledgeMarkdown(text: string, context: PackContext): Pars
   const validation = validateFrontmatter(yaml.data, context)
   const issues = validation.issues
   if (yaml.repaired) {
-    issues.unshift({ severity: 'warning', code: 'yaml_repaired', path: 'KNOWLEDGE.md', message: 'The frontmatter only parsed after quoting values that contain ": "; quote them in the file.' })
+    issues.unshift({
+      severity: 'warning',
+      code: 'yaml_repaired',
+      path: 'KNOWLEDGE.md',
+      message: 'The frontmatter only parsed after quoting values that contain ": "; quote them in the file.',
+    })
   }
   if (validation.outcome === 'skipped') {
     return validation.name === undefined ? { outcome: 'skipped', issues } : { outcome: 'skipped', name: validation.name, issues }

@@ -52,8 +52,7 @@ export function isInside(root: string, target: string): boolean {
 
 /** Outcome of resolving a pack-relative path against the pack's real root. */
 export type ResolvedPackPath =
-  | { ok: true; path: string; absPath: string; realPath: string | undefined; exists: boolean }
-  | { ok: false; path: string; diagnostic: PackDiagnostic }
+  { ok: true; path: string; absPath: string; realPath: string | undefined; exists: boolean } | { ok: false; path: string; diagnostic: PackDiagnostic }
 
 /**
  * Resolves a pack-relative path inside `realRoot` (the pack root with symlinks
@@ -83,7 +82,13 @@ export async function resolvePackPath(realRoot: string, raw: string, field?: str
       return {
         ok: false,
         path: normalised.path,
-        diagnostic: { severity: 'error', code: 'symlink_loop', message: `Path "${normalised.path}" is a symlink loop; refused.`, path: normalised.path, ...(field ? { field } : {}) },
+        diagnostic: {
+          severity: 'error',
+          code: 'symlink_loop',
+          message: `Path "${normalised.path}" is a symlink loop; refused.`,
+          path: normalised.path,
+          ...(field ? { field } : {}),
+        },
       }
     }
     // ENOENT, or a dangling symlink: check that whatever exists of it stays inside.
@@ -92,7 +97,13 @@ export async function resolvePackPath(realRoot: string, raw: string, field?: str
       return {
         ok: false,
         path: normalised.path,
-        diagnostic: { severity: 'error', code: 'path_escape', message: `Path "${normalised.path}" goes through a symlink that leaves the pack root; refused.`, path: normalised.path, ...(field ? { field } : {}) },
+        diagnostic: {
+          severity: 'error',
+          code: 'path_escape',
+          message: `Path "${normalised.path}" goes through a symlink that leaves the pack root; refused.`,
+          path: normalised.path,
+          ...(field ? { field } : {}),
+        },
       }
     }
     return { ok: true, path: normalised.path, absPath, realPath: undefined, exists: false }
@@ -101,7 +112,13 @@ export async function resolvePackPath(realRoot: string, raw: string, field?: str
     return {
       ok: false,
       path: normalised.path,
-      diagnostic: { severity: 'error', code: 'path_escape', message: `Path "${normalised.path}" resolves outside the pack root (symlink); refused.`, path: normalised.path, ...(field ? { field } : {}) },
+      diagnostic: {
+        severity: 'error',
+        code: 'path_escape',
+        message: `Path "${normalised.path}" resolves outside the pack root (symlink); refused.`,
+        path: normalised.path,
+        ...(field ? { field } : {}),
+      },
     }
   }
   return { ok: true, path: normalised.path, absPath, realPath: real, exists: true }

@@ -167,14 +167,18 @@ export interface ResolveResult {
   recommendation?: 'ask_user_or_mark_unknown'
 }
 
-const EVIDENCE_INTENT = /\b(?:cite|citations?|sources?|verify|verification|fact[- ]?check|evidence|provenance|ingest|import|dispute[ds]?|contradict\w*)\b|引用|出处|来源|核验|核实|验证|证据|导入|争议|矛盾/iu
-const DETAIL_INTENT = /\b(?:compare|comparison|versus|vs\.?|relationship|relate[ds]?|between|why|detail(?:s|ed)?|in[- ]depth|history|timeline|across|multi[- ]?hop|explain)\b|比较|对比|关系|为什么|详细|深入|历史|之间|来龙去脉/iu
+const EVIDENCE_INTENT =
+  /\b(?:cite|citations?|sources?|verify|verification|fact[- ]?check|evidence|provenance|ingest|import|dispute[ds]?|contradict\w*)\b|引用|出处|来源|核验|核实|验证|证据|导入|争议|矛盾/iu
+const DETAIL_INTENT =
+  /\b(?:compare|comparison|versus|vs\.?|relationship|relate[ds]?|between|why|detail(?:s|ed)?|in[- ]depth|history|timeline|across|multi[- ]?hop|explain)\b|比较|对比|关系|为什么|详细|深入|历史|之间|来龙去脉/iu
 const PERSONA_WORDS = /voice|tone|persona|values?\b|taboo|boundar|style|personality|expression|语气|口吻|人设|价值观|禁忌|边界|表达|风格|性格/iu
 const CORE_VIEWS = new Set(['compiled/briefing.md', 'compiled/facts.md', 'compiled/boundaries.md'])
 // Words that describe the task rather than a fact to look up; never reported as missing.
 const TASK_WORDS = new Set(
-  ('write draft reply respond answer explain summar summaris summariz describ list creat make compos help ask question tell say ' +
-    'customer user email messag post text short long brief quick new plea thank need want know look find check give provid').split(' '),
+  (
+    'write draft reply respond answer explain summar summaris summariz describ list creat make compos help ask question tell say ' +
+    'customer user email messag post text short long brief quick new plea thank need want know look find check give provid'
+  ).split(' '),
 )
 
 /**
@@ -252,7 +256,14 @@ function covers(index: PackIndex, term: string, accept: (s: IndexedSection) => b
   return index.score([{ term, weight: 1, surface: term }], accept).size > 0
 }
 
-function planPack(pack: LoadedPack, packIndex: number, index: PackIndex, terms: readonly WeightedTerm[], intent: ResolveIntent, grounding: GroundingPolicy): PackPlan {
+function planPack(
+  pack: LoadedPack,
+  packIndex: number,
+  index: PackIndex,
+  terms: readonly WeightedTerm[],
+  intent: ResolveIntent,
+  grounding: GroundingPolicy,
+): PackPlan {
   const item = pack.item
   const profile = item.profile ?? 'wiki-first'
   const persona = item.runtime?.mode === 'persona'
@@ -289,7 +300,12 @@ function planPack(pack: LoadedPack, packIndex: number, index: PackIndex, terms: 
     if (!hasSplits) {
       forceFallback = true
       if (primary && index.files.has(primary)) {
-        warnings.push({ severity: 'info', path: `compiled/splits/${docKey ?? ''}`, code: 'splits_missing', message: `No compiled/splits/${docKey}/ views; relevant sections of ${primary} are used instead.` })
+        warnings.push({
+          severity: 'info',
+          path: `compiled/splits/${docKey ?? ''}`,
+          code: 'splits_missing',
+          message: `No compiled/splits/${docKey}/ views; relevant sections of ${primary} are used instead.`,
+        })
       }
     }
   } else if (profile === 'wiki-first') {
@@ -304,7 +320,12 @@ function planPack(pack: LoadedPack, packIndex: number, index: PackIndex, terms: 
     tier1Reason = 'context-map'
     if (!files.some((f) => isNamed(f))) {
       forceFallback = true
-      warnings.push({ severity: 'info', path: 'KNOWLEDGE.md', code: 'context_map_missing', message: 'The hybrid pack names no primary document or context-map path that exists; sections are chosen by relevance.' })
+      warnings.push({
+        severity: 'info',
+        path: 'KNOWLEDGE.md',
+        code: 'context_map_missing',
+        message: 'The hybrid pack names no primary document or context-map path that exists; sections are chosen by relevance.',
+      })
     }
   }
 
@@ -472,7 +493,11 @@ export async function resolveContext(options: ResolveOptions): Promise<ResolveRe
     seen.add(pack.realRoot)
     const confirmed = options.confirmed === true || (Array.isArray(options.confirmed) && options.confirmed.includes(pack.item.name))
     if (pack.item.status === 'disputed' && !confirmed) {
-      excluded.push({ pack: pack.item.name, code: 'confirmation_required', message: `Pack "${pack.item.name}" is disputed; it is used only after explicit confirmation.` })
+      excluded.push({
+        pack: pack.item.name,
+        code: 'confirmation_required',
+        message: `Pack "${pack.item.name}" is disputed; it is used only after explicit confirmation.`,
+      })
       continue
     }
     usable.push(pack)
@@ -549,9 +574,16 @@ export async function resolveContext(options: ResolveOptions): Promise<ResolveRe
     plans.forEach((plan, i) => {
       const pieces = (chosen[i] ?? []).map((c) => c.candidate)
       if (pieces.length === 0) return
-      pieces.sort((a, b) => a.group - b.group || (a.section.path < b.section.path ? -1 : a.section.path > b.section.path ? 1 : 0) || a.section.order - b.section.order)
+      pieces.sort(
+        (a, b) => a.group - b.group || (a.section.path < b.section.path ? -1 : a.section.path > b.section.path ? 1 : 0) || a.section.order - b.section.order,
+      )
       const content = pieces.map((c) => renderPiece(c.section)).join('\n\n')
-      wrappers.push({ name: plan.pack.item.name, mode: plan.pack.item.runtime?.mode ?? 'data', text: wrapKnowledge(wrapperAttributes(plan.pack.item, plan.grounding), content), plan: i })
+      wrappers.push({
+        name: plan.pack.item.name,
+        mode: plan.pack.item.runtime?.mode ?? 'data',
+        text: wrapKnowledge(wrapperAttributes(plan.pack.item, plan.grounding), content),
+        plan: i,
+      })
     })
     const ordered = orderWrappers(wrappers)
     return { context: ordered.map((w) => w.text).join('\n\n'), wrappers: ordered }
@@ -617,11 +649,17 @@ export async function resolveContext(options: ResolveOptions): Promise<ResolveRe
   const wrapperTokens = (text: string | undefined): number => (text === undefined ? 0 : built.wrappers.length === 1 ? tokens : countTokens(text))
   const resolutions: PackResolution[] = plans.map((plan, i) => {
     const text = built.wrappers.find((w) => w.plan === i)?.text
-    return audit(plan, chosen[i] ?? [], built.wrappers.findIndex((w) => w.plan === i), wrapperTokens(text))
+    return audit(
+      plan,
+      chosen[i] ?? [],
+      built.wrappers.findIndex((w) => w.plan === i),
+      wrapperTokens(text),
+    )
   })
 
   // Missing facts: terms no pack covers (grouped into phrases in task order), plus each pack's missing claims.
-  const uncoveredEverywhere = plans.length === 0 ? new Set<string>() : new Set([...(plans[0]?.uncovered ?? [])].filter((t) => plans.every((p) => p.uncovered.has(t))))
+  const uncoveredEverywhere =
+    plans.length === 0 ? new Set<string>() : new Set([...(plans[0]?.uncovered ?? [])].filter((t) => plans.every((p) => p.uncovered.has(t))))
   const missing = [...phrases(terms, uncoveredEverywhere), ...new Set(resolutions.flatMap((r) => r.missing))]
   const uniqueMissing = [...new Set(missing)]
   logger.debug('packs.resolve.done', { packs: plans.length, tokens, budget: input.budget, omitted: omittedAll.length })
@@ -696,13 +734,27 @@ function audit(plan: PackPlan, chosen: readonly { candidate: Candidate; tokens: 
       for (const hit of hits) anchored.add(hit)
     }
     const where = hits[0] ?? ''
-    if (claim.status === 'stale') warnings.push({ severity: 'warning', path: where, code: 'claim_stale', message: `Claim "${claim.claim_id}" is stale: ${claim.text}` })
-    else if (claim.status === 'disputed') warnings.push({ severity: 'warning', path: where, code: 'claim_disputed', message: `Claim "${claim.claim_id}" is disputed: ${claim.text}` })
-    else if (claim.status === 'missing') warnings.push({ severity: 'warning', path: where, code: 'claim_missing', message: `Claim "${claim.claim_id}" has no supporting fact: ${claim.text}` })
+    if (claim.status === 'stale')
+      warnings.push({ severity: 'warning', path: where, code: 'claim_stale', message: `Claim "${claim.claim_id}" is stale: ${claim.text}` })
+    else if (claim.status === 'disputed')
+      warnings.push({ severity: 'warning', path: where, code: 'claim_disputed', message: `Claim "${claim.claim_id}" is disputed: ${claim.text}` })
+    else if (claim.status === 'missing')
+      warnings.push({ severity: 'warning', path: where, code: 'claim_missing', message: `Claim "${claim.claim_id}" has no supporting fact: ${claim.text}` })
     else if (claim.status === 'source-required' || claim.status === 'inferred') {
-      warnings.push({ severity: claim.status === 'inferred' ? 'info' : 'warning', path: where, code: 'claim_unreviewed', message: `Claim "${claim.claim_id}" is ${claim.status}, not confirmed by a reviewed source: ${claim.text}` })
+      warnings.push({
+        severity: claim.status === 'inferred' ? 'info' : 'warning',
+        path: where,
+        code: 'claim_unreviewed',
+        message: `Claim "${claim.claim_id}" is ${claim.status}, not confirmed by a reviewed source: ${claim.text}`,
+      })
     }
-    if (claim.sourceState !== 'ok') warnings.push({ severity: 'warning', path: where, code: 'source_missing', message: `Claim "${claim.claim_id}" cites ${claim.source.path}, which is ${claim.sourceState === 'missing' ? 'missing' : 'refused (outside the pack)'}.` })
+    if (claim.sourceState !== 'ok')
+      warnings.push({
+        severity: 'warning',
+        path: where,
+        code: 'source_missing',
+        message: `Claim "${claim.claim_id}" cites ${claim.source.path}, which is ${claim.sourceState === 'missing' ? 'missing' : 'refused (outside the pack)'}.`,
+      })
   }
   for (const section of plan.index.evidence.sections) {
     const hits = relevant(section.compiled_into, section.document)
@@ -723,7 +775,13 @@ function audit(plan: PackPlan, chosen: readonly { candidate: Candidate; tokens: 
   const run = plan.index.evidence.compileRun
   if (run && run.status !== 'passed') {
     for (const file of files) {
-      if (run.outputs.includes(file)) warnings.push({ severity: 'warning', path: file, code: 'compile_run', message: `This runtime view depends on a ${run.status} compile run (${run.runId}).` })
+      if (run.outputs.includes(file))
+        warnings.push({
+          severity: 'warning',
+          path: file,
+          code: 'compile_run',
+          message: `This runtime view depends on a ${run.status} compile run (${run.runId}).`,
+        })
     }
   }
   const gaps = plan.grounding === 'off' ? [] : files.filter((f) => !anchored.has(f))
@@ -731,7 +789,12 @@ function audit(plan: PackPlan, chosen: readonly { candidate: Candidate; tokens: 
     const severity = plan.grounding === 'required' ? 'warning' : 'info'
     const noMap = plan.index.evidence.claims.length === 0 && plan.index.evidence.sections.length === 0
     if (noMap && plan.grounding === 'required') {
-      warnings.push({ severity, path: 'indexes/source-map.json', code: 'citation_gap', message: 'Grounding is required but the pack has no source map; no selected file can be cited.' })
+      warnings.push({
+        severity,
+        path: 'indexes/source-map.json',
+        code: 'citation_gap',
+        message: 'Grounding is required but the pack has no source map; no selected file can be cited.',
+      })
     } else {
       for (const gap of gaps) warnings.push({ severity, path: gap, code: 'citation_gap', message: 'No source anchor supports this file.' })
     }

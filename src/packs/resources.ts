@@ -75,7 +75,8 @@ export async function listPackResources(pack: LoadedPack, options: ListResources
       } catch (error) {
         const code = (error as NodeJS.ErrnoException).code
         if (code === 'ELOOP') listing.issues.push({ severity: 'warning', code: 'symlink_loop', path: rel, message: `${rel} is a symlink loop; not listed.` })
-        else if (code !== 'ENOENT') listing.issues.push({ severity: 'warning', code: 'unreadable', path: rel, message: `${rel} cannot be read (${code ?? 'error'}).` })
+        else if (code !== 'ENOENT')
+          listing.issues.push({ severity: 'warning', code: 'unreadable', path: rel, message: `${rel} cannot be read (${code ?? 'error'}).` })
         return
       }
       if (!isInside(root, real)) {
@@ -112,7 +113,12 @@ export async function listPackResources(pack: LoadedPack, options: ListResources
       try {
         entries = (await readdir(real, { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
       } catch (error) {
-        listing.issues.push({ severity: 'warning', code: 'unreadable', path: rel, message: `${rel} cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'}).` })
+        listing.issues.push({
+          severity: 'warning',
+          code: 'unreadable',
+          path: rel,
+          message: `${rel} cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'}).`,
+        })
         return
       }
       const next = new Set([...ancestors, real])

@@ -54,9 +54,7 @@ export interface SessionContext {
  */
 export const SessionSnapshot = z.object({
   version: z.literal(1),
-  activations: z.array(
-    z.object({ name: z.string(), location: z.string(), contentHash: z.string(), mode: z.enum(['file', 'tool']) }),
-  ),
+  activations: z.array(z.object({ name: z.string(), location: z.string(), contentHash: z.string(), mode: z.enum(['file', 'tool']) })),
   confirmed: z.array(z.string()),
   contexts: z.array(
     z.object({

@@ -56,21 +56,41 @@ export async function deepCheck(pack: LoadedPack, options: { maxFileBytes?: numb
   const maxBytes = options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES
   for (const resource of listing.resources) {
     if (resource.size > maxBytes && resource.kind !== 'source') {
-      issues.push({ severity: 'warning', code: 'file_too_large', path: resource.path, message: `${resource.path} is ${resource.size} bytes; the resolver reads only the first ${maxBytes}.` })
+      issues.push({
+        severity: 'warning',
+        code: 'file_too_large',
+        path: resource.path,
+        message: `${resource.path} is ${resource.size} bytes; the resolver reads only the first ${maxBytes}.`,
+      })
     }
   }
   const item = pack.item
   if (item.runtime?.mode === 'persona' && !hasPersonaBoundaries(pack.body, listing.resources)) {
-    issues.push({ severity: 'warning', code: 'persona_boundaries_missing', field: 'runtime.mode', message: 'Persona pack without boundary guidance: add a "Boundaries" or "Taboos" section to KNOWLEDGE.md or a compiled/boundaries.md.' })
+    issues.push({
+      severity: 'warning',
+      code: 'persona_boundaries_missing',
+      field: 'runtime.mode',
+      message: 'Persona pack without boundary guidance: add a "Boundaries" or "Taboos" section to KNOWLEDGE.md or a compiled/boundaries.md.',
+    })
   }
   const primary = item.metadata?.primaryDocument
   if (item.profile === 'document-first' && primary) {
     const key = primary.replace(/^.*\//u, '').replace(/\.[^.]+$/u, '')
     if (!listing.resources.some((r) => r.path.startsWith(`compiled/splits/${key}/`))) {
-      issues.push({ severity: 'info', code: 'splits_missing', path: `compiled/splits/${key}/`, message: `No compiled/splits/${key}/ views; the resolver falls back to sections of ${primary}.` })
+      issues.push({
+        severity: 'info',
+        code: 'splits_missing',
+        path: `compiled/splits/${key}/`,
+        message: `No compiled/splits/${key}/ views; the resolver falls back to sections of ${primary}.`,
+      })
     }
     if (!primary.startsWith('documents/')) {
-      issues.push({ severity: 'warning', code: 'invalid_field', field: 'metadata.primaryDocument', message: `\`metadata.primaryDocument\` "${primary}" is outside documents/.` })
+      issues.push({
+        severity: 'warning',
+        code: 'invalid_field',
+        field: 'metadata.primaryDocument',
+        message: `\`metadata.primaryDocument\` "${primary}" is outside documents/.`,
+      })
     }
   }
   if (item.profile === 'wiki-first' && !listing.resources.some((r) => r.kind === 'wiki' || r.kind === 'runtime')) {
@@ -107,24 +127,43 @@ export async function validatePath(path: string, options: ValidateOptions = {}):
   if (isPack) {
     folders.push(target)
   } else {
-    const found = await discoverPacks({ extraPaths: [target], includeArchived: true, ...(options.allowedTypes ? { allowedTypes: [...options.allowedTypes] } : {}) }, logger)
+    const found = await discoverPacks(
+      { extraPaths: [target], includeArchived: true, ...(options.allowedTypes ? { allowedTypes: [...options.allowedTypes] } : {}) },
+      logger,
+    )
     for (const rejected of found.rejected) {
       reports.push(count({ path: rejected.packRoot, outcome: rejected.outcome, ...(rejected.name ? { name: rejected.name } : {}), issues: rejected.issues }))
     }
     folders.push(...found.packs.map((p) => p.item.packRoot), ...found.archived.map((p) => p.item.packRoot))
     for (const shadow of found.shadowed) {
-      reports.push(count({
-        path: resolve(shadow.shadowed.location, '..'),
-        outcome: 'loaded',
-        name: shadow.name,
-        issues: [{ severity: 'error', code: 'shadowed', path: shadow.shadowed.location, message: `Two packs are named "${shadow.name}": ${shadow.kept.location} and ${shadow.shadowed.location}.` }],
-      }))
+      reports.push(
+        count({
+          path: resolve(shadow.shadowed.location, '..'),
+          outcome: 'loaded',
+          name: shadow.name,
+          issues: [
+            {
+              severity: 'error',
+              code: 'shadowed',
+              path: shadow.shadowed.location,
+              message: `Two packs are named "${shadow.name}": ${shadow.kept.location} and ${shadow.shadowed.location}.`,
+            },
+          ],
+        }),
+      )
     }
   }
   for (const folder of folders) {
     const loaded = await loadPack(folder, { scope: 'extra', ...(options.allowedTypes ? { allowedTypes: options.allowedTypes } : {}) })
     if (!loaded.ok) {
-      reports.push(count({ path: folder, outcome: loaded.rejected.outcome, ...(loaded.rejected.name ? { name: loaded.rejected.name } : {}), issues: loaded.rejected.issues }))
+      reports.push(
+        count({
+          path: folder,
+          outcome: loaded.rejected.outcome,
+          ...(loaded.rejected.name ? { name: loaded.rejected.name } : {}),
+          issues: loaded.rejected.issues,
+        }),
+      )
       continue
     }
     const deep = await deepCheck(loaded.pack, options.maxFileBytes === undefined ? {} : { maxFileBytes: options.maxFileBytes })

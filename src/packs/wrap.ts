@@ -12,15 +12,17 @@ import type { KnowledgeCatalogItem, PackProfile, PackStatus, RuntimeMode } from 
  * escapeXml('a < b & "c"') // 'a &lt; b &amp; &quot;c&quot;'
  */
 export function escapeXml(value: string): string {
-  return value
-    // XML 1.0 forbids these characters even escaped.
-    // eslint-disable-next-line no-control-regex
-    .replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/gu, '')
-    .replace(/&/gu, '&amp;')
-    .replace(/</gu, '&lt;')
-    .replace(/>/gu, '&gt;')
-    .replace(/"/gu, '&quot;')
-    .replace(/'/gu, '&apos;')
+  return (
+    value
+      // XML 1.0 forbids these characters even escaped.
+      // eslint-disable-next-line no-control-regex
+      .replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/gu, '')
+      .replace(/&/gu, '&amp;')
+      .replace(/</gu, '&lt;')
+      .replace(/>/gu, '&gt;')
+      .replace(/"/gu, '&quot;')
+      .replace(/'/gu, '&apos;')
+  )
 }
 
 /**
@@ -98,8 +100,40 @@ const RESERVED = ['knowledge', 'availableknowledge']
 const PREFIXES = [...RESERVED, 'cdata']
 // Look-alike letters (Cyrillic, Greek, Latin small capitals) folded to ASCII before comparing.
 const CONFUSABLES: Record<string, string> = {
-  а: 'a', е: 'e', о: 'o', р: 'p', с: 'c', у: 'y', х: 'x', к: 'k', і: 'i', ј: 'j', ѕ: 's', ԁ: 'd', ԝ: 'w', һ: 'h', ӏ: 'l', ɡ: 'g', ԍ: 'g',
-  ո: 'n', ν: 'v', ο: 'o', α: 'a', κ: 'k', ι: 'i', ε: 'e', ɑ: 'a', ℓ: 'l', ᴋ: 'k', ɴ: 'n', ᴏ: 'o', ᴡ: 'w', ʟ: 'l', ᴇ: 'e', ᴅ: 'd', ɢ: 'g',
+  а: 'a',
+  е: 'e',
+  о: 'o',
+  р: 'p',
+  с: 'c',
+  у: 'y',
+  х: 'x',
+  к: 'k',
+  і: 'i',
+  ј: 'j',
+  ѕ: 's',
+  ԁ: 'd',
+  ԝ: 'w',
+  һ: 'h',
+  ӏ: 'l',
+  ɡ: 'g',
+  ԍ: 'g',
+  ո: 'n',
+  ν: 'v',
+  ο: 'o',
+  α: 'a',
+  κ: 'k',
+  ι: 'i',
+  ε: 'e',
+  ɑ: 'a',
+  ℓ: 'l',
+  ᴋ: 'k',
+  ɴ: 'n',
+  ᴏ: 'o',
+  ᴡ: 'w',
+  ʟ: 'l',
+  ᴇ: 'e',
+  ᴅ: 'd',
+  ɢ: 'g',
 }
 const SEPARATOR = /[\s_\-/!?[\]]/u
 

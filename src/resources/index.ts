@@ -2,14 +2,7 @@
  * `knowhub/resources`: resources (code, credentials, cookies) with secrets encrypted
  * at rest (AES-256-GCM), and key loading and rotation.
  */
-export {
-  createResourceService,
-  canReadSecrets,
-  isExpired,
-  type ResourceService,
-  type ResourceServiceDeps,
-  type GetResourceOptions,
-} from './service.js'
+export { createResourceService, canReadSecrets, isExpired, type ResourceService, type ResourceServiceDeps, type GetResourceOptions } from './service.js'
 export {
   SecretKey,
   createSecretBox,

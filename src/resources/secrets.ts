@@ -63,7 +63,10 @@ export class SecretKey {
       const bytes = Buffer.from(trimmed.replace(/-/g, '+').replace(/_/g, '/'), 'base64')
       if (bytes.length === KEY_BYTES) return new SecretKey(bytes)
     }
-    throw new KnowHubError('config_error', `${what} must be ${KEY_BYTES} bytes written as base64 (44 characters) or hex (64 characters); create one with \`openssl rand -base64 32\``)
+    throw new KnowHubError(
+      'config_error',
+      `${what} must be ${KEY_BYTES} bytes written as base64 (44 characters) or hex (64 characters); create one with \`openssl rand -base64 32\``,
+    )
   }
 
   /** The key as base64 text, for writing a key file. */
@@ -165,10 +168,14 @@ export function createSecretBox(key: SecretKey): SecretBox {
         return Buffer.concat([decipher.update(envelope.ciphertext), decipher.final()]).toString('utf8')
       } catch {
         // The cipher's own error says nothing useful and must not be chained (no cause).
-        throw new KnowHubError('internal_error', `Cannot decrypt the secret of resource ${resourceId}: the stored ciphertext was altered, copied from another resource, or the key is wrong`, {
-          id: resourceId,
-          key_id: key.id,
-        })
+        throw new KnowHubError(
+          'internal_error',
+          `Cannot decrypt the secret of resource ${resourceId}: the stored ciphertext was altered, copied from another resource, or the key is wrong`,
+          {
+            id: resourceId,
+            key_id: key.id,
+          },
+        )
       }
     },
     keyIdOf(text) {
@@ -292,7 +299,9 @@ export interface SecretRewriter {
    * In one transaction, passes every stored secret to `transform` and writes back what it
    * returns (undefined: leave the row alone). Any throw rolls everything back.
    */
-  rewriteSecrets(transform: (id: string, envelope: string) => { envelope: string; keyId: string } | undefined): Promise<{ rewritten: number; unchanged: number }>
+  rewriteSecrets(
+    transform: (id: string, envelope: string) => { envelope: string; keyId: string } | undefined,
+  ): Promise<{ rewritten: number; unchanged: number }>
 }
 
 /**
@@ -302,7 +311,12 @@ export interface SecretRewriter {
  * @example
  * const report = await rotateSecrets(store, oldKey, SecretKey.generate())
  */
-export async function rotateSecrets(store: { resources: SecretRewriter }, oldKey: SecretKey, newKey: SecretKey, options: { logger?: Logger } = {}): Promise<RotationReport> {
+export async function rotateSecrets(
+  store: { resources: SecretRewriter },
+  oldKey: SecretKey,
+  newKey: SecretKey,
+  options: { logger?: Logger } = {},
+): Promise<RotationReport> {
   const logger = options.logger ?? noopLogger
   if (oldKey.id === newKey.id) throw new KnowHubError('validation_error', 'The new key is the same as the old one')
   const oldBox = createSecretBox(oldKey)
@@ -383,7 +397,8 @@ export async function checkSecretKey(
     logger.warn('secrets.key.mismatch', {
       key_id: key.id,
       other_keys: foreign,
-      message: 'Some stored secrets were encrypted with another key and cannot be read. Servers sharing one database need the same key (KNOWHUB_SECRET_KEY or a shared key file); after an interrupted rotation, use <key file>.new.',
+      message:
+        'Some stored secrets were encrypted with another key and cannot be read. Servers sharing one database need the same key (KNOWHUB_SECRET_KEY or a shared key file); after an interrupted rotation, use <key file>.new.',
     })
   }
   return foreign

@@ -20,7 +20,19 @@ import { decodeCursor, encodeCursor } from '../core/cursor.js'
 import { KnowHubError } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
 import { noopLogger } from '../core/logger.js'
-import { Owner, assertWritableScopes, canManage, defaultOwnerOf, defaultWriteScopes, foreignOwnerError, hasPermission, memberScopes, requirePermission, visibleScopes, type Principal } from '../core/principal.js'
+import {
+  Owner,
+  assertWritableScopes,
+  canManage,
+  defaultOwnerOf,
+  defaultWriteScopes,
+  foreignOwnerError,
+  hasPermission,
+  memberScopes,
+  requirePermission,
+  visibleScopes,
+  type Principal,
+} from '../core/principal.js'
 import {
   ListResourcesInput,
   MAX_RESOURCE_BODY_BYTES,
@@ -134,12 +146,17 @@ export function createResourceService(deps: ResourceServiceDeps) {
   function checkSizes(input: { body?: string | undefined; secure_body?: string | null | undefined }): void {
     if (input.body !== undefined) {
       const bytes = byteLength(input.body)
-      if (bytes > maxBodyBytes) throw new KnowHubError('too_large', `body is ${bytes} bytes; the limit is ${maxBodyBytes}`, { field: 'body', bytes, limit: maxBodyBytes })
+      if (bytes > maxBodyBytes)
+        throw new KnowHubError('too_large', `body is ${bytes} bytes; the limit is ${maxBodyBytes}`, { field: 'body', bytes, limit: maxBodyBytes })
     }
     if (typeof input.secure_body === 'string') {
       const bytes = byteLength(input.secure_body)
       if (bytes > maxSecureBodyBytes) {
-        throw new KnowHubError('too_large', `secure_body is ${bytes} bytes; the limit is ${maxSecureBodyBytes}`, { field: 'secure_body', bytes, limit: maxSecureBodyBytes })
+        throw new KnowHubError('too_large', `secure_body is ${bytes} bytes; the limit is ${maxSecureBodyBytes}`, {
+          field: 'secure_body',
+          bytes,
+          limit: maxSecureBodyBytes,
+        })
       }
     }
   }
@@ -196,7 +213,8 @@ export function createResourceService(deps: ResourceServiceDeps) {
   /** A secret nobody could ever read: `public` never grants one. */
   function assertSecretReadable(hasSecret: boolean, scopes: readonly string[]): void {
     if (hasSecret && scopes.every((s) => s === 'public')) {
-      const message = 'a resource whose only scope is public cannot hold a secure_body: nobody could ever read it (public never grants a secret). Add one of your own scopes, or leave secure_body out'
+      const message =
+        'a resource whose only scope is public cannot hold a secure_body: nobody could ever read it (public never grants a secret). Add one of your own scopes, or leave secure_body out'
       throw new KnowHubError('validation_error', `Invalid resource: secure_body: ${message}`, { issues: [{ path: 'secure_body', message }] })
     }
   }
@@ -221,7 +239,10 @@ export function createResourceService(deps: ResourceServiceDeps) {
     const outcome = await store.resources.update({ owner: record.owner, id: record.id }, accessOf(principal), record.version, change, now)
     if ('conflict' in outcome) {
       if (outcome.conflict === 'id_taken') {
-        throw new KnowHubError('conflict', `${change.owner} has a resource ${record.id} already: delete or rename one of them first`, { id: record.id, owner: change.owner })
+        throw new KnowHubError('conflict', `${change.owner} has a resource ${record.id} already: delete or rename one of them first`, {
+          id: record.id,
+          owner: change.owner,
+        })
       }
       throw new KnowHubError('conflict', `Resource ${record.id} changed while it was being updated; read it again and retry`, { id: record.id })
     }
@@ -239,7 +260,13 @@ export function createResourceService(deps: ResourceServiceDeps) {
     requirePermission(principal, 'write')
     const input = parseWith(SaveResourceInput, raw, 'resource')
     checkSizes(input)
-    const given = new Set(raw !== null && typeof raw === 'object' ? Object.entries(raw).filter(([, v]) => v !== null && v !== undefined).map(([k]) => k) : [])
+    const given = new Set(
+      raw !== null && typeof raw === 'object'
+        ? Object.entries(raw)
+            .filter(([, v]) => v !== null && v !== undefined)
+            .map(([k]) => k)
+        : [],
+    )
     const owner = input.owner ?? defaultOwner(principal)
     if (!canManage(principal, owner)) {
       throw foreignOwnerError(principal, owner, 'resources')
@@ -306,7 +333,10 @@ export function createResourceService(deps: ResourceServiceDeps) {
       const wantSecret = options.includeSecret === true && hasPermission(principal, 'secrets:read')
       // The SQL returns the envelope only where the row's scopes meet the caller's own ids.
       const secretScopes = wantSecret ? memberScopes(principal) : undefined
-      const record = await store.resources.get(id, accessOf(principal), { owner, secretScopes: secretScopes && secretScopes.length > 0 ? secretScopes : undefined })
+      const record = await store.resources.get(id, accessOf(principal), {
+        owner,
+        secretScopes: secretScopes && secretScopes.length > 0 ? secretScopes : undefined,
+      })
       if (!record) throw NOT_FOUND(id)
       const now = clock.now()
       const resource = toResource(record, now)
@@ -331,7 +361,10 @@ export function createResourceService(deps: ResourceServiceDeps) {
       const scopes = input.scopes ? [...new Set(input.scopes)] : record.scopes
       if (input.scopes) assertWritableScopes(principal, scopes)
       if (input.owner !== undefined && input.owner !== record.owner && !canManage(principal, input.owner)) {
-        throw new KnowHubError('forbidden', `You cannot give resource ${id} to ${input.owner}: the owner must be one of your own ids`, { id, owner: input.owner })
+        throw new KnowHubError('forbidden', `You cannot give resource ${id} to ${input.owner}: the owner must be one of your own ids`, {
+          id,
+          owner: input.owner,
+        })
       }
       return applyChange(record, principal, {
         title: input.title ?? record.title,
@@ -364,7 +397,15 @@ export function createResourceService(deps: ResourceServiceDeps) {
       const after = input.cursor ? listPosition(input.cursor) : undefined
       const now = clock.now()
       const records = await store.resources.list(
-        { access: accessOf(principal), prefix: input.prefix, contentTypes: input.content_type, scopes: input.scopes, owner: input.owner, expired: input.expired, now },
+        {
+          access: accessOf(principal),
+          prefix: input.prefix,
+          contentTypes: input.content_type,
+          scopes: input.scopes,
+          owner: input.owner,
+          expired: input.expired,
+          now,
+        },
         input.limit + 1,
         after,
       )

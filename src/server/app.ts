@@ -85,7 +85,15 @@ function newRequestId(): string {
   return `req_${crypto.randomUUID().replaceAll('-', '').slice(0, 20)}`
 }
 
-const CODE_BY_STATUS: Record<number, ErrorCode> = { 400: 'validation_error', 401: 'unauthenticated', 403: 'forbidden', 404: 'not_found', 409: 'conflict', 413: 'too_large', 429: 'rate_limited' }
+const CODE_BY_STATUS: Record<number, ErrorCode> = {
+  400: 'validation_error',
+  401: 'unauthenticated',
+  403: 'forbidden',
+  404: 'not_found',
+  409: 'conflict',
+  413: 'too_large',
+  429: 'rate_limited',
+}
 
 /** Hono's own exceptions (e.g. from a malformed request) as KnowHub errors. */
 function fromHttpException(error: HTTPException): KnowHubError {
@@ -102,8 +110,16 @@ function fromHttpException(error: HTTPException): KnowHubError {
  */
 export function createApp(deps: AppDeps): Hono<AppEnv> {
   const logger = redactingLogger(deps.logger ?? noopLogger)
-  const limiter = createRateLimiter({ perSecond: deps.rateLimit?.perSecond ?? 0, burst: deps.rateLimit?.burst ?? 1, ...(deps.clock ? { clock: deps.clock } : {}) })
-  const failures = createRateLimiter({ perSecond: deps.authFailureLimit?.perSecond ?? 1, burst: deps.authFailureLimit?.burst ?? 20, ...(deps.clock ? { clock: deps.clock } : {}) })
+  const limiter = createRateLimiter({
+    perSecond: deps.rateLimit?.perSecond ?? 0,
+    burst: deps.rateLimit?.burst ?? 1,
+    ...(deps.clock ? { clock: deps.clock } : {}),
+  })
+  const failures = createRateLimiter({
+    perSecond: deps.authFailureLimit?.perSecond ?? 1,
+    burst: deps.authFailureLimit?.burst ?? 20,
+    ...(deps.clock ? { clock: deps.clock } : {}),
+  })
   const maxBody = deps.bodyLimit ?? 2 * 1_048_576
   const app = new Hono<AppEnv>()
 
@@ -142,7 +158,8 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     const allowed = deps.allowedHosts?.()
     if (allowed) {
       const host = (c.req.header('host') ?? new URL(c.req.url).host).toLowerCase()
-      if (!allowed.has(host)) throw new KnowHubError('forbidden', `Host "${host}" is not allowed: this server answers only to ${[...allowed].join(', ')}`, { host })
+      if (!allowed.has(host))
+        throw new KnowHubError('forbidden', `Host "${host}" is not allowed: this server answers only to ${[...allowed].join(', ')}`, { host })
       const origin = c.req.header('origin')
       if (origin !== undefined) {
         let originHost: string | undefined
@@ -188,9 +205,13 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route('/', metaRoutes({ version: deps.version ?? '0.0.0' }))
   app.route('/api/knowledge', knowledgeRoutes({ knowledge: deps.knowledge, resources: deps.resources, slim: deps.slim }))
   app.route('/api/resource', resourceRoutes({ resources: deps.resources }))
-  app.all('/mcp', (c) => handleMcpRequest(c.req.raw, { version: deps.version ?? '0.0.0', logger, ...deps.mcp, backend: servicesBackend(deps, caller(c).principal) }))
+  app.all('/mcp', (c) =>
+    handleMcpRequest(c.req.raw, { version: deps.version ?? '0.0.0', logger, ...deps.mcp, backend: servicesBackend(deps, caller(c).principal) }),
+  )
 
-  app.notFound((c) => errorResponse(new KnowHubError('not_found', `No route ${c.req.method} ${c.req.path}`, { method: c.req.method, path: c.req.path })).response)
+  app.notFound(
+    (c) => errorResponse(new KnowHubError('not_found', `No route ${c.req.method} ${c.req.path}`, { method: c.req.method, path: c.req.path })).response,
+  )
 
   app.onError((error, c) => {
     const requestId = c.get('requestId')
@@ -198,7 +219,12 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     const { mapped, response } = errorResponse(known, requestId)
     if (mapped.internal) {
       const e = error as { name?: string; code?: unknown; message?: string; stack?: string }
-      logger.error('http.error', { request_id: requestId, method: c.req.method, path: c.req.path, error: { name: e.name, code: e.code ?? null, message: e.message, stack: e.stack } })
+      logger.error('http.error', {
+        request_id: requestId,
+        method: c.req.method,
+        path: c.req.path,
+        error: { name: e.name, code: e.code ?? null, message: e.message, stack: e.stack },
+      })
     }
     return response
   })

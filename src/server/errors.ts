@@ -29,7 +29,11 @@ export const STATUS_BY_CODE: Record<ErrorCode, number> = {
 }
 
 /** Codes whose message and details are shown to the caller. The others are replaced by a generic 500. */
-const EXPOSED = new Set<string>(Object.entries(STATUS_BY_CODE).filter(([, status]) => status < 500 || status === 501 || status === 503).map(([code]) => code))
+const EXPOSED = new Set<string>(
+  Object.entries(STATUS_BY_CODE)
+    .filter(([, status]) => status < 500 || status === 501 || status === 503)
+    .map(([code]) => code),
+)
 
 /** The JSON body of every error response. */
 export interface ErrorBody {

@@ -60,7 +60,10 @@ export function queryObject(c: AppContext, shape: QueryShape = {}, omit: readonl
     const values = url.searchParams.getAll(key).filter((v) => v !== '')
     if (values.length === 0) continue
     if (shape.lists?.includes(key)) {
-      out[key] = values.flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean)
+      out[key] = values
+        .flatMap((v) => v.split(','))
+        .map((v) => v.trim())
+        .filter(Boolean)
     } else if (shape.booleans?.includes(key) && values.length === 1 && /^(true|false|1|0)$/i.test(values[0]!)) {
       out[key] = /^(true|1)$/i.test(values[0]!)
     } else {

@@ -53,11 +53,15 @@ export function createRateLimiter(options: RateLimitOptions): RateLimiter {
 
   function refuse(bucket: { tokens: number }, message = 'Too many requests'): never {
     const retry = (1 - bucket.tokens) / options.perSecond
-    throw new KnowHubError('rate_limited', `${message}: the limit is ${options.perSecond} per second (bursts of ${options.burst}); retry in ${Math.ceil(retry)} s`, {
-      limit_per_s: options.perSecond,
-      burst: options.burst,
-      retry_after_s: Math.ceil(retry),
-    })
+    throw new KnowHubError(
+      'rate_limited',
+      `${message}: the limit is ${options.perSecond} per second (bursts of ${options.burst}); retry in ${Math.ceil(retry)} s`,
+      {
+        limit_per_s: options.perSecond,
+        burst: options.burst,
+        retry_after_s: Math.ceil(retry),
+      },
+    )
   }
 
   return {

@@ -4,7 +4,18 @@
  * query parameters as inputs, responses as outputs).
  */
 import { z } from 'zod'
-import { BatchFeedbackInput, EditKnowledgeInput, FeedbackInput, KnowledgeEntry, KnowledgeVersion, ListInput, SaveKnowledgeInput, SearchInput, SearchResponse, SearchResult } from '../core/knowledge.js'
+import {
+  BatchFeedbackInput,
+  EditKnowledgeInput,
+  FeedbackInput,
+  KnowledgeEntry,
+  KnowledgeVersion,
+  ListInput,
+  SaveKnowledgeInput,
+  SearchInput,
+  SearchResponse,
+  SearchResult,
+} from '../core/knowledge.js'
 import { ListResourcesInput, Resource, ResourceSummary, SaveResourceInput, UpdateResourceInput } from '../core/resources.js'
 import { SlimInput, SlimResult, UnmergeResult } from '../core/slim.js'
 
@@ -128,24 +139,42 @@ export function openApiDocument(version: string): Record<string, unknown> & { pa
     },
     components: {
       schemas: components,
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'An API token from `knowhub token create` (kh_…). Not needed in local mode.' } },
+      securitySchemes: {
+        bearer: { type: 'http', scheme: 'bearer', description: 'An API token from `knowhub token create` (kh_…). Not needed in local mode.' },
+      },
     },
     security: [{ bearer: [] }, {}],
     paths: {
       '/healthz': { get: { summary: 'Liveness', security: [], responses: { 200: { description: 'OK' } } } },
       '/api/openapi.json': { get: { summary: 'This document', security: [], responses: { 200: { description: 'OK' } } } },
       '/api/knowledge/search': {
-        get: { summary: 'Search knowledge (hybrid retrieval, quality rerank)', parameters: [...searchParams, expand], responses: { 200: json('SearchResponse'), ...ERRORS } },
+        get: {
+          summary: 'Search knowledge (hybrid retrieval, quality rerank)',
+          parameters: [...searchParams, expand],
+          responses: { 200: json('SearchResponse'), ...ERRORS },
+        },
       },
       '/api/knowledge': {
-        get: { summary: 'List knowledge, newest first', parameters: [...queryParameters(ListInput), expand], responses: { 200: json('KnowledgePage'), ...ERRORS } },
+        get: {
+          summary: 'List knowledge, newest first',
+          parameters: [...queryParameters(ListInput), expand],
+          responses: { 200: json('KnowledgePage'), ...ERRORS },
+        },
         post: { summary: 'Save a knowledge entry', requestBody: body('SaveKnowledgeInput'), responses: { 201: json('KnowledgeEntry', 'Created'), ...ERRORS } },
       },
       '/api/knowledge/batch_update': {
-        post: { summary: 'Helpful/harmful feedback on many entries', requestBody: body('BatchFeedbackInput'), responses: { 200: json('BatchResult'), ...ERRORS } },
+        post: {
+          summary: 'Helpful/harmful feedback on many entries',
+          requestBody: body('BatchFeedbackInput'),
+          responses: { 200: json('BatchResult'), ...ERRORS },
+        },
       },
       '/api/knowledge/slim': {
-        post: { summary: 'Merge near-duplicate entries', requestBody: body('SlimInput', false), responses: { 200: json('SlimResult', 'The groups merged (or, with dry_run, the plan)'), ...ERRORS } },
+        post: {
+          summary: 'Merge near-duplicate entries',
+          requestBody: body('SlimInput', false),
+          responses: { 200: json('SlimResult', 'The groups merged (or, with dry_run, the plan)'), ...ERRORS },
+        },
       },
       '/api/knowledge/{id}': {
         get: { summary: 'One entry', parameters: [knowledgeId, expand], responses: { 200: json('KnowledgeEntry'), ...ERRORS } },
@@ -155,19 +184,45 @@ export function openApiDocument(version: string): Record<string, unknown> & { pa
           requestBody: body('FeedbackInput'),
           responses: { 200: json('KnowledgeEntry'), ...ERRORS, 501: json('Error', 'No LLM configured (evolve_feedback)') },
         },
-        patch: { summary: 'Edit (owner or admin); the previous version is kept', parameters: [knowledgeId], requestBody: body('EditKnowledgeInput'), responses: { 200: json('KnowledgeEntry'), ...ERRORS, 409: json('Error', 'Changed concurrently') } },
+        patch: {
+          summary: 'Edit (owner or admin); the previous version is kept',
+          parameters: [knowledgeId],
+          requestBody: body('EditKnowledgeInput'),
+          responses: { 200: json('KnowledgeEntry'), ...ERRORS, 409: json('Error', 'Changed concurrently') },
+        },
         delete: { summary: 'Delete (owner or admin)', parameters: [knowledgeId], responses: { 200: json('Deleted'), ...ERRORS } },
       },
-      '/api/knowledge/{id}/versions': { get: { summary: 'Previous versions, oldest first', parameters: [knowledgeId], responses: { 200: json('KnowledgeVersions'), ...ERRORS } } },
-      '/api/knowledge/{id}/archive': { post: { summary: 'Archive (owner or admin)', parameters: [knowledgeId], responses: { 200: json('KnowledgeEntry'), ...ERRORS } } },
-      '/api/knowledge/{id}/restore': { post: { summary: 'Make active again (owner or admin)', parameters: [knowledgeId], responses: { 200: json('KnowledgeEntry'), ...ERRORS } } },
-      '/api/knowledge/{id}/unmerge': { post: { summary: 'Undo a slim merge: originals active again, the merged entry archived', parameters: [knowledgeId], responses: { 200: json('UnmergeResult'), ...ERRORS } } },
+      '/api/knowledge/{id}/versions': {
+        get: { summary: 'Previous versions, oldest first', parameters: [knowledgeId], responses: { 200: json('KnowledgeVersions'), ...ERRORS } },
+      },
+      '/api/knowledge/{id}/archive': {
+        post: { summary: 'Archive (owner or admin)', parameters: [knowledgeId], responses: { 200: json('KnowledgeEntry'), ...ERRORS } },
+      },
+      '/api/knowledge/{id}/restore': {
+        post: { summary: 'Make active again (owner or admin)', parameters: [knowledgeId], responses: { 200: json('KnowledgeEntry'), ...ERRORS } },
+      },
+      '/api/knowledge/{id}/unmerge': {
+        post: {
+          summary: 'Undo a slim merge: originals active again, the merged entry archived',
+          parameters: [knowledgeId],
+          responses: { 200: json('UnmergeResult'), ...ERRORS },
+        },
+      },
       '/api/resource': {
-        get: { summary: 'List resources (never secrets)', parameters: queryParameters(ListResourcesInput), responses: { 200: json('ResourcePage'), ...ERRORS } },
+        get: {
+          summary: 'List resources (never secrets)',
+          parameters: queryParameters(ListResourcesInput),
+          responses: { 200: json('ResourcePage'), ...ERRORS },
+        },
         post: {
           summary: "Save a resource in its owner's namespace: created (201), or the owner's existing one updated (200)",
           requestBody: body('SaveResourceInput'),
-          responses: { 200: json('Resource', 'Updated'), 201: json('Resource', 'Created'), ...ERRORS, 409: json('Error', "Changed concurrently, or (admins only) the id is taken in another owner's namespace") },
+          responses: {
+            200: json('Resource', 'Updated'),
+            201: json('Resource', 'Created'),
+            ...ERRORS,
+            409: json('Error', "Changed concurrently, or (admins only) the id is taken in another owner's namespace"),
+          },
         },
       },
       '/api/resource/{id}': {
@@ -176,7 +231,12 @@ export function openApiDocument(version: string): Record<string, unknown> & { pa
           parameters: [resourceId, resourceOwner, { name: 'include_secret', in: 'query', required: false, schema: { type: 'boolean', default: true } }],
           responses: { 200: json('Resource'), ...ERRORS },
         },
-        put: { summary: 'Update (owner or admin)', parameters: [resourceId, resourceOwner], requestBody: body('UpdateResourceInput'), responses: { 200: json('Resource'), ...ERRORS } },
+        put: {
+          summary: 'Update (owner or admin)',
+          parameters: [resourceId, resourceOwner],
+          requestBody: body('UpdateResourceInput'),
+          responses: { 200: json('Resource'), ...ERRORS },
+        },
         delete: { summary: 'Delete (owner or admin)', parameters: [resourceId, resourceOwner], responses: { 200: json('ResourceDeleted'), ...ERRORS } },
       },
     },

@@ -102,7 +102,13 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   const extraHosts = settings.allowedHosts.map((h) => h.toLowerCase())
   const allowedHosts = local || extraHosts.length > 0 ? () => bound.hosts ?? new Set<string>() : undefined
 
-  const slimDeps = { store: hub.store, embedder: hub.embedder, logger, maxContentBytes: hub.config.maxContentBytes, ...(options.clock ? { clock: options.clock } : {}) }
+  const slimDeps = {
+    store: hub.store,
+    embedder: hub.embedder,
+    logger,
+    maxContentBytes: hub.config.maxContentBytes,
+    ...(options.clock ? { clock: options.clock } : {}),
+  }
   const slim: SlimApi = options.slim ?? {
     slim: (body, principal) => slimKnowledge(slimDeps, body, principal),
     unmerge: (id, principal) => unmergeKnowledge(slimDeps, id, principal),
@@ -111,7 +117,12 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     knowledge: hub.knowledge,
     resources: options.resources ?? hub.resources,
     slim,
-    authenticate: createAuthenticator({ tokens: hub.tokens, localPrincipal: hub.config.principal, localMode: local, ...(options.clock ? { clock: options.clock } : {}) }),
+    authenticate: createAuthenticator({
+      tokens: hub.tokens,
+      localPrincipal: hub.config.principal,
+      localMode: local,
+      ...(options.clock ? { clock: options.clock } : {}),
+    }),
     logger,
     version: packageVersion(),
     bodyLimit: settings.bodyLimit,
@@ -127,7 +138,10 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     s.once('error', (error: NodeJS.ErrnoException) => {
       reject(
         error.code === 'EADDRINUSE'
-          ? new KnowHubError('config_error', `Port ${requestedPort} on ${host} is in use: pick another with --port or KNOWHUB_PORT`, { host, port: requestedPort })
+          ? new KnowHubError('config_error', `Port ${requestedPort} on ${host} is in use: pick another with --port or KNOWHUB_PORT`, {
+              host,
+              port: requestedPort,
+            })
           : new KnowHubError('config_error', `Cannot listen on ${host}:${requestedPort}: ${error.message}`, { host, port: requestedPort }),
       )
     })

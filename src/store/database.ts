@@ -32,10 +32,15 @@ export interface Database extends Queryable {
 function databaseError(error: unknown, query: { text: string; values: unknown[] }): KnowHubError {
   const pgError = error as { message?: string; code?: string }
   // Parameters are left out: they may carry user content. The query text is code.
-  return new KnowHubError('database_error', `Database error: ${pgError.message ?? String(error)}`, {
-    query: query.text.replace(/\s+/g, ' ').slice(0, 500),
-    sqlstate: pgError.code,
-  }, { cause: error })
+  return new KnowHubError(
+    'database_error',
+    `Database error: ${pgError.message ?? String(error)}`,
+    {
+      query: query.text.replace(/\s+/g, ' ').slice(0, 500),
+      sqlstate: pgError.code,
+    },
+    { cause: error },
+  )
 }
 
 async function run<T>(query: Sql, exec: (text: string, values: unknown[]) => Promise<T>): Promise<T> {
@@ -73,7 +78,12 @@ export async function openPGlite(options: PGliteOptions): Promise<Database> {
   } catch (error) {
     lock?.release()
     const reason = error instanceof Error && error.message ? error.message : String((error as { errno?: unknown })?.errno ?? error)
-    throw new KnowHubError('database_error', `Cannot open the embedded database in ${options.dataDir}: ${reason}`, { dataDir: options.dataDir }, { cause: error })
+    throw new KnowHubError(
+      'database_error',
+      `Cannot open the embedded database in ${options.dataDir}: ${reason}`,
+      { dataDir: options.dataDir },
+      { cause: error },
+    )
   }
   const db = pglite
   const queryOn = (target: { query: (text: string, values: unknown[]) => Promise<{ rows: unknown[] }> }): Queryable => ({

@@ -5,13 +5,23 @@
  */
 import type { FeedbackRecord, KnowledgeStatus, KnowledgeType, KnowledgeVersion, Source, Tags } from '../core/knowledge.js'
 import type { Database, Queryable } from './database.js'
-import type { Sql} from './sql.js';
+import type { Sql } from './sql.js'
 import { sql } from './sql.js'
 import type { VectorDialect } from './vectors.js'
 import type { SyncedTextIndex } from './text-sync.js'
 import { planTextQuery, DEFAULT_TEXT_RANKING, type EntryFilter, type RankedId, type TextQuery, type TextRanking, type WeightedTerm } from './text-query.js'
 
-export { MAX_QUERY_TERMS, DEFAULT_TEXT_RANKING, planTextQuery, type EntryFilter, type RankedId, type TextQuery, type TextQueryPlan, type TextRanking, type WeightedTerm } from './text-query.js'
+export {
+  MAX_QUERY_TERMS,
+  DEFAULT_TEXT_RANKING,
+  planTextQuery,
+  type EntryFilter,
+  type RankedId,
+  type TextQuery,
+  type TextQueryPlan,
+  type TextRanking,
+  type WeightedTerm,
+} from './text-query.js'
 
 /**
  * An entry's full-text document: its search terms, in order, per field (normalised
@@ -115,7 +125,6 @@ function documentColumns(doc: SearchDocument): { tsvector: Sql; tf: Sql; length:
     length: doc.title.length + doc.body.length,
   }
 }
-
 
 export interface KnowledgeStore {
   /** Inserts an entry; returns false when the id is taken. */
@@ -254,7 +263,10 @@ export function knowledgeStore(db: Database, getDialect: () => VectorDialect | u
           const r = item.record
           if (item.replace) await tx.query(sql`DELETE FROM knowledge WHERE id = ${r.id}`)
           await insertRecord(tx, r, item.doc, embeddingSql(getDialect(), item.embedding), sql.empty)
-          for (const [kind, history] of [['helpful', item.helpful_history], ['harmful', item.harmful_history]] as const) {
+          for (const [kind, history] of [
+            ['helpful', item.helpful_history],
+            ['harmful', item.harmful_history],
+          ] as const) {
             for (const body of history) {
               await tx.query(sql`INSERT INTO knowledge_feedback (knowledge_id, kind, body, created_at)
                 VALUES (${r.id}, ${kind}, ${JSON.stringify(body)}::jsonb, ${r.updated_at.toISOString()})`)
@@ -328,7 +340,8 @@ export function knowledgeStore(db: Database, getDialect: () => VectorDialect | u
     async update(id, visible, expectedVersion, change, doc, embedding, reason, at) {
       const text = documentColumns(doc)
       return db.transaction(async (tx) => {
-        const saved = await tx.query(sql`INSERT INTO knowledge_version (knowledge_id, version, task, content, types, tags, scopes, resource_ids, reason, created_at)
+        const saved =
+          await tx.query(sql`INSERT INTO knowledge_version (knowledge_id, version, task, content, types, tags, scopes, resource_ids, reason, created_at)
           SELECT id, version, task, content, types, tags, scopes, resource_ids, ${reason}, updated_at FROM knowledge
           WHERE id = ${id} AND version = ${expectedVersion} AND scopes && ${visible}::text[]
           RETURNING version`)
@@ -350,7 +363,9 @@ export function knowledgeStore(db: Database, getDialect: () => VectorDialect | u
         const rows = await tx.query(sql`UPDATE knowledge k SET ${counter}, updated_at = ${at.toISOString()}
           WHERE k.id = ${id} AND k.scopes && ${visible}::text[] RETURNING ${COLUMNS}`)
         if (rows.length === 0) return undefined
-        await tx.query(sql`INSERT INTO knowledge_feedback (knowledge_id, kind, body, created_at) VALUES (${id}, ${kind}, ${JSON.stringify(body)}::jsonb, ${at.toISOString()})`)
+        await tx.query(
+          sql`INSERT INTO knowledge_feedback (knowledge_id, kind, body, created_at) VALUES (${id}, ${kind}, ${JSON.stringify(body)}::jsonb, ${at.toISOString()})`,
+        )
         return toRecord(rows[0]!)
       })
     },
@@ -384,7 +399,11 @@ export function knowledgeStore(db: Database, getDialect: () => VectorDialect | u
       if (stats.length === 0) return []
       const docs = Math.max(1, Number(stats[0]!.docs))
       const avgLength = Math.max(1, Number(stats[0]!.total_len) / docs)
-      const plan = planTextQuery(stats.map((row) => ({ term: row.term, df: Number(row.df) })), docs, ranking)
+      const plan = planTextQuery(
+        stats.map((row) => ({ term: row.term, df: Number(row.df) })),
+        docs,
+        ranking,
+      )
       const { k1, b } = ranking
       // One BM25 summand per query term, reading the entry's stored frequency of the term.
       const summands = plan.terms.map(({ term, idf }) => {
@@ -394,7 +413,8 @@ export function knowledgeStore(db: Database, getDialect: () => VectorDialect | u
       const score = sql.join(summands, ' + ')
       const tsquery = (terms: readonly WeightedTerm[]) => terms.map(({ term }) => quoteLexeme(term)).join(' | ')
       // Candidates: entries with one of the rarer terms (bounded, see planTextQuery), each scored on every term.
-      const scored = (where: Sql) => db.query<{ id: string; score: number }>(sql`SELECT c.id, (${score}) AS score
+      const scored = (where: Sql) =>
+        db.query<{ id: string; score: number }>(sql`SELECT c.id, (${score}) AS score
         FROM (SELECT k.id, k.search_tf, k.search_len FROM knowledge k WHERE ${where} AND ${filterSql(filter)} LIMIT ${plan.budget}) c
         ORDER BY score DESC, c.id LIMIT ${limit}`)
       const anyCandidate = sql`k.search_doc @@ ${tsquery(plan.candidates)}::tsquery`
@@ -527,7 +547,9 @@ export function knowledgeStore(db: Database, getDialect: () => VectorDialect | u
     },
 
     async mergedFrom(id, visible) {
-      const rows = await db.query(sql`SELECT ${COLUMNS}, (k.scopes && ${visible}::text[]) AS visible FROM knowledge k WHERE k.merged_into = ${id} ORDER BY k.id`)
+      const rows = await db.query(
+        sql`SELECT ${COLUMNS}, (k.scopes && ${visible}::text[]) AS visible FROM knowledge k WHERE k.merged_into = ${id} ORDER BY k.id`,
+      )
       return { records: rows.filter((row) => row.visible === true).map(toRecord), total: rows.length }
     },
 

@@ -32,7 +32,9 @@ function alive(pid: number): boolean {
 function readOwner(path: string): LockOwner | undefined {
   try {
     const value = JSON.parse(readFileSync(path, 'utf8')) as Partial<LockOwner>
-    return typeof value.pid === 'number' && typeof value.host === 'string' ? { pid: value.pid, host: value.host, started_at: String(value.started_at ?? '') } : undefined
+    return typeof value.pid === 'number' && typeof value.host === 'string'
+      ? { pid: value.pid, host: value.host, started_at: String(value.started_at ?? '') }
+      : undefined
   } catch {
     return undefined
   }
@@ -59,7 +61,9 @@ export function lockDirectory(dataDir: string): DirectoryLock {
       // A lock from another host (a shared folder) cannot be checked: respect it.
       const held = owner !== undefined && (owner.host !== me.host || alive(owner.pid))
       if (held || attempt > 0) {
-        const who = owner ? `process ${owner.pid} on ${owner.host}${owner.pid === process.pid ? ' (this process)' : ''}, since ${owner.started_at}` : 'another process'
+        const who = owner
+          ? `process ${owner.pid} on ${owner.host}${owner.pid === process.pid ? ' (this process)' : ''}, since ${owner.started_at}`
+          : 'another process'
         throw new KnowHubError(
           'database_error',
           `The embedded database in ${dataDir} is in use by ${who}. The embedded database serves one process at a time: stop the other process, talk to its server over HTTP, or use a PostgreSQL server (DATABASE_URL). If no KnowHub process runs, delete ${path}.`,

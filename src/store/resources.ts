@@ -190,7 +190,9 @@ export interface ResourceStore {
    * In one transaction (rows locked), passes every stored secret to `transform` and
    * writes back what it returns; undefined leaves the row alone. A throw rolls back all.
    */
-  rewriteSecrets(transform: (id: string, envelope: string) => { envelope: string; keyId: string } | undefined): Promise<{ rewritten: number; unchanged: number }>
+  rewriteSecrets(
+    transform: (id: string, envelope: string) => { envelope: string; keyId: string } | undefined,
+  ): Promise<{ rewritten: number; unchanged: number }>
 }
 
 /**
@@ -202,7 +204,8 @@ export interface ResourceStore {
 export function resourceStore(db: Database): ResourceStore {
   return {
     async insert(r) {
-      const rows = await db.query(sql`INSERT INTO resources (id, title, body, secure_body, secret_key_id, content_type, metadata, scopes, owner, version, created_at, updated_at)
+      const rows =
+        await db.query(sql`INSERT INTO resources (id, title, body, secure_body, secret_key_id, content_type, metadata, scopes, owner, version, created_at, updated_at)
         VALUES (${r.id}, ${r.title}, ${r.body}, ${r.secret?.envelope ?? null}, ${r.secret?.keyId ?? null}, ${r.content_type},
           ${JSON.stringify(r.metadata)}::jsonb, ${r.scopes}::text[], ${r.owner}, 1, ${r.created_at.toISOString()}, ${r.created_at.toISOString()})
         ON CONFLICT (owner, id) DO NOTHING
@@ -211,9 +214,7 @@ export function resourceStore(db: Database): ResourceStore {
     },
 
     async get(id, access, options = {}) {
-      const secret = options.secretScopes
-        ? sql`, CASE WHEN r.scopes && ${options.secretScopes}::text[] THEN r.secure_body END AS secure_body`
-        : sql.empty
+      const secret = options.secretScopes ? sql`, CASE WHEN r.scopes && ${options.secretScopes}::text[] THEN r.secure_body END AS secure_body` : sql.empty
       const owner = options.owner !== undefined ? sql` AND r.owner = ${options.owner}` : sql.empty
       const rows = await db.query(sql`SELECT ${FULL}${secret} FROM resources r WHERE r.id = ${id}${owner} AND ${visibleSql(access)}
         ORDER BY ${resolutionOrder(access)} LIMIT 1`)
@@ -236,9 +237,7 @@ export function resourceStore(db: Database): ResourceStore {
 
     async update(key, access, expectedVersion, change, at) {
       const secret =
-        change.secret === undefined
-          ? sql.empty
-          : sql`, secure_body = ${change.secret?.envelope ?? null}, secret_key_id = ${change.secret?.keyId ?? null}`
+        change.secret === undefined ? sql.empty : sql`, secure_body = ${change.secret?.envelope ?? null}, secret_key_id = ${change.secret?.keyId ?? null}`
       const statement = sql`UPDATE resources r SET title = ${change.title}, body = ${change.body}, content_type = ${change.content_type},
           metadata = ${JSON.stringify(change.metadata)}::jsonb, scopes = ${change.scopes}::text[], owner = ${change.owner}${secret},
           version = r.version + 1, updated_at = ${at.toISOString()}

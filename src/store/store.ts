@@ -8,7 +8,15 @@ import { migrate } from './migrate.js'
 import { resourceStore, type ResourceStore } from './resources.js'
 import { sql } from './sql.js'
 import { syncedTextIndex } from './text-sync.js'
-import { createVectorColumn, withoutHnswIndex, detectPgvector, readVectorIndexInfo, vectorDialect, type VectorDialect, type VectorIndexInfo } from './vectors.js'
+import {
+  createVectorColumn,
+  withoutHnswIndex,
+  detectPgvector,
+  readVectorIndexInfo,
+  vectorDialect,
+  type VectorDialect,
+  type VectorIndexInfo,
+} from './vectors.js'
 
 export interface OpenStoreOptions {
   /** Folder of the embedded database (PGlite). Ignored when `databaseUrl` is set. Default `.knowhub`. */
@@ -27,8 +35,7 @@ export interface OpenStoreOptions {
 
 /** The state of the vector index against the configured embedder. */
 export type VectorState =
-  | { status: 'ready'; info: VectorIndexInfo }
-  | { status: 'mismatch'; stored: VectorIndexInfo; wanted: { model: string; dimension: number } }
+  { status: 'ready'; info: VectorIndexInfo } | { status: 'mismatch'; stored: VectorIndexInfo; wanted: { model: string; dimension: number } }
 
 /**
  * The storage layer: one database and the repositories over it.
@@ -75,7 +82,10 @@ export async function openStore(options: OpenStoreOptions = {}): Promise<Store> 
   const changeLogOff = 'SET knowhub.change_log = off'
   const db = options.databaseUrl
     ? await openPostgres({ connectionString: options.databaseUrl, logger, onConnect: ['SET hnsw.iterative_scan = relaxed_order', changeLogOff] })
-    : await openPGlite({ dataDir: (options.dataDir ?? '.knowhub').startsWith('memory://') ? options.dataDir! : join(options.dataDir ?? '.knowhub', 'db'), logger })
+    : await openPGlite({
+        dataDir: (options.dataDir ?? '.knowhub').startsWith('memory://') ? options.dataDir! : join(options.dataDir ?? '.knowhub', 'db'),
+        logger,
+      })
   try {
     if (fulltext === 'sql' && db.kind === 'pglite') await db.query(sql.raw(changeLogOff))
     await migrate(db, { logger })
@@ -83,7 +93,8 @@ export async function openStore(options: OpenStoreOptions = {}): Promise<Store> 
     if (pgvector && db.kind === 'pglite') await db.query(sql`SET hnsw.iterative_scan = relaxed_order`)
     if (!pgvector) {
       logger.warn('store.vector.fallback', {
-        message: 'pgvector is not installed on this PostgreSQL server: vectors are stored as real[] and searched exactly (correct, slower). Install the vector extension for HNSW search.',
+        message:
+          'pgvector is not installed on this PostgreSQL server: vectors are stored as real[] and searched exactly (correct, slower). Install the vector extension for HNSW search.',
       })
     }
     let dialect: VectorDialect | undefined

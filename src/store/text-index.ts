@@ -187,8 +187,12 @@ export function createTextIndex(): TextIndex {
 
   function verdictsFor(filter: EntryFilter): Uint8Array {
     const key = JSON.stringify([
-      [...filter.visible].sort(), [...(filter.types ?? [])].sort(), [...(filter.scopes ?? [])].sort(),
-      [...(filter.status ?? ['active'])].sort(), filter.minScore ?? null, filter.nonNegativeQuality === true,
+      [...filter.visible].sort(),
+      [...(filter.types ?? [])].sort(),
+      [...(filter.scopes ?? [])].sort(),
+      [...(filter.status ?? ['active'])].sort(),
+      filter.minScore ?? null,
+      filter.nonNegativeQuality === true,
     ])
     let verdicts = verdictCache.get(key)
     if (!verdicts || verdicts.length !== capacity) {

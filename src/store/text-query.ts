@@ -110,4 +110,3 @@ export interface RankedId {
   id: string
   score: number
 }
-

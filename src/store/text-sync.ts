@@ -131,10 +131,12 @@ export function syncedTextIndex(db: Database, options: { logger?: Logger } = {})
   function sync(): Promise<void> {
     if (queued) return queued
     if (running) {
-      queued = running.catch(() => {}).then(() => {
-        queued = undefined
-        return sync()
-      })
+      queued = running
+        .catch(() => {})
+        .then(() => {
+          queued = undefined
+          return sync()
+        })
       return queued
     }
     running = run().finally(() => {

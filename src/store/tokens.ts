@@ -77,14 +77,18 @@ export function tokenStore(db: Queryable): TokenStore {
       return rows.map(toRecord)
     },
     async revoke(id, at) {
-      const [row] = await db.query(sql`UPDATE knowhub_token SET revoked_at = COALESCE(revoked_at, ${at.toISOString()}::timestamptz) WHERE id = ${id} RETURNING ${COLUMNS}`)
+      const [row] = await db.query(
+        sql`UPDATE knowhub_token SET revoked_at = COALESCE(revoked_at, ${at.toISOString()}::timestamptz) WHERE id = ${id} RETURNING ${COLUMNS}`,
+      )
       return row ? toRecord(row) : undefined
     },
     async touch(id, at) {
       await db.query(sql`UPDATE knowhub_token SET last_used_at = ${at.toISOString()} WHERE id = ${id}`)
     },
     async hasActive(now) {
-      const rows = await db.query(sql`SELECT 1 FROM knowhub_token WHERE revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ${now.toISOString()}::timestamptz) LIMIT 1`)
+      const rows = await db.query(
+        sql`SELECT 1 FROM knowhub_token WHERE revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ${now.toISOString()}::timestamptz) LIMIT 1`,
+      )
       return rows.length > 0
     },
   }

@@ -8,7 +8,7 @@
 import { KnowHubError } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
 import type { Database, Queryable } from './database.js'
-import type { Sql} from './sql.js';
+import type { Sql } from './sql.js'
 import { sql } from './sql.js'
 
 export type VectorBackend = 'pgvector' | 'array'

@@ -155,7 +155,13 @@ export const knowledgeBatchUpdate = defineTool({
       .describe('Feedback items.'),
   }),
   async handler(args, { backend }) {
-    const result = await backend.batchUpdate({ feedback_list: args.feedback_list.map((item) => ({ knowledge_id: item.knowledge_id, is_helpful: item.is_helpful, ...(item.case ? { case: item.case } : {}) })) })
+    const result = await backend.batchUpdate({
+      feedback_list: args.feedback_list.map((item) => ({
+        knowledge_id: item.knowledge_id,
+        is_helpful: item.is_helpful,
+        ...(item.case ? { case: item.case } : {}),
+      })),
+    })
     const failed = result.results.filter((r) => !r.ok)
     const lines = [`Recorded feedback on ${result.updated} of ${count(result.results.length, 'entry', 'entries')}.`]
     for (const f of failed) lines.push(`- ${f.knowledge_id}: [${f.error?.code ?? 'error'}] ${f.error?.message ?? 'failed'}`)
@@ -192,8 +198,7 @@ export const knowledgeList = defineTool({
 export const knowledgeSlim = defineTool({
   name: 'knowledge_slim',
   description:
-    'Slim the knowledge base: merge near-duplicate entries (counters summed, originals kept as merged and restorable). ' +
-    'Use dry_run to see the plan first.',
+    'Slim the knowledge base: merge near-duplicate entries (counters summed, originals kept as merged and restorable). ' + 'Use dry_run to see the plan first.',
   input: z.strictObject({
     model: z.string().max(200).default(DEFAULT_SLIM_MODEL).describe('Model for LLM-written merges (deterministic merge when the server has no LLM).'),
     dry_run: z.boolean().default(false).describe('Only report what would be merged.'),
@@ -205,7 +210,19 @@ export const knowledgeSlim = defineTool({
       ? `Dry run: ${count(result.groups.length, 'group')} of near-duplicates among ${result.considered} entries would be merged.`
       : `Merged ${count(result.merged, 'entry', 'entries')} into ${count(result.groups.length, 'new entry', 'new entries')} (compared ${result.considered}).`
     const skipped = result.skipped.map((s) => `- skipped ${s.ids.join(', ')}: ${s.message}`)
-    return { text: [head, ...groups, ...skipped, ...(result.truncated ? [`(Only the newest ${result.considered} entries were compared; older ones were not. The HTTP API continues with cursor=${result.next_cursor ?? ''}, the CLI with knowhub slim --cursor.)`] : [])].join('\n'), data: result }
+    return {
+      text: [
+        head,
+        ...groups,
+        ...skipped,
+        ...(result.truncated
+          ? [
+              `(Only the newest ${result.considered} entries were compared; older ones were not. The HTTP API continues with cursor=${result.next_cursor ?? ''}, the CLI with knowhub slim --cursor.)`,
+            ]
+          : []),
+      ].join('\n'),
+      data: result,
+    }
   },
 })
 
@@ -254,14 +271,18 @@ export const resourceSave = defineTool({
  */
 export const resourceGet = defineTool({
   name: 'resource_get',
-  description: 'Read a resource referenced by knowledge (resource_ids). The secret part is returned only with include_secret and only to callers allowed to read it.',
+  description:
+    'Read a resource referenced by knowledge (resource_ids). The secret part is returned only with include_secret and only to callers allowed to read it.',
   input: z.strictObject({
     id: ResourceId.describe('The resource id.'),
     include_secret: z.boolean().default(false).describe('Also return secure_body (when allowed).'),
   }),
   async handler(args, { backend }) {
     const resource = await backend.resourceGet(args.id, { includeSecret: args.include_secret })
-    const note = args.include_secret && resource.has_secret && resource.secure_body === undefined ? '\n(The secret was not returned: you may not read secrets in this resource\'s scopes.)' : ''
+    const note =
+      args.include_secret && resource.has_secret && resource.secure_body === undefined
+        ? "\n(The secret was not returned: you may not read secrets in this resource's scopes.)"
+        : ''
     return { text: `${wrapResource(resource)}${note}`, data: resource }
   },
 })

@@ -63,11 +63,17 @@ function findIn(context: ToolContext, name: string): LoadedPack {
   return pack
 }
 
-const OMITTED_WORDS: Record<string, string> = { budget: 'over the token budget', count_limit: 'not tried: token-count limit', miss_limit: 'not tried: too many misses in a row' }
+const OMITTED_WORDS: Record<string, string> = {
+  budget: 'over the token budget',
+  count_limit: 'not tried: token-count limit',
+  miss_limit: 'not tried: too many misses in a row',
+}
 
 /** `12 over the token budget, 3 not tried: …` */
 function omittedSummary(reasons: Readonly<Record<string, number | undefined>>): string {
-  return Object.entries(reasons).map(([reason, n]) => `${n ?? 0} ${OMITTED_WORDS[reason] ?? reason}`).join(', ')
+  return Object.entries(reasons)
+    .map(([reason, n]) => `${n ?? 0} ${OMITTED_WORDS[reason] ?? reason}`)
+    .join(', ')
 }
 
 function warningLines(warnings: readonly Pick<PackDiagnostic, 'severity' | 'message'>[]): string[] {

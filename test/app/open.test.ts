@@ -14,7 +14,11 @@ describe('openKnowHub search settings', () => {
   const base = { embedder: { provider: 'hashed' }, secrets: { key: Buffer.alloc(32, 1).toString('base64') } }
 
   it('uses the in-memory full-text index on the embedded database by default, SQL when configured', async () => {
-    for (const [fulltext, indexed] of [[undefined, true], ['memory', true], ['sql', false]] as const) {
+    for (const [fulltext, indexed] of [
+      [undefined, true],
+      ['memory', true],
+      ['sql', false],
+    ] as const) {
       const hub = await openKnowHub({ ...base, dataDir: join(dir, String(fulltext)), ...(fulltext ? { search: { fulltext } } : {}) })
       try {
         await hub.knowledge.save({ task: 'selenium login', content: 'use a proxy', types: ['tool'] }, hub.config.principal)
@@ -32,7 +36,9 @@ describe('openKnowHub search settings', () => {
       const hub = await openKnowHub({ ...base, databaseUrl: database.options.databaseUrl })
       expect(await hub.store.knowledge.searchGeneration()).toBeUndefined()
       await hub.close()
-      await expect(openKnowHub({ ...base, databaseUrl: database.options.databaseUrl, search: { fulltext: 'memory' } })).rejects.toMatchObject({ code: 'config_error' })
+      await expect(openKnowHub({ ...base, databaseUrl: database.options.databaseUrl, search: { fulltext: 'memory' } })).rejects.toMatchObject({
+        code: 'config_error',
+      })
     } finally {
       await database.drop()
     }

@@ -23,8 +23,16 @@ function writeSet(name: string, files: Partial<Record<'corpus.jsonl' | 'queries.
   mkdirSync(folder, { recursive: true })
   const defaults = {
     'corpus.jsonl': jsonl([
-      { id: 'sel', text: 'undetected_chromedriver avoids most bot checks; add random delays between steps', meta: { conv: 'crawl', task: 'Log in to site A with Selenium', types: ['tool', 'strategy'] } },
-      { id: 'pw', text: 'Playwright waits for the /api/items response; raise the timeout to 60 s when paging', meta: { conv: 'crawl', task: 'Scrape the product list of site B' } },
+      {
+        id: 'sel',
+        text: 'undetected_chromedriver avoids most bot checks; add random delays between steps',
+        meta: { conv: 'crawl', task: 'Log in to site A with Selenium', types: ['tool', 'strategy'] },
+      },
+      {
+        id: 'pw',
+        text: 'Playwright waits for the /api/items response; raise the timeout to 60 s when paging',
+        meta: { conv: 'crawl', task: 'Scrape the product list of site B' },
+      },
       { id: 'proxy', text: 'Residential proxies have the best success rate but are billed per GB', meta: { conv: 'crawl' } },
       { id: 'ts', text: '用户偏好使用 TypeScript 而非 JavaScript,注重类型安全', meta: { conv: 'user-1', task: '用户编码风格偏好', types: ['user_profile'] } },
       { id: 'pnpm', text: '个人项目一律使用 pnpm,不要生成 package-lock.json', meta: { conv: 'user-1', task: '包管理器偏好', types: ['user_profile'] } },
@@ -84,7 +92,23 @@ describe('knowhub eval', () => {
 
     // --json, --out, --no-rerank, --limit (the first N judged queries) and --per-query in one run
     const file = join(dir, 'report.json')
-    const json = await run('eval', set, '--json', '--out', file, '--mode', 'fulltext', '--no-rerank', '--top-k', '10', '--limit', '2', '--per-query', '--embedder', 'hashed')
+    const json = await run(
+      'eval',
+      set,
+      '--json',
+      '--out',
+      file,
+      '--mode',
+      'fulltext',
+      '--no-rerank',
+      '--top-k',
+      '10',
+      '--limit',
+      '2',
+      '--per-query',
+      '--embedder',
+      'hashed',
+    )
     expect(json.code, json.stderr).toBe(0)
     const report = JSON.parse(json.stdout) as EvalReport
     expect(report).toMatchObject({ set: 'tiny', docs: 6, convs: 2, judged_queries: 3 })

@@ -26,14 +26,32 @@ describe('knowhub knowledge commands', () => {
   })
 
   it('saves, searches, shows, gives feedback, lists, exports and imports', async () => {
-    const save = await run('save', '--task', 'Log in to site A with Selenium', '--content', 'undetected_chromedriver avoids bot checks', '--type', 'tool', '--type', 'strategy', '--tag', 'domain=crawling', '--scope', 'org:acme', '--json')
+    const save = await run(
+      'save',
+      '--task',
+      'Log in to site A with Selenium',
+      '--content',
+      'undetected_chromedriver avoids bot checks',
+      '--type',
+      'tool',
+      '--type',
+      'strategy',
+      '--tag',
+      'domain=crawling',
+      '--scope',
+      'org:acme',
+      '--json',
+    )
     expect(save.code).toBe(0)
     const entry = JSON.parse(save.stdout) as { id: string; scopes: string[]; tags: Record<string, string>; owner: string }
     expect(entry).toMatchObject({ scopes: ['org:acme'], tags: { domain: 'crawling' }, owner: 'user:dev' })
 
     const search = await run('search', 'selenium bot login')
     expect(search.stdout).toContain(entry.id)
-    const searchJson = JSON.parse((await run('search', 'selenium bot login', '--json', '--explain')).stdout) as { count: number; results: Array<{ id: string; explain: unknown }> }
+    const searchJson = JSON.parse((await run('search', 'selenium bot login', '--json', '--explain')).stdout) as {
+      count: number
+      results: Array<{ id: string; explain: unknown }>
+    }
     expect(searchJson.count).toBe(1)
     expect(searchJson.results[0]?.explain).toBeDefined()
 

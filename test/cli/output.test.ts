@@ -63,7 +63,9 @@ describe('knowhub output', () => {
     const missing = await runCli('show', 'knowledge-20990101000000-zzzz', '--json')
     expect(missing.code).toBe(1)
     expect(missing.stderr).toBe('')
-    expect(JSON.parse(missing.stdout)).toEqual({ error: { code: 'not_found', message: expect.stringContaining('knowledge-20990101000000-zzzz'), details: expect.any(Object) } })
+    expect(JSON.parse(missing.stdout)).toEqual({
+      error: { code: 'not_found', message: expect.stringContaining('knowledge-20990101000000-zzzz'), details: expect.any(Object) },
+    })
 
     const invalid = JSON.parse((await runCli('save', '--task', 't', '--content', 'c', '--type', 'magic', '--json')).stdout) as JsonError
     expect(invalid.error.code).toBe('validation_error')
@@ -75,7 +77,11 @@ describe('knowhub output', () => {
     expect((JSON.parse(badNumber.stdout) as JsonError).error).toMatchObject({ code: 'validation_error', message: '--top-k must be an integer, got "many"' })
     const usage = await runCli('show', '--json')
     expect(usage.code).toBe(1)
-    expect((JSON.parse(usage.stdout) as JsonError).error).toMatchObject({ code: 'validation_error', message: "missing required argument 'id'", details: { reason: 'commander.missingArgument' } })
+    expect((JSON.parse(usage.stdout) as JsonError).error).toMatchObject({
+      code: 'validation_error',
+      message: "missing required argument 'id'",
+      details: { reason: 'commander.missingArgument' },
+    })
     expect(usage.stderr).not.toContain('error: missing required argument')
 
     // Without --json: words on stderr, nothing on stdout.

@@ -72,7 +72,8 @@ describe('writes outside the caller’s scopes (CLI)', () => {
     dir = mkdtempSync(join(tmpdir(), 'knowhub-scopes-'))
     process.env.KNOWHUB_DATA_DIR = join(dir, 'data')
     process.env.KNOWHUB_EMBEDDER = 'hashed'
-    for (const name of ['DATABASE_URL', 'KNOWHUB_USER', 'KNOWHUB_AGENT', 'KNOWHUB_PROJECT', 'KNOWHUB_TEAM', 'KNOWHUB_ORG', 'KNOWHUB_CONFIG']) delete process.env[name]
+    for (const name of ['DATABASE_URL', 'KNOWHUB_USER', 'KNOWHUB_AGENT', 'KNOWHUB_PROJECT', 'KNOWHUB_TEAM', 'KNOWHUB_ORG', 'KNOWHUB_CONFIG'])
+      delete process.env[name]
     writeFileSync(join(dir, 'content.txt'), 'x')
   })
   afterAll(() => {

@@ -32,15 +32,26 @@ afterAll(async () => {
   await t?.close()
 })
 
-
 describe('clientBackend', () => {
   it('every method round-trips and matches the in-process backend', async () => {
-    const resource = await remote.resourceSave({ id: 'credentials/site_a', title: 'Site A account', secure_body: 'user / pass', content_type: 'credential', scopes: ['org:cybertogether'] })
+    const resource = await remote.resourceSave({
+      id: 'credentials/site_a',
+      title: 'Site A account',
+      secure_body: 'user / pass',
+      content_type: 'credential',
+      scopes: ['org:cybertogether'],
+    })
     expect(resource).toMatchObject({ id: 'credentials/site_a', has_secret: true })
     expect((await remote.resourceGet('credentials/site_a')).secure_body).toBe('user / pass')
     expect(await remote.resourceGet('credentials/site_a', { includeSecret: false })).not.toHaveProperty('secure_body')
 
-    const entry = await remote.save({ task: 'Log in to site A', content: 'Use the test account; 100 logins a day', types: ['tool', 'usecase'], scopes: ['org:cybertogether'], resource_ids: ['credentials/site_a'] })
+    const entry = await remote.save({
+      task: 'Log in to site A',
+      content: 'Use the test account; 100 logins a day',
+      types: ['tool', 'usecase'],
+      scopes: ['org:cybertogether'],
+      resource_ids: ['credentials/site_a'],
+    })
     expect(await remote.get(entry.id)).toEqual(await local.get(entry.id))
 
     // Query values arrive as the tools pass them (strings from a model are fine: the schemas coerce).
@@ -50,7 +61,10 @@ describe('clientBackend', () => {
     expect(found).toEqual(await local.search(query))
 
     expect((await remote.update(entry.id, { add_helpful_case: { task: 'scrape', outcome: 'worked' } })).eval.helpful).toBe(1)
-    expect(await remote.batchUpdate({ feedback_list: [{ knowledge_id: entry.id, is_helpful: false, case: { reason: 'limit hit' } }] })).toEqual({ updated: 1, results: [{ knowledge_id: entry.id, ok: true }] })
+    expect(await remote.batchUpdate({ feedback_list: [{ knowledge_id: entry.id, is_helpful: false, case: { reason: 'limit hit' } }] })).toEqual({
+      updated: 1,
+      results: [{ knowledge_id: entry.id, ok: true }],
+    })
     const page = await remote.list({ limit: 5, types: ['usecase'] })
     expect(page).toEqual(await local.list({ limit: 5, types: ['usecase'] }))
     expect(page.items[0]?.eval).toMatchObject({ helpful: 1, harmful: 1 })
@@ -92,7 +106,10 @@ describe('the MCP server on clientBackend (tools against a remote KnowHub)', () 
     const { tools } = await mcp.listTools()
     expect(tools.map((tool) => tool.name)).toEqual(expect.arrayContaining(['knowledge_search', 'knowledge_save', 'knowledge_update', 'resource_get']))
 
-    const saved = (await mcp.callTool({ name: 'knowledge_save', arguments: { task: 'Rotate API keys', content: 'Create the new key before revoking the old one', types: ['strategy'] } })) as CallToolResult
+    const saved = (await mcp.callTool({
+      name: 'knowledge_save',
+      arguments: { task: 'Rotate API keys', content: 'Create the new key before revoking the old one', types: ['strategy'] },
+    })) as CallToolResult
     expect(saved.isError).toBeFalsy()
     const id = /Saved (knowledge-\S+)/.exec(text(saved))?.[1]
     expect(id).toBeDefined()
@@ -102,7 +119,10 @@ describe('the MCP server on clientBackend (tools against a remote KnowHub)', () 
     const found = (await mcp.callTool({ name: 'knowledge_search', arguments: { query: 'rotate API keys', min_score: 1 } })) as CallToolResult
     expect(text(found)).toContain(id!)
 
-    const missing = (await mcp.callTool({ name: 'knowledge_update', arguments: { knowledge_id: 'knowledge-20990101000000-none', update_score: 4 } })) as CallToolResult
+    const missing = (await mcp.callTool({
+      name: 'knowledge_update',
+      arguments: { knowledge_id: 'knowledge-20990101000000-none', update_score: 4 },
+    })) as CallToolResult
     expect(missing.isError).toBe(true)
     expect(text(missing)).toMatch(/^error \[not_found\]: No knowledge entry knowledge-20990101000000-none/)
   })

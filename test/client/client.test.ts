@@ -109,7 +109,11 @@ describe('resources', () => {
   })
 
   it('saving an id you own again updates it (ids are namespaced by owner: no 409)', async () => {
-    expect(await kh.resources.save({ id: 'code/selenium/undetected_login', title: 'again' })).toMatchObject({ title: 'again', content_type: 'code', version: 2 })
+    expect(await kh.resources.save({ id: 'code/selenium/undetected_login', title: 'again' })).toMatchObject({
+      title: 'again',
+      content_type: 'code',
+      version: 2,
+    })
   })
 })
 
@@ -119,7 +123,14 @@ describe('knowledge', () => {
   it('save → get (expand resources) → search (filters, explain, expand) → list', async () => {
     const entry = await kh.knowledge.save(seleniumEntry)
     id = entry.id
-    expect(entry).toMatchObject({ task: seleniumEntry.task, types: ['tool', 'strategy'], scopes: ['org:cybertogether'], owner: 'agent:research_agent', status: 'active', version: 1 })
+    expect(entry).toMatchObject({
+      task: seleniumEntry.task,
+      types: ['tool', 'strategy'],
+      scopes: ['org:cybertogether'],
+      owner: 'agent:research_agent',
+      status: 'active',
+      version: 1,
+    })
     expect(entry.eval).toMatchObject({ score: 4, helpful: 0, harmful: 0 })
 
     const got = await kh.knowledge.get(id)
@@ -181,8 +192,16 @@ describe('knowledge', () => {
 
   it('slim (dry run, then merge) → unmerge', async () => {
     const base = { task: 'Bake sourdough bread', types: ['usecase'] as const, scopes: ['org:cybertogether'] }
-    const a = await kh.knowledge.save({ ...base, types: [...base.types], content: 'Feed the starter twice a day and keep the dough at 24 degrees. Bake at 250 degrees with steam.' })
-    const b = await kh.knowledge.save({ ...base, types: [...base.types], content: 'Feed the starter twice a day and keep the dough at 24 degrees. Bake at 250 degrees with steam for 20 minutes.' })
+    const a = await kh.knowledge.save({
+      ...base,
+      types: [...base.types],
+      content: 'Feed the starter twice a day and keep the dough at 24 degrees. Bake at 250 degrees with steam.',
+    })
+    const b = await kh.knowledge.save({
+      ...base,
+      types: [...base.types],
+      content: 'Feed the starter twice a day and keep the dough at 24 degrees. Bake at 250 degrees with steam for 20 minutes.',
+    })
     const plan = await kh.knowledge.slim({ model: 'google/gemini-2.0-flash-001', dry_run: true })
     expect(plan).toMatchObject({ dry_run: true, merged: 0 })
     expect(plan.groups.find((g) => g.merged_ids.includes(a.id))?.merged_ids.sort()).toEqual([a.id, b.id].sort())
@@ -246,6 +265,12 @@ describe('typed errors', () => {
 
   it('toJSON carries code, status, details and request id', async () => {
     const error = await failure(kh.knowledge.get('knowledge-20990101000000-none'))
-    expect(JSON.parse(JSON.stringify(error))).toEqual({ code: 'not_found', message: expect.any(String), status: 404, details: { id: 'knowledge-20990101000000-none' }, request_id: expect.any(String) })
+    expect(JSON.parse(JSON.stringify(error))).toEqual({
+      code: 'not_found',
+      message: expect.any(String),
+      status: 404,
+      details: { id: 'knowledge-20990101000000-none' },
+      request_id: expect.any(String),
+    })
   })
 })

@@ -34,7 +34,10 @@ describe('examples/agent-loop', () => {
     const dir = join(root, 'examples', 'agent-loop')
     for (const file of ['agent.ts', 'main.ts']) {
       const imports = [...readFileSync(join(dir, file), 'utf8').matchAll(/^import .* from '([^']+)'/gm)].map((m) => m[1])
-      expect(imports.filter((s) => s?.includes('src/')), file).toEqual([])
+      expect(
+        imports.filter((s) => s?.includes('src/')),
+        file,
+      ).toEqual([])
     }
     expect(readFileSync(join(dir, 'agent.ts'), 'utf8')).toMatch(/from 'knowhub\/client'[\s\S]*from 'knowhub\/tools'/)
     // The names resolve to the package's built files (self-reference through package.json exports, from anywhere in the repository).
@@ -66,11 +69,15 @@ describe('examples/agent-loop', () => {
   })
 
   it('runs as a command (npm run example) and prints what it did', async () => {
-    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', join(root, 'examples/agent-loop/main.ts'), 'Rotate', 'API', 'keys', 'safely'], {
-      cwd: root,
-      env: { ...process.env, KNOWHUB_URL: url, OPENAI_MODEL: '' },
-      timeout: 60_000,
-    })
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      ['--import', 'tsx', join(root, 'examples/agent-loop/main.ts'), 'Rotate', 'API', 'keys', 'safely'],
+      {
+        cwd: root,
+        env: { ...process.env, KNOWHUB_URL: url, OPENAI_MODEL: '' },
+        timeout: 60_000,
+      },
+    )
     expect(stdout).toContain('→ knowledge_save(')
     expect(stdout).toMatch(/saved knowledge-\S+, found \d+ after, and recorded a helpful case\./)
     expect(stdout).toContain('4 tool call(s), 0 failed.')
@@ -80,12 +87,25 @@ describe('examples/agent-loop', () => {
     const seen: ChatRequest[] = []
     let turn = 0
     const call = (name: string, args: unknown) => ({ id: `call_${turn}`, type: 'function', function: { name, arguments: JSON.stringify(args) } })
-    const completion = (message: Record<string, unknown>) => ({ id: `c${turn}`, object: 'chat.completion', created: 0, model: 'stub-chat', choices: [{ index: 0, message: { role: 'assistant', ...message }, finish_reason: 'stop' }] })
+    const completion = (message: Record<string, unknown>) => ({
+      id: `c${turn}`,
+      object: 'chat.completion',
+      created: 0,
+      model: 'stub-chat',
+      choices: [{ index: 0, message: { role: 'assistant', ...message }, finish_reason: 'stop' }],
+    })
     stub.setChat((request) => {
       seen.push(structuredClone(request))
       turn++
       if (turn === 1) return completion({ content: null, tool_calls: [call('knowledge_search', { query: 'cache busting for a CDN' })] })
-      if (turn === 2) return completion({ content: null, tool_calls: [call('knowledge_save', { task: 'Cache busting for a CDN', content: 'Put a content hash in asset file names', types: ['strategy'] }), call('knowledge_update', { knowledge_id: 'nope' })] })
+      if (turn === 2)
+        return completion({
+          content: null,
+          tool_calls: [
+            call('knowledge_save', { task: 'Cache busting for a CDN', content: 'Put a content hash in asset file names', types: ['strategy'] }),
+            call('knowledge_update', { knowledge_id: 'nope' }),
+          ],
+        })
       return completion({ content: 'Use hashed asset names.' })
     })
     const report = await runAgent({ knowhubUrl: url, task: 'How do I bust a CDN cache?', model: { baseUrl: stub.url, model: 'stub-chat', apiKey: 'sk-test' } })
@@ -96,7 +116,9 @@ describe('examples/agent-loop', () => {
       ['knowledge_update', false],
     ])
     // The model got the tools as OpenAI function tools, and every tool result (errors too) went back to it.
-    expect((seen[0]?.tools as Array<{ function: { name: string } }>).map((tool) => tool.function.name)).toEqual(expect.arrayContaining(['knowledge_search', 'knowledge_save', 'knowledge_update']))
+    expect((seen[0]?.tools as Array<{ function: { name: string } }>).map((tool) => tool.function.name)).toEqual(
+      expect.arrayContaining(['knowledge_search', 'knowledge_save', 'knowledge_update']),
+    )
     expect(stub.requestsTo('/v1/chat/completions')[0]?.headers.authorization).toBe('Bearer sk-test')
     const toolMessages = seen[2]?.messages.filter((m) => m.role === 'tool') ?? []
     expect(toolMessages.map((m) => m.tool_call_id)).toEqual(['call_1', 'call_2', 'call_2'])

@@ -46,7 +46,10 @@ describe('knowhub/client public surface', () => {
 
   it('documents every runtime export with a JSDoc @example', async () => {
     const all = await sources()
-    const missing = exportsWithoutExample(Object.keys(client), all.map((s) => s.text))
+    const missing = exportsWithoutExample(
+      Object.keys(client),
+      all.map((s) => s.text),
+    )
     expect(missing).toEqual([])
   })
 

@@ -267,7 +267,13 @@ describe('requests and responses', () => {
   it('an error body with an unknown code keeps it as serverCode; a bare status maps to its code', async () => {
     const kh = createClient({ baseUrl: base, retry: false })
     plans.push({ kind: 'respond', status: 418, body: { error: { code: 'teapot', message: 'short and stout', details: { spout: true } } } })
-    expect(await failure(kh.healthz())).toMatchObject({ code: 'http_error', serverCode: 'teapot', message: 'short and stout', details: { spout: true }, status: 418 })
+    expect(await failure(kh.healthz())).toMatchObject({
+      code: 'http_error',
+      serverCode: 'teapot',
+      message: 'short and stout',
+      details: { spout: true },
+      status: 418,
+    })
     plans.push({ kind: 'respond', status: 404, body: 'Not Found' })
     expect(await failure(kh.healthz())).toMatchObject({ code: 'not_found', status: 404 })
   })

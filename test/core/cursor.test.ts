@@ -21,7 +21,7 @@ describe('cursors', () => {
     expect(decodeCursor(cursor, idOf)).toEqual({ id: 'code/selenium/login?x=1&y=ü' })
   })
 
-  it('refuse what does not decode, is not an array, or has the wrong shape, with the caller\'s message at path cursor', () => {
+  it("refuse what does not decode, is not an array, or has the wrong shape, with the caller's message at path cursor", () => {
     const bad = ['garbage', '', encodeCursor(['u', 'x']), Buffer.from('{"t":1}').toString('base64url'), Buffer.from('[1,').toString('base64url')]
     for (const cursor of bad) {
       const error = refusal(() => decodeCursor(cursor, idOf))

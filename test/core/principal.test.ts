@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest'
-import { assertScope, assertWritableScopes, canManage, defaultOwnerOf, defaultWriteScopes, Principal, scopePriority, visibleScopes } from '../../src/core/principal.js'
+import {
+  assertScope,
+  assertWritableScopes,
+  canManage,
+  defaultOwnerOf,
+  defaultWriteScopes,
+  Principal,
+  scopePriority,
+  visibleScopes,
+} from '../../src/core/principal.js'
 import { isKnowHubError, type KnowHubError } from '../../src/core/errors.js'
 
 describe('principal and scopes', () => {

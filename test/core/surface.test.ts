@@ -44,7 +44,8 @@ function moduleSpecifiers(fileName: string, text: string): Array<{ specifier: st
   const visit = (node: ts.Node): void => {
     if (ts.isImportDeclaration(node)) add(node, node.importClause ? 'import' : 'side-effect import', node.moduleSpecifier)
     else if (ts.isExportDeclaration(node) && node.moduleSpecifier) add(node, 'export from', node.moduleSpecifier)
-    else if (ts.isImportEqualsDeclaration(node) && ts.isExternalModuleReference(node.moduleReference)) add(node, 'import = require', node.moduleReference.expression)
+    else if (ts.isImportEqualsDeclaration(node) && ts.isExternalModuleReference(node.moduleReference))
+      add(node, 'import = require', node.moduleReference.expression)
     else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) add(node, 'dynamic import', node.arguments[0])
     else if (ts.isCallExpression(node) && ts.isIdentifier(node.expression) && node.expression.text === 'require') add(node, 'require', node.arguments[0])
     else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument)) add(node, 'import type', node.argument.literal)
@@ -85,7 +86,11 @@ describe('public surface', () => {
     const out = mkdtempSync(join(tmpdir(), 'knowhub-build-'))
     try {
       // Type errors do not stop emit: this checks what the build writes, `npm run typecheck` checks types.
-      await promisify(execFile)(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, 'tsconfig.build.json'), '--outDir', out], { cwd: root }).catch((error: { stdout?: string }) => error)
+      await promisify(execFile)(
+        process.execPath,
+        [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, 'tsconfig.build.json'), '--outDir', out],
+        { cwd: root },
+      ).catch((error: { stdout?: string }) => error)
       const built = (target: string) => join(out, target.replace(/^\.\/dist\//, ''))
       for (const [subpath, target] of entries()) {
         expect(existsSync(built(target.import)), `${subpath} → ${target.import}`).toBe(true)
@@ -102,9 +107,22 @@ describe('public surface', () => {
 
   it('documents every runtime export of knowhub/resources with a JSDoc @example', () => {
     const dir = join(root, 'src', 'resources')
-    const texts = readdirSync(dir).filter((f) => f.endsWith('.ts')).map((f) => readFileSync(join(dir, f), 'utf8'))
+    const texts = readdirSync(dir)
+      .filter((f) => f.endsWith('.ts'))
+      .map((f) => readFileSync(join(dir, f), 'utf8'))
     const names = Object.keys(resources).sort()
-    expect(names).toEqual(['SecretKey', 'canReadSecrets', 'checkSecretKey', 'createResourceService', 'createSecretBox', 'isExpired', 'loadOrCreateKey', 'rotateKeyFile', 'rotateSecrets', 'writeKeyFile'])
+    expect(names).toEqual([
+      'SecretKey',
+      'canReadSecrets',
+      'checkSecretKey',
+      'createResourceService',
+      'createSecretBox',
+      'isExpired',
+      'loadOrCreateKey',
+      'rotateKeyFile',
+      'rotateSecrets',
+      'writeKeyFile',
+    ])
     const missing = exportsWithoutExample(names, texts)
     expect(missing).toEqual([])
   })

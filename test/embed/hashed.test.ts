@@ -39,7 +39,9 @@ describe('hashed embedder', () => {
   it('is deterministic: same text, same vector, across calls and instances', async () => {
     const text = 'Caroline went to the LGBTQ support group on 7 May 2023. 她很开心。'
     const [a] = await embedder.embed([text])
-    const [b] = await createHashedEmbedder({ dimension: 512 }).embed(['something else first', text]).then((v) => v.slice(1))
+    const [b] = await createHashedEmbedder({ dimension: 512 })
+      .embed(['something else first', text])
+      .then((v) => v.slice(1))
     expect(Array.from(b!)).toEqual(Array.from(a!))
   })
 

@@ -13,7 +13,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createLocalEmbedder, TRANSFORMERS_INSTALL } from '../../src/embed/local.js'
 import { rejection } from '../helpers/errors.js'
 
-
 let root: string
 
 /** A folder with the transformers.js layout (the files are placeholders). */
@@ -156,7 +155,10 @@ describe('local ONNX embedder: glue code, against a stand-in for transformers.js
     expect(embedder.dimension).toBe(4)
 
     const vectors = await embedder.embed(['a', 'banana', 'see', ''])
-    expect(runs.slice(1).map((run) => run.texts)).toEqual([['a', 'banana'], ['see', '']])
+    expect(runs.slice(1).map((run) => run.texts)).toEqual([
+      ['a', 'banana'],
+      ['see', ''],
+    ])
     expect(runs[1]!.options).toEqual({ pooling: 'cls', normalize: true })
     for (const vector of vectors) {
       expect(vector).toHaveLength(4)

@@ -12,7 +12,6 @@ function config(stub: OpenAIStub, extra: Partial<OpenAIEmbedderConfig> = {}): Op
   return { provider: 'openai', baseUrl: stub.url, model: 'stub-embed', timeoutMs: 2_000, ...extra }
 }
 
-
 function norm(vector: Float32Array): number {
   return Math.sqrt(vector.reduce((sum, value) => sum + value * value, 0))
 }
@@ -91,7 +90,12 @@ describe('OpenAI-compatible embedder against a real HTTP server', () => {
 
   it('retries 429 and 5xx with backoff, then succeeds', async () => {
     const warnings: LogFields[] = []
-    const logger: Logger = { debug() {}, info() {}, error() {}, warn: (message, fields) => void (message === 'embed.openai.retry' && warnings.push(fields ?? {})) }
+    const logger: Logger = {
+      debug() {},
+      info() {},
+      error() {},
+      warn: (message, fields) => void (message === 'embed.openai.retry' && warnings.push(fields ?? {})),
+    }
     const retrying = await createOpenAIEmbedder(config(stub), { retry: fastRetry, logger })
     stub.failNext(1, 429, { retryAfter: '0' })
     stub.failNext(1, 500)
@@ -153,7 +157,15 @@ describe('OpenAI-compatible embedder against a real HTTP server', () => {
     const cases: Array<[unknown, RegExp]> = [
       [{ data: [{ index: 0 }] }, /Unexpected response.*embedding/],
       [{ data: [] }, /returned 0 embeddings for 1 inputs/],
-      [{ data: [{ index: 0, embedding: Array(16).fill(1) }, { index: 0, embedding: Array(16).fill(1) }] }, /returned 2 embeddings/],
+      [
+        {
+          data: [
+            { index: 0, embedding: Array(16).fill(1) },
+            { index: 0, embedding: Array(16).fill(1) },
+          ],
+        },
+        /returned 2 embeddings/,
+      ],
       [{ data: [{ index: 3, embedding: Array(16).fill(1) }] }, /out-of-range embedding index 3/],
       [{ data: [{ index: 0, embedding: Array(8).fill(1) }] }, /8 dimensions, expected 16/],
       ['<html>oops</html>', /not JSON/],
@@ -164,7 +176,15 @@ describe('OpenAI-compatible embedder against a real HTTP server', () => {
       expect(error.code).toBe('embedder_failed')
       expect(error.message).toMatch(pattern)
     }
-    stub.respondNext({ status: 200, body: { data: [{ index: 1, embedding: Array(16).fill(1) }, { index: 1, embedding: Array(16).fill(1) }] } })
+    stub.respondNext({
+      status: 200,
+      body: {
+        data: [
+          { index: 1, embedding: Array(16).fill(1) },
+          { index: 1, embedding: Array(16).fill(1) },
+        ],
+      },
+    })
     expect((await rejection(embedder.embed(['a', 'b']))).message).toMatch(/duplicate/)
   })
 

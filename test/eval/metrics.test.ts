@@ -19,7 +19,10 @@ describe('retrieval metrics (hand-computed)', () => {
     // relevant at ranks 1 and 3 of two relevant: (1 + 1/2) / (1 + 1/log2 3)
     expect(ndcgAtK(['a', 'x', 'b'], rel('a', 'b'), 10)).toBeCloseTo(1.5 / (1 + 1 / Math.log2(3)))
     // graded: b (rel 2, gain 3) first is ideal; a first is not
-    const graded = new Map([['a', 1], ['b', 2]])
+    const graded = new Map([
+      ['a', 1],
+      ['b', 2],
+    ])
     expect(ndcgAtK(['b', 'a'], graded, 10)).toBe(1)
     expect(ndcgAtK(['a', 'b'], graded, 10)).toBeCloseTo((1 + 3 / Math.log2(3)) / (3 + 1 / Math.log2(3)))
     // cut at k

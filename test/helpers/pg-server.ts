@@ -59,15 +59,12 @@ async function waitReady(url: string, child: ChildProcess): Promise<void> {
 export async function startTempPostgres(): Promise<TempPostgres> {
   const bin = findBin()
   if (!bin) {
-    throw new Error(
-      'PostgreSQL is not installed. Install postgresql-15 (apt-get install postgresql-15; see .ci/run) or point KNOWHUB_TEST_PG_URL at a server.',
-    )
+    throw new Error('PostgreSQL is not installed. Install postgresql-15 (apt-get install postgresql-15; see .ci/run) or point KNOWHUB_TEST_PG_URL at a server.')
   }
   const dataDir = mkdtempSync(join(tmpdir(), 'knowhub-pg-'))
   const asRoot = process.getuid?.() === 0
   // initdb refuses to run as root: run the server as the postgres user then.
-  const command = (cmd: string, args: string[]): [string, string[]] =>
-    asRoot ? ['runuser', ['-u', 'postgres', '--', cmd, ...args]] : [cmd, args]
+  const command = (cmd: string, args: string[]): [string, string[]] => (asRoot ? ['runuser', ['-u', 'postgres', '--', cmd, ...args]] : [cmd, args])
   if (asRoot) {
     const uid = Number(execFileSync('id', ['-u', 'postgres']).toString().trim())
     const gid = Number(execFileSync('id', ['-g', 'postgres']).toString().trim())
@@ -78,8 +75,22 @@ export async function startTempPostgres(): Promise<TempPostgres> {
   const port = await freePort()
   const server = spawn(
     ...command(join(bin, 'postgres'), [
-      '-D', pgData, '-h', '127.0.0.1', '-p', String(port), '-k', dataDir,
-      '-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'max_connections=200',
+      '-D',
+      pgData,
+      '-h',
+      '127.0.0.1',
+      '-p',
+      String(port),
+      '-k',
+      dataDir,
+      '-c',
+      'fsync=off',
+      '-c',
+      'synchronous_commit=off',
+      '-c',
+      'full_page_writes=off',
+      '-c',
+      'max_connections=200',
     ]),
     // Its own process group, so that stop() reaches postgres even behind runuser.
     { stdio: 'ignore', detached: true },

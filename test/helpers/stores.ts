@@ -45,7 +45,10 @@ export async function createTestDatabase(backend: Backend): Promise<TestDatabase
 }
 
 /** Opens a migrated store on a new test database; `cleanup` closes and drops it. */
-export async function openTestStore(backend: Backend, options: Pick<OpenStoreOptions, 'fulltext'> = {}): Promise<{ store: Store; database: TestDatabase; cleanup: () => Promise<void> }> {
+export async function openTestStore(
+  backend: Backend,
+  options: Pick<OpenStoreOptions, 'fulltext'> = {},
+): Promise<{ store: Store; database: TestDatabase; cleanup: () => Promise<void> }> {
   const database = await createTestDatabase(backend)
   const store = await openStore({ ...database.options, ...options })
   return {

@@ -48,7 +48,13 @@ describe.each(BACKENDS)('knowledge service on %s', (backend) => {
 
   it('saves an entry with generated id, defaults and source, and reads it back', async () => {
     const saved = await knowledge.save(
-      { task: 'Log in to site A', content: 'Use the test account; sessions last 2 hours.', types: ['tool', 'usecase', 'tool'], tags: { domain: 'crawling' }, source: { agent_id: 'research', urls: ['https://example.com'] } },
+      {
+        task: 'Log in to site A',
+        content: 'Use the test account; sessions last 2 hours.',
+        types: ['tool', 'usecase', 'tool'],
+        tags: { domain: 'crawling' },
+        source: { agent_id: 'research', urls: ['https://example.com'] },
+      },
       alice,
     )
     expect(saved.id).toMatch(GENERATED_KNOWLEDGE_ID)
@@ -89,8 +95,14 @@ describe.each(BACKENDS)('knowledge service on %s', (backend) => {
   })
 
   it('hides entries from principals outside their scopes on every read path', async () => {
-    const secret = await knowledge.save({ task: 'alice private deploy trick', content: 'kubectl rollout restart', types: ['strategy'], scopes: ['user:alice'] }, alice)
-    const team = await knowledge.save({ task: 'project p1 deploy trick', content: 'kubectl rollout restart', types: ['strategy'], scopes: ['project:p1'] }, alice)
+    const secret = await knowledge.save(
+      { task: 'alice private deploy trick', content: 'kubectl rollout restart', types: ['strategy'], scopes: ['user:alice'] },
+      alice,
+    )
+    const team = await knowledge.save(
+      { task: 'project p1 deploy trick', content: 'kubectl rollout restart', types: ['strategy'], scopes: ['project:p1'] },
+      alice,
+    )
     await expectCode(knowledge.get(secret.id, bob), 'not_found')
     await expectCode(knowledge.feedback(secret.id, { add_helpful_case: { task: 'x' } }, bob), 'not_found')
     await expectCode(knowledge.versions(secret.id, bob), 'not_found')
@@ -108,7 +120,10 @@ describe.each(BACKENDS)('knowledge service on %s', (backend) => {
   it('lists newest first with type and scope filters and cursor pagination', async () => {
     const ids: string[] = []
     for (let i = 0; i < 7; i++) {
-      const entry = await knowledge.save({ task: `task ${i}`, content: `content ${i}`, types: [i % 2 === 0 ? 'tool' : 'plan'], scopes: [i < 4 ? 'user:alice' : 'org:acme'] }, alice)
+      const entry = await knowledge.save(
+        { task: `task ${i}`, content: `content ${i}`, types: [i % 2 === 0 ? 'tool' : 'plan'], scopes: [i < 4 ? 'user:alice' : 'org:acme'] },
+        alice,
+      )
       ids.push(entry.id)
     }
     const seen: string[] = []
@@ -144,7 +159,9 @@ describe.each(BACKENDS)('knowledge service on %s', (backend) => {
 
   it('adds feedback atomically: 100 concurrent helpful cases add exactly 100', async () => {
     const entry = await knowledge.save({ task: 'Retry flaky HTTP', content: 'exponential backoff', types: ['strategy'], scopes: ['org:acme'] }, alice)
-    await Promise.all(Array.from({ length: 100 }, (_, i) => knowledge.feedback(entry.id, { add_helpful_case: { task: `run ${i}`, outcome: 'ok' } }, i % 2 ? carol : alice)))
+    await Promise.all(
+      Array.from({ length: 100 }, (_, i) => knowledge.feedback(entry.id, { add_helpful_case: { task: `run ${i}`, outcome: 'ok' } }, i % 2 ? carol : alice)),
+    )
     const after = await knowledge.get(entry.id, alice)
     expect(after.eval.helpful).toBe(100)
     expect(after.eval.helpful_history).toHaveLength(100)
@@ -161,7 +178,13 @@ describe.each(BACKENDS)('knowledge service on %s', (backend) => {
     const a = await knowledge.save({ task: 'a', content: 'a', types: ['tool'] }, alice)
     const hidden = await knowledge.save({ task: 'b', content: 'b', types: ['tool'] }, bob)
     const result = await knowledge.batchFeedback(
-      { feedback_list: [{ knowledge_id: a.id, is_helpful: true, case: { task: 't' } }, { knowledge_id: a.id, is_helpful: false }, { knowledge_id: hidden.id, is_helpful: true }] },
+      {
+        feedback_list: [
+          { knowledge_id: a.id, is_helpful: true, case: { task: 't' } },
+          { knowledge_id: a.id, is_helpful: false },
+          { knowledge_id: hidden.id, is_helpful: true },
+        ],
+      },
       alice,
     )
     expect(result.updated).toBe(2)
@@ -186,7 +209,14 @@ describe.each(BACKENDS)('knowledge service on %s', (backend) => {
 
   describe('search', () => {
     it('finds English entries by meaning-bearing words and respects top_k', async () => {
-      await knowledge.save({ task: 'Bypass bot detection when logging in with Selenium', content: 'undetected_chromedriver avoids most checks; randomise delays.', types: ['tool', 'strategy'] }, alice)
+      await knowledge.save(
+        {
+          task: 'Bypass bot detection when logging in with Selenium',
+          content: 'undetected_chromedriver avoids most checks; randomise delays.',
+          types: ['tool', 'strategy'],
+        },
+        alice,
+      )
       await knowledge.save({ task: 'Format TypeScript code', content: 'Run prettier with the project config.', types: ['tool'] }, alice)
       await knowledge.save({ task: 'Summarise a PDF report', content: 'Extract text with pdftotext, then chunk by heading.', types: ['plan'] }, alice)
       const response = await knowledge.search({ q: 'selenium login detected as a bot', top_k: 2 }, alice)
@@ -197,7 +227,10 @@ describe.each(BACKENDS)('knowledge service on %s', (backend) => {
     })
 
     it('finds a Chinese entry from a Chinese query that shares words but no whole phrase', async () => {
-      const target = await knowledge.save({ task: '用户编码风格偏好', content: '用户偏好使用 TypeScript 而非 JavaScript,注重类型安全', types: ['user_profile'] }, alice)
+      const target = await knowledge.save(
+        { task: '用户编码风格偏好', content: '用户偏好使用 TypeScript 而非 JavaScript,注重类型安全', types: ['user_profile'] },
+        alice,
+      )
       await knowledge.save({ task: '部署服务到生产环境', content: '先在预发环境验证,再灰度发布', types: ['plan'] }, alice)
       await knowledge.save({ task: '爬虫登录某网站', content: '使用测试账号登录,每天限额 100 次', types: ['tool'] }, alice)
       const response = await knowledge.search({ q: '这个用户写代码时喜欢什么样的类型风格' }, alice)
@@ -268,7 +301,10 @@ describe.each(BACKENDS)('knowledge service on %s', (backend) => {
       let searched = 0
       const counted: Store = { ...store, knowledge: { ...store.knowledge, getMany: (ids, visible) => (searched++, store.knowledge.getMany(ids, visible)) } }
       const svc = await createKnowledgeService({ store: counted, embedder: createHashedEmbedder({ dimension: 256 }), searchCacheSize: 2 })
-      const e = await svc.save({ task: 'rotate API keys', content: 'rotate keys every 90 days with the vault CLI', types: ['plan'], scopes: ['org:acme'] }, alice)
+      const e = await svc.save(
+        { task: 'rotate API keys', content: 'rotate keys every 90 days with the vault CLI', types: ['plan'], scopes: ['org:acme'] },
+        alice,
+      )
       // On a server (no generation) every search runs; on the embedded store a repeat is a hit.
       const runs = (n: number) => (backend === 'pglite' ? n : searched)
       const first = await svc.search({ q: 'rotate vault keys' }, alice)
@@ -294,7 +330,10 @@ describe.each(BACKENDS)('knowledge service on %s', (backend) => {
 
     it('finds nothing for a query about nothing stored, yet keeps close matches the vectors alone find', async () => {
       const svc = await createKnowledgeService({ store, embedder: createHashedEmbedder({ dimension: 256 }) })
-      const login = await svc.save({ task: 'Log in to site A with Selenium', content: 'undetected_chromedriver avoids bot checks; add random delays', types: ['tool'] }, alice)
+      const login = await svc.save(
+        { task: 'Log in to site A with Selenium', content: 'undetected_chromedriver avoids bot checks; add random delays', types: ['tool'] },
+        alice,
+      )
       await svc.save({ task: 'Deploy with pnpm in Docker', content: 'run corepack enable before pnpm install', types: ['tool'] }, alice)
       await svc.save({ task: '用户编码风格偏好', content: '用户偏好使用 TypeScript 而非 JavaScript,注重类型安全', types: ['user_profile'] }, alice)
       for (const mode of ['hybrid', 'vector'] as const) {
@@ -340,7 +379,16 @@ describe.each(BACKENDS)('knowledge service on %s', (backend) => {
   })
 
   it('exports and imports JSONL losslessly', async () => {
-    const a = await knowledge.save({ task: '导出测试', content: 'content with "quotes" and\nnewlines', types: ['definition'], tags: { n: 1, ok: true, list: ['x'] }, resource_ids: ['code/a/b'] }, alice)
+    const a = await knowledge.save(
+      {
+        task: '导出测试',
+        content: 'content with "quotes" and\nnewlines',
+        types: ['definition'],
+        tags: { n: 1, ok: true, list: ['x'] },
+        resource_ids: ['code/a/b'],
+      },
+      alice,
+    )
     await knowledge.feedback(a.id, { add_helpful_case: { task: 'used', extra: { nested: [1, 2] } } }, alice)
     await knowledge.edit(a.id, { content: 'second version' }, alice)
     const b = await knowledge.save({ task: 'archived one', content: 'x', types: ['plan'], scopes: ['org:acme'] }, alice)
@@ -364,17 +412,41 @@ describe.each(BACKENDS)('knowledge service on %s', (backend) => {
   })
 
   it('reports bad import lines by number: atomic imports nothing, partial imports the rest', async () => {
-    const good = (id: string) => JSON.stringify({
-      id, message_id: '', types: ['tool'], task: 't', tags: {}, scopes: ['user:alice'], owner: 'user:alice', content: 'c', resource_ids: [],
-      source: { name: '', category: 'exp', urls: [], agent_id: '', submitted_by: '', message_id: '', trace_id: '' },
-      eval: { score: 3, helpful: 0, harmful: 0, confidence: 0.5, helpful_history: [], harmful_history: [] },
-      status: 'active', merged_into: null, version: 1, created_at: '2026-03-05T12:00:00.000Z', updated_at: '2026-03-05T12:00:00.000Z', versions: [],
-    })
-    const lines = [good('knowledge-20260305120000-aaaa'), '{not json', '', good('knowledge-20260305120000-bbbb').replace('"tool"', '"magic"'),
-      good('knowledge-20260305120000-cccc').replace('user:alice"]', 'org:other"]'), good('knowledge-20260305120000-dddd')]
+    const good = (id: string) =>
+      JSON.stringify({
+        id,
+        message_id: '',
+        types: ['tool'],
+        task: 't',
+        tags: {},
+        scopes: ['user:alice'],
+        owner: 'user:alice',
+        content: 'c',
+        resource_ids: [],
+        source: { name: '', category: 'exp', urls: [], agent_id: '', submitted_by: '', message_id: '', trace_id: '' },
+        eval: { score: 3, helpful: 0, harmful: 0, confidence: 0.5, helpful_history: [], harmful_history: [] },
+        status: 'active',
+        merged_into: null,
+        version: 1,
+        created_at: '2026-03-05T12:00:00.000Z',
+        updated_at: '2026-03-05T12:00:00.000Z',
+        versions: [],
+      })
+    const lines = [
+      good('knowledge-20260305120000-aaaa'),
+      '{not json',
+      '',
+      good('knowledge-20260305120000-bbbb').replace('"tool"', '"magic"'),
+      good('knowledge-20260305120000-cccc').replace('user:alice"]', 'org:other"]'),
+      good('knowledge-20260305120000-dddd'),
+    ]
     const atomic = await knowledge.importJsonl(lines, alice)
     expect(atomic.imported).toBe(0)
-    expect(atomic.errors.map((e) => [e.line, e.code])).toEqual([[2, 'invalid_import'], [4, 'invalid_import'], [5, 'forbidden']])
+    expect(atomic.errors.map((e) => [e.line, e.code])).toEqual([
+      [2, 'invalid_import'],
+      [4, 'invalid_import'],
+      [5, 'forbidden'],
+    ])
     expect(atomic.errors[1]?.message).toMatch(/types\.0/)
     expect((await knowledge.list({}, alice)).items).toHaveLength(0)
     const partial = await knowledge.importJsonl(lines, alice, { mode: 'partial' })
@@ -384,13 +456,27 @@ describe.each(BACKENDS)('knowledge service on %s', (backend) => {
 
   it('bulk-imports 600 entries with the vector index rebuilt once, and finds them', async () => {
     const at = '2026-03-05T12:00:00.000Z'
-    const lines = Array.from({ length: 600 }, (_, i) => JSON.stringify({
-      id: `knowledge-20260305120000-b${String(i).padStart(3, '0')}`, message_id: '', types: ['tool'], task: `bulk task ${i} topic${i % 50}`, tags: {}, scopes: ['user:alice'], owner: 'user:alice',
-      content: `entry number ${i} about subject${i % 37}`, resource_ids: [],
-      source: { name: '', category: 'exp', urls: [], agent_id: '', submitted_by: '', message_id: '', trace_id: '' },
-      eval: { score: 3, helpful: 0, harmful: 0, confidence: 0.5, helpful_history: [], harmful_history: [] },
-      status: 'active', merged_into: null, version: 1, created_at: at, updated_at: at, versions: [],
-    }))
+    const lines = Array.from({ length: 600 }, (_, i) =>
+      JSON.stringify({
+        id: `knowledge-20260305120000-b${String(i).padStart(3, '0')}`,
+        message_id: '',
+        types: ['tool'],
+        task: `bulk task ${i} topic${i % 50}`,
+        tags: {},
+        scopes: ['user:alice'],
+        owner: 'user:alice',
+        content: `entry number ${i} about subject${i % 37}`,
+        resource_ids: [],
+        source: { name: '', category: 'exp', urls: [], agent_id: '', submitted_by: '', message_id: '', trace_id: '' },
+        eval: { score: 3, helpful: 0, harmful: 0, confidence: 0.5, helpful_history: [], harmful_history: [] },
+        status: 'active',
+        merged_into: null,
+        version: 1,
+        created_at: at,
+        updated_at: at,
+        versions: [],
+      }),
+    )
     expect((await knowledge.importJsonl(lines, alice)).imported).toBe(600)
     const indexes = await store.db.query<{ indexname: string }>(sql`SELECT indexname FROM pg_indexes WHERE tablename = 'knowledge'`)
     expect(indexes.some((i) => i.indexname === 'knowledge_embedding_hnsw')).toBe(store.pgvector)

@@ -28,7 +28,10 @@ const LOGIN_DUP = {
   content: 'Use undetected_chromedriver to avoid bot detection. Set a realistic user agent. Add random delays between requests. Sessions last 2 hours.',
 }
 const BREAD = { task: 'Bake sourdough bread', content: 'Feed the starter twice a day and keep the dough at 24 degrees. Bake at 250 degrees with steam.' }
-const BREAD_DUP = { task: 'Bake sourdough bread', content: 'Feed the starter twice a day and keep the dough at 24 degrees. Bake at 250 degrees with steam for 20 minutes.' }
+const BREAD_DUP = {
+  task: 'Bake sourdough bread',
+  content: 'Feed the starter twice a day and keep the dough at 24 degrees. Bake at 250 degrees with steam for 20 minutes.',
+}
 const UNRELATED = { task: 'Rotate PostgreSQL logs', content: 'Set log_rotation_age to 1d and log_rotation_size to 100MB in postgresql.conf.' }
 
 async function expectCode(promise: Promise<unknown>, code: ErrorCode): Promise<void> {
@@ -97,8 +100,20 @@ describe.each(BACKENDS)('slim on %s', (backend) => {
   })
 
   it('merges: counters summed, histories concatenated, unions, max score; originals merged with a pointer', async () => {
-    const lead = await save(LOGIN_DUP, alice, { types: ['tool'], resource_ids: ['code/selenium/login'], source: { urls: ['https://a.example'] }, tags: { domain: 'crawling' }, score: 5 })
-    const other = await save(LOGIN, alice, { types: ['strategy'], resource_ids: ['credentials/site_a', 'code/selenium/login'], source: { urls: ['https://b.example'] }, tags: { domain: 'other', lang: 'python' }, score: 2 })
+    const lead = await save(LOGIN_DUP, alice, {
+      types: ['tool'],
+      resource_ids: ['code/selenium/login'],
+      source: { urls: ['https://a.example'] },
+      tags: { domain: 'crawling' },
+      score: 5,
+    })
+    const other = await save(LOGIN, alice, {
+      types: ['strategy'],
+      resource_ids: ['credentials/site_a', 'code/selenium/login'],
+      source: { urls: ['https://b.example'] },
+      tags: { domain: 'other', lang: 'python' },
+      score: 2,
+    })
     await knowledge.feedback(lead.id, { add_helpful_case: { task: 'lead-h1' } }, carol)
     await knowledge.feedback(lead.id, { add_harmful_case: { task: 'lead-x1' } }, carol)
     await knowledge.feedback(other.id, { add_helpful_case: { task: 'other-h1' } }, carol)
@@ -213,7 +228,10 @@ describe.each(BACKENDS)('slim on %s', (backend) => {
     const wider = await save(BREAD, alice, { scopes: ['org:acme', 'team:t1'] })
     const narrower = await save(BREAD_DUP, alice, { scopes: ['org:acme'] })
     const differing = async (who: Principal) =>
-      (await slimKnowledge(deps, { dry_run: true }, who)).skipped.filter((s) => s.reason === 'scopes_differ').map((s) => [...s.ids].sort()).sort()
+      (await slimKnowledge(deps, { dry_run: true }, who)).skipped
+        .filter((s) => s.reason === 'scopes_differ')
+        .map((s) => [...s.ids].sort())
+        .sort()
     expect(await differing(alice)).toEqual([[personal.id, shared.id, sharedToo.id].sort(), [wider.id, narrower.id].sort()].sort())
     // An admin too: it may merge anything it sees, but not across scope sets.
     expect(await differing(admin)).toEqual([[wider.id, narrower.id].sort()])

@@ -14,7 +14,8 @@ const NPX_MCP = [/npx\s+knowhub\s+mcp/, /"command"\s*:\s*"npx"/, /command\s*=\s*
 
 function docs(): string[] {
   const files = ['README.md', ...readdirSync(join(ROOT, 'docs')).map((f) => join('docs', f))]
-  const walk = (dir: string): string[] => readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((d) => (d.isDirectory() ? walk(join(dir, d.name)) : [join(dir, d.name)]))
+  const walk = (dir: string): string[] =>
+    readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((d) => (d.isDirectory() ? walk(join(dir, d.name)) : [join(dir, d.name)]))
   return [...files, ...walk('examples')].filter((f) => /\.(md|ts|json|toml)$/.test(f))
 }
 

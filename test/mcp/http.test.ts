@@ -51,34 +51,70 @@ describe('/mcp (streamable HTTP, token mode)', () => {
   it('lists the knowledge tools (no pack tools: the server was given no packs) and calls each as the token principal', async () => {
     const client = await connect(alice)
     const names = (await client.listTools()).tools.map((tool) => tool.name)
-    expect(names).toEqual(['knowledge_search', 'knowledge_save', 'knowledge_update', 'knowledge_batch_update', 'knowledge_list', 'knowledge_slim', 'resource_save', 'resource_get'])
+    expect(names).toEqual([
+      'knowledge_search',
+      'knowledge_save',
+      'knowledge_update',
+      'knowledge_batch_update',
+      'knowledge_list',
+      'knowledge_slim',
+      'resource_save',
+      'resource_get',
+    ])
 
     const call = async (name: string, args: Record<string, unknown>): Promise<CallToolResult> => {
       const result = (await client.callTool({ name, arguments: args })) as CallToolResult
       expect(result.isError, `${name}: ${text(result)}`).toBeFalsy()
       return result
     }
-    await call('resource_save', { id: 'credentials/site_a', title: 'Site A account', body: 'daily limit 100', secure_body: 'alice / hunter2', content_type: 'credential', scopes: ['org:acme'] })
-    const saved = (await call('knowledge_save', { task: 'Log in to site A', content: 'Use the shared test account; respect the daily limit', types: ['tool', 'usecase'], scopes: ['org:acme'], resource_ids: ['credentials/site_a'] })).structuredContent as { id: string; owner: string }
+    await call('resource_save', {
+      id: 'credentials/site_a',
+      title: 'Site A account',
+      body: 'daily limit 100',
+      secure_body: 'alice / hunter2',
+      content_type: 'credential',
+      scopes: ['org:acme'],
+    })
+    const saved = (
+      await call('knowledge_save', {
+        task: 'Log in to site A',
+        content: 'Use the shared test account; respect the daily limit',
+        types: ['tool', 'usecase'],
+        scopes: ['org:acme'],
+        resource_ids: ['credentials/site_a'],
+      })
+    ).structuredContent as { id: string; owner: string }
     expect(saved.owner).toBe('user:alice')
-    await call('knowledge_save', { task: 'Log in to site A', content: 'Use the shared test account; respect the daily limit', types: ['tool', 'usecase'], scopes: ['org:acme'] })
+    await call('knowledge_save', {
+      task: 'Log in to site A',
+      content: 'Use the shared test account; respect the daily limit',
+      types: ['tool', 'usecase'],
+      scopes: ['org:acme'],
+    })
 
     expect(text(await call('knowledge_search', { query: 'site A login account' }))).toContain(`<knowledge_entry id="${saved.id}"`)
-    expect(text(await call('knowledge_update', { knowledge_id: saved.id, add_harmful_case: { task: 't', outcome: 'blocked', reason: 'limit' } }))).toContain('harmful 1')
-    expect(text(await call('knowledge_batch_update', { feedback_list: [{ knowledge_id: saved.id, is_helpful: true }] }))).toContain('Recorded feedback on 1 of 1 entry.')
+    expect(text(await call('knowledge_update', { knowledge_id: saved.id, add_harmful_case: { task: 't', outcome: 'blocked', reason: 'limit' } }))).toContain(
+      'harmful 1',
+    )
+    expect(text(await call('knowledge_batch_update', { feedback_list: [{ knowledge_id: saved.id, is_helpful: true }] }))).toContain(
+      'Recorded feedback on 1 of 1 entry.',
+    )
     expect((await call('knowledge_list', {})).structuredContent).toMatchObject({ count: 2 })
     expect((await call('knowledge_slim', { dry_run: true })).structuredContent).toMatchObject({ dry_run: true, groups: [{ kept_id: null }] })
     expect(text(await call('resource_get', { id: 'credentials/site_a', include_secret: true }))).toContain('alice / hunter2')
   })
 
-  it('enforces the caller\'s visibility and permissions, errors as isError with the server message', async () => {
+  it("enforces the caller's visibility and permissions, errors as isError with the server message", async () => {
     const client = await connect(bob)
     const listed = (await client.callTool({ name: 'knowledge_list', arguments: {} })) as CallToolResult
     expect(listed.structuredContent).toMatchObject({ count: 0 })
     const hidden = (await client.callTool({ name: 'resource_get', arguments: { id: 'credentials/site_a' } })) as CallToolResult
     expect(hidden.isError).toBe(true)
     expect(text(hidden)).toBe('error [not_found]: No resource credentials/site_a')
-    const forbidden = (await client.callTool({ name: 'knowledge_save', arguments: { task: 't', content: 'c', types: ['plan'], scopes: ['org:acme'] } })) as CallToolResult
+    const forbidden = (await client.callTool({
+      name: 'knowledge_save',
+      arguments: { task: 't', content: 'c', types: ['plan'], scopes: ['org:acme'] },
+    })) as CallToolResult
     expect(forbidden.isError).toBe(true)
     expect(text(forbidden)).toMatch(/^error \[forbidden\]: You cannot write to scope org:acme/)
   })
@@ -91,7 +127,10 @@ describe('/mcp (local mode)', () => {
       const running = await local.start()
       expect(running.local).toBe(true)
       const client = await connect(undefined, running.url)
-      const saved = (await client.callTool({ name: 'knowledge_save', arguments: { task: 'local task', content: 'local content', types: ['plan'] } })) as CallToolResult
+      const saved = (await client.callTool({
+        name: 'knowledge_save',
+        arguments: { task: 'local task', content: 'local content', types: ['plan'] },
+      })) as CallToolResult
       expect(saved.structuredContent).toMatchObject({ owner: 'user:me', scopes: ['user:me'] })
       await client.close()
     } finally {

@@ -74,7 +74,10 @@ describe('MCP server (in-process)', () => {
 
   it('calls tools: text wrapped as data, structured content as the HTTP API', async () => {
     const client = await connect()
-    const saved = await client.callTool({ name: 'knowledge_save', arguments: { task: 'Deploy on Fridays', content: 'Freeze deploys after 3pm on Fridays', types: ['strategy'] } })
+    const saved = await client.callTool({
+      name: 'knowledge_save',
+      arguments: { task: 'Deploy on Fridays', content: 'Freeze deploys after 3pm on Fridays', types: ['strategy'] },
+    })
     expect(saved.isError).toBeFalsy()
     const id = (saved.structuredContent as { id: string }).id
     expect(text(saved)).toContain(`Saved ${id}`)

@@ -79,9 +79,19 @@ describe('knowhub mcp (stdio)', () => {
       return result
     }
 
-    const resource = await call('resource_save', { id: 'code/selenium/login', title: 'Selenium login', body: 'import undetected_chromedriver as uc', content_type: 'code' })
+    const resource = await call('resource_save', {
+      id: 'code/selenium/login',
+      title: 'Selenium login',
+      body: 'import undetected_chromedriver as uc',
+      content_type: 'code',
+    })
     expect(text(resource)).toBe('Saved resource code/selenium/login (code; scopes org:acme).')
-    const saved = await call('knowledge_save', { task: 'Log in to site A with Selenium', content: 'undetected_chromedriver avoids bot checks', types: ['tool'], resource_ids: ['code/selenium/login'] })
+    const saved = await call('knowledge_save', {
+      task: 'Log in to site A with Selenium',
+      content: 'undetected_chromedriver avoids bot checks',
+      types: ['tool'],
+      resource_ids: ['code/selenium/login'],
+    })
     const entry = saved.structuredContent as { id: string; scopes: string[]; owner: string; source: { agent_id: string } }
     // Defaults from the command line and the configured principal (KNOWHUB_AGENT), not hard-coded.
     expect(entry).toMatchObject({ scopes: ['org:acme'], owner: 'agent:research_agent', source: { agent_id: 'research_agent' } })
@@ -89,13 +99,17 @@ describe('knowhub mcp (stdio)', () => {
 
     expect(text(await call('knowledge_search', { query: 'selenium site A login' }))).toContain(`<knowledge_entry id="${entry.id}"`)
     expect(text(await call('knowledge_update', { knowledge_id: entry.id, add_helpful_case: { task: 'scrape', outcome: 'worked' } }))).toContain('helpful 1')
-    expect(text(await call('knowledge_batch_update', { feedback_list: [{ knowledge_id: entry.id, is_helpful: true }] }))).toContain('Recorded feedback on 1 of 1 entry.')
+    expect(text(await call('knowledge_batch_update', { feedback_list: [{ knowledge_id: entry.id, is_helpful: true }] }))).toContain(
+      'Recorded feedback on 1 of 1 entry.',
+    )
     expect(text(await call('knowledge_list', { limit: 5 }))).toMatch(/^2 entries:/)
     expect(text(await call('knowledge_slim', { dry_run: true }))).toMatch(/^Dry run: 1 group/)
     expect(text(await call('resource_get', { id: 'code/selenium/login' }))).toContain('import undetected_chromedriver as uc')
     expect(text(await call('knowledge_pack_list', {}))).toContain('<available_knowledge_packs>')
     expect(text(await call('knowledge_pack_activate', { name: 'acme-product-brief' }))).toMatch(/^<knowledge_pack_guide name="acme-product-brief"/)
-    expect(text(await call('knowledge_pack_resolve', { task: 'What is the enterprise price?', budget: 2000 }))).toContain('<knowledge_pack name="acme-product-brief"')
+    expect(text(await call('knowledge_pack_resolve', { task: 'What is the enterprise price?', budget: 2000 }))).toContain(
+      '<knowledge_pack name="acme-product-brief"',
+    )
 
     const failed = (await client.callTool({ name: 'resource_get', arguments: { id: 'credentials/none' } })) as CallToolResult
     expect(failed.isError).toBe(true)
@@ -123,13 +137,19 @@ describe('knowhub mcp --url (stdio in front of a running server)', () => {
       const { token } = await t.hub.tokens.create({ user: 'remote', org: 'acme', permissions: ['read', 'write'] })
       const running = await t.start()
       const client = await spawnMcp(['--url', running.url, '--token', token, '--no-packs'], 'unused')
-      const saved = (await client.callTool({ name: 'knowledge_save', arguments: { task: 'Rotate logs with logrotate', content: 'copytruncate keeps the file handle valid', types: ['tool'] } })) as CallToolResult
+      const saved = (await client.callTool({
+        name: 'knowledge_save',
+        arguments: { task: 'Rotate logs with logrotate', content: 'copytruncate keeps the file handle valid', types: ['tool'] },
+      })) as CallToolResult
       expect(saved.isError, text(saved)).toBeFalsy()
       const id = (saved.structuredContent as { id: string }).id
       // Saved on the server, owned by the token's principal.
       expect(await t.hub.knowledge.get(id, { user: 'remote', permissions: ['read'] })).toMatchObject({ owner: 'user:remote' })
       expect(text(await client.callTool({ name: 'knowledge_search', arguments: { query: 'logrotate copytruncate' } }))).toContain(id)
-      const denied = (await client.callTool({ name: 'knowledge_update', arguments: { knowledge_id: 'knowledge-20260101000000-zzzz', update_score: 4 } })) as CallToolResult
+      const denied = (await client.callTool({
+        name: 'knowledge_update',
+        arguments: { knowledge_id: 'knowledge-20260101000000-zzzz', update_score: 4 },
+      })) as CallToolResult
       expect(denied.isError).toBe(true)
       expect(text(denied)).toContain('not_found')
       await client.close()

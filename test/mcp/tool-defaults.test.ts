@@ -43,7 +43,10 @@ interface SavedEntry {
 }
 
 async function save(client: Client): Promise<SavedEntry> {
-  const result = (await client.callTool({ name: 'knowledge_save', arguments: { task: 'Rotate API keys', content: 'Rotate keys every 90 days', types: ['strategy'] } })) as CallToolResult
+  const result = (await client.callTool({
+    name: 'knowledge_save',
+    arguments: { task: 'Rotate API keys', content: 'Rotate keys every 90 days', types: ['strategy'] },
+  })) as CallToolResult
   expect(result.isError, JSON.stringify(result.content)).toBeFalsy()
   return result.structuredContent as unknown as SavedEntry
 }
@@ -67,13 +70,24 @@ describe('tool defaults from the config file', () => {
     expect(KnowHubConfig.safeParse({ tools: { scopes: ['org acme'] } }).success).toBe(false)
     expect(KnowHubConfig.safeParse({ tools: { owner: 'public' } }).success).toBe(false)
     expect(toolDefaults(TOOLS)).toEqual({ scopes: ['org:acme'], owner: 'org:acme', agent_id: 'coder', submitted_by: 'ci-bot' })
-    expect(toolDefaults(TOOLS, { scope: ['user:dev'], agentId: 'other' }, 'from_env')).toEqual({ scopes: ['user:dev'], owner: 'org:acme', agent_id: 'other', submitted_by: 'ci-bot' })
+    expect(toolDefaults(TOOLS, { scope: ['user:dev'], agentId: 'other' }, 'from_env')).toEqual({
+      scopes: ['user:dev'],
+      owner: 'org:acme',
+      agent_id: 'other',
+      submitted_by: 'ci-bot',
+    })
     expect(toolDefaults({}, { scope: [] }, 'from_env')).toEqual({ agent_id: 'from_env' })
   })
 
   it('`knowhub mcp` (stdio) saves with the configured defaults, and its flags win', async () => {
     const connect = async (args: string[], data: string): Promise<Client> => {
-      const transport = new StdioClientTransport({ command: process.execPath, args: ['--import', 'tsx', CLI, '--config', configFile, 'mcp', '--no-packs', ...args], cwd: ROOT, env: env(data), stderr: 'pipe' })
+      const transport = new StdioClientTransport({
+        command: process.execPath,
+        args: ['--import', 'tsx', CLI, '--config', configFile, 'mcp', '--no-packs', ...args],
+        cwd: ROOT,
+        env: env(data),
+        stderr: 'pipe',
+      })
       const client = new Client({ name: 'knowhub-tool-defaults', version: '1.0.0' })
       await client.connect(transport)
       clients.push(client)
@@ -88,7 +102,11 @@ describe('tool defaults from the config file', () => {
   })
 
   it('`/mcp` on `knowhub start` saves with the configured defaults', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', CLI, '--config', configFile, 'start', '--port', '0', '--no-packs'], { cwd: ROOT, env: { ...env('http'), KNOWHUB_LOG_LEVEL: 'error' }, stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(process.execPath, ['--import', 'tsx', CLI, '--config', configFile, 'start', '--port', '0', '--no-packs'], {
+      cwd: ROOT,
+      env: { ...env('http'), KNOWHUB_LOG_LEVEL: 'error' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
     children.push(child)
     const url = await new Promise<string>((resolve, reject) => {
       let out = ''

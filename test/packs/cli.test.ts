@@ -100,8 +100,22 @@ describe('knowhub packs', () => {
     expect(all.exitCode).toBe(1)
     const report = JSON.parse(all.out) as { ok: boolean; packs: { name?: string; path: string; errors: number }[] }
     expect(report.ok).toBe(false)
-    const failing = report.packs.filter((p) => p.errors > 0).map((p) => p.path.slice(VALIDATION.length + 1)).sort()
-    expect(failing).toEqual(['bad-source-map', 'config-allowed-type', 'invalid-status', 'invalid-yaml', 'missing-description', 'missing-name', 'no-frontmatter', 'primary-absolute', 'primary-escape', 'unknown-type'])
+    const failing = report.packs
+      .filter((p) => p.errors > 0)
+      .map((p) => p.path.slice(VALIDATION.length + 1))
+      .sort()
+    expect(failing).toEqual([
+      'bad-source-map',
+      'config-allowed-type',
+      'invalid-status',
+      'invalid-yaml',
+      'missing-description',
+      'missing-name',
+      'no-frontmatter',
+      'primary-absolute',
+      'primary-escape',
+      'unknown-type',
+    ])
     const allowed = await run(['validate', join(VALIDATION, 'config-allowed-type'), '--allow-type', 'legacy-notes'])
     expect(allowed.exitCode).toBe(0)
   })
@@ -175,7 +189,9 @@ describe('knowhub packs', () => {
       await writeFile(file, JSON.stringify({ embedder: { provider: 'hashed', dimension: 128 } }))
       const hashed = await run([...args, '--embed'], { KNOWHUB_CONFIG: file })
       expect(hashed.exitCode).toBe(0)
-      expect((JSON.parse(hashed.out) as { packs: { selected_files: string[] }[] }).packs[0]?.selected_files).toContain('compiled/splits/acme-product-brief/pricing.md')
+      expect((JSON.parse(hashed.out) as { packs: { selected_files: string[] }[] }).packs[0]?.selected_files).toContain(
+        'compiled/splits/acme-product-brief/pricing.md',
+      )
       // A local model folder that does not exist: only --embed tries to load it.
       await writeFile(file, JSON.stringify({ embedder: { provider: 'local', path: join(dir, 'no-model') } }))
       expect((await run(args, { KNOWHUB_CONFIG: file })).exitCode).toBe(0)

@@ -9,18 +9,50 @@ describe('the packs section of the configuration', () => {
   it('defaults to what discovery does without it', () => {
     const config = PacksConfig.parse({})
     const discovery = DiscoverOptions.parse({})
-    expect(config).toEqual({ paths: [], allowedTypes: [], clientName: discovery.clientName, maxDepth: discovery.maxDepth, maxDirs: discovery.maxDirs, respectGitignore: discovery.respectGitignore, useRunsDir: false })
+    expect(config).toEqual({
+      paths: [],
+      allowedTypes: [],
+      clientName: discovery.clientName,
+      maxDepth: discovery.maxDepth,
+      maxDirs: discovery.maxDirs,
+      respectGitignore: discovery.respectGitignore,
+      useRunsDir: false,
+    })
     expect(loadConfig({}).packs).toEqual(config)
-    expect(DiscoverOptions.parse(packDiscoveryOptions({ project: '/p', user: false }, config))).toEqual(DiscoverOptions.parse(packDiscoveryOptions({ project: '/p', user: false })))
+    expect(DiscoverOptions.parse(packDiscoveryOptions({ project: '/p', user: false }, config))).toEqual(
+      DiscoverOptions.parse(packDiscoveryOptions({ project: '/p', user: false })),
+    )
   })
 
   it('merges with the flags: flags win, folders and types add up (flags first), KNOWHUB_PACK_PATHS before the file', () => {
-    const config = PacksConfig.parse({ paths: ['/cfg/a', '/shared'], allowedTypes: ['x'], clientName: 'acme', maxDepth: 3, maxDirs: 50, respectGitignore: true, builtinDir: '/cfg/builtin' })
-    const merged = packDiscoveryOptions({ project: '/p', user: false, path: ['/flag', '/shared'], allowType: ['y', 'x'], client: 'knowhub', maxDepth: 9, gitignore: false }, config)
-    expect(merged).toMatchObject({ clientName: 'knowhub', extraPaths: ['/flag', '/shared', '/cfg/a'], allowedTypes: ['y', 'x'], maxDepth: 9, maxDirs: 50, respectGitignore: false, builtinDir: '/cfg/builtin' })
+    const config = PacksConfig.parse({
+      paths: ['/cfg/a', '/shared'],
+      allowedTypes: ['x'],
+      clientName: 'acme',
+      maxDepth: 3,
+      maxDirs: 50,
+      respectGitignore: true,
+      builtinDir: '/cfg/builtin',
+    })
+    const merged = packDiscoveryOptions(
+      { project: '/p', user: false, path: ['/flag', '/shared'], allowType: ['y', 'x'], client: 'knowhub', maxDepth: 9, gitignore: false },
+      config,
+    )
+    expect(merged).toMatchObject({
+      clientName: 'knowhub',
+      extraPaths: ['/flag', '/shared', '/cfg/a'],
+      allowedTypes: ['y', 'x'],
+      maxDepth: 9,
+      maxDirs: 50,
+      respectGitignore: false,
+      builtinDir: '/cfg/builtin',
+    })
     expect(packDiscoveryOptions({ builtin: 'b' }, config).builtinDir).toBe(resolve('b'))
     expect(loadConfig({ KNOWHUB_PACK_PATHS: ['/env/one', '/env/two'].join(delimiter) }).packs.paths).toEqual(['/env/one', '/env/two'])
     expect(packUsageLog({}, PacksConfig.parse({ logDir: 'logs', useRunsDir: true }))).toEqual({ dir: resolve('logs'), packRuns: true })
-    expect(packUsageLog({ logDir: '/flag-logs', logPackRuns: false }, PacksConfig.parse({ logDir: 'logs', useRunsDir: true }))).toEqual({ dir: '/flag-logs', packRuns: false })
+    expect(packUsageLog({ logDir: '/flag-logs', logPackRuns: false }, PacksConfig.parse({ logDir: 'logs', useRunsDir: true }))).toEqual({
+      dir: '/flag-logs',
+      packRuns: false,
+    })
   })
 })

@@ -110,12 +110,16 @@ describe('discovery scopes and precedence', () => {
       expect(found.packs.map((p) => `${p.item.name}:${p.item.scope}:${p.item.description}`)).toEqual(['x:user:current user copy'])
       expect(found.archived.map((p) => `${p.item.name}:${p.item.scope}`)).toEqual(['x:project'])
       expect(found.shadowed).toEqual([])
-      expect(found.diagnostics).toContainEqual(expect.objectContaining({ code: 'archived', severity: 'info', path: join(dir, 'project/.agents/knowledge/x/KNOWLEDGE.md') }))
+      expect(found.diagnostics).toContainEqual(
+        expect.objectContaining({ code: 'archived', severity: 'info', path: join(dir, 'project/.agents/knowledge/x/KNOWLEDGE.md') }),
+      )
       expect(findPack(found, 'x')?.item.scope).toBe('user')
       // Asked for, archived packs take part in precedence like any other.
       const all = await discoverPacks({ ...options, includeArchived: true })
       expect(all.packs.map((p) => `${p.item.name}:${p.item.scope}`)).toEqual(['x:project'])
-      expect(all.shadowed).toEqual([expect.objectContaining({ name: 'x', kept: expect.objectContaining({ scope: 'project' }), shadowed: expect.objectContaining({ scope: 'user' }) })])
+      expect(all.shadowed).toEqual([
+        expect.objectContaining({ name: 'x', kept: expect.objectContaining({ scope: 'project' }), shadowed: expect.objectContaining({ scope: 'user' }) }),
+      ])
     } finally {
       await cleanup()
     }
@@ -234,7 +238,10 @@ describe('discovery never crashes on hostile trees', () => {
       await symlink(join(dir, 'nowhere'), join(dir, 'dangling'))
       const found = await discoverPacks({ extraPaths: [dir] })
       expect(found.packs.map((p) => p.item.name)).toEqual(['ok'])
-      const loops = found.diagnostics.filter((d) => d.code === 'symlink_loop').map((d) => d.path?.slice(dir.length + 1)).sort()
+      const loops = found.diagnostics
+        .filter((d) => d.code === 'symlink_loop')
+        .map((d) => d.path?.slice(dir.length + 1))
+        .sort()
       expect(loops).toEqual(['cycle-a', 'cycle-b', 'nest/up'])
       expect(found.diagnostics).toContainEqual(expect.objectContaining({ code: 'broken_symlink', path: join(dir, 'dangling') }))
     } finally {
@@ -294,7 +301,9 @@ describe('discovery never crashes on hostile trees', () => {
       await writeTree(dir, { 'ok/KNOWLEDGE.md': knowledge({ name: 'ok' }) })
       const found = await discoverPacks({ extraPaths: [dir], maxDepth: 40 })
       expect(found.packs.map((p) => p.item.name)).toEqual(['ok'])
-      expect(found.diagnostics).toContainEqual(expect.objectContaining({ code: 'unreadable', severity: 'warning', message: expect.stringContaining('ENAMETOOLONG') }))
+      expect(found.diagnostics).toContainEqual(
+        expect.objectContaining({ code: 'unreadable', severity: 'warning', message: expect.stringContaining('ENAMETOOLONG') }),
+      )
     } finally {
       // rm cannot delete paths over PATH_MAX: shorten the names top-down first.
       let parent = join(dir, 'deep')
@@ -324,14 +333,18 @@ describe('discovery never crashes on hostile trees', () => {
       if (process.getuid?.() === 0) {
         // Root ignores permission bits only through its capabilities: run the probe as root without any.
         const tsx = new URL('../../node_modules/.bin/tsx', import.meta.url).pathname
-        const output = execFileSync('setpriv', ['--inh-caps=-all', '--bounding-set=-all', '--', tsx, join(dir, 'probe.mts'), join(dir, 'packs')], { encoding: 'utf8' })
+        const output = execFileSync('setpriv', ['--inh-caps=-all', '--bounding-set=-all', '--', tsx, join(dir, 'probe.mts'), join(dir, 'packs')], {
+          encoding: 'utf8',
+        })
         found = JSON.parse(output.trim().split('\n').pop() ?? '{}') as typeof found
       } else {
         const result = await discoverPacks({ extraPaths: [join(dir, 'packs')] })
         found = { packs: result.packs.map((p) => p.item.name), diagnostics: result.diagnostics }
       }
       expect(found.packs).toEqual(['ok'])
-      expect(found.diagnostics).toContainEqual(expect.objectContaining({ code: 'unreadable', path: join(dir, 'packs', 'locked'), message: expect.stringContaining('EACCES') }))
+      expect(found.diagnostics).toContainEqual(
+        expect.objectContaining({ code: 'unreadable', path: join(dir, 'packs', 'locked'), message: expect.stringContaining('EACCES') }),
+      )
       await chmod(join(dir, 'packs', 'locked'), 0o755)
     } finally {
       await cleanup()

@@ -3,7 +3,15 @@ import { readFile, readdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { activatePack, loadPack, parseFrontmatterYaml, parseKnowledgeMarkdown, splitFrontmatter, validateFrontmatter, type LoadPackResult } from '../../src/packs/index.js'
+import {
+  activatePack,
+  loadPack,
+  parseFrontmatterYaml,
+  parseKnowledgeMarkdown,
+  splitFrontmatter,
+  validateFrontmatter,
+  type LoadPackResult,
+} from '../../src/packs/index.js'
 import { isKnowHubError } from '../../src/core/errors.js'
 import { VALIDATION, knowledge, tempDir, writeTree } from './helpers.js'
 
@@ -35,19 +43,32 @@ describe('frontmatter', () => {
   it('refuses duplicate keys, non-mappings and alias bombs', () => {
     expect(parseFrontmatterYaml('name: a\nname: b').ok).toBe(false)
     expect(parseFrontmatterYaml('- a\n- b').ok).toBe(false)
-    const bomb = ['a: &a ["x","x","x","x","x","x","x","x","x"]', ...Array.from({ length: 9 }, (_, i) => `${String.fromCharCode(98 + i)}: &${String.fromCharCode(98 + i)} [*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)}]`)].join('\n')
+    const bomb = [
+      'a: &a ["x","x","x","x","x","x","x","x","x"]',
+      ...Array.from(
+        { length: 9 },
+        (_, i) =>
+          `${String.fromCharCode(98 + i)}: &${String.fromCharCode(98 + i)} [*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)}]`,
+      ),
+    ].join('\n')
     expect(parseFrontmatterYaml(bomb).ok).toBe(false)
   })
 
   it('fills the KnowledgeCatalogItem fields of seed 000', () => {
-    const text = knowledge({
-      name: 'acme',
-      version: '1.2.3',
-      language: 'zh-cn',
-      trust: 'official',
-      grounding: 'required',
-      profile: 'document-first',
-    }, '# Body\n').replace('profile: document-first', 'profile: document-first\nruntime:\n  mode: persona\nmetadata:\n  primaryDocument: documents/a.md\n  producedBy:\n    kind: skill\n    name: builder\n    version: 1.0.0\n    digest: sha256:abc\n  acme:team: sales')
+    const text = knowledge(
+      {
+        name: 'acme',
+        version: '1.2.3',
+        language: 'zh-cn',
+        trust: 'official',
+        grounding: 'required',
+        profile: 'document-first',
+      },
+      '# Body\n',
+    ).replace(
+      'profile: document-first',
+      'profile: document-first\nruntime:\n  mode: persona\nmetadata:\n  primaryDocument: documents/a.md\n  producedBy:\n    kind: skill\n    name: builder\n    version: 1.0.0\n    digest: sha256:abc\n  acme:team: sales',
+    )
     const parsed = parseKnowledgeMarkdown(text, { location: '/p/acme/KNOWLEDGE.md', packRoot: '/p/acme', folderName: 'acme', scope: 'user' })
     expect(parsed.outcome).toBe('loaded')
     if (parsed.outcome !== 'loaded') return
@@ -59,7 +80,11 @@ describe('frontmatter', () => {
       trust: 'official',
       profile: 'document-first',
       runtime: { mode: 'persona' },
-      metadata: { primaryDocument: 'documents/a.md', producedBy: { kind: 'skill', name: 'builder', version: '1.0.0', digest: 'sha256:abc' }, 'acme:team': 'sales' },
+      metadata: {
+        primaryDocument: 'documents/a.md',
+        producedBy: { kind: 'skill', name: 'builder', version: '1.0.0', digest: 'sha256:abc' },
+        'acme:team': 'sales',
+      },
       version: '1.2.3',
       language: 'zh-CN',
       grounding: 'required',
@@ -73,12 +98,25 @@ describe('frontmatter', () => {
 
   it('never throws on odd field types: each becomes a diagnostic with its field', () => {
     const v = validateFrontmatter(
-      { name: 'x', description: 'd', type: 'brand-product', status: 'ready', profile: 'sideways', runtime: 'persona', trust: 7, version: 'latest', language: 'not a tag!', metadata: { primaryDocument: 42, producedBy: { kind: 'robot' } } },
+      {
+        name: 'x',
+        description: 'd',
+        type: 'brand-product',
+        status: 'ready',
+        profile: 'sideways',
+        runtime: 'persona',
+        trust: 7,
+        version: 'latest',
+        language: 'not a tag!',
+        metadata: { primaryDocument: 42, producedBy: { kind: 'robot' } },
+      },
       { location: '/x/KNOWLEDGE.md', packRoot: '/x', folderName: 'x', scope: 'project' },
     )
     expect(v.outcome).toBe('loaded')
     const fields = v.issues.map((i) => i.field)
-    expect(fields).toEqual(expect.arrayContaining(['profile', 'runtime', 'trust', 'version', 'language', 'metadata.primaryDocument', 'metadata.producedBy.kind']))
+    expect(fields).toEqual(
+      expect.arrayContaining(['profile', 'runtime', 'trust', 'version', 'language', 'metadata.primaryDocument', 'metadata.producedBy.kind']),
+    )
     if (v.outcome === 'loaded') expect(v.item).toMatchObject({ profile: 'wiki-first', runtime: { mode: 'data' } })
   })
 })
@@ -172,7 +210,10 @@ describe('validation table (seed 000), one row per test', () => {
   it('invalid status → skipped; missing status → draft with an error', async () => {
     const r = await row('invalid-status')
     expect(!r.ok && r.rejected.outcome).toBe('skipped')
-    const parsed = validateFrontmatter({ name: 'a', description: 'd', type: 'brand-product' }, { location: '/a/KNOWLEDGE.md', packRoot: '/a', folderName: 'a', scope: 'extra' })
+    const parsed = validateFrontmatter(
+      { name: 'a', description: 'd', type: 'brand-product' },
+      { location: '/a/KNOWLEDGE.md', packRoot: '/a', folderName: 'a', scope: 'extra' },
+    )
     expect(parsed.outcome === 'loaded' && parsed.item.status).toBe('draft')
     expect(parsed.issues).toContainEqual(expect.objectContaining({ severity: 'error', code: 'missing_status' }))
   })
@@ -196,7 +237,13 @@ describe('validation table (seed 000), one row per test', () => {
   it('a primary document symlinked out of the pack is refused', async () => {
     const { dir, cleanup } = await tempDir()
     try {
-      await writeTree(dir, { 'outside.md': 'secret', 'pack/KNOWLEDGE.md': knowledge({ name: 'pack', profile: 'document-first' }).replace('profile: document-first', 'profile: document-first\nmetadata:\n  primaryDocument: documents/main.md') })
+      await writeTree(dir, {
+        'outside.md': 'secret',
+        'pack/KNOWLEDGE.md': knowledge({ name: 'pack', profile: 'document-first' }).replace(
+          'profile: document-first',
+          'profile: document-first\nmetadata:\n  primaryDocument: documents/main.md',
+        ),
+      })
       const { mkdir, symlink } = await import('node:fs/promises')
       await mkdir(join(dir, 'pack', 'documents'))
       await symlink(join(dir, 'outside.md'), join(dir, 'pack', 'documents', 'main.md'))
@@ -227,7 +274,11 @@ describe('validation table (seed 000), one row per test', () => {
     const r = await row('knowledge_notes')
     expect(r.ok).toBe(true)
     if (!r.ok) return
-    expect(r.pack.item).toMatchObject({ name: 'knowledge_notes', language: 'zh-CN', metadata: { producedBy: { kind: 'skill', name: 'store-knowledge-builder' } } })
+    expect(r.pack.item).toMatchObject({
+      name: 'knowledge_notes',
+      language: 'zh-CN',
+      metadata: { producedBy: { kind: 'skill', name: 'store-knowledge-builder' } },
+    })
     expect(codes(r)).toEqual(expect.arrayContaining(['invalid_name', 'invalid_field', 'profile_defaulted']))
   })
 })
@@ -263,7 +314,12 @@ describe('real Agent Skills corpus (read in place)', () => {
     let warned = 0
     for (const { folder, text } of skills) {
       const asKnowledge = text.replace(/^---\n/u, '---\ntype: custom:agent-skill\nstatus: draft\n')
-      const parsed = parseKnowledgeMarkdown(asKnowledge, { location: `/c/${folder}/KNOWLEDGE.md`, packRoot: `/c/${folder}`, folderName: folder, scope: 'extra' })
+      const parsed = parseKnowledgeMarkdown(asKnowledge, {
+        location: `/c/${folder}/KNOWLEDGE.md`,
+        packRoot: `/c/${folder}`,
+        folderName: folder,
+        scope: 'extra',
+      })
       expect(parsed.outcome, folder).toBe('loaded')
       if (parsed.outcome === 'loaded' && parsed.issues.some((i) => i.severity === 'warning' && i.code !== 'profile_defaulted')) warned++
     }

@@ -12,7 +12,21 @@ describe('pack paths', () => {
   })
 
   it('refuses .., absolute, drive, UNC, URL, NUL and empty paths', () => {
-    for (const bad of ['../x', 'documents/../../x', 'a/..', '/etc/passwd', 'C:\\x', 'c:/x', '\\\\server\\share', 'file:///etc/passwd', 'https://x.y/z', 'a\0b', '', '  ', '.']) {
+    for (const bad of [
+      '../x',
+      'documents/../../x',
+      'a/..',
+      '/etc/passwd',
+      'C:\\x',
+      'c:/x',
+      '\\\\server\\share',
+      'file:///etc/passwd',
+      'https://x.y/z',
+      'a\0b',
+      '',
+      '  ',
+      '.',
+    ]) {
       expect(normalisePackPath(bad).ok, JSON.stringify(bad)).toBe(false)
     }
   })

@@ -69,7 +69,10 @@ describe('resolver: profile branches', () => {
     const { dir, cleanup } = await tempDir()
     try {
       await writeTree(dir, {
-        'doc/KNOWLEDGE.md': knowledge({ name: 'doc', profile: 'document-first', trust: 'official' }, '# Doc\n').replace('profile: document-first', 'profile: document-first\nmetadata:\n  primaryDocument: documents/handbook.md'),
+        'doc/KNOWLEDGE.md': knowledge({ name: 'doc', profile: 'document-first', trust: 'official' }, '# Doc\n').replace(
+          'profile: document-first',
+          'profile: document-first\nmetadata:\n  primaryDocument: documents/handbook.md',
+        ),
         'doc/documents/handbook.md': '# Handbook\n\n## Forklift speed\n\nForklifts drive at most 10 km/h in the hall.\n\n## Lunch\n\nLunch is at noon.\n',
         'doc/documents/old-memo.md': '# Old memo\n\n## Forklift speed\n\nForklifts used to drive 15 km/h.\n',
         'doc/compiled/briefing.md': '# Briefing\n\nA site handbook.\n',
@@ -123,11 +126,15 @@ describe('resolver: runtime modes, evidence and warnings', () => {
   it('persona: the persona wrapper comes first, voice/values/taboos before facts', async () => {
     const r = await resolveContext({ task: "Draft a post in Mara's voice about the widget battery life", packs: [acme, persona], cache })
     expect(r.wrapper_order).toEqual(['founder-persona', 'acme-product-brief'])
-    expect(r.context.startsWith('<knowledge_pack name="founder-persona" status="ready" grounding="recommended" profile="document-first" runtime_mode="persona">')).toBe(true)
+    expect(
+      r.context.startsWith('<knowledge_pack name="founder-persona" status="ready" grounding="recommended" profile="document-first" runtime_mode="persona">'),
+    ).toBe(true)
     expect(r.context).toContain('<knowledge_pack name="acme-product-brief"')
     const pieces = r.packs.find((p) => p.pack === 'founder-persona')?.pieces ?? []
     const personaPaths = pieces.filter((p) => p.reason === 'persona').map((p) => p.path)
-    expect(personaPaths).toEqual(expect.arrayContaining(['compiled/splits/founder-voice/voice.md', 'compiled/splits/founder-voice/values.md', 'compiled/splits/founder-voice/taboos.md']))
+    expect(personaPaths).toEqual(
+      expect.arrayContaining(['compiled/splits/founder-voice/voice.md', 'compiled/splits/founder-voice/values.md', 'compiled/splits/founder-voice/taboos.md']),
+    )
     const firstFact = pieces.findIndex((p) => p.reason !== 'persona')
     const lastPersona = pieces.map((p) => p.reason).lastIndexOf('persona')
     expect(firstFact === -1 || lastPersona < firstFact).toBe(true)
@@ -154,12 +161,19 @@ describe('resolver: runtime modes, evidence and warnings', () => {
     expect(codes).toContain('claim_disputed@compiled/splits/acme-product-brief/specifications.md')
 
     const support = await resolveContext({ task: 'How long is the hardware warranty?', packs: [acme], cache })
-    expect(support.packs[0]?.compile_warnings).toContainEqual(expect.objectContaining({ code: 'claim_unreviewed', severity: 'warning', path: 'compiled/splits/acme-product-brief/support.md' }))
+    expect(support.packs[0]?.compile_warnings).toContainEqual(
+      expect.objectContaining({ code: 'claim_unreviewed', severity: 'warning', path: 'compiled/splits/acme-product-brief/support.md' }),
+    )
 
     const price = await resolveContext({ task: 'What is the enterprise price?', packs: [acme], cache })
     const warnings = price.packs[0]?.compile_warnings ?? []
     expect(warnings).toContainEqual(expect.objectContaining({ code: 'claim_missing', path: 'compiled/splits/acme-product-brief/pricing.md' }))
-    expect(warnings).toContainEqual({ severity: 'warning', path: 'compiled/splits/acme-product-brief/pricing.md', code: 'compile_run', message: 'This runtime view depends on a needs-review compile run (compile-2026-05-01).' })
+    expect(warnings).toContainEqual({
+      severity: 'warning',
+      path: 'compiled/splits/acme-product-brief/pricing.md',
+      code: 'compile_run',
+      message: 'This runtime view depends on a needs-review compile run (compile-2026-05-01).',
+    })
     expect(price.missing).toEqual(expect.arrayContaining(['Approved enterprise price', 'Enterprise SLA']))
     expect(price.recommendation).toBe('ask_user_or_mark_unknown')
 
@@ -207,7 +221,12 @@ describe('resolver: token budget', () => {
     const packs = [acme, persona, hybrid]
     let sawOmission = false
     for (const budget of [1, 20, 60, 100, 150, 220, 300, 450, 700, 1000, 2000, 8000]) {
-      const r = await resolveContext({ task: 'Write a reply about the Team plan price, support hours, escalation and battery life in Mara voice', packs, budget, cache })
+      const r = await resolveContext({
+        task: 'Write a reply about the Team plan price, support hours, escalation and battery life in Mara voice',
+        packs,
+        budget,
+        cache,
+      })
       const exact = referenceCount(r.context, { disallowedSpecial: new Set() })
       expect(r.tokens).toBe(exact)
       expect(exact, `budget ${budget}`).toBeLessThanOrEqual(budget)
@@ -239,8 +258,12 @@ describe('resolver: token budget', () => {
     expect(small.omitted).toHaveLength(small.omitted_count)
     const omitted = small.omitted.map((o) => `${o.pack} ${o.path}`)
     // Core views, including one no task term matches (score 0).
-    expect(omitted).toEqual(expect.arrayContaining(['acme-product-brief compiled/briefing.md', 'acme-product-brief compiled/boundaries.md', 'acme-product-brief compiled/facts.md']))
-    expect(small.omitted).toContainEqual(expect.objectContaining({ pack: 'acme-product-brief', path: 'compiled/boundaries.md', role: 'core', score: 0, reason: 'budget' }))
+    expect(omitted).toEqual(
+      expect.arrayContaining(['acme-product-brief compiled/briefing.md', 'acme-product-brief compiled/boundaries.md', 'acme-product-brief compiled/facts.md']),
+    )
+    expect(small.omitted).toContainEqual(
+      expect.objectContaining({ pack: 'acme-product-brief', path: 'compiled/boundaries.md', role: 'core', score: 0, reason: 'budget' }),
+    )
     expect(small.omitted.some((o) => o.pack === 'founder-persona' && o.role === 'persona')).toBe(true)
     expect(small.omitted_reasons).toEqual({ budget: small.omitted_count })
   })
@@ -249,8 +272,11 @@ describe('resolver: token budget', () => {
     const { dir, cleanup } = await tempDir()
     try {
       const tree: Record<string, string> = { 'many/KNOWLEDGE.md': knowledge({ name: 'many', profile: 'wiki-first' }) }
-      for (let i = 0; i < 120; i++) tree[`many/compiled/note-${String(i).padStart(3, '0')}.md`] = `# Forklift note ${i}\n\nForklift rule ${i}: keep the forklift below ${i} km/h.\n`
-      for (let i = 0; i < 60; i++) tree[`long/compiled/page-${String(i).padStart(3, '0')}.md`] = `# Forklift page ${i}\n\n${'The forklift manual says many words about loading docks. '.repeat(45)}\n`
+      for (let i = 0; i < 120; i++)
+        tree[`many/compiled/note-${String(i).padStart(3, '0')}.md`] = `# Forklift note ${i}\n\nForklift rule ${i}: keep the forklift below ${i} km/h.\n`
+      for (let i = 0; i < 60; i++)
+        tree[`long/compiled/page-${String(i).padStart(3, '0')}.md`] =
+          `# Forklift page ${i}\n\n${'The forklift manual says many words about loading docks. '.repeat(45)}\n`
       tree['long/KNOWLEDGE.md'] = knowledge({ name: 'long', profile: 'wiki-first' })
       await writeTree(dir, tree)
 

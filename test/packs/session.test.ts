@@ -27,7 +27,15 @@ describe('pack session', () => {
       expect(session.active().map((a) => a.name)).toEqual(['acme-product-brief'])
       await session.resolve('What does the Team plan cost?')
       const files = await session.loadedFiles()
-      expect(files).toContainEqual({ pack: 'acme-product-brief', path: 'KNOWLEDGE.md', hash: packs[0]?.contentHash, version: '0.7.2', profile: 'document-first', runtime_mode: 'data', source_map: expect.stringMatching(/^sha256:/) })
+      expect(files).toContainEqual({
+        pack: 'acme-product-brief',
+        path: 'KNOWLEDGE.md',
+        hash: packs[0]?.contentHash,
+        version: '0.7.2',
+        profile: 'document-first',
+        runtime_mode: 'data',
+        source_map: expect.stringMatching(/^sha256:/),
+      })
       const pricing = files.find((f) => f.path === 'compiled/splits/acme-product-brief/pricing.md')
       expect(pricing?.hash).toMatch(/^sha256:[0-9a-f]{64}$/)
       await expect(session.activate('nope')).rejects.toSatisfy((e: unknown) => isKnowHubError(e, 'not_found'))
@@ -108,7 +116,13 @@ describe('pack session', () => {
       expect(SessionSnapshot.safeParse(snapshot).success).toBe(true)
 
       const { session: restored, report } = await PackSession.restore(snapshot, { packs })
-      expect(report).toEqual({ guides: ['founder-persona', 'acme-product-brief'], changedGuides: [], contexts: [before.contextId], staleContexts: [], lostPacks: [] })
+      expect(report).toEqual({
+        guides: ['founder-persona', 'acme-product-brief'],
+        changedGuides: [],
+        contexts: [before.contextId],
+        staleContexts: [],
+        lostPacks: [],
+      })
       expect(restored.active().map((a) => a.content)).toEqual(session.active().map((a) => a.content))
       expect(restored.contexts()[0]?.result.context).toBe(before.context)
       expect(restored.contexts()[0]?.id).toBe(before.contextId)
@@ -142,12 +156,34 @@ describe('usage log', () => {
       const lines = (await readFile(join(dir, 'logs', USAGE_LOG_FILE), 'utf8')).trim().split('\n')
       expect(lines).toHaveLength(1)
       const record = UsageRecord.parse(JSON.parse(lines[0] ?? ''))
-      expect(Object.keys(record)).toEqual(['pack', 'version', 'status', 'profile', 'runtime_mode', 'selected_files', 'grounding', 'citation_gaps', 'warnings', 'timestamp'])
-      expect(record).toMatchObject({ pack: 'acme-product-brief', version: '0.7.2', status: 'ready', profile: 'document-first', runtime_mode: 'data', grounding: 'required', timestamp: '2026-05-01T00:00:00Z' })
+      expect(Object.keys(record)).toEqual([
+        'pack',
+        'version',
+        'status',
+        'profile',
+        'runtime_mode',
+        'selected_files',
+        'grounding',
+        'citation_gaps',
+        'warnings',
+        'timestamp',
+      ])
+      expect(record).toMatchObject({
+        pack: 'acme-product-brief',
+        version: '0.7.2',
+        status: 'ready',
+        profile: 'document-first',
+        runtime_mode: 'data',
+        grounding: 'required',
+        timestamp: '2026-05-01T00:00:00Z',
+      })
       expect(record.selected_files).toContain('compiled/splits/acme-product-brief/pricing.md')
       expect(record.warnings.some((w) => w.includes('needs-review compile run'))).toBe(true)
       expect(existsSync(join(dir, 'packs', 'acme-product-brief', 'runs', 'usage.jsonl'))).toBe(false)
-      expect((await readdir(join(dir, 'packs', 'acme-product-brief', 'runs'))).sort()).toEqual(['compile-2026-04-01T00-00-00Z.json', 'compile-2026-05-01T00-00-00Z.json'])
+      expect((await readdir(join(dir, 'packs', 'acme-product-brief', 'runs'))).sort()).toEqual([
+        'compile-2026-04-01T00-00-00Z.json',
+        'compile-2026-05-01T00-00-00Z.json',
+      ])
     } finally {
       await cleanup()
     }

@@ -32,7 +32,16 @@ describe('resource, secrets and slim commands', () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'knowhub-cli-res-'))
     database = await createTestDatabase('postgres')
-    for (const name of ['KNOWHUB_DATA_DIR', 'DATABASE_URL', 'KNOWHUB_SECRET_KEY', 'KNOWHUB_SECRET_KEY_FILE', 'KNOWHUB_USER', 'KNOWHUB_ORG', 'KNOWHUB_LOG_LEVEL']) saved[name] = process.env[name]
+    for (const name of [
+      'KNOWHUB_DATA_DIR',
+      'DATABASE_URL',
+      'KNOWHUB_SECRET_KEY',
+      'KNOWHUB_SECRET_KEY_FILE',
+      'KNOWHUB_USER',
+      'KNOWHUB_ORG',
+      'KNOWHUB_LOG_LEVEL',
+    ])
+      saved[name] = process.env[name]
     process.env.KNOWHUB_DATA_DIR = dir
     process.env.DATABASE_URL = database.options.databaseUrl
     process.env.KNOWHUB_USER = 'alice'
@@ -52,7 +61,23 @@ describe('resource, secrets and slim commands', () => {
 
   it('saves a secret from a file, hides it by default, shows it with --show-secret, rotates the key', async () => {
     writeFileSync(join(dir, 'cookie.txt'), `${SECRET}\n`)
-    const save = await run('resource', 'save', 'cookies/site_a', '--title', 'Site A cookie', '--type', 'cookie', '--secret-file', join(dir, 'cookie.txt'), '--expires-at', '2020-01-01T00:00:00Z', '--scope', 'org:acme', '--body', 'for API calls')
+    const save = await run(
+      'resource',
+      'save',
+      'cookies/site_a',
+      '--title',
+      'Site A cookie',
+      '--type',
+      'cookie',
+      '--secret-file',
+      join(dir, 'cookie.txt'),
+      '--expires-at',
+      '2020-01-01T00:00:00Z',
+      '--scope',
+      'org:acme',
+      '--body',
+      'for API calls',
+    )
     expect(save).toMatchObject({ code: 0, out: 'saved cookies/site_a (owner user:alice, v1) (secret encrypted)' })
     expect(statSync(join(dir, 'secret.key')).mode & 0o777).toBe(0o600)
 
@@ -69,7 +94,10 @@ describe('resource, secrets and slim commands', () => {
     expect(JSON.parse(list.out).items.map((r: { id: string }) => r.id)).toEqual(['cookies/site_a'])
     expect(list.out).not.toContain('cli-secret')
     // Saving an id you own again updates it: the fields given change, the secret is kept.
-    expect(await run('resource', 'save', 'cookies/site_a', '--title', 'again')).toMatchObject({ code: 0, out: 'updated cookies/site_a (owner user:alice, v2) (secret encrypted)' })
+    expect(await run('resource', 'save', 'cookies/site_a', '--title', 'again')).toMatchObject({
+      code: 0,
+      out: 'updated cookies/site_a (owner user:alice, v2) (secret encrypted)',
+    })
     expect((await run('resource', 'get', 'code/../x')).err).toContain('[validation_error]')
 
     const oldKey = readFileSync(join(dir, 'secret.key'), 'utf8')
@@ -89,7 +117,10 @@ describe('resource, secrets and slim commands', () => {
     expect(stale.err).not.toContain('cli-secret')
 
     expect((await run('resource', 'update', 'cookies/site_a', '--remove-secret', '--json')).code).toBe(0)
-    expect(await run('resource', 'delete', 'cookies/site_a', '--owner', 'user:alice')).toMatchObject({ code: 0, out: 'deleted cookies/site_a (owner user:alice)' })
+    expect(await run('resource', 'delete', 'cookies/site_a', '--owner', 'user:alice')).toMatchObject({
+      code: 0,
+      out: 'deleted cookies/site_a (owner user:alice)',
+    })
   })
 
   it('rotates a key from KNOWHUB_SECRET_KEY only with --new-key or --print-new-key, so the next start still reads every secret', async () => {
@@ -140,7 +171,9 @@ describe('resource, secrets and slim commands', () => {
   it('slims with a dry run, merges, and unmerges', async () => {
     const content = 'Use undetected_chromedriver to avoid bot detection. Set a realistic user agent. Add random delays between requests.'
     for (const extra of ['', ' Sessions last 2 hours.']) {
-      expect((await run('save', '--task', 'Log in to site A with selenium', '--content', content + extra, '--type', 'tool', '--scope', 'org:acme')).code).toBe(0)
+      expect((await run('save', '--task', 'Log in to site A with selenium', '--content', content + extra, '--type', 'tool', '--scope', 'org:acme')).code).toBe(
+        0,
+      )
     }
     const plan = JSON.parse((await run('slim', '--dry-run', '--json')).out)
     expect(plan).toMatchObject({ dry_run: true, merged: 0 })

@@ -23,7 +23,10 @@ async function open(backend: (typeof BACKENDS)[number]): Promise<Database> {
   }
   const database = await createTestDatabase('postgres')
   const db = await openPostgres({ connectionString: database.options.databaseUrl! })
-  cleanups.push(() => database.drop(), () => db.close())
+  cleanups.push(
+    () => database.drop(),
+    () => db.close(),
+  )
   return db
 }
 
@@ -35,7 +38,10 @@ describe.each(BACKENDS)('migration 0007 on %s', (backend) => {
     expect(before.length).toBeLessThan(all.length)
     await migrate(db, { migrations: before })
     const at = '2026-03-06T12:00:00.000Z'
-    for (const [id, owner, scopes] of [['credentials/website_a', 'user:alice', ['org:acme']], ['code/x', 'user:bob', ['public']]] as const) {
+    for (const [id, owner, scopes] of [
+      ['credentials/website_a', 'user:alice', ['org:acme']],
+      ['code/x', 'user:bob', ['public']],
+    ] as const) {
       await db.query(sql`INSERT INTO resources (id, title, body, secure_body, secret_key_id, content_type, metadata, scopes, owner, version, created_at, updated_at)
         VALUES (${id}, ${'t ' + id}, 'b', 'kh1.k.iv.tag.ct', 'k', 'credential', '{"language":"x"}'::jsonb, ${[...scopes]}::text[], ${owner}, 3, ${at}, ${at})`)
     }
@@ -46,9 +52,31 @@ describe.each(BACKENDS)('migration 0007 on %s', (backend) => {
     const store = resourceStore(db)
     const access = { visible: ['user:carol', 'org:acme', 'public'], own: ['user:carol'] }
     expect((await store.get('credentials/website_a', access))?.owner).toBe('user:alice')
-    const inserted = await store.insert({ id: 'credentials/website_a', title: 'carol', body: '', secret: null, content_type: 'text', metadata: {}, scopes: ['user:carol'], owner: 'user:carol', created_at: new Date(at) })
+    const inserted = await store.insert({
+      id: 'credentials/website_a',
+      title: 'carol',
+      body: '',
+      secret: null,
+      content_type: 'text',
+      metadata: {},
+      scopes: ['user:carol'],
+      owner: 'user:carol',
+      created_at: new Date(at),
+    })
     expect(inserted).toBe(true)
     expect((await store.get('credentials/website_a', access))?.owner).toBe('user:carol')
-    expect(await store.insert({ id: 'credentials/website_a', title: 'again', body: '', secret: null, content_type: 'text', metadata: {}, scopes: ['user:carol'], owner: 'user:carol', created_at: new Date(at) })).toBe(false)
+    expect(
+      await store.insert({
+        id: 'credentials/website_a',
+        title: 'again',
+        body: '',
+        secret: null,
+        content_type: 'text',
+        metadata: {},
+        scopes: ['user:carol'],
+        owner: 'user:carol',
+        created_at: new Date(at),
+      }),
+    ).toBe(false)
   })
 })

@@ -92,7 +92,9 @@ describe('SecretKey', () => {
     const bytes = Buffer.alloc(32, 7)
     bytes[0] = 251
     bytes[1] = 255
-    const ids = [bytes.toString('base64'), bytes.toString('base64url'), bytes.toString('hex'), ` ${bytes.toString('base64')}\n`].map((t) => SecretKey.fromText(t).id)
+    const ids = [bytes.toString('base64'), bytes.toString('base64url'), bytes.toString('hex'), ` ${bytes.toString('base64')}\n`].map(
+      (t) => SecretKey.fromText(t).id,
+    )
     expect(new Set(ids).size).toBe(1)
     expect(SecretKey.fromBytes(bytes).id).toBe(ids[0])
   })
@@ -181,6 +183,11 @@ describe('key file', () => {
   })
 
   it('reports errors as KnowHub errors', () => {
-    expect(isKnowHubError(thrown(() => SecretKey.fromText('x')), 'config_error')).toBe(true)
+    expect(
+      isKnowHubError(
+        thrown(() => SecretKey.fromText('x')),
+        'config_error',
+      ),
+    ).toBe(true)
   })
 })

@@ -118,7 +118,14 @@ describe.each(BACKENDS)('resources on %s', (backend) => {
     expect(await resources.get('code/selenium/undetected_login', alice)).toEqual(saved)
     clock.set('2026-03-06T13:00:00Z')
     const updated = await resources.update(code.id, { body: 'driver = uc.Chrome(headless=True)', scopes: ['user:alice', 'project:p1'] }, alice)
-    expect(updated).toMatchObject({ body: 'driver = uc.Chrome(headless=True)', title: code.title, scopes: ['user:alice', 'project:p1'], version: 2, updated_at: '2026-03-06T13:00:00.000Z', created_at: saved.created_at })
+    expect(updated).toMatchObject({
+      body: 'driver = uc.Chrome(headless=True)',
+      title: code.title,
+      scopes: ['user:alice', 'project:p1'],
+      version: 2,
+      updated_at: '2026-03-06T13:00:00.000Z',
+      created_at: saved.created_at,
+    })
     expect((await resources.get(code.id, carol)).body).toBe('driver = uc.Chrome(headless=True)')
     const page = await resources.list({}, alice)
     expect(page.items.map((r) => r.id)).toEqual([code.id])
@@ -134,7 +141,15 @@ describe.each(BACKENDS)('resources on %s', (backend) => {
     clock.set('2026-03-06T12:30:00Z')
     const again = await resources.upsert({ id: credential.id, title: 'refreshed', secure_body: 'password: Fresh-1' }, alice)
     expect(again.created).toBe(false)
-    expect(again.resource).toMatchObject({ title: 'refreshed', version: 2, scopes: ['org:acme'], body: credential.body, content_type: 'credential', owner: 'user:alice', created_at: first.created_at })
+    expect(again.resource).toMatchObject({
+      title: 'refreshed',
+      version: 2,
+      scopes: ['org:acme'],
+      body: credential.body,
+      content_type: 'credential',
+      owner: 'user:alice',
+      created_at: first.created_at,
+    })
     expect((await resources.get(credential.id, alice, { includeSecret: true })).secure_body).toBe('password: Fresh-1')
     // Bob (another org) cannot see it: his save makes his own (no conflict, no hint), and he reads his.
     await expectCode(resources.get(credential.id, bob), 'not_found')
@@ -164,7 +179,12 @@ describe.each(BACKENDS)('resources on %s', (backend) => {
     }
     expect(walked).toEqual(['user:alice', 'user:dave'])
     // Expanding resource_ids resolves the same way, per caller.
-    for (const [who, owner] of [[alice, 'user:alice'], [bob, 'user:bob'], [carol, 'user:alice'], [dave, 'user:dave']] as const) {
+    for (const [who, owner] of [
+      [alice, 'user:alice'],
+      [bob, 'user:bob'],
+      [carol, 'user:alice'],
+      [dave, 'user:dave'],
+    ] as const) {
       expect((await resources.expandResources([credential.id], who)).map((r) => r.owner)).toEqual([owner])
     }
     // PUT and DELETE resolve the same way: dave changes his own; carol may change neither.
@@ -193,7 +213,7 @@ describe.each(BACKENDS)('resources on %s', (backend) => {
     expect((await resources.get('shared/x', admin)).title).toBe('public copy')
   })
 
-  it('resolves among the caller\'s own namespaces in the order a save picks its owner: user, then agent, project, team, org', async () => {
+  it("resolves among the caller's own namespaces in the order a save picks its owner: user, then agent, project, team, org", async () => {
     // An agent-only caller of alice's agent saves first, in the agent's scope (priority above org).
     const researchAgent = Principal.parse({ agent: 'research', permissions: ['read', 'write'] })
     expect((await resources.save({ id: 'mine/x', title: 'agent copy' }, researchAgent)).owner).toBe('agent:research')
@@ -254,7 +274,23 @@ describe.each(BACKENDS)('resources on %s', (backend) => {
   })
 
   it('rejects traversal and malformed ids with validation_error', async () => {
-    const bad = ['../etc/passwd', 'code/../secret', 'code/./x', '/abs/path', 'code//x', 'code/x/', 'code\\x', 'a\0b', '', '..', '.hidden', 'code/%2e%2e/x', 'sp ace', 'x'.repeat(513), 'ü/x']
+    const bad = [
+      '../etc/passwd',
+      'code/../secret',
+      'code/./x',
+      '/abs/path',
+      'code//x',
+      'code/x/',
+      'code\\x',
+      'a\0b',
+      '',
+      '..',
+      '.hidden',
+      'code/%2e%2e/x',
+      'sp ace',
+      'x'.repeat(513),
+      'ü/x',
+    ]
     for (const id of bad) {
       await expectCode(resources.save({ ...credential, id }, alice), 'validation_error')
       await expectCode(resources.get(id, alice), 'validation_error')
@@ -284,7 +320,10 @@ describe.each(BACKENDS)('resources on %s', (backend) => {
     await expectCode(resources.update('credentials/website_a', { title: 'x' }, alice), 'not_found')
     await expectCode(resources.list({ limit: 0 }, alice), 'validation_error')
     await expectCode(resources.list({ cursor: 'garbage' }, alice), 'validation_error')
-    const custom = await resources.save({ ...credential, id: 'x/har', content_type: 'x-har', metadata: { language: 'json', custom: { nested: [1, 2] } } }, alice)
+    const custom = await resources.save(
+      { ...credential, id: 'x/har', content_type: 'x-har', metadata: { language: 'json', custom: { nested: [1, 2] } } },
+      alice,
+    )
     expect(custom.content_type).toBe('x-har')
     expect(custom.metadata).toEqual({ language: 'json', custom: { nested: [1, 2] } })
   })
@@ -301,16 +340,30 @@ describe.each(BACKENDS)('resources on %s', (backend) => {
     await expectCode(resources.save({ ...credential, id: 'c/4', owner: 'user:carol' }, alice), 'forbidden')
     await expectCode(resources.save({ ...credential, id: 'c/5' }, reader), 'forbidden')
     expect((await resources.update(credential.id, { title: 'by admin', scopes: ['org:acme', 'public'] }, admin)).scopes).toEqual(['org:acme', 'public'])
-    expect((await resources.save({ ...credential, id: 'c/6', secure_body: undefined, scopes: ['public'], owner: 'user:root' }, admin)).scopes).toEqual(['public'])
+    expect((await resources.save({ ...credential, id: 'c/6', secure_body: undefined, scopes: ['public'], owner: 'user:root' }, admin)).scopes).toEqual([
+      'public',
+    ])
     await resources.delete(credential.id, admin)
   })
 
   it('stores only ciphertext: the row never contains the plaintext', async () => {
     await resources.save(credential, alice)
-    await resources.save({ id: 'cookies/website_a', title: 'Site A cookie', body: 'for logged-in API calls', secure_body: COOKIE, content_type: 'cookie', metadata: { expires_at: '2026-03-07T10:00:00Z' }, scopes: ['org:acme'] }, alice)
+    await resources.save(
+      {
+        id: 'cookies/website_a',
+        title: 'Site A cookie',
+        body: 'for logged-in API calls',
+        secure_body: COOKIE,
+        content_type: 'cookie',
+        metadata: { expires_at: '2026-03-07T10:00:00Z' },
+        scopes: ['org:acme'],
+      },
+      alice,
+    )
     const rows = await store.db.query(sql`SELECT * FROM resources`)
     const dump = JSON.stringify(rows)
-    for (const secret of [PASSWORD, COOKIE, 'abc123XYZ', Buffer.from(COOKIE).toString('base64'), Buffer.from(PASSWORD).toString('hex')]) expect(dump).not.toContain(secret)
+    for (const secret of [PASSWORD, COOKIE, 'abc123XYZ', Buffer.from(COOKIE).toString('base64'), Buffer.from(PASSWORD).toString('hex')])
+      expect(dump).not.toContain(secret)
     for (const row of rows) {
       expect(row.secure_body).toMatch(new RegExp(`^kh1\\.${key.id}\\.`))
       expect(row.secret_key_id).toBe(key.id)
@@ -325,7 +378,12 @@ describe.each(BACKENDS)('resources on %s', (backend) => {
     expect((await resources.get(credential.id, dave, { includeSecret: true })).secure_body).toBe(credential.secure_body)
     expect((await resources.get(credential.id, admin, { includeSecret: true })).secure_body).toBe(credential.secure_body)
     // Not asked, no secrets:read, or read-only: absent — not empty, not null.
-    for (const [who, options] of [[alice, {}], [alice, { includeSecret: false }], [carol, { includeSecret: true }], [reader, { includeSecret: true }]] as const) {
+    for (const [who, options] of [
+      [alice, {}],
+      [alice, { includeSecret: false }],
+      [carol, { includeSecret: true }],
+      [reader, { includeSecret: true }],
+    ] as const) {
       const r = await resources.get(credential.id, who, options)
       expect('secure_body' in r).toBe(false)
       expect(Object.keys(r)).not.toContain('secure_body')
@@ -370,14 +428,18 @@ describe.each(BACKENDS)('resources on %s', (backend) => {
   it('a ciphertext moved to another resource, tampered, or under another key fails clearly without leaking', async () => {
     await resources.save(credential, alice)
     await resources.save({ ...credential, id: 'credentials/website_b', secure_body: 'password: OtherPass777' }, alice)
-    await store.db.query(sql`UPDATE resources SET secure_body = (SELECT secure_body FROM resources WHERE id = ${credential.id}) WHERE id = 'credentials/website_b'`)
+    await store.db.query(
+      sql`UPDATE resources SET secure_body = (SELECT secure_body FROM resources WHERE id = ${credential.id}) WHERE id = 'credentials/website_b'`,
+    )
     const moved = await expectCode(resources.get('credentials/website_b', alice, { includeSecret: true }), 'internal_error')
     expect(moved.message).not.toContain(PASSWORD)
     const [row] = await store.db.query<{ secure_body: string }>(sql`SELECT secure_body FROM resources WHERE id = ${credential.id}`)
     const parts = row!.secure_body.split('.')
     const tag = Buffer.from(parts[3]!, 'base64url')
     tag[5] = tag[5]! ^ 0x40
-    await store.db.query(sql`UPDATE resources SET secure_body = ${[...parts.slice(0, 3), tag.toString('base64url'), parts[4]].join('.')} WHERE id = ${credential.id}`)
+    await store.db.query(
+      sql`UPDATE resources SET secure_body = ${[...parts.slice(0, 3), tag.toString('base64url'), parts[4]].join('.')} WHERE id = ${credential.id}`,
+    )
     const tampered = await expectCode(resources.get(credential.id, alice, { includeSecret: true }), 'internal_error')
     expect(tampered.message).toMatch(/altered/)
     // Without asking for the secret the resource still reads fine.
@@ -400,7 +462,10 @@ describe.each(BACKENDS)('resources on %s', (backend) => {
       }
     }
     await resources.save(credential, alice)
-    await resources.save({ id: 'cookies/a', title: 'cookie', secure_body: COOKIE, content_type: 'cookie', metadata: { expires_at: '2026-03-01T00:00:00Z' }, scopes: ['org:acme'] }, alice)
+    await resources.save(
+      { id: 'cookies/a', title: 'cookie', secure_body: COOKIE, content_type: 'cookie', metadata: { expires_at: '2026-03-01T00:00:00Z' }, scopes: ['org:acme'] },
+      alice,
+    )
     await resources.get(credential.id, alice, { includeSecret: true })
     await resources.get('cookies/a', dave, { includeSecret: true })
     await resources.get('cookies/a', carol, { includeSecret: true })
@@ -417,7 +482,9 @@ describe.each(BACKENDS)('resources on %s', (backend) => {
     await attempt(resources.update('cookies/a', { secure_body: `BigSecret-9999${'x'.repeat(70_000)}` }, alice)) // too_large
     await store.db.query(sql`UPDATE resources SET secure_body = ${createSecretBox(key).encrypt(PASSWORD, 'elsewhere')} WHERE id = 'cookies/a'`)
     await attempt(resources.get('cookies/a', alice, { includeSecret: true })) // moved ciphertext
-    await attempt(createResourceService({ store, secrets: createSecretBox(SecretKey.generate()), logger, clock }).get(credential.id, alice, { includeSecret: true })) // wrong key
+    await attempt(
+      createResourceService({ store, secrets: createSecretBox(SecretKey.generate()), logger, clock }).get(credential.id, alice, { includeSecret: true }),
+    ) // wrong key
     await rotateSecrets(store, key, SecretKey.generate(), { logger }).catch((error: Error) => errors.push(error.message))
     await resources.delete(credential.id, alice)
     expect(logger.lines.length).toBeGreaterThan(5)
@@ -429,7 +496,14 @@ describe.each(BACKENDS)('resources on %s', (backend) => {
   })
 
   it('flags expired cookies with expired: true, computed against the clock', async () => {
-    const cookie = { id: 'cookies/website_a', title: 'Site A cookie', secure_body: COOKIE, content_type: 'cookie', metadata: { acquired_at: '2026-03-06T10:00:00Z', expires_at: '2026-03-07T10:00:00Z' }, scopes: ['org:acme'] }
+    const cookie = {
+      id: 'cookies/website_a',
+      title: 'Site A cookie',
+      secure_body: COOKIE,
+      content_type: 'cookie',
+      metadata: { acquired_at: '2026-03-06T10:00:00Z', expires_at: '2026-03-07T10:00:00Z' },
+      scopes: ['org:acme'],
+    }
     await resources.save(cookie, alice)
     await resources.save({ ...cookie, id: 'cookies/old', metadata: { expires_at: '2026-03-01T00:00:00+08:00' } }, alice)
     await resources.save({ ...cookie, id: 'cookies/forever', metadata: {} }, alice)
@@ -445,7 +519,10 @@ describe.each(BACKENDS)('resources on %s', (backend) => {
   })
 
   it('takes a metadata date-time without an offset as UTC (Python isoformat), storing it with Z', async () => {
-    const naive = await resources.save({ id: 'cookies/naive', title: 'naive', metadata: { acquired_at: '2026-03-06T10:00:00', expires_at: '2026-03-07T10:00:00.250' } }, alice)
+    const naive = await resources.save(
+      { id: 'cookies/naive', title: 'naive', metadata: { acquired_at: '2026-03-06T10:00:00', expires_at: '2026-03-07T10:00:00.250' } },
+      alice,
+    )
     expect(naive.metadata).toEqual({ acquired_at: '2026-03-06T10:00:00Z', expires_at: '2026-03-07T10:00:00.250Z' })
     const [row] = await store.db.query<{ metadata: Record<string, string> }>(sql`SELECT metadata FROM resources WHERE id = 'cookies/naive'`)
     expect(row!.metadata.expires_at).toBe('2026-03-07T10:00:00.250Z')
@@ -455,7 +532,9 @@ describe.each(BACKENDS)('resources on %s', (backend) => {
     expect((await resources.get('cookies/naive', alice)).expired).toBe(true)
     expect((await resources.list({ expired: true }, alice)).items.map((r) => r.id)).toEqual(['cookies/naive'])
     // Offsets are kept as given; an update takes naive times the same way; nonsense is still refused.
-    expect((await resources.update('cookies/naive', { metadata: { expires_at: '2026-03-08T10:00:00+08:00' } }, alice)).metadata.expires_at).toBe('2026-03-08T10:00:00+08:00')
+    expect((await resources.update('cookies/naive', { metadata: { expires_at: '2026-03-08T10:00:00+08:00' } }, alice)).metadata.expires_at).toBe(
+      '2026-03-08T10:00:00+08:00',
+    )
     expect((await resources.update('cookies/naive', { metadata: { expires_at: '2026-03-09T10:00' } }, alice)).metadata.expires_at).toBe('2026-03-09T10:00Z')
     await expectCode(resources.update('cookies/naive', { metadata: { expires_at: '2026-03-09' } }, alice), 'validation_error')
     await expectCode(resources.update('cookies/naive', { metadata: { expires_at: 'next tuesday' } }, alice), 'validation_error')
@@ -489,7 +568,13 @@ describe.each(BACKENDS)('resources on %s', (backend) => {
     await resources.save({ ...credential, id: 'credentials/private', scopes: ['user:alice'] }, alice)
     await resources.save({ ...credential, id: 'code/shared', scopes: ['org:acme'] }, alice)
     const entry = await knowledge.save(
-      { task: 'Log in to site A', content: 'Use the test account', types: ['tool'], scopes: ['org:acme'], resource_ids: ['credentials/private', 'code/shared', 'missing/one', '../bad'] },
+      {
+        task: 'Log in to site A',
+        content: 'Use the test account',
+        types: ['tool'],
+        scopes: ['org:acme'],
+        resource_ids: ['credentials/private', 'code/shared', 'missing/one', '../bad'],
+      },
       alice,
     )
     const seenByCarol = await knowledge.get(entry.id, carol)
@@ -526,15 +611,30 @@ describe.each(BACKENDS)('resources on %s', (backend) => {
       const visible = new Set(visibleScopes(who))
       const own = new Set(memberScopes(who))
       const canSecrets = permissions.includes('admin') || permissions.includes('secrets:read')
-      const expectedVisible = made.filter((r) => r.scopes.some((s) => visible.has(s))).map((r) => r.id).sort()
+      const expectedVisible = made
+        .filter((r) => r.scopes.some((s) => visible.has(s)))
+        .map((r) => r.id)
+        .sort()
       const listed = (await resources.list({ limit: 1000 }, who)).items.map((r) => r.id).sort()
       expect(listed, JSON.stringify(who)).toEqual(expectedVisible)
-      expect((await resources.expandResources(made.map((r) => r.id), who)).map((r) => r.id).sort()).toEqual(expectedVisible)
+      expect(
+        (
+          await resources.expandResources(
+            made.map((r) => r.id),
+            who,
+          )
+        )
+          .map((r) => r.id)
+          .sort(),
+      ).toEqual(expectedVisible)
       for (const r of made) {
         const isVisible = expectedVisible.includes(r.id)
         if (!isVisible) {
           await expectCode(resources.get(r.id, who, { includeSecret: true }), 'not_found')
-          await expectCode(resources.update(r.id, { title: 'x' }, who), permissions.includes('read') && !permissions.includes('write') && !permissions.includes('admin') ? 'forbidden' : 'not_found')
+          await expectCode(
+            resources.update(r.id, { title: 'x' }, who),
+            permissions.includes('read') && !permissions.includes('write') && !permissions.includes('admin') ? 'forbidden' : 'not_found',
+          )
           continue
         }
         const got = await resources.get(r.id, who, { includeSecret: true })
@@ -556,7 +656,9 @@ describe.each(BACKENDS)('resources on %s', (backend) => {
     const next = SecretKey.generate()
     const report = await rotateSecrets(store, key, next)
     expect(report).toEqual({ rotated: 2, unchanged: 0, old_key_id: key.id, new_key_id: next.id })
-    const after = await store.db.query<{ id: string; secure_body: string | null; secret_key_id: string | null }>(sql`SELECT id, secure_body, secret_key_id FROM resources ORDER BY id`)
+    const after = await store.db.query<{ id: string; secure_body: string | null; secret_key_id: string | null }>(
+      sql`SELECT id, secure_body, secret_key_id FROM resources ORDER BY id`,
+    )
     expect(after.find((r) => r.id === 'code/plain')).toMatchObject({ secure_body: null, secret_key_id: null })
     for (const row of after.filter((r) => r.secure_body)) {
       expect(row.secret_key_id).toBe(next.id)
@@ -571,7 +673,9 @@ describe.each(BACKENDS)('resources on %s', (backend) => {
     // Running it again is harmless (resumable), and a row under a third key aborts everything.
     expect((await rotateSecrets(store, key, next)).unchanged).toBe(2)
     const third = SecretKey.generate()
-    await store.db.query(sql`UPDATE resources SET secure_body = ${createSecretBox(third).encrypt('x', 'cookies/a')}, secret_key_id = ${third.id} WHERE id = 'cookies/a'`)
+    await store.db.query(
+      sql`UPDATE resources SET secure_body = ${createSecretBox(third).encrypt('x', 'cookies/a')}, secret_key_id = ${third.id} WHERE id = 'cookies/a'`,
+    )
     const snapshot = await store.db.query(sql`SELECT id, secure_body FROM resources ORDER BY id`)
     await expectCode(rotateSecrets(store, next, SecretKey.generate()), 'config_error')
     expect(await store.db.query(sql`SELECT id, secure_body FROM resources ORDER BY id`)).toEqual(snapshot)
@@ -599,7 +703,9 @@ describe.each(BACKENDS)('resources on %s', (backend) => {
       const newKey = loadOrCreateKey({ keyFile })
       expect(newKey.id).toBe(report.new_key_id)
       expect(readFileSync(keyFile, 'utf8')).not.toContain(oldKey.toBase64())
-      expect((await createResourceService({ store, secrets: createSecretBox(newKey), clock }).get(credential.id, alice, { includeSecret: true })).secure_body).toBe(credential.secure_body)
+      expect(
+        (await createResourceService({ store, secrets: createSecretBox(newKey), clock }).get(credential.id, alice, { includeSecret: true })).secure_body,
+      ).toBe(credential.secure_body)
       // A crash after the commit but before the rename leaves <file>.new: the next run finishes the job.
       const pendingKey = SecretKey.generate()
       await rotateSecrets(store, newKey, pendingKey)

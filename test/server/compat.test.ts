@@ -127,18 +127,40 @@ describe('seed 003 HTTP API', () => {
       tags: { category: 'preference', domain: 'coding_style' },
       scopes: ['org:cybertogether'],
       owner: 'agent:research_agent',
-      source: { name: '资源名称', category: 'exp', urls: ['https://example.com'], agent_id: 'research_agent', submitted_by: 'user@example.com', message_id: 'msg-xxx' },
+      source: {
+        name: '资源名称',
+        category: 'exp',
+        urls: ['https://example.com'],
+        agent_id: 'research_agent',
+        submitted_by: 'user@example.com',
+        message_id: 'msg-xxx',
+      },
       score: 4,
     })
     expect(seedExample.status).toBe(201)
     expect(seedExample.body.source).toMatchObject({ name: '资源名称', urls: ['https://example.com'], submitted_by: 'user@example.com', message_id: 'msg-xxx' })
 
-    const cookieEntry = await api.post('/api/knowledge', knowledgeSaveBody({ task: '使用已登录的 Cookie 访问某网站 API', content: 'Cookie 获取方法:手动登录后从浏览器导出。使用时直接设置到请求头。', types: ['tool'], resource_ids: ['cookies/website_a'] }))
+    const cookieEntry = await api.post(
+      '/api/knowledge',
+      knowledgeSaveBody({
+        task: '使用已登录的 Cookie 访问某网站 API',
+        content: 'Cookie 获取方法:手动登录后从浏览器导出。使用时直接设置到请求头。',
+        types: ['tool'],
+        resource_ids: ['cookies/website_a'],
+      }),
+    )
     expect(cookieEntry.status).toBe(201)
     cookie = cookieEntry.body.id
     // knowledge_save's minimum: task, content, types (everything else defaulted by the tool)
     for (let i = 0; i < 3; i++) {
-      const r = await api.post('/api/knowledge', knowledgeSaveBody({ task: `Selenium headless login variant ${i}`, content: `Use a random delay of ${i + 1} seconds between selenium actions`, types: ['strategy'] }))
+      const r = await api.post(
+        '/api/knowledge',
+        knowledgeSaveBody({
+          task: `Selenium headless login variant ${i}`,
+          content: `Use a random delay of ${i + 1} seconds between selenium actions`,
+          types: ['strategy'],
+        }),
+      )
       expect(r.status).toBe(201)
     }
   })
@@ -230,10 +252,20 @@ describe('seed 003 HTTP API', () => {
         '"score": 3, "message_id": null, "resource_ids": null}',
     )
     expect(save.status, save.text).toBe(201)
-    expect(save.body).toMatchObject({ tags: {}, scopes: ['user:alice'], owner: 'agent:research_agent', message_id: '', resource_ids: [], source: { urls: [], message_id: '', agent_id: 'research_agent' } })
+    expect(save.body).toMatchObject({
+      tags: {},
+      scopes: ['user:alice'],
+      owner: 'agent:research_agent',
+      message_id: '',
+      resource_ids: [],
+      source: { urls: [], message_id: '', agent_id: 'research_agent' },
+    })
     const id = save.body.id as string
     // knowledge_update(knowledge_id, add_helpful_case={…}) — the other three None.
-    const helpful = await api.put(`/api/knowledge/${id}`, '{"add_helpful_case": {"task": "t", "outcome": "ok"}, "add_harmful_case": null, "update_score": null, "evolve_feedback": null}')
+    const helpful = await api.put(
+      `/api/knowledge/${id}`,
+      '{"add_helpful_case": {"task": "t", "outcome": "ok"}, "add_harmful_case": null, "update_score": null, "evolve_feedback": null}',
+    )
     expect(helpful.status, helpful.text).toBe(200)
     expect(helpful.body.eval).toMatchObject({ helpful: 1, harmful: 0, score: 3 })
     const scored = await api.put(`/api/knowledge/${id}`, '{"add_helpful_case": null, "add_harmful_case": null, "update_score": 4, "evolve_feedback": null}')
@@ -247,7 +279,10 @@ describe('seed 003 HTTP API', () => {
     expect(batch.status, batch.text).toBe(200)
     expect(batch.body.updated).toBe(1)
     // resource_save with secure_body=None and metadata=None; PUT keeps null = remove the secret.
-    const resource = await api.post('/api/resource', '{"id": "notes/python_none", "title": "from python", "body": "b", "secure_body": null, "content_type": null, "metadata": null, "scopes": null, "owner": null}')
+    const resource = await api.post(
+      '/api/resource',
+      '{"id": "notes/python_none", "title": "from python", "body": "b", "secure_body": null, "content_type": null, "metadata": null, "scopes": null, "owner": null}',
+    )
     expect(resource.status, resource.text).toBe(201)
     expect(resource.body).toMatchObject({ has_secret: false, content_type: 'text', metadata: {}, scopes: ['user:alice'], owner: 'user:alice' })
     await api.put('/api/resource/notes/python_none', { secure_body: 'now a secret' })
@@ -267,23 +302,39 @@ describe('seed 003 HTTP API', () => {
       metadata: { acquired_at: '2026-03-07T10:00:00Z', expires_at: '2026-03-08T10:00:00Z' },
     })
     expect(refreshed.status).toBe(200)
-    expect(Resource.strict().parse(refreshed.body)).toMatchObject({ id: 'cookies/website_a', version: 2, expired: true, has_secret: true, metadata: { expires_at: '2026-03-08T10:00:00Z' } })
+    expect(Resource.strict().parse(refreshed.body)).toMatchObject({
+      id: 'cookies/website_a',
+      version: 2,
+      expired: true,
+      has_secret: true,
+      metadata: { expires_at: '2026-03-08T10:00:00Z' },
+    })
     expect((await api.get('/api/resource/cookies/website_a')).body.secure_body).toBe('session_id=refreshed; auth_token=new')
   })
 
   it('knowledge_save’s owner "agent:research_agent" from a token without that agent id: a 403 that says how to fix it', async () => {
     const { token } = await t.hub.tokens.create({ user: 'bob', org: 'cybertogether', permissions: ['read', 'write'] })
     const bob = client(url, token)
-    const refused = await bob.post('/api/knowledge', knowledgeSaveBody({ task: 'Owner default of the seed tool', content: 'owner is agent:research_agent', types: ['plan'] }))
+    const refused = await bob.post(
+      '/api/knowledge',
+      knowledgeSaveBody({ task: 'Owner default of the seed tool', content: 'owner is agent:research_agent', types: ['plan'] }),
+    )
     expect(refused.status).toBe(403)
     const error = errorOf(refused)
     expect(error.code).toBe('forbidden')
     expect(error.message).toContain('agent:research_agent')
     expect(error.message).toContain('knowhub token create --agent research_agent')
-    expect(error.details).toMatchObject({ owner: 'agent:research_agent', your_ids: ['user:bob', 'org:cybertogether'], fix: 'knowhub token create --agent research_agent' })
+    expect(error.details).toMatchObject({
+      owner: 'agent:research_agent',
+      your_ids: ['user:bob', 'org:cybertogether'],
+      fix: 'knowhub token create --agent research_agent',
+    })
     // The fix works: a token with the agent id saves it as the seed tool expects.
     const fixed = await t.hub.tokens.create({ user: 'bob', agent: 'research_agent', org: 'cybertogether', permissions: ['read', 'write'] })
-    const saved = await client(url, fixed.token).post('/api/knowledge', knowledgeSaveBody({ task: 'Owner default of the seed tool', content: 'owner is agent:research_agent', types: ['plan'] }))
+    const saved = await client(url, fixed.token).post(
+      '/api/knowledge',
+      knowledgeSaveBody({ task: 'Owner default of the seed tool', content: 'owner is agent:research_agent', types: ['plan'] }),
+    )
     expect(saved.status).toBe(201)
     expect(saved.body.owner).toBe('agent:research_agent')
     await client(url, fixed.token).delete(`/api/knowledge/${saved.body.id}`)
@@ -369,8 +420,16 @@ describe('seed 003 HTTP API', () => {
   })
 
   it('POST /api/knowledge/slim: knowledge_slim(model) body; dry_run plan; unmerge', async () => {
-    const a = knowledgeSaveBody({ task: 'Bake sourdough bread', content: 'Feed the starter twice a day and keep the dough at 24 degrees. Bake at 250 degrees with steam.', types: ['usecase'] })
-    const b = knowledgeSaveBody({ task: 'Bake sourdough bread', content: 'Feed the starter twice a day and keep the dough at 24 degrees. Bake at 250 degrees with steam for 20 minutes.', types: ['usecase'] })
+    const a = knowledgeSaveBody({
+      task: 'Bake sourdough bread',
+      content: 'Feed the starter twice a day and keep the dough at 24 degrees. Bake at 250 degrees with steam.',
+      types: ['usecase'],
+    })
+    const b = knowledgeSaveBody({
+      task: 'Bake sourdough bread',
+      content: 'Feed the starter twice a day and keep the dough at 24 degrees. Bake at 250 degrees with steam for 20 minutes.',
+      types: ['usecase'],
+    })
     const first = (await api.post('/api/knowledge', a)).body.id
     const second = (await api.post('/api/knowledge', b)).body.id
     const plan = await api.post('/api/knowledge/slim', { model: 'google/gemini-2.0-flash-001', dry_run: true })
@@ -401,7 +460,16 @@ describe('seed 003 HTTP API', () => {
     expect(doc.status).toBe(200)
     expect(doc.body.openapi).toBe('3.1.0')
     const paths = Object.keys(doc.body.paths)
-    for (const path of ['/api/knowledge/search', '/api/knowledge', '/api/knowledge/{id}', '/api/knowledge/batch_update', '/api/knowledge/slim', '/api/resource', '/api/resource/{id}', '/healthz']) {
+    for (const path of [
+      '/api/knowledge/search',
+      '/api/knowledge',
+      '/api/knowledge/{id}',
+      '/api/knowledge/batch_update',
+      '/api/knowledge/slim',
+      '/api/resource',
+      '/api/resource/{id}',
+      '/healthz',
+    ]) {
       expect(paths).toContain(path)
     }
     const search = doc.body.paths['/api/knowledge/search'].get
@@ -412,6 +480,11 @@ describe('seed 003 HTTP API', () => {
     expect(list.parameters.find((p: { name: string }) => p.name === 'limit').schema.default).toBe(10)
     const save = doc.body.components.schemas.SaveKnowledgeInput
     expect(Object.keys(save.properties)).toEqual(expect.arrayContaining(['task', 'content', 'types', 'tags', 'scopes', 'owner', 'source', 'score']))
-    expect(Object.keys(doc.body.components.schemas.FeedbackInput.properties)).toEqual(['add_helpful_case', 'add_harmful_case', 'update_score', 'evolve_feedback'])
+    expect(Object.keys(doc.body.components.schemas.FeedbackInput.properties)).toEqual([
+      'add_helpful_case',
+      'add_harmful_case',
+      'update_score',
+      'evolve_feedback',
+    ])
   })
 })

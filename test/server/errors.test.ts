@@ -19,7 +19,11 @@ let localUrl: string
 let localPort: number
 
 /** A raw request (no URL normalisation by fetch), for traversal and header tests. */
-function raw(port: number, path: string, options: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<{ status: number; body: string; headers: Record<string, string | string[] | undefined> }> {
+function raw(
+  port: number,
+  path: string,
+  options: { method?: string; headers?: Record<string, string>; body?: string } = {},
+): Promise<{ status: number; body: string; headers: Record<string, string | string[] | undefined> }> {
   return new Promise((resolve, reject) => {
     const req = httpRequest({ host: '127.0.0.1', port, path, method: options.method ?? 'GET', headers: options.headers ?? {} }, (res) => {
       let body = ''
@@ -40,7 +44,12 @@ function appFor(options: { localMode: boolean; rateLimit?: { perSecond: number; 
     knowledge: t.hub.knowledge,
     resources: t.hub.resources,
     slim: { slim: (body, p) => slimKnowledge(deps, body, p), unmerge: (id, p) => unmergeKnowledge(deps, id, p) },
-    authenticate: createAuthenticator({ tokens: t.hub.tokens, localPrincipal: t.hub.config.principal, localMode: options.localMode, recheckMs: Number.MAX_SAFE_INTEGER }),
+    authenticate: createAuthenticator({
+      tokens: t.hub.tokens,
+      localPrincipal: t.hub.config.principal,
+      localMode: options.localMode,
+      recheckMs: Number.MAX_SAFE_INTEGER,
+    }),
     logger: t.logger,
     ...(options.rateLimit ? { rateLimit: options.rateLimit } : {}),
   })
@@ -138,7 +147,14 @@ describe('bad input', () => {
   })
 
   it('an unknown field is reported at its own path, one issue each', async () => {
-    const body = await local.post('/api/knowledge', { task: 't', content: 'c', types: ['tool'], sekret: 1, colour: 'red', source: { name: 'n', surprise: true } })
+    const body = await local.post('/api/knowledge', {
+      task: 't',
+      content: 'c',
+      types: ['tool'],
+      sekret: 1,
+      colour: 'red',
+      source: { name: 'n', surprise: true },
+    })
     expect(errorOf(body).details.issues).toEqual(
       expect.arrayContaining([
         { path: 'sekret', message: 'unknown field "sekret"' },
@@ -149,7 +165,9 @@ describe('bad input', () => {
     expect(errorOf(body).message).toMatch(/^Invalid knowledge entry: (sekret|colour|source\.surprise): unknown field/)
     const put = await local.put('/api/knowledge/knowledge-20260101000000-abcd', { add_helpful_case: {}, delete_everything: true })
     expect(errorOf(put).details.issues).toEqual([{ path: 'delete_everything', message: 'unknown field "delete_everything"' }])
-    const batch = await local.post('/api/knowledge/batch_update', { feedback_list: [{ knowledge_id: 'knowledge-20260101000000-abcd', is_helpful: true, why: 'x' }] })
+    const batch = await local.post('/api/knowledge/batch_update', {
+      feedback_list: [{ knowledge_id: 'knowledge-20260101000000-abcd', is_helpful: true, why: 'x' }],
+    })
     expect(errorOf(batch).details.issues).toEqual([{ path: 'feedback_list.0.why', message: 'unknown field "why"' }])
     const query = await local.get('/api/knowledge/search?q=x&drop_table=1')
     expect(errorOf(query).details.issues).toEqual([{ path: 'drop_table', message: 'unknown field "drop_table"' }])
@@ -166,7 +184,12 @@ describe('bad input', () => {
         controller.close()
       },
     })
-    const streamed = await fetch(`${localUrl}/api/knowledge`, { method: 'POST', body: chunks, headers: { 'content-type': 'application/json' }, duplex: 'half' } as RequestInit)
+    const streamed = await fetch(`${localUrl}/api/knowledge`, {
+      method: 'POST',
+      body: chunks,
+      headers: { 'content-type': 'application/json' },
+      duplex: 'half',
+    } as RequestInit)
     expect(streamed.status).toBe(413)
     expect(((await streamed.json()) as { error: { code: string } }).error.code).toBe('too_large')
     // Under the body limit but over the service's limit of a secret (64 KiB).
@@ -232,7 +255,7 @@ describe('bad input', () => {
 })
 
 describe('errors and limits', () => {
-  it('POST /api/resource on an id you own updates it (200); 409 only when an admin meets an id it cannot see in another owner\'s namespace', async () => {
+  it("POST /api/resource on an id you own updates it (200); 409 only when an admin meets an id it cannot see in another owner's namespace", async () => {
     const first = await local.post('/api/resource', { id: 'dup/one', title: 'first', body: 'kept' })
     expect(first.status).toBe(201)
     const again = await local.post('/api/resource', { id: 'dup/one', title: 'second' })
@@ -271,7 +294,10 @@ describe('errors and limits', () => {
     const writer = await t.hub.tokens.create({ user: 'w', org: 'acme' })
     const app = appFor({ localMode: false, rateLimit: { perSecond: 1, burst: 3 } })
     const call = async (path: string, token?: string, init: RequestInit = {}) => {
-      const response = await app.request(path, { ...init, headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(init.headers as Record<string, string> | undefined) } })
+      const response = await app.request(path, {
+        ...init,
+        headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(init.headers as Record<string, string> | undefined) },
+      })
       const text = await response.text()
       return { status: response.status, headers: response.headers, text, body: JSON.parse(text) as unknown }
     }
@@ -318,7 +344,11 @@ describe('errors and limits', () => {
     })
     const call = async (token?: string) => {
       const response = await app.request('/api/knowledge?limit=1', { headers: token ? { authorization: `Bearer ${token}` } : {} })
-      return { status: response.status, retry: response.headers.get('retry-after'), body: (await response.json()) as { error?: { code: string; message: string } } }
+      return {
+        status: response.status,
+        retry: response.headers.get('retry-after'),
+        body: (await response.json()) as { error?: { code: string; message: string } },
+      }
     }
     const statuses = []
     for (let i = 0; i < 3; i++) statuses.push((await call(`kh_wrong-${i}`)).status)
@@ -356,7 +386,9 @@ describe('errors and limits', () => {
     const response = await app.request('/api/knowledge/search?q=anything')
     const r = { status: response.status, text: await response.text() }
     expect(r.status).toBe(500)
-    expect(JSON.parse(r.text)).toEqual({ error: { code: 'internal_error', message: expect.stringMatching(/^Internal server error \(request id req_/), details: {} } })
+    expect(JSON.parse(r.text)).toEqual({
+      error: { code: 'internal_error', message: expect.stringMatching(/^Internal server error \(request id req_/), details: {} },
+    })
     expect(r.text).not.toMatch(/SELECT|knowledge_|pglite|stack|at /i)
     expect(t.logs.some((line) => JSON.parse(line).message === 'http.error')).toBe(true)
   })

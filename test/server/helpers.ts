@@ -36,7 +36,12 @@ export async function openTestHub(config: Record<string, unknown> = {}): Promise
   const dataDir = mkdtempSync(join(tmpdir(), 'knowhub-server-'))
   const logger = recordingLogger()
   const hub = await openKnowHub(
-    { dataDir, secrets: { key: Buffer.alloc(32, 7).toString('base64') }, ...config, server: { port: 0, rateLimit: 0, ...(config.server as object | undefined) } },
+    {
+      dataDir,
+      secrets: { key: Buffer.alloc(32, 7).toString('base64') },
+      ...config,
+      server: { port: 0, rateLimit: 0, ...(config.server as object | undefined) },
+    },
     { logger },
   )
   const servers: RunningServer[] = []

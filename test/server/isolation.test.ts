@@ -85,7 +85,10 @@ function resolve(actor: Actor, id: string): Res | undefined {
     [manages(actor, r.owner) ? OWNER_KIND_ORDER.indexOf(r.owner.split(':')[0]!) : OWNER_KIND_ORDER.length, scopePriority(r.scopes, visible)] as const
   return resources
     .filter((r) => r.id === id && seesResource(actor, r))
-    .sort((a, b) => rank(a)[0] - rank(b)[0] || rank(a)[1] - rank(b)[1] || a.created_at.localeCompare(b.created_at) || (a.owner < b.owner ? -1 : a.owner > b.owner ? 1 : 0))[0]
+    .sort(
+      (a, b) =>
+        rank(a)[0] - rank(b)[0] || rank(a)[1] - rank(b)[1] || a.created_at.localeCompare(b.created_at) || (a.owner < b.owner ? -1 : a.owner > b.owner ? 1 : 0),
+    )[0]
 }
 const resourceIds = () => [...new Set(resources.map((r) => r.id))]
 const readsSecret = (actor: Actor, scopes: readonly string[]) =>
@@ -118,7 +121,10 @@ beforeAll(async () => {
     })
   }
   specs.push({ name: 'reader', fields: { user: 'reader', org: pick(orgs), project: pick(projects), permissions: ['read'] } })
-  specs.push({ name: 'stranger', fields: { user: 'stranger', org: 'elsewhere', project: 'nowhere', team: 'outsiders', agent: 'lone', permissions: ['read', 'write', 'secrets:read'] } })
+  specs.push({
+    name: 'stranger',
+    fields: { user: 'stranger', org: 'elsewhere', project: 'nowhere', team: 'outsiders', agent: 'lone', permissions: ['read', 'write', 'secrets:read'] },
+  })
   specs.push({ name: 'agent-only', fields: { agent: pick(agents), permissions: ['read', 'write', 'secrets:read'] } })
   const server = await t.start()
   actors = []
@@ -134,7 +140,14 @@ beforeAll(async () => {
       const id = `iso/${writer.name}/r${j}`
       const secret = `SECRET-${writer.name}-${j}-${Math.floor(random() * 1e12).toString(36)}`
       const scopes = scopesOf(writer)
-      const r = await writer.api.post('/api/resource', { id, title: `resource ${j} of ${writer.name}`, body: 'public part', secure_body: secret, content_type: 'credential', scopes })
+      const r = await writer.api.post('/api/resource', {
+        id,
+        title: `resource ${j} of ${writer.name}`,
+        body: 'public part',
+        secure_body: secret,
+        content_type: 'credential',
+        scopes,
+      })
       expect(r.status, why(writer, `saving ${id}`)).toBe(201)
       resources.push({ id, scopes, owner: r.body.owner, secret, created_at: r.body.created_at })
     }
@@ -145,7 +158,14 @@ beforeAll(async () => {
       if (!chance(0.6)) continue
       const secret = `SECRET-${writer.name}-${id}-${Math.floor(random() * 1e12).toString(36)}`
       const scopes = scopesOf(writer)
-      const r = await writer.api.post('/api/resource', { id, title: `${id} of ${writer.name}`, body: 'public part', secure_body: secret, content_type: 'credential', scopes })
+      const r = await writer.api.post('/api/resource', {
+        id,
+        title: `${id} of ${writer.name}`,
+        body: 'public part',
+        secure_body: secret,
+        content_type: 'credential',
+        scopes,
+      })
       expect(r.status, why(writer, `saving shared ${id} (never a conflict)`)).toBe(201)
       expect(r.body.owner).toBe(`user:${writer.principal.user}`)
       resources.push({ id, scopes, owner: r.body.owner, secret, created_at: r.body.created_at })
@@ -156,7 +176,13 @@ beforeAll(async () => {
       const marker = `zq${writer.name}x${j}marker`
       const scopes = scopesOf(writer)
       const resource_ids = sample(resourceIds(), 3)
-      const r = await writer.api.post('/api/knowledge', { task: `isolation check ${marker}`, content: `isolation content ${marker}`, types: ['strategy'], scopes, resource_ids })
+      const r = await writer.api.post('/api/knowledge', {
+        task: `isolation check ${marker}`,
+        content: `isolation content ${marker}`,
+        types: ['strategy'],
+        scopes,
+        resource_ids,
+      })
       expect(r.status, why(writer, 'saving an entry')).toBe(201)
       entries.push({ id: r.body.id, scopes, owner: r.body.owner, marker, resource_ids })
     }
@@ -181,7 +207,10 @@ describe(`isolation matrix (seed ${SEED})`, () => {
     await inBatches(actors, 4, async (actor) => {
       const r = await actor.api.get('/api/knowledge?limit=1000')
       expect(r.status).toBe(200)
-      const expected = entries.filter((e) => sees(actor, e.scopes)).map((e) => e.id).sort()
+      const expected = entries
+        .filter((e) => sees(actor, e.scopes))
+        .map((e) => e.id)
+        .sort()
       expect(r.body.items.map((e: { id: string }) => e.id).sort(), why(actor, 'list')).toEqual(expected)
       // Asking for someone else's scopes narrows, never widens.
       const foreign = [...new Set(entries.flatMap((e) => e.scopes))].join(',')
@@ -215,7 +244,10 @@ describe(`isolation matrix (seed ${SEED})`, () => {
           const chosen = resolve(actor, id)
           return chosen ? [`${chosen.id} ${chosen.owner}`] : []
         })
-        expect(r.body.resources.map((x: { id: string; owner: string }) => `${x.id} ${x.owner}`), why(actor, `expand ${entry.id}`)).toEqual(expected)
+        expect(
+          r.body.resources.map((x: { id: string; owner: string }) => `${x.id} ${x.owner}`),
+          why(actor, `expand ${entry.id}`),
+        ).toEqual(expected)
         for (const resource of resources) expect(r.text.includes(resource.secret), why(actor, `expand leaks ${resource.id}`)).toBe(false)
       }
     })
@@ -249,7 +281,10 @@ describe(`isolation matrix (seed ${SEED})`, () => {
   it('GET /api/resource (list) shows exactly the visible resources, one per owner and id, and no secrets', async () => {
     await inBatches(actors, 4, async (actor) => {
       const r = await actor.api.get('/api/resource?limit=1000')
-      const expected = resources.filter((x) => seesResource(actor, x)).map((x) => `${x.id} ${x.owner}`).sort()
+      const expected = resources
+        .filter((x) => seesResource(actor, x))
+        .map((x) => `${x.id} ${x.owner}`)
+        .sort()
       expect(r.body.items.map((x: { id: string; owner: string }) => `${x.id} ${x.owner}`).sort(), why(actor, 'resource list')).toEqual(expected)
       expect(Object.keys(r.body).sort()).toEqual(['count', 'items', 'next_cursor'])
       for (const resource of resources) expect(r.text.includes(resource.secret)).toBe(false)
@@ -285,7 +320,9 @@ describe(`isolation matrix (seed ${SEED})`, () => {
   it('batch_update: visible entries updated, the others not_found, one by one', async () => {
     await inBatches(actors, 4, async (actor) => {
       const chosen = sample(entries, 6)
-      const r = await actor.api.post('/api/knowledge/batch_update', { feedback_list: chosen.map((e) => ({ knowledge_id: e.id, is_helpful: false, case: { task: 'matrix' } })) })
+      const r = await actor.api.post('/api/knowledge/batch_update', {
+        feedback_list: chosen.map((e) => ({ knowledge_id: e.id, is_helpful: false, case: { task: 'matrix' } })),
+      })
       expect(r.status).toBe(200)
       r.body.results.forEach((result: { ok: boolean; error?: { code: string } }, i: number) => {
         const visible = sees(actor, chosen[i]!.scopes)

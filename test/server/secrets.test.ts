@@ -69,24 +69,110 @@ afterAll(async () => t?.close())
 describe('secrets never leak', () => {
   it('drives every endpoint with and without the right to read secrets', async () => {
     const { owner, admin } = actors
-    expect((await record('owner', 'save credential', owner.post('/api/resource', { id: 'credentials/site_a', title: 'Site A account', body: 'login: see secure_body', secure_body: SECRETS.orgCredential, content_type: 'credential', scopes: ['org:acme'] }))).status).toBe(201)
-    expect((await record('owner', 'save cookie', owner.post('/api/resource', { id: 'cookies/site_a', title: 'Site A cookie', secure_body: SECRETS.userCookie, content_type: 'cookie', metadata: { expires_at: '2099-01-01T00:00:00Z' } }))).status).toBe(201)
+    expect(
+      (
+        await record(
+          'owner',
+          'save credential',
+          owner.post('/api/resource', {
+            id: 'credentials/site_a',
+            title: 'Site A account',
+            body: 'login: see secure_body',
+            secure_body: SECRETS.orgCredential,
+            content_type: 'credential',
+            scopes: ['org:acme'],
+          }),
+        )
+      ).status,
+    ).toBe(201)
+    expect(
+      (
+        await record(
+          'owner',
+          'save cookie',
+          owner.post('/api/resource', {
+            id: 'cookies/site_a',
+            title: 'Site A cookie',
+            secure_body: SECRETS.userCookie,
+            content_type: 'cookie',
+            metadata: { expires_at: '2099-01-01T00:00:00Z' },
+          }),
+        )
+      ).status,
+    ).toBe(201)
     // A secret in a resource whose only scope is public is refused (nobody could read it) …
-    expect((await record('admin', 'save public-only secret', admin.post('/api/resource', { id: 'shared/public_key', title: 'public with secret', secure_body: SECRETS.publicSecret, scopes: ['public'] }))).status).toBe(400)
+    expect(
+      (
+        await record(
+          'admin',
+          'save public-only secret',
+          admin.post('/api/resource', { id: 'shared/public_key', title: 'public with secret', secure_body: SECRETS.publicSecret, scopes: ['public'] }),
+        )
+      ).status,
+    ).toBe(400)
     // … and next to the admin's own org, public grants it to nobody else (everyone sees the resource).
-    expect((await record('admin', 'save public secret', admin.post('/api/resource', { id: 'shared/public_key', title: 'public with secret', secure_body: SECRETS.publicSecret, scopes: ['public', 'org:ops'] }))).status).toBe(201)
-    const entry = await record('owner', 'save entry', owner.post('/api/knowledge', { task: 'Log in to site A', content: 'Use the shared account; the cookie lasts a day.', types: ['tool'], scopes: ['org:acme'], resource_ids: ['credentials/site_a', 'cookies/site_a', 'shared/public_key'] }))
+    expect(
+      (
+        await record(
+          'admin',
+          'save public secret',
+          admin.post('/api/resource', {
+            id: 'shared/public_key',
+            title: 'public with secret',
+            secure_body: SECRETS.publicSecret,
+            scopes: ['public', 'org:ops'],
+          }),
+        )
+      ).status,
+    ).toBe(201)
+    const entry = await record(
+      'owner',
+      'save entry',
+      owner.post('/api/knowledge', {
+        task: 'Log in to site A',
+        content: 'Use the shared account; the cookie lasts a day.',
+        types: ['tool'],
+        scopes: ['org:acme'],
+        resource_ids: ['credentials/site_a', 'cookies/site_a', 'shared/public_key'],
+      }),
+    )
     expect(entry.status).toBe(201)
     const id = entry.body.id as string
 
     // Error paths that carry a secret in the request.
-    expect((await record('owner', 'save with a bad field', owner.post('/api/resource', { id: 'bad/one', title: 42, secure_body: SECRETS.badSave }))).status).toBe(400)
-    expect((await record('owner', 'malformed JSON', owner.post('/api/resource', `{"id":"m/one","title":"t","secure_body":"${SECRETS.malformed}"`))).status).toBe(400)
-    expect((await record('owner', 'oversized', owner.post('/api/resource', { id: 'big/one', title: 't', secure_body: `${SECRETS.oversized}${'x'.repeat(70_000)}` }))).status).toBe(413)
+    expect(
+      (await record('owner', 'save with a bad field', owner.post('/api/resource', { id: 'bad/one', title: 42, secure_body: SECRETS.badSave }))).status,
+    ).toBe(400)
+    expect(
+      (await record('owner', 'malformed JSON', owner.post('/api/resource', `{"id":"m/one","title":"t","secure_body":"${SECRETS.malformed}"`))).status,
+    ).toBe(400)
+    expect(
+      (await record('owner', 'oversized', owner.post('/api/resource', { id: 'big/one', title: 't', secure_body: `${SECRETS.oversized}${'x'.repeat(70_000)}` })))
+        .status,
+    ).toBe(413)
     // The same id saved by another org: a resource of its own (ids are namespaced by owner).
-    expect((await record('outsider', 'same id, own namespace', actors.outsider.post('/api/resource', { id: 'credentials/site_a', title: 'again', secure_body: SECRETS.duplicate, scopes: ['org:other'] }))).status).toBe(201)
-    expect((await record('teammate', 'update by non-owner', actors.teammate.put('/api/resource/credentials/site_a', { secure_body: SECRETS.rejectedUpdate }))).status).toBe(403)
-    expect((await record('outsider', 'save in a foreign scope', actors.outsider.post('/api/resource', { id: 'x/y', title: 't', secure_body: SECRETS.forbiddenSave, scopes: ['org:acme'] }))).status).toBe(403)
+    expect(
+      (
+        await record(
+          'outsider',
+          'same id, own namespace',
+          actors.outsider.post('/api/resource', { id: 'credentials/site_a', title: 'again', secure_body: SECRETS.duplicate, scopes: ['org:other'] }),
+        )
+      ).status,
+    ).toBe(201)
+    expect(
+      (await record('teammate', 'update by non-owner', actors.teammate.put('/api/resource/credentials/site_a', { secure_body: SECRETS.rejectedUpdate })))
+        .status,
+    ).toBe(403)
+    expect(
+      (
+        await record(
+          'outsider',
+          'save in a foreign scope',
+          actors.outsider.post('/api/resource', { id: 'x/y', title: 't', secure_body: SECRETS.forbiddenSave, scopes: ['org:acme'] }),
+        )
+      ).status,
+    ).toBe(403)
     expect((await record('owner', 'rotate the secret', owner.put('/api/resource/cookies/site_a', { secure_body: SECRETS.rotated }))).status).toBe(200)
 
     for (const [who, api] of Object.entries(actors)) {

@@ -17,7 +17,15 @@ describe('planTextQuery', () => {
   const ranking = { ...DEFAULT_TEXT_RANKING, candidates: 100 }
 
   it('makes the rarest terms candidates while their document frequencies fit the budget', () => {
-    const plan = planTextQuery([{ term: 'common', df: 900 }, { term: 'rare', df: 3 }, { term: 'mid', df: 60 }], 1000, ranking)
+    const plan = planTextQuery(
+      [
+        { term: 'common', df: 900 },
+        { term: 'rare', df: 3 },
+        { term: 'mid', df: 60 },
+      ],
+      1000,
+      ranking,
+    )
     expect(plan.terms.map((t) => t.term)).toEqual(['rare', 'mid', 'common'])
     expect(plan.candidates.map((t) => t.term)).toEqual(['rare', 'mid'])
     expect(plan.common.map((t) => t.term)).toEqual(['common'])
@@ -26,14 +34,28 @@ describe('planTextQuery', () => {
   })
 
   it('always keeps the rarest term, and says when even it is over the budget', () => {
-    const plan = planTextQuery([{ term: 'a', df: 500 }, { term: 'b', df: 800 }], 1000, ranking)
+    const plan = planTextQuery(
+      [
+        { term: 'a', df: 500 },
+        { term: 'b', df: 800 },
+      ],
+      1000,
+      ranking,
+    )
     expect(plan.candidates.map((t) => t.term)).toEqual(['a'])
     expect(plan.sampled).toBe(true)
     expect(plan.budget).toBe(100)
   })
 
   it('is exact with an infinite budget', () => {
-    const plan = planTextQuery([{ term: 'a', df: 500 }, { term: 'b', df: 800 }], 1000, { k1: 1.2, b: 0.5, candidates: Infinity })
+    const plan = planTextQuery(
+      [
+        { term: 'a', df: 500 },
+        { term: 'b', df: 800 },
+      ],
+      1000,
+      { k1: 1.2, b: 0.5, candidates: Infinity },
+    )
     expect(plan.candidates).toHaveLength(2)
     expect(plan.common).toEqual([])
     expect(plan.sampled).toBe(false)
@@ -56,13 +78,27 @@ describe.each(BACKENDS)('bounded full-text search in SQL on %s', (backend) => {
     const lines: string[] = []
     for (let i = 0; i < 120; i++) {
       const words = ['agent notes', i % 3 === 0 ? 'proxy rotation' : 'plain text', i % 20 === 0 ? 'selenium login' : '', i % 30 === 1 ? 'captcha solver' : '']
-      lines.push(JSON.stringify({
-        id: `knowledge-20260101000000-${String(i).padStart(4, '0')}`, message_id: '', types: [i % 2 ? 'tool' : 'strategy'], task: `entry ${i}`, tags: {},
-        scopes: [i % 5 === 4 ? 'org:other' : i % 2 ? 'user:u' : 'project:p'], owner: 'user:u', content: words.join(' ') + ' filler '.repeat(i % 7),
-        resource_ids: [], source: { name: '', category: 'exp', urls: [], agent_id: '', submitted_by: '', message_id: '', trace_id: '' },
-        eval: { score: 3, helpful: 0, harmful: 0, confidence: 0.5, helpful_history: [], harmful_history: [] },
-        status: 'active', merged_into: null, version: 1, created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z', versions: [],
-      }))
+      lines.push(
+        JSON.stringify({
+          id: `knowledge-20260101000000-${String(i).padStart(4, '0')}`,
+          message_id: '',
+          types: [i % 2 ? 'tool' : 'strategy'],
+          task: `entry ${i}`,
+          tags: {},
+          scopes: [i % 5 === 4 ? 'org:other' : i % 2 ? 'user:u' : 'project:p'],
+          owner: 'user:u',
+          content: words.join(' ') + ' filler '.repeat(i % 7),
+          resource_ids: [],
+          source: { name: '', category: 'exp', urls: [], agent_id: '', submitted_by: '', message_id: '', trace_id: '' },
+          eval: { score: 3, helpful: 0, harmful: 0, confidence: 0.5, helpful_history: [], harmful_history: [] },
+          status: 'active',
+          merged_into: null,
+          version: 1,
+          created_at: '2026-01-01T00:00:00.000Z',
+          updated_at: '2026-01-01T00:00:00.000Z',
+          versions: [],
+        }),
+      )
     }
     const admin = Principal.parse({ user: 'u', project: 'p', org: 'other', permissions: ['admin'] })
     const report = await knowledge.importJsonl(lines, admin, { mode: 'atomic' })
@@ -88,7 +124,9 @@ describe.each(BACKENDS)('bounded full-text search in SQL on %s', (backend) => {
 
   it('keeps the rare-term entries in the exact order when it also reads common-term entries', async () => {
     const q = 'selenium captcha agent notes'
-    const rareIds = new Set((await store.db.query<{ id: string }>(sql`SELECT id FROM knowledge WHERE search_doc @@ 'selenium | captcha'::tsquery`)).map((r) => r.id))
+    const rareIds = new Set(
+      (await store.db.query<{ id: string }>(sql`SELECT id FROM knowledge WHERE search_doc @@ 'selenium | captcha'::tsquery`)).map((r) => r.id),
+    )
     const expected = (await store.knowledge.searchText(textQuery(q), filter, 50, exact)).filter((hit) => rareIds.has(hit.id))
     const bounded = await store.knowledge.searchText(textQuery(q), filter, 50, { ...DEFAULT_TEXT_RANKING, candidates: 10 })
     expect(bounded.length).toBeGreaterThan(expected.length)

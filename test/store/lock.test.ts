@@ -31,7 +31,10 @@ describe('embedded database lock', () => {
     const lockFile = join(dataDir, 'db.lock')
     expect(JSON.parse(readFileSync(lockFile, 'utf8'))).toMatchObject({ pid: process.pid, host: hostname() })
     const probe = join(dataDir, 'probe.mts')
-    writeFileSync(probe, `import { openStore } from ${JSON.stringify(STORE)}\ntry { const s = await openStore({ dataDir: process.argv[2] }); console.log('opened'); await s.close() } catch (e) { console.log(JSON.stringify({ code: e.code, message: e.message })) }\n`)
+    writeFileSync(
+      probe,
+      `import { openStore } from ${JSON.stringify(STORE)}\ntry { const s = await openStore({ dataDir: process.argv[2] }); console.log('opened'); await s.close() } catch (e) { console.log(JSON.stringify({ code: e.code, message: e.message })) }\n`,
+    )
     const second = spawnSync(TSX, [probe, dataDir], { encoding: 'utf8' })
     const answer = JSON.parse(second.stdout.trim().split('\n').pop() ?? '{}') as { code?: string; message?: string }
     expect(answer.code).toBe('database_error')

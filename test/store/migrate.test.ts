@@ -41,7 +41,10 @@ describe('migrations', () => {
     const { url } = await pgDatabase()
     const a = await openPostgres({ connectionString: url })
     const b = await openPostgres({ connectionString: url })
-    cleanups.push(() => a.close(), () => b.close())
+    cleanups.push(
+      () => a.close(),
+      () => b.close(),
+    )
     const [ra, rb] = await Promise.all([migrate(a), migrate(b)])
     const all = (await loadMigrations()).map((m) => m.name)
     // exactly one of them applied everything; the other found nothing to do

@@ -36,7 +36,11 @@ describe('openPostgres onConnect', () => {
     const { db } = await open(["SET statement_timeout = '12345ms'", "SET application_name = 'knowhub_pool_test'"])
     // Four at once: the pool opens new connections for them.
     const rows = await Promise.all(
-      Array.from({ length: 4 }, () => db.query<{ timeout: string; app: string }>(sql`SELECT current_setting('statement_timeout') AS timeout, current_setting('application_name') AS app, pg_sleep(0.05)`)),
+      Array.from({ length: 4 }, () =>
+        db.query<{ timeout: string; app: string }>(
+          sql`SELECT current_setting('statement_timeout') AS timeout, current_setting('application_name') AS app, pg_sleep(0.05)`,
+        ),
+      ),
     )
     for (const [row] of rows) expect(row).toMatchObject({ timeout: '12345ms', app: 'knowhub_pool_test' })
     await db.transaction(async (tx) => expect((await tx.query<{ t: string }>(sql`SELECT current_setting('statement_timeout') AS t`))[0]?.t).toBe('12345ms'))
@@ -47,6 +51,8 @@ describe('openPostgres onConnect', () => {
   it('logs a failing statement and keeps the connection usable', async () => {
     const { db, logger } = await open(['SET no_such_setting_at_all = 1', "SET statement_timeout = '2222ms'"])
     expect((await db.query<{ t: string }>(sql`SELECT current_setting('statement_timeout') AS t`))[0]?.t).toBe('2222ms')
-    expect(logger.lines.map((line) => JSON.parse(line) as Record<string, unknown>)).toContainEqual(expect.objectContaining({ level: 'warn', statement: 'SET no_such_setting_at_all = 1' }))
+    expect(logger.lines.map((line) => JSON.parse(line) as Record<string, unknown>)).toContainEqual(
+      expect.objectContaining({ level: 'warn', statement: 'SET no_such_setting_at_all = 1' }),
+    )
   })
 })

@@ -17,8 +17,16 @@ import { DEFAULT_TEXT_RANKING, type EntryFilter, type RankedId } from '../../src
 import { createTestDatabase, openTestStore } from '../helpers/stores.js'
 
 const entry = (id: string, tf: Record<string, number>, more: Partial<IndexedEntry> = {}): IndexedEntry => ({
-  id, scopes: ['user:u'], types: ['tool'], status: 'active', score: 3, helpful: 0, harmful: 0, tf,
-  length: Object.values(tf).reduce((a, b) => a + b, 0), ...more,
+  id,
+  scopes: ['user:u'],
+  types: ['tool'],
+  status: 'active',
+  score: 3,
+  helpful: 0,
+  harmful: 0,
+  tf,
+  length: Object.values(tf).reduce((a, b) => a + b, 0),
+  ...more,
 })
 
 describe('createTextIndex', () => {
@@ -135,10 +143,16 @@ describe('the in-memory index matches BM25 in SQL on PGlite, whatever path write
     const saved: string[] = []
     for (let i = 0; i < 40; i++) {
       const content = `${words.filter((_, w) => (i + w) % 3 === 0).join(' ')} ${'filler '.repeat(i % 5)}${i % 4 === 0 ? '用户偏好使用 TypeScript 类型安全' : ''}`
-      const entry = await knowledge.save({
-        task: `task ${i} ${words[i % words.length]}`, content, types: [i % 2 ? 'tool' : 'strategy'],
-        scopes: [['user:alice', 'project:p', 'org:acme'][i % 3]!], score: 1 + (i % 5),
-      }, alice)
+      const entry = await knowledge.save(
+        {
+          task: `task ${i} ${words[i % words.length]}`,
+          content,
+          types: [i % 2 ? 'tool' : 'strategy'],
+          scopes: [['user:alice', 'project:p', 'org:acme'][i % 3]!],
+          score: 1 + (i % 5),
+        },
+        alice,
+      )
       saved.push(entry.id)
     }
     await expectSameAsSql('saves')
@@ -196,7 +210,10 @@ describe('the in-memory index matches BM25 in SQL on PGlite, whatever path write
     const logged = await changes(store.db)
     await knowledge.save({ task: 'change log on', content: 'memory index', types: ['tool'] }, alice)
     expect(await changes(store.db)).toBeGreaterThan(logged)
-    for (const [backend, options] of [['pglite', { fulltext: 'sql' }], ['postgres', {}]] as const) {
+    for (const [backend, options] of [
+      ['pglite', { fulltext: 'sql' }],
+      ['postgres', {}],
+    ] as const) {
       const other = await openTestStore(backend, options)
       try {
         const service = await createKnowledgeService({ store: other.store, embedder: createHashedEmbedder({ dimension: 64 }) })

@@ -27,7 +27,13 @@ const unreachable: ToolBackend = new Proxy({} as ToolBackend, {
   get: () => () => Promise.reject(new Error('the backend was called')),
 })
 
-type Schema = { type: string; properties: Record<string, { type?: string; default?: unknown; enum?: unknown[]; items?: { enum?: unknown[] } }>; required?: string[]; additionalProperties?: boolean; $schema?: string }
+type Schema = {
+  type: string
+  properties: Record<string, { type?: string; default?: unknown; enum?: unknown[]; items?: { enum?: unknown[] } }>
+  required?: string[]
+  additionalProperties?: boolean
+  $schema?: string
+}
 
 describe('tool definitions', () => {
   it('has the eleven tools of issue 6, names unique, knowledge ones first', async () => {
@@ -74,9 +80,17 @@ describe('tool definitions', () => {
 
   it('formats tools for OpenAI (chat and responses) and Anthropic', () => {
     const openai = toOpenAITools(KNOWLEDGE_TOOLS)
-    expect(openai[0]).toEqual({ type: 'function', function: { name: 'knowledge_search', description: knowledgeSearch.description, parameters: toolJsonSchema(knowledgeSearch) } })
+    expect(openai[0]).toEqual({
+      type: 'function',
+      function: { name: 'knowledge_search', description: knowledgeSearch.description, parameters: toolJsonSchema(knowledgeSearch) },
+    })
     const responses = toOpenAIResponsesTools(KNOWLEDGE_TOOLS)
-    expect(responses[0]).toEqual({ type: 'function', name: 'knowledge_search', description: knowledgeSearch.description, parameters: toolJsonSchema(knowledgeSearch) })
+    expect(responses[0]).toEqual({
+      type: 'function',
+      name: 'knowledge_search',
+      description: knowledgeSearch.description,
+      parameters: toolJsonSchema(knowledgeSearch),
+    })
     const anthropic = toAnthropicTools(KNOWLEDGE_TOOLS)
     expect(anthropic.map((t) => t.name)).toEqual(KNOWLEDGE_TOOLS.map((t) => t.name))
     expect(anthropic[1]).toMatchObject({ name: 'knowledge_save', input_schema: { type: 'object' } })
@@ -108,7 +122,9 @@ describe('tool definitions', () => {
     const raw = await kit.callTool('knowledge_list', {}).catch((e: unknown) => e)
     expect((raw as Error).message).toBe('the backend was called')
     expect(toolErrorText(raw)).toBe('error [internal_error]: Internal error (details are in the server log)')
-    expect(toolErrorText(new KnowHubError('database_error', 'relation "knowledge" … SELECT secret'))).toBe('error [internal_error]: Internal error (details are in the server log)')
+    expect(toolErrorText(new KnowHubError('database_error', 'relation "knowledge" … SELECT secret'))).toBe(
+      'error [internal_error]: Internal error (details are in the server log)',
+    )
     expect(toolErrorText(new KnowHubError('forbidden', 'no'))).toBe('error [forbidden]: no')
   })
 

@@ -10,7 +10,16 @@ import { Command, Option } from 'commander'
 import { KnowHubError } from '../../core/errors.js'
 import { KnowHubConfig } from '../../core/config.js'
 import { convOf, loadRetrievalSet, type RetrievalSet } from '../../eval/dataset.js'
-import { EVAL_MODES, formatEvalTable, loadIntoKnowledge, roundMetrics, runRetrievalEval, type EvalMetrics, type EvalMode, type LoadedSet } from '../../eval/harness.js'
+import {
+  EVAL_MODES,
+  formatEvalTable,
+  loadIntoKnowledge,
+  roundMetrics,
+  runRetrievalEval,
+  type EvalMetrics,
+  type EvalMode,
+  type LoadedSet,
+} from '../../eval/harness.js'
 import { EVAL_EMBEDDERS, evalEmbedder, openEvalHub, type EvalEmbedderName } from '../../eval/open.js'
 import { loadConfig } from '../config.js'
 import { createCliLogger, type GlobalOptions } from '../context.js'
@@ -43,10 +52,15 @@ function positiveInt(name: string, max = Number.MAX_SAFE_INTEGER) {
 /** Fails with a clear message when the folder or one of its three files is missing. */
 function checkSetFolder(dir: string): void {
   if (!existsSync(dir)) throw new KnowHubError('not_found', `Retrieval set folder ${dir} does not exist`, { dir })
-  if (!statSync(dir).isDirectory()) throw new KnowHubError('validation_error', `${dir} is not a folder: give the folder holding ${RETRIEVAL_SET_FILES.join(', ')}`, { dir })
+  if (!statSync(dir).isDirectory())
+    throw new KnowHubError('validation_error', `${dir} is not a folder: give the folder holding ${RETRIEVAL_SET_FILES.join(', ')}`, { dir })
   const missing = RETRIEVAL_SET_FILES.filter((file) => !existsSync(join(dir, file)))
   if (missing.length > 0) {
-    throw new KnowHubError('not_found', `Retrieval set ${dir} is missing ${missing.join(', ')} (a set is ${RETRIEVAL_SET_FILES.join(', ')}: see docs/retrieval.md)`, { dir, missing })
+    throw new KnowHubError(
+      'not_found',
+      `Retrieval set ${dir} is missing ${missing.join(', ')} (a set is ${RETRIEVAL_SET_FILES.join(', ')}: see docs/retrieval.md)`,
+      { dir, missing },
+    )
   }
 }
 
@@ -80,11 +94,15 @@ export function evalCommand(io: Io): Command {
   return new Command('eval')
     .description('Evaluate retrieval on a normalised retrieval set (corpus.jsonl, queries.jsonl, qrels.jsonl) in a fresh temporary store')
     .argument('<dir>', 'folder of the retrieval set')
-    .addOption(new Option('--mode <mode>', 'retrieval mode; "all" runs every mode and hybrid without the rerank').choices([...EVAL_MODES, 'all']).default('hybrid'))
+    .addOption(
+      new Option('--mode <mode>', 'retrieval mode; "all" runs every mode and hybrid without the rerank').choices([...EVAL_MODES, 'all']).default('hybrid'),
+    )
     .option('--no-rerank', 'order by relevance only (skip the quality rerank)')
     .option('-k, --top-k <n>', 'results per query (metrics @10 need 10)', positiveInt('--top-k', 100), 10)
     .option('-n, --limit <n>', 'evaluate only the first N judged queries', positiveInt('--limit'))
-    .addOption(new Option('--embedder <name>', 'embedder: the configured one, hashed n-grams, or USE lite + n-grams').choices([...EVAL_EMBEDDERS]).default('config'))
+    .addOption(
+      new Option('--embedder <name>', 'embedder: the configured one, hashed n-grams, or USE lite + n-grams').choices([...EVAL_EMBEDDERS]).default('config'),
+    )
     .option('--per-query', 'also report each query: its ranked document ids and recall@10 (JSON), or the queries not fully found (table)')
     .option('--out <file>', 'also write the JSON report to a file')
     .option('--json', 'print the JSON report instead of the table')
@@ -108,7 +126,8 @@ export function evalCommand(io: Io): Command {
       const set = await loadRetrievalSet(dir)
       for (const w of set.warnings.slice(0, 20)) io.err(`warning: ${w.path}: ${w.message}`)
       if (set.warnings.length > 20) io.err(`warning: … and ${set.warnings.length - 20} more`)
-      if (set.qrels.size === 0) throw new KnowHubError('validation_error', `Retrieval set ${dir} has no judged queries (qrels.jsonl names none of the queries)`, { dir })
+      if (set.qrels.size === 0)
+        throw new KnowHubError('validation_error', `Retrieval set ${dir} has no judged queries (qrels.jsonl names none of the queries)`, { dir })
       if (options.topK < 10) io.err(`warning: --top-k ${options.topK} < 10: recall@10, nDCG@10 and MRR@10 see only ${options.topK} results`)
 
       const logger = createCliLogger()
@@ -159,11 +178,15 @@ export function evalCommand(io: Io): Command {
         judged_queries: set.qrels.size,
         load_ms: Math.round(loadMs),
         warnings: set.warnings,
-        runs: runs.map((m) => (m.per_query ? { ...roundMetrics(m), per_query: m.per_query.map((q) => ({ ...q, ms: Math.round(q.ms * 10) / 10 })) } : roundMetrics(m))),
+        runs: runs.map((m) =>
+          m.per_query ? { ...roundMetrics(m), per_query: m.per_query.map((q) => ({ ...q, ms: Math.round(q.ms * 10) / 10 })) } : roundMetrics(m),
+        ),
       }
       if (options.out) writeFileSync(options.out, `${JSON.stringify(report, null, 2)}\n`)
       if (options.json) return printJson(io, report)
-      io.out(`${set.name}: ${report.docs} docs in ${report.convs} convs, ${report.judged_queries} judged queries; loaded in ${(loadMs / 1000).toFixed(1)} s with ${report.embedder}`)
+      io.out(
+        `${set.name}: ${report.docs} docs in ${report.convs} convs, ${report.judged_queries} judged queries; loaded in ${(loadMs / 1000).toFixed(1)} s with ${report.embedder}`,
+      )
       for (const line of formatEvalTable(runs)) io.out(line)
       if (options.perQuery) printMisses(io, set, runs)
       if (options.out) io.err(`wrote ${options.out}`)

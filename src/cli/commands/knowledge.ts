@@ -12,7 +12,11 @@ import { withHub, type GlobalOptions } from '../context.js'
 import { oneLine, printJson, progress, type Io } from '../output.js'
 
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value]
-const csv = (value: string): string[] => value.split(',').map((s) => s.trim()).filter(Boolean)
+const csv = (value: string): string[] =>
+  value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
 
 function int(name: string) {
   return (value: string): number => {
@@ -108,7 +112,15 @@ export function knowledgeCommands(io: Io): Command[] {
     .action(async (query: string, options, command: Command) => {
       const response = await withHub(globals(command), (hub) =>
         hub.knowledge.search(
-          { q: query, top_k: options.topK, min_score: options.minScore, ...(options.types ? { types: options.types } : {}), mode: options.mode, rerank: options.rerank, explain: Boolean(options.explain) },
+          {
+            q: query,
+            top_k: options.topK,
+            min_score: options.minScore,
+            ...(options.types ? { types: options.types } : {}),
+            mode: options.mode,
+            rerank: options.rerank,
+            explain: Boolean(options.explain),
+          },
           hub.config.principal,
         ),
       )
@@ -133,7 +145,13 @@ export function knowledgeCommands(io: Io): Command[] {
     .action(async (options, command: Command) => {
       const page = await withHub(globals(command), (hub) =>
         hub.knowledge.list(
-          { limit: options.limit, status: options.status, ...(options.types ? { types: options.types } : {}), ...(options.scopes ? { scopes: options.scopes } : {}), ...(options.cursor ? { cursor: options.cursor } : {}) },
+          {
+            limit: options.limit,
+            status: options.status,
+            ...(options.types ? { types: options.types } : {}),
+            ...(options.scopes ? { scopes: options.scopes } : {}),
+            ...(options.cursor ? { cursor: options.cursor } : {}),
+          },
           hub.config.principal,
         ),
       )
@@ -171,7 +189,11 @@ export function knowledgeCommands(io: Io): Command[] {
     .option('--json', 'print JSON')
     .action(async (id: string, options, command: Command) => {
       if (options.helpful && options.harmful) throw new KnowHubError('validation_error', 'use --helpful or --harmful, not both')
-      const kase = { ...(options.task ? { task: options.task } : {}), ...(options.outcome ? { outcome: options.outcome } : {}), ...(options.reason ? { reason: options.reason } : {}) }
+      const kase = {
+        ...(options.task ? { task: options.task } : {}),
+        ...(options.outcome ? { outcome: options.outcome } : {}),
+        ...(options.reason ? { reason: options.reason } : {}),
+      }
       const entry = await withHub(globals(command), (hub) =>
         hub.knowledge.feedback(
           id,
@@ -194,7 +216,9 @@ export function knowledgeCommands(io: Io): Command[] {
       .argument('<id>', 'knowledge id')
       .option('--json', name === 'delete' ? 'print JSON ({"id","deleted":true}, as the API)' : 'print the entry as JSON')
       .action(async (id: string, options: { json?: boolean }, command: Command) => {
-        const entry = await withHub(globals(command), async (hub): Promise<KnowledgeEntry | undefined> => (name === 'delete' ? void (await hub.knowledge.delete(id, hub.config.principal)) : hub.knowledge[name](id, hub.config.principal)))
+        const entry = await withHub(globals(command), async (hub): Promise<KnowledgeEntry | undefined> =>
+          name === 'delete' ? void (await hub.knowledge.delete(id, hub.config.principal)) : hub.knowledge[name](id, hub.config.principal),
+        )
         if (options.json) return printJson(io, entry ?? { id, deleted: true })
         io.out(`${name}d ${id}`)
       })
@@ -235,7 +259,11 @@ export function knowledgeCommands(io: Io): Command[] {
         const lines = createInterface({ input, crlfDelay: Infinity })
         const bar = progress(io, 'importing')
         try {
-          return await hub.knowledge.importJsonl(lines, hub.config.principal, { mode: options.partial ? 'partial' : 'atomic', onConflict: options.onConflict, onProgress: bar.update })
+          return await hub.knowledge.importJsonl(lines, hub.config.principal, {
+            mode: options.partial ? 'partial' : 'atomic',
+            onConflict: options.onConflict,
+            onProgress: bar.update,
+          })
         } finally {
           bar.stop()
         }
@@ -243,7 +271,9 @@ export function knowledgeCommands(io: Io): Command[] {
       if (options.json) printJson(io, report)
       else {
         for (const e of report.errors) io.err(`line ${e.line}: [${e.code}] ${e.message}`)
-        io.out(`imported ${report.imported}, skipped ${report.skipped}, bad lines ${report.errors.length}${report.errors.length > 0 && !options.partial ? ' (nothing imported: fix the lines or use --partial)' : ''}`)
+        io.out(
+          `imported ${report.imported}, skipped ${report.skipped}, bad lines ${report.errors.length}${report.errors.length > 0 && !options.partial ? ' (nothing imported: fix the lines or use --partial)' : ''}`,
+        )
       }
       if (report.errors.length > 0) process.exitCode = 1
     })
@@ -266,10 +296,16 @@ export function knowledgeCommands(io: Io): Command[] {
     })
 
   return [
-    save, search, list, show, feedback,
+    save,
+    search,
+    list,
+    show,
+    feedback,
     lifecycle('archive', 'Archive an entry: hidden from search and list, kept in full'),
     lifecycle('restore', 'Make an archived or merged entry active again'),
     lifecycle('delete', 'Delete an entry and its history for good'),
-    exportCmd, importCmd, reindex,
+    exportCmd,
+    importCmd,
+    reindex,
   ]
 }

@@ -73,13 +73,23 @@ export function mcpCommand(_io: Io): Command {
     .option('--client <name>', 'client-native pack folder name: .<name>/knowledge (default knowhub)')
     .option('--path <dir>', 'extra pack folder (repeatable)', collect)
     .option('--builtin <dir>', 'built-in pack folder (lowest precedence)')
-    .option('--scope <scope>', 'default scope of saved entries and resources (repeatable; default: tools.scopes of the config file, else your user scope)', collect)
+    .option(
+      '--scope <scope>',
+      'default scope of saved entries and resources (repeatable; default: tools.scopes of the config file, else your user scope)',
+      collect,
+    )
     .option('--owner <owner>', 'default owner of saved entries and resources (kind:id; default: tools.owner, else you)')
     .option('--agent-id <id>', 'default source.agent_id of saved entries (default: tools.agentId, else KNOWHUB_AGENT)')
     .option('--submitted-by <who>', 'default source.submitted_by of saved entries (default: tools.submittedBy)')
-    .option('--url <url>', 'use a running KnowHub server at this URL instead of opening the database (env KNOWHUB_URL); needed while `knowhub start` holds the embedded database')
-    .option('--token <token>', 'API token for --url (env KNOWHUB_TOKEN; not needed in the server\'s local mode)')
-    .addHelpText('after', '\nstdout carries the MCP protocol; logs go to stderr (KNOWHUB_LOG_LEVEL).\nExample (Claude Code, after `npm link` in the KnowHub folder): claude mcp add knowhub -e KNOWHUB_DATA_DIR=$HOME/.knowhub -- knowhub mcp\nWithout a global command: node /absolute/path/to/knowhub/bin/knowhub.js mcp. Not npx: outside the KnowHub folder, npx would fetch the unrelated npm package named knowhub.')
+    .option(
+      '--url <url>',
+      'use a running KnowHub server at this URL instead of opening the database (env KNOWHUB_URL); needed while `knowhub start` holds the embedded database',
+    )
+    .option('--token <token>', "API token for --url (env KNOWHUB_TOKEN; not needed in the server's local mode)")
+    .addHelpText(
+      'after',
+      '\nstdout carries the MCP protocol; logs go to stderr (KNOWHUB_LOG_LEVEL).\nExample (Claude Code, after `npm link` in the KnowHub folder): claude mcp add knowhub -e KNOWHUB_DATA_DIR=$HOME/.knowhub -- knowhub mcp\nWithout a global command: node /absolute/path/to/knowhub/bin/knowhub.js mcp. Not npx: outside the KnowHub folder, npx would fetch the unrelated npm package named knowhub.',
+    )
     .action(async (options: McpOptions, command: Command) => {
       const logger = createCliLogger(process.env.KNOWHUB_LOG_LEVEL ?? 'warn')
       const globals = command.optsWithGlobals() as GlobalOptions

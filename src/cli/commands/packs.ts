@@ -76,7 +76,12 @@ function severityMark(d: Pick<PackDiagnostic, 'severity'>): string {
 
 function table(rows: string[][]): string[] {
   const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length))) ?? []
-  return rows.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join('  ').trimEnd())
+  return rows.map((r) =>
+    r
+      .map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i] ?? 0)))
+      .join('  ')
+      .trimEnd(),
+  )
 }
 
 /**
@@ -93,7 +98,8 @@ export function packsCommand(options: { logger?: Logger; io?: Io; env?: Record<s
   const env = options.env ?? process.env
 
   type Action = (opts: PacksOptions & Record<string, unknown>, args: string[], config: PacksConfig, full: KnowHubConfig) => Promise<void>
-  const run = (action: Action) =>
+  const run =
+    (action: Action) =>
     async (...params: unknown[]): Promise<void> => {
       const command = params[params.length - 1] as Command
       const args = params.slice(0, -2).filter((p): p is string => typeof p === 'string')
@@ -135,13 +141,21 @@ export function packsCommand(options: { logger?: Logger; io?: Io; env?: Record<s
     .option('--gitignore', 'skip folders ignored by .gitignore')
     .option('--no-gitignore', 'do not read .gitignore files (when the config turns it on)')
     .option('--json', 'print JSON (errors too: {"error":{"code","message","details"}} on stdout)')
-    .addHelpText('after', '\nThe `packs` section of the config file (--config, KNOWHUB_CONFIG or ./knowhub.config.json) and KNOWHUB_PACK_PATHS add folders, types, limits and usage logs; flags win.')
+    .addHelpText(
+      'after',
+      '\nThe `packs` section of the config file (--config, KNOWHUB_CONFIG or ./knowhub.config.json) and KNOWHUB_PACK_PATHS add folders, types, limits and usage logs; flags win.',
+    )
 
   packs
     .command('list')
     .description('List the available packs (the catalog)')
     .option('--xml', 'print the <available_knowledge_packs> catalog and its instruction')
-    .option('--lang <lang>', 'language of the --xml instruction: en | zh | auto (Chinese when at least half of the packs are)', oneOf(['en', 'zh', 'auto'] as const), 'auto')
+    .option(
+      '--lang <lang>',
+      'language of the --xml instruction: en | zh | auto (Chinese when at least half of the packs are)',
+      oneOf(['en', 'zh', 'auto'] as const),
+      'auto',
+    )
     .action(
       run(async (opts, _args, config) => {
         const found = await discover(opts, config)
@@ -152,12 +166,18 @@ export function packsCommand(options: { logger?: Logger; io?: Io; env?: Record<s
           else io.out(`${CATALOG_INSTRUCTIONS[catalogLanguage(items, opts.lang as string | undefined)]}\n\n${xml}`)
           return
         }
-        if (opts.json) return printJson(io, { packs: items, archived: found.archived.map((p) => p.item.name), rejected: found.rejected.length, shadowed: found.shadowed })
+        if (opts.json)
+          return printJson(io, { packs: items, archived: found.archived.map((p) => p.item.name), rejected: found.rejected.length, shadowed: found.shadowed })
         if (items.length === 0) {
           io.out('No knowledge packs found. Run `knowhub packs doctor` to see where they were looked for.')
           return
         }
-        io.out(table([['NAME', 'SCOPE', 'STATUS', 'PROFILE', 'MODE', 'TYPE', 'DESCRIPTION'], ...items.map((i) => [i.name, i.scope, i.status, i.profile ?? 'wiki-first', i.runtime?.mode ?? 'data', i.type, oneLine(i.description, 60)])]).join('\n'))
+        io.out(
+          table([
+            ['NAME', 'SCOPE', 'STATUS', 'PROFILE', 'MODE', 'TYPE', 'DESCRIPTION'],
+            ...items.map((i) => [i.name, i.scope, i.status, i.profile ?? 'wiki-first', i.runtime?.mode ?? 'data', i.type, oneLine(i.description, 60)]),
+          ]).join('\n'),
+        )
         const notes = [
           found.archived.length > 0 ? `${found.archived.length} archived (--include-archived)` : '',
           found.rejected.length > 0 ? `${found.rejected.length} not loaded` : '',
@@ -181,7 +201,9 @@ export function packsCommand(options: { logger?: Logger; io?: Io; env?: Record<s
         const item = pack.item
         io.out(`${item.name} (${item.scope})`)
         io.out(`  ${item.description}`)
-        io.out(`  type ${item.type}, status ${item.status}, trust ${item.trust ?? 'unreviewed'}, profile ${item.profile ?? 'wiki-first'}, mode ${item.runtime?.mode ?? 'data'}${item.version ? `, version ${item.version}` : ''}${item.language ? `, language ${item.language}` : ''}`)
+        io.out(
+          `  type ${item.type}, status ${item.status}, trust ${item.trust ?? 'unreviewed'}, profile ${item.profile ?? 'wiki-first'}, mode ${item.runtime?.mode ?? 'data'}${item.version ? `, version ${item.version}` : ''}${item.language ? `, language ${item.language}` : ''}`,
+        )
         if (item.metadata?.primaryDocument) io.out(`  primary document: ${item.metadata.primaryDocument}`)
         if (item.metadata?.producedBy) io.out(`  produced by: ${JSON.stringify(item.metadata.producedBy)}`)
         io.out(`  location: ${item.location}`)
@@ -246,7 +268,10 @@ export function packsCommand(options: { logger?: Logger; io?: Io; env?: Record<s
         } finally {
           await embedder?.close?.()
         }
-        const usage = packUsageLog({ ...(opts.logDir ? { logDir: opts.logDir as string } : {}), ...(typeof opts.logPackRuns === 'boolean' ? { logPackRuns: opts.logPackRuns } : {}) }, config)
+        const usage = packUsageLog(
+          { ...(opts.logDir ? { logDir: opts.logDir as string } : {}), ...(typeof opts.logPackRuns === 'boolean' ? { logPackRuns: opts.logPackRuns } : {}) },
+          config,
+        )
         if (usage.dir || usage.packRuns) {
           const log = await UsageLog.create({ ...(usage.dir ? { dir: usage.dir } : {}), packRuns: usage.packRuns, logger })
           await log.record(result, selected)
@@ -261,7 +286,9 @@ export function packsCommand(options: { logger?: Logger; io?: Io; env?: Record<s
         }
         for (const e of result.excluded) io.err(`excluded ${e.pack}: ${e.message}${e.code === 'confirmation_required' ? ' (use --confirm)' : ''}`)
         if (result.omitted_count > 0) {
-          const reasons = Object.entries(result.omitted_reasons).map(([reason, n]) => `${n} ${reason}`).join(', ')
+          const reasons = Object.entries(result.omitted_reasons)
+            .map(([reason, n]) => `${n} ${reason}`)
+            .join(', ')
           io.err(`${result.omitted_count} candidate sections left out (${reasons}; see --json omitted)`)
         }
         if (result.missing.length > 0) io.err(`missing: ${result.missing.join('; ')} → ${result.recommendation ?? ''}`)
@@ -311,10 +338,14 @@ export function packsCommand(options: { logger?: Logger; io?: Io; env?: Record<s
         if (opts.json) return printJson(io, summary)
         io.out('locations:')
         for (const l of found.locations) {
-          const state = l.exists ? `${l.packsFound} packs, ${l.dirsScanned} folders read, ${l.skippedDirs} skipped${l.limited ? `, stopped by ${l.limited} limit` : ''}` : 'missing'
+          const state = l.exists
+            ? `${l.packsFound} packs, ${l.dirsScanned} folders read, ${l.skippedDirs} skipped${l.limited ? `, stopped by ${l.limited} limit` : ''}`
+            : 'missing'
           io.out(`  ${l.scope.padEnd(8)} ${l.path} (${state})`)
         }
-        io.out(`packs: ${found.packs.length} available, ${found.archived.length} archived, ${found.rejected.length} not loaded, ${found.shadowed.length} shadowed`)
+        io.out(
+          `packs: ${found.packs.length} available, ${found.archived.length} archived, ${found.rejected.length} not loaded, ${found.shadowed.length} shadowed`,
+        )
         for (const p of found.packs) {
           const notable = p.issues.filter((i) => i.severity !== 'info')
           if (notable.length === 0) continue

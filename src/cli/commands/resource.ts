@@ -14,7 +14,11 @@ import { withHub, type GlobalOptions } from '../context.js'
 import { oneLine, printJson, type Io } from '../output.js'
 
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value]
-const csv = (value: string): string[] => value.split(',').map((s) => s.trim()).filter(Boolean)
+const csv = (value: string): string[] =>
+  value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
 
 function int(name: string) {
   return (value: string): number => {
@@ -60,7 +64,9 @@ function printResource(io: Io, r: Resource): void {
   io.out(`title:   ${r.title}`)
   io.out(`scopes:  ${r.scopes.join(', ')}    owner: ${r.owner}`)
   if (Object.keys(r.metadata).length > 0) io.out(`meta:    ${JSON.stringify(r.metadata)}`)
-  io.out(`secret:  ${r.secure_body !== undefined ? 'shown below' : r.has_secret ? 'stored (use --show-secret; needs secrets:read in one of its scopes)' : 'none'}`)
+  io.out(
+    `secret:  ${r.secure_body !== undefined ? 'shown below' : r.has_secret ? 'stored (use --show-secret; needs secrets:read in one of its scopes)' : 'none'}`,
+  )
   io.out(`created: ${r.created_at}  updated: ${r.updated_at}`)
   if (r.body) io.out(`\n${r.body}`)
   if (r.secure_body !== undefined) io.out(`\n--- secure_body ---\n${r.secure_body}`)
@@ -93,7 +99,10 @@ export function resourceCommands(io: Io): Command[] {
         .argument('<id>', 'path-like id, e.g. code/selenium/login')
         .requiredOption('--title <text>', 'a short title'),
     )
-      .addHelpText('after', '\nExample:\n  knowhub resource save cookies/site_a --title "Site A cookie" --type cookie --expires-at 2026-03-07T10:00:00Z --secret-stdin < cookie.txt')
+      .addHelpText(
+        'after',
+        '\nExample:\n  knowhub resource save cookies/site_a --title "Site A cookie" --type cookie --expires-at 2026-03-07T10:00:00Z --secret-stdin < cookie.txt',
+      )
       .action(async (id: string, options, command: Command) => {
         const secure = readSecret(options)
         const body = readText(options.body, options.bodyFile, 'the body')
@@ -124,7 +133,7 @@ export function resourceCommands(io: Io): Command[] {
         .description('Change a resource (owner or admin); only the given fields change')
         .argument('<id>', 'resource id')
         .option('--title <text>', 'a new title')
-        .option('--of <kind:id>', "the resource of this owner (ids are namespaced by owner; default: yours, else the one you see first)")
+        .option('--of <kind:id>', 'the resource of this owner (ids are namespaced by owner; default: yours, else the one you see first)')
         .option('--remove-secret', 'delete the stored secret'),
     ).action(async (id: string, options, command: Command) => {
       const secure = readSecret(options)
@@ -166,7 +175,8 @@ export function resourceCommands(io: Io): Command[] {
         )
         if (options.json) return printJson(io, found)
         printResource(io, found)
-        if (options.showSecret && found.has_secret && found.secure_body === undefined) io.err('the secret is not shown: you need secrets:read and one of your own ids among its scopes')
+        if (options.showSecret && found.has_secret && found.secure_body === undefined)
+          io.err('the secret is not shown: you need secrets:read and one of your own ids among its scopes')
       }),
   )
 
@@ -201,7 +211,9 @@ export function resourceCommands(io: Io): Command[] {
         if (options.json) return printJson(io, page)
         if (page.items.length === 0) io.out('no resources')
         for (const r of page.items) {
-          io.out(`${r.id}  [${r.content_type}]${r.has_secret ? ' 🔒' : ''}${r.expired ? ' EXPIRED' : ''}  ${r.owner}  ${r.scopes.join(',')}  ${oneLine(r.title, 60)}`)
+          io.out(
+            `${r.id}  [${r.content_type}]${r.has_secret ? ' 🔒' : ''}${r.expired ? ' EXPIRED' : ''}  ${r.owner}  ${r.scopes.join(',')}  ${oneLine(r.title, 60)}`,
+          )
         }
         if (page.next_cursor) io.out(`\nmore: knowhub resource list --cursor ${page.next_cursor}`)
       }),
@@ -213,7 +225,9 @@ export function resourceCommands(io: Io): Command[] {
       .argument('<id>', 'resource id')
       .option('--owner <kind:id>', "this owner's resource (default: yours, else the one you see first)")
       .action(async (id: string, options, command: Command) => {
-        const { owner } = await withHub(globals(command), (hub) => hub.resources.delete(id, hub.config.principal, options.owner ? { owner: options.owner } : {}))
+        const { owner } = await withHub(globals(command), (hub) =>
+          hub.resources.delete(id, hub.config.principal, options.owner ? { owner: options.owner } : {}),
+        )
         io.out(`deleted ${id} (owner ${owner})`)
       }),
   )
@@ -232,9 +246,12 @@ export function resourceCommands(io: Io): Command[] {
           secrets_by_key: await hub.store.resources.secretKeyIds(),
         }))
         if (options.json) return printJson(io, status)
-        io.out(`key:     ${status.key_id} (${status.source === 'file' ? `file ${status.key_file}` : status.source === 'config' ? 'KNOWHUB_SECRET_KEY / config' : 'ephemeral, in memory'})`)
+        io.out(
+          `key:     ${status.key_id} (${status.source === 'file' ? `file ${status.key_file}` : status.source === 'config' ? 'KNOWHUB_SECRET_KEY / config' : 'ephemeral, in memory'})`,
+        )
         if (status.secrets_by_key.length === 0) io.out('secrets: none stored')
-        for (const row of status.secrets_by_key) io.out(`secrets: ${row.count} under key ${row.key_id}${row.key_id === status.key_id ? '' : '  ← NOT the configured key'}`)
+        for (const row of status.secrets_by_key)
+          io.out(`secrets: ${row.count} under key ${row.key_id}${row.key_id === status.key_id ? '' : '  ← NOT the configured key'}`)
       }),
   )
 
@@ -252,7 +269,8 @@ export function resourceCommands(io: Io): Command[] {
       .action(async (options: { newKey?: string; printNewKey?: boolean; json?: boolean }, command: Command) => {
         if (options.newKey !== undefined && options.printNewKey) throw new KnowHubError('validation_error', 'use --new-key or --print-new-key, not both')
         const outcome = await withHub(globals(command), async (hub) => {
-          if (hub.secrets.source === 'ephemeral') throw new KnowHubError('config_error', 'The key is ephemeral (in-memory database): there is nothing to rotate')
+          if (hub.secrets.source === 'ephemeral')
+            throw new KnowHubError('config_error', 'The key is ephemeral (in-memory database): there is nothing to rotate')
           if (hub.secrets.source === 'config') {
             if (options.newKey === undefined && !options.printNewKey) {
               throw new KnowHubError(
@@ -262,7 +280,10 @@ export function resourceCommands(io: Io): Command[] {
                   'or let KnowHub generate one and print it once with --print-new-key; then set KNOWHUB_SECRET_KEY to it.',
               )
             }
-            const newKey = options.newKey !== undefined ? SecretKey.fromText(options.newKey === '-' ? readFileSync(0, 'utf8') : options.newKey, 'The new key (--new-key)') : SecretKey.generate()
+            const newKey =
+              options.newKey !== undefined
+                ? SecretKey.fromText(options.newKey === '-' ? readFileSync(0, 'utf8') : options.newKey, 'The new key (--new-key)')
+                : SecretKey.generate()
             // Printed before the secrets change hands: however the command ends, the key is not lost.
             if (options.printNewKey) {
               const line = `new key (set KNOWHUB_SECRET_KEY to it; shown only now): ${newKey.toBase64()}`
@@ -270,19 +291,30 @@ export function resourceCommands(io: Io): Command[] {
               else io.out(line)
             }
             const report = await rotateSecrets(hub.store, hub.secrets.key, newKey)
-            return { report: { ...report, key_source: 'config' as const, ...(options.printNewKey && options.json ? { new_key: newKey.toBase64() } : {}) }, keyFile: undefined }
+            return {
+              report: { ...report, key_source: 'config' as const, ...(options.printNewKey && options.json ? { new_key: newKey.toBase64() } : {}) },
+              keyFile: undefined,
+            }
           }
           if (options.newKey !== undefined || options.printNewKey) {
-            throw new KnowHubError('validation_error', '--new-key and --print-new-key are for a key from KNOWHUB_SECRET_KEY; this key is in a key file, which rotate replaces itself')
+            throw new KnowHubError(
+              'validation_error',
+              '--new-key and --print-new-key are for a key from KNOWHUB_SECRET_KEY; this key is in a key file, which rotate replaces itself',
+            )
           }
           const keyFile = hub.secrets.keyFile ?? hub.config.secrets.keyFile ?? join(hub.config.dataDir, 'secret.key')
           return { report: { ...(await rotateKeyFile(hub.store, { oldKey: hub.secrets.key, keyFile })), key_source: 'file' as const }, keyFile }
         })
         if (options.json) return printJson(io, outcome.report)
         const { report } = outcome
-        io.out(`re-encrypted ${report.rotated} secrets${report.unchanged ? ` (${report.unchanged} were already under the new key)` : ''}: key ${report.old_key_id} → ${report.new_key_id}`)
+        io.out(
+          `re-encrypted ${report.rotated} secrets${report.unchanged ? ` (${report.unchanged} were already under the new key)` : ''}: key ${report.old_key_id} → ${report.new_key_id}`,
+        )
         if (outcome.keyFile) io.out(`new key written to ${outcome.keyFile} (mode 0600)`)
-        else io.out(`now set KNOWHUB_SECRET_KEY (or secrets.key) to the new key ${report.new_key_id} before the next start: the old key no longer reads the secrets`)
+        else
+          io.out(
+            `now set KNOWHUB_SECRET_KEY (or secrets.key) to the new key ${report.new_key_id} before the next start: the old key no longer reads the secrets`,
+          )
       }),
   )
 

@@ -40,15 +40,29 @@ export function serverCommand(io: Io): Command {
     .option('--port <n>', 'port (default 8420; 0 picks a free one)', port)
     .option('--project <dir>', 'project folder scanned for knowledge packs offered at /mcp (default: the current folder)')
     .option('--no-packs', 'offer no knowledge packs at /mcp')
-    .addHelpText('after', '\nWithout any API token the server runs in local mode: it listens on 127.0.0.1 only and every request acts as the configured local principal.\nCreate tokens with `knowhub token create` to serve other machines.\nThe `tools` section of the config file sets the defaults of the agent tools at /mcp (scopes, owner, agentId, submittedBy).')
+    .addHelpText(
+      'after',
+      '\nWithout any API token the server runs in local mode: it listens on 127.0.0.1 only and every request acts as the configured local principal.\nCreate tokens with `knowhub token create` to serve other machines.\nThe `tools` section of the config file sets the defaults of the agent tools at /mcp (scopes, owner, agentId, submittedBy).',
+    )
     .action(async (options: { host?: string; port?: number; project?: string; packs?: boolean }, command: Command) => {
       const logger = createCliLogger(process.env.KNOWHUB_LOG_LEVEL ?? 'info')
       await withHub({ ...(command.optsWithGlobals() as GlobalOptions), longRunning: true }, async (hub) => {
-        const packs = options.packs === false ? [] : (await discoverPacks(packDiscoveryOptions(options.project ? { project: options.project } : {}, hub.config.packs), logger)).packs
+        const packs =
+          options.packs === false
+            ? []
+            : (await discoverPacks(packDiscoveryOptions(options.project ? { project: options.project } : {}, hub.config.packs), logger)).packs
         // One pack index cache for every /mcp request (each gets its own MCP server): resolves reuse pack indexes.
         const packIndexCache = packs.length > 0 ? toolPackIndexCache(logger) : undefined
-        const server = await startServer({ hub, logger, mcp: { packs, defaults: toolDefaults(hub.config.tools), ...(packIndexCache ? { packIndexCache } : {}) }, ...(options.host ? { host: options.host } : {}), ...(options.port !== undefined ? { port: options.port } : {}) })
-        io.out(`KnowHub listening on ${server.url} (${server.local ? 'local mode: no API token exists, requests act as the local principal' : 'token mode: requests need an API token'}); MCP at ${server.url}/mcp with ${packs.length} knowledge pack${packs.length === 1 ? '' : 's'}`)
+        const server = await startServer({
+          hub,
+          logger,
+          mcp: { packs, defaults: toolDefaults(hub.config.tools), ...(packIndexCache ? { packIndexCache } : {}) },
+          ...(options.host ? { host: options.host } : {}),
+          ...(options.port !== undefined ? { port: options.port } : {}),
+        })
+        io.out(
+          `KnowHub listening on ${server.url} (${server.local ? 'local mode: no API token exists, requests act as the local principal' : 'token mode: requests need an API token'}); MCP at ${server.url}/mcp with ${packs.length} knowledge pack${packs.length === 1 ? '' : 's'}`,
+        )
         const signal = await untilSignal()
         logger.info('server.stopping', { signal })
         await server.close()

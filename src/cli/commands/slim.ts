@@ -34,7 +34,13 @@ export function slimCommands(io: Io): Command[] {
       const result = await withHub(globals(command), (hub) =>
         slimKnowledge(
           { store: hub.store, embedder: hub.embedder, maxContentBytes: hub.config.maxContentBytes },
-          { threshold: options.threshold, min_overlap: options.minOverlap, limit: options.limit, dry_run: Boolean(options.dryRun), ...(options.cursor ? { cursor: options.cursor } : {}) },
+          {
+            threshold: options.threshold,
+            min_overlap: options.minOverlap,
+            limit: options.limit,
+            dry_run: Boolean(options.dryRun),
+            ...(options.cursor ? { cursor: options.cursor } : {}),
+          },
           hub.config.principal,
         ),
       )

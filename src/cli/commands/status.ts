@@ -22,6 +22,8 @@ export function statusCommand(io: Io): Command {
       io.out(`embedder:  ${status.embedder.model} (${status.embedder.dimension} dimensions), vectors ${status.vectors}`)
       io.out(`entries:   ${status.entries}`)
       const p = status.principal
-      io.out(`principal: ${['user', 'agent', 'project', 'team', 'org'].flatMap((k) => (p[k as 'user'] ? [`${k}:${p[k as 'user']}`] : [])).join(' ')} (${p.permissions.join(', ')})`)
+      io.out(
+        `principal: ${['user', 'agent', 'project', 'team', 'org'].flatMap((k) => (p[k as 'user'] ? [`${k}:${p[k as 'user']}`] : [])).join(' ')} (${p.permissions.join(', ')})`,
+      )
     })
 }

@@ -57,7 +57,9 @@ export function tokenCommand(io: Io): Command {
       if (options.json) return printJson(io, tokens)
       if (tokens.length === 0) return io.out('no tokens (the server runs in local mode)')
       for (const t of tokens) {
-        io.out(`${t.id}  ${t.status.padEnd(7)}  ${t.prefix}…  ${describe(t)}${t.name ? `  "${t.name}"` : ''}  created ${t.created_at}${t.last_used_at ? `  last used ${t.last_used_at}` : ''}`)
+        io.out(
+          `${t.id}  ${t.status.padEnd(7)}  ${t.prefix}…  ${describe(t)}${t.name ? `  "${t.name}"` : ''}  created ${t.created_at}${t.last_used_at ? `  last used ${t.last_used_at}` : ''}`,
+        )
       }
     })
 

@@ -21,7 +21,12 @@ export interface KnowledgeRouteDeps {
 const EXPANDABLE = ['resources'] as const
 
 function expansions(value: string | undefined): Set<string> {
-  const wanted = new Set((value ?? '').split(',').map((s) => s.trim()).filter(Boolean))
+  const wanted = new Set(
+    (value ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
+  )
   for (const name of wanted) {
     if (!(EXPANDABLE as readonly string[]).includes(name)) {
       throw new KnowHubError('validation_error', `Invalid request: expand: unknown expansion "${name}" (expected resources)`, {
@@ -37,7 +42,11 @@ function expansions(value: string | undefined): Set<string> {
  * secrets (one query for all items). A resource referenced by an entry you can see is
  * not thereby visible to you: those you cannot see are left out.
  */
-async function withResources<T extends KnowledgeEntry | SearchResult>(items: T[], resources: ResourceApi, principal: Principal): Promise<Array<T & { resources: unknown[] }>> {
+async function withResources<T extends KnowledgeEntry | SearchResult>(
+  items: T[],
+  resources: ResourceApi,
+  principal: Principal,
+): Promise<Array<T & { resources: unknown[] }>> {
   const ids = [...new Set(items.flatMap((item) => item.resource_ids))]
   const found = ids.length > 0 ? await resources.expandResources(ids, principal) : []
   const byId = new Map<string, Record<string, unknown>>()
