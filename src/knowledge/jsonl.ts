@@ -7,7 +7,21 @@ import type { Embedder } from '../embed/embedder.js'
 import type { ImportItem, KnowledgeRecord } from '../store/knowledge.js'
 import type { Store } from '../store/store.js'
 import { embeddingText, searchDocument } from './document.js'
-import type { ImportOptions, ImportReport } from './service.js'
+
+export interface ImportOptions {
+  /** `atomic` (default): any bad line imports nothing. `partial`: good lines are imported, bad ones reported. */
+  mode?: 'atomic' | 'partial'
+  /** What to do with an id that exists already: `error` (default, counts as a bad line), `skip` or `replace`. */
+  onConflict?: 'error' | 'skip' | 'replace'
+  onProgress?: (done: number, total: number) => void
+  batchSize?: number
+}
+
+export interface ImportReport {
+  imported: number
+  skipped: number
+  errors: Array<{ line: number; code: string; message: string }>
+}
 
 /** From this many rows on, an import rebuilds the vector index once instead of row by row. */
 const BULK_LOAD_ROWS = 500
@@ -73,7 +87,11 @@ function toRecord(entry: KnowledgeExportLine): KnowledgeRecord {
   }
 }
 
-/** See `KnowledgeService.importJsonl`. */
+/**
+ * Checks every line, then imports the accepted ones (see `importEntries` in transfer.ts).
+ * @example
+ * const report = await importJsonl({ store, embedder, principal, maxContentBytes, logger }, lines, { mode: 'partial' })
+ */
 export async function importJsonl(deps: ImportDeps, lines: AsyncIterable<string> | Iterable<string>, options: ImportOptions): Promise<ImportReport> {
   requirePermission(deps.principal, 'write')
   const mode = options.mode ?? 'atomic'

@@ -1,0 +1,221 @@
+/**
+ * Hybrid search (seed 003, DESIGN.md): full-text (BM25 over stemmed words and CJK
+ * words/bigrams) and vector candidates over visible entries, fused (by normalised score by
+ * default); the best 2×top_k are reranked by quality score, then scope priority, then
+ * relevance. Query vectors and whole responses are cached (responses only while the
+ * knowledge table is unchanged).
+ */
+import { SearchInput, type SearchResponse, type SearchResult } from '../core/knowledge.js'
+import { createLru } from '../core/lru.js'
+import { requirePermission, visibleScopes, type Principal } from '../core/principal.js'
+import { parseWith } from '../core/validate.js'
+import { DEFAULT_TEXT_RANKING, type KnowledgeRecord, type TextRanking } from '../store/knowledge.js'
+import type { KnowledgeContext } from './context.js'
+import { textQuery } from './document.js'
+import { fuse, fuseScores, qualityRerank, type Fused } from './rank.js'
+
+/**
+ * Fusion of the full-text and vector lists: `score` (min-max normalised scores,
+ * weighted and summed) or `rrf` (reciprocal rank, `weight / (k + rank)`).
+ */
+export interface FusionOptions {
+  method: 'score' | 'rrf'
+  fulltext: number
+  vector: number
+  /** The rank offset of `rrf` (default 60). */
+  k?: number
+}
+
+/**
+ * Score fusion with the vector list at half the weight of BM25: see docs/retrieval.md
+ * for the measurements behind it (score fusion beat rank fusion on every set).
+ */
+export const DEFAULT_FUSION: FusionOptions = { method: 'score', fulltext: 1, vector: 0.5 }
+
+/** Candidate list depths of a hybrid search. */
+export interface SearchDepth {
+  fulltext: number
+  vector: number
+}
+
+/** Candidate list depths: see docs/retrieval.md for the measurements behind them. */
+export const DEFAULT_SEARCH_DEPTH: SearchDepth = { fulltext: 50, vector: 50 }
+
+/** Tuning of the search (all optional; the defaults are measured in docs/retrieval.md). */
+export interface SearchOptions {
+  /** How the full-text and vector lists are fused (default {@link DEFAULT_FUSION}). */
+  fusion?: FusionOptions
+  /** BM25 parameters of the full-text list (default `DEFAULT_TEXT_RANKING`). */
+  textRanking?: TextRanking
+  /** How deep each candidate list of a search is, at least (default {@link DEFAULT_SEARCH_DEPTH}); at least 4 × top_k. */
+  searchDepth?: SearchDepth
+  /**
+   * Candidates found only by vector similarity (no shared search term) are dropped below this
+   * cosine similarity. Default: the embedder's `similarityFloor` (none when it has none).
+   */
+  minSimilarity?: number
+  /**
+   * How many query embeddings are kept, most recently used first (default 1,000; 0 turns the
+   * cache off). Embedders are deterministic, so a repeated query skips the embedder.
+   */
+  queryCacheSize?: number
+  /**
+   * How many search responses are kept (default 1,000; 0 turns the cache off). A response is
+   * reused only while the knowledge table is unchanged since it was computed (the store's
+   * search generation: any write, by any path, ends its life) and only for the same
+   * visible scopes and parameters. Stores without a generation (SQL full-text on a
+   * PostgreSQL server) are never cached.
+   */
+  searchCacheSize?: number
+}
+
+/** The search part of the knowledge service. */
+export interface KnowledgeSearch {
+  search(raw: unknown, principal: Principal): Promise<SearchResponse>
+  /**
+   * Prepares search ahead of the first request: builds the embedded store's in-memory
+   * full-text index (a no-op when search runs in SQL). Long-running entry points call it at start.
+   */
+  warmUp(): Promise<void>
+}
+
+/** Responses larger than this (content characters) are not cached. */
+const MAX_CACHED_RESPONSE_CHARS = 256 * 1024
+
+type ParsedSearch = ReturnType<typeof SearchInput.parse>
+type Ranked = KnowledgeRecord & Pick<Fused, 'fused' | 'positions'> & { quality_score: number; scope_priority: number }
+
+/** A search result as the API returns it, with the per-stage figures when asked for. */
+function toResult(r: Ranked, explain: boolean): SearchResult {
+  const result: SearchResult = {
+    id: r.id,
+    task: r.task,
+    content: r.content,
+    types: r.types,
+    tags: r.tags,
+    scopes: r.scopes,
+    resource_ids: r.resource_ids,
+    eval: { score: r.score, helpful: r.helpful, harmful: r.harmful, confidence: r.confidence },
+    quality_score: r.quality_score,
+  }
+  if (explain) {
+    const [text, vector] = r.positions
+    result.explain = {
+      fulltext_rank: text?.rank ?? null,
+      fulltext_score: text?.score ?? null,
+      vector_rank: vector?.rank ?? null,
+      vector_similarity: vector?.score ?? null,
+      fused: r.fused,
+      scope_priority: r.scope_priority,
+    }
+  }
+  return result
+}
+
+/**
+ * Builds the search over the shared context.
+ * @example
+ * const { search } = createKnowledgeSearch(ctx, { searchCacheSize: 0 })
+ * const { results } = await search({ q: 'selenium login', top_k: 5 }, principal)
+ */
+export function createKnowledgeSearch(ctx: KnowledgeContext, options: SearchOptions = {}): KnowledgeSearch {
+  const { store, embedder, logger } = ctx
+  const fusion = options.fusion ?? DEFAULT_FUSION
+  const textRanking = options.textRanking ?? DEFAULT_TEXT_RANKING
+  const searchDepth = options.searchDepth ?? DEFAULT_SEARCH_DEPTH
+
+  // Search responses by caller and parameters, least recently used first, each valid for one
+  // generation of the table.
+  const searchCacheSize = options.searchCacheSize ?? 1000
+  const searchCache = createLru<string, { generation: number; response: SearchResponse }>(searchCacheSize)
+
+  // Query vectors by query text. Pending embeddings are shared, so concurrent identical
+  // queries embed once.
+  const queryCacheSize = options.queryCacheSize ?? 1000
+  const queryVectors = createLru<string, Promise<Float32Array>>(queryCacheSize)
+  function embedQuery(q: string): Promise<Float32Array> {
+    if (queryCacheSize <= 0) return ctx.embedOne(q)
+    let vector = queryVectors.get(q)
+    if (!vector) {
+      vector = ctx.embedOne(q)
+      vector.catch(() => queryVectors.delete(q))
+      queryVectors.set(q, vector)
+    }
+    return vector
+  }
+
+  /** The fused candidate list (full-text and vector), vector-only candidates below the similarity floor dropped. */
+  async function candidates(input: ParsedSearch, visible: string[]): Promise<Fused[]> {
+    const filter = { visible, types: input.types, minScore: input.min_score, nonNegativeQuality: true }
+    const textDepth = Math.max(searchDepth.fulltext, input.top_k * 4)
+    const vectorDepth = Math.max(searchDepth.vector, input.top_k * 4)
+    const [textHits, vectorHits] = await Promise.all([
+      input.mode !== 'vector' ? store.knowledge.searchText(textQuery(input.q), filter, textDepth, textRanking) : Promise.resolve([]),
+      input.mode !== 'fulltext' ? embedQuery(input.q).then((v) => store.knowledge.searchVector(v, filter, vectorDepth)) : Promise.resolve([]),
+    ])
+    // A full-text list shorter than the depth holds every match: anything else scores 0.
+    const lists = [
+      { ids: textHits, weight: fusion.fulltext, ...(textHits.length < textDepth ? { floor: 0 } : {}) },
+      { ids: vectorHits, weight: fusion.vector },
+    ]
+    // A candidate that shares no search term with the query must be similar enough on its own.
+    const minSimilarity = options.minSimilarity ?? embedder.similarityFloor?.(input.q) ?? -Infinity
+    const fused = fusion.method === 'rrf' ? fuse(lists, fusion.k ?? 60) : fuseScores(lists)
+    return fused.filter((c) => c.positions[0] !== null || (c.positions[1]?.score ?? -Infinity) >= minSimilarity)
+  }
+
+  /** One search, uncached. */
+  async function runSearch(input: ParsedSearch, visible: string[]): Promise<SearchResponse> {
+    const shortlist = (await candidates(input, visible)).slice(0, input.rerank ? input.top_k * 2 : input.top_k)
+    const records = new Map(
+      (
+        await store.knowledge.getMany(
+          shortlist.map((c) => c.id),
+          visible,
+        )
+      ).map((r) => [r.id, r]),
+    )
+    const items = shortlist.flatMap((c) => {
+      const r = records.get(c.id)
+      return r ? [{ ...r, fused: c.fused, positions: c.positions }] : []
+    })
+    const reranked = qualityRerank(items, visible, input.min_score)
+    const ranked = input.rerank ? reranked : reranked.sort((a, b) => b.fused - a.fused)
+    const results = ranked.slice(0, input.top_k).map((r) => toResult(r, input.explain))
+    return { results, count: results.length }
+  }
+
+  return {
+    async warmUp() {
+      const started = performance.now()
+      await store.knowledge.searchGeneration()
+      logger.info('knowledge.search.ready', { ms: Math.round(performance.now() - started) })
+    },
+
+    async search(raw, principal) {
+      requirePermission(principal, 'read')
+      const input = parseWith(SearchInput, raw, 'search')
+      const visible = visibleScopes(principal)
+      if (input.mode !== 'fulltext') ctx.requireVectors()
+      const generation = searchCacheSize > 0 ? await store.knowledge.searchGeneration() : undefined
+      if (generation === undefined) return runSearch(input, visible)
+      const key = JSON.stringify([
+        [...visible].sort(),
+        input.q,
+        input.top_k,
+        input.min_score,
+        [...(input.types ?? [])].sort(),
+        input.mode,
+        input.rerank,
+        input.explain,
+      ])
+      const cached = searchCache.get(key)
+      if (cached?.generation === generation) return structuredClone(cached.response)
+      if (cached) searchCache.delete(key)
+      const response = await runSearch(input, visible)
+      const size = response.results.reduce((sum, r) => sum + r.content.length + r.task.length, 0)
+      if (size <= MAX_CACHED_RESPONSE_CHARS) searchCache.set(key, { generation, response: structuredClone(response) })
+      return response
+    },
+  }
+}
