@@ -15,7 +15,7 @@ import { pathToFileURL } from 'node:url'
 import { KnowHubConfig } from '../src/core/config.js'
 import { loadRetrievalSet } from '../src/eval/dataset.js'
 import { EVAL_MODES, formatEvalTable, loadIntoKnowledge, roundMetrics, runRetrievalEval, type EvalMetrics, type EvalMode } from '../src/eval/harness.js'
-import { evalEmbedder, openEvalHub, type EvalEmbedderName } from '../src/eval/open.js'
+import { evalEmbedder, openEvalHub, type EvalEmbedderName } from '../src/app/eval.js'
 import type { FusionOptions } from '../src/knowledge/service.js'
 import { printTable, round, writeResults, type BenchResult } from './lib.js'
 

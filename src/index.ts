@@ -4,8 +4,11 @@
  * knowhub/knowledge, knowhub/resources, knowhub/embed, knowhub/packs,
  * knowhub/client, knowhub/tools, knowhub/mcp.
  * @example
- * import { openKnowHub } from 'knowhub'
+ * import { openKnowHub, localBackend } from 'knowhub'
  * const hub = await openKnowHub({ dataDir: '.knowhub' })
+ * const backend = localBackend(hub, hub.config.principal) // for knowhub/tools
  */
-export { openKnowHub, type KnowHub } from './app/open.js'
+export { openKnowHub, type KnowHub, type OpenDeps } from './app/open.js'
+export { localBackend, servicesBackend, type ToolServices } from './app/backend.js'
+export type { HubStatus } from './app/status.js'
 export * from './core/index.js'

@@ -1,7 +1,10 @@
 /**
- * The composition root: builds the store, embedder and services from a config.
- * Entry points (CLI, server, MCP) call this; nothing else wires dependencies.
+ * The composition root: builds the store, embedder, LLM provider and every service once
+ * from a config. Entry points (CLI, server, MCP, evaluation) receive the built hub;
+ * nothing else wires dependencies.
  */
+import { join } from 'node:path'
+import { createTokenService, type TokenService } from '../auth/tokens.js'
 import type { Clock } from '../core/clock.js'
 import { KnowHubConfig } from '../core/config.js'
 import type { Logger } from '../core/logger.js'
@@ -9,42 +12,67 @@ import { noopLogger } from '../core/logger.js'
 import { parseWith } from '../core/validate.js'
 import type { Embedder } from '../embed/embedder.js'
 import { createEmbedder } from '../embed/factory.js'
-import { createKnowledgeService, type KnowledgeService } from '../knowledge/service.js'
-import { join } from 'node:path'
+import { createKnowledgeService, type KnowledgeService, type SearchOptions } from '../knowledge/service.js'
+import { createSlimService, type SlimService } from '../knowledge/slim.js'
+import type { LlmProvider } from '../llm/index.js'
 import { SecretKey, checkSecretKey, createSecretBox, loadOrCreateKey } from '../resources/secrets.js'
 import { createResourceService, type ResourceService } from '../resources/service.js'
 import { openStore, type Store } from '../store/store.js'
-import { createTokenService, type TokenService } from '../auth/tokens.js'
+import { hubStatus, type HubStatus } from './status.js'
 
 export interface KnowHub {
   readonly config: KnowHubConfig
   readonly store: Store
   readonly embedder: Embedder
+  /** The chat model of the learning features; undefined until one is configured. */
+  readonly llm: LlmProvider | undefined
   readonly knowledge: KnowledgeService
+  /** Near-duplicate merging and its undo. */
+  readonly slim: SlimService
   readonly resources: ResourceService
   /** The key of secrets at rest and where it came from (`keyFile` undefined: from config, or ephemeral for memory://). */
   readonly secrets: { readonly key: SecretKey; readonly keyFile: string | undefined; readonly source: 'config' | 'file' | 'ephemeral' }
   /** API tokens (the server's authentication). */
   readonly tokens: TokenService
+  /** Where the data is, which embedder, how many entries (`knowhub status`). */
+  status(): Promise<HubStatus>
   close(): Promise<void>
+}
+
+/** What a caller may put in place of the configured parts (tests, the evaluation). */
+export interface OpenDeps {
+  logger?: Logger
+  clock?: Clock
+  fetch?: typeof fetch
+  /** An embedder to use instead of the configured one (closed with the hub). */
+  embedder?: Embedder
+  /** Search tuning beyond the config (the evaluation's fusion and caches). */
+  search?: SearchOptions
+}
+
+/** The key of secrets at rest: from the config, else the key file (created once), else ephemeral for memory:// stores. */
+function secretKeyOf(config: KnowHubConfig, logger: Logger): KnowHub['secrets'] {
+  const keyFile = config.secrets.key
+    ? undefined
+    : (config.secrets.keyFile ?? (config.dataDir.startsWith('memory://') ? undefined : join(config.dataDir, 'secret.key')))
+  const key = config.secrets.key || keyFile ? loadOrCreateKey({ key: config.secrets.key, keyFile, logger }) : SecretKey.generate()
+  return { key, keyFile, source: config.secrets.key ? 'config' : keyFile ? 'file' : 'ephemeral' }
 }
 
 /**
  * Opens KnowHub: store (embedded PGlite in `dataDir`, or PostgreSQL at `databaseUrl`),
- * the configured embedder and the services.
+ * the configured embedder and every service.
  * @example
  * const hub = await openKnowHub({ dataDir: '.knowhub' })
  * await hub.knowledge.search({ q: 'selenium login' }, hub.config.principal)
  * await hub.close()
  */
-export async function openKnowHub(config: unknown = {}, deps: { logger?: Logger; clock?: Clock; fetch?: typeof fetch } = {}): Promise<KnowHub> {
+export async function openKnowHub(config: unknown = {}, deps: OpenDeps = {}): Promise<KnowHub> {
   const parsed = parseWith(KnowHubConfig, config, 'configuration')
   const logger = deps.logger ?? noopLogger
-  const keyFile = parsed.secrets.key
-    ? undefined
-    : (parsed.secrets.keyFile ?? (parsed.dataDir.startsWith('memory://') ? undefined : join(parsed.dataDir, 'secret.key')))
-  const secretKey = parsed.secrets.key || keyFile ? loadOrCreateKey({ key: parsed.secrets.key, keyFile, logger }) : SecretKey.generate()
-  const embedder = await createEmbedder(parsed.embedder, { logger, ...(deps.fetch ? { fetch: deps.fetch } : {}) })
+  const clock = deps.clock ? { clock: deps.clock } : {}
+  const secrets = secretKeyOf(parsed, logger)
+  const embedder = deps.embedder ?? (await createEmbedder(parsed.embedder, { logger, ...(deps.fetch ? { fetch: deps.fetch } : {}) }))
   const fulltext = parsed.search.fulltext === 'auto' ? undefined : parsed.search.fulltext
   const store = await openStore({
     dataDir: parsed.dataDir,
@@ -53,7 +81,7 @@ export async function openKnowHub(config: unknown = {}, deps: { logger?: Logger;
     logger,
   })
   try {
-    await checkSecretKey(store, secretKey, logger)
+    await checkSecretKey(store, secrets.key, logger)
     const knowledge = await createKnowledgeService({
       store,
       embedder,
@@ -61,21 +89,26 @@ export async function openKnowHub(config: unknown = {}, deps: { logger?: Logger;
       maxContentBytes: parsed.maxContentBytes,
       searchCacheSize: parsed.search.cacheSize,
       ...(parsed.search.minSimilarity !== undefined ? { minSimilarity: parsed.search.minSimilarity } : {}),
-      ...(deps.clock ? { clock: deps.clock } : {}),
+      ...deps.search,
+      ...clock,
     })
-    return {
+    const hub: KnowHub = {
       config: parsed,
       store,
       embedder,
+      llm: undefined,
       knowledge,
-      resources: createResourceService({ store, secrets: createSecretBox(secretKey), logger, ...(deps.clock ? { clock: deps.clock } : {}) }),
-      secrets: { key: secretKey, keyFile, source: parsed.secrets.key ? 'config' : keyFile ? 'file' : 'ephemeral' },
-      tokens: createTokenService({ db: store.db, logger, ...(deps.clock ? { clock: deps.clock } : {}) }),
+      slim: createSlimService({ store, embedder, logger, maxContentBytes: parsed.maxContentBytes, ...clock }),
+      resources: createResourceService({ store, secrets: createSecretBox(secrets.key), logger, ...clock }),
+      secrets,
+      tokens: createTokenService({ db: store.db, logger, ...clock }),
+      status: () => hubStatus(hub),
       async close() {
         await store.close()
         await embedder.close?.()
       },
     }
+    return hub
   } catch (error) {
     await store.close().catch(() => {})
     throw error

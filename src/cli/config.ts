@@ -31,10 +31,43 @@ export const ENV_VARS = {
   KNOWHUB_PORT: 'server: port (default 8420)',
   KNOWHUB_BODY_LIMIT: 'server: largest request body in bytes (default 2097152)',
   KNOWHUB_RATE_LIMIT: 'server: requests per second per token (default 50; 0 = off)',
+  KNOWHUB_URL: 'a running KnowHub server for `knowhub mcp` to forward to (instead of opening the database)',
+  KNOWHUB_TOKEN: 'the API token for KNOWHUB_URL',
   KNOWHUB_PACK_PATHS: `extra knowledge-pack folders, separated by "${delimiter}" (before packs.paths of the config file)`,
 } as const
 
 type Env = Record<string, string | undefined>
+
+/** The process environment: the one place that reads it. */
+export function processEnv(): Env {
+  return process.env
+}
+
+/** Settings of the CLI itself (not of the hub), from the environment. */
+export interface CliEnv {
+  /** KNOWHUB_LOG_LEVEL */
+  logLevel: string | undefined
+  /** KNOWHUB_URL: a running KnowHub server to talk to. */
+  url: string | undefined
+  /** KNOWHUB_TOKEN: the API token for `url`. */
+  token: string | undefined
+  /** KNOWHUB_AGENT: the local principal's agent id. */
+  agent: string | undefined
+}
+
+/**
+ * The CLI's own settings from the environment.
+ * @example
+ * const { logLevel } = cliEnv()
+ */
+export function cliEnv(env: Env = process.env): CliEnv {
+  return {
+    logLevel: env.KNOWHUB_LOG_LEVEL || undefined,
+    url: env.KNOWHUB_URL || undefined,
+    token: env.KNOWHUB_TOKEN || undefined,
+    agent: env.KNOWHUB_AGENT || undefined,
+  }
+}
 
 function readConfigFile(env: Env, explicit?: string): Record<string, unknown> {
   const path = explicit ?? env.KNOWHUB_CONFIG ?? (existsSync('knowhub.config.json') ? 'knowhub.config.json' : undefined)

@@ -1,7 +1,7 @@
 import pino from 'pino'
 import { openKnowHub, type KnowHub } from '../app/open.js'
 import type { Logger } from '../core/logger.js'
-import { loadConfig } from './config.js'
+import { cliEnv, loadConfig, processEnv } from './config.js'
 
 /**
  * A pino logger on stderr, behind the library Logger interface. The default level is
@@ -9,9 +9,9 @@ import { loadConfig } from './config.js'
  * and a JSON warning line beside that message would say it twice. Long-running commands
  * pass their own default (`warn` for `knowhub mcp`, `info` for `knowhub start`).
  * @example
- * const logger = createCliLogger(process.env.KNOWHUB_LOG_LEVEL ?? 'warn')
+ * const logger = createCliLogger(cliEnv().logLevel ?? 'warn')
  */
-export function createCliLogger(level = process.env.KNOWHUB_LOG_LEVEL ?? 'error'): Logger {
+export function createCliLogger(level = cliEnv().logLevel ?? 'error'): Logger {
   const log = pino({ level, redact: { paths: ['*.apiKey', '*.secure_body', '*.token', '*.password'], censor: '[redacted]' } }, pino.destination(2))
   return {
     debug: (message, fields) => log.debug(fields ?? {}, message),
@@ -33,9 +33,9 @@ export interface GlobalOptions {
  * (the server, the MCP server) keep `auto`, which is the in-memory index on the embedded database.
  */
 export async function withHub<T>(options: GlobalOptions & { longRunning?: boolean }, fn: (hub: KnowHub) => Promise<T>): Promise<T> {
-  const config = loadConfig(process.env, options.config ? { configFile: options.config } : {})
+  const config = loadConfig(processEnv(), options.config ? { configFile: options.config } : {})
   if (!options.longRunning && config.search.fulltext === 'auto') config.search.fulltext = 'sql'
-  const hub = await openKnowHub(config, { logger: createCliLogger(process.env.KNOWHUB_LOG_LEVEL ?? (options.longRunning ? 'warn' : 'error')) })
+  const hub = await openKnowHub(config, { logger: createCliLogger(cliEnv().logLevel ?? (options.longRunning ? 'warn' : 'error')) })
   try {
     return await fn(hub)
   } finally {

@@ -43,6 +43,8 @@ export interface KnowledgeService {
   vectorState(): VectorState
   /** Builds the embedded store's in-memory full-text index ahead of the first search. */
   warmUp(): Promise<void>
+  /** How many entries are stored (any status, any scope: for operators' status output). */
+  count(): Promise<number>
   save(raw: unknown, principal: Principal): Promise<KnowledgeEntry>
   get(id: string, principal: Principal): Promise<KnowledgeEntry>
   /** Previous versions of an entry, oldest first. */
@@ -88,6 +90,7 @@ export async function createKnowledgeService(deps: KnowledgeServiceDeps): Promis
   return {
     vectorState: () => ctx.vectorState(),
     warmUp,
+    count: () => ctx.store.knowledge.count(),
     search,
     save: (raw, principal) => saveEntry(ctx, raw, principal),
     get: (id, principal) => getEntry(ctx, id, principal),

@@ -13,11 +13,9 @@ import type { Clock } from '../core/clock.js'
 import { KnowHubError } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
 import { noopLogger } from '../core/logger.js'
-import { slimKnowledge, unmergeKnowledge } from '../knowledge/slim.js'
 import { createApp } from './app.js'
 import { createAuthenticator } from './auth.js'
 import type { McpServerOptions } from '../mcp/server.js'
-import type { ResourceApi, SlimApi } from './services.js'
 
 export interface StartServerOptions {
   hub: KnowHub
@@ -27,9 +25,6 @@ export interface StartServerOptions {
   port?: number
   logger?: Logger
   clock?: Clock
-  /** Overrides the wiring of the resources service and slimming (default: built from the hub). */
-  resources?: ResourceApi
-  slim?: SlimApi
   /** MCP at `/mcp`: knowledge packs for the pack tools, tool defaults (default: no packs). */
   mcp?: Omit<McpServerOptions, 'backend'>
 }
@@ -102,21 +97,10 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   const extraHosts = settings.allowedHosts.map((h) => h.toLowerCase())
   const allowedHosts = local || extraHosts.length > 0 ? () => bound.hosts ?? new Set<string>() : undefined
 
-  const slimDeps = {
-    store: hub.store,
-    embedder: hub.embedder,
-    logger,
-    maxContentBytes: hub.config.maxContentBytes,
-    ...(options.clock ? { clock: options.clock } : {}),
-  }
-  const slim: SlimApi = options.slim ?? {
-    slim: (body, principal) => slimKnowledge(slimDeps, body, principal),
-    unmerge: (id, principal) => unmergeKnowledge(slimDeps, id, principal),
-  }
   const app = createApp({
     knowledge: hub.knowledge,
-    resources: options.resources ?? hub.resources,
-    slim,
+    resources: hub.resources,
+    slim: hub.slim,
     authenticate: createAuthenticator({
       tokens: hub.tokens,
       localPrincipal: hub.config.principal,

@@ -4,16 +4,16 @@
  * resource_save, resource_get) and the knowledge-pack tools (knowledge_pack_list,
  * knowledge_pack_activate, knowledge_pack_resolve): one definition each, JSON Schema
  * for OpenAI and Anthropic function calling derived from it, handlers over a
- * {@link ToolBackend} (in-process services or the HTTP client).
+ * {@link ToolBackend} (in-process services — `localBackend` from `knowhub` — or the HTTP client).
  *
  * @example
- * import { createToolkit, localBackend } from 'knowhub/tools'
+ * import { localBackend } from 'knowhub'
+ * import { createToolkit } from 'knowhub/tools'
  * const kit = createToolkit({ backend: localBackend(hub, hub.config.principal) })
  * const tools = kit.toOpenAITools()
  * const result = await kit.callTool('knowledge_search', { query: 'selenium login' })
  */
-export { localBackend, servicesBackend } from './backend.js'
-export type { BatchUpdateResponse, KnowledgeListResponse, ToolBackend, ToolServices } from './backend.js'
+export type { BatchUpdateResponse, KnowledgeListResponse, ToolBackend } from './backend.js'
 export { ToolDefaults, defineTool, toolJsonSchema } from './define.js'
 export type { AgentTool, JsonSchema, ToolContext, ToolResult } from './define.js'
 export { DATA_PREAMBLE, wrapEntries, wrapResource } from './format.js'

@@ -14,7 +14,7 @@ import { openKnowHub, type KnowHub } from '../../src/app/open.js'
 import { createMcpServer, type McpServerOptions } from '../../src/mcp/index.js'
 import { discoverPacks } from '../../src/packs/discover.js'
 import type { LoadedPack } from '../../src/packs/schema.js'
-import { localBackend } from '../../src/tools/index.js'
+import { localBackend } from '../../src/app/backend.js'
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'packs')
 

@@ -12,7 +12,8 @@ import type { KnowledgeEntry, SearchResponse } from '../../src/core/knowledge.js
 import { Principal } from '../../src/core/principal.js'
 import { discoverPacks } from '../../src/packs/discover.js'
 import type { LoadedPack } from '../../src/packs/schema.js'
-import { createToolkit, localBackend, type Toolkit } from '../../src/tools/index.js'
+import { localBackend } from '../../src/app/backend.js'
+import { createToolkit, type Toolkit } from '../../src/tools/index.js'
 import { truncateKnowledge } from '../helpers/stores.js'
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'packs', 'scopes')

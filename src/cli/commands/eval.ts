@@ -20,8 +20,8 @@ import {
   type EvalMode,
   type LoadedSet,
 } from '../../eval/harness.js'
-import { EVAL_EMBEDDERS, evalEmbedder, openEvalHub, type EvalEmbedderName } from '../../eval/open.js'
-import { loadConfig } from '../config.js'
+import { EVAL_EMBEDDERS, evalEmbedder, openEvalHub, type EvalEmbedderName } from '../../app/eval.js'
+import { loadConfig, processEnv } from '../config.js'
 import { createCliLogger, type GlobalOptions } from '../context.js'
 import { oneLine, printJson, progress, type Io } from '../output.js'
 
@@ -132,7 +132,7 @@ export function evalCommand(io: Io): Command {
 
       const logger = createCliLogger()
       const name = options.embedder as EvalEmbedderName
-      const config = name === 'config' ? loadConfig(process.env, globals.config ? { configFile: globals.config } : {}) : undefined
+      const config = name === 'config' ? loadConfig(processEnv(), globals.config ? { configFile: globals.config } : {}) : undefined
       const embedder = await evalEmbedder(name, config?.embedder ?? KnowHubConfig.parse({}).embedder, logger)
       const hub = await openEvalHub({ embedder, logger })
       const runs: EvalMetrics[] = []

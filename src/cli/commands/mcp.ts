@@ -11,9 +11,10 @@ import { clientBackend } from '../../client/backend.js'
 import { createClient } from '../../client/client.js'
 import { KnowHubError } from '../../core/errors.js'
 import type { Embedder } from '../../embed/embedder.js'
-import { localBackend, type ToolBackend } from '../../tools/backend.js'
+import { localBackend } from '../../app/backend.js'
+import type { ToolBackend } from '../../tools/backend.js'
 import { createCliLogger, withHub, type GlobalOptions } from '../context.js'
-import { loadConfig } from '../config.js'
+import { cliEnv, loadConfig, processEnv } from '../config.js'
 import { packDiscoveryOptions } from '../pack-options.js'
 import { toolDefaults } from '../tool-options.js'
 import type { Io } from '../output.js'
@@ -91,9 +92,10 @@ export function mcpCommand(_io: Io): Command {
       '\nstdout carries the MCP protocol; logs go to stderr (KNOWHUB_LOG_LEVEL).\nExample (Claude Code, after `npm link` in the KnowHub folder): claude mcp add knowhub -e KNOWHUB_DATA_DIR=$HOME/.knowhub -- knowhub mcp\nWithout a global command: node /absolute/path/to/knowhub/bin/knowhub.js mcp. Not npx: outside the KnowHub folder, npx would fetch the unrelated npm package named knowhub.',
     )
     .action(async (options: McpOptions, command: Command) => {
-      const logger = createCliLogger(process.env.KNOWHUB_LOG_LEVEL ?? 'warn')
+      const env = cliEnv()
+      const logger = createCliLogger(env.logLevel ?? 'warn')
       const globals = command.optsWithGlobals() as GlobalOptions
-      const config = loadConfig(process.env, globals.config ? { configFile: globals.config } : {})
+      const config = loadConfig(processEnv(), globals.config ? { configFile: globals.config } : {})
       // The `packs` section of the config file adds folders, types and limits; flags win.
       const packs = options.packs === false ? [] : (await discoverPacks(packDiscoveryOptions(options, config.packs), logger)).packs
       const serve = async (backend: ToolBackend, principal: { agent?: string | undefined }, embedder?: Embedder): Promise<void> => {
@@ -107,14 +109,14 @@ export function mcpCommand(_io: Io): Command {
         logger.info('mcp.stopping', { reason: why })
         await server.close()
       }
-      const url = options.url ?? process.env.KNOWHUB_URL
+      const url = options.url ?? env.url
       if (url) {
-        const token = options.token ?? process.env.KNOWHUB_TOKEN
+        const token = options.token ?? env.token
         const client = createClient({ baseUrl: url, ...(token ? { token } : {}) })
         await client.healthz().catch((error: unknown) => {
           throw new KnowHubError('config_error', `Cannot reach the KnowHub server at ${url}: ${(error as Error).message}`, { url })
         })
-        await serve(clientBackend(client), { agent: process.env.KNOWHUB_AGENT })
+        await serve(clientBackend(client), { agent: env.agent })
         return
       }
       await withHub({ ...globals, longRunning: true }, async (hub) => {

@@ -29,7 +29,7 @@ import {
 } from '../../packs/index.js'
 import type { KnowHubConfig, PacksConfig } from '../../core/config.js'
 import { createEmbedder } from '../../embed/factory.js'
-import { loadConfig } from '../config.js'
+import { loadConfig, processEnv } from '../config.js'
 import { oneLine, printError, printJson, printJsonError, processIo, type Io } from '../output.js'
 import { packDiscoveryOptions, packUsageLog, type PackFlags } from '../pack-options.js'
 
@@ -95,7 +95,7 @@ function table(rows: string[][]): string[] {
 export function packsCommand(options: { logger?: Logger; io?: Io; env?: Record<string, string | undefined> } = {}): Command {
   const io = options.io ?? processIo
   const logger = options.logger ?? noopLogger
-  const env = options.env ?? process.env
+  const env = options.env ?? processEnv()
 
   type Action = (opts: PacksOptions & Record<string, unknown>, args: string[], config: PacksConfig, full: KnowHubConfig) => Promise<void>
   const run =

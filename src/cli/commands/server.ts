@@ -9,6 +9,7 @@ import { startServer } from '../../server/serve.js'
 import { toolPackIndexCache } from '../../tools/packs.js'
 import { packDiscoveryOptions } from '../pack-options.js'
 import { toolDefaults } from '../tool-options.js'
+import { cliEnv } from '../config.js'
 import { createCliLogger, withHub, type GlobalOptions } from '../context.js'
 import type { Io } from '../output.js'
 
@@ -45,7 +46,7 @@ export function serverCommand(io: Io): Command {
       '\nWithout any API token the server runs in local mode: it listens on 127.0.0.1 only and every request acts as the configured local principal.\nCreate tokens with `knowhub token create` to serve other machines.\nThe `tools` section of the config file sets the defaults of the agent tools at /mcp (scopes, owner, agentId, submittedBy).',
     )
     .action(async (options: { host?: string; port?: number; project?: string; packs?: boolean }, command: Command) => {
-      const logger = createCliLogger(process.env.KNOWHUB_LOG_LEVEL ?? 'info')
+      const logger = createCliLogger(cliEnv().logLevel ?? 'info')
       await withHub({ ...(command.optsWithGlobals() as GlobalOptions), longRunning: true }, async (hub) => {
         const packs =
           options.packs === false

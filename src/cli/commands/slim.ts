@@ -3,7 +3,6 @@
  */
 import { Command } from 'commander'
 import { KnowHubError } from '../../core/errors.js'
-import { slimKnowledge, unmergeKnowledge } from '../../knowledge/slim.js'
 import { withHub, type GlobalOptions } from '../context.js'
 import { printJson, type Io } from '../output.js'
 
@@ -32,8 +31,7 @@ export function slimCommands(io: Io): Command[] {
     .addHelpText('after', '\nExample:\n  knowhub slim --dry-run\n  knowhub slim --threshold 0.93')
     .action(async (options, command: Command) => {
       const result = await withHub(globals(command), (hub) =>
-        slimKnowledge(
-          { store: hub.store, embedder: hub.embedder, maxContentBytes: hub.config.maxContentBytes },
+        hub.slim.slim(
           {
             threshold: options.threshold,
             min_overlap: options.minOverlap,
@@ -60,7 +58,7 @@ export function slimCommands(io: Io): Command[] {
     .argument('<id>', 'the merged entry (kept_id of slim)')
     .option('--json', 'print JSON')
     .action(async (id: string, options, command: Command) => {
-      const result = await withHub(globals(command), (hub) => unmergeKnowledge({ store: hub.store, embedder: hub.embedder }, id, hub.config.principal))
+      const result = await withHub(globals(command), (hub) => hub.slim.unmerge(id, hub.config.principal))
       if (options.json) return printJson(io, result)
       io.out(`restored ${result.restored_ids.join(', ')}; archived ${result.id}`)
     })

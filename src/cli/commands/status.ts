@@ -8,15 +8,7 @@ export function statusCommand(io: Io): Command {
     .description('Show the database, embedder and number of entries')
     .option('--json', 'print JSON')
     .action(async (options, command: Command) => {
-      const status = await withHub(command.optsWithGlobals() as GlobalOptions, async (hub) => ({
-        database: hub.config.databaseUrl ? 'postgres' : 'pglite',
-        location: hub.config.databaseUrl ? new URL(hub.config.databaseUrl).host : hub.config.dataDir,
-        pgvector: hub.store.pgvector,
-        embedder: { model: hub.embedder.model, dimension: hub.embedder.dimension },
-        vectors: hub.knowledge.vectorState().status,
-        entries: await hub.store.knowledge.count(),
-        principal: hub.config.principal,
-      }))
+      const status = await withHub(command.optsWithGlobals() as GlobalOptions, (hub) => hub.status())
       if (options.json) return printJson(io, status)
       io.out(`database:  ${status.database} (${status.location})${status.pgvector ? ', pgvector' : ', exact vector search (no pgvector)'}`)
       io.out(`embedder:  ${status.embedder.model} (${status.embedder.dimension} dimensions), vectors ${status.vectors}`)

@@ -1,6 +1,8 @@
 /**
- * A fresh knowledge service for an evaluation: an embedded store in its own
- * folder and the embedder under test, wired as the composition root wires them.
+ * The evaluation's hub: a fresh embedded store in its own folder and the embedder under
+ * test, built by the composition root like any other hub, with no query-vector or
+ * response cache (every query pays its own embedding and search, so each mode's latency is
+ * what a query never seen before costs).
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -11,25 +13,21 @@ import type { Embedder } from '../embed/embedder.js'
 import { createEmbedder } from '../embed/factory.js'
 import { createHashedEmbedder } from '../embed/hashed.js'
 import { createSentenceEmbedder } from '../embed/use.js'
-import { createKnowledgeService, type KnowledgeService, type KnowledgeServiceDeps } from '../knowledge/service.js'
-import { openStore, type Store } from '../store/store.js'
+import type { SearchOptions } from '../knowledge/service.js'
+import { openKnowHub, type KnowHub } from './open.js'
 
 /** Embedders the evaluation can name: the configured one, or a built-in offline one. */
 export const EVAL_EMBEDDERS = ['config', 'hashed', 'sentence'] as const
 export type EvalEmbedderName = (typeof EVAL_EMBEDDERS)[number]
 
-/** An evaluation's store, embedder and knowledge service; `close()` removes a temp folder. */
-export interface EvalHub {
-  store: Store
-  embedder: Embedder
-  knowledge: KnowledgeService
-  dataDir: string
-  close(): Promise<void>
-}
+/** An evaluation's hub; `close()` also removes a temp folder. */
+export type EvalHub = KnowHub & { readonly dataDir: string }
 
 /**
  * Creates the named embedder: `config` (the configured provider), `hashed` (hashed
  * n-grams, 512) or `sentence` (USE lite + hashed n-grams).
+ * @example
+ * const embedder = await evalEmbedder('hashed', config.embedder)
  */
 export async function evalEmbedder(name: EvalEmbedderName, config: EmbedderConfig, logger?: Logger): Promise<Embedder> {
   if (name === 'hashed') return createHashedEmbedder({ dimension: 512 })
@@ -38,8 +36,7 @@ export async function evalEmbedder(name: EvalEmbedderName, config: EmbedderConfi
 }
 
 /**
- * Opens a fresh embedded store (in `dataDir`, or a temp folder removed on close) and
- * the knowledge service over it.
+ * Opens a fresh embedded hub (in `dataDir`, or a temp folder removed on close) over `embedder`.
  * @example
  * const hub = await openEvalHub({ embedder: createHashedEmbedder({ dimension: 512 }) })
  * try { … } finally { await hub.close() }
@@ -48,35 +45,28 @@ export async function openEvalHub(options: {
   embedder: Embedder
   dataDir?: string
   logger?: Logger
-  service?: Partial<Pick<KnowledgeServiceDeps, 'fusion' | 'textRanking' | 'searchDepth' | 'minSimilarity'>>
+  service?: Pick<SearchOptions, 'fusion' | 'textRanking' | 'searchDepth' | 'minSimilarity'>
 }): Promise<EvalHub> {
   const temporary = options.dataDir === undefined
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'knowhub-eval-'))
-  const store = await openStore({ dataDir, ...(options.logger ? { logger: options.logger } : {}) })
   try {
-    // No query-vector or response cache: every query pays its own embedding and search, so
-    // each mode's latency is what a query never seen before costs.
-    const knowledge = await createKnowledgeService({
-      store,
-      embedder: options.embedder,
-      queryCacheSize: 0,
-      searchCacheSize: 0,
-      ...(options.logger ? { logger: options.logger } : {}),
-      ...options.service,
-    })
+    const hub = await openKnowHub(
+      { dataDir },
+      {
+        embedder: options.embedder,
+        search: { queryCacheSize: 0, searchCacheSize: 0, ...options.service },
+        ...(options.logger ? { logger: options.logger } : {}),
+      },
+    )
     return {
-      store,
-      embedder: options.embedder,
-      knowledge,
+      ...hub,
       dataDir,
       async close() {
-        await store.close()
-        await options.embedder.close?.()
+        await hub.close()
         if (temporary) rmSync(dataDir, { recursive: true, force: true })
       },
     }
   } catch (error) {
-    await store.close().catch(() => {})
     if (temporary) rmSync(dataDir, { recursive: true, force: true })
     throw error
   }

@@ -1,0 +1,74 @@
+/**
+ * KnowHub's layers (../shared/DESIGN.md), checked on every `npm run lint`:
+ *
+ *   core  ←  store | embed | llm  ←  services (knowledge, resources, packs, agent, auth, eval)
+ *         ←  tools | client (ports and adapters over the services' shapes)  ←  app (the composition root)
+ *         ←  entry points (server, mcp, cli)
+ *
+ * Dependencies point downward only, and the module graph has no cycle.
+ */
+const SERVICES = 'knowledge|resources|packs|agent|auth|eval'
+const ENTRY = 'server|mcp|cli'
+
+/** A rule forbidding imports from `from` (a folder pattern under src/) into `to`. */
+const layer = (name, comment, from, to) => ({
+  name,
+  comment,
+  severity: 'error',
+  from: { path: `^src/(${from})/` },
+  to: { path: `^src/(${to})/` },
+})
+
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      comment: 'The module graph has no cycle: split the shared part into its own module.',
+      severity: 'error',
+      from: {},
+      to: { circular: true },
+    },
+    layer(
+      'core-is-the-bottom',
+      'core (types, schemas, errors, text analysis) imports nothing else of KnowHub.',
+      'core',
+      `store|embed|llm|${SERVICES}|tools|client|app|${ENTRY}`,
+    ),
+    {
+      name: 'providers-stand-alone',
+      comment: 'store, embed and llm depend on core only (and on their own folder): services combine them.',
+      severity: 'error',
+      from: { path: '^src/(store|embed|llm)/' },
+      to: { path: `^src/(store|embed|llm|${SERVICES}|tools|client|app|${ENTRY})/`, pathNot: '^src/$1/' },
+    },
+    layer(
+      'services-below-ports',
+      'Services never reach up to the tools, the client, the composition root or an entry point.',
+      SERVICES,
+      `tools|client|app|${ENTRY}`,
+    ),
+    layer(
+      'tools-over-a-port',
+      'The agent tools run over the ToolBackend port: no store, client, composition root or entry point.',
+      'tools',
+      `store|client|app|${ENTRY}`,
+    ),
+    layer('client-speaks-http', 'The HTTP client depends on core shapes and the tools port only.', 'client', `store|embed|llm|${SERVICES}|app|${ENTRY}`),
+    layer('app-below-entry-points', 'The composition root is built by entry points, never the other way round.', 'app', ENTRY),
+    layer('server-and-mcp-not-on-cli', 'The server and the MCP server never import the CLI.', 'server|mcp', 'cli'),
+    layer('mcp-not-on-server', 'The MCP server is mounted by the HTTP server, not the other way round.', 'mcp', 'server'),
+    {
+      name: 'no-package-root',
+      comment: 'src/index.ts is the package entry: nothing inside imports it.',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { path: '^src/index\\.ts$' },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.build.json' },
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default', 'types'], extensions: ['.ts', '.js'] },
+  },
+}

@@ -1,0 +1,54 @@
+/**
+ * The agent tools' backend over in-process services (the other one is the HTTP client,
+ * src/client/backend.ts). It lives in the composition root: the tools only know the
+ * `ToolBackend` port, never the services behind it.
+ */
+import type { Principal } from '../core/principal.js'
+import type { KnowledgeService } from '../knowledge/service.js'
+import type { SlimService } from '../knowledge/slim.js'
+import type { ResourceService } from '../resources/service.js'
+import type { ToolBackend } from '../tools/backend.js'
+import type { KnowHub } from './open.js'
+
+/**
+ * The in-process services a local backend calls (the shapes `createApp` takes, so the
+ * server's `/mcp` endpoint runs the tools on the same services as its HTTP routes).
+ */
+export interface ToolServices {
+  knowledge: Pick<KnowledgeService, 'search' | 'save' | 'get' | 'feedback' | 'batchFeedback' | 'list'>
+  resources: Pick<ResourceService, 'save' | 'get'>
+  slim: Pick<SlimService, 'slim'>
+}
+
+/**
+ * A backend over in-process services, acting as `principal`.
+ * @example
+ * const backend = servicesBackend({ knowledge: hub.knowledge, resources: hub.resources, slim: hub.slim }, principal)
+ */
+export function servicesBackend(services: ToolServices, principal: Principal): ToolBackend {
+  const { knowledge, resources, slim } = services
+  return {
+    search: (query) => knowledge.search(query, principal),
+    save: (body) => knowledge.save(body, principal),
+    get: (id) => knowledge.get(id, principal),
+    update: (id, body) => knowledge.feedback(id, body, principal),
+    batchUpdate: (body) => knowledge.batchFeedback(body, principal),
+    async list(query) {
+      const page = await knowledge.list(query, principal)
+      return { items: page.items, count: page.items.length, next_cursor: page.next_cursor }
+    },
+    slim: (body) => slim.slim(body, principal),
+    resourceSave: (body) => resources.save(body, principal),
+    resourceGet: (id, options = {}) => resources.get(id, principal, options),
+  }
+}
+
+/**
+ * A backend over the in-process services of an open hub, acting as `principal`.
+ * @example
+ * const hub = await openKnowHub({ dataDir: '.knowhub' })
+ * const kit = createToolkit({ backend: localBackend(hub, hub.config.principal) })
+ */
+export function localBackend(hub: KnowHub, principal: Principal): ToolBackend {
+  return servicesBackend(hub, principal)
+}

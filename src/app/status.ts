@@ -1,0 +1,43 @@
+/**
+ * `knowhub status` as data: where the data is, which embedder, the vector index state,
+ * how many entries, and who the local principal is.
+ */
+import type { KnowHubConfig } from '../core/config.js'
+import type { Principal } from '../core/principal.js'
+import type { Embedder } from '../embed/embedder.js'
+import type { KnowledgeService } from '../knowledge/service.js'
+import type { Store } from '../store/store.js'
+
+export interface HubStatus {
+  database: 'postgres' | 'pglite'
+  /** The server's host, or the embedded database's folder. */
+  location: string
+  pgvector: boolean
+  embedder: { model: string; dimension: number }
+  vectors: 'ready' | 'mismatch'
+  entries: number
+  principal: Principal
+}
+
+/**
+ * The hub's status, from its config and services.
+ * @example
+ * const status = await hubStatus(hub)
+ */
+export async function hubStatus(hub: {
+  config: KnowHubConfig
+  store: Pick<Store, 'pgvector'>
+  embedder: Pick<Embedder, 'model' | 'dimension'>
+  knowledge: Pick<KnowledgeService, 'vectorState' | 'count'>
+}): Promise<HubStatus> {
+  const { config } = hub
+  return {
+    database: config.databaseUrl ? 'postgres' : 'pglite',
+    location: config.databaseUrl ? new URL(config.databaseUrl).host : config.dataDir,
+    pgvector: hub.store.pgvector,
+    embedder: { model: hub.embedder.model, dimension: hub.embedder.dimension },
+    vectors: hub.knowledge.vectorState().status,
+    entries: await hub.knowledge.count(),
+    principal: config.principal,
+  }
+}
