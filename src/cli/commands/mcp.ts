@@ -15,6 +15,7 @@ import { localBackend } from '../../app/backend.js'
 import type { ToolBackend } from '../../tools/backend.js'
 import { createCliLogger, withHub, type GlobalOptions } from '../context.js'
 import { cliEnv, loadConfig, processEnv } from '../config.js'
+import { collect } from '../options.js'
 import { packDiscoveryOptions } from '../pack-options.js'
 import { toolDefaults } from '../tool-options.js'
 import type { Io } from '../output.js'
@@ -34,8 +35,6 @@ interface McpOptions {
   url?: string
   token?: string
 }
-
-const collect = (value: string, previous: string[] = []): string[] => [...previous, value]
 
 /** Resolves when stdin ends or closes, or on SIGINT/SIGTERM. */
 function untilStdinEnds(): Promise<string> {

@@ -2,29 +2,17 @@
  * `knowhub slim` (merge near-duplicate entries, deterministically) and `knowhub unmerge ID`.
  */
 import { Command } from 'commander'
-import { KnowHubError } from '../../core/errors.js'
-import { withHub, type GlobalOptions } from '../context.js'
+import { withHub } from '../context.js'
+import { globals, numberOption } from '../options.js'
 import { printJson, type Io } from '../output.js'
-
-function num(name: string) {
-  return (value: string): number => {
-    const n = Number(value)
-    if (!Number.isFinite(n)) throw new KnowHubError('validation_error', `${name} must be a number, got "${value}"`)
-    return n
-  }
-}
-
-function globals(command: Command): GlobalOptions {
-  return command.optsWithGlobals() as GlobalOptions
-}
 
 /** The slim and unmerge commands, added to the root program. */
 export function slimCommands(io: Io): Command[] {
   const slim = new Command('slim')
     .description('Merge near-duplicate entries you manage into one (originals kept as merged; undo with unmerge)')
-    .option('--threshold <n>', 'cosine similarity of the vectors, 0.5-1', num('--threshold'), 0.9)
-    .option('--min-overlap <n>', 'word overlap (Jaccard) of task + content, 0-1', num('--min-overlap'), 0.5)
-    .option('--limit <n>', 'compare a window of N visible entries, newest first (at most 5000)', num('--limit'), 2000)
+    .option('--threshold <n>', 'cosine similarity of the vectors, 0.5-1', numberOption('--threshold'), 0.9)
+    .option('--min-overlap <n>', 'word overlap (Jaccard) of task + content, 0-1', numberOption('--min-overlap'), 0.5)
+    .option('--limit <n>', 'compare a window of N visible entries, newest first (at most 5000)', numberOption('--limit'), 2000)
     .option('--cursor <cursor>', 'continue with the next, older window (the cursor a previous run printed)')
     .option('--dry-run', 'only show the plan')
     .option('--json', 'print JSON')

@@ -1,0 +1,143 @@
+/**
+ * `knowhub save | show | list | archive | restore | delete`: one entry at a time, or a page of them.
+ */
+import { readFileSync } from 'node:fs'
+import { Command, Option } from 'commander'
+import { KnowHubError } from '../../../core/errors.js'
+import { KNOWLEDGE_TYPES, type KnowledgeEntry } from '../../../core/knowledge.js'
+import { withHub } from '../../context.js'
+import { collect, csv, globals, intOption } from '../../options.js'
+import { oneLine, printJson, type Io } from '../../output.js'
+
+function parseTags(pairs: string[]): Record<string, string> {
+  const tags: Record<string, string> = {}
+  for (const pair of pairs) {
+    const at = pair.indexOf('=')
+    if (at <= 0) throw new KnowHubError('validation_error', `--tag must be key=value, got "${pair}"`)
+    tags[pair.slice(0, at)] = pair.slice(at + 1)
+  }
+  return tags
+}
+
+function readContent(options: { content?: string; file?: string }): string {
+  if (options.file) return readFileSync(options.file, 'utf8')
+  if (options.content === '-') return readFileSync(0, 'utf8')
+  if (options.content === undefined) throw new KnowHubError('validation_error', 'give the content with --content TEXT, --content - (stdin) or --file PATH')
+  return options.content
+}
+
+function printEntry(io: Io, entry: KnowledgeEntry): void {
+  io.out(`${entry.id}  [${entry.types.join(', ')}]  ${entry.status}  v${entry.version}`)
+  io.out(`task:    ${entry.task}`)
+  io.out(`scopes:  ${entry.scopes.join(', ')}    owner: ${entry.owner}`)
+  io.out(`eval:    score ${entry.eval.score}  helpful ${entry.eval.helpful}  harmful ${entry.eval.harmful}  confidence ${entry.eval.confidence}`)
+  if (Object.keys(entry.tags).length > 0) io.out(`tags:    ${JSON.stringify(entry.tags)}`)
+  if (entry.resource_ids.length > 0) io.out(`resources: ${entry.resource_ids.join(', ')}`)
+  if (entry.merged_into) io.out(`merged into: ${entry.merged_into}`)
+  io.out(`created: ${entry.created_at}  updated: ${entry.updated_at}`)
+  io.out('')
+  io.out(entry.content)
+}
+
+/** `knowhub save`: a new entry. */
+export function saveCommand(io: Io): Command {
+  return new Command('save')
+    .description('Save a new knowledge entry')
+    .requiredOption('--task <text>', 'the scenario: what was being done, in what situation')
+    .option('--content <text>', 'the knowledge itself ("-" reads stdin)')
+    .option('--file <path>', 'read the content from a file')
+    .addOption(new Option('--type <type>', `a type (repeatable): ${KNOWLEDGE_TYPES.join(', ')}`).argParser(collect).makeOptionMandatory())
+    .option('--tag <key=value>', 'a tag (repeatable)', collect, [])
+    .option('--scope <scope>', 'a visibility scope, e.g. org:acme (repeatable; default: your user scope)', collect)
+    .option('--owner <kind:id>', 'owner (default: you)')
+    .option('--score <n>', 'quality score 1-5', intOption('--score'), 3)
+    .option('--source-name <name>', 'source name')
+    .option('--source-category <category>', 'source category (paper, exp, skill, book…)', 'exp')
+    .option('--url <url>', 'a source URL (repeatable)', collect, [])
+    .option('--resource <id>', 'a referenced resource id (repeatable)', collect, [])
+    .option('--json', 'print JSON')
+    .addHelpText('after', '\nExample:\n  knowhub save --task "Log in to site A" --content "Use the test account" --type tool --scope org:acme')
+    .action(async (options, command: Command) => {
+      const entry = await withHub(globals(command), (hub) =>
+        hub.knowledge.save(
+          {
+            task: options.task,
+            content: readContent(options),
+            types: options.type,
+            tags: parseTags(options.tag),
+            ...(options.scope ? { scopes: options.scope } : {}),
+            ...(options.owner ? { owner: options.owner } : {}),
+            score: options.score,
+            source: { name: options.sourceName ?? '', category: options.sourceCategory, urls: options.url },
+            resource_ids: options.resource,
+          },
+          hub.config.principal,
+        ),
+      )
+      if (options.json) printJson(io, entry)
+      else io.out(`saved ${entry.id}`)
+    })
+}
+
+/** `knowhub show ID [--versions]`: one entry in full. */
+export function showCommand(io: Io): Command {
+  return new Command('show')
+    .description('Show one entry in full')
+    .argument('<id>', 'knowledge id')
+    .option('--versions', 'also show previous versions')
+    .option('--json', 'print JSON')
+    .action(async (id: string, options, command: Command) => {
+      const { entry, versions } = await withHub(globals(command), async (hub) => ({
+        entry: await hub.knowledge.get(id, hub.config.principal),
+        versions: options.versions ? await hub.knowledge.versions(id, hub.config.principal) : undefined,
+      }))
+      if (options.json) return printJson(io, versions ? { ...entry, versions } : entry)
+      printEntry(io, entry)
+      for (const v of versions ?? []) io.out(`\n--- version ${v.version} (${v.created_at}, replaced: ${v.reason})\n${v.content}`)
+    })
+}
+
+/** `knowhub list`: entries, newest first, a page at a time. */
+export function listCommand(io: Io): Command {
+  return new Command('list')
+    .description('List knowledge entries, newest first')
+    .option('-n, --limit <n>', 'how many', intOption('--limit'), 10)
+    .option('--types <list>', 'comma-separated types', csv)
+    .option('--scopes <list>', 'comma-separated scopes', csv)
+    .option('--status <list>', 'comma-separated statuses: active, merged, archived', csv, ['active'])
+    .option('--cursor <cursor>', 'continue after a previous page')
+    .option('--json', 'print JSON')
+    .action(async (options, command: Command) => {
+      const page = await withHub(globals(command), (hub) =>
+        hub.knowledge.list(
+          {
+            limit: options.limit,
+            status: options.status,
+            ...(options.types ? { types: options.types } : {}),
+            ...(options.scopes ? { scopes: options.scopes } : {}),
+            ...(options.cursor ? { cursor: options.cursor } : {}),
+          },
+          hub.config.principal,
+        ),
+      )
+      if (options.json) return printJson(io, page)
+      if (page.items.length === 0) io.out('no entries')
+      for (const e of page.items) io.out(`${e.id}  [${e.types.join(', ')}]  ${e.scopes.join(',')}  ${oneLine(e.task, 70)}`)
+      if (page.next_cursor) io.out(`\nmore: knowhub list --cursor ${page.next_cursor}`)
+    })
+}
+
+/** `knowhub archive|restore|delete ID`: the entry's lifecycle (owner or admin). */
+export function lifecycleCommand(io: Io, name: 'archive' | 'restore' | 'delete', description: string): Command {
+  return new Command(name)
+    .description(description)
+    .argument('<id>', 'knowledge id')
+    .option('--json', name === 'delete' ? 'print JSON ({"id","deleted":true}, as the API)' : 'print the entry as JSON')
+    .action(async (id: string, options: { json?: boolean }, command: Command) => {
+      const entry = await withHub(globals(command), async (hub): Promise<KnowledgeEntry | undefined> =>
+        name === 'delete' ? void (await hub.knowledge.delete(id, hub.config.principal)) : hub.knowledge[name](id, hub.config.principal),
+      )
+      if (options.json) return printJson(io, entry ?? { id, deleted: true })
+      io.out(`${name}d ${id}`)
+    })
+}

@@ -1,0 +1,45 @@
+/**
+ * `knowhub feedback ID`: a helpful or harmful case, a new score, or evolve.
+ */
+import { Command } from 'commander'
+import { KnowHubError } from '../../../core/errors.js'
+import { withHub } from '../../context.js'
+import { globals, intOption } from '../../options.js'
+import { printJson, type Io } from '../../output.js'
+
+/** `knowhub feedback ID --helpful|--harmful [--task] [--outcome] [--score] [--evolve]`. */
+export function feedbackCommand(io: Io): Command {
+  return new Command('feedback')
+    .description('Record feedback on an entry: helpful/harmful case, new score, or evolve')
+    .argument('<id>', 'knowledge id')
+    .option('--helpful', 'add a helpful case')
+    .option('--harmful', 'add a harmful case')
+    .option('--task <text>', 'the task the entry was used for')
+    .option('--outcome <text>', 'what happened')
+    .option('--reason <text>', 'why it was harmful')
+    .option('--score <n>', 'set the score (1-5)', intOption('--score'))
+    .option('--evolve <feedback>', 'rewrite the content from this feedback (needs an LLM)')
+    .option('--json', 'print JSON')
+    .action(async (id: string, options, command: Command) => {
+      if (options.helpful && options.harmful) throw new KnowHubError('validation_error', 'use --helpful or --harmful, not both')
+      const kase = {
+        ...(options.task ? { task: options.task } : {}),
+        ...(options.outcome ? { outcome: options.outcome } : {}),
+        ...(options.reason ? { reason: options.reason } : {}),
+      }
+      const entry = await withHub(globals(command), (hub) =>
+        hub.knowledge.feedback(
+          id,
+          {
+            ...(options.helpful ? { add_helpful_case: kase } : {}),
+            ...(options.harmful ? { add_harmful_case: kase } : {}),
+            ...(options.score !== undefined ? { update_score: options.score } : {}),
+            ...(options.evolve ? { evolve_feedback: options.evolve } : {}),
+          },
+          hub.config.principal,
+        ),
+      )
+      if (options.json) return printJson(io, entry)
+      io.out(`${entry.id}: score ${entry.eval.score}, helpful ${entry.eval.helpful}, harmful ${entry.eval.harmful}`)
+    })
+}

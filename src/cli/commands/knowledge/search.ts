@@ -1,0 +1,45 @@
+/**
+ * `knowhub search QUERY`: hybrid search, as the API answers it.
+ */
+import { Command, Option } from 'commander'
+import { withHub } from '../../context.js'
+import { csv, globals, intOption } from '../../options.js'
+import { oneLine, printJson, type Io } from '../../output.js'
+
+/** `knowhub search QUERY [--top-k] [--types] [--mode] [--explain]`. */
+export function searchCommand(io: Io): Command {
+  return new Command('search')
+    .description('Search knowledge (hybrid full-text + vector, then quality rerank)')
+    .argument('<query>', 'what you are looking for')
+    .option('-k, --top-k <n>', 'number of results', intOption('--top-k'), 5)
+    .option('--min-score <n>', 'drop entries scored below this', intOption('--min-score'), 3)
+    .option('--types <list>', 'comma-separated types', csv)
+    .addOption(new Option('--mode <mode>', 'retrieval mode').choices(['hybrid', 'fulltext', 'vector']).default('hybrid'))
+    .option('--no-rerank', 'order by relevance only (skip the quality rerank)')
+    .option('--explain', 'show each stage’s scores')
+    .option('--json', 'print JSON (the API’s response shape)')
+    .action(async (query: string, options, command: Command) => {
+      const response = await withHub(globals(command), (hub) =>
+        hub.knowledge.search(
+          {
+            q: query,
+            top_k: options.topK,
+            min_score: options.minScore,
+            ...(options.types ? { types: options.types } : {}),
+            mode: options.mode,
+            rerank: options.rerank,
+            explain: Boolean(options.explain),
+          },
+          hub.config.principal,
+        ),
+      )
+      if (options.json) return printJson(io, response)
+      if (response.count === 0) return io.out('no results')
+      response.results.forEach((r, i) => {
+        io.out(`${i + 1}. ${r.id}  quality ${r.quality_score}  [${r.types.join(', ')}]`)
+        io.out(`   ${oneLine(r.task)}`)
+        io.out(`   ${oneLine(r.content)}`)
+        if (r.explain) io.out(`   explain: ${JSON.stringify(r.explain)}`)
+      })
+    })
+}

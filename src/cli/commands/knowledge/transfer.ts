@@ -1,0 +1,91 @@
+/**
+ * `knowhub export | import | reindex`: whole-store operations, with progress on long work.
+ */
+import { createReadStream, createWriteStream } from 'node:fs'
+import { once } from 'node:events'
+import { createInterface } from 'node:readline'
+import { Command, Option } from 'commander'
+import { withHub } from '../../context.js'
+import { globals } from '../../options.js'
+import { printJson, progress, type Io } from '../../output.js'
+
+/** `knowhub export [-o FILE]`: JSONL of every visible entry. */
+export function exportCommand(io: Io): Command {
+  return new Command('export')
+    .description('Export visible entries (with histories and versions) as JSONL')
+    .option('-o, --out <file>', 'write to a file instead of stdout')
+    .option('--json', 'with --out, print {"exported","file"} as JSON (stdout is JSONL already without it); errors as JSON')
+    .action(async (options, command: Command) => {
+      const count = await withHub(globals(command), async (hub) => {
+        const stream = options.out ? createWriteStream(options.out) : process.stdout
+        let count = 0
+        for await (const line of hub.knowledge.exportJsonl(hub.config.principal)) {
+          if (stream.destroyed) break // the reader went away (`knowhub export | head`)
+          if (!stream.write(`${line}\n`)) await once(stream, 'drain')
+          count++
+        }
+        if (options.out) {
+          stream.end()
+          await once(stream, 'finish')
+        }
+        return count
+      })
+      if (!options.out) return
+      if (options.json) printJson(io, { exported: count, file: options.out })
+      else io.err(`exported ${count} entries to ${options.out}`)
+    })
+}
+
+/** `knowhub import FILE [--partial] [--on-conflict]`: JSONL as written by export. */
+export function importCommand(io: Io): Command {
+  return new Command('import')
+    .description('Import entries from JSONL (as written by export)')
+    .argument('<file>', 'JSONL file ("-" for stdin)')
+    .option('--partial', 'import the valid lines even if some are bad (default: all or nothing)')
+    .addOption(new Option('--on-conflict <action>', 'when an id exists already').choices(['error', 'skip', 'replace']).default('error'))
+    .option('--json', 'print the report as JSON')
+    .action(async (file: string, options, command: Command) => {
+      const report = await withHub(globals(command), async (hub) => {
+        const input = file === '-' ? process.stdin : createReadStream(file, 'utf8')
+        const lines = createInterface({ input, crlfDelay: Infinity })
+        const bar = progress(io, 'importing')
+        try {
+          return await hub.knowledge.importJsonl(lines, hub.config.principal, {
+            mode: options.partial ? 'partial' : 'atomic',
+            onConflict: options.onConflict,
+            onProgress: bar.update,
+          })
+        } finally {
+          bar.stop()
+        }
+      })
+      if (options.json) printJson(io, report)
+      else {
+        for (const e of report.errors) io.err(`line ${e.line}: [${e.code}] ${e.message}`)
+        io.out(
+          `imported ${report.imported}, skipped ${report.skipped}, bad lines ${report.errors.length}${report.errors.length > 0 && !options.partial ? ' (nothing imported: fix the lines or use --partial)' : ''}`,
+        )
+      }
+      if (report.errors.length > 0) process.exitCode = 1
+    })
+}
+
+/** `knowhub reindex`: re-embed every entry with the configured embedder. */
+export function reindexCommand(io: Io): Command {
+  return new Command('reindex')
+    .description('Re-embed every entry with the configured embedder (after changing it)')
+    .option('--json', 'print {"reindexed","embedder":{"model","dimension"}} as JSON')
+    .action(async (options: { json?: boolean }, command: Command) => {
+      const result = await withHub(globals(command), async (hub) => {
+        const bar = progress(io, 'reindexing')
+        try {
+          const reindexed = await hub.knowledge.reindex({ onProgress: bar.update })
+          return { reindexed, embedder: { model: hub.embedder.model, dimension: hub.embedder.dimension } }
+        } finally {
+          bar.stop()
+        }
+      })
+      if (options.json) return printJson(io, result)
+      io.out(`re-embedded ${result.reindexed} entries`)
+    })
+}

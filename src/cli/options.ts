@@ -1,0 +1,60 @@
+/**
+ * Option parsers every command shares (commander's `argParser` functions) and the global
+ * options of a command.
+ */
+import type { Command } from 'commander'
+import { KnowHubError } from '../core/errors.js'
+import type { GlobalOptions } from './context.js'
+
+/**
+ * Collects a repeatable option into a list.
+ * @example
+ * new Command('save').option('--type <type>', 'a type (repeatable)', collect)
+ */
+export const collect = (value: string, previous: string[] = []): string[] => [...previous, value]
+
+/**
+ * A comma-separated list, blanks dropped.
+ * @example
+ * csv('tool, strategy') // ['tool', 'strategy']
+ */
+export const csv = (value: string): string[] =>
+  value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
+
+/**
+ * A parser of integers that names the option in its error.
+ * @example
+ * new Command('list').option('-n, --limit <n>', 'how many', intOption('--limit'), 10)
+ */
+export function intOption(name: string): (value: string) => number {
+  return (value) => {
+    const n = Number(value)
+    if (!Number.isInteger(n)) throw new KnowHubError('validation_error', `${name} must be an integer, got "${value}"`)
+    return n
+  }
+}
+
+/**
+ * A parser of finite numbers that names the option in its error.
+ * @example
+ * new Command('slim').option('--threshold <n>', 'cosine similarity', numberOption('--threshold'), 0.9)
+ */
+export function numberOption(name: string): (value: string) => number {
+  return (value) => {
+    const n = Number(value)
+    if (!Number.isFinite(n)) throw new KnowHubError('validation_error', `${name} must be a number, got "${value}"`)
+    return n
+  }
+}
+
+/**
+ * The options of the root program a subcommand inherits (`--config`).
+ * @example
+ * const hub = await withHub(globals(command), (hub) => …)
+ */
+export function globals(command: Command): GlobalOptions {
+  return command.optsWithGlobals() as GlobalOptions
+}
