@@ -51,4 +51,4 @@ export {
 } from './knowledge.js'
 export { EmbedderConfig, KnowHubConfig } from './config.js'
 export { parseWith, toValidationIssues, type ValidationIssue } from './validate.js'
-export { segment, hasCjk, latinWords, cjkWords, cjkBigrams, type Segments } from './text.js'
+export { segment, hasCjk, latinWords, cjkWords, cjkBigrams, type Segments } from './text/index.js'

@@ -6,8 +6,8 @@
  *
  * Feature families (each hashed with its own seed, so families never share a slot
  * on purpose):
- * - Latin words, lower-cased, stop words dropped, common irregular forms mapped
- *   to their base form (`went` → `go`), Porter-stemmed (`stemmer`);
+ * - Latin words, lower-cased, stop words dropped (`EMBEDDER_STOP_WORDS`), stemmed
+ *   by core's `stemWord` (irregular forms to their base, `went` → `go`, then Porter);
  * - adjacent pairs of those stems (word bigrams);
  * - character 3- and 4-grams of each content word with `<` `>` boundaries, for
  *   typos and morphology the stemmer misses (low weight; not for numbers);
@@ -27,13 +27,17 @@
  * ICU data inside Node; a Node upgrade with new ICU data may segment a few
  * words differently (bigrams and characters never change).
  */
-import { stemmer } from 'stemmer'
 import { KnowHubError } from '../core/errors.js'
-import { cjkBigrams, cjkWords, hasCjk, isLargelyCjk, latinWords } from '../core/text.js'
+import { EMBEDDER_CJK_PARTICLES, EMBEDDER_STOP_WORDS, cjkBigrams, cjkWords, hasCjk, isLargelyCjk, latinWords, stemWord } from '../core/text/index.js'
 import type { Embedder } from './embedder.js'
 
-/** Version of the feature set; part of the model name. */
-export const HASHED_VERSION = 1
+/**
+ * Version of the feature set; part of the model name. 2: stems from core's one stemmer
+ * (core/text/stem.ts), whose irregular-forms table leaves out the ambiguous `bit`,
+ * `bound`, `left` and `rose` (v1 joined them to bite, bind, leave, rise) and adds
+ * `borne`, `laid`, `lain`, `proven`, `geese` and a few more verbs.
+ */
+export const HASHED_VERSION = 2
 
 /** Options of {@link createHashedEmbedder}. */
 export interface HashedEmbedderOptions {
@@ -57,57 +61,6 @@ const FAMILY_INDEX = Object.fromEntries(FAMILIES.map((family, index) => [family,
 const FAMILY_WEIGHT = FAMILIES.map((family) => WEIGHT[family])
 /** `1 + ln tf` for small tf (sublinear term frequency), computed once. */
 const SUBLINEAR = Array.from({ length: 64 }, (_, tf) => (tf === 0 ? 0 : 1 + Math.log(tf)))
-
-/** A small English stop-word list, in the form `latinWords` produces (apostrophes removed). */
-const ENGLISH_STOP_WORDS = new Set(
-  (
-    'a an the and or but nor if then else so than too very just also only not no yes ' +
-    'of to in on at by for with from into onto about as over under up down out off ' +
-    'again further once here there when where why how what which who whom whose ' +
-    'all any both each few more most other some such own same can will would shall should ' +
-    'could may might must do does did doing done have has had having be is am are was were ' +
-    'been being get got i me my mine myself we us our ours ourselves you your yours yourself ' +
-    'yourselves he him his himself she her hers herself it its itself they them their theirs ' +
-    'themselves this that these those im ive id youre youve youd hes shes theyre theyve weve ' +
-    'dont doesnt didnt isnt arent wasnt werent cant couldnt wont wouldnt shouldnt havent hasnt ' +
-    'hadnt thats theres whats lets oh ok okay yeah hey hi'
-  ).split(' '),
-)
-
-/**
- * Irregular English forms the Porter stemmer cannot join to their base form
- * (`went` → `go`, `bought` → `buy`, `children` → `child`): common verbs and
- * nouns, written `base form form…`. Ambiguous forms (`ground`, `lay`) are left out.
- */
-const IRREGULAR = new Map<string, string>(
-  (
-    'arise arose arisen|awake awoke awoken|beat beaten|become became|begin began begun|bend bent|bind bound|' +
-    'bite bit bitten|bleed bled|blow blew blown|break broke broken|breed bred|bring brought|build built|burn burnt|' +
-    'buy bought|catch caught|choose chose chosen|cling clung|come came|creep crept|deal dealt|dig dug|' +
-    'draw drew drawn|dream dreamt|drink drank drunk|drive drove driven|eat ate eaten|fall fell fallen|feed fed|' +
-    'feel felt|fight fought|find found|flee fled|fly flew flown|forbid forbade forbidden|forget forgot forgotten|' +
-    'forgive forgave forgiven|freeze froze frozen|get gotten|give gave given|go went gone|grow grew grown|hang hung|' +
-    'hear heard|hide hid hidden|hold held|keep kept|kneel knelt|know knew known|lead led|leap leapt|learn learnt|' +
-    'leave left|lend lent|lose lost|make made|mean meant|meet met|pay paid|ride rode ridden|ring rang rung|' +
-    'rise rose risen|run ran|say said|see saw seen|seek sought|sell sold|send sent|shake shook shaken|shine shone|' +
-    'shoot shot|show shown|shrink shrank shrunk|sing sang sung|sink sank sunk|sit sat|sleep slept|slide slid|' +
-    'speak spoke spoken|spend spent|spin spun|spring sprang sprung|stand stood|steal stole stolen|stick stuck|' +
-    'strike struck|swear swore sworn|sweep swept|swim swam swum|swing swung|take took taken|teach taught|' +
-    'tear tore torn|tell told|think thought|throw threw thrown|understand understood|wake woke woken|wear wore worn|' +
-    'weep wept|win won|write wrote written|child children|man men|woman women|person people|foot feet|' +
-    'tooth teeth|mouse mice'
-  )
-    .split('|')
-    .flatMap((group) => {
-      const [base, ...forms] = group.split(' ')
-      return forms.map((form) => [form, base!] as [string, string])
-    }),
-)
-
-/** Chinese particles and function characters dropped from CJK words and characters. */
-const CJK_STOP = new Set(
-  '的 了 着 过 地 得 吗 呢 吧 啊 呀 哦 嘛 么 是 在 和 与 及 或 也 就 都 而 把 被 这 那 个 之 于 以 其 很 还 又 一个 我们 你们 他们 什么 这个 那个'.split(' '),
-)
 
 const FNV_OFFSET = 0x811c9dc5
 const FNV_PRIME = 0x01000193
@@ -135,22 +88,6 @@ function fmix(hash: number): number {
 
 /** A seed per family, so the same string in two families hashes apart. */
 const SEED = Object.fromEntries(FAMILIES.map((family) => [family, fnv(FNV_OFFSET, `knowhub:${family}:`)])) as Record<Family, number>
-
-const STEM_CACHE_LIMIT = 100_000
-const stemCache = new Map<string, string>()
-const ASCII_WORD = /^[a-z]+$/
-
-/** Porter stem (after the irregular forms) of plain ASCII words longer than two letters; other words as they are. */
-function stem(word: string): string {
-  if (word.length <= 2 || !ASCII_WORD.test(word)) return word
-  let stemmed = stemCache.get(word)
-  if (stemmed === undefined) {
-    stemmed = stemmer(IRREGULAR.get(word) ?? word)
-    if (stemCache.size >= STEM_CACHE_LIMIT) stemCache.clear()
-    stemCache.set(word, stemmed)
-  }
-  return stemmed
-}
 
 const HAS_DIGIT = /\d/
 
@@ -215,8 +152,8 @@ class FeatureCounts {
 function addLatin(text: string, features: FeatureCounts): void {
   let previous: string | undefined
   for (const word of latinWords(text)) {
-    if (ENGLISH_STOP_WORDS.has(word)) continue
-    const root = stem(word)
+    if (EMBEDDER_STOP_WORDS.has(word)) continue
+    const root = stemWord(word)
     features.add('word', fnv(SEED.word, root))
     if (previous !== undefined) {
       // previous + ' ' + root, without building the string.
@@ -233,15 +170,15 @@ function addLatin(text: string, features: FeatureCounts): void {
 
 function addCjk(text: string, features: FeatureCounts): void {
   for (const word of cjkWords(text)) {
-    if (!CJK_STOP.has(word)) features.add('cjkWord', fnv(SEED.cjkWord, word))
+    if (!EMBEDDER_CJK_PARTICLES.has(word)) features.add('cjkWord', fnv(SEED.cjkWord, word))
   }
   for (const gram of cjkBigrams(text)) {
     // A pair of particles (的了, 是在) carries nothing; a pair with one content character does.
-    if (gram.length === 2 && CJK_STOP.has(gram[0]!) && CJK_STOP.has(gram[1]!)) continue
+    if (gram.length === 2 && EMBEDDER_CJK_PARTICLES.has(gram[0]!) && EMBEDDER_CJK_PARTICLES.has(gram[1]!)) continue
     features.add('cjkBigram', fnv(SEED.cjkBigram, gram))
   }
   for (const char of text) {
-    if (hasCjk(char) && !CJK_STOP.has(char)) features.add('cjkChar', fnv(SEED.cjkChar, char))
+    if (hasCjk(char) && !EMBEDDER_CJK_PARTICLES.has(char)) features.add('cjkChar', fnv(SEED.cjkChar, char))
   }
 }
 
@@ -287,7 +224,7 @@ export function hashedSimilarityFloor(dimension: number, query: string): number 
 
 /**
  * Creates the offline hashed n-gram embedder. Synchronous work, deterministic
- * across runs and platforms; its model name is `hashed-ngram-v1-<dimension>`.
+ * across runs and platforms; its model name is `hashed-ngram-v2-<dimension>`.
  * @example
  * const embedder = createHashedEmbedder({ dimension: 512 })
  * const [a, b] = await embedder.embed(['running shoes', 'shoes for runners'])

@@ -12,15 +12,18 @@
 import { KnowHubError } from '../core/errors.js'
 import type { Embedder } from './embedder.js'
 import { createHashedEmbedder } from './hashed.js'
-import { isLargelyCjk } from '../core/text.js'
+import { isLargelyCjk } from '../core/text/index.js'
 
 export { isLargelyCjk }
 
 /** Size of a USE lite vector. */
 export const USE_DIMENSION = 512
 
-/** Version of the concatenation below; part of the model name. */
-export const SENTENCE_VERSION = 1
+/**
+ * Version of the concatenation below and of its hashed part; part of the model name.
+ * Bump it with `HASHED_VERSION`. 2: hashed n-grams v2 (core's one stemmer).
+ */
+export const SENTENCE_VERSION = 2
 
 interface UseModel {
   embed(input: string[]): Promise<number[][]>
@@ -93,7 +96,7 @@ export interface SentenceEmbedderOptions {
  * The offline sentence embedder: USE lite (meaning) concatenated with the hashed
  * n-gram vector (exact words, names, identifiers, typos), as
  * `[√w · use, √(1−w) · hashed]`. Text that is largely CJK gets `[0, hashed]`: USE lite
- * cannot read it. Model name `use-lite+hashed-v1-<hashed dimension>`.
+ * cannot read it. Model name `use-lite+hashed-v2-<hashed dimension>`.
  * @example
  * const embedder = await createSentenceEmbedder()
  * const [en, zh] = await embedder.embed(['prefer TypeScript', '用户偏好 TypeScript'])

@@ -2,7 +2,7 @@
  * What an entry is indexed by: its full-text document (search terms per field)
  * and the text its embedding is made from.
  */
-import { searchTerms } from '../core/text.js'
+import { searchTerms } from '../core/text/index.js'
 import type { Tags } from '../core/knowledge.js'
 import type { SearchDocument, TextQuery } from '../store/knowledge.js'
 
@@ -13,9 +13,10 @@ export const EMBEDDED_CHARS = 8_000
 /**
  * Version of the full-text document format (terms and fields). The service rebuilds
  * stored documents when it changes. 1: PostgreSQL `english`/`simple` configurations;
- * 2: KnowHub's own terms ({@link searchTerms}), BM25 statistics.
+ * 2: KnowHub's own terms ({@link searchTerms}), BM25 statistics; 3: core's one stemmer
+ * (its irregular-forms table no longer joins the ambiguous `left`, `led`, `lit`, `bore`).
  */
-export const SEARCH_DOC_VERSION = 2
+export const SEARCH_DOC_VERSION = 3
 
 function tagText(tags: Tags): string {
   return Object.values(tags)

@@ -4,11 +4,12 @@
  * reused until a file changes. This is what keeps resolving a 50 MB pack fast.
  */
 import { noopLogger, type Logger } from '../core/logger.js'
+import { bm25, PACK_BM25 } from '../core/text/index.js'
 import { mapLimit } from './limit.js'
 import { loadEvidence, type PackEvidence } from './evidence.js'
 import { documentTerms, type WeightedTerm } from './lexical.js'
-import { DEFAULT_MAX_FILE_BYTES, readBounded, resolvePackPath } from './paths.js'
-import { listPackResources, type ListResourcesOptions, type ResourceKind, type ResourceListing } from './resources.js'
+import { DEFAULT_MAX_FILE_BYTES, readBounded, resolvePackPath, type BoundedRead } from './paths.js'
+import { listPackResources, type ListResourcesOptions, type PackResource, type ResourceKind, type ResourceListing } from './resources.js'
 import type { LoadedPack, PackDiagnostic } from './schema.js'
 import { DEFAULT_MAX_SECTION_CHARS, splitMarkdown } from './sections.js'
 
@@ -52,8 +53,6 @@ export interface PackIndexOptions {
 const TEXT_FILE = /\.(?:md|markdown|mdx|txt)$/iu
 const INDEXED_KINDS: ReadonlySet<ResourceKind> = new Set(['runtime', 'primary', 'document', 'wiki', 'source'])
 const HEADING_BOOST = 3
-const K1 = 1.2
-const B = 0.75
 
 /**
  * The index of one pack. Create with {@link PackIndex.build}; no I/O in the constructor.
@@ -125,50 +124,8 @@ export class PackIndex {
           message: `${resource.path} is ${read.size} bytes; only the first ${maxBytes} bytes are used.`,
         })
       }
-      const file: IndexedFile = {
-        path: resource.path,
-        kind: resource.kind,
-        size: read.size,
-        mtimeMs: read.mtimeMs,
-        hash: read.hash,
-        truncated: read.truncated,
-        sectionIds: [],
-      }
       index.bytes += Math.min(read.size, maxBytes)
-      const fileTerms = documentTerms(resource.path.replace(/[/_.-]+/gu, ' '))
-      const sections = splitMarkdown(read.text, { maxChars })
-      for (let order = 0; order < sections.length; order++) {
-        const section = sections[order]
-        if (!section) continue
-        const id = index.sections.length
-        const terms = documentTerms(section.text)
-        const headingTerms = documentTerms(section.headingPath.join(' '))
-        const counts = new Map<string, number>()
-        for (const term of terms) counts.set(term, (counts.get(term) ?? 0) + 1)
-        for (const term of headingTerms) counts.set(term, (counts.get(term) ?? 0) + HEADING_BOOST)
-        for (const term of fileTerms) counts.set(term, (counts.get(term) ?? 0) + 1)
-        for (const [term, tf] of counts) {
-          let list = index.postings.get(term)
-          if (!list) index.postings.set(term, (list = []))
-          list.push(id, tf)
-        }
-        const length = terms.length + headingTerms.length * HEADING_BOOST + fileTerms.length
-        index.totalLength += length
-        index.sections.push({
-          id,
-          path: resource.path,
-          kind: resource.kind,
-          heading: section.heading,
-          headingPath: section.headingPath,
-          line: section.line,
-          part: section.part,
-          order,
-          text: section.text,
-          length,
-        })
-        file.sectionIds.push(id)
-      }
-      index.files.set(resource.path, file)
+      index.addFile(resource, read, maxChars)
     }
     logger.debug('packs.index.built', {
       pack: pack.item.name,
@@ -177,6 +134,53 @@ export class PackIndex {
       ms: Math.round(performance.now() - started),
     })
     return index
+  }
+
+  /** Splits one read file into sections and adds them, with their BM25 postings, to the index. */
+  private addFile(resource: PackResource, read: BoundedRead, maxChars: number): void {
+    const file: IndexedFile = {
+      path: resource.path,
+      kind: resource.kind,
+      size: read.size,
+      mtimeMs: read.mtimeMs,
+      hash: read.hash,
+      truncated: read.truncated,
+      sectionIds: [],
+    }
+    const fileTerms = documentTerms(resource.path.replace(/[/_.-]+/gu, ' '))
+    const sections = splitMarkdown(read.text, { maxChars })
+    for (let order = 0; order < sections.length; order++) {
+      const section = sections[order]
+      if (!section) continue
+      const id = this.sections.length
+      const terms = documentTerms(section.text)
+      const headingTerms = documentTerms(section.headingPath.join(' '))
+      const counts = new Map<string, number>()
+      for (const term of terms) counts.set(term, (counts.get(term) ?? 0) + 1)
+      for (const term of headingTerms) counts.set(term, (counts.get(term) ?? 0) + HEADING_BOOST)
+      for (const term of fileTerms) counts.set(term, (counts.get(term) ?? 0) + 1)
+      for (const [term, tf] of counts) {
+        let list = this.postings.get(term)
+        if (!list) this.postings.set(term, (list = []))
+        list.push(id, tf)
+      }
+      const length = terms.length + headingTerms.length * HEADING_BOOST + fileTerms.length
+      this.totalLength += length
+      this.sections.push({
+        id,
+        path: resource.path,
+        kind: resource.kind,
+        heading: section.heading,
+        headingPath: section.headingPath,
+        line: section.line,
+        part: section.part,
+        order,
+        text: section.text,
+        length,
+      })
+      file.sectionIds.push(id)
+    }
+    this.files.set(resource.path, file)
   }
 
   /** Token counts of rendered sections, filled by the resolver (sections never change while indexed). */
@@ -190,20 +194,18 @@ export class PackIndex {
   }
 
   /**
-   * BM25 scores of the sections accepted by `accept` that contain any query term.
+   * BM25 scores (core's one scorer, {@link PACK_BM25}) of the sections accepted by `accept` that contain any query term.
    * @example
    * index.score(queryTerms('price'), (s) => s.path.startsWith('compiled/'))
    */
   score(terms: readonly WeightedTerm[], accept: (section: IndexedSection) => boolean): Map<number, number> {
     const scores = new Map<number, number>()
-    const n = Math.max(1, this.sections.length)
-    const avg = this.totalLength / n || 1
+    const scorer = bm25(PACK_BM25, this.sections.length, this.totalLength)
     const accepted = new Map<number, boolean>()
     for (const { term, weight } of terms) {
       const list = this.postings.get(term)
       if (!list) continue
-      const df = list.length / 2
-      const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5))
+      const idf = scorer.idf(list.length / 2)
       for (let i = 0; i < list.length; i += 2) {
         const id = list[i] as number
         let ok = accepted.get(id)
@@ -213,10 +215,8 @@ export class PackIndex {
           accepted.set(id, ok)
         }
         if (!ok) continue
-        const tf = list[i + 1] as number
-        const length = this.sections[id]?.length ?? avg
-        const s = (idf * tf * (K1 + 1)) / (tf + K1 * (1 - B + (B * length) / avg))
-        scores.set(id, (scores.get(id) ?? 0) + weight * s)
+        const length = this.sections[id]?.length ?? scorer.avgLength
+        scores.set(id, (scores.get(id) ?? 0) + weight * scorer.score(idf, list[i + 1] as number, length))
       }
     }
     return scores

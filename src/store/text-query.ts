@@ -3,6 +3,7 @@
  * (`text-index.ts`): BM25 parameters, the query plan, and the filters every search applies.
  */
 import type { KnowledgeStatus } from '../core/knowledge.js'
+import { bm25Bound, bm25Idf, KNOWLEDGE_BM25, type Bm25Params } from '../core/text/index.js'
 
 /** A full-text query: distinct search terms, normalised like the documents' terms. */
 export interface TextQuery {
@@ -10,11 +11,7 @@ export interface TextQuery {
 }
 
 /** BM25 parameters of full-text ranking (see {@link DEFAULT_TEXT_RANKING}). */
-export interface TextRanking {
-  /** Term-frequency saturation. */
-  k1: number
-  /** Length normalisation, 0 (none) to 1 (full). */
-  b: number
+export interface TextRanking extends Bm25Params {
   /**
    * How many entries a query reads at most to find its candidates (see {@link planTextQuery});
    * `Infinity` scores every matching entry (exact, slow on large stores for common words).
@@ -26,13 +23,11 @@ export interface TextRanking {
 export const MAX_QUERY_TERMS = 32
 
 /**
- * BM25 with k1 = 1.2 (the usual value) and b = 0.5 (entries are short and of uneven
- * length: full normalisation over-rewards the shortest; 0.5 measured better than 0.75
- * on the retrieval sets of docs/retrieval.md). A query scores at most about 250 entries
- * per pass (see {@link planTextQuery}): no LoCoMo figure changed, and a query of common
- * words stays fast at 100k entries.
+ * BM25 with the knowledge parameters of core's one scorer ({@link KNOWLEDGE_BM25}: k1 1.2,
+ * b 0.5). A query scores at most about 250 entries per pass (see {@link planTextQuery}):
+ * no LoCoMo figure changed, and a query of common words stays fast at 100k entries.
  */
-export const DEFAULT_TEXT_RANKING: TextRanking = { k1: 1.2, b: 0.5, candidates: 250 }
+export const DEFAULT_TEXT_RANKING: TextRanking = { ...KNOWLEDGE_BM25, candidates: 250 }
 
 /** A query term with its document frequency and BM25 idf. */
 export interface WeightedTerm {
@@ -74,9 +69,9 @@ export interface TextQueryPlan {
  * // candidates: pgvector; common: use
  */
 export function planTextQuery(stats: ReadonlyArray<{ term: string; df: number }>, docs: number, ranking: TextRanking): TextQueryPlan {
-  // BM25's idf, never negative: ln(1 + (N - df + 0.5) / (df + 0.5)). The rarest terms first.
+  // BM25's idf (core's bm25Idf, never negative). The rarest terms first.
   const terms = stats
-    .map((row) => ({ term: row.term, df: row.df, idf: Math.log(1 + Math.max(0, docs - row.df + 0.5) / (row.df + 0.5)) }))
+    .map((row) => ({ term: row.term, df: row.df, idf: bm25Idf(docs, row.df) }))
     .sort((a, b) => b.idf - a.idf || (a.term < b.term ? -1 : a.term > b.term ? 1 : 0))
     .slice(0, MAX_QUERY_TERMS)
   const budget = ranking.candidates ?? Infinity
@@ -88,7 +83,7 @@ export function planTextQuery(stats: ReadonlyArray<{ term: string; df: number }>
     terms,
     candidates: terms.slice(0, split),
     common,
-    commonBound: common.reduce((sum, t) => sum + t.idf * (ranking.k1 + 1), 0),
+    commonBound: common.reduce((sum, t) => sum + bm25Bound(ranking, t.idf), 0),
     budget: Number.isFinite(budget) ? Math.max(1, Math.floor(budget)) : 2_147_483_647,
     sampled: postings > budget,
   }

@@ -16,9 +16,9 @@ function norm(vector: Float32Array): number {
 
 describe('hashed embedder', () => {
   it('names the model with its version and dimension', () => {
-    expect(embedder.model).toBe('hashed-ngram-v1-512')
+    expect(embedder.model).toBe('hashed-ngram-v2-512')
     expect(embedder.dimension).toBe(512)
-    expect(createHashedEmbedder({ dimension: 64 }).model).toBe('hashed-ngram-v1-64')
+    expect(createHashedEmbedder({ dimension: 64 }).model).toBe('hashed-ngram-v2-64')
   })
 
   it('returns one L2-normalised vector of exactly `dimension` floats per text', async () => {

@@ -32,9 +32,9 @@ describe('knowhub/embed', () => {
     const logged: Array<[string, LogFields | undefined]> = []
     const logger = { debug() {}, warn() {}, error() {}, info: (message: string, fields?: LogFields) => void logged.push([message, fields]) }
     const embedder = await embed.createEmbedder(EmbedderConfig.parse({ provider: 'hashed' }), { logger })
-    expect(embedder.model).toBe('hashed-ngram-v1-512')
+    expect(embedder.model).toBe('hashed-ngram-v2-512')
     expect(embedder.dimension).toBe(512)
-    expect(logged).toEqual([['embed.ready', { provider: 'hashed', model: 'hashed-ngram-v1-512', dimension: 512 }]])
+    expect(logged).toEqual([['embed.ready', { provider: 'hashed', model: 'hashed-ngram-v2-512', dimension: 512 }]])
   })
 
   it('createEmbedder builds the OpenAI-compatible provider and the local one', async () => {

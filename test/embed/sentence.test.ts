@@ -22,7 +22,7 @@ describe('sentence embedder (offline default)', () => {
 
   it('embeds English by meaning and words, Chinese by n-grams only', async () => {
     const embedder = await createEmbedder(EmbedderConfig.parse({ provider: 'sentence' }))
-    expect(embedder.model).toBe('use-lite+hashed-v1-512')
+    expect(embedder.model).toBe('use-lite+hashed-v2-512')
     expect(embedder.dimension).toBe(USE_DIMENSION + 512)
     const [bread, loaf, taxes, zh, zhNear] = await embedder.embed([
       'How do I bake bread at home?',

@@ -1,0 +1,11 @@
+/**
+ * Text analysis, once for every consumer (knowledge search, the hashed embedder, the
+ * pack resolver): tokenising, CJK segmentation, stop words, stemming and BM25. Pure
+ * functions, no I/O.
+ */
+export { CJK_RUN, cjkBigrams, cjkSegments, cjkWords, hasCjk, isLargelyCjk, type CjkSegments } from './cjk.js'
+export { latinWords, segment, type Segments } from './tokenize.js'
+export { EMBEDDER_CJK_PARTICLES, EMBEDDER_STOP_WORDS, PACK_BIGRAM_PARTICLE, PACK_STOP_WORDS, PACK_ZH_STOP_WORDS, SEARCH_STOP_WORDS } from './stop-words.js'
+export { IRREGULAR_FORMS, stemWord } from './stem.js'
+export { searchTerms } from './terms.js'
+export { KNOWLEDGE_BM25, PACK_BM25, bm25, bm25Bound, bm25Idf, type Bm25, type Bm25Params } from './bm25.js'
