@@ -1,0 +1,134 @@
+/**
+ * Knowledge entries themselves: insert, read, list, edit, score, status, delete. Every
+ * read and every change of an existing entry takes the caller's visible scopes.
+ */
+import type { KnowledgeStatus, Tags } from '../../core/knowledge.js'
+import { sql, type Sql } from '../sql.js'
+import type { EntryFilter } from '../text-query.js'
+import {
+  COLUMNS,
+  documentColumns,
+  embeddingSql,
+  filterSql,
+  insertRecord,
+  olderThan,
+  setEmbedding,
+  toRecord,
+  type KnowledgeContext,
+  type KnowledgeRecord,
+  type SearchDocument,
+} from './rows.js'
+import { keepCurrentVersion } from './versions.js'
+
+/** The entry queries of the knowledge store. */
+export interface KnowledgeRecordQueries {
+  /** Inserts an entry; returns false when the id is taken. */
+  insert(record: KnowledgeRecord, doc: SearchDocument, embedding: Float32Array | undefined): Promise<boolean>
+  get(id: string, visible: readonly string[]): Promise<KnowledgeRecord | undefined>
+  getMany(ids: readonly string[], visible: readonly string[]): Promise<KnowledgeRecord[]>
+  exists(ids: readonly string[]): Promise<string[]>
+  list(filter: EntryFilter, limit: number, after?: { created_at: Date; id: string }): Promise<KnowledgeRecord[]>
+  /**
+   * Replaces editable fields, keeping the previous text as a version, if the entry is
+   * visible and still at `expectedVersion`. Returns the new record or undefined.
+   */
+  update(
+    id: string,
+    visible: readonly string[],
+    expectedVersion: number,
+    change: Pick<KnowledgeRecord, 'task' | 'content' | 'types' | 'tags' | 'scopes' | 'resource_ids'>,
+    doc: SearchDocument,
+    embedding: Float32Array | undefined,
+    reason: string,
+    at: Date,
+  ): Promise<KnowledgeRecord | undefined>
+  setScore(id: string, visible: readonly string[], score: number, at: Date): Promise<KnowledgeRecord | undefined>
+  setStatus(id: string, visible: readonly string[], status: KnowledgeStatus, mergedInto: string | null, at: Date): Promise<KnowledgeRecord | undefined>
+  delete(id: string, visible: readonly string[]): Promise<boolean>
+  count(): Promise<number>
+  /** Pages through all entries (any status), for reindexing. */
+  scan(afterId: string, limit: number): Promise<Array<{ id: string; task: string; content: string; tags: Tags }>>
+}
+
+/**
+ * The entry queries over a database.
+ * @example
+ * const records = recordQueries({ db, getDialect })
+ * const entry = await records.get(id, visibleScopes(principal))
+ */
+export function recordQueries({ db, getDialect }: KnowledgeContext): KnowledgeRecordQueries {
+  /** An UPDATE of one visible entry, returning it. */
+  const updateVisible = async (id: string, visible: readonly string[], set: Sql) => {
+    const rows = await db.query(sql`UPDATE knowledge k SET ${set} WHERE k.id = ${id} AND k.scopes && ${visible}::text[] RETURNING ${COLUMNS}`)
+    return rows[0] ? toRecord(rows[0]) : undefined
+  }
+  return {
+    async insert(record, doc, embedding) {
+      return db.transaction(async (tx) => {
+        return insertRecord(tx, record, doc, embeddingSql(getDialect(), embedding), sql`ON CONFLICT (id) DO NOTHING`)
+      })
+    },
+
+    async get(id, visible) {
+      const rows = await db.query(sql`SELECT ${COLUMNS} FROM knowledge k WHERE k.id = ${id} AND k.scopes && ${visible}::text[]`)
+      return rows[0] ? toRecord(rows[0]) : undefined
+    },
+
+    async getMany(ids, visible) {
+      if (ids.length === 0) return []
+      const rows = await db.query(sql`SELECT ${COLUMNS} FROM knowledge k WHERE k.id = ANY(${ids}::text[]) AND k.scopes && ${visible}::text[]`)
+      return rows.map(toRecord)
+    },
+
+    async exists(ids) {
+      if (ids.length === 0) return []
+      const rows = await db.query<{ id: string }>(sql`SELECT id FROM knowledge WHERE id = ANY(${ids}::text[])`)
+      return rows.map((row) => row.id)
+    },
+
+    async list(filter, limit, after) {
+      const rows = await db.query(sql`SELECT ${COLUMNS} FROM knowledge k WHERE ${filterSql(filter)}${olderThan(after)}
+        ORDER BY k.created_at DESC, k.id DESC LIMIT ${limit}`)
+      return rows.map(toRecord)
+    },
+
+    async update(id, visible, expectedVersion, change, doc, embedding, reason, at) {
+      const text = documentColumns(doc)
+      return db.transaction(async (tx) => {
+        if (!(await keepCurrentVersion(tx, id, visible, expectedVersion, reason))) return undefined
+        const rows = await tx.query(sql`UPDATE knowledge k SET task = ${change.task}, content = ${change.content}, types = ${change.types}::text[],
+            tags = ${JSON.stringify(change.tags)}::jsonb, scopes = ${change.scopes}::text[], resource_ids = ${change.resource_ids}::text[],
+            search_doc = ${text.tsvector}, search_tf = ${text.tf}, search_len = ${text.length}, version = k.version + 1, updated_at = ${at.toISOString()}
+          WHERE k.id = ${id} AND k.version = ${expectedVersion}
+          RETURNING ${COLUMNS}`)
+        if (rows.length === 0) return undefined
+        await setEmbedding(tx, id, embeddingSql(getDialect(), embedding))
+        return toRecord(rows[0]!)
+      })
+    },
+
+    async setScore(id, visible, score, at) {
+      return updateVisible(id, visible, sql`score = ${score}, updated_at = ${at.toISOString()}`)
+    },
+
+    async setStatus(id, visible, status, mergedInto, at) {
+      return updateVisible(id, visible, sql`status = ${status}, merged_into = ${mergedInto}, updated_at = ${at.toISOString()}`)
+    },
+
+    async delete(id, visible) {
+      const rows = await db.query(sql`DELETE FROM knowledge WHERE id = ${id} AND scopes && ${visible}::text[] RETURNING id`)
+      return rows.length > 0
+    },
+
+    async count() {
+      const rows = await db.query<{ n: number }>(sql`SELECT count(*)::int AS n FROM knowledge`)
+      return rows[0]?.n ?? 0
+    },
+
+    async scan(afterId, limit) {
+      return db.query<{ id: string; task: string; content: string; tags: Tags }>(
+        sql`SELECT id, task, content, tags FROM knowledge WHERE id > ${afterId} ORDER BY id LIMIT ${limit}`,
+      )
+    },
+  }
+}

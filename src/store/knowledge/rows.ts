@@ -1,0 +1,142 @@
+/**
+ * The knowledge row as the store returns it, and the SQL fragments every part of the
+ * knowledge store shares: the selected columns, the row conversion, the visibility and
+ * filter clause, the stored full-text columns and the embedding parameter.
+ */
+import type { KnowledgeStatus, KnowledgeType, Source, Tags } from '../../core/knowledge.js'
+import type { Database, Queryable } from '../database.js'
+import { sql, type Sql } from '../sql.js'
+import type { EntryFilter } from '../text-query.js'
+import type { VectorDialect } from '../vectors.js'
+
+/** The stored part of an entry (histories and versions are kept in their own tables). */
+export interface KnowledgeRecord {
+  id: string
+  message_id: string
+  types: KnowledgeType[]
+  task: string
+  tags: Tags
+  scopes: string[]
+  owner: string
+  content: string
+  resource_ids: string[]
+  source: Source
+  score: number
+  helpful: number
+  harmful: number
+  confidence: number
+  status: KnowledgeStatus
+  merged_into: string | null
+  version: number
+  created_at: Date
+  updated_at: Date
+}
+
+/**
+ * An entry's full-text document: its search terms, in order, per field (normalised
+ * by the caller, see `searchDocument`). The title field weighs more at query time.
+ */
+export interface SearchDocument {
+  title: string[]
+  body: string[]
+}
+
+/** What the knowledge queries run on: the database, and the vector dialect once a vector table exists. */
+export interface KnowledgeContext {
+  db: Database
+  getDialect: () => VectorDialect | undefined
+}
+
+/** The columns of a {@link KnowledgeRecord}, from `knowledge k`. */
+export const COLUMNS = sql.raw(`k.id, k.message_id, k.types, k.task, k.tags, k.scopes, k.owner, k.content, k.resource_ids,
+  k.source, k.score, k.helpful, k.harmful, k.confidence, k.status, k.merged_into, k.version, k.created_at, k.updated_at`)
+
+/** A selected row as a {@link KnowledgeRecord} (numbers and dates converted). */
+export function toRecord(row: Record<string, unknown>): KnowledgeRecord {
+  return {
+    ...(row as unknown as KnowledgeRecord),
+    score: Number(row.score),
+    helpful: Number(row.helpful),
+    harmful: Number(row.harmful),
+    confidence: Math.round(Number(row.confidence) * 1e6) / 1e6,
+    created_at: new Date(row.created_at as string | Date),
+    updated_at: new Date(row.updated_at as string | Date),
+  }
+}
+
+/** The WHERE clause of a filter over `knowledge k`: visibility first, always. */
+export function filterSql(filter: EntryFilter): Sql {
+  const parts: Sql[] = [sql`k.scopes && ${filter.visible}::text[]`]
+  parts.push(sql`k.status = ANY(${filter.status ?? ['active']}::text[])`)
+  if (filter.types && filter.types.length > 0) parts.push(sql`k.types && ${filter.types}::text[]`)
+  if (filter.scopes && filter.scopes.length > 0) parts.push(sql`k.scopes && ${filter.scopes}::text[]`)
+  if (filter.minScore !== undefined) parts.push(sql`k.score >= ${filter.minScore}`)
+  if (filter.nonNegativeQuality) parts.push(sql`(k.score + k.helpful - 2 * k.harmful) >= 0`)
+  return sql.join(parts, ' AND ')
+}
+
+/**
+ * How much one occurrence in the title (task, tags) counts against one in the body. It is
+ * applied when an entry is indexed (the stored term frequencies are weighted): changing it
+ * means bumping `SEARCH_DOC_VERSION` so that stored documents are rebuilt.
+ */
+export const TITLE_WEIGHT = 2
+
+/** Longest term kept in the index (longer "words" are noise: hashes, base64). */
+const MAX_TERM_LENGTH = 200
+
+/** Weighted term frequencies of a document: title occurrences count {@link TITLE_WEIGHT}. */
+function termFrequencies(doc: SearchDocument): Map<string, number> {
+  const tf = new Map<string, number>()
+  const add = (terms: readonly string[], weight: number) => {
+    for (const term of terms) if (term.length > 0 && term.length <= MAX_TERM_LENGTH) tf.set(term, (tf.get(term) ?? 0) + weight)
+  }
+  add(doc.title, TITLE_WEIGHT)
+  add(doc.body, 1)
+  return tf
+}
+
+/**
+ * The stored full-text columns of a document, from its terms as they are (no text search
+ * configuration in between): `search_doc`, a tsvector of its distinct terms (the GIN
+ * index finds candidates with it); `search_tf`, their weighted frequencies (BM25 reads
+ * them); `search_len`, its length in terms.
+ */
+export function documentColumns(doc: SearchDocument): { tsvector: Sql; tf: Sql; length: number } {
+  const tf = termFrequencies(doc)
+  return {
+    tsvector: sql`array_to_tsvector(${[...tf.keys()]}::text[])`,
+    tf: sql`${JSON.stringify(Object.fromEntries(tf))}::jsonb`,
+    length: doc.title.length + doc.body.length,
+  }
+}
+
+/** The keyset condition of a page after `(created_at, id)` in newest-first order. */
+export function olderThan(after: { created_at: Date; id: string } | undefined): Sql {
+  return after ? sql` AND (k.created_at, k.id) < (${after.created_at.toISOString()}::timestamptz, ${after.id})` : sql.empty
+}
+
+/** The embedding as a query parameter, when there is a vector table and a vector. */
+export function embeddingSql(dialect: VectorDialect | undefined, embedding: Float32Array | undefined): Sql | undefined {
+  return dialect && embedding ? dialect.param(embedding) : undefined
+}
+
+/** Sets an entry's embedding (nothing without a vector parameter). */
+export async function setEmbedding(q: Queryable, id: string, value: Sql | undefined): Promise<void> {
+  if (value) await q.query(sql`UPDATE knowledge SET embedding = ${value} WHERE id = ${id}`)
+}
+
+/** Inserts one entry row with its full-text columns (and embedding); false when `onConflict` skipped it. */
+export async function insertRecord(q: Queryable, r: KnowledgeRecord, doc: SearchDocument, embedding: Sql | undefined, onConflict: Sql): Promise<boolean> {
+  const vectorColumn = embedding ? sql.raw(', embedding') : sql.empty
+  const vectorValue = embedding ? sql`, ${embedding}` : sql.empty
+  const text = documentColumns(doc)
+  const rows = await q.query(sql`INSERT INTO knowledge (id, message_id, types, task, tags, scopes, owner, content, resource_ids, source,
+      score, helpful, harmful, confidence, status, merged_into, version, search_doc, search_tf, search_len, created_at, updated_at${vectorColumn})
+    VALUES (${r.id}, ${r.message_id}, ${r.types}::text[], ${r.task}, ${JSON.stringify(r.tags)}::jsonb, ${r.scopes}::text[], ${r.owner},
+      ${r.content}, ${r.resource_ids}::text[], ${JSON.stringify(r.source)}::jsonb, ${r.score}, ${r.helpful}, ${r.harmful},
+      ${r.confidence}, ${r.status}, ${r.merged_into}, ${r.version}, ${text.tsvector}, ${text.tf}, ${text.length}, ${r.created_at.toISOString()}, ${r.updated_at.toISOString()}${vectorValue})
+    ${onConflict}
+    RETURNING id`)
+  return rows.length > 0
+}

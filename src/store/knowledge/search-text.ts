@@ -1,0 +1,126 @@
+/**
+ * Full-text search of knowledge entries, ranked by BM25: in an in-memory index when the
+ * store has one (the embedded database's default), else in SQL over the stored term
+ * frequencies, with the same formula and numbers as core's one scorer.
+ */
+import { bm25, type Bm25 } from '../../core/text/index.js'
+import type { Database } from '../database.js'
+import { sql, type Sql } from '../sql.js'
+import type { SyncedTextIndex } from '../text-sync.js'
+import {
+  DEFAULT_TEXT_RANKING,
+  planTextQuery,
+  type EntryFilter,
+  type RankedId,
+  type TextQuery,
+  type TextQueryPlan,
+  type TextRanking,
+  type WeightedTerm,
+} from '../text-query.js'
+import { filterSql, type KnowledgeContext } from './rows.js'
+
+/** The full-text queries of the knowledge store. */
+export interface KnowledgeTextQueries {
+  /**
+   * Full-text search ranked by BM25 over the entries matching `filter`, best first (ties by
+   * id). With an in-memory index (the embedded database's default) every match is scored;
+   * in SQL the work is bounded by `ranking.candidates` (see {@link planTextQuery}).
+   */
+  searchText(query: TextQuery, filter: EntryFilter, limit: number, ranking?: TextRanking): Promise<RankedId[]>
+  /**
+   * With an in-memory full-text index: syncs it and returns the change-log position it
+   * reflects, equal only while the table is unchanged (a cache key for search results).
+   * Undefined when searches run in SQL (no such guarantee across server processes).
+   */
+  searchGeneration(): Promise<number | undefined>
+}
+
+/** Hits by score, best first, ties by id (as the SQL orders them), at most `limit`. */
+function bestFirst(rows: Array<{ id: string; score: number }>, limit: number): Array<{ id: string; score: number }> {
+  return rows.sort((x, y) => Number(y.score) - Number(x.score) || (x.id < y.id ? -1 : x.id > y.id ? 1 : 0)).slice(0, limit)
+}
+
+/** A lexeme quoted for tsquery input. */
+function quoteLexeme(term: string): string {
+  return `'${term.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`
+}
+
+/** `a | b | …` (any) or `a & b & …` (every) over the terms, as tsquery input. */
+function tsquery(terms: readonly WeightedTerm[], operator: '|' | '&'): string {
+  return terms.map(({ term }) => quoteLexeme(term)).join(` ${operator} `)
+}
+
+/**
+ * The BM25 score of candidate `c` in SQL: one summand per query term, reading the entry's
+ * stored frequency of the term, written exactly as core's `Bm25.score` computes it
+ * (`idf · (k1 + 1) · tf / (tf + base + perLength · length)`, the numbers from `scorer`).
+ */
+function scoreSql(plan: TextQueryPlan, scorer: Bm25): Sql {
+  const factor = scorer.params.k1 + 1
+  const summands = plan.terms.map(({ term, idf }) => {
+    const tf = sql`(c.search_tf->>${term})::float8`
+    return sql`coalesce(${idf * factor}::float8 * ${tf} / (${tf} + ${scorer.base}::float8 + ${scorer.perLength}::float8 * c.search_len), 0)`
+  })
+  return sql.join(summands, ' + ')
+}
+
+/** BM25 in SQL: collection statistics from `knowledge_text_stats`, candidates bounded by {@link planTextQuery}. */
+async function searchTextSql(db: Database, query: TextQuery, filter: EntryFilter, limit: number, ranking: TextRanking): Promise<RankedId[]> {
+  // Document frequencies of the query terms and the collection size: index lookups.
+  const stats = await db.query<{ term: string; df: number; docs: string; total_len: string }>(sql`SELECT t.term, t.df, s.docs, s.total_len
+    FROM knowledge_term t CROSS JOIN knowledge_text_stats s WHERE t.term = ANY(${query.terms}::text[]) AND t.df > 0`)
+  if (stats.length === 0) return []
+  const docs = Math.max(1, Number(stats[0]!.docs))
+  const scorer = bm25(ranking, docs, Number(stats[0]!.total_len))
+  const plan = planTextQuery(
+    stats.map((row) => ({ term: row.term, df: Number(row.df) })),
+    docs,
+    ranking,
+  )
+  const score = scoreSql(plan, scorer)
+  // Candidates: entries with one of the rarer terms (bounded, see planTextQuery), each scored on every term.
+  const scored = (where: Sql) =>
+    db.query<{ id: string; score: number }>(sql`SELECT c.id, (${score}) AS score
+    FROM (SELECT k.id, k.search_tf, k.search_len FROM knowledge k WHERE ${where} AND ${filterSql(filter)} LIMIT ${plan.budget}) c
+    ORDER BY score DESC, c.id LIMIT ${limit}`)
+  const anyCandidate = sql`k.search_doc @@ ${tsquery(plan.candidates, '|')}::tsquery`
+  let rows: Array<{ id: string; score: number }>
+  if (plan.sampled && plan.terms.length > 1) {
+    // Common words only: sample the entries with every term first (the best BM25 scores
+    // are among them), then entries with the rarest term.
+    const every = sql`k.search_doc @@ ${tsquery(plan.terms, '&')}::tsquery`
+    rows = await scored(every)
+    if (rows.length < limit) rows = bestFirst([...rows, ...(await scored(sql`${anyCandidate} AND NOT (${every})`))], limit)
+  } else {
+    rows = await scored(anyCandidate)
+  }
+  // Entries with only the common terms score at most `plan.commonBound`: look at (a bounded
+  // number of) them only when they could still enter the list.
+  if (plan.common.length > 0 && !plan.sampled && (rows.length < limit || Number(rows[rows.length - 1]!.score) < plan.commonBound)) {
+    const rest = await scored(sql`k.search_doc @@ ${tsquery(plan.common, '|')}::tsquery AND NOT (${anyCandidate})`)
+    rows = bestFirst([...rows, ...rest], limit)
+  }
+  return rows.map((row) => ({ id: row.id, score: Number(row.score) }))
+}
+
+/**
+ * The full-text queries over a database, through `textIndex` when given.
+ * @example
+ * const hits = await textQueries({ db, getDialect }).searchText({ terms: ['selenium'] }, { visible }, 20)
+ */
+export function textQueries({ db }: KnowledgeContext, textIndex?: SyncedTextIndex): KnowledgeTextQueries {
+  return {
+    async searchText(query, filter, limit, ranking = DEFAULT_TEXT_RANKING) {
+      if (query.terms.length === 0) return []
+      if (!textIndex) return searchTextSql(db, query, filter, limit, ranking)
+      await textIndex.sync()
+      return textIndex.index.search(query.terms, filter, limit, ranking)
+    },
+
+    async searchGeneration() {
+      if (!textIndex) return undefined
+      await textIndex.sync()
+      return textIndex.generation
+    },
+  }
+}
