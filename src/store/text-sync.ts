@@ -67,6 +67,34 @@ export interface SyncedTextIndex {
   readonly generation: number
 }
 
+/** Reads the whole table into a new index; returns it with the log position it reflects. */
+async function buildIndex(db: Database, logger: Logger): Promise<{ index: TextIndex; applied: number }> {
+  const started = performance.now()
+  const top = await db.query<{ position: string | null }>(sql`SELECT max(seq)::text AS position FROM knowledge_change`)
+  const index = createTextIndex()
+  let after = ''
+  for (;;) {
+    const rows = await db.query<Row>(sql`SELECT ${COLUMNS} FROM knowledge WHERE id > ${after} ORDER BY id LIMIT ${PAGE}`)
+    for (const row of rows) index.upsert(toEntry(row))
+    if (rows.length < PAGE) break
+    after = rows[rows.length - 1]!.id
+  }
+  logger.info('store.text_index.built', { entries: index.size, ms: Math.round(performance.now() - started) })
+  // Rows read after the log's top reflect at least every change up to it.
+  return { index, applied: Number(top[0]?.position ?? 0) }
+}
+
+/** Re-reads the entries with these ids into the index; ids no longer in the table are removed. */
+async function applyChanges(db: Database, index: TextIndex, ids: readonly string[]): Promise<void> {
+  const rows = await db.query<Row>(sql`SELECT ${COLUMNS} FROM knowledge WHERE id = ANY(${ids}::text[])`)
+  const present = new Set<string>()
+  for (const row of rows) {
+    index.upsert(toEntry(row))
+    present.add(row.id)
+  }
+  for (const id of ids) if (!present.has(id)) index.remove(id)
+}
+
 /**
  * An in-memory full-text index kept in step with `db`'s knowledge table.
  * @example
@@ -76,7 +104,7 @@ export interface SyncedTextIndex {
  */
 export function syncedTextIndex(db: Database, options: { logger?: Logger } = {}): SyncedTextIndex {
   const logger = options.logger ?? noopLogger
-  let index = createTextIndex()
+  let index: TextIndex = createTextIndex()
   let applied = 0
   let built = false
   let pruned = 0
@@ -84,21 +112,8 @@ export function syncedTextIndex(db: Database, options: { logger?: Logger } = {})
   let queued: Promise<void> | undefined
 
   async function rebuild(): Promise<void> {
-    const started = performance.now()
-    const top = await db.query<{ position: string | null }>(sql`SELECT max(seq)::text AS position FROM knowledge_change`)
-    const next = createTextIndex()
-    let after = ''
-    for (;;) {
-      const rows = await db.query<Row>(sql`SELECT ${COLUMNS} FROM knowledge WHERE id > ${after} ORDER BY id LIMIT ${PAGE}`)
-      for (const row of rows) next.upsert(toEntry(row))
-      if (rows.length < PAGE) break
-      after = rows[rows.length - 1]!.id
-    }
-    // Rows read after the log's top reflect at least every change up to it.
-    index = next
-    applied = Number(top[0]?.position ?? 0)
+    ;({ index, applied } = await buildIndex(db, logger))
     built = true
-    logger.info('store.text_index.built', { entries: next.size, ms: Math.round(performance.now() - started) })
   }
 
   async function run(): Promise<void> {
@@ -111,14 +126,7 @@ export function syncedTextIndex(db: Database, options: { logger?: Logger } = {})
     if (changes.length > MAX_INCREMENTAL || changes.some((c) => c.id === null)) {
       await rebuild()
     } else {
-      const ids = [...new Set(changes.map((c) => c.id!))]
-      const rows = await db.query<Row>(sql`SELECT ${COLUMNS} FROM knowledge WHERE id = ANY(${ids}::text[])`)
-      const present = new Set<string>()
-      for (const row of rows) {
-        index.upsert(toEntry(row))
-        present.add(row.id)
-      }
-      for (const id of ids) if (!present.has(id)) index.remove(id)
+      await applyChanges(db, index, [...new Set(changes.map((c) => c.id!))])
       applied = Number(changes[changes.length - 1]!.position)
     }
     if (applied - pruned >= PRUNE_AFTER) {

@@ -53,40 +53,55 @@ export function bm25Bound(params: Bm25Params, idf: number): number {
   return idf * (params.k1 + 1)
 }
 
-/** BM25 prepared for one collection (see {@link bm25}). */
-export interface Bm25 {
-  readonly params: Readonly<Bm25Params>
+/**
+ * BM25 prepared for one collection (see {@link bm25}). A class, so that the per-posting
+ * {@link Bm25.score} call is a monomorphic method that the JIT inlines into hot loops.
+ * @example
+ * new Bm25(KNOWLEDGE_BM25, 1000, 24_000).score(2.3, 1, 20)
+ */
+export class Bm25 {
+  /** Number of documents, at least 1. */
+  readonly docs: number
   /** Mean document length, at least 1. */
   readonly avgLength: number
   /** k1 · (1 − b): the part of the denominator that does not depend on the length. */
   readonly base: number
   /** k1 · b / avgdl: the denominator's part per term of document length. */
   readonly perLength: number
+  /** k1 + 1. */
+  readonly factor: number
+
+  constructor(
+    readonly params: Readonly<Bm25Params>,
+    docs: number,
+    totalLength: number,
+  ) {
+    this.docs = Math.max(1, docs)
+    this.avgLength = Math.max(1, totalLength / this.docs)
+    this.base = params.k1 * (1 - params.b)
+    this.perLength = (params.k1 * params.b) / this.avgLength
+    this.factor = params.k1 + 1
+  }
+
   /** {@link bm25Idf} over this collection. */
-  idf(df: number): number
+  idf(df: number): number {
+    return bm25Idf(this.docs, df)
+  }
+
   /** The score of a term of idf `idf` found `tf` times in a document of `length` terms. */
-  score(idf: number, tf: number, length: number): number
+  score(idf: number, tf: number, length: number): number {
+    return (idf * this.factor * tf) / (tf + this.base + this.perLength * length)
+  }
 }
 
 /**
  * BM25 over a collection of `docs` documents of `totalLength` terms in all. The SQL path
- * (store/knowledge/search-text.ts) writes `score` with the same `base` and `perLength`.
+ * (store/knowledge/search-text.ts) writes `score` with the same `factor`, `base` and
+ * `perLength`.
  * @example
  * const scorer = bm25(KNOWLEDGE_BM25, 1000, 24_000)
  * scorer.score(scorer.idf(10), 2, 30)
  */
 export function bm25(params: Readonly<Bm25Params>, docs: number, totalLength: number): Bm25 {
-  const n = Math.max(1, docs)
-  const avgLength = Math.max(1, totalLength / n)
-  const base = params.k1 * (1 - params.b)
-  const perLength = (params.k1 * params.b) / avgLength
-  const factor = params.k1 + 1
-  return {
-    params,
-    avgLength,
-    base,
-    perLength,
-    idf: (df) => bm25Idf(n, df),
-    score: (idf, tf, length) => (idf * factor * tf) / (tf + base + perLength * length),
-  }
+  return new Bm25(params, docs, totalLength)
 }

@@ -56,10 +56,9 @@ function tsquery(terms: readonly WeightedTerm[], operator: '|' | '&'): string {
  * (`idf · (k1 + 1) · tf / (tf + base + perLength · length)`, the numbers from `scorer`).
  */
 function scoreSql(plan: TextQueryPlan, scorer: Bm25): Sql {
-  const factor = scorer.params.k1 + 1
   const summands = plan.terms.map(({ term, idf }) => {
     const tf = sql`(c.search_tf->>${term})::float8`
-    return sql`coalesce(${idf * factor}::float8 * ${tf} / (${tf} + ${scorer.base}::float8 + ${scorer.perLength}::float8 * c.search_len), 0)`
+    return sql`coalesce(${idf * scorer.factor}::float8 * ${tf} / (${tf} + ${scorer.base}::float8 + ${scorer.perLength}::float8 * c.search_len), 0)`
   })
   return sql.join(summands, ' + ')
 }

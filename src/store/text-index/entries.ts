@@ -1,0 +1,157 @@
+/**
+ * The entries of the in-memory full-text index as columns: one slot per entry in parallel
+ * arrays (freed slots reused), scope/type/status names as small integers, each entry's
+ * term frequencies and length. No scoring and no filtering here.
+ */
+
+/** What the index keeps of an entry (the columns `text-sync.ts` reads). */
+export interface IndexedEntry {
+  id: string
+  scopes: readonly string[]
+  types: readonly string[]
+  status: string
+  score: number
+  helpful: number
+  harmful: number
+  /** Weighted term frequencies (the stored `search_tf`). */
+  tf: Readonly<Record<string, number>>
+  /** Length in terms (the stored `search_len`). */
+  length: number
+}
+
+/**
+ * The entry columns. Slots are dense integers: `capacity` grows by doubling, and every
+ * per-slot array (here and in the search scratch) is that long.
+ * @example
+ * const table = new EntryTable()
+ * const slot = table.place(entry)
+ * table.ids[slot] // entry.id
+ */
+export class EntryTable {
+  capacity = 1024
+  readonly ids: Array<string | undefined> = []
+  /** Each entry's terms, and their weighted frequencies in the same order. */
+  readonly terms: string[][] = []
+  readonly termFreqs: Float32Array[] = []
+  readonly scopes: Int32Array[] = []
+  readonly types: Int32Array[] = []
+  status = new Int32Array(this.capacity)
+  score = new Float64Array(this.capacity)
+  /** score + helpful − 2 × harmful. */
+  quality = new Float64Array(this.capacity)
+  lengths = new Float64Array(this.capacity)
+  totalLength = 0
+  private readonly free: number[] = []
+  private readonly slotOf = new Map<string, number>()
+  // Small integers for scope, type and status strings: filters compare numbers.
+  private readonly symbols = new Map<string, number>()
+  // Entries share few distinct scope and type lists: one array each.
+  private readonly lists = new Map<string, Int32Array>()
+
+  /** Number of entries. */
+  get size(): number {
+    return this.slotOf.size
+  }
+
+  slot(id: string): number | undefined {
+    return this.slotOf.get(id)
+  }
+
+  /** The integer of a scope, type or status name; undefined for a name never seen. */
+  symbolOf(name: string): number | undefined {
+    return this.symbols.get(name)
+  }
+
+  private symbol(name: string): number {
+    let n = this.symbols.get(name)
+    if (n === undefined) this.symbols.set(name, (n = this.symbols.size))
+    return n
+  }
+
+  private shared(names: readonly string[]): Int32Array {
+    const key = names.join('\u0000')
+    let list = this.lists.get(key)
+    if (!list) this.lists.set(key, (list = Int32Array.from(names, (name) => this.symbol(name))))
+    return list
+  }
+
+  /** True when `entry` has the terms and frequencies the slot has. */
+  sameText(slot: number, entry: IndexedEntry): boolean {
+    const slotTerms = this.terms[slot]!
+    const freqs = this.termFreqs[slot]!
+    if (this.lengths[slot] !== entry.length || slotTerms.length !== Object.keys(entry.tf).length) return false
+    for (let i = 0; i < slotTerms.length; i++) if (entry.tf[slotTerms[i]!] !== freqs[i]) return false
+    return true
+  }
+
+  /** Sets the filtered fields (scopes, types, status, score, quality) of a slot. */
+  setFields(slot: number, entry: IndexedEntry): void {
+    this.ids[slot] = entry.id
+    this.scopes[slot] = this.shared(entry.scopes)
+    this.types[slot] = this.shared(entry.types)
+    this.status[slot] = this.symbol(entry.status)
+    this.score[slot] = Number(entry.score)
+    this.quality[slot] = Number(entry.score) + Number(entry.helpful) - 2 * Number(entry.harmful)
+  }
+
+  /** Takes a slot for a new entry (a freed one first) and stores the entry in it. */
+  place(entry: IndexedEntry): number {
+    const slot = this.free.pop() ?? this.ids.length
+    if (slot === this.ids.length) {
+      this.ids.push(undefined)
+      this.terms.push([])
+      this.termFreqs.push(new Float32Array(0))
+      this.scopes.push(new Int32Array(0))
+      this.types.push(new Int32Array(0))
+      if (this.ids.length > this.capacity) this.grow()
+    }
+    this.setFields(slot, entry)
+    const entryTerms = Object.keys(entry.tf)
+    this.terms[slot] = entryTerms
+    this.termFreqs[slot] = Float32Array.from(entryTerms, (term) => Number(entry.tf[term]))
+    this.lengths[slot] = entry.length
+    this.slotOf.set(entry.id, slot)
+    this.totalLength += entry.length
+    return slot
+  }
+
+  /** Frees a slot; returns the terms it had (for the postings to drop). */
+  release(slot: number): string[] {
+    const released = this.terms[slot]!
+    this.totalLength -= this.lengths[slot]!
+    this.slotOf.delete(this.ids[slot]!)
+    this.ids[slot] = undefined
+    this.terms[slot] = []
+    this.termFreqs[slot] = new Float32Array(0)
+    this.free.push(slot)
+    return released
+  }
+
+  clear(): void {
+    this.ids.length = 0
+    this.terms.length = 0
+    this.termFreqs.length = 0
+    this.scopes.length = 0
+    this.types.length = 0
+    this.free.length = 0
+    this.slotOf.clear()
+    this.lists.clear()
+    this.totalLength = 0
+  }
+
+  private grow(): void {
+    const next = this.capacity * 2
+    const growF = (a: Float64Array) => {
+      const b = new Float64Array(next)
+      b.set(a)
+      return b
+    }
+    const statusGrown = new Int32Array(next)
+    statusGrown.set(this.status)
+    this.status = statusGrown
+    this.score = growF(this.score)
+    this.quality = growF(this.quality)
+    this.lengths = growF(this.lengths)
+    this.capacity = next
+  }
+}

@@ -1,0 +1,80 @@
+/**
+ * Filters of the in-memory full-text index: an `EntryFilter` compiled to symbol sets over
+ * the entry columns, and per-filter verdicts (0 not checked yet, 1 passes, 2 fails) kept
+ * for the few most recent filters until the index changes.
+ */
+import { createLru } from '../../core/lru.js'
+import type { EntryFilter } from '../text-query.js'
+import type { EntryTable } from './entries.js'
+
+/** Verdict of a slot: not checked yet. */
+export const UNCHECKED = 0
+/** Verdict of a slot: passes the filter. */
+export const PASSES = 1
+/** Verdict of a slot: fails the filter. */
+export const FAILS = 2
+
+const anyIn = (values: Int32Array, set: Set<number>): boolean => {
+  for (let i = 0; i < values.length; i++) if (set.has(values[i]!)) return true
+  return false
+}
+
+/**
+ * A filter as a test of a slot; names the table has never seen match nothing.
+ * @example
+ * const passes = compileFilter({ visible: ['user:u', 'public'] }, table)
+ * passes(slot) // true when the entry is active and visible to user:u
+ */
+export function compileFilter(filter: EntryFilter, table: EntryTable): (slot: number) => boolean {
+  const set = (names: readonly string[] | undefined) => (names && names.length > 0 ? new Set(names.map((n) => table.symbolOf(n) ?? -1)) : undefined)
+  const visible = set(filter.visible) ?? new Set<number>()
+  const types = set(filter.types)
+  const scopes = set(filter.scopes)
+  const statuses = set(filter.status ?? ['active'])!
+  const { minScore } = filter
+  const nonNegativeQuality = filter.nonNegativeQuality === true
+  return (slot) =>
+    statuses.has(table.status[slot]!) &&
+    anyIn(table.scopes[slot]!, visible) &&
+    (!types || anyIn(table.types[slot]!, types)) &&
+    (!scopes || anyIn(table.scopes[slot]!, scopes)) &&
+    (minScore === undefined || table.score[slot]! >= minScore) &&
+    (!nonNegativeQuality || table.quality[slot]! >= 0)
+}
+
+/**
+ * Per-filter verdict arrays for the `size` most recent filters, dropped whenever the
+ * index changes (`clear`).
+ * @example
+ * const cache = new VerdictCache(8)
+ * const verdicts = cache.for(filter, table.capacity)
+ */
+export class VerdictCache {
+  private readonly cache
+
+  constructor(size: number) {
+    this.cache = createLru<string, Uint8Array>(size)
+  }
+
+  /** The verdicts of a filter: kept ones, or fresh (all {@link UNCHECKED}) ones of length `capacity`. */
+  for(filter: EntryFilter, capacity: number): Uint8Array {
+    const key = JSON.stringify([
+      [...filter.visible].sort(),
+      [...(filter.types ?? [])].sort(),
+      [...(filter.scopes ?? [])].sort(),
+      [...(filter.status ?? ['active'])].sort(),
+      filter.minScore ?? null,
+      filter.nonNegativeQuality === true,
+    ])
+    let verdicts = this.cache.get(key)
+    if (!verdicts || verdicts.length !== capacity) {
+      verdicts = new Uint8Array(capacity)
+      this.cache.set(key, verdicts)
+    }
+    return verdicts
+  }
+
+  clear(): void {
+    this.cache.clear()
+  }
+}
