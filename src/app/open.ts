@@ -3,7 +3,6 @@
  * from a config. Entry points (CLI, server, MCP, evaluation) receive the built hub;
  * nothing else wires dependencies.
  */
-import { join } from 'node:path'
 import { createTokenService, type TokenService } from '../auth/tokens.js'
 import type { Clock } from '../core/clock.js'
 import { KnowHubConfig } from '../core/config.js'
@@ -15,7 +14,9 @@ import { createEmbedder } from '../embed/factory.js'
 import { createKnowledgeService, type KnowledgeService, type SearchOptions } from '../knowledge/service.js'
 import { createSlimService, type SlimService } from '../knowledge/slim.js'
 import type { LlmProvider } from '../llm/index.js'
-import { SecretKey, checkSecretKey, createSecretBox, loadOrCreateKey } from '../resources/secrets.js'
+import { openKeyring, type SecretKeyring } from '../resources/key-file.js'
+import { checkSecretKey } from '../resources/rotate.js'
+import { createSecretBox } from '../resources/secrets.js'
 import { createResourceService, type ResourceService } from '../resources/service.js'
 import { openStore, type Store } from '../store/store.js'
 import { hubStatus, type HubStatus } from './status.js'
@@ -31,7 +32,7 @@ export interface KnowHub {
   readonly slim: SlimService
   readonly resources: ResourceService
   /** The key of secrets at rest and where it came from (`keyFile` undefined: from config, or ephemeral for memory://). */
-  readonly secrets: { readonly key: SecretKey; readonly keyFile: string | undefined; readonly source: 'config' | 'file' | 'ephemeral' }
+  readonly secrets: SecretKeyring
   /** API tokens (the server's authentication). */
   readonly tokens: TokenService
   /** Where the data is, which embedder, how many entries (`knowhub status`). */
@@ -50,15 +51,6 @@ export interface OpenDeps {
   search?: SearchOptions
 }
 
-/** The key of secrets at rest: from the config, else the key file (created once), else ephemeral for memory:// stores. */
-function secretKeyOf(config: KnowHubConfig, logger: Logger): KnowHub['secrets'] {
-  const keyFile = config.secrets.key
-    ? undefined
-    : (config.secrets.keyFile ?? (config.dataDir.startsWith('memory://') ? undefined : join(config.dataDir, 'secret.key')))
-  const key = config.secrets.key || keyFile ? loadOrCreateKey({ key: config.secrets.key, keyFile, logger }) : SecretKey.generate()
-  return { key, keyFile, source: config.secrets.key ? 'config' : keyFile ? 'file' : 'ephemeral' }
-}
-
 /**
  * Opens KnowHub: store (embedded PGlite in `dataDir`, or PostgreSQL at `databaseUrl`),
  * the configured embedder and every service.
@@ -71,7 +63,7 @@ export async function openKnowHub(config: unknown = {}, deps: OpenDeps = {}): Pr
   const parsed = parseWith(KnowHubConfig, config, 'configuration')
   const logger = deps.logger ?? noopLogger
   const clock = deps.clock ? { clock: deps.clock } : {}
-  const secrets = secretKeyOf(parsed, logger)
+  const secrets = openKeyring({ key: parsed.secrets.key, keyFile: parsed.secrets.keyFile, dataDir: parsed.dataDir, logger })
   const embedder = deps.embedder ?? (await createEmbedder(parsed.embedder, { logger, ...(deps.fetch ? { fetch: deps.fetch } : {}) }))
   const fulltext = parsed.search.fulltext === 'auto' ? undefined : parsed.search.fulltext
   const store = await openStore({

@@ -3,25 +3,15 @@
  * Requests are typed with the server's input schemas (`z.input`), responses are
  * validated with its output schemas; every failure is a {@link KnowHubClientError}.
  */
+import { Deleted, Health, OpenApiDocument } from '../core/api.js'
 import type { BatchFeedbackInput, EditKnowledgeInput, FeedbackInput, ListInput, SaveKnowledgeInput, SearchInput } from '../core/knowledge.js'
-import { KnowledgeEntry } from '../core/knowledge.js'
+import { BatchFeedbackResult, KnowledgeEntry, KnowledgeEntryView, KnowledgeListPage, KnowledgeVersions, SearchResponse } from '../core/knowledge.js'
 import type { ListResourcesInput, SaveResourceInput, UpdateResourceInput } from '../core/resources.js'
-import { Resource, resourceIdProblem } from '../core/resources.js'
+import { Resource, ResourceListPage, resourceIdProblem } from '../core/resources.js'
 import type { SlimInput } from '../core/slim.js'
 import { SlimResult, UnmergeResult } from '../core/slim.js'
 import { KnowHubClientError } from './errors.js'
 import { send, type CallOptions, type FetchLike, type RequestSpec, type RetryOptions, type TransportOptions } from './http.js'
-import {
-  BatchUpdateResult,
-  Deleted,
-  Health,
-  KnowledgeEntryView,
-  KnowledgePage,
-  KnowledgeVersions,
-  OpenApiDocument,
-  ResourcePage,
-  SearchPage,
-} from './schemas.js'
 
 /**
  * The server's default address (`knowhub start`).
@@ -124,19 +114,14 @@ function feedbackRetry(body: FeedbackInput): 'idempotent' | 'unsafe' {
   return additive ? 'unsafe' : 'idempotent'
 }
 
-/**
- * Creates a client. No I/O happens until the first call.
- * @example
- * import { createClient } from 'knowhub/client'
- * const kh = createClient({ baseUrl: 'http://127.0.0.1:8420', token: process.env.KNOWHUB_TOKEN })
- * const entry = await kh.knowledge.save({ task: 'Log in to site A', content: 'Use undetected_chromedriver', types: ['tool'] })
- * const { results } = await kh.knowledge.search({ q: 'selenium login blocked' })
- * await kh.knowledge.update(entry.id, { add_helpful_case: { task: 'scrape site A', outcome: 'worked' } })
- */
-export function createClient(options: ClientOptions = {}) {
+/** Sends one call over a transport, validated with its response schema. */
+type Call = <T>(spec: RequestSpec<T>, opts?: CallOptions) => Promise<T>
+
+/** The transport settings of a client: the options with their defaults filled in. */
+function transportOf(options: ClientOptions): TransportOptions {
   const fetchImpl = options.fetch ?? ((url: string, init: RequestInit) => globalThis.fetch(url, init))
   const retry = options.retry === false ? { retries: 0 } : (options.retry ?? {})
-  const transport: TransportOptions = {
+  return {
     baseUrl: (options.baseUrl ?? DEFAULT_BASE_URL).replace(/\/+$/, ''),
     token: options.token,
     fetch: fetchImpl,
@@ -150,20 +135,22 @@ export function createClient(options: ClientOptions = {}) {
     headers: { ...options.headers },
     validateResponses: options.validateResponses ?? true,
   }
-  const call = <T>(spec: RequestSpec<T>, opts?: CallOptions): Promise<T> => send(transport, spec, callOptions(opts))
+}
 
+/** The `/api/knowledge` calls. */
+function knowledgeCalls(call: Call) {
   const knowledge = {
     /** `GET /api/knowledge/search`: hybrid retrieval and the quality rerank (seed 003). */
     search: async (query: SearchQuery, opts?: CallOptions) => {
       const { expand, ...rest } = query
-      return call({ method: 'GET', path: '/api/knowledge/search', query: { ...rest, expand }, retry: 'idempotent', schema: SearchPage }, opts)
+      return call({ method: 'GET', path: '/api/knowledge/search', query: { ...rest, expand }, retry: 'idempotent', schema: SearchResponse }, opts)
     },
     /** `POST /api/knowledge`: saves an entry (never retried after a network error or timeout: it could be saved twice). */
     save: async (input: SaveKnowledgeInput, opts?: CallOptions) =>
       call({ method: 'POST', path: '/api/knowledge', body: input, retry: 'unsafe', schema: KnowledgeEntry }, opts),
     /** `GET /api/knowledge`: one page, newest first. */
     list: async (query: ListKnowledgeQuery = {}, opts?: CallOptions) =>
-      call({ method: 'GET', path: '/api/knowledge', query: { ...query }, retry: 'idempotent', schema: KnowledgePage }, opts),
+      call({ method: 'GET', path: '/api/knowledge', query: { ...query }, retry: 'idempotent', schema: KnowledgeListPage }, opts),
     /**
      * Every entry matching `query`, page after page (`limit` is the page size).
      * @example
@@ -189,7 +176,7 @@ export function createClient(options: ClientOptions = {}) {
       call({ method: 'PUT', path: knowledgePath(id), body: input, retry: feedbackRetry(input), schema: KnowledgeEntry }, opts),
     /** `POST /api/knowledge/batch_update`: helpful/harmful feedback on many entries; one result per item. */
     batchUpdate: async (input: BatchFeedbackInput, opts?: CallOptions) =>
-      call({ method: 'POST', path: '/api/knowledge/batch_update', body: input, retry: 'unsafe', schema: BatchUpdateResult }, opts),
+      call({ method: 'POST', path: '/api/knowledge/batch_update', body: input, retry: 'unsafe', schema: BatchFeedbackResult }, opts),
     /** `PATCH /api/knowledge/{id}`: edits by the owner; the previous version is kept. */
     edit: async (id: string, input: EditKnowledgeInput, opts?: CallOptions) =>
       call({ method: 'PATCH', path: knowledgePath(id), body: input, retry: 'unsafe', schema: KnowledgeEntry }, opts),
@@ -211,9 +198,13 @@ export function createClient(options: ClientOptions = {}) {
     unmerge: async (id: string, opts?: CallOptions) =>
       call({ method: 'POST', path: `${knowledgePath(id)}/unmerge`, retry: 'unsafe', schema: UnmergeResult }, opts),
   }
+  return knowledge
+}
 
-  const resources = {
-    /** `POST /api/resource` (409 `conflict` when the id exists). */
+/** The `/api/resource` calls. */
+function resourceCalls(call: Call) {
+  return {
+    /** `POST /api/resource`: creates (201), or updates the owner's resource with this id (200). */
     save: async (input: SaveResourceInput, opts?: CallOptions) =>
       call({ method: 'POST', path: '/api/resource', body: input, retry: 'unsafe', schema: Resource }, opts),
     /** `GET /api/resource/{id}`: `secure_body` only for callers with `secrets:read` in its scope. */
@@ -225,20 +216,32 @@ export function createClient(options: ClientOptions = {}) {
     /** `PUT /api/resource/{id}`: the fields to change (`secure_body: null` removes the secret). */
     update: async (id: string, input: UpdateResourceInput, opts?: CallOptions) =>
       call({ method: 'PUT', path: `/api/resource/${resourcePath(id)}`, body: input, retry: 'idempotent', schema: Resource }, opts),
-    /** `DELETE /api/resource/{id}` (owner or admin). */
+    /** `DELETE /api/resource/{id}` (owner or admin). Answers `{ id, deleted }` (the server's `owner` is not passed on). */
     delete: async (id: string, opts?: CallOptions) =>
       call({ method: 'DELETE', path: `/api/resource/${resourcePath(id)}`, retry: 'idempotent', schema: Deleted }, opts),
     /** `GET /api/resource`: one page of summaries (never bodies or secrets). */
-    list: async (query: ListResourcesQuery = {}, opts?: CallOptions) => {
-      return call({ method: 'GET', path: '/api/resource', query: { ...query }, retry: 'idempotent', schema: ResourcePage }, opts)
-    },
+    list: async (query: ListResourcesQuery = {}, opts?: CallOptions) =>
+      call({ method: 'GET', path: '/api/resource', query: { ...query }, retry: 'idempotent', schema: ResourceListPage }, opts),
   }
+}
 
+/**
+ * Creates a client. No I/O happens until the first call.
+ * @example
+ * import { createClient } from 'knowhub/client'
+ * const kh = createClient({ baseUrl: 'http://127.0.0.1:8420', token: process.env.KNOWHUB_TOKEN })
+ * const entry = await kh.knowledge.save({ task: 'Log in to site A', content: 'Use undetected_chromedriver', types: ['tool'] })
+ * const { results } = await kh.knowledge.search({ q: 'selenium login blocked' })
+ * await kh.knowledge.update(entry.id, { add_helpful_case: { task: 'scrape site A', outcome: 'worked' } })
+ */
+export function createClient(options: ClientOptions = {}) {
+  const transport = transportOf(options)
+  const call: Call = (spec, opts) => send(transport, spec, callOptions(opts))
   return {
     /** The base URL calls go to. */
     baseUrl: transport.baseUrl,
-    knowledge,
-    resources,
+    knowledge: knowledgeCalls(call),
+    resources: resourceCalls(call),
     /** `GET /healthz`: liveness and the server's version (no token needed). */
     healthz: async (opts?: CallOptions) => call({ method: 'GET', path: '/healthz', retry: 'idempotent', schema: Health }, opts),
     /** `GET /api/openapi.json`: the API's OpenAPI 3.1 document (no token needed). */

@@ -3,7 +3,9 @@
  * Each schema and its inferred type share a name.
  */
 import { z } from 'zod'
+import { listPage } from './api.js'
 import { Owner, Scope } from './principal.js'
+import { ExpandedResource } from './resources.js'
 import { KNOWLEDGE_ID } from './ids.js'
 import { nullAsAbsent, nullAsDefault } from './validate.js'
 
@@ -172,6 +174,15 @@ export const KnowledgeEntry = z.object({
 })
 export type KnowledgeEntry = z.output<typeof KnowledgeEntry>
 
+/**
+ * An entry as the API answers it: with `resources` (the referenced resources the caller
+ * can see, never their secrets) when asked for with `expand=resources`.
+ * @example
+ * const entry = KnowledgeEntryView.parse(await (await fetch(`${url}/api/knowledge/${id}?expand=resources`)).json())
+ */
+export const KnowledgeEntryView = KnowledgeEntry.extend({ resources: z.array(ExpandedResource).optional() })
+export type KnowledgeEntryView = z.output<typeof KnowledgeEntryView>
+
 /** A previous version of an entry, kept on every edit or evolve. */
 export const KnowledgeVersion = z.object({
   version: z.number().int().min(1),
@@ -244,8 +255,32 @@ export const SearchResult = z.object({
 })
 export type SearchResult = z.output<typeof SearchResult>
 
-export const SearchResponse = z.object({ results: z.array(SearchResult), count: z.number().int() })
+/**
+ * A search hit as the API answers it: with `resources` when asked for with `expand=resources`.
+ * @example
+ * const hit: SearchResultView = (await kh.knowledge.search({ q: 'selenium' })).results[0]!
+ */
+export const SearchResultView = SearchResult.extend({ resources: z.array(ExpandedResource).optional() })
+export type SearchResultView = z.output<typeof SearchResultView>
+
+/** The response of `GET /api/knowledge/search` (seed 003: `results`, `count`). */
+export const SearchResponse = z.object({ results: z.array(SearchResultView), count: z.number().int() })
 export type SearchResponse = z.output<typeof SearchResponse>
+
+/** A page of `GET /api/knowledge`, newest first: pass `next_cursor` back as `cursor` for the next page. */
+export const KnowledgeListPage = listPage(KnowledgeEntryView)
+export type KnowledgeListPage = z.output<typeof KnowledgeListPage>
+
+/** The response of `GET /api/knowledge/{id}/versions`: previous versions, oldest first. */
+export const KnowledgeVersions = z.object({ id: z.string(), versions: z.array(KnowledgeVersion) })
+export type KnowledgeVersions = z.output<typeof KnowledgeVersions>
+
+/** The response of `POST /api/knowledge/batch_update`: one result per item, in order; items fail independently. */
+export const BatchFeedbackResult = z.object({
+  updated: z.number().int(),
+  results: z.array(z.object({ knowledge_id: z.string(), ok: z.boolean(), error: z.object({ code: z.string(), message: z.string() }).optional() })),
+})
+export type BatchFeedbackResult = z.output<typeof BatchFeedbackResult>
 
 /** Options of list. `scopes` narrows to entries in any of these (still within visibility). */
 export const ListInput = z.strictObject({

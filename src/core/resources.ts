@@ -4,6 +4,7 @@
  * Each schema and its inferred type share a name.
  */
 import { z } from 'zod'
+import { Deleted, listPage } from './api.js'
 import { KnowHubError } from './errors.js'
 import { Owner, Scope } from './principal.js'
 import { nullAsAbsent, nullAsDefault } from './validate.js'
@@ -225,9 +226,19 @@ export const Resource = ResourceSummary.extend({
 })
 export type Resource = z.output<typeof Resource>
 
-/** A page of `GET /api/resource`. */
-export const ResourceListPage = z.object({
-  items: z.array(ResourceSummary),
-  next_cursor: z.string().nullable(),
-})
+/**
+ * A referenced resource as `expand=resources` adds it to entries and search hits: what
+ * the caller can see, never with its secret (the resource service builds this view).
+ * @example
+ * ExpandedResource.parse(entry.resources?.[0]) // id, title, body, … never secure_body
+ */
+export const ExpandedResource = Resource.omit({ secure_body: true })
+export type ExpandedResource = z.output<typeof ExpandedResource>
+
+/** A page of `GET /api/resource`: summaries (no body, never a secret). */
+export const ResourceListPage = listPage(ResourceSummary)
 export type ResourceListPage = z.output<typeof ResourceListPage>
+
+/** The response of `DELETE /api/resource/{id}`: which owner's resource was deleted. */
+export const ResourceDeleted = Deleted.extend({ owner: z.string() })
+export type ResourceDeleted = z.output<typeof ResourceDeleted>

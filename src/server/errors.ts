@@ -4,7 +4,12 @@
  * Errors that are not ours, and our internal/database/config errors, answer 500
  * with a generic message: nothing internal (stack, SQL, paths) leaks.
  */
-import { ErrorCode, isKnowHubError, type ErrorDetails } from '../core/errors.js'
+import type { Context } from 'hono'
+import { HTTPException } from 'hono/http-exception'
+import type { ErrorBody } from '../core/api.js'
+import { ErrorCode, KnowHubError, isKnowHubError } from '../core/errors.js'
+import type { Logger } from '../core/logger.js'
+import type { AppEnv } from './http.js'
 
 /** HTTP status of each error code. */
 export const STATUS_BY_CODE: Record<ErrorCode, number> = {
@@ -34,11 +39,6 @@ const EXPOSED = new Set<string>(
     .filter(([, status]) => status < 500 || status === 501 || status === 503)
     .map(([code]) => code),
 )
-
-/** The JSON body of every error response. */
-export interface ErrorBody {
-  error: { code: string; message: string; details: ErrorDetails }
-}
 
 export interface MappedError {
   status: number
@@ -76,4 +76,53 @@ export function errorResponse(error: unknown, requestId?: string): { mapped: Map
   const retry = (error as { details?: { retry_after_s?: unknown } } | undefined)?.details?.retry_after_s
   if (mapped.status === 429 && typeof retry === 'number') headers['retry-after'] = String(Math.max(1, Math.ceil(retry)))
   return { mapped, response: new Response(JSON.stringify(mapped.body), { status: mapped.status, headers }) }
+}
+
+const CODE_BY_STATUS: Record<number, ErrorCode> = {
+  400: 'validation_error',
+  401: 'unauthenticated',
+  403: 'forbidden',
+  404: 'not_found',
+  409: 'conflict',
+  413: 'too_large',
+  429: 'rate_limited',
+}
+
+/** Hono's own exceptions (e.g. from a malformed request) as KnowHub errors. */
+function fromHttpException(error: HTTPException): KnowHubError {
+  const code = CODE_BY_STATUS[error.status]
+  return code ? new KnowHubError(code, error.message || 'Bad request') : new KnowHubError('internal_error', 'HTTP error', {}, { cause: error })
+}
+
+/**
+ * The app's `onError`: every error as the JSON error body; bugs and outages logged as
+ * `http.error` with the request id (the caller sees only the id).
+ * @example
+ * app.onError(errorHandler(logger))
+ */
+export function errorHandler(logger: Logger) {
+  return (error: Error, c: Context<AppEnv>): Response => {
+    const requestId = c.get('requestId')
+    const known = error instanceof HTTPException ? fromHttpException(error) : error
+    const { mapped, response } = errorResponse(known, requestId)
+    if (mapped.internal) {
+      const e = error as { name?: string; code?: unknown; message?: string; stack?: string }
+      logger.error('http.error', {
+        request_id: requestId,
+        method: c.req.method,
+        path: c.req.path,
+        error: { name: e.name, code: e.code ?? null, message: e.message, stack: e.stack },
+      })
+    }
+    return response
+  }
+}
+
+/**
+ * The app's `notFound`: `not_found` naming the method and path.
+ * @example
+ * app.notFound(notFoundHandler)
+ */
+export function notFoundHandler(c: Context<AppEnv>): Response {
+  return errorResponse(new KnowHubError('not_found', `No route ${c.req.method} ${c.req.path}`, { method: c.req.method, path: c.req.path })).response
 }

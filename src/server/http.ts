@@ -4,7 +4,7 @@
  */
 import type { Context } from 'hono'
 import { KnowHubError } from '../core/errors.js'
-import type { Caller } from './auth.js'
+import type { Caller } from '../auth/authenticate.js'
 
 /** Hono's context variables of this server. */
 export interface AppEnv {
@@ -15,6 +15,13 @@ export interface AppEnv {
 }
 
 export type AppContext = Context<AppEnv>
+
+/**
+ * The adapter's view of a request: the client address (for the failed-authentication
+ * limit) and the request target exactly as received, before URL parsing resolved `.` and
+ * `..` segments. `serve.ts` reads them from Node's request; in-process requests have none.
+ */
+export type Connection = (env: unknown) => { address?: string | undefined; rawTarget?: string | undefined }
 
 function invalid(path: string, message: string): KnowHubError {
   return new KnowHubError('validation_error', `Invalid request: ${path}: ${message}`, { issues: [{ path, message }] })

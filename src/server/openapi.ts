@@ -4,19 +4,23 @@
  * query parameters as inputs, responses as outputs).
  */
 import { z } from 'zod'
+import { Deleted, ErrorBody, Health, type OpenApiDocument } from '../core/api.js'
 import {
   BatchFeedbackInput,
+  BatchFeedbackResult,
   EditKnowledgeInput,
   FeedbackInput,
   KnowledgeEntry,
-  KnowledgeVersion,
+  KnowledgeEntryView,
+  KnowledgeListPage,
+  KnowledgeVersions,
   ListInput,
   SaveKnowledgeInput,
   SearchInput,
   SearchResponse,
-  SearchResult,
+  SearchResultView,
 } from '../core/knowledge.js'
-import { ListResourcesInput, Resource, ResourceSummary, SaveResourceInput, UpdateResourceInput } from '../core/resources.js'
+import { ListResourcesInput, Resource, ResourceDeleted, ResourceListPage, SaveResourceInput, UpdateResourceInput } from '../core/resources.js'
 import { SlimInput, SlimResult, UnmergeResult } from '../core/slim.js'
 
 type JsonSchema = Record<string, unknown>
@@ -41,23 +45,6 @@ function queryParameters(s: z.ZodType, descriptions: Record<string, string> = {}
     }
   })
 }
-
-const ErrorBody = z.object({
-  error: z.object({
-    code: z.string(),
-    message: z.string(),
-    details: z.record(z.string(), z.unknown()),
-  }),
-})
-
-const KnowledgePage = z.object({ items: z.array(KnowledgeEntry), count: z.number().int(), next_cursor: z.string().nullable() })
-const ResourcePage = z.object({ items: z.array(ResourceSummary), count: z.number().int(), next_cursor: z.string().nullable() })
-const BatchResult = z.object({
-  updated: z.number().int(),
-  results: z.array(z.object({ knowledge_id: z.string(), ok: z.boolean(), error: z.object({ code: z.string(), message: z.string() }).optional() })),
-})
-const Deleted = z.object({ id: z.string(), deleted: z.literal(true) })
-const ResourceDeleted = Deleted.extend({ owner: z.string() })
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` })
 const json = (name: string, description = 'OK') => ({ description, content: { 'application/json': { schema: ref(name) } } })
@@ -95,15 +82,11 @@ const expand = {
   schema: { type: 'string', enum: ['resources'] },
 }
 
-/**
- * The OpenAPI document served at `GET /api/openapi.json`.
- * @example
- * const doc = openApiDocument('0.1.0')
- * doc.paths['/api/knowledge/search'].get.parameters // q, top_k, min_score, types, …
- */
-export function openApiDocument(version: string): Record<string, unknown> & { paths: Record<string, Record<string, unknown>> } {
-  const components = {
+/** The schemas the paths refer to, each generated from its core schema. */
+function components(): Record<string, JsonSchema> {
+  return {
     Error: schema(ErrorBody, 'output'),
+    Health: schema(Health, 'output'),
     SaveKnowledgeInput: schema(SaveKnowledgeInput, 'input'),
     EditKnowledgeInput: schema(EditKnowledgeInput, 'input'),
     FeedbackInput: schema(FeedbackInput, 'input'),
@@ -112,24 +95,142 @@ export function openApiDocument(version: string): Record<string, unknown> & { pa
     SlimResult: schema(SlimResult, 'output'),
     UnmergeResult: schema(UnmergeResult, 'output'),
     KnowledgeEntry: schema(KnowledgeEntry, 'output'),
-    KnowledgeVersions: schema(z.object({ id: z.string(), versions: z.array(KnowledgeVersion) }), 'output'),
-    KnowledgePage: schema(KnowledgePage, 'output'),
+    KnowledgeEntryView: schema(KnowledgeEntryView, 'output'),
+    KnowledgeVersions: schema(KnowledgeVersions, 'output'),
+    KnowledgePage: schema(KnowledgeListPage, 'output'),
     SearchResponse: schema(SearchResponse, 'output'),
-    SearchResult: schema(SearchResult, 'output'),
-    BatchResult: schema(BatchResult, 'output'),
+    SearchResult: schema(SearchResultView, 'output'),
+    BatchResult: schema(BatchFeedbackResult, 'output'),
     Deleted: schema(Deleted, 'output'),
     ResourceDeleted: schema(ResourceDeleted, 'output'),
     SaveResourceInput: schema(SaveResourceInput, 'input'),
     UpdateResourceInput: schema(UpdateResourceInput, 'input'),
     Resource: schema(Resource, 'output'),
-    ResourcePage: schema(ResourcePage, 'output'),
+    ResourcePage: schema(ResourceListPage, 'output'),
   }
+}
+
+/** `/api/knowledge` and below. */
+function knowledgePaths(): Record<string, Record<string, unknown>> {
   const searchParams = queryParameters(SearchInput, {
     q: 'Query text',
     top_k: 'How many results (default 5)',
     min_score: 'Drop entries scored below this (default 3)',
     types: 'Only these types, comma-separated',
   })
+  return {
+    '/api/knowledge/search': {
+      get: {
+        summary: 'Search knowledge (hybrid retrieval, quality rerank)',
+        parameters: [...searchParams, expand],
+        responses: { 200: json('SearchResponse'), ...ERRORS },
+      },
+    },
+    '/api/knowledge': {
+      get: {
+        summary: 'List knowledge, newest first',
+        parameters: [...queryParameters(ListInput), expand],
+        responses: { 200: json('KnowledgePage'), ...ERRORS },
+      },
+      post: { summary: 'Save a knowledge entry', requestBody: body('SaveKnowledgeInput'), responses: { 201: json('KnowledgeEntry', 'Created'), ...ERRORS } },
+    },
+    '/api/knowledge/batch_update': {
+      post: {
+        summary: 'Helpful/harmful feedback on many entries',
+        requestBody: body('BatchFeedbackInput'),
+        responses: { 200: json('BatchResult'), ...ERRORS },
+      },
+    },
+    '/api/knowledge/slim': {
+      post: {
+        summary: 'Merge near-duplicate entries',
+        requestBody: body('SlimInput', false),
+        responses: { 200: json('SlimResult', 'The groups merged (or, with dry_run, the plan)'), ...ERRORS },
+      },
+    },
+    ...knowledgeEntryPaths(),
+  }
+}
+
+/** `/api/knowledge/{id}` and its actions. */
+function knowledgeEntryPaths(): Record<string, Record<string, unknown>> {
+  const entry = (summary: string) => ({ summary, parameters: [knowledgeId], responses: { 200: json('KnowledgeEntry'), ...ERRORS } })
+  return {
+    '/api/knowledge/{id}': {
+      get: { summary: 'One entry', parameters: [knowledgeId, expand], responses: { 200: json('KnowledgeEntryView'), ...ERRORS } },
+      put: {
+        summary: 'Feedback: add_helpful_case, add_harmful_case, update_score, evolve_feedback (501 llm_not_configured without an LLM)',
+        parameters: [knowledgeId],
+        requestBody: body('FeedbackInput'),
+        responses: { 200: json('KnowledgeEntry'), ...ERRORS, 501: json('Error', 'No LLM configured (evolve_feedback)') },
+      },
+      patch: {
+        summary: 'Edit (owner or admin); the previous version is kept',
+        parameters: [knowledgeId],
+        requestBody: body('EditKnowledgeInput'),
+        responses: { 200: json('KnowledgeEntry'), ...ERRORS, 409: json('Error', 'Changed concurrently') },
+      },
+      delete: { summary: 'Delete (owner or admin)', parameters: [knowledgeId], responses: { 200: json('Deleted'), ...ERRORS } },
+    },
+    '/api/knowledge/{id}/versions': {
+      get: { summary: 'Previous versions, oldest first', parameters: [knowledgeId], responses: { 200: json('KnowledgeVersions'), ...ERRORS } },
+    },
+    '/api/knowledge/{id}/archive': { post: entry('Archive (owner or admin)') },
+    '/api/knowledge/{id}/restore': { post: entry('Make active again (owner or admin)') },
+    '/api/knowledge/{id}/unmerge': {
+      post: {
+        summary: 'Undo a slim merge: originals active again, the merged entry archived',
+        parameters: [knowledgeId],
+        responses: { 200: json('UnmergeResult'), ...ERRORS },
+      },
+    },
+  }
+}
+
+/** `/api/resource` and below. */
+function resourcePaths(): Record<string, Record<string, unknown>> {
+  return {
+    '/api/resource': {
+      get: {
+        summary: 'List resources (never secrets)',
+        parameters: queryParameters(ListResourcesInput),
+        responses: { 200: json('ResourcePage'), ...ERRORS },
+      },
+      post: {
+        summary: "Save a resource in its owner's namespace: created (201), or the owner's existing one updated (200)",
+        requestBody: body('SaveResourceInput'),
+        responses: {
+          200: json('Resource', 'Updated'),
+          201: json('Resource', 'Created'),
+          ...ERRORS,
+          409: json('Error', "Changed concurrently, or (admins only) the id is taken in another owner's namespace"),
+        },
+      },
+    },
+    '/api/resource/{id}': {
+      get: {
+        summary: 'One resource; secure_body only with secrets:read in its scope',
+        parameters: [resourceId, resourceOwner, { name: 'include_secret', in: 'query', required: false, schema: { type: 'boolean', default: true } }],
+        responses: { 200: json('Resource'), ...ERRORS },
+      },
+      put: {
+        summary: 'Update (owner or admin)',
+        parameters: [resourceId, resourceOwner],
+        requestBody: body('UpdateResourceInput'),
+        responses: { 200: json('Resource'), ...ERRORS },
+      },
+      delete: { summary: 'Delete (owner or admin)', parameters: [resourceId, resourceOwner], responses: { 200: json('ResourceDeleted'), ...ERRORS } },
+    },
+  }
+}
+
+/**
+ * The OpenAPI document served at `GET /api/openapi.json`.
+ * @example
+ * const doc = openApiDocument('0.1.0')
+ * doc.paths['/api/knowledge/search'].get.parameters // q, top_k, min_score, types, …
+ */
+export function openApiDocument(version: string): OpenApiDocument & { paths: Record<string, Record<string, unknown>> } {
   return {
     openapi: '3.1.0',
     info: {
@@ -138,107 +239,17 @@ export function openApiDocument(version: string): Record<string, unknown> & { pa
       description: 'Knowledge entries and resources for AI agents (seed 003 API). Errors: { "error": { "code", "message", "details" } }.',
     },
     components: {
-      schemas: components,
+      schemas: components(),
       securitySchemes: {
         bearer: { type: 'http', scheme: 'bearer', description: 'An API token from `knowhub token create` (kh_…). Not needed in local mode.' },
       },
     },
     security: [{ bearer: [] }, {}],
     paths: {
-      '/healthz': { get: { summary: 'Liveness', security: [], responses: { 200: { description: 'OK' } } } },
+      '/healthz': { get: { summary: 'Liveness', security: [], responses: { 200: json('Health') } } },
       '/api/openapi.json': { get: { summary: 'This document', security: [], responses: { 200: { description: 'OK' } } } },
-      '/api/knowledge/search': {
-        get: {
-          summary: 'Search knowledge (hybrid retrieval, quality rerank)',
-          parameters: [...searchParams, expand],
-          responses: { 200: json('SearchResponse'), ...ERRORS },
-        },
-      },
-      '/api/knowledge': {
-        get: {
-          summary: 'List knowledge, newest first',
-          parameters: [...queryParameters(ListInput), expand],
-          responses: { 200: json('KnowledgePage'), ...ERRORS },
-        },
-        post: { summary: 'Save a knowledge entry', requestBody: body('SaveKnowledgeInput'), responses: { 201: json('KnowledgeEntry', 'Created'), ...ERRORS } },
-      },
-      '/api/knowledge/batch_update': {
-        post: {
-          summary: 'Helpful/harmful feedback on many entries',
-          requestBody: body('BatchFeedbackInput'),
-          responses: { 200: json('BatchResult'), ...ERRORS },
-        },
-      },
-      '/api/knowledge/slim': {
-        post: {
-          summary: 'Merge near-duplicate entries',
-          requestBody: body('SlimInput', false),
-          responses: { 200: json('SlimResult', 'The groups merged (or, with dry_run, the plan)'), ...ERRORS },
-        },
-      },
-      '/api/knowledge/{id}': {
-        get: { summary: 'One entry', parameters: [knowledgeId, expand], responses: { 200: json('KnowledgeEntry'), ...ERRORS } },
-        put: {
-          summary: 'Feedback: add_helpful_case, add_harmful_case, update_score, evolve_feedback (501 llm_not_configured without an LLM)',
-          parameters: [knowledgeId],
-          requestBody: body('FeedbackInput'),
-          responses: { 200: json('KnowledgeEntry'), ...ERRORS, 501: json('Error', 'No LLM configured (evolve_feedback)') },
-        },
-        patch: {
-          summary: 'Edit (owner or admin); the previous version is kept',
-          parameters: [knowledgeId],
-          requestBody: body('EditKnowledgeInput'),
-          responses: { 200: json('KnowledgeEntry'), ...ERRORS, 409: json('Error', 'Changed concurrently') },
-        },
-        delete: { summary: 'Delete (owner or admin)', parameters: [knowledgeId], responses: { 200: json('Deleted'), ...ERRORS } },
-      },
-      '/api/knowledge/{id}/versions': {
-        get: { summary: 'Previous versions, oldest first', parameters: [knowledgeId], responses: { 200: json('KnowledgeVersions'), ...ERRORS } },
-      },
-      '/api/knowledge/{id}/archive': {
-        post: { summary: 'Archive (owner or admin)', parameters: [knowledgeId], responses: { 200: json('KnowledgeEntry'), ...ERRORS } },
-      },
-      '/api/knowledge/{id}/restore': {
-        post: { summary: 'Make active again (owner or admin)', parameters: [knowledgeId], responses: { 200: json('KnowledgeEntry'), ...ERRORS } },
-      },
-      '/api/knowledge/{id}/unmerge': {
-        post: {
-          summary: 'Undo a slim merge: originals active again, the merged entry archived',
-          parameters: [knowledgeId],
-          responses: { 200: json('UnmergeResult'), ...ERRORS },
-        },
-      },
-      '/api/resource': {
-        get: {
-          summary: 'List resources (never secrets)',
-          parameters: queryParameters(ListResourcesInput),
-          responses: { 200: json('ResourcePage'), ...ERRORS },
-        },
-        post: {
-          summary: "Save a resource in its owner's namespace: created (201), or the owner's existing one updated (200)",
-          requestBody: body('SaveResourceInput'),
-          responses: {
-            200: json('Resource', 'Updated'),
-            201: json('Resource', 'Created'),
-            ...ERRORS,
-            409: json('Error', "Changed concurrently, or (admins only) the id is taken in another owner's namespace"),
-          },
-        },
-      },
-      '/api/resource/{id}': {
-        get: {
-          summary: 'One resource; secure_body only with secrets:read in its scope',
-          parameters: [resourceId, resourceOwner, { name: 'include_secret', in: 'query', required: false, schema: { type: 'boolean', default: true } }],
-          responses: { 200: json('Resource'), ...ERRORS },
-        },
-        put: {
-          summary: 'Update (owner or admin)',
-          parameters: [resourceId, resourceOwner],
-          requestBody: body('UpdateResourceInput'),
-          responses: { 200: json('Resource'), ...ERRORS },
-        },
-        delete: { summary: 'Delete (owner or admin)', parameters: [resourceId, resourceOwner], responses: { 200: json('ResourceDeleted'), ...ERRORS } },
-      },
+      ...knowledgePaths(),
+      ...resourcePaths(),
     },
   }
 }

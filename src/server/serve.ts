@@ -14,7 +14,7 @@ import { KnowHubError } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
 import { noopLogger } from '../core/logger.js'
 import { createApp } from './app.js'
-import { createAuthenticator } from './auth.js'
+import { createAuthenticator } from '../auth/authenticate.js'
 import type { McpServerOptions } from '../mcp/server.js'
 
 export interface StartServerOptions {

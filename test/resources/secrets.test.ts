@@ -8,7 +8,8 @@ import { join } from 'node:path'
 import { inspect } from 'node:util'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { isKnowHubError } from '../../src/core/errors.js'
-import { SecretKey, createSecretBox, loadOrCreateKey, writeKeyFile } from '../../src/resources/secrets.js'
+import { loadOrCreateKey, writeKeyFile } from '../../src/resources/key-file.js'
+import { SecretKey, createSecretBox } from '../../src/resources/secrets.js'
 
 const SECRET = 'account: user@example.com\npassword: SecurePass123'
 

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { isKnowHubError } from '../../src/core/errors.js'
 import { slimKnowledge, unmergeKnowledge } from '../../src/knowledge/slim.js'
 import { createApp } from '../../src/server/app.js'
-import { createAuthenticator } from '../../src/server/auth.js'
+import { createAuthenticator } from '../../src/auth/authenticate.js'
 import { startServer } from '../../src/server/serve.js'
 import { client, errorOf, openTestHub, type Client, type TestHub } from './helpers.js'
 

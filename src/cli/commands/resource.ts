@@ -5,11 +5,10 @@
  * which may be (`-` reads it from stdin). `get` prints a secret only with `--show-secret`.
  */
 import { readFileSync } from 'node:fs'
-import { join } from 'node:path'
 import { Command } from 'commander'
 import { KnowHubError } from '../../core/errors.js'
 import { RESOURCE_CONTENT_TYPES, type Resource } from '../../core/resources.js'
-import { SecretKey, rotateKeyFile, rotateSecrets } from '../../resources/secrets.js'
+import { rotateSecretKey, secretKeyStatus, type SecretKeyRotation } from '../../resources/rotate.js'
 import { withHub, type GlobalOptions } from '../context.js'
 import { oneLine, printJson, type Io } from '../output.js'
 
@@ -88,235 +87,209 @@ function contentOptions(command: Command): Command {
     .option('--json', 'print JSON')
 }
 
-/** The resource and secrets commands, added to the root program. */
-export function resourceCommands(io: Io): Command[] {
-  const resource = new Command('resource').description('Resources: code, credentials, cookies and other material that knowledge entries reference')
-
-  resource.addCommand(
-    contentOptions(
-      new Command('save')
-        .description("Save a resource in its owner's namespace (default: yours); saving an id you own already updates it")
-        .argument('<id>', 'path-like id, e.g. code/selenium/login')
-        .requiredOption('--title <text>', 'a short title'),
-    )
-      .addHelpText(
-        'after',
-        '\nExample:\n  knowhub resource save cookies/site_a --title "Site A cookie" --type cookie --expires-at 2026-03-07T10:00:00Z --secret-stdin < cookie.txt',
-      )
-      .action(async (id: string, options, command: Command) => {
-        const secure = readSecret(options)
-        const body = readText(options.body, options.bodyFile, 'the body')
-        const metadata = parseMeta(options.meta, options)
-        const { resource: saved, created } = await withHub(globals(command), (hub) =>
-          hub.resources.upsert(
-            {
-              id,
-              title: options.title,
-              ...(body !== undefined ? { body } : {}),
-              ...(secure !== undefined ? { secure_body: secure } : {}),
-              ...(options.type ? { content_type: options.type } : {}),
-              ...(metadata ? { metadata } : {}),
-              ...(options.scope ? { scopes: options.scope } : {}),
-              ...(options.owner ? { owner: options.owner } : {}),
-            },
-            hub.config.principal,
-          ),
-        )
-        if (options.json) printJson(io, saved)
-        else io.out(`${created ? 'saved' : 'updated'} ${saved.id} (owner ${saved.owner}, v${saved.version})${saved.has_secret ? ' (secret encrypted)' : ''}`)
-      }),
+function saveCommand(io: Io): Command {
+  return contentOptions(
+    new Command('save')
+      .description("Save a resource in its owner's namespace (default: yours); saving an id you own already updates it")
+      .argument('<id>', 'path-like id, e.g. code/selenium/login')
+      .requiredOption('--title <text>', 'a short title'),
   )
-
-  resource.addCommand(
-    contentOptions(
-      new Command('update')
-        .description('Change a resource (owner or admin); only the given fields change')
-        .argument('<id>', 'resource id')
-        .option('--title <text>', 'a new title')
-        .option('--of <kind:id>', 'the resource of this owner (ids are namespaced by owner; default: yours, else the one you see first)')
-        .option('--remove-secret', 'delete the stored secret'),
-    ).action(async (id: string, options, command: Command) => {
+    .addHelpText(
+      'after',
+      '\nExample:\n  knowhub resource save cookies/site_a --title "Site A cookie" --type cookie --expires-at 2026-03-07T10:00:00Z --secret-stdin < cookie.txt',
+    )
+    .action(async (id: string, options, command: Command) => {
       const secure = readSecret(options)
-      if (secure !== undefined && options.removeSecret) throw new KnowHubError('validation_error', 'use a new secret or --remove-secret, not both')
       const body = readText(options.body, options.bodyFile, 'the body')
       const metadata = parseMeta(options.meta, options)
-      const updated = await withHub(globals(command), (hub) =>
-        hub.resources.update(
-          id,
+      const { resource: saved, created } = await withHub(globals(command), (hub) =>
+        hub.resources.upsert(
           {
-            ...(options.title ? { title: options.title } : {}),
+            id,
+            title: options.title,
             ...(body !== undefined ? { body } : {}),
             ...(secure !== undefined ? { secure_body: secure } : {}),
-            ...(options.removeSecret ? { secure_body: null } : {}),
             ...(options.type ? { content_type: options.type } : {}),
             ...(metadata ? { metadata } : {}),
             ...(options.scope ? { scopes: options.scope } : {}),
             ...(options.owner ? { owner: options.owner } : {}),
           },
           hub.config.principal,
-          options.of ? { owner: options.of } : {},
         ),
       )
-      if (options.json) printJson(io, updated)
-      else io.out(`updated ${updated.id} (v${updated.version})`)
-    }),
-  )
+      if (options.json) printJson(io, saved)
+      else io.out(`${created ? 'saved' : 'updated'} ${saved.id} (owner ${saved.owner}, v${saved.version})${saved.has_secret ? ' (secret encrypted)' : ''}`)
+    })
+}
 
-  resource.addCommand(
-    new Command('get')
-      .description('Show one resource; the secret only with --show-secret (and secrets:read in its scope)')
+function updateCommand(io: Io): Command {
+  return contentOptions(
+    new Command('update')
+      .description('Change a resource (owner or admin); only the given fields change')
       .argument('<id>', 'resource id')
-      .option('--show-secret', 'decrypt and show secure_body')
-      .option('--owner <kind:id>', "this owner's resource (ids are namespaced by owner; default: yours, else the one you see first)")
-      .option('--json', 'print JSON')
-      .action(async (id: string, options, command: Command) => {
-        const found = await withHub(globals(command), (hub) =>
-          hub.resources.get(id, hub.config.principal, { includeSecret: Boolean(options.showSecret), ...(options.owner ? { owner: options.owner } : {}) }),
-        )
-        if (options.json) return printJson(io, found)
-        printResource(io, found)
-        if (options.showSecret && found.has_secret && found.secure_body === undefined)
-          io.err('the secret is not shown: you need secrets:read and one of your own ids among its scopes')
-      }),
-  )
+      .option('--title <text>', 'a new title')
+      .option('--of <kind:id>', 'the resource of this owner (ids are namespaced by owner; default: yours, else the one you see first)')
+      .option('--remove-secret', 'delete the stored secret'),
+  ).action(async (id: string, options, command: Command) => {
+    const secure = readSecret(options)
+    if (secure !== undefined && options.removeSecret) throw new KnowHubError('validation_error', 'use a new secret or --remove-secret, not both')
+    const body = readText(options.body, options.bodyFile, 'the body')
+    const metadata = parseMeta(options.meta, options)
+    const updated = await withHub(globals(command), (hub) =>
+      hub.resources.update(
+        id,
+        {
+          ...(options.title ? { title: options.title } : {}),
+          ...(body !== undefined ? { body } : {}),
+          ...(secure !== undefined ? { secure_body: secure } : {}),
+          ...(options.removeSecret ? { secure_body: null } : {}),
+          ...(options.type ? { content_type: options.type } : {}),
+          ...(metadata ? { metadata } : {}),
+          ...(options.scope ? { scopes: options.scope } : {}),
+          ...(options.owner ? { owner: options.owner } : {}),
+        },
+        hub.config.principal,
+        options.of ? { owner: options.of } : {},
+      ),
+    )
+    if (options.json) printJson(io, updated)
+    else io.out(`updated ${updated.id} (v${updated.version})`)
+  })
+}
 
-  resource.addCommand(
-    new Command('list')
-      .description('List resources ordered by id (never with secrets)')
-      .option('--prefix <prefix>', 'only ids starting with this, e.g. code/selenium/')
-      .option('--type <list>', 'comma-separated content types', csv)
-      .option('--scopes <list>', 'comma-separated scopes', csv)
-      .option('--owner <kind:id>', 'only this owner')
-      .option('--expired', 'only expired ones')
-      .option('--not-expired', 'only those not expired')
-      .option('-n, --limit <n>', 'how many', int('--limit'), 20)
-      .option('--cursor <cursor>', 'continue after a previous page')
-      .option('--json', 'print JSON')
-      .action(async (options, command: Command) => {
-        if (options.expired && options.notExpired) throw new KnowHubError('validation_error', 'use --expired or --not-expired, not both')
-        const page = await withHub(globals(command), (hub) =>
-          hub.resources.list(
-            {
-              limit: options.limit,
-              ...(options.prefix ? { prefix: options.prefix } : {}),
-              ...(options.type ? { content_type: options.type } : {}),
-              ...(options.scopes ? { scopes: options.scopes } : {}),
-              ...(options.owner ? { owner: options.owner } : {}),
-              ...(options.expired ? { expired: true } : options.notExpired ? { expired: false } : {}),
-              ...(options.cursor ? { cursor: options.cursor } : {}),
-            },
-            hub.config.principal,
-          ),
-        )
-        if (options.json) return printJson(io, page)
-        if (page.items.length === 0) io.out('no resources')
-        for (const r of page.items) {
-          io.out(
-            `${r.id}  [${r.content_type}]${r.has_secret ? ' 🔒' : ''}${r.expired ? ' EXPIRED' : ''}  ${r.owner}  ${r.scopes.join(',')}  ${oneLine(r.title, 60)}`,
-          )
-        }
-        if (page.next_cursor) io.out(`\nmore: knowhub resource list --cursor ${page.next_cursor}`)
-      }),
-  )
-
-  resource.addCommand(
-    new Command('delete')
-      .description('Delete a resource for good (owner or admin)')
-      .argument('<id>', 'resource id')
-      .option('--owner <kind:id>', "this owner's resource (default: yours, else the one you see first)")
-      .action(async (id: string, options, command: Command) => {
-        const { owner } = await withHub(globals(command), (hub) =>
-          hub.resources.delete(id, hub.config.principal, options.owner ? { owner: options.owner } : {}),
-        )
-        io.out(`deleted ${id} (owner ${owner})`)
-      }),
-  )
-
-  const secrets = new Command('secrets').description('The key that encrypts resource secrets at rest')
-
-  secrets.addCommand(
-    new Command('status')
-      .description('Show where the key comes from, its id, and how many secrets each key protects')
-      .option('--json', 'print JSON')
-      .action(async (options, command: Command) => {
-        const status = await withHub(globals(command), async (hub) => ({
-          source: hub.secrets.source,
-          key_file: hub.secrets.keyFile ?? null,
-          key_id: hub.secrets.key.id,
-          secrets_by_key: await hub.store.resources.secretKeyIds(),
-        }))
-        if (options.json) return printJson(io, status)
-        io.out(
-          `key:     ${status.key_id} (${status.source === 'file' ? `file ${status.key_file}` : status.source === 'config' ? 'KNOWHUB_SECRET_KEY / config' : 'ephemeral, in memory'})`,
-        )
-        if (status.secrets_by_key.length === 0) io.out('secrets: none stored')
-        for (const row of status.secrets_by_key)
-          io.out(`secrets: ${row.count} under key ${row.key_id}${row.key_id === status.key_id ? '' : '  ← NOT the configured key'}`)
-      }),
-  )
-
-  secrets.addCommand(
-    new Command('rotate')
-      .description('Re-encrypt every secret with a new key (key file: written there; KNOWHUB_SECRET_KEY: give or print the new key)')
-      .option('--new-key <key>', 'when the key comes from KNOWHUB_SECRET_KEY / secrets.key: the new key, base64 or hex of 32 bytes ("-" reads it from stdin)')
-      .option('--print-new-key', 'when the key comes from KNOWHUB_SECRET_KEY / secrets.key: generate the new key and print it once')
-      .option('--json', 'print JSON')
-      .addHelpText(
-        'after',
-        '\nWith a key file, the new key is first written to <key file>.new (mode 0600); all secrets are re-encrypted\nin one transaction; only after it commits is <key file>.new renamed over the key file. If the command is\ninterrupted, run it again: it picks up <key file>.new and finishes.\n\n' +
-          'With the key in KNOWHUB_SECRET_KEY (or secrets.key), KnowHub cannot change the variable: give the new key\n(--new-key -, e.g. from `openssl rand -base64 32`) or let it print one (--print-new-key), then set\nKNOWHUB_SECRET_KEY to it before the next start.',
+function getCommand(io: Io): Command {
+  return new Command('get')
+    .description('Show one resource; the secret only with --show-secret (and secrets:read in its scope)')
+    .argument('<id>', 'resource id')
+    .option('--show-secret', 'decrypt and show secure_body')
+    .option('--owner <kind:id>', "this owner's resource (ids are namespaced by owner; default: yours, else the one you see first)")
+    .option('--json', 'print JSON')
+    .action(async (id: string, options, command: Command) => {
+      const found = await withHub(globals(command), (hub) =>
+        hub.resources.get(id, hub.config.principal, { includeSecret: Boolean(options.showSecret), ...(options.owner ? { owner: options.owner } : {}) }),
       )
-      .action(async (options: { newKey?: string; printNewKey?: boolean; json?: boolean }, command: Command) => {
-        if (options.newKey !== undefined && options.printNewKey) throw new KnowHubError('validation_error', 'use --new-key or --print-new-key, not both')
-        const outcome = await withHub(globals(command), async (hub) => {
-          if (hub.secrets.source === 'ephemeral')
-            throw new KnowHubError('config_error', 'The key is ephemeral (in-memory database): there is nothing to rotate')
-          if (hub.secrets.source === 'config') {
-            if (options.newKey === undefined && !options.printNewKey) {
-              throw new KnowHubError(
-                'config_error',
-                'The secret key comes from KNOWHUB_SECRET_KEY (or secrets.key in the config file), which KnowHub cannot change: rotating to a key it made up would leave the ' +
-                  'variable holding the old key, and every secret unreadable at the next start. Give the new key with --new-key - (read from stdin; e.g. `openssl rand -base64 32`), ' +
-                  'or let KnowHub generate one and print it once with --print-new-key; then set KNOWHUB_SECRET_KEY to it.',
-              )
-            }
-            const newKey =
-              options.newKey !== undefined
-                ? SecretKey.fromText(options.newKey === '-' ? readFileSync(0, 'utf8') : options.newKey, 'The new key (--new-key)')
-                : SecretKey.generate()
+      if (options.json) return printJson(io, found)
+      printResource(io, found)
+      if (options.showSecret && found.has_secret && found.secure_body === undefined)
+        io.err('the secret is not shown: you need secrets:read and one of your own ids among its scopes')
+    })
+}
+
+function listCommand(io: Io): Command {
+  return new Command('list')
+    .description('List resources ordered by id (never with secrets)')
+    .option('--prefix <prefix>', 'only ids starting with this, e.g. code/selenium/')
+    .option('--type <list>', 'comma-separated content types', csv)
+    .option('--scopes <list>', 'comma-separated scopes', csv)
+    .option('--owner <kind:id>', 'only this owner')
+    .option('--expired', 'only expired ones')
+    .option('--not-expired', 'only those not expired')
+    .option('-n, --limit <n>', 'how many', int('--limit'), 20)
+    .option('--cursor <cursor>', 'continue after a previous page')
+    .option('--json', 'print JSON')
+    .action(async (options, command: Command) => {
+      if (options.expired && options.notExpired) throw new KnowHubError('validation_error', 'use --expired or --not-expired, not both')
+      const page = await withHub(globals(command), (hub) =>
+        hub.resources.list(
+          {
+            limit: options.limit,
+            ...(options.prefix ? { prefix: options.prefix } : {}),
+            ...(options.type ? { content_type: options.type } : {}),
+            ...(options.scopes ? { scopes: options.scopes } : {}),
+            ...(options.owner ? { owner: options.owner } : {}),
+            ...(options.expired ? { expired: true } : options.notExpired ? { expired: false } : {}),
+            ...(options.cursor ? { cursor: options.cursor } : {}),
+          },
+          hub.config.principal,
+        ),
+      )
+      if (options.json) return printJson(io, page)
+      if (page.items.length === 0) io.out('no resources')
+      for (const r of page.items) {
+        io.out(
+          `${r.id}  [${r.content_type}]${r.has_secret ? ' 🔒' : ''}${r.expired ? ' EXPIRED' : ''}  ${r.owner}  ${r.scopes.join(',')}  ${oneLine(r.title, 60)}`,
+        )
+      }
+      if (page.next_cursor) io.out(`\nmore: knowhub resource list --cursor ${page.next_cursor}`)
+    })
+}
+
+function deleteCommand(io: Io): Command {
+  return new Command('delete')
+    .description('Delete a resource for good (owner or admin)')
+    .argument('<id>', 'resource id')
+    .option('--owner <kind:id>', "this owner's resource (default: yours, else the one you see first)")
+    .action(async (id: string, options, command: Command) => {
+      const { owner } = await withHub(globals(command), (hub) => hub.resources.delete(id, hub.config.principal, options.owner ? { owner: options.owner } : {}))
+      io.out(`deleted ${id} (owner ${owner})`)
+    })
+}
+
+function secretsStatusCommand(io: Io): Command {
+  return new Command('status')
+    .description('Show where the key comes from, its id, and how many secrets each key protects')
+    .option('--json', 'print JSON')
+    .action(async (options, command: Command) => {
+      const status = await withHub(globals(command), (hub) => secretKeyStatus({ store: hub.store, keyring: hub.secrets }))
+      if (options.json) return printJson(io, status)
+      io.out(
+        `key:     ${status.key_id} (${status.source === 'file' ? `file ${status.key_file}` : status.source === 'config' ? 'KNOWHUB_SECRET_KEY / config' : 'ephemeral, in memory'})`,
+      )
+      if (status.secrets_by_key.length === 0) io.out('secrets: none stored')
+      for (const row of status.secrets_by_key)
+        io.out(`secrets: ${row.count} under key ${row.key_id}${row.key_id === status.key_id ? '' : '  ← NOT the configured key'}`)
+    })
+}
+
+function printRotation(io: Io, report: SecretKeyRotation): void {
+  io.out(
+    `re-encrypted ${report.rotated} secrets${report.unchanged ? ` (${report.unchanged} were already under the new key)` : ''}: key ${report.old_key_id} → ${report.new_key_id}`,
+  )
+  if (report.key_source === 'file') io.out(`new key written to ${report.key_file} (mode 0600)`)
+  else io.out(`now set KNOWHUB_SECRET_KEY (or secrets.key) to the new key ${report.new_key_id} before the next start: the old key no longer reads the secrets`)
+}
+
+function secretsRotateCommand(io: Io): Command {
+  return new Command('rotate')
+    .description('Re-encrypt every secret with a new key (key file: written there; KNOWHUB_SECRET_KEY: give or print the new key)')
+    .option('--new-key <key>', 'when the key comes from KNOWHUB_SECRET_KEY / secrets.key: the new key, base64 or hex of 32 bytes ("-" reads it from stdin)')
+    .option('--print-new-key', 'when the key comes from KNOWHUB_SECRET_KEY / secrets.key: generate the new key and print it once')
+    .option('--json', 'print JSON')
+    .addHelpText(
+      'after',
+      '\nWith a key file, the new key is first written to <key file>.new (mode 0600); all secrets are re-encrypted\nin one transaction; only after it commits is <key file>.new renamed over the key file. If the command is\ninterrupted, run it again: it picks up <key file>.new and finishes.\n\n' +
+        'With the key in KNOWHUB_SECRET_KEY (or secrets.key), KnowHub cannot change the variable: give the new key\n(--new-key -, e.g. from `openssl rand -base64 32`) or let it print one (--print-new-key), then set\nKNOWHUB_SECRET_KEY to it before the next start.',
+    )
+    .action(async (options: { newKey?: string; printNewKey?: boolean; json?: boolean }, command: Command) => {
+      if (options.newKey !== undefined && options.printNewKey) throw new KnowHubError('validation_error', 'use --new-key or --print-new-key, not both')
+      let printed: string | undefined
+      const report = await withHub(globals(command), (hub) =>
+        rotateSecretKey(
+          { store: hub.store, keyring: hub.secrets },
+          {
+            newKey: options.newKey === '-' ? readFileSync(0, 'utf8') : options.newKey,
+            generate: options.printNewKey,
             // Printed before the secrets change hands: however the command ends, the key is not lost.
-            if (options.printNewKey) {
-              const line = `new key (set KNOWHUB_SECRET_KEY to it; shown only now): ${newKey.toBase64()}`
+            onNewKey: (key) => {
+              if (!options.printNewKey) return
+              printed = key.toBase64()
+              const line = `new key (set KNOWHUB_SECRET_KEY to it; shown only now): ${printed}`
               if (options.json) io.err(line)
               else io.out(line)
-            }
-            const report = await rotateSecrets(hub.store, hub.secrets.key, newKey)
-            return {
-              report: { ...report, key_source: 'config' as const, ...(options.printNewKey && options.json ? { new_key: newKey.toBase64() } : {}) },
-              keyFile: undefined,
-            }
-          }
-          if (options.newKey !== undefined || options.printNewKey) {
-            throw new KnowHubError(
-              'validation_error',
-              '--new-key and --print-new-key are for a key from KNOWHUB_SECRET_KEY; this key is in a key file, which rotate replaces itself',
-            )
-          }
-          const keyFile = hub.secrets.keyFile ?? hub.config.secrets.keyFile ?? join(hub.config.dataDir, 'secret.key')
-          return { report: { ...(await rotateKeyFile(hub.store, { oldKey: hub.secrets.key, keyFile })), key_source: 'file' as const }, keyFile }
-        })
-        if (options.json) return printJson(io, outcome.report)
-        const { report } = outcome
-        io.out(
-          `re-encrypted ${report.rotated} secrets${report.unchanged ? ` (${report.unchanged} were already under the new key)` : ''}: key ${report.old_key_id} → ${report.new_key_id}`,
-        )
-        if (outcome.keyFile) io.out(`new key written to ${outcome.keyFile} (mode 0600)`)
-        else
-          io.out(
-            `now set KNOWHUB_SECRET_KEY (or secrets.key) to the new key ${report.new_key_id} before the next start: the old key no longer reads the secrets`,
-          )
-      }),
-  )
+            },
+          },
+        ),
+      )
+      if (options.json) return printJson(io, { ...report, ...(printed !== undefined ? { new_key: printed } : {}) })
+      printRotation(io, report)
+    })
+}
 
+/** The resource and secrets commands, added to the root program. */
+export function resourceCommands(io: Io): Command[] {
+  const resource = new Command('resource').description('Resources: code, credentials, cookies and other material that knowledge entries reference')
+  for (const command of [saveCommand, updateCommand, getCommand, listCommand, deleteCommand]) resource.addCommand(command(io))
+  const secrets = new Command('secrets').description('The key that encrypts resource secrets at rest')
+  secrets.addCommand(secretsStatusCommand(io)).addCommand(secretsRotateCommand(io))
   return [resource, secrets]
 }

@@ -5,21 +5,24 @@
  * visibility and permissions.
  */
 import { Hono } from 'hono'
-import type { KnowledgeEntry, SearchResult } from '../../core/knowledge.js'
-import type { Principal } from '../../core/principal.js'
-import type { KnowledgeService } from '../../knowledge/service.js'
-import { caller, queryObject, queryParam, readJson, type AppEnv } from '../http.js'
-import type { ResourceApi, SlimApi } from '../services.js'
+import type { Deleted } from '../../core/api.js'
 import { KnowHubError } from '../../core/errors.js'
+import type { KnowledgeListPage, KnowledgeVersions, SearchResponse } from '../../core/knowledge.js'
+import type { KnowledgeService } from '../../knowledge/service.js'
+import type { ResourceService } from '../../resources/service.js'
+import { caller, queryObject, queryParam, readJson, type AppEnv } from '../http.js'
+import type { SlimService } from '../../knowledge/slim.js'
 
 export interface KnowledgeRouteDeps {
   knowledge: KnowledgeService
-  resources: ResourceApi
-  slim: SlimApi
+  /** `expand=resources`: the resource service builds the caller's view of referenced resources. */
+  resources: Pick<ResourceService, 'withResources'>
+  slim: SlimService
 }
 
 const EXPANDABLE = ['resources'] as const
 
+/** The `expand` parameter: a comma-separated list of known expansions. */
 function expansions(value: string | undefined): Set<string> {
   const wanted = new Set(
     (value ?? '')
@@ -37,27 +40,6 @@ function expansions(value: string | undefined): Set<string> {
   return wanted
 }
 
-/**
- * Adds `resources`: the referenced resources the caller can see itself, without their
- * secrets (one query for all items). A resource referenced by an entry you can see is
- * not thereby visible to you: those you cannot see are left out.
- */
-async function withResources<T extends KnowledgeEntry | SearchResult>(
-  items: T[],
-  resources: ResourceApi,
-  principal: Principal,
-): Promise<Array<T & { resources: unknown[] }>> {
-  const ids = [...new Set(items.flatMap((item) => item.resource_ids))]
-  const found = ids.length > 0 ? await resources.expandResources(ids, principal) : []
-  const byId = new Map<string, Record<string, unknown>>()
-  for (const resource of found as Array<Record<string, unknown>>) {
-    // Never a secret in an expansion, whatever the service returns.
-    const { secure_body: _never, ...safe } = resource
-    byId.set(String(safe.id), safe)
-  }
-  return items.map((item) => ({ ...item, resources: item.resource_ids.flatMap((id) => (byId.has(id) ? [byId.get(id)!] : [])) }))
-}
-
 /** The `/api/knowledge` routes. */
 export function knowledgeRoutes(deps: KnowledgeRouteDeps): Hono<AppEnv> {
   const { knowledge } = deps
@@ -68,9 +50,9 @@ export function knowledgeRoutes(deps: KnowledgeRouteDeps): Hono<AppEnv> {
     const query = queryObject(c, { booleans: ['explain', 'rerank'] }, ['expand'])
     const { principal } = caller(c)
     const response = await knowledge.search(query, principal)
-    if (!expand.has('resources')) return c.json(response)
-    const results = await withResources(response.results, deps.resources, principal)
-    return c.json({ ...response, results })
+    if (!expand.has('resources')) return c.json(response satisfies SearchResponse)
+    const results = await deps.resources.withResources(response.results, principal)
+    return c.json({ ...response, results } satisfies SearchResponse)
   })
 
   app.post('/', async (c) => {
@@ -82,8 +64,8 @@ export function knowledgeRoutes(deps: KnowledgeRouteDeps): Hono<AppEnv> {
     const expand = expansions(queryParam(c, 'expand'))
     const { principal } = caller(c)
     const page = await knowledge.list(queryObject(c, { lists: ['types', 'scopes', 'status'] }, ['expand']), principal)
-    const items = expand.has('resources') ? await withResources(page.items, deps.resources, principal) : page.items
-    return c.json({ items, count: items.length, next_cursor: page.next_cursor })
+    const items = expand.has('resources') ? await deps.resources.withResources(page.items, principal) : page.items
+    return c.json({ items, count: items.length, next_cursor: page.next_cursor } satisfies KnowledgeListPage)
   })
 
   app.post('/batch_update', async (c) => c.json(await knowledge.batchFeedback(await readJson(c), caller(c).principal)))
@@ -98,7 +80,7 @@ export function knowledgeRoutes(deps: KnowledgeRouteDeps): Hono<AppEnv> {
     const { principal } = caller(c)
     const entry = await knowledge.get(c.req.param('id'), principal)
     if (!expand.has('resources')) return c.json(entry)
-    const [expanded] = await withResources([entry], deps.resources, principal)
+    const [expanded] = await deps.resources.withResources([entry], principal)
     return c.json(expanded)
   })
 
@@ -109,12 +91,12 @@ export function knowledgeRoutes(deps: KnowledgeRouteDeps): Hono<AppEnv> {
   app.delete('/:id', async (c) => {
     const id = c.req.param('id')
     await knowledge.delete(id, caller(c).principal)
-    return c.json({ id, deleted: true })
+    return c.json({ id, deleted: true } satisfies Deleted)
   })
 
   app.get('/:id/versions', async (c) => {
     const id = c.req.param('id')
-    return c.json({ id, versions: await knowledge.versions(id, caller(c).principal) })
+    return c.json({ id, versions: await knowledge.versions(id, caller(c).principal) } satisfies KnowledgeVersions)
   })
 
   app.post('/:id/archive', async (c) => c.json(await knowledge.archive(c.req.param('id'), caller(c).principal)))

@@ -7,9 +7,9 @@
  * The service decides whether `secure_body` is shown; lists never carry it.
  */
 import { Hono } from 'hono'
-import { resourceIdFromPath } from '../../core/resources.js'
+import { resourceIdFromPath, type ResourceDeleted } from '../../core/resources.js'
+import type { ResourceService } from '../../resources/service.js'
 import { caller, queryBoolean, queryObject, queryParam, readJson, type AppContext, type AppEnv } from '../http.js'
-import type { ResourceApi } from '../services.js'
 
 const PREFIX = '/api/resource/'
 
@@ -28,7 +28,7 @@ function target(c: AppContext): { owner?: string } {
 }
 
 /** The `/api/resource` routes. */
-export function resourceRoutes(deps: { resources: ResourceApi }): Hono<AppEnv> {
+export function resourceRoutes(deps: { resources: ResourceService }): Hono<AppEnv> {
   const app = new Hono<AppEnv>()
   const service = () => deps.resources
 
@@ -38,8 +38,7 @@ export function resourceRoutes(deps: { resources: ResourceApi }): Hono<AppEnv> {
   })
 
   app.get('/', async (c) => {
-    const page = await service().list(queryObject(c, { booleans: ['expired'] }), caller(c).principal)
-    return c.json({ items: page.items, count: page.items.length, next_cursor: page.next_cursor })
+    return c.json(await service().list(queryObject(c, { booleans: ['expired'] }), caller(c).principal))
   })
 
   app.get('/*', async (c) => {
@@ -55,7 +54,7 @@ export function resourceRoutes(deps: { resources: ResourceApi }): Hono<AppEnv> {
   app.delete('/*', async (c) => {
     const id = resourceId(c)
     const { owner } = await service().delete(id, caller(c).principal, target(c))
-    return c.json({ id, owner, deleted: true })
+    return c.json({ id, owner, deleted: true } satisfies ResourceDeleted)
   })
 
   return app

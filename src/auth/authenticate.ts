@@ -1,12 +1,16 @@
 /**
- * Who is calling: a bearer token → its principal; in local mode (no token exists)
- * a request without a token is the local principal from the config.
+ * Who is calling. An {@link Authenticator} turns a Web `Request` into a {@link Caller}
+ * or throws `unauthenticated`; the server's auth middleware runs one per realm (the API's
+ * bearer tokens; the dashboard brings its own, e.g. a cookie session).
+ *
+ * {@link createAuthenticator} is the API's: a bearer token → its principal; in local mode
+ * (no token exists) a request without a token is the local principal from the config.
  */
 import type { Clock } from '../core/clock.js'
 import { systemClock } from '../core/clock.js'
 import { KnowHubError } from '../core/errors.js'
 import type { Principal } from '../core/principal.js'
-import type { VerifiedToken } from '../auth/tokens.js'
+import type { VerifiedToken } from './tokens.js'
 
 /** The caller of one request: its principal, and a key naming it in logs and rate limits. */
 export interface Caller {

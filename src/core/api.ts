@@ -1,0 +1,58 @@
+/**
+ * Response shapes of the HTTP API that belong to no one entity: the error body, a
+ * deletion, liveness, the OpenAPI document, and the list page every listing uses.
+ * The server answers them, the OpenAPI document describes them, the client parses
+ * them. Each schema and its inferred type share a name.
+ */
+import { z } from 'zod'
+
+/**
+ * The JSON body of every error response: `{ "error": { "code", "message", "details" } }`.
+ * @example
+ * ErrorBody.parse({ error: { code: 'not_found', message: 'No knowledge entry x', details: { id: 'x' } } })
+ */
+export const ErrorBody = z.object({
+  error: z.object({
+    code: z.string(),
+    message: z.string(),
+    details: z.record(z.string(), z.unknown()),
+  }),
+})
+export type ErrorBody = z.output<typeof ErrorBody>
+
+/**
+ * A page of a listing: the items, how many, and the cursor of the next page (null at the end).
+ * @example
+ * const KnowledgeListPage = listPage(KnowledgeEntryView)
+ */
+export function listPage<T extends z.ZodType>(item: T) {
+  return z.object({ items: z.array(item), count: z.number().int(), next_cursor: z.string().nullable() })
+}
+
+/**
+ * The response of a deletion.
+ * @example
+ * Deleted.parse({ id: 'knowledge-20260306120000-abcd', deleted: true })
+ */
+export const Deleted = z.object({ id: z.string(), deleted: z.literal(true) })
+export type Deleted = z.output<typeof Deleted>
+
+/**
+ * The response of `GET /healthz`.
+ * @example
+ * Health.parse({ status: 'ok', version: '0.1.0' })
+ */
+export const Health = z.object({ status: z.literal('ok'), version: z.string() })
+export type Health = z.output<typeof Health>
+
+/**
+ * The OpenAPI 3.1 document of `GET /api/openapi.json` (checked only for its top-level shape).
+ * @example
+ * OpenApiDocument.parse(openApiDocument('0.1.0')).paths['/api/knowledge/search']
+ */
+export const OpenApiDocument = z.looseObject({
+  openapi: z.string(),
+  info: z.looseObject({ title: z.string(), version: z.string() }),
+  paths: z.record(z.string(), z.record(z.string(), z.unknown())),
+})
+export type OpenApiDocument = z.output<typeof OpenApiDocument>
