@@ -4,56 +4,20 @@
  * creation; only its SHA-256 hash is stored, so a leaked database leaks no token.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
-import { z } from 'zod'
 import type { Clock } from '../core/clock.js'
 import { systemClock } from '../core/clock.js'
 import { KnowHubError } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
 import { noopLogger } from '../core/logger.js'
 import { Principal } from '../core/principal.js'
+import { CreateTokenInput, type CreatedToken, type TokenInfo } from '../core/tokens.js'
 import { parseWith } from '../core/validate.js'
 import type { Queryable } from '../store/database.js'
-import { tokenStore, type TokenRecord } from '../store/tokens.js'
+import { tokenStore, type TokenRecord, type TokenStore } from '../store/tokens.js'
 
 /** Shape of a token: `kh_` and 43 base64url characters (32 bytes). */
 export const TOKEN_PATTERN = /^kh_[A-Za-z0-9_-]{43}$/
 const TOKEN_ID = /^tok_[a-z0-9]{12}$/
-
-/**
- * What `knowhub token create` takes: the principal's ids (at least one), its permissions
- * (default read + write), an optional name and expiry.
- */
-export const CreateTokenInput = z
-  .strictObject({
-    ...Principal.shape,
-    permissions: Principal.shape.permissions.unwrap().min(1, 'give at least one permission').default(['read', 'write']),
-    name: z.string().max(200).default(''),
-    expires_at: z.iso.datetime({ offset: true }).optional(),
-  })
-  .refine((v) => Boolean(v.user ?? v.agent ?? v.project ?? v.team ?? v.org), {
-    message: 'a token needs at least one of user, agent, project, team, org',
-    path: ['user'],
-  })
-export type CreateTokenInput = z.input<typeof CreateTokenInput>
-
-/** A token as listed: everything but the token (which is never stored). */
-export interface TokenInfo {
-  id: string
-  name: string
-  /** The first characters of the token, to recognise it. */
-  prefix: string
-  principal: Principal
-  status: 'active' | 'revoked' | 'expired'
-  created_at: string
-  expires_at: string | null
-  last_used_at: string | null
-  revoked_at: string | null
-}
-
-/** The result of `create`: the token itself appears here and nowhere else, ever. */
-export interface CreatedToken extends TokenInfo {
-  token: string
-}
 
 /** A verified token: its id (for logs and rate limits) and principal. */
 export interface VerifiedToken {
@@ -73,7 +37,11 @@ export interface TokenServiceDeps {
   cacheTtlMs?: number
 }
 
-/** SHA-256 of a token, hex. */
+/**
+ * SHA-256 of a token, hex: what the database stores instead of the token.
+ * @example
+ * hashToken('kh_…') // '3f2a…' (64 hex characters)
+ */
 export function hashToken(token: string): string {
   return createHash('sha256').update(token, 'utf8').digest('hex')
 }
@@ -89,70 +57,53 @@ function iso(date: Date | null): string | null {
   return date ? date.toISOString() : null
 }
 
-function storedPrincipal(record: TokenRecord): Principal {
-  return Principal.parse(record.principal)
+/** The view of a stored token at `now` (its status follows from revocation and expiry). */
+function tokenInfo(record: TokenRecord, now: Date): TokenInfo {
+  const status = record.revoked_at ? 'revoked' : record.expires_at && record.expires_at <= now ? 'expired' : 'active'
+  return {
+    id: record.id,
+    name: record.name,
+    prefix: record.prefix,
+    principal: Principal.parse(record.principal),
+    status,
+    created_at: record.created_at.toISOString(),
+    expires_at: iso(record.expires_at),
+    last_used_at: iso(record.last_used_at),
+    revoked_at: iso(record.revoked_at),
+  }
+}
+
+/** A new token for a valid input: the record to store and the token to show once. */
+function newToken(input: ReturnType<typeof CreateTokenInput.parse>, now: Date): { token: string; record: TokenRecord } {
+  const expires = input.expires_at ? new Date(input.expires_at) : null
+  if (expires && expires <= now) {
+    throw new KnowHubError('validation_error', 'Invalid token: expires_at is in the past', {
+      issues: [{ path: 'expires_at', message: 'must be in the future' }],
+    })
+  }
+  const { name, expires_at: _expires, ...principalFields } = input
+  const token = `kh_${randomBytes(32).toString('base64url')}`
+  const record: TokenRecord = {
+    id: newTokenId(),
+    token_hash: hashToken(token),
+    prefix: token.slice(0, 10),
+    name,
+    principal: Principal.parse(principalFields),
+    created_at: now,
+    expires_at: expires,
+    last_used_at: null,
+    revoked_at: null,
+  }
+  return { token, record }
 }
 
 /**
- * Creates the token service over a database (the `knowhub_token` table, migration 0003).
- * @example
- * const tokens = createTokenService({ db: store.db })
- * const { token } = await tokens.create({ user: 'alice', org: 'acme', permissions: ['read', 'write'] })
- * await tokens.authenticate(token) // { user: 'alice', org: 'acme', permissions: ['read', 'write'] }
+ * Verification with a short-lived memory of verified tokens (by hash): a revoked token
+ * stops at once through `forget`, and within the TTL when revoked by another process.
  */
-export function createTokenService(deps: TokenServiceDeps) {
-  const repo = tokenStore(deps.db)
-  const clock = deps.clock ?? systemClock
-  const logger = deps.logger ?? noopLogger
-  const ttl = deps.cacheTtlMs ?? 5000
+function createVerifier(repo: TokenStore, clock: Clock, ttl: number) {
   const cache = new Map<string, { verified: VerifiedToken; expiresAt: number | null; until: number }>()
-
-  function info(record: TokenRecord, now: Date): TokenInfo {
-    const status = record.revoked_at ? 'revoked' : record.expires_at && record.expires_at <= now ? 'expired' : 'active'
-    return {
-      id: record.id,
-      name: record.name,
-      prefix: record.prefix,
-      principal: storedPrincipal(record),
-      status,
-      created_at: record.created_at.toISOString(),
-      expires_at: iso(record.expires_at),
-      last_used_at: iso(record.last_used_at),
-      revoked_at: iso(record.revoked_at),
-    }
-  }
-
-  const service = {
-    /** Creates a token. The returned `token` is the only copy: it cannot be shown again. */
-    async create(raw: unknown): Promise<CreatedToken> {
-      const input = parseWith(CreateTokenInput, raw, 'token')
-      const now = clock.now()
-      const expires = input.expires_at ? new Date(input.expires_at) : null
-      if (expires && expires <= now) {
-        throw new KnowHubError('validation_error', 'Invalid token: expires_at is in the past', {
-          issues: [{ path: 'expires_at', message: 'must be in the future' }],
-        })
-      }
-      const { name, expires_at: _expires, ...principalFields } = input
-      const principal = Principal.parse(principalFields)
-      const token = `kh_${randomBytes(32).toString('base64url')}`
-      const record: TokenRecord = {
-        id: newTokenId(),
-        token_hash: hashToken(token),
-        prefix: token.slice(0, 10),
-        name,
-        principal,
-        created_at: now,
-        expires_at: expires,
-        last_used_at: null,
-        revoked_at: null,
-      }
-      await repo.insert(record)
-      logger.info('auth.token.created', { id: record.id, principal: { ...principal } })
-      return { token, ...info(record, now) }
-    },
-
-    /** The token's id and principal, or undefined when it is unknown, revoked or expired. */
+  return {
     async verify(token: string): Promise<VerifiedToken | undefined> {
       if (!TOKEN_PATTERN.test(token)) return undefined
       const hash = hashToken(token)
@@ -167,21 +118,53 @@ export function createTokenService(deps: TokenServiceDeps) {
       // The lookup is by hash; compare again in constant time for good measure.
       if (!record || !timingSafeEqual(Buffer.from(record.token_hash), Buffer.from(hash))) return undefined
       if (record.revoked_at || (record.expires_at && record.expires_at <= now)) return undefined
-      const verified = { id: record.id, principal: storedPrincipal(record) }
+      const verified = { id: record.id, principal: Principal.parse(record.principal) }
       cache.set(hash, { verified, expiresAt: record.expires_at?.getTime() ?? null, until: now.getTime() + ttl })
       if (!record.last_used_at || now.getTime() - record.last_used_at.getTime() > 60_000) await repo.touch(record.id, now)
       return verified
     },
+    /** Drops a token from memory (after revoking it). */
+    forget(id: string): void {
+      for (const [hash, entry] of cache) if (entry.verified.id === id) cache.delete(hash)
+    },
+  }
+}
+
+/**
+ * Creates the token service over a database (the `knowhub_token` table, migration 0003).
+ * @example
+ * const tokens = createTokenService({ db: store.db })
+ * const { token } = await tokens.create({ user: 'alice', org: 'acme', permissions: ['read', 'write'] })
+ * await tokens.authenticate(token) // { user: 'alice', org: 'acme', permissions: ['read', 'write'] }
+ */
+export function createTokenService(deps: TokenServiceDeps) {
+  const repo = tokenStore(deps.db)
+  const clock = deps.clock ?? systemClock
+  const logger = deps.logger ?? noopLogger
+  const verifier = createVerifier(repo, clock, deps.cacheTtlMs ?? 5000)
+
+  return {
+    /** Creates a token. The returned `token` is the only copy: it cannot be shown again. */
+    async create(raw: unknown): Promise<CreatedToken> {
+      const now = clock.now()
+      const { token, record } = newToken(parseWith(CreateTokenInput, raw, 'token'), now)
+      await repo.insert(record)
+      logger.info('auth.token.created', { id: record.id, principal: { ...record.principal } })
+      return { token, ...tokenInfo(record, now) }
+    },
+
+    /** The token's id and principal, or undefined when it is unknown, revoked or expired. */
+    verify: verifier.verify,
 
     /** The principal a token authenticates as, or undefined. */
     async authenticate(token: string): Promise<Principal | undefined> {
-      return (await service.verify(token))?.principal
+      return (await verifier.verify(token))?.principal
     },
 
     /** Every token (active, revoked, expired), newest first. Never the tokens themselves. */
     async list(): Promise<TokenInfo[]> {
       const now = clock.now()
-      return (await repo.list()).map((r) => info(r, now))
+      return (await repo.list()).map((r) => tokenInfo(r, now))
     },
 
     /** Revokes a token (idempotent). Throws `not_found` for an unknown id. */
@@ -189,9 +172,9 @@ export function createTokenService(deps: TokenServiceDeps) {
       if (!TOKEN_ID.test(id)) throw new KnowHubError('not_found', `No token ${id}`, { id })
       const record = await repo.revoke(id, clock.now())
       if (!record) throw new KnowHubError('not_found', `No token ${id}`, { id })
-      for (const [hash, entry] of cache) if (entry.verified.id === id) cache.delete(hash)
+      verifier.forget(id)
       logger.info('auth.token.revoked', { id })
-      return info(record, clock.now())
+      return tokenInfo(record, clock.now())
     },
 
     /** Whether any active (not revoked, not expired) token exists. No token means local mode. */
@@ -199,7 +182,6 @@ export function createTokenService(deps: TokenServiceDeps) {
       return repo.hasActive(clock.now())
     },
   }
-  return service
 }
 
 export type TokenService = ReturnType<typeof createTokenService>

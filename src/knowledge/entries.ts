@@ -5,7 +5,15 @@
 import { decodeCursor, encodeCursor } from '../core/cursor.js'
 import { KnowHubError } from '../core/errors.js'
 import { newKnowledgeId } from '../core/ids.js'
-import { EditKnowledgeInput, ListInput, SaveKnowledgeInput, Source, type KnowledgeEntry, type KnowledgeVersion } from '../core/knowledge.js'
+import {
+  EditKnowledgeInput,
+  ListInput,
+  SaveKnowledgeInput,
+  Source,
+  type KnowledgeEntry,
+  type KnowledgeListPage,
+  type KnowledgeVersion,
+} from '../core/knowledge.js'
 import {
   assertWritableScopes,
   canManage,
@@ -23,10 +31,8 @@ import { embeddingText, searchDocument } from './document.js'
 import { entryNotFound, requireManaged, requireVisible, toEntries, toEntry } from './view.js'
 
 /** A page of entries, newest first, and the cursor of the next page (null on the last). */
-export interface ListPage {
-  items: KnowledgeEntry[]
-  next_cursor: string | null
-}
+/** A page of entries: the core's response shape. */
+export type ListPage = KnowledgeListPage
 
 function listCursor(record: KnowledgeRecord): string {
   return encodeCursor([record.created_at.toISOString(), record.id])
@@ -138,7 +144,8 @@ export async function listEntries(ctx: KnowledgeContext, raw: unknown, principal
   )
   const page = records.slice(0, input.limit)
   const last = page[page.length - 1]
-  return { items: await toEntries(ctx.store, page), next_cursor: records.length > input.limit && last ? listCursor(last) : null }
+  const items = await toEntries(ctx.store, page)
+  return { items, count: items.length, next_cursor: records.length > input.limit && last ? listCursor(last) : null }
 }
 
 /**

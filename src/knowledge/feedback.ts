@@ -4,7 +4,7 @@
  * rewrite that keeps the previous version).
  */
 import { KnowHubError } from '../core/errors.js'
-import { BatchFeedbackInput, FeedbackInput, type FeedbackRecord, type KnowledgeEntry } from '../core/knowledge.js'
+import { BatchFeedbackInput, FeedbackInput, type FeedbackRecord, type BatchFeedbackResult, type KnowledgeEntry } from '../core/knowledge.js'
 import { requirePermission, visibleScopes, type Principal } from '../core/principal.js'
 import { parseWith } from '../core/validate.js'
 import type { KnowledgeRecord } from '../store/knowledge.js'
@@ -13,10 +13,7 @@ import { embeddingText, searchDocument } from './document.js'
 import { requireVisible, toEntry } from './view.js'
 
 /** The body of `POST /api/knowledge/batch_update`'s answer: items fail independently. */
-export interface BatchFeedbackResult {
-  updated: number
-  results: Array<{ knowledge_id: string; ok: boolean; error?: { code: string; message: string } }>
-}
+export type { BatchFeedbackResult } from '../core/knowledge.js'
 
 /** Rewrites the entry's content with the configured evolve step; the previous version is kept. */
 async function evolveEntry(ctx: KnowledgeContext, record: KnowledgeRecord, feedback: string, visible: string[], now: Date): Promise<KnowledgeRecord> {

@@ -3,7 +3,7 @@
  * token is printed once; only its hash is stored.
  */
 import { Command } from 'commander'
-import type { TokenInfo } from '../../auth/tokens.js'
+import type { TokenInfo } from '../../core/tokens.js'
 import { withHub, type GlobalOptions } from '../context.js'
 import { printJson, type Io } from '../output.js'
 

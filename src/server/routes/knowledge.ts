@@ -64,8 +64,8 @@ export function knowledgeRoutes(deps: KnowledgeRouteDeps): Hono<AppEnv> {
     const expand = expansions(queryParam(c, 'expand'))
     const { principal } = caller(c)
     const page = await knowledge.list(queryObject(c, { lists: ['types', 'scopes', 'status'] }, ['expand']), principal)
-    const items = expand.has('resources') ? await deps.resources.withResources(page.items, principal) : page.items
-    return c.json({ items, count: items.length, next_cursor: page.next_cursor } satisfies KnowledgeListPage)
+    if (!expand.has('resources')) return c.json(page satisfies KnowledgeListPage)
+    return c.json({ ...page, items: await deps.resources.withResources(page.items, principal) } satisfies KnowledgeListPage)
   })
 
   app.post('/batch_update', async (c) => c.json(await knowledge.batchFeedback(await readJson(c), caller(c).principal)))
