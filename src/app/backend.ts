@@ -33,10 +33,7 @@ export function servicesBackend(services: ToolServices, principal: Principal): T
     get: (id) => knowledge.get(id, principal),
     update: (id, body) => knowledge.feedback(id, body, principal),
     batchUpdate: (body) => knowledge.batchFeedback(body, principal),
-    async list(query) {
-      const page = await knowledge.list(query, principal)
-      return { items: page.items, count: page.items.length, next_cursor: page.next_cursor }
-    },
+    list: (query) => knowledge.list(query, principal),
     slim: (body) => slim.slim(body, principal),
     resourceSave: (body) => resources.save(body, principal),
     resourceGet: (id, options = {}) => resources.get(id, principal, options),

@@ -13,7 +13,7 @@ import type { Clock } from '../core/clock.js'
 import { KnowHubError } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
 import { noopLogger } from '../core/logger.js'
-import { createApp } from './app.js'
+import { createApp, type DashboardMount } from './app.js'
 import { createAuthenticator } from '../auth/authenticate.js'
 import type { McpServerOptions } from '../mcp/server.js'
 
@@ -27,6 +27,8 @@ export interface StartServerOptions {
   clock?: Clock
   /** MCP at `/mcp`: knowledge packs for the pack tools, tool defaults (default: no packs). */
   mcp?: Omit<McpServerOptions, 'backend'>
+  /** A dashboard at `/` with its own authentication (see `DashboardMount` in app.ts). */
+  dashboard?: DashboardMount
 }
 
 export interface RunningServer {
@@ -68,6 +70,41 @@ function urlHost(host: string): string {
   return host.includes(':') ? `[${host}]` : host
 }
 
+/** Local mode answers every request as the local principal: only on a loopback address. */
+function assertSafeBind(local: boolean, host: string, principal: KnowHub['config']['principal']): void {
+  if (local && !isLoopback(host)) {
+    throw new KnowHubError(
+      'config_error',
+      `Refusing to listen on ${host}: no API token exists, so every request would act as the local principal (${describePrincipal(principal)}) with no authentication. ` +
+        'Create a token first (knowhub token create --user ID --org ID), or listen on 127.0.0.1.',
+      { host },
+    )
+  }
+}
+
+/** Binds `fetch` to host:port; a port in use or another bind failure is a `config_error`. */
+function listen(fetch: (request: Request, env: unknown) => Response | Promise<Response>, host: string, port: number): Promise<ServerType> {
+  return new Promise((resolve, reject) => {
+    const s = serve({ fetch, hostname: host, port }, () => resolve(s))
+    s.once('error', (error: NodeJS.ErrnoException) => {
+      reject(
+        error.code === 'EADDRINUSE'
+          ? new KnowHubError('config_error', `Port ${port} on ${host} is in use: pick another with --port or KNOWHUB_PORT`, { host, port })
+          : new KnowHubError('config_error', `Cannot listen on ${host}:${port}: ${error.message}`, { host, port }),
+      )
+    })
+  })
+}
+
+/** Stops accepting, and ends open (keep-alive) connections. */
+function closeServer(server: ServerType): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const s = server as ServerType & { closeAllConnections?: () => void }
+    s.close((error) => (error ? reject(error) : resolve()))
+    s.closeAllConnections?.()
+  })
+}
+
 /**
  * Starts the HTTP server.
  * @example
@@ -80,17 +117,10 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   const { hub } = options
   const settings = hub.config.server
   const host = options.host ?? settings.host
-  const requestedPort = options.port ?? settings.port
   const logger = options.logger ?? noopLogger
+  const clock = options.clock ? { clock: options.clock } : {}
   const local = !(await hub.tokens.hasAny())
-  if (local && !isLoopback(host)) {
-    throw new KnowHubError(
-      'config_error',
-      `Refusing to listen on ${host}: no API token exists, so every request would act as the local principal (${describePrincipal(hub.config.principal)}) with no authentication. ` +
-        'Create a token first (knowhub token create --user ID --org ID), or listen on 127.0.0.1.',
-      { host },
-    )
-  }
+  assertSafeBind(local, host, hub.config.principal)
 
   // Filled in once the port is known (it may be 0 until bound).
   const bound: { hosts?: ReadonlySet<string> } = {}
@@ -101,35 +131,19 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     knowledge: hub.knowledge,
     resources: hub.resources,
     slim: hub.slim,
-    authenticate: createAuthenticator({
-      tokens: hub.tokens,
-      localPrincipal: hub.config.principal,
-      localMode: local,
-      ...(options.clock ? { clock: options.clock } : {}),
-    }),
+    authenticate: createAuthenticator({ tokens: hub.tokens, localPrincipal: hub.config.principal, localMode: local, ...clock }),
     logger,
     version: packageVersion(),
     bodyLimit: settings.bodyLimit,
     rateLimit: { perSecond: settings.rateLimit, burst: settings.rateBurst },
     ...(allowedHosts ? { allowedHosts } : {}),
-    ...(options.clock ? { clock: options.clock } : {}),
+    ...clock,
     mcp: { embedder: hub.embedder, ...options.mcp },
     connection: nodeConnection,
+    ...(options.dashboard ? { dashboard: options.dashboard } : {}),
   })
 
-  const server: ServerType = await new Promise((resolve, reject) => {
-    const s = serve({ fetch: app.fetch, hostname: host, port: requestedPort }, () => resolve(s))
-    s.once('error', (error: NodeJS.ErrnoException) => {
-      reject(
-        error.code === 'EADDRINUSE'
-          ? new KnowHubError('config_error', `Port ${requestedPort} on ${host} is in use: pick another with --port or KNOWHUB_PORT`, {
-              host,
-              port: requestedPort,
-            })
-          : new KnowHubError('config_error', `Cannot listen on ${host}:${requestedPort}: ${error.message}`, { host, port: requestedPort }),
-      )
-    })
-  })
+  const server = await listen(app.fetch, host, options.port ?? settings.port)
   const port = (server.address() as AddressInfo).port
   bound.hosts = local
     ? new Set([`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`, `${urlHost(host).toLowerCase()}:${port}`, ...extraHosts])
@@ -145,11 +159,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     port,
     local,
     close: async () => {
-      await new Promise<void>((resolve, reject) => {
-        const s = server as ServerType & { closeAllConnections?: () => void }
-        s.close((error) => (error ? reject(error) : resolve()))
-        s.closeAllConnections?.()
-      })
+      await closeServer(server)
       await warming
     },
   }

@@ -4,22 +4,25 @@
  * Two implementations: `localBackend` (in-process services, src/app/backend.ts) and the
  * HTTP client (src/client/backend.ts). The tools never know which one they run on.
  */
-import type { FeedbackInput, BatchFeedbackInput, KnowledgeEntry, ListInput, SaveKnowledgeInput, SearchInput, SearchResponse } from '../core/knowledge.js'
+import type {
+  BatchFeedbackInput,
+  BatchFeedbackResult,
+  FeedbackInput,
+  KnowledgeEntry,
+  KnowledgeListPage,
+  ListInput,
+  SaveKnowledgeInput,
+  SearchInput,
+  SearchResponse,
+} from '../core/knowledge.js'
 import type { Resource, SaveResourceInput } from '../core/resources.js'
 import type { SlimInput, SlimResult } from '../core/slim.js'
 
-/** The body of `GET /api/knowledge` (a page of entries). */
-export type KnowledgeListResponse = {
-  items: KnowledgeEntry[]
-  count: number
-  next_cursor: string | null
-}
+/** The body of `GET /api/knowledge` (a page of entries): the core's `KnowledgeListPage`. */
+export type KnowledgeListResponse = KnowledgeListPage
 
-/** The body of `POST /api/knowledge/batch_update`. */
-export type BatchUpdateResponse = {
-  updated: number
-  results: Array<{ knowledge_id: string; ok: boolean; error?: { code: string; message: string } }>
-}
+/** The body of `POST /api/knowledge/batch_update`: the core's `BatchFeedbackResult`. */
+export type BatchUpdateResponse = BatchFeedbackResult
 
 /**
  * The KnowHub operations the agent tools call, shaped like the HTTP API of seed 003.
