@@ -1,6 +1,6 @@
 /**
  * `knowhub/core`: types, schemas, errors, principals and scopes, ids, text
- * segmentation. No I/O: safe in any runtime.
+ * segmentation, knowledge text wrapped as data. No I/O: safe in any runtime.
  */
 export { ErrorCode, KnowHubError, isKnowHubError, type ErrorDetails } from './errors.js'
 export { noopLogger, type Logger, type LogFields } from './logger.js'
@@ -52,3 +52,4 @@ export {
 export { EmbedderConfig, KnowHubConfig } from './config.js'
 export { parseWith, toValidationIssues, type ValidationIssue } from './validate.js'
 export { segment, hasCjk, latinWords, cjkWords, cjkBigrams, type Segments } from './text/index.js'
+export { NEUTRALISED_OPENER, WRAPPER_PREAMBLES, escapeXml, neutralise, preambleLanguage } from './wrap.js'

@@ -6,7 +6,7 @@
 import { KnowHubError } from '../core/errors.js'
 import { listPackResources, type ListResourcesOptions, type PackResource } from './resources.js'
 import type { LoadedPack, PackDiagnostic } from './schema.js'
-import { WRAPPER_PREAMBLES, escapeXml, neutralise, preambleLanguage } from './wrap.js'
+import { WRAPPER_PREAMBLES, escapeXml, neutralise, preambleLanguage } from '../core/wrap.js'
 
 /** How the model receives the guide. */
 export type ActivationMode = 'file' | 'tool'

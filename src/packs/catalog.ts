@@ -3,7 +3,7 @@
  * goes with it. No packs → no catalog, no instruction and no tool at all.
  */
 import type { KnowledgeCatalogItem } from './schema.js'
-import { escapeXml } from './wrap.js'
+import { escapeXml } from '../core/wrap.js'
 
 /**
  * The behaviour instruction disclosed alongside the catalog, by language.

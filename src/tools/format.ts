@@ -7,7 +7,7 @@
  */
 import type { SearchResult } from '../core/knowledge.js'
 import type { Resource } from '../core/resources.js'
-import { WRAPPER_PREAMBLES, escapeXml, neutralise } from '../packs/wrap.js'
+import { WRAPPER_PREAMBLES, escapeXml, neutralise } from '../core/wrap.js'
 
 /**
  * The preamble put once at the top of every block of wrapped knowledge text.

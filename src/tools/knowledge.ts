@@ -8,7 +8,7 @@ import { z } from 'zod'
 import { FeedbackCase, KnowledgeId, KnowledgeType, Score, Tags } from '../core/knowledge.js'
 import { Owner, Scope } from '../core/principal.js'
 import { ResourceContentType, ResourceId, ResourceMetadata, type Resource } from '../core/resources.js'
-import { neutralise } from '../packs/wrap.js'
+import { neutralise } from '../core/wrap.js'
 import { defineTool, type AgentTool } from './define.js'
 import { wrapEntries, wrapResource } from './format.js'
 

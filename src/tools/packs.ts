@@ -14,7 +14,7 @@ import { PackIndexCache } from '../packs/pack-index.js'
 import { DEFAULT_BUDGET, ResolveIntent, resolveContext } from '../packs/resolve.js'
 import { GroundingPolicy, type LoadedPack, type PackDiagnostic } from '../packs/schema.js'
 import { selectPacks } from '../packs/select.js'
-import { neutralise } from '../packs/wrap.js'
+import { neutralise } from '../core/wrap.js'
 import { defineTool, type AgentTool, type ToolContext } from './define.js'
 
 /**

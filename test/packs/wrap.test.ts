@@ -1,16 +1,7 @@
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import {
-  NEUTRALISED_OPENER,
-  WRAPPER_PREAMBLES,
-  activatePack,
-  escapeXml,
-  loadPack,
-  neutralise,
-  orderWrappers,
-  resolveContext,
-  wrapKnowledge,
-} from '../../src/packs/index.js'
+import { NEUTRALISED_OPENER, WRAPPER_PREAMBLES, escapeXml, neutralise } from '../../src/core/wrap.js'
+import { activatePack, loadPack, orderWrappers, resolveContext, wrapKnowledge } from '../../src/packs/index.js'
 import { FIXTURES } from './helpers.js'
 
 const NAMES = ['knowledge_pack', 'knowledge_pack_guide', 'knowledge_resources', 'available_knowledge_packs']
