@@ -57,7 +57,7 @@ export { ClaimStatus, SourceMapClaim, SourceMapSection, loadEvidence } from './e
 export type { CheckedClaim, CompileRunSummary, PackEvidence } from './evidence.js'
 export { DEFAULT_INDEX_CACHE_BYTES, PackIndex, PackIndexCache } from './pack-index.js'
 export type { IndexedFile, IndexedSection, PackIndexCacheOptions, PackIndexOptions } from './pack-index.js'
-export { DEFAULT_BUDGET, ResolveIntent, contextMapPaths, detectIntent, resolveContext } from './resolve.js'
+export { DEFAULT_BUDGET, ResolveIntent, contextMapPaths, detectIntent, resolveContext } from './resolve/index.js'
 export type {
   CompileWarning,
   ExcludedPack,
@@ -69,7 +69,7 @@ export type {
   ResolveOptions,
   ResolveResult,
   SelectedPiece,
-} from './resolve.js'
+} from './resolve/index.js'
 export { selectPacks } from './select.js'
 export { PackSession, SessionSnapshot } from './session.js'
 export type { LoadedFileRecord, PackSessionOptions, RefreshReport, RestoreReport, SessionContext, SessionResolveOptions } from './session.js'

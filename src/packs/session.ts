@@ -14,7 +14,7 @@ import { activatePack, type Activation, type ActivationMode } from './activate.j
 import { loadPack, type LoadPackOptions } from './load.js'
 import { PackIndexCache, type PackIndexOptions } from './pack-index.js'
 import { sha256 } from './paths.js'
-import { DEFAULT_BUDGET, ResolveIntent, resolveContext, type ResolveResult } from './resolve.js'
+import { DEFAULT_BUDGET, ResolveIntent, resolveContext, type ResolveResult } from './resolve/index.js'
 import { GroundingPolicy, type LoadedPack, type PackProfile, type RuntimeMode } from './schema.js'
 import type { UsageLog } from './usage-log.js'
 

@@ -10,7 +10,7 @@ import { systemClock, type Clock } from '../core/clock.js'
 import { KnowHubError } from '../core/errors.js'
 import { noopLogger, type Logger } from '../core/logger.js'
 import { isInside, resolvePackPath } from './paths.js'
-import type { PackResolution, ResolveResult } from './resolve.js'
+import type { PackResolution, ResolveResult } from './resolve/index.js'
 import { GroundingPolicy, PackProfile, PackStatus, RuntimeMode, type LoadedPack } from './schema.js'
 
 /** The real path of `path`, resolving symlinks of the part that exists. */

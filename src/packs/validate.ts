@@ -13,7 +13,7 @@ import { loadEvidence } from './evidence.js'
 import { loadPack } from './load.js'
 import { DEFAULT_MAX_FILE_BYTES, resolvePackPath } from './paths.js'
 import { listPackResources } from './resources.js'
-import { contextMapPaths } from './resolve.js'
+import { contextMapPaths } from './resolve/index.js'
 import type { LoadedPack, PackDiagnostic } from './schema.js'
 
 /** The validation report of one pack folder. */

@@ -6,6 +6,8 @@ import * as packs from '../../src/packs/index.js'
 import { exportsWithoutExample } from '../helpers/examples.js'
 
 const SRC = fileURLToPath(new URL('../../src/packs/', import.meta.url))
+/** Every source file of src/packs, subfolders included (e.g. resolve/). */
+const sourceFiles = async (): Promise<string[]> => ((await readdir(SRC, { recursive: true })) as string[]).filter((f) => f.endsWith('.ts'))
 
 describe('knowhub/packs public surface', () => {
   it('exports exactly these runtime names', () => {
@@ -97,13 +99,13 @@ describe('knowhub/packs public surface', () => {
   })
 
   it('documents every runtime export with a JSDoc @example', async () => {
-    const sources = await Promise.all((await readdir(SRC)).filter((f) => f.endsWith('.ts')).map(async (f) => readFile(join(SRC, f), 'utf8')))
+    const sources = await Promise.all((await sourceFiles()).map(async (f) => readFile(join(SRC, f), 'utf8')))
     const missing = exportsWithoutExample(Object.keys(packs), sources)
     expect(missing).toEqual([])
   })
 
   it('library code never touches the console or process state', async () => {
-    for (const file of (await readdir(SRC)).filter((f) => f.endsWith('.ts'))) {
+    for (const file of await sourceFiles()) {
       const source = (await readFile(join(SRC, file), 'utf8')).replace(/\/\*[\s\S]*?\*\//g, '').replace(/\/\/.*$/gm, '')
       expect(source, file).not.toMatch(/\bconsole\.|process\.(exit|exitCode|env|cwd)\b/)
     }

@@ -1,0 +1,242 @@
+/**
+ * Fitting ranked candidates into a token budget the context never exceeds:
+ * a greedy fill with cheap estimates (tokenising is the expensive step), the
+ * wrapped context built per pack, trimmed until its exact token count fits,
+ * and every candidate left out reported with why.
+ *
+ * Token counts of rendered sections are memoised in each pack's index
+ * (`tokenCounts`, and `tokenRatio` for the estimate): a section never changes
+ * while it is indexed, so the memo stays valid for the index's lifetime and
+ * later calls skip tokenising.
+ */
+import type { IndexedSection, PackIndex } from '../pack-index.js'
+import type { RuntimeMode } from '../schema.js'
+import { countTokens } from '../tokens.js'
+import { orderWrappers, wrapKnowledge, wrapperAttributes } from '../wrap.js'
+import { readingOrder } from './rank.js'
+import type { Candidate, Chosen, OmittedPiece, OmittedReason, PackPlan } from './types.js'
+
+/** Most pieces tokenised per call. */
+const MAX_COUNTS = 80
+/** Pieces in a row that did not fit before the fill stops. */
+const MAX_MISSES = 40
+/** Fewer tokens left than this: the budget is used up. */
+const MIN_PIECE_TOKENS = 12
+/** Most omitted pieces listed in the result (all are counted). */
+const MAX_OMITTED_LISTED = 200
+const CJK_CHAR = /[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]/gu
+
+/** The token-count memo a pack index carries (see the file comment). */
+type TokenMemo = Pick<PackIndex, 'tokenCounts' | 'tokenRatio'>
+
+/**
+ * A cheap token estimate that errs low, so that a piece it puts over the
+ * remaining budget is skipped without tokenising it: the pack's own observed
+ * characters per token plus 25 % once 2,000 tokens were counted, else 5
+ * characters per token (CJK characters half a token).
+ * @example
+ * estimateTokens('hello world') // 2
+ */
+export function estimateTokens(text: string, ratio?: { chars: number; tokens: number }): number {
+  if (ratio && ratio.tokens >= 2000) return Math.floor(text.length / ((ratio.chars / ratio.tokens) * 1.25))
+  const cjk = text.match(CJK_CHAR)?.length ?? 0
+  return Math.floor((text.length - cjk) / 5 + cjk * 0.5)
+}
+
+function pieceLabel(section: IndexedSection): string {
+  const heading = section.headingPath.length > 0 ? ` § ${section.headingPath.join(' › ')}` : ''
+  const part = section.part > 0 ? ` (part ${section.part})` : ''
+  return `[${section.path}${heading}${part}]`
+}
+
+/**
+ * A section as it appears in the context: `[path § heading › path (part n)]` and its text.
+ * @example
+ * renderPiece(section) // '[compiled/facts.md § Pricing]\nTeam: 29 USD'
+ */
+export function renderPiece(section: IndexedSection): string {
+  return `${pieceLabel(section)}\n${section.text}`
+}
+
+/** Counts a rendered section (plus its joiner) and records the count in the pack's memo. */
+function countPiece(memo: TokenMemo | undefined, section: IndexedSection, rendered: string): number {
+  const tokens = countTokens(rendered) + 1
+  if (memo) {
+    memo.tokenCounts.set(section.id, tokens)
+    memo.tokenRatio.chars += rendered.length
+    memo.tokenRatio.tokens += tokens
+  }
+  return tokens
+}
+
+/** What the greedy fill decided. */
+export interface Fill {
+  /** Chosen pieces per plan, in rank order. */
+  chosen: Chosen[][]
+  /** Token counts of every candidate measured (chosen or not). */
+  tried: Map<Candidate, number>
+  /** Where and why the fill stopped early: every candidate from `at` on was never tried. */
+  stop?: { at: number; reason: OmittedReason }
+  /** Wrapper cost per plan (opening tag, preamble, closing tag) plus the joiner between wrappers. */
+  overhead: number[]
+}
+
+/**
+ * Fills the budget greedily in rank order. Only pieces that might fit are
+ * tokenised (the estimate rather underestimates), at most 80 per call; the
+ * fill stops after 40 pieces in a row did not fit. A pack's first piece also
+ * pays for its wrapper. Counts are reused from and recorded in the pack indexes.
+ * @example
+ * const fill = fillBudget(rankCandidates(plans), plans, 8000)
+ */
+export function fillBudget(ranked: readonly Candidate[], plans: readonly PackPlan[], budget: number): Fill {
+  const overhead = plans.map((plan) => countTokens(wrapKnowledge(wrapperAttributes(plan.pack.item, plan.grounding), '')) + 2)
+  const fill: Fill = { chosen: plans.map(() => []), tried: new Map(), overhead }
+  let used = 0
+  let counts = 0
+  let misses = 0
+  for (let at = 0; at < ranked.length; at++) {
+    const candidate = ranked[at] as Candidate
+    if (budget - used < MIN_PIECE_TOKENS || misses >= MAX_MISSES) {
+      fill.stop = { at, reason: misses >= MAX_MISSES ? 'miss_limit' : 'budget' }
+      break
+    }
+    const list = fill.chosen[candidate.packIndex] as Chosen[]
+    const wrapperCost = list.length === 0 ? (overhead[candidate.packIndex] ?? 0) : 0
+    const remaining = budget - used - wrapperCost
+    const memo = plans[candidate.packIndex]?.index
+    let tokens = memo?.tokenCounts.get(candidate.section.id)
+    if (tokens === undefined) {
+      if (counts >= MAX_COUNTS) {
+        fill.stop = { at, reason: 'count_limit' }
+        break
+      }
+      const rendered = renderPiece(candidate.section)
+      if (remaining < MIN_PIECE_TOKENS || estimateTokens(rendered, memo?.tokenRatio) > remaining) {
+        misses++
+        continue
+      }
+      counts++
+      tokens = countPiece(memo, candidate.section, rendered)
+    }
+    fill.tried.set(candidate, tokens)
+    if (tokens > remaining) {
+      misses++
+      continue
+    }
+    misses = 0
+    used += tokens + wrapperCost
+    list.push({ candidate, tokens })
+  }
+  return fill
+}
+
+/** One pack's wrapper in the context. */
+export interface BuiltWrapper {
+  name: string
+  mode: RuntimeMode
+  text: string
+  /** Index of the plan it wraps. */
+  plan: number
+}
+
+/** The wrapped context and its wrappers, persona first. */
+export interface BuiltContext {
+  context: string
+  wrappers: BuiltWrapper[]
+}
+
+/**
+ * Wraps each pack's chosen pieces (in reading order) and joins the wrappers,
+ * persona wrappers first. Packs with nothing chosen get no wrapper.
+ * @example
+ * const { context, wrappers } = buildContext(plans, fill.chosen)
+ */
+export function buildContext(plans: readonly PackPlan[], chosen: readonly (readonly Chosen[])[]): BuiltContext {
+  const wrappers: BuiltWrapper[] = []
+  plans.forEach((plan, i) => {
+    const pieces = readingOrder((chosen[i] ?? []).map((c) => c.candidate))
+    if (pieces.length === 0) return
+    const content = pieces.map((c) => renderPiece(c.section)).join('\n\n')
+    wrappers.push({
+      name: plan.pack.item.name,
+      mode: plan.pack.item.runtime?.mode ?? 'data',
+      text: wrapKnowledge(wrapperAttributes(plan.pack.item, plan.grounding), content),
+      plan: i,
+    })
+  })
+  const ordered = orderWrappers(wrappers)
+  return { context: ordered.map((w) => w.text).join('\n\n'), wrappers: ordered }
+}
+
+/**
+ * Builds the context and, while its exact token count is over the budget (BPE
+ * merges at the joins), drops the lowest-ranked chosen piece (from `chosen`,
+ * in place) and builds again.
+ * @example
+ * const { built, tokens } = fitExactly(plans, fill.chosen, ranked, 8000)
+ */
+export function fitExactly(
+  plans: readonly PackPlan[],
+  chosen: Chosen[][],
+  ranked: readonly Candidate[],
+  budget: number,
+): { built: BuiltContext; tokens: number } {
+  let built = buildContext(plans, chosen)
+  let tokens = countTokens(built.context)
+  while (tokens > budget) {
+    let worst: { list: Chosen[]; at: number; rank: number } | undefined
+    for (const list of chosen) {
+      list.forEach((entry, at) => {
+        const rank = ranked.indexOf(entry.candidate)
+        if (!worst || rank > worst.rank) worst = { list, at, rank }
+      })
+    }
+    if (!worst) break
+    const dropped = worst as { list: Chosen[]; at: number; rank: number }
+    dropped.list.splice(dropped.at, 1)
+    built = buildContext(plans, chosen)
+    tokens = countTokens(built.context)
+  }
+  return { built, tokens }
+}
+
+/** Every candidate left out, with why. */
+export interface Omissions {
+  /** All of them, best first. */
+  all: { candidate: Candidate; reason: OmittedReason }[]
+  /** The first 200, as reported. */
+  listed: OmittedPiece[]
+  reasons: Partial<Record<OmittedReason, number>>
+}
+
+/**
+ * Every candidate not in the context, with why: candidates past an early stop
+ * were never tried (`count_limit`, `miss_limit`, or `budget` when it ran out);
+ * the others did not fit (`budget`).
+ * @example
+ * const omitted = omissions(ranked, plans, fill)
+ */
+export function omissions(ranked: readonly Candidate[], plans: readonly PackPlan[], fill: Pick<Fill, 'chosen' | 'tried' | 'stop'>): Omissions {
+  const selected = new Set(fill.chosen.flatMap((list) => list.map((c) => c.candidate)))
+  const all: Omissions['all'] = []
+  ranked.forEach((candidate, at) => {
+    if (selected.has(candidate)) return
+    all.push({ candidate, reason: fill.stop && at >= fill.stop.at ? fill.stop.reason : 'budget' })
+  })
+  const reasons: Partial<Record<OmittedReason, number>> = {}
+  for (const { reason } of all) reasons[reason] = (reasons[reason] ?? 0) + 1
+  const listed: OmittedPiece[] = all.slice(0, MAX_OMITTED_LISTED).map(({ candidate: c, reason }) => {
+    const t = fill.tried.get(c)
+    return {
+      pack: plans[c.packIndex]?.pack.item.name ?? '',
+      path: c.section.path,
+      heading: c.section.headingPath.join(' › '),
+      score: Number(c.score.toFixed(4)),
+      role: c.reason,
+      ...(t === undefined ? {} : { tokens: t }),
+      reason,
+    }
+  })
+  return { all, listed, reasons }
+}

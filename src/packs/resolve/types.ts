@@ -1,0 +1,181 @@
+/**
+ * The shapes of the runtime context resolver (seed 001): its options, the
+ * audit record of each pack, and what was selected, omitted and excluded.
+ * The working records shared by the resolver's steps (candidates, plans)
+ * are here too, unexported from the package.
+ */
+import type { Logger } from '../../core/logger.js'
+import type { Embedder } from '../../embed/embedder.js'
+import type { IndexedSection, PackIndex, PackIndexCache } from '../pack-index.js'
+import type { ResourceKind } from '../resources.js'
+import type { GroundingPolicy, LoadedPack, PackProfile, PackStatus, PackTrust, RuntimeMode } from '../schema.js'
+import type { ResolveIntent } from './intent.js'
+
+/**
+ * Default token budget.
+ * @example
+ * await resolveContext({ task, packs, budget: DEFAULT_BUDGET / 2 })
+ */
+export const DEFAULT_BUDGET = 8000
+
+/** Options of {@link resolveContext}. */
+export interface ResolveOptions {
+  /** The user's task. */
+  task: string
+  /** The selected (activated) packs. */
+  packs: readonly LoadedPack[]
+  /** Token budget for the whole wrapped context (default 8000). Never exceeded. */
+  budget?: number
+  /** Citation policy; default from the packs' `grounding` (required → required, none → off, else recommended). */
+  grounding?: GroundingPolicy
+  /** Task intent; detected from the task text when absent. */
+  intent?: ResolveIntent
+  /** Disputed packs confirmed by the user: `true` for all, or their names. */
+  confirmed?: boolean | readonly string[]
+  /** Blended into relevance when given (the knowledge search's embedder). */
+  embedder?: Embedder
+  /** Reuse indexes across calls (a session keeps one). */
+  cache?: PackIndexCache
+  logger?: Logger
+}
+
+/** One compile warning of the audit record. */
+export interface CompileWarning {
+  severity: 'info' | 'warning' | 'error'
+  path: string
+  message: string
+  code?: string
+}
+
+/** The audit record of seed 001 for one pack. */
+export interface ResolutionAudit {
+  selected_documents: string[]
+  selected_files: string[]
+  source_anchors: string[]
+  compile_warnings: CompileWarning[]
+  missing: string[]
+  recommendation?: 'ask_user_or_mark_unknown'
+}
+
+/** Why a piece was considered. */
+export type PieceReason = 'persona' | 'runtime' | 'context-map' | 'core' | 'fallback' | 'evidence'
+
+/** A section that made it into the context. */
+export interface SelectedPiece {
+  path: string
+  heading: string
+  headingPath: string[]
+  kind: ResourceKind
+  line: number
+  part: number
+  tokens: number
+  score: number
+  reason: PieceReason
+  /** sha256 of the file the section came from. */
+  fileHash: string
+}
+
+/** The resolution of one pack: its audit record plus what was selected. */
+export interface PackResolution extends ResolutionAudit {
+  pack: string
+  version?: string
+  status: PackStatus
+  trust: PackTrust
+  profile: PackProfile
+  runtime_mode: RuntimeMode
+  grounding: GroundingPolicy
+  /** Position of this pack's wrapper in the context (0-based); absent when nothing was selected. */
+  wrapper_order?: number
+  /** Selected files without a source anchor (grounding required or recommended). */
+  citation_gaps: string[]
+  pieces: SelectedPiece[]
+  /** Tokens of this pack's wrapper. */
+  tokens: number
+}
+
+/**
+ * Why a candidate section was left out:
+ * - `budget`: it was measured (counted, or estimated at more than what was left) and did not fit,
+ *   it was dropped when the exact count of the joined context came out over budget, or the
+ *   budget was used up (fewer than 12 tokens left) before it was reached;
+ * - `count_limit`: never tried: the resolver had counted the tokens of 80 pieces in this call;
+ * - `miss_limit`: never tried: 40 pieces in a row had not fitted, so the resolver stopped.
+ */
+export type OmittedReason = 'budget' | 'count_limit' | 'miss_limit'
+
+/** A candidate section (relevant, a core view, or a persona section) that is not in the context. */
+export interface OmittedPiece {
+  pack: string
+  path: string
+  heading: string
+  score: number
+  /** Why it was considered (`core` for briefing/facts/boundaries views, `persona`, …). */
+  role: PieceReason
+  /** Counted tokens, when the piece was counted. */
+  tokens?: number
+  reason: OmittedReason
+}
+
+/**
+ * A selected pack that gets no wrapper: disputed and not confirmed
+ * (`confirmation_required`), nothing of it fit the budget (`budget`), or no
+ * section of it matched the task (`no_match`).
+ */
+export interface ExcludedPack {
+  pack: string
+  code: 'confirmation_required' | 'budget' | 'no_match'
+  message: string
+}
+
+/** Everything the resolver decided. */
+export interface ResolveResult {
+  task: string
+  intent: ResolveIntent
+  budget: number
+  /** Tokens of `context`, counted with the real tokenizer; ≤ budget. */
+  tokens: number
+  /** The wrapped context: persona wrappers first, then data wrappers. */
+  context: string
+  wrapper_order: string[]
+  packs: PackResolution[]
+  excluded: ExcludedPack[]
+  /** Every candidate section left out, with why (best first, at most 200 listed). */
+  omitted: OmittedPiece[]
+  /** Number of candidate sections left out (all of them, listed or not). */
+  omitted_count: number
+  /** `omitted_count` by reason. */
+  omitted_reasons: Partial<Record<OmittedReason, number>>
+  /** Facts the task needs that no pack has. */
+  missing: string[]
+  recommendation?: 'ask_user_or_mark_unknown'
+}
+
+/** A section the resolver considers for one pack, with its rank inputs. */
+export interface Candidate {
+  packIndex: number
+  section: IndexedSection
+  score: number
+  /** Score divided by the pack's best, for merging packs (the embedder blends into it). */
+  norm: number
+  /** Rank group: 0 persona, 1 runtime/context map, 2 core views, 3 fallback, 4 evidence. */
+  group: number
+  reason: PieceReason
+}
+
+/** What the resolver planned for one pack before the budget: candidates, warnings, missing facts. */
+export interface PackPlan {
+  pack: LoadedPack
+  index: PackIndex
+  grounding: GroundingPolicy
+  candidates: Candidate[]
+  warnings: CompileWarning[]
+  missing: string[]
+  /** Task terms no section of this pack has. */
+  uncovered: Set<string>
+}
+
+/** A candidate that made it into the context, with its counted tokens. */
+export interface Chosen {
+  candidate: Candidate
+  tokens: number
+}
