@@ -4,35 +4,14 @@
  * records every name clash with the pack it shadowed. Scan problems (symlink
  * loops, unreadable folders, limits) are diagnostics, never exceptions.
  */
-import { readFile, readdir, realpath, stat } from 'node:fs/promises'
-import type { Dirent } from 'node:fs'
-import { join, relative, resolve, sep } from 'node:path'
+import { resolve } from 'node:path'
 import { z } from 'zod'
 import { parseWith } from '../core/validate.js'
 import { noopLogger, type Logger } from '../core/logger.js'
-import { isIgnored, parseGitignore, type GitignoreRule } from './gitignore.js'
-import { DEFAULT_MAX_KNOWLEDGE_BYTES, loadPack, type KnowledgeParseCache } from './load.js'
+import { DEFAULT_MAX_KNOWLEDGE_BYTES, loadPack, type KnowledgeParseCache, type LoadPackResult } from './load.js'
 import { mapLimit } from './limit.js'
-import { isInside } from './paths.js'
+import { scanLocation, type LocationSpec, type ScanLocation } from './scan.js'
 import type { KnowledgeCatalogItem, LoadedPack, PackDiagnostic, PackScope, RejectedPack } from './schema.js'
-
-/**
- * Folder names never descended into (besides hidden folders).
- * @example
- * SKIPPED_DIRS.has('node_modules') // true
- */
-export const SKIPPED_DIRS: ReadonlySet<string> = new Set([
-  'node_modules',
-  'indexes',
-  'dist',
-  'build',
-  'out',
-  'target',
-  'coverage',
-  '__pycache__',
-  'bower_components',
-  'vendor',
-])
 
 /**
  * Discovery options. Scopes whose folder is not given are not scanned.
@@ -70,20 +49,6 @@ export const DiscoverOptions = z.object({
 })
 export type DiscoverOptions = z.input<typeof DiscoverOptions>
 
-/** One scanned location, for `packs doctor`. */
-export interface ScanLocation {
-  scope: PackScope
-  /** `client`: `.<client>/knowledge`; `agents`: `.agents/knowledge`. */
-  source: 'client' | 'agents' | 'extra' | 'builtin'
-  path: string
-  exists: boolean
-  dirsScanned: number
-  packsFound: number
-  skippedDirs: number
-  /** Set when a limit stopped the scan early. */
-  limited?: 'depth' | 'dirs'
-}
-
 /** A name clash: `kept` won, `shadowed` is not used. */
 export interface ShadowRecord {
   name: string
@@ -108,19 +73,6 @@ export interface DiscoveryResult {
   diagnostics: PackDiagnostic[]
 }
 
-interface LocationSpec {
-  scope: PackScope
-  source: ScanLocation['source']
-  path: string
-}
-
-interface Candidate {
-  location: LocationSpec
-  dir: string
-  real: string
-  entries: Dirent[]
-}
-
 /**
  * The folders discovery scans, in precedence order.
  * @example
@@ -143,161 +95,63 @@ export function scanLocations(input: DiscoverOptions = {}): { scope: PackScope; 
   return specs.filter((spec) => (seen.has(spec.path) ? false : (seen.add(spec.path), true)))
 }
 
-function errnoCode(error: unknown): string {
-  return (error as NodeJS.ErrnoException | undefined)?.code ?? 'EUNKNOWN'
+/** The packs kept so far, by name and by real root. */
+interface Precedence {
+  byName: Map<string, LoadedPack>
+  byRealRoot: Map<string, LoadedPack>
 }
 
-async function ancestorGitignores(projectDir: string | undefined, root: string): Promise<GitignoreRule[]> {
-  if (!projectDir) return []
-  const project = resolve(projectDir)
-  if (!isInside(project, root) || project === root) return []
-  const rules: GitignoreRule[] = []
-  const parts = relative(project, root).split(sep)
-  let dir = project
-  for (let i = 0; i < parts.length; i++) {
-    rules.push(...(await readGitignore(dir)))
-    dir = join(dir, parts[i] ?? '')
+/**
+ * Files one load outcome (in precedence order) into the result: rejected; the
+ * same folder seen again (counted once); archived and hidden (claims no name);
+ * shadowed by an earlier pack of the same name; or available.
+ */
+function admit(result: DiscoveryResult, outcome: LoadPackResult, state: Precedence, includeArchived: boolean, logger: Logger): void {
+  if (!outcome.ok) {
+    result.rejected.push(outcome.rejected)
+    logger.warn('packs.discover.rejected', { location: outcome.rejected.location, outcome: outcome.rejected.outcome })
+    return
   }
-  return rules
-}
-
-async function readGitignore(dir: string): Promise<GitignoreRule[]> {
-  try {
-    const text = await readFile(join(dir, '.gitignore'), 'utf8')
-    return parseGitignore(text.slice(0, 64 * 1024), dir)
-  } catch {
-    return []
-  }
-}
-
-interface WalkState {
-  location: ScanLocation
-  candidates: Candidate[]
-  diagnostics: PackDiagnostic[]
-  depthReported: boolean
-}
-
-async function scanLocation(spec: LocationSpec, options: z.output<typeof DiscoverOptions>, logger: Logger): Promise<WalkState> {
-  const state: WalkState = {
-    location: { scope: spec.scope, source: spec.source, path: spec.path, exists: false, dirsScanned: 0, packsFound: 0, skippedDirs: 0 },
-    candidates: [],
-    diagnostics: [],
-    depthReported: false,
-  }
-  const diag = (severity: PackDiagnostic['severity'], code: string, path: string, message: string): void => {
-    state.diagnostics.push({ severity, code, path, message })
-    logger.debug('packs.discover.diagnostic', { code, path })
-  }
-
-  let rootReal: string
-  try {
-    const info = await stat(spec.path)
-    if (!info.isDirectory()) {
-      diag('warning', 'not_a_directory', spec.path, `The ${spec.scope} location ${spec.path} is not a folder; not scanned.`)
-      return state
-    }
-    rootReal = await realpath(spec.path)
-  } catch (error) {
-    const code = errnoCode(error)
-    if (code === 'ENOENT') {
-      diag('info', 'location_missing', spec.path, `The ${spec.scope} location ${spec.path} does not exist.`)
-    } else if (code === 'ELOOP') {
-      diag('warning', 'symlink_loop', spec.path, `The ${spec.scope} location ${spec.path} is a symlink loop; not scanned.`)
-    } else {
-      diag('warning', 'unreadable', spec.path, `The ${spec.scope} location ${spec.path} cannot be read (${code}).`)
-    }
-    return state
-  }
-  state.location.exists = true
-
-  const baseRules = options.respectGitignore ? await ancestorGitignores(options.projectDir, spec.path) : []
-  type Frame = { dir: string; real: string; depth: number; ancestors: ReadonlySet<string>; rules: GitignoreRule[] }
-  let frontier: Frame[] = [{ dir: spec.path, real: rootReal, depth: 0, ancestors: new Set([rootReal]), rules: baseRules }]
-  const visited = new Set<string>([rootReal])
-
-  while (frontier.length > 0) {
-    const nextFrontier: Frame[] = []
-    const budget = options.maxDirs - state.location.dirsScanned
-    if (budget <= 0) break
-    const batch = frontier.slice(0, budget)
-    if (batch.length < frontier.length) {
-      state.location.limited = 'dirs'
-      diag(
-        'warning',
-        'dir_limit',
-        spec.path,
-        `Stopped after ${options.maxDirs} folders in ${spec.path}; ${frontier.length - batch.length} folders were not read (raise maxDirs).`,
-      )
-    }
-    state.location.dirsScanned += batch.length
-    await mapLimit(batch, options.concurrency, async (frame) => {
-      let entries: Dirent[]
-      try {
-        entries = await readdir(frame.dir, { withFileTypes: true })
-      } catch (error) {
-        const code = errnoCode(error)
-        diag('warning', code === 'ELOOP' ? 'symlink_loop' : 'unreadable', frame.dir, `Folder ${frame.dir} cannot be read (${code}); skipped.`)
-        return
-      }
-      if (entries.some((entry) => entry.name === 'KNOWLEDGE.md')) {
-        state.candidates.push({ location: spec, dir: frame.dir, real: frame.real, entries })
-        return
-      }
-      const rules =
-        options.respectGitignore && entries.some((e) => e.name === '.gitignore' && e.isFile())
-          ? [...frame.rules, ...(await readGitignore(frame.dir))]
-          : frame.rules
-      for (const entry of entries) {
-        if (!entry.isDirectory() && !entry.isSymbolicLink()) continue
-        if (entry.name.startsWith('.') || SKIPPED_DIRS.has(entry.name)) {
-          if (entry.isDirectory()) state.location.skippedDirs++
-          continue
-        }
-        const childPath = join(frame.dir, entry.name)
-        let childReal = join(frame.real, entry.name)
-        if (entry.isSymbolicLink()) {
-          try {
-            const info = await stat(childPath)
-            if (!info.isDirectory()) continue
-            childReal = await realpath(childPath)
-          } catch (error) {
-            const code = errnoCode(error)
-            if (code === 'ELOOP') diag('warning', 'symlink_loop', childPath, `Symlink ${childPath} is a loop; skipped.`)
-            else if (code === 'ENOENT') diag('info', 'broken_symlink', childPath, `Symlink ${childPath} points to nothing; skipped.`)
-            else diag('warning', 'unreadable', childPath, `Symlink ${childPath} cannot be followed (${code}); skipped.`)
-            continue
-          }
-          if (frame.ancestors.has(childReal)) {
-            diag('warning', 'symlink_loop', childPath, `Symlink ${childPath} points back to ${childReal}, an enclosing folder; skipped.`)
-            continue
-          }
-        }
-        if (visited.has(childReal)) {
-          diag('info', 'duplicate', childPath, `Folder ${childPath} was already scanned as ${childReal}; skipped.`)
-          continue
-        }
-        if (options.respectGitignore && isIgnored(rules, childPath, true)) {
-          state.location.skippedDirs++
-          continue
-        }
-        if (frame.depth + 1 > options.maxDepth) {
-          state.location.limited ??= 'depth'
-          if (!state.depthReported) {
-            state.depthReported = true
-            diag('info', 'depth_limit', childPath, `Folders deeper than ${options.maxDepth} levels below ${spec.path} are not scanned (first: ${childPath}).`)
-          }
-          continue
-        }
-        visited.add(childReal)
-        nextFrontier.push({ dir: childPath, real: childReal, depth: frame.depth + 1, ancestors: new Set([...frame.ancestors, childReal]), rules })
-      }
+  const pack = outcome.pack
+  const same = state.byRealRoot.get(pack.realRoot)
+  if (same) {
+    result.diagnostics.push({
+      severity: 'info',
+      code: 'duplicate',
+      path: pack.item.location,
+      message: `${pack.item.location} is the same pack as ${same.item.location}; counted once.`,
     })
-    frontier = nextFrontier
+    return
   }
-  state.candidates.sort((a, b) => (a.dir < b.dir ? -1 : a.dir > b.dir ? 1 : 0))
-  state.location.packsFound = state.candidates.length
-  logger.debug('packs.discover.location', { scope: spec.scope, path: spec.path, dirs: state.location.dirsScanned, packs: state.candidates.length })
-  return state
+  state.byRealRoot.set(pack.realRoot, pack)
+  // A hidden archived pack claims no name: it never shadows an available pack of that name.
+  if (pack.item.status === 'archived' && !includeArchived) {
+    result.archived.push(pack)
+    result.diagnostics.push({
+      severity: 'info',
+      code: 'archived',
+      path: pack.item.location,
+      message: `Pack "${pack.item.name}" in ${pack.item.location} (${pack.item.scope}) is archived: not in the catalog and shadows nothing (include archived packs to use it).`,
+    })
+    return
+  }
+  const winner = state.byName.get(pack.item.name)
+  if (winner) {
+    result.shadowed.push({
+      name: pack.item.name,
+      kept: { location: winner.item.location, scope: winner.item.scope },
+      shadowed: { location: pack.item.location, scope: pack.item.scope },
+    })
+    result.diagnostics.push({
+      severity: 'warning',
+      code: 'shadowed',
+      path: pack.item.location,
+      message: `Pack "${pack.item.name}" in ${pack.item.location} (${pack.item.scope}) is shadowed by ${winner.item.location} (${winner.item.scope}).`,
+    })
+    return
+  }
+  state.byName.set(pack.item.name, pack)
+  result.packs.push(pack)
 }
 
 /**
@@ -325,7 +179,8 @@ export async function discoverPacks(
     diagnostics: states.flatMap((s) => s.diagnostics),
   }
 
-  const candidates = states.flatMap((s) => s.candidates)
+  const candidates = states.flatMap((s) => s.folders)
+  const state: Precedence = { byName: new Map(), byRealRoot: new Map() }
   const loaded = await mapLimit(candidates, options.concurrency, (candidate) =>
     loadPack(candidate.dir, {
       scope: candidate.location.scope,
@@ -337,55 +192,7 @@ export async function discoverPacks(
     }),
   )
 
-  const byName = new Map<string, LoadedPack>()
-  const byRealRoot = new Map<string, LoadedPack>()
-  for (const outcome of loaded) {
-    if (!outcome.ok) {
-      result.rejected.push(outcome.rejected)
-      logger.warn('packs.discover.rejected', { location: outcome.rejected.location, outcome: outcome.rejected.outcome })
-      continue
-    }
-    const pack = outcome.pack
-    const same = byRealRoot.get(pack.realRoot)
-    if (same) {
-      result.diagnostics.push({
-        severity: 'info',
-        code: 'duplicate',
-        path: pack.item.location,
-        message: `${pack.item.location} is the same pack as ${same.item.location}; counted once.`,
-      })
-      continue
-    }
-    byRealRoot.set(pack.realRoot, pack)
-    // A hidden archived pack claims no name: it never shadows an available pack of that name.
-    if (pack.item.status === 'archived' && !options.includeArchived) {
-      result.archived.push(pack)
-      result.diagnostics.push({
-        severity: 'info',
-        code: 'archived',
-        path: pack.item.location,
-        message: `Pack "${pack.item.name}" in ${pack.item.location} (${pack.item.scope}) is archived: not in the catalog and shadows nothing (include archived packs to use it).`,
-      })
-      continue
-    }
-    const winner = byName.get(pack.item.name)
-    if (winner) {
-      result.shadowed.push({
-        name: pack.item.name,
-        kept: { location: winner.item.location, scope: winner.item.scope },
-        shadowed: { location: pack.item.location, scope: pack.item.scope },
-      })
-      result.diagnostics.push({
-        severity: 'warning',
-        code: 'shadowed',
-        path: pack.item.location,
-        message: `Pack "${pack.item.name}" in ${pack.item.location} (${pack.item.scope}) is shadowed by ${winner.item.location} (${winner.item.scope}).`,
-      })
-      continue
-    }
-    byName.set(pack.item.name, pack)
-    result.packs.push(pack)
-  }
+  for (const outcome of loaded) admit(result, outcome, state, options.includeArchived, logger)
   logger.info('packs.discover.done', { packs: result.packs.length, rejected: result.rejected.length, shadowed: result.shadowed.length })
   return result
 }

@@ -6,7 +6,7 @@
 import { readdir, realpath } from 'node:fs/promises'
 import { basename, join } from 'node:path'
 import { stat } from 'node:fs/promises'
-import { parseKnowledgeMarkdown, type ParsedKnowledge } from './parse.js'
+import { parseKnowledgeMarkdown, type PackContext, type ParsedKnowledge } from './parse.js'
 import { isInside, readBounded, readListedFile, resolvePackPath } from './paths.js'
 import { formatDiagnostic, type KnowledgeCatalogItem, type LoadedPack, type PackDiagnostic, type PackScope, type RejectedPack } from './schema.js'
 
@@ -40,95 +40,80 @@ function errnoMessage(error: unknown): string {
   return code ? `${code}: ${error instanceof Error ? error.message : String(error)}` : String(error)
 }
 
-/**
- * Loads the pack in `packRoot` (a folder with a KNOWLEDGE.md). Never throws for
- * bad content: problems are diagnostics, and an unusable pack comes back as
- * `rejected` (skipped or quarantined).
- * @example
- * const result = await loadPack('/repo/.agents/knowledge/acme-product-brief', { scope: 'project' })
- * if (result.ok) console.log(result.pack.item.name)
- */
-export async function loadPack(packRoot: string, options: LoadPackOptions = {}): Promise<LoadPackResult> {
-  const scope = options.scope ?? 'extra'
-  const location = join(packRoot, 'KNOWLEDGE.md')
-  const reject = (outcome: RejectedPack['outcome'], issues: PackDiagnostic[], name?: string): LoadPackResult => ({
-    ok: false,
-    rejected: { outcome, location, packRoot, scope, ...(name === undefined ? {} : { name }), issues },
-  })
+type Reject = (outcome: RejectedPack['outcome'], issues: PackDiagnostic[], name?: string) => LoadPackResult
 
+/** Where the pack and its KNOWLEDGE.md really are: a KNOWLEDGE.md symlink must stay inside the pack. */
+type Located = { ok: true; realRoot: string; realLocation: string; plainFile: boolean } | { ok: false; result: LoadPackResult }
+
+async function locate(packRoot: string, location: string, options: LoadPackOptions, reject: Reject): Promise<Located> {
   let realRoot: string
   try {
     realRoot = options.realRoot ?? (await realpath(packRoot))
   } catch (error) {
-    return reject('quarantined', [
-      { severity: 'error', code: 'unreadable', path: packRoot, message: `The pack folder cannot be resolved (${errnoMessage(error)}).` },
-    ])
+    const message = `The pack folder cannot be resolved (${errnoMessage(error)}).`
+    return { ok: false, result: reject('quarantined', [{ severity: 'error', code: 'unreadable', path: packRoot, message }]) }
   }
   // A KNOWLEDGE.md the listing shows as a plain file needs no realpath; a symlink must stay inside the pack.
   const listed = options.entries?.find((entry) => entry.name === 'KNOWLEDGE.md')
   const plainFile = listed !== undefined && listed.isFile() && !listed.isSymbolicLink()
-  let realLocation = join(realRoot, 'KNOWLEDGE.md')
-  if (!plainFile) {
-    try {
-      realLocation = await realpath(location)
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code
-      const diagnosticCode = code === 'ELOOP' ? 'symlink_loop' : code === 'ENOENT' ? 'broken_symlink' : 'unreadable'
-      return reject('quarantined', [
-        { severity: 'error', code: diagnosticCode, path: 'KNOWLEDGE.md', message: `KNOWLEDGE.md cannot be resolved (${errnoMessage(error)}).` },
-      ])
-    }
-    if (!isInside(realRoot, realLocation)) {
-      return reject('quarantined', [
-        { severity: 'error', code: 'path_escape', path: 'KNOWLEDGE.md', message: 'KNOWLEDGE.md is a symlink that leaves the pack root; refused.' },
-      ])
-    }
-  }
-
-  const maxBytes = options.maxKnowledgeBytes ?? DEFAULT_MAX_KNOWLEDGE_BYTES
-  const context = { location, packRoot, folderName: basename(packRoot), scope, ...(options.allowedTypes ? { allowedTypes: options.allowedTypes } : {}) }
-  let read: { hash: string; size: number; truncated: boolean }
-  let parsed: ParsedKnowledge
+  if (plainFile) return { ok: true, realRoot, realLocation: join(realRoot, 'KNOWLEDGE.md'), plainFile }
+  let realLocation: string
   try {
-    const cached = options.cache ? await options.cache.lookup(realLocation, `${maxBytes}\u0000${JSON.stringify(context)}`) : undefined
-    if (cached?.hit) {
-      ;({ read, parsed } = cached.hit)
-    } else {
-      const text = plainFile && !options.cache ? await readListedFile(realLocation, maxBytes) : await readBounded(realLocation, maxBytes)
-      read = { hash: text.hash, size: text.size, truncated: text.truncated }
-      parsed = parseKnowledgeMarkdown(text.text, context)
-      cached?.store({ read, parsed })
-    }
+    realLocation = await realpath(location)
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    const diagnosticCode = code === 'ELOOP' ? 'symlink_loop' : code === 'ENOENT' ? 'broken_symlink' : 'unreadable'
+    const message = `KNOWLEDGE.md cannot be resolved (${errnoMessage(error)}).`
+    return { ok: false, result: reject('quarantined', [{ severity: 'error', code: diagnosticCode, path: 'KNOWLEDGE.md', message }]) }
+  }
+  if (!isInside(realRoot, realLocation)) {
+    const message = 'KNOWLEDGE.md is a symlink that leaves the pack root; refused.'
+    return { ok: false, result: reject('quarantined', [{ severity: 'error', code: 'path_escape', path: 'KNOWLEDGE.md', message }]) }
+  }
+  return { ok: true, realRoot, realLocation, plainFile }
+}
+
+/** KNOWLEDGE.md read (bounded) and parsed, or taken from the parse cache when unchanged. */
+type Read = { ok: true; read: CachedParse['read']; parsed: ParsedKnowledge } | { ok: false; result: LoadPackResult }
+
+async function readKnowledge(
+  located: { realLocation: string; plainFile: boolean },
+  context: PackContext,
+  maxBytes: number,
+  options: LoadPackOptions,
+  reject: Reject,
+): Promise<Read> {
+  try {
+    const cached = options.cache ? await options.cache.lookup(located.realLocation, `${maxBytes}\u0000${JSON.stringify(context)}`) : undefined
+    if (cached?.hit) return { ok: true, ...cached.hit }
+    const text = located.plainFile && !options.cache ? await readListedFile(located.realLocation, maxBytes) : await readBounded(located.realLocation, maxBytes)
+    const read = { hash: text.hash, size: text.size, truncated: text.truncated }
+    const parsed = parseKnowledgeMarkdown(text.text, context)
+    cached?.store({ read, parsed })
+    return { ok: true, read, parsed }
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code
     if (code === 'ENOTREG' || code === 'EISDIR') {
-      return reject('quarantined', [{ severity: 'error', code: 'not_a_file', path: 'KNOWLEDGE.md', message: 'KNOWLEDGE.md is not a regular file; not read.' }])
-    }
-    return reject('quarantined', [
-      { severity: 'error', code: 'unreadable', path: 'KNOWLEDGE.md', message: `KNOWLEDGE.md cannot be read (${errnoMessage(error)}).` },
-    ])
-  }
-
-  const sizeIssue: PackDiagnostic | undefined = read.truncated
-    ? {
-        severity: 'warning',
-        code: 'file_too_large',
-        path: 'KNOWLEDGE.md',
-        message: `KNOWLEDGE.md is ${read.size} bytes; only the first ${maxBytes} were read.`,
+      return {
+        ok: false,
+        result: reject('quarantined', [
+          { severity: 'error', code: 'not_a_file', path: 'KNOWLEDGE.md', message: 'KNOWLEDGE.md is not a regular file; not read.' },
+        ]),
       }
-    : undefined
-  if (parsed.outcome !== 'loaded') {
-    const issues = sizeIssue ? [sizeIssue, ...parsed.issues] : [...parsed.issues]
-    return reject(parsed.outcome, issues, parsed.name)
+    }
+    const message = `KNOWLEDGE.md cannot be read (${errnoMessage(error)}).`
+    return { ok: false, result: reject('quarantined', [{ severity: 'error', code: 'unreadable', path: 'KNOWLEDGE.md', message }]) }
   }
+}
 
-  // Copies: the parse result may be cached and shared between calls.
-  const issues = sizeIssue ? [sizeIssue, ...parsed.issues] : [...parsed.issues]
-  const item: KnowledgeCatalogItem = { ...parsed.item, ...(parsed.item.metadata ? { metadata: { ...parsed.item.metadata } } : {}) }
-
-  // Filesystem checks of the validation table.
-  const entries = options.entries ?? (await listEntries(realRoot))
-  const hasDocuments = entries.some((entry) => entry.name === 'documents' && (entry.isDirectory() || entry.isSymbolicLink()))
+/**
+ * The filesystem checks of the validation table: `metadata.primaryDocument`
+ * inside the pack and present (a refused one is dropped from the item), and a
+ * document-first pack's documents/ folder and primary document.
+ */
+async function checkOnDisk(item: KnowledgeCatalogItem, issues: PackDiagnostic[], realRoot: string, entries: LoadPackOptions['entries']): Promise<void> {
+  const listing = entries ?? (await listEntries(realRoot))
+  const hasDocuments = listing.some((entry) => entry.name === 'documents' && (entry.isDirectory() || entry.isSymbolicLink()))
   const primary = item.metadata?.primaryDocument
   let primaryExists = false
   if (primary !== undefined) {
@@ -164,11 +149,48 @@ export async function loadPack(packRoot: string, options: LoadPackOptions = {}):
       message: `The pack is document-first but ${what}; the guide loads, and the resolver reports the gap.`,
     })
   }
+}
 
+/**
+ * Loads the pack in `packRoot` (a folder with a KNOWLEDGE.md). Never throws for
+ * bad content: problems are diagnostics, and an unusable pack comes back as
+ * `rejected` (skipped or quarantined).
+ * @example
+ * const result = await loadPack('/repo/.agents/knowledge/acme-product-brief', { scope: 'project' })
+ * if (result.ok) console.log(result.pack.item.name)
+ */
+export async function loadPack(packRoot: string, options: LoadPackOptions = {}): Promise<LoadPackResult> {
+  const scope = options.scope ?? 'extra'
+  const location = join(packRoot, 'KNOWLEDGE.md')
+  const reject: Reject = (outcome, issues, name) => ({
+    ok: false,
+    rejected: { outcome, location, packRoot, scope, ...(name === undefined ? {} : { name }), issues },
+  })
+  const located = await locate(packRoot, location, options, reject)
+  if (!located.ok) return located.result
+  const maxBytes = options.maxKnowledgeBytes ?? DEFAULT_MAX_KNOWLEDGE_BYTES
+  const context = { location, packRoot, folderName: basename(packRoot), scope, ...(options.allowedTypes ? { allowedTypes: options.allowedTypes } : {}) }
+  const loaded = await readKnowledge(located, context, maxBytes, options, reject)
+  if (!loaded.ok) return loaded.result
+  const { read, parsed } = loaded
+
+  const sizeIssue: PackDiagnostic | undefined = read.truncated
+    ? {
+        severity: 'warning',
+        code: 'file_too_large',
+        path: 'KNOWLEDGE.md',
+        message: `KNOWLEDGE.md is ${read.size} bytes; only the first ${maxBytes} were read.`,
+      }
+    : undefined
+  // Copies: the parse result may be cached and shared between calls.
+  const issues = sizeIssue ? [sizeIssue, ...parsed.issues] : [...parsed.issues]
+  if (parsed.outcome !== 'loaded') return reject(parsed.outcome, issues, parsed.name)
+  const item: KnowledgeCatalogItem = { ...parsed.item, ...(parsed.item.metadata ? { metadata: { ...parsed.item.metadata } } : {}) }
+  await checkOnDisk(item, issues, located.realRoot, options.entries)
   item.diagnostics = issues.map(formatDiagnostic)
   return {
     ok: true,
-    pack: { item, body: parsed.body, frontmatter: parsed.frontmatter, issues, contentHash: read.hash, realRoot },
+    pack: { item, body: parsed.body, frontmatter: parsed.frontmatter, issues, contentHash: read.hash, realRoot: located.realRoot },
   }
 }
 

@@ -217,89 +217,92 @@ export function isAcceptedType(type: string, allowedTypes: readonly string[] = [
   return undefined
 }
 
-/**
- * Applies seed 000's validation table to parsed frontmatter. Never throws:
- * every problem becomes a diagnostic with its field. Filesystem checks
- * (documents/, primaryDocument, persona boundaries) come later.
- * @example
- * const v = validateFrontmatter({ name: 'a', description: 'd', type: 'brand-product', status: 'ready' },
- *   { location: '/p/a/KNOWLEDGE.md', packRoot: '/p/a', folderName: 'a', scope: 'project' })
- * v.outcome // 'loaded'; v.item.profile === 'wiki-first' (with a compatibility warning)
- */
-export function validateFrontmatter(data: Record<string, unknown>, context: PackContext): FrontmatterValidation {
-  const issues: PackDiagnostic[] = []
-  let skip = false
+/** Diagnostics collected while checking one frontmatter, and whether the pack must be skipped. */
+interface Checks {
+  issues: PackDiagnostic[]
+  skip: boolean
+}
 
-  // name: required; fall back to the folder name so that a pack stays addressable.
-  let name = optionalString(data, 'name', issues)
+/** `name`: required; falls back to the folder name so that a pack stays addressable. */
+function checkName(data: Record<string, unknown>, context: PackContext, checks: Checks): string {
+  const { issues } = checks
+  const name = optionalString(data, 'name', issues)
   if (name === undefined) {
     issues.push(issue('error', 'missing_name', 'name', `\`name\` is missing; using the folder name "${context.folderName}".`))
-    name = context.folderName
-  } else {
-    if (name.length > 64) issues.push(issue('warning', 'invalid_name', 'name', `\`name\` is ${name.length} characters; the limit is 64.`))
-    if (!NAME_PATTERN.test(name)) {
-      issues.push(issue('warning', 'invalid_name', 'name', `\`name\` "${name}" should use only lowercase letters, digits and single hyphens.`))
-    }
-    if (name !== context.folderName) {
-      issues.push(
-        issue('warning', 'name_mismatch', 'name', `\`name\` "${name}" does not match the folder name "${context.folderName}"; loaded for compatibility.`),
-      )
-    }
+    return context.folderName
   }
-
-  // description: required; without it catalog activation cannot work.
-  const description = optionalString(data, 'description', issues)
-  if (description === undefined) {
+  if (name.length > 64) issues.push(issue('warning', 'invalid_name', 'name', `\`name\` is ${name.length} characters; the limit is 64.`))
+  if (!NAME_PATTERN.test(name)) {
+    issues.push(issue('warning', 'invalid_name', 'name', `\`name\` "${name}" should use only lowercase letters, digits and single hyphens.`))
+  }
+  if (name !== context.folderName) {
     issues.push(
+      issue('warning', 'name_mismatch', 'name', `\`name\` "${name}" does not match the folder name "${context.folderName}"; loaded for compatibility.`),
+    )
+  }
+  return name
+}
+
+/** `description`: required; without it catalog activation cannot work. */
+function checkDescription(data: Record<string, unknown>, checks: Checks): string | undefined {
+  const description = optionalString(data, 'description', checks.issues)
+  if (description === undefined) {
+    checks.issues.push(
       issue('error', 'missing_description', 'description', '`description` is missing; the pack is skipped because catalog activation cannot work without it.'),
     )
-    skip = true
+    checks.skip = true
   } else if (description.length > 1024) {
-    issues.push(issue('warning', 'invalid_field', 'description', `\`description\` is ${description.length} characters; the limit is 1024.`))
+    checks.issues.push(issue('warning', 'invalid_field', 'description', `\`description\` is ${description.length} characters; the limit is 1024.`))
   }
+  return description
+}
 
-  // type: standard, namespaced or allowed.
+/** `type`: standard, namespaced or allowed by config; anything else skips the pack. */
+function checkType(data: Record<string, unknown>, context: PackContext, checks: Checks): string | undefined {
+  const { issues } = checks
   const type = optionalString(data, 'type', issues)
   if (type === undefined) {
     issues.push(issue('error', 'missing_type', 'type', '`type` is missing; the pack is skipped.'))
-    skip = true
-  } else {
-    const accepted = isAcceptedType(type, context.allowedTypes)
-    if (accepted === undefined) {
-      issues.push(
-        issue(
-          'error',
-          'unknown_type',
-          'type',
-          `\`type\` "${type}" is neither a standard type nor namespaced (\`custom:<name>\`) nor allowed by config; the pack is skipped.`,
-        ),
-      )
-      skip = true
-    } else if (accepted === 'namespaced') {
-      issues.push(issue('info', 'namespaced_type', 'type', `\`type\` "${type}" is a namespaced extension type.`))
-    } else if (accepted === 'allowed') {
-      issues.push(issue('info', 'namespaced_type', 'type', `\`type\` "${type}" is not standard; loaded because config allows it.`))
-    }
+    checks.skip = true
+    return undefined
   }
+  const accepted = isAcceptedType(type, context.allowedTypes)
+  if (accepted === undefined) {
+    issues.push(
+      issue(
+        'error',
+        'unknown_type',
+        'type',
+        `\`type\` "${type}" is neither a standard type nor namespaced (\`custom:<name>\`) nor allowed by config; the pack is skipped.`,
+      ),
+    )
+    checks.skip = true
+  } else if (accepted === 'namespaced') {
+    issues.push(issue('info', 'namespaced_type', 'type', `\`type\` "${type}" is a namespaced extension type.`))
+  } else if (accepted === 'allowed') {
+    issues.push(issue('info', 'namespaced_type', 'type', `\`type\` "${type}" is not standard; loaded because config allows it.`))
+  }
+  return type
+}
 
-  // status: required; an unknown status is not guessed.
-  let status: PackStatus | undefined
+/** `status`: required (missing → draft); an unknown status is not guessed: the pack is skipped. */
+function checkStatus(data: Record<string, unknown>, checks: Checks): PackStatus | undefined {
   const rawStatus = data.status
   if (rawStatus === undefined || rawStatus === null) {
-    issues.push(issue('error', 'missing_status', 'status', '`status` is missing; the pack is treated as `draft`.'))
-    status = 'draft'
-  } else {
-    const parsed = PackStatus.safeParse(typeof rawStatus === 'string' ? rawStatus.trim() : rawStatus)
-    if (parsed.success) status = parsed.data
-    else {
-      issues.push(
-        issue('error', 'invalid_status', 'status', `\`status\` "${String(rawStatus)}" is not one of ${PackStatus.options.join(', ')}; the pack is skipped.`),
-      )
-      skip = true
-    }
+    checks.issues.push(issue('error', 'missing_status', 'status', '`status` is missing; the pack is treated as `draft`.'))
+    return 'draft'
   }
+  const parsed = PackStatus.safeParse(typeof rawStatus === 'string' ? rawStatus.trim() : rawStatus)
+  if (parsed.success) return parsed.data
+  checks.issues.push(
+    issue('error', 'invalid_status', 'status', `\`status\` "${String(rawStatus)}" is not one of ${PackStatus.options.join(', ')}; the pack is skipped.`),
+  )
+  checks.skip = true
+  return undefined
+}
 
-  // profile: missing → wiki-first (v0.5 compatibility).
+/** `profile` (missing → wiki-first, v0.5 compatibility), `runtime.mode`, `trust`, `grounding`. */
+function checkRuntimeFields(data: Record<string, unknown>, issues: PackDiagnostic[]) {
   let profile = enumField(data.profile, PackProfile, 'profile', issues, 'treated as wiki-first')
   if (profile === undefined) {
     if (data.profile === undefined || data.profile === null) {
@@ -307,7 +310,6 @@ export function validateFrontmatter(data: Record<string, unknown>, context: Pack
     }
     profile = 'wiki-first'
   }
-
   const runtimeRecord = asRecord(data.runtime)
   if (data.runtime !== undefined && data.runtime !== null && runtimeRecord === undefined) {
     issues.push(issue('warning', 'invalid_field', 'runtime', '`runtime` should be a mapping; ignored.'))
@@ -315,7 +317,11 @@ export function validateFrontmatter(data: Record<string, unknown>, context: Pack
   const mode = enumField(runtimeRecord?.mode, RuntimeMode, 'runtime.mode', issues, 'treated as data') ?? 'data'
   const trust = enumField(data.trust, PackTrust, 'trust', issues, 'treated as unreviewed')
   const grounding = enumField(data.grounding, PackGrounding, 'grounding', issues, 'ignored')
+  return { profile, mode, trust, grounding }
+}
 
+/** `version` (semver, else info), `language` (a BCP 47 tag, canonicalised), `compatibility` (a short string). */
+function checkDescriptiveFields(data: Record<string, unknown>, issues: PackDiagnostic[]): { version?: string; language?: string } {
   const version = optionalString(data, 'version', issues)
   if (version !== undefined && !SEMVER.test(version)) {
     issues.push(issue('info', 'invalid_field', 'version', `\`version\` "${version}" is not semver.`))
@@ -337,32 +343,54 @@ export function validateFrontmatter(data: Record<string, unknown>, context: Pack
       issues.push(issue('warning', 'invalid_field', 'compatibility', `\`compatibility\` is ${compatibility.length} characters; keep it under 500.`))
     }
   }
+  return { ...(version ? { version } : {}), ...(language ? { language } : {}) }
+}
 
-  // metadata: primaryDocument (lexically checked here, on disk later) and producedBy.
+/** `metadata`: kept as given, with `primaryDocument` (lexically checked here, on disk later) and `producedBy` checked. */
+function checkMetadata(data: Record<string, unknown>, issues: PackDiagnostic[]): KnowledgeCatalogItem['metadata'] {
   const metadataRecord = asRecord(data.metadata)
   if (data.metadata !== undefined && data.metadata !== null && metadataRecord === undefined) {
     issues.push(issue('warning', 'invalid_field', 'metadata', '`metadata` should be a mapping; ignored.'))
   }
-  let metadata: KnowledgeCatalogItem['metadata']
-  if (metadataRecord) {
-    metadata = { ...metadataRecord }
-    delete metadata.primaryDocument
-    delete metadata.producedBy
-    const primary = metadataRecord.primaryDocument
-    if (primary !== undefined && primary !== null) {
-      if (typeof primary !== 'string') {
-        issues.push(issue('warning', 'invalid_field', 'metadata.primaryDocument', '`metadata.primaryDocument` should be a string; ignored.'))
-      } else {
-        const checked = normalisePackPath(primary)
-        if (checked.ok) metadata.primaryDocument = checked.path
-        else issues.push(issue('error', 'path_escape', 'metadata.primaryDocument', `\`metadata.primaryDocument\` "${primary}" ${checked.reason}; refused.`))
-      }
+  if (!metadataRecord) return undefined
+  const metadata: NonNullable<KnowledgeCatalogItem['metadata']> = { ...metadataRecord }
+  delete metadata.primaryDocument
+  delete metadata.producedBy
+  const primary = metadataRecord.primaryDocument
+  if (primary !== undefined && primary !== null) {
+    if (typeof primary !== 'string') {
+      issues.push(issue('warning', 'invalid_field', 'metadata.primaryDocument', '`metadata.primaryDocument` should be a string; ignored.'))
+    } else {
+      const checked = normalisePackPath(primary)
+      if (checked.ok) metadata.primaryDocument = checked.path
+      else issues.push(issue('error', 'path_escape', 'metadata.primaryDocument', `\`metadata.primaryDocument\` "${primary}" ${checked.reason}; refused.`))
     }
-    const producedBy = parseProducedBy(metadataRecord.producedBy, issues)
-    if (producedBy) metadata.producedBy = producedBy
   }
+  const producedBy = parseProducedBy(metadataRecord.producedBy, issues)
+  if (producedBy) metadata.producedBy = producedBy
+  return metadata
+}
 
-  if (skip) return { outcome: 'skipped', name, issues }
+/**
+ * Applies seed 000's validation table to parsed frontmatter. Never throws:
+ * every problem becomes a diagnostic with its field. Filesystem checks
+ * (documents/, primaryDocument, persona boundaries) come later.
+ * @example
+ * const v = validateFrontmatter({ name: 'a', description: 'd', type: 'brand-product', status: 'ready' },
+ *   { location: '/p/a/KNOWLEDGE.md', packRoot: '/p/a', folderName: 'a', scope: 'project' })
+ * v.outcome // 'loaded'; v.item.profile === 'wiki-first' (with a compatibility warning)
+ */
+export function validateFrontmatter(data: Record<string, unknown>, context: PackContext): FrontmatterValidation {
+  const checks: Checks = { issues: [], skip: false }
+  const { issues } = checks
+  const name = checkName(data, context, checks)
+  const description = checkDescription(data, checks)
+  const type = checkType(data, context, checks)
+  const status = checkStatus(data, checks)
+  const { profile, mode, trust, grounding } = checkRuntimeFields(data, issues)
+  const descriptive = checkDescriptiveFields(data, issues)
+  const metadata = checkMetadata(data, issues)
+  if (checks.skip) return { outcome: 'skipped', name, issues }
   const item: KnowledgeCatalogItem = {
     name,
     description: description ?? '',
@@ -372,8 +400,7 @@ export function validateFrontmatter(data: Record<string, unknown>, context: Pack
     profile,
     runtime: { mode },
     ...(metadata ? { metadata } : {}),
-    ...(version ? { version } : {}),
-    ...(language ? { language } : {}),
+    ...descriptive,
     ...(grounding ? { grounding } : {}),
     location: context.location,
     packRoot: context.packRoot,

@@ -47,6 +47,115 @@ const TOP_FOLDERS: readonly { folder: string; kind: ResourceKind | 'documents' }
 
 const KIND_ORDER: Record<ResourceKind, number> = { runtime: 0, primary: 1, document: 2, wiki: 3, evidence: 4, source: 5 }
 
+type TopFolder = (typeof TOP_FOLDERS)[number]
+
+/** One listing in progress: the pack root, the limits, what was found so far. */
+interface Lister {
+  root: string
+  primary: string | undefined
+  maxFiles: number
+  maxDepth: number
+  listing: ResourceListing
+}
+
+/** The kind of a file under a top folder: documents/ splits into the primary document and the others. */
+function kindOf(lister: Lister, top: TopFolder, rel: string): ResourceKind {
+  if (top.kind === 'documents') return rel === lister.primary ? 'primary' : 'document'
+  return top.kind
+}
+
+/** Adds a file; false (with a `dir_limit` issue, listing marked truncated) when the file limit is reached. */
+function addFile(lister: Lister, top: TopFolder, rel: string, info: { size: number; mtimeMs: number }): boolean {
+  const { listing } = lister
+  if (listing.resources.length >= lister.maxFiles) {
+    listing.truncated = true
+    listing.issues.push({ severity: 'warning', code: 'dir_limit', path: rel, message: `Stopped listing after ${lister.maxFiles} files.` })
+    return false
+  }
+  listing.resources.push({ path: rel, kind: kindOf(lister, top, rel), size: info.size, mtimeMs: info.mtimeMs })
+  return true
+}
+
+/** The real path of `rel`, or undefined (with an issue) when it is missing, a loop, unreadable, or a link out of the pack. */
+async function realInside(lister: Lister, rel: string, ancestors: ReadonlySet<string>): Promise<string | undefined> {
+  const { listing } = lister
+  let real: string
+  try {
+    real = await realpath(join(lister.root, ...rel.split('/')))
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === 'ELOOP') listing.issues.push({ severity: 'warning', code: 'symlink_loop', path: rel, message: `${rel} is a symlink loop; not listed.` })
+    else if (code !== 'ENOENT')
+      listing.issues.push({ severity: 'warning', code: 'unreadable', path: rel, message: `${rel} cannot be read (${code ?? 'error'}).` })
+    return undefined
+  }
+  if (!isInside(lister.root, real)) {
+    listing.issues.push({ severity: 'error', code: 'path_escape', path: rel, message: `${rel} is a symlink that leaves the pack root; not listed.` })
+    return undefined
+  }
+  if (ancestors.has(real)) {
+    listing.issues.push({ severity: 'warning', code: 'symlink_loop', path: rel, message: `${rel} links back to an enclosing folder; not listed.` })
+    return undefined
+  }
+  return real
+}
+
+/** `indexes/` and `runs/` hold evidence: only their own `.json` files are listed. */
+function isFlat(top: TopFolder): boolean {
+  return top.folder === 'indexes' || top.folder === 'runs'
+}
+
+/** Walks `rel` (a top folder, or a folder or symlink below one): files are added, folders walked in name order. */
+async function walk(lister: Lister, top: TopFolder, rel: string, depth: number, ancestors: ReadonlySet<string>): Promise<void> {
+  if (lister.listing.truncated) return
+  const real = await realInside(lister, rel, ancestors)
+  if (real === undefined) return
+  let info
+  try {
+    info = await stat(real)
+  } catch {
+    return
+  }
+  if (info.isFile()) {
+    if (depth > 0 && !(isFlat(top) && !rel.endsWith('.json'))) addFile(lister, top, rel, info)
+    return
+  }
+  if (!info.isDirectory() || depth >= lister.maxDepth || (isFlat(top) && depth >= 1)) return
+  await walkFolder(lister, top, rel, real, depth, new Set([...ancestors, real]))
+}
+
+/** Lists one folder: plain files need one lstat each (size, mtime), done in parallel; folders and links are walked in order. */
+async function walkFolder(lister: Lister, top: TopFolder, rel: string, real: string, depth: number, ancestors: ReadonlySet<string>): Promise<void> {
+  let entries: Dirent[]
+  try {
+    entries = (await readdir(real, { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+  } catch (error) {
+    const message = `${rel} cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'}).`
+    lister.listing.issues.push({ severity: 'warning', code: 'unreadable', path: rel, message })
+    return
+  }
+  const visible = entries.filter((entry) => !entry.name.startsWith('.'))
+  const infos = await mapLimit(visible, 32, async (entry) => {
+    if (!entry.isFile() || (isFlat(top) && !entry.name.endsWith('.json'))) return undefined
+    try {
+      return await lstat(join(real, entry.name))
+    } catch {
+      return null
+    }
+  })
+  for (let i = 0; i < visible.length; i++) {
+    const entry = visible[i] as Dirent
+    const childRel = `${rel}/${entry.name}`
+    if (entry.isFile()) {
+      const childInfo = infos[i]
+      if (!childInfo || !childInfo.isFile()) continue
+      if (!addFile(lister, top, childRel, childInfo)) return
+      continue
+    }
+    if (entry.isDirectory() || entry.isSymbolicLink()) await walk(lister, top, childRel, depth + 1, ancestors)
+  }
+}
+
 /**
  * Lists `compiled/` (runtime), `documents/` (primary and document), `wiki/`,
  * `indexes/*.json` and `runs/*.json` (evidence) and `sources/` (source).
@@ -56,101 +165,15 @@ const KIND_ORDER: Record<ResourceKind, number> = { runtime: 0, primary: 1, docum
  * resources.filter((r) => r.kind === 'runtime').map((r) => r.path) // ['compiled/briefing.md', …]
  */
 export async function listPackResources(pack: LoadedPack, options: ListResourcesOptions = {}): Promise<ResourceListing> {
-  const maxFiles = options.maxFiles ?? 20_000
-  const maxDepth = options.maxDepth ?? 8
-  const primary = pack.item.metadata?.primaryDocument
-  const root = pack.realRoot
-  const listing: ResourceListing = { resources: [], issues: [], truncated: false }
-
-  for (const top of TOP_FOLDERS) {
-    const flat = top.folder === 'indexes' || top.folder === 'runs'
-    await walk(top.folder, 0, new Set([root]))
-
-    async function walk(rel: string, depth: number, ancestors: ReadonlySet<string>): Promise<void> {
-      if (listing.truncated) return
-      const abs = join(root, ...rel.split('/'))
-      let real: string
-      try {
-        real = await realpath(abs)
-      } catch (error) {
-        const code = (error as NodeJS.ErrnoException).code
-        if (code === 'ELOOP') listing.issues.push({ severity: 'warning', code: 'symlink_loop', path: rel, message: `${rel} is a symlink loop; not listed.` })
-        else if (code !== 'ENOENT')
-          listing.issues.push({ severity: 'warning', code: 'unreadable', path: rel, message: `${rel} cannot be read (${code ?? 'error'}).` })
-        return
-      }
-      if (!isInside(root, real)) {
-        listing.issues.push({ severity: 'error', code: 'path_escape', path: rel, message: `${rel} is a symlink that leaves the pack root; not listed.` })
-        return
-      }
-      if (ancestors.has(real)) {
-        listing.issues.push({ severity: 'warning', code: 'symlink_loop', path: rel, message: `${rel} links back to an enclosing folder; not listed.` })
-        return
-      }
-      let info
-      try {
-        info = await stat(real)
-      } catch {
-        return
-      }
-      if (info.isFile()) {
-        if (depth === 0) return
-        if (flat && !rel.endsWith('.json')) return
-        if (listing.resources.length >= maxFiles) {
-          listing.truncated = true
-          listing.issues.push({ severity: 'warning', code: 'dir_limit', path: rel, message: `Stopped listing after ${maxFiles} files.` })
-          return
-        }
-        let kind: ResourceKind
-        if (top.kind === 'documents') kind = rel === primary ? 'primary' : 'document'
-        else kind = top.kind
-        listing.resources.push({ path: rel, kind, size: info.size, mtimeMs: info.mtimeMs })
-        return
-      }
-      if (!info.isDirectory()) return
-      if (depth >= maxDepth || (flat && depth >= 1)) return
-      let entries: Dirent[]
-      try {
-        entries = (await readdir(real, { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
-      } catch (error) {
-        listing.issues.push({
-          severity: 'warning',
-          code: 'unreadable',
-          path: rel,
-          message: `${rel} cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'}).`,
-        })
-        return
-      }
-      const next = new Set([...ancestors, real])
-      const visible = entries.filter((entry) => !entry.name.startsWith('.'))
-      // Plain files need one lstat each (size, mtime), done in parallel; folders and links are walked in order.
-      const infos = await mapLimit(visible, 32, async (entry) => {
-        if (!entry.isFile() || (flat && !entry.name.endsWith('.json'))) return undefined
-        try {
-          return await lstat(join(real, entry.name))
-        } catch {
-          return null
-        }
-      })
-      for (let i = 0; i < visible.length; i++) {
-        const entry = visible[i] as Dirent
-        const childRel = `${rel}/${entry.name}`
-        if (entry.isFile()) {
-          const childInfo = infos[i]
-          if (!childInfo || !childInfo.isFile()) continue
-          if (listing.resources.length >= maxFiles) {
-            listing.truncated = true
-            listing.issues.push({ severity: 'warning', code: 'dir_limit', path: childRel, message: `Stopped listing after ${maxFiles} files.` })
-            return
-          }
-          const kind: ResourceKind = top.kind === 'documents' ? (childRel === primary ? 'primary' : 'document') : top.kind
-          listing.resources.push({ path: childRel, kind, size: childInfo.size, mtimeMs: childInfo.mtimeMs })
-          continue
-        }
-        if (entry.isDirectory() || entry.isSymbolicLink()) await walk(childRel, depth + 1, next)
-      }
-    }
+  const lister: Lister = {
+    root: pack.realRoot,
+    primary: pack.item.metadata?.primaryDocument,
+    maxFiles: options.maxFiles ?? 20_000,
+    maxDepth: options.maxDepth ?? 8,
+    listing: { resources: [], issues: [], truncated: false },
   }
+  for (const top of TOP_FOLDERS) await walk(lister, top, top.folder, 0, new Set([lister.root]))
+  const { listing } = lister
   listing.resources.sort((a, b) => KIND_ORDER[a.kind] - KIND_ORDER[b.kind] || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
   return listing
 }
