@@ -10,14 +10,12 @@ import { KnowHubError, isKnowHubError } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
 import { noopLogger } from '../core/logger.js'
 import type { Embedder } from '../embed/embedder.js'
-import { renderGuide } from '../packs/activate.js'
-import { readBounded, resolvePackPath } from '../packs/paths.js'
-import { listPackResources } from '../packs/resources.js'
 import type { PackIndexCache } from '../packs/pack-index.js'
 import type { LoadedPack } from '../packs/schema.js'
-import { wrapKnowledge, wrapperAttributes } from '../packs/wrap.js'
+import type { PackService } from '../packs/service.js'
 import type { ToolBackend } from '../tools/backend.js'
 import type { ToolDefaults } from '../tools/define.js'
+import { toolPackService } from '../tools/packs.js'
 import { createToolkit, isInternalToolError, toolErrorText, type Toolkit } from '../tools/toolkit.js'
 
 /**
@@ -45,6 +43,11 @@ export interface McpServerOptions {
    * (`toolPackIndexCache()`); otherwise each MCP server keeps its own.
    */
   packIndexCache?: PackIndexCache
+  /**
+   * The packs service behind the pack tools and resources (its available packs are
+   * offered). Default: one built from `packs`, `embedder` and `packIndexCache`.
+   */
+  packService?: PackService
   logger?: Logger
   /** Reported in the MCP handshake. */
   version?: string
@@ -70,32 +73,46 @@ function packUri(name: string, path: string): string {
   return `${PACK_URI_SCHEME}://${encodeURIComponent(name)}/${path.split('/').map(encodeURIComponent).join('/')}`
 }
 
-/** Reads a pack guide or file as wrapped text; paths must stay inside the pack root. */
-async function readPackUri(packs: readonly LoadedPack[], uri: URL, name: string, rawPath: string): Promise<ReadResourceResult> {
-  const pack = packs.find((p) => p.item.name === name)
-  if (!pack) throw new KnowHubError('not_found', `No knowledge pack named "${name}"`, { pack: name })
-  let path: string
+/** The pack path of a resource URI, decoded; `validation_error` when it is malformed. */
+function decodePackPath(uri: URL, rawPath: string): string {
   try {
-    path = rawPath.split('/').map(decodeURIComponent).join('/')
+    return rawPath.split('/').map(decodeURIComponent).join('/')
   } catch {
     throw new KnowHubError('validation_error', `Malformed resource path "${rawPath}"`, { uri: uri.href })
   }
-  if (path === 'KNOWLEDGE.md') {
-    const listing = await listPackResources(pack)
-    return { contents: [{ uri: uri.href, mimeType: 'text/markdown', text: renderGuide(pack, listing.resources) }] }
-  }
-  const resolved = await resolvePackPath(pack.realRoot, path)
-  if (!resolved.ok) throw new KnowHubError('forbidden', resolved.diagnostic.message, { uri: uri.href })
-  if (!resolved.exists) throw new KnowHubError('not_found', `No file "${resolved.path}" in knowledge pack "${name}"`, { uri: uri.href })
-  let read
-  try {
-    read = await readBounded(resolved.realPath ?? resolved.absPath)
-  } catch {
-    throw new KnowHubError('not_found', `"${resolved.path}" in knowledge pack "${name}" is not a readable file`, { uri: uri.href })
-  }
-  const note = read.truncated ? `\n\n[truncated: the file has ${read.size} bytes]` : ''
-  const text = wrapKnowledge(wrapperAttributes(pack.item, pack.item.grounding ?? 'recommended'), `File: ${resolved.path}\n\n${read.text}${note}`)
-  return { contents: [{ uri: uri.href, mimeType: resolved.path.endsWith('.json') ? 'application/json' : 'text/markdown', text }] }
+}
+
+/** Registers pack guides and files as MCP resources (`knowhub-pack://<pack>/<path>`), read through the packs service. */
+function registerPackResources(server: McpServer, packService: PackService): void {
+  const names = packService.available().map((p) => p.item.name)
+  const template = new ResourceTemplate(`${PACK_URI_SCHEME}://{name}/{+path}`, {
+    list: async () => {
+      const resources = []
+      for (const { item, resources: files } of await packService.listFiles({ maxFiles: MAX_LISTED_FILES })) {
+        resources.push({ uri: packUri(item.name, 'KNOWLEDGE.md'), name: `${item.name} guide`, description: item.description, mimeType: 'text/markdown' })
+        for (const file of files) {
+          resources.push({
+            uri: packUri(item.name, file.path),
+            name: `${item.name}/${file.path}`,
+            description: `${file.kind} file of knowledge pack ${item.name}`,
+            size: file.size,
+          })
+        }
+      }
+      return { resources }
+    },
+    complete: { name: (value) => names.filter((n) => n.startsWith(value)) },
+  })
+  server.registerResource(
+    'knowledge-pack',
+    template,
+    { description: 'Knowledge pack guides (KNOWLEDGE.md) and files, wrapped as data.' },
+    async (uri, variables): Promise<ReadResourceResult> => {
+      const name = decodeURIComponent(String(variables.name ?? ''))
+      const file = await packService.readFile(name, decodePackPath(uri, String(variables.path ?? '')))
+      return { contents: [{ uri: uri.href, mimeType: file.mimeType, text: file.text }] }
+    },
+  )
 }
 
 /**
@@ -106,13 +123,11 @@ async function readPackUri(packs: readonly LoadedPack[], uri: URL, name: string,
  */
 export function createMcpServer(options: McpServerOptions): McpServer {
   const logger = options.logger ?? noopLogger
-  const packs = options.packs ?? []
+  const packService = options.packService ?? toolPackService({ ...options, logger })
   const toolkit: Toolkit = createToolkit({
     backend: options.backend,
-    packs,
+    ...(packService ? { packService } : {}),
     ...(options.defaults ? { defaults: options.defaults } : {}),
-    ...(options.embedder ? { embedder: options.embedder } : {}),
-    ...(options.packIndexCache ? { packIndexCache: options.packIndexCache } : {}),
     logger,
   })
   const structured = options.structuredContent !== false
@@ -141,37 +156,6 @@ export function createMcpServer(options: McpServerOptions): McpServer {
     })
   }
 
-  if (packs.length > 0) {
-    const template = new ResourceTemplate(`${PACK_URI_SCHEME}://{name}/{+path}`, {
-      list: async () => {
-        const resources = []
-        for (const pack of packs) {
-          const item = pack.item
-          resources.push({ uri: packUri(item.name, 'KNOWLEDGE.md'), name: `${item.name} guide`, description: item.description, mimeType: 'text/markdown' })
-          const listing = await listPackResources(pack, { maxFiles: MAX_LISTED_FILES })
-          for (const file of listing.resources) {
-            resources.push({
-              uri: packUri(item.name, file.path),
-              name: `${item.name}/${file.path}`,
-              description: `${file.kind} file of knowledge pack ${item.name}`,
-              size: file.size,
-            })
-          }
-        }
-        return { resources }
-      },
-      complete: { name: (value) => packs.map((p) => p.item.name).filter((n) => n.startsWith(value)) },
-    })
-    server.registerResource(
-      'knowledge-pack',
-      template,
-      { description: 'Knowledge pack guides (KNOWLEDGE.md) and files, wrapped as data.' },
-      async (uri, variables) => {
-        const name = String(variables.name ?? '')
-        const path = String(variables.path ?? '')
-        return readPackUri(packs, uri, decodeURIComponent(name), path)
-      },
-    )
-  }
+  if (packService && packService.available().length > 0) registerPackResources(server, packService)
   return server
 }

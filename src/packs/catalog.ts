@@ -117,3 +117,16 @@ export function discloseCatalog(items: readonly KnowledgeCatalogItem[], options:
   const tool = options.tool === false ? undefined : activationTool(items)
   return { catalog, instruction: zh ? CATALOG_INSTRUCTIONS.zh : CATALOG_INSTRUCTIONS.en, ...(tool ? { tool } : {}) }
 }
+
+/**
+ * The catalog instruction language: `en` or `zh` as asked, or with `auto`
+ * Chinese when at least half of the packs declare a Chinese `language`
+ * (`zh`, `zh-CN`, …).
+ * @example
+ * catalogLanguage(items, 'auto') // 'zh' for a catalog of Chinese packs
+ */
+export function catalogLanguage(items: readonly { language?: string }[], lang: 'en' | 'zh' | 'auto' | undefined): 'en' | 'zh' {
+  if (lang === 'en' || lang === 'zh') return lang
+  const chinese = items.filter((item) => item.language !== undefined && /^zh(?:-|$)/iu.test(item.language)).length
+  return items.length > 0 && chinese * 2 >= items.length ? 'zh' : 'en'
+}

@@ -6,7 +6,7 @@
  * active guides and selected context deterministically.
  */
 import { z } from 'zod'
-import { KnowHubError, isKnowHubError } from '../core/errors.js'
+import { isKnowHubError } from '../core/errors.js'
 import { noopLogger, type Logger } from '../core/logger.js'
 import { parseWith } from '../core/validate.js'
 import type { Embedder } from '../embed/embedder.js'
@@ -16,6 +16,7 @@ import { PackIndexCache, type PackIndexOptions } from './pack-index.js'
 import { sha256 } from './paths.js'
 import { DEFAULT_BUDGET, ResolveIntent, resolveContext, type ResolveResult } from './resolve/index.js'
 import { GroundingPolicy, type LoadedPack, type PackProfile, type RuntimeMode } from './schema.js'
+import { packByName } from './select.js'
 import type { UsageLog } from './usage-log.js'
 
 /** A file whose content entered the model context. */
@@ -172,9 +173,7 @@ export class PackSession {
   }
 
   private pack(name: string): LoadedPack {
-    const pack = this.available.get(name)
-    if (!pack) throw new KnowHubError('not_found', `No knowledge pack named "${name}"`, { pack: name })
-    return pack
+    return packByName({ packs: this.packs }, name)
   }
 
   /** Records the user's explicit confirmation to use a disputed pack. */

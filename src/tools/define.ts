@@ -4,11 +4,9 @@
  * schema; arguments are validated with it before the handler runs.
  */
 import { z } from 'zod'
-import type { Embedder } from '../embed/embedder.js'
 import type { Logger } from '../core/logger.js'
 import { parseWith } from '../core/validate.js'
-import type { PackIndexCache } from '../packs/pack-index.js'
-import type { LoadedPack } from '../packs/schema.js'
+import type { PackService } from '../packs/service.js'
 import type { ToolBackend } from './backend.js'
 
 /**
@@ -44,14 +42,10 @@ export interface ToolResult {
 export interface ToolContext {
   backend: ToolBackend
   defaults: ToolDefaults
-  /** Knowledge packs available to the pack tools (empty: no pack tools). */
-  packs: readonly LoadedPack[]
+  /** The packs service of the pack tools (absent: no packs, no pack tools). */
+  packService?: PackService
   /** Names of packs activated so far in this toolkit (the resolver's default selection). */
   activated: Set<string>
-  /** Blended into pack resolution when given. */
-  embedder?: Embedder
-  /** Pack indexes kept between resolve calls (shared by every toolkit of a long-lived server). */
-  packIndexCache?: PackIndexCache
   logger?: Logger
 }
 

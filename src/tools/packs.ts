@@ -7,14 +7,15 @@
  */
 import { z } from 'zod'
 import { KnowHubError } from '../core/errors.js'
-import { GUIDE_MAX_RESOURCES, activatePack } from '../packs/activate.js'
 import type { Logger } from '../core/logger.js'
+import { neutralise } from '../core/wrap.js'
+import type { Embedder } from '../embed/embedder.js'
+import { GUIDE_MAX_RESOURCES } from '../packs/activate.js'
 import { CATALOG_INSTRUCTIONS, renderCatalog } from '../packs/catalog.js'
 import { PackIndexCache } from '../packs/pack-index.js'
-import { DEFAULT_BUDGET, ResolveIntent, resolveContext } from '../packs/resolve/index.js'
-import { GroundingPolicy, type LoadedPack, type PackDiagnostic } from '../packs/schema.js'
-import { selectPacks } from '../packs/select.js'
-import { neutralise } from '../core/wrap.js'
+import { DEFAULT_BUDGET, ResolveIntent, type ResolveResult } from '../packs/resolve/index.js'
+import { GroundingPolicy, type KnowledgeCatalogItem, type LoadedPack, type PackDiagnostic } from '../packs/schema.js'
+import { createPackService, type PackService } from '../packs/service.js'
 import { defineTool, type AgentTool, type ToolContext } from './define.js'
 
 /**
@@ -46,6 +47,34 @@ export function toolPackIndexCache(logger?: Logger): PackIndexCache {
 }
 
 /**
+ * The packs service of a toolkit given packs: the packs as a fixed set, the
+ * embedder, and `packIndexCache` or a {@link toolPackIndexCache}. `undefined` without packs.
+ * @example
+ * const packService = toolPackService({ packs: found.packs, embedder, logger })
+ */
+export function toolPackService(options: {
+  packs?: readonly LoadedPack[] | undefined
+  embedder?: Embedder | undefined
+  packIndexCache?: PackIndexCache | undefined
+  logger?: Logger | undefined
+}): PackService | undefined {
+  const packs = options.packs ?? []
+  if (packs.length === 0) return undefined
+  return createPackService({
+    packs,
+    indexCache: options.packIndexCache ?? toolPackIndexCache(options.logger),
+    ...(options.embedder ? { embedder: options.embedder } : {}),
+    ...(options.logger ? { logger: options.logger } : {}),
+  })
+}
+
+/** The catalog instruction (English) and `<available_knowledge_packs>`, or `undefined` without items. */
+function catalogText(items: readonly KnowledgeCatalogItem[]): string | undefined {
+  const catalog = renderCatalog(items)
+  return catalog === undefined ? undefined : `${CATALOG_INSTRUCTIONS.en}\n${catalog}`
+}
+
+/**
  * The catalog disclosure of seed 000 Step 3: the behaviour instruction and
  * `<available_knowledge_packs>`; `undefined` when there is no pack (never an empty catalog).
  * @example
@@ -53,14 +82,12 @@ export function toolPackIndexCache(logger?: Logger): PackIndexCache {
  * if (disclosure) systemPrompt += disclosure
  */
 export function packCatalog(packs: readonly LoadedPack[]): string | undefined {
-  const catalog = renderCatalog(packs.map((p) => p.item))
-  return catalog === undefined ? undefined : `${CATALOG_INSTRUCTIONS.en}\n${catalog}`
+  return catalogText(packs.map((p) => p.item))
 }
 
-function findIn(context: ToolContext, name: string): LoadedPack {
-  const pack = context.packs.find((p) => p.item.name === name)
-  if (!pack) throw new KnowHubError('not_found', `No knowledge pack named "${name}"`, { pack: name })
-  return pack
+function packServiceOf(context: ToolContext): PackService {
+  if (!context.packService) throw new KnowHubError('internal_error', 'The pack tools run without a packs service')
+  return context.packService
 }
 
 const OMITTED_WORDS: Record<string, string> = {
@@ -97,8 +124,8 @@ export function packTools(packs: readonly LoadedPack[]): AgentTool[] {
     description: 'List the available knowledge packs (name, description, type, status, trust, profile, runtime mode, location).',
     input: z.strictObject({}),
     async handler(_args, context) {
-      const items = context.packs.map((p) => p.item)
-      return { text: packCatalog(context.packs) ?? 'No knowledge packs are available.', data: { packs: items, count: items.length } }
+      const { items } = await packServiceOf(context).catalog()
+      return { text: catalogText(items) ?? 'No knowledge packs are available.', data: { packs: items, count: items.length } }
     },
   })
 
@@ -113,7 +140,7 @@ export function packTools(packs: readonly LoadedPack[]): AgentTool[] {
       confirm: z.boolean().default(false).describe('Explicit confirmation, required for disputed packs.'),
     }),
     async handler(args, context) {
-      const activation = await activatePack(findIn(context, args.name), { mode: 'tool', confirm: args.confirm })
+      const activation = await packServiceOf(context).activate(args.name, { mode: 'tool', confirm: args.confirm })
       context.activated.add(activation.name)
       return {
         text: [activation.content, ...warningLines(activation.warnings)].join('\n'),
@@ -144,51 +171,51 @@ export function packTools(packs: readonly LoadedPack[]): AgentTool[] {
       confirm: z.boolean().default(false).describe('Use disputed packs (only after the user agreed).'),
     }),
     async handler(args, context) {
-      const names = args.packs ?? (context.activated.size > 0 ? [...context.activated] : undefined)
-      const selected = names ? names.map((name) => findIn(context, name)) : selectPacks(args.task, context.packs)
+      const { selected, result } = await packServiceOf(context).resolve({
+        task: args.task,
+        packs: args.packs ?? (context.activated.size > 0 ? [...context.activated] : undefined),
+        budget: args.budget,
+        ...(args.intent ? { intent: args.intent } : {}),
+        ...(args.grounding ? { grounding: args.grounding } : {}),
+        confirmed: args.confirm,
+      })
       if (selected.length === 0) {
         return {
           text: 'No knowledge pack matches this task. Name packs explicitly (packs) or activate one first.',
           data: { task: args.task, packs: [], context: '', tokens: 0, budget: args.budget, missing: [], excluded: [] },
         }
       }
-      const result = await resolveContext({
-        task: args.task,
-        packs: selected,
-        budget: args.budget,
-        ...(args.intent ? { intent: args.intent } : {}),
-        ...(args.grounding ? { grounding: args.grounding } : {}),
-        confirmed: args.confirm,
-        ...(context.embedder ? { embedder: context.embedder } : {}),
-        ...(context.packIndexCache ? { cache: context.packIndexCache } : {}),
-        ...(context.logger ? { logger: context.logger } : {}),
-      })
-      const notes = [
-        `(${result.tokens} of ${result.budget} tokens; intent ${result.intent}; packs ${result.packs.map((p) => p.pack).join(', ') || 'none'})`,
-        ...(result.missing.length > 0 ? [`Missing facts: ${neutralise(result.missing.join('; '))}. Ask the user or mark them unknown.`] : []),
-        ...result.excluded.map((e) => `Excluded ${e.pack}: ${e.message}`),
-        ...(result.omitted_count > 0 ? [`${result.omitted_count} candidate sections were left out (${omittedSummary(result.omitted_reasons)}).`] : []),
-      ]
-      return {
-        text: [result.context || '(No section of the selected packs matches the task.)', '', ...notes].join('\n'),
-        data: {
-          task: result.task,
-          intent: result.intent,
-          budget: result.budget,
-          tokens: result.tokens,
-          context: result.context,
-          wrapper_order: result.wrapper_order,
-          packs: result.packs.map(({ pieces: _pieces, ...audit }) => audit),
-          excluded: result.excluded,
-          omitted: result.omitted,
-          omitted_count: result.omitted_count,
-          omitted_reasons: result.omitted_reasons,
-          missing: result.missing,
-          ...(result.recommendation ? { recommendation: result.recommendation } : {}),
-        },
-      }
+      return resolveAnswer(result)
     },
   })
 
   return [list, activate, resolve]
+}
+
+/** The resolve tool's answer: the wrapped context with notes for the model, and the audit without the pieces. */
+function resolveAnswer(result: ResolveResult): { text: string; data: Record<string, unknown> } {
+  const notes = [
+    `(${result.tokens} of ${result.budget} tokens; intent ${result.intent}; packs ${result.packs.map((p) => p.pack).join(', ') || 'none'})`,
+    ...(result.missing.length > 0 ? [`Missing facts: ${neutralise(result.missing.join('; '))}. Ask the user or mark them unknown.`] : []),
+    ...result.excluded.map((e) => `Excluded ${e.pack}: ${e.message}`),
+    ...(result.omitted_count > 0 ? [`${result.omitted_count} candidate sections were left out (${omittedSummary(result.omitted_reasons)}).`] : []),
+  ]
+  return {
+    text: [result.context || '(No section of the selected packs matches the task.)', '', ...notes].join('\n'),
+    data: {
+      task: result.task,
+      intent: result.intent,
+      budget: result.budget,
+      tokens: result.tokens,
+      context: result.context,
+      wrapper_order: result.wrapper_order,
+      packs: result.packs.map(({ pieces: _pieces, ...audit }) => audit),
+      excluded: result.excluded,
+      omitted: result.omitted,
+      omitted_count: result.omitted_count,
+      omitted_reasons: result.omitted_reasons,
+      missing: result.missing,
+      ...(result.recommendation ? { recommendation: result.recommendation } : {}),
+    },
+  }
 }

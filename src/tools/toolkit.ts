@@ -6,11 +6,12 @@ import { KnowHubError, isKnowHubError } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
 import type { Embedder } from '../embed/embedder.js'
 import type { PackIndexCache } from '../packs/pack-index.js'
+import type { PackService } from '../packs/service.js'
 import type { LoadedPack } from '../packs/schema.js'
 import type { ToolBackend } from './backend.js'
 import { ToolDefaults, toolJsonSchema, type AgentTool, type JsonSchema, type ToolContext, type ToolResult } from './define.js'
 import { KNOWLEDGE_TOOLS } from './knowledge.js'
-import { packCatalog, packTools, toolPackIndexCache } from './packs.js'
+import { packCatalog, packTools, toolPackService } from './packs.js'
 
 /** A tool for the OpenAI Chat Completions API (`tools: [...]`). */
 export interface OpenAITool {
@@ -103,6 +104,11 @@ export interface ToolkitOptions {
    * passes one shared cache.
    */
   packIndexCache?: PackIndexCache
+  /**
+   * The packs service the pack tools call (its available packs become the tools'
+   * pack names). Default: one built from `packs`, `embedder` and `packIndexCache`.
+   */
+  packService?: PackService
   logger?: Logger
 }
 
@@ -133,16 +139,15 @@ export interface Toolkit {
  * console.log(result.text)
  */
 export function createToolkit(options: ToolkitOptions): Toolkit {
-  const packs = options.packs ?? []
+  const packService = options.packService ?? toolPackService(options)
+  const packs = packService?.available() ?? []
   const tools: readonly AgentTool[] = [...KNOWLEDGE_TOOLS, ...packTools(packs)]
   const byName = new Map(tools.map((tool) => [tool.name, tool]))
   const context: ToolContext = {
     backend: options.backend,
     defaults: ToolDefaults.parse(options.defaults ?? {}),
-    packs,
+    ...(packService && packs.length > 0 ? { packService } : {}),
     activated: new Set(),
-    ...(options.embedder ? { embedder: options.embedder } : {}),
-    ...(packs.length > 0 ? { packIndexCache: options.packIndexCache ?? toolPackIndexCache(options.logger) } : {}),
     ...(options.logger ? { logger: options.logger } : {}),
   }
   return {

@@ -3,7 +3,8 @@ import { chmod, mkdir, rename, symlink, utimes, writeFile } from 'node:fs/promis
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
-import { KnowledgeParseCache, catalogItems, discoverPacks, findPack, scanLocations } from '../../src/packs/index.js'
+import { catalogItems, scanLocations } from '../../src/packs/discover.js'
+import { KnowledgeParseCache, discoverPacks, findPack } from '../../src/packs/index.js'
 import { SCOPES, knowledge, tempDir, writeTree } from './helpers.js'
 
 const scopes = {

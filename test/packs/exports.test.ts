@@ -11,97 +11,71 @@ const sourceFiles = async (): Promise<string[]> => ((await readdir(SRC, { recurs
 
 describe('knowhub/packs public surface', () => {
   it('exports exactly these runtime names', () => {
-    expect(Object.keys(packs).sort()).toMatchInlineSnapshot(`
-      [
-        "ACTIVATION_TOOL_NAME",
-        "CATALOG_INSTRUCTIONS",
-        "ClaimStatus",
-        "DEFAULT_BUDGET",
-        "DEFAULT_INDEX_CACHE_BYTES",
-        "DEFAULT_MAX_FILE_BYTES",
-        "DEFAULT_MAX_KNOWLEDGE_BYTES",
-        "DEFAULT_MAX_SECTION_CHARS",
-        "DiagnosticSeverity",
-        "DiscoverOptions",
-        "GUIDE_MAX_RESOURCES",
-        "GroundingPolicy",
-        "KnowledgeCatalogItem",
-        "KnowledgeParseCache",
-        "MAX_FRONTMATTER_CHARS",
-        "PackDiagnostic",
-        "PackDiagnosticCode",
-        "PackGrounding",
-        "PackIndex",
-        "PackIndexCache",
-        "PackProfile",
-        "PackScope",
-        "PackSession",
-        "PackStatus",
-        "PackTrust",
-        "ProducedBy",
-        "ProducedByKind",
-        "ResolveIntent",
-        "RuntimeMode",
-        "SCOPE_PRECEDENCE",
-        "SKIPPED_DIRS",
-        "STANDARD_PACK_TYPES",
-        "SessionSnapshot",
-        "SourceMapClaim",
-        "SourceMapSection",
-        "USAGE_LOG_FILE",
-        "UsageLog",
-        "UsageRecord",
-        "activatePack",
-        "activationTool",
-        "assertUsable",
-        "catalogItems",
-        "contextMapPaths",
-        "countTokens",
-        "deepCheck",
-        "detectIntent",
-        "discloseCatalog",
-        "discoverPacks",
-        "documentTerms",
-        "findPack",
-        "formatDiagnostic",
-        "hasPersonaBoundaries",
-        "isAcceptedType",
-        "isIgnored",
-        "isInside",
-        "listPackResources",
-        "loadEvidence",
-        "loadPack",
-        "mapLimit",
-        "normalisePackPath",
-        "orderWrappers",
-        "packUseWarnings",
-        "parseFrontmatterYaml",
-        "parseGitignore",
-        "parseKnowledgeMarkdown",
-        "queryTerms",
-        "readBounded",
-        "renderCatalog",
-        "renderGuide",
-        "resolveContext",
-        "resolvePackPath",
-        "scanLocations",
-        "selectPacks",
-        "sha256",
-        "splitFrontmatter",
-        "splitMarkdown",
-        "usageRecord",
-        "validateFrontmatter",
-        "validatePath",
-        "wrapKnowledge",
-        "wrapperAttributes",
-      ]
-    `)
+    // Entry functions, their schemas and constants; the steps behind them (paths, lexical, sections, evidence, scan, …) stay internal.
+    expect(Object.keys(packs).sort()).toEqual([
+      'ACTIVATION_TOOL_NAME',
+      'CATALOG_INSTRUCTIONS',
+      'DEFAULT_BUDGET',
+      'DiscoverOptions',
+      'GUIDE_MAX_RESOURCES',
+      'GroundingPolicy',
+      'KnowledgeCatalogItem',
+      'KnowledgeParseCache',
+      'PackDiagnostic',
+      'PackGrounding',
+      'PackIndex',
+      'PackIndexCache',
+      'PackProfile',
+      'PackScope',
+      'PackSession',
+      'PackStatus',
+      'PackTrust',
+      'ProducedBy',
+      'ResolveIntent',
+      'RuntimeMode',
+      'STANDARD_PACK_TYPES',
+      'SessionSnapshot',
+      'UsageLog',
+      'UsageRecord',
+      'activatePack',
+      'activationTool',
+      'createPackService',
+      'discloseCatalog',
+      'discoverPacks',
+      'findPack',
+      'formatDiagnostic',
+      'listPackResources',
+      'loadPack',
+      'parseKnowledgeMarkdown',
+      'readPackFile',
+      'renderCatalog',
+      'renderGuide',
+      'resolveContext',
+      'selectPacks',
+      'validatePath',
+      'wrapKnowledge',
+      'wrapperAttributes',
+    ])
   })
 
   it('documents every runtime export with a JSDoc @example', async () => {
     const sources = await Promise.all((await sourceFiles()).map(async (f) => readFile(join(SRC, f), 'utf8')))
     const missing = exportsWithoutExample(Object.keys(packs), sources)
     expect(missing).toEqual([])
+  })
+
+  it('depends only downward: the core, embedder types and its own modules', async () => {
+    const upward: string[] = []
+    for (const file of await sourceFiles()) {
+      const source = await readFile(join(SRC, file), 'utf8')
+      for (const [, kind, specifier] of source.matchAll(/\b(import type|import|export)\s[^'";]*?from '(\.\.?\/[^']+)'/g)) {
+        const target = join(SRC, file, '..', specifier as string)
+        if (target.startsWith(SRC) || /\/src\/core\//.test(target)) continue
+        if (kind === 'import type' && target.endsWith('/src/embed/embedder.js')) continue
+        upward.push(`${file} → ${specifier}`)
+      }
+    }
+    expect(upward).toEqual([])
   })
 
   it('library code never touches the console or process state', async () => {

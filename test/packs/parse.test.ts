@@ -3,15 +3,8 @@ import { readFile, readdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import {
-  activatePack,
-  loadPack,
-  parseFrontmatterYaml,
-  parseKnowledgeMarkdown,
-  splitFrontmatter,
-  validateFrontmatter,
-  type LoadPackResult,
-} from '../../src/packs/index.js'
+import { activatePack, loadPack, parseKnowledgeMarkdown, type LoadPackResult } from '../../src/packs/index.js'
+import { parseFrontmatterYaml, splitFrontmatter, validateFrontmatter } from '../../src/packs/parse.js'
 import { isKnowHubError } from '../../src/core/errors.js'
 import { VALIDATION, knowledge, tempDir, writeTree } from './helpers.js'
 

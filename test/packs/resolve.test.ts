@@ -4,7 +4,9 @@ import { countTokens as referenceCount } from 'gpt-tokenizer'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createHashedEmbedder } from '../../src/embed/hashed.js'
 import type { Embedder } from '../../src/embed/embedder.js'
-import { PackIndexCache, detectIntent, loadPack, resolveContext, splitMarkdown, type LoadedPack } from '../../src/packs/index.js'
+import { PackIndexCache, loadPack, resolveContext, type LoadedPack } from '../../src/packs/index.js'
+import { detectIntent } from '../../src/packs/resolve/intent.js'
+import { splitMarkdown } from '../../src/packs/sections.js'
 import { FIXTURES, PROJECT_PACKS, VALIDATION, knowledge, tempDir, writeTree } from './helpers.js'
 
 async function pack(root: string): Promise<LoadedPack> {

@@ -1,7 +1,8 @@
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { NEUTRALISED_OPENER, WRAPPER_PREAMBLES, escapeXml, neutralise } from '../../src/core/wrap.js'
-import { activatePack, loadPack, orderWrappers, resolveContext, wrapKnowledge } from '../../src/packs/index.js'
+import { activatePack, loadPack, resolveContext, wrapKnowledge } from '../../src/packs/index.js'
+import { orderWrappers } from '../../src/packs/wrap.js'
 import { FIXTURES } from './helpers.js'
 
 const NAMES = ['knowledge_pack', 'knowledge_pack_guide', 'knowledge_resources', 'available_knowledge_packs']

@@ -1,0 +1,48 @@
+/**
+ * Reading one pack file for a client (MCP resources, the dashboard): the
+ * guide (`KNOWLEDGE.md` as `<knowledge_pack_guide>`) or any file inside the
+ * pack root, wrapped as data. Paths that leave the pack are refused.
+ */
+import { KnowHubError } from '../core/errors.js'
+import { renderGuide } from './activate.js'
+import { readBounded, resolvePackPath } from './paths.js'
+import { listPackResources } from './resources.js'
+import type { LoadedPack } from './schema.js'
+import { wrapKnowledge, wrapperAttributes } from './wrap.js'
+
+/** One pack file as a client shows it. */
+export interface PackFile {
+  /** Pack-relative path (`KNOWLEDGE.md` for the guide). */
+  path: string
+  mimeType: 'text/markdown' | 'application/json'
+  /** The guide, or the file wrapped as data (with a note when it was cut at the read limit). */
+  text: string
+}
+
+/**
+ * Reads a pack's guide (`KNOWLEDGE.md`: the rendered guide with its resource
+ * list) or one of its files, wrapped as data. Throws `forbidden` for a path
+ * outside the pack, `not_found` for a missing or unreadable file.
+ * @example
+ * const file = await readPackFile(pack, 'compiled/briefing.md')
+ * file.text // <knowledge_pack name="…" …>File: compiled/briefing.md …</knowledge_pack>
+ */
+export async function readPackFile(pack: LoadedPack, path: string): Promise<PackFile> {
+  const name = pack.item.name
+  if (path === 'KNOWLEDGE.md') {
+    const listing = await listPackResources(pack)
+    return { path, mimeType: 'text/markdown', text: renderGuide(pack, listing.resources) }
+  }
+  const resolved = await resolvePackPath(pack.realRoot, path)
+  if (!resolved.ok) throw new KnowHubError('forbidden', resolved.diagnostic.message, { pack: name, path })
+  if (!resolved.exists) throw new KnowHubError('not_found', `No file "${resolved.path}" in knowledge pack "${name}"`, { pack: name, path })
+  let read
+  try {
+    read = await readBounded(resolved.realPath ?? resolved.absPath)
+  } catch {
+    throw new KnowHubError('not_found', `"${resolved.path}" in knowledge pack "${name}" is not a readable file`, { pack: name, path })
+  }
+  const note = read.truncated ? `\n\n[truncated: the file has ${read.size} bytes]` : ''
+  const text = wrapKnowledge(wrapperAttributes(pack.item, pack.item.grounding ?? 'recommended'), `File: ${resolved.path}\n\n${read.text}${note}`)
+  return { path: resolved.path, mimeType: resolved.path.endsWith('.json') ? 'application/json' : 'text/markdown', text }
+}

@@ -1,0 +1,248 @@
+/**
+ * The packs service: what every entry point (CLI, agent tools, MCP server,
+ * dashboard) calls for knowledge packs — catalog, select, show, activate,
+ * resolve, read a file, validate, doctor. It holds the packs (discovered on
+ * first use, or a fixed set found at start-up), the pack index cache, the
+ * optional embedder and usage log. Entry points parse input, call one of
+ * these, and format the answer.
+ */
+import { systemClock, type Clock } from '../core/clock.js'
+import { noopLogger, type Logger } from '../core/logger.js'
+import type { Embedder } from '../embed/embedder.js'
+import { activatePack, type Activation, type ActivationMode } from './activate.js'
+import { CATALOG_INSTRUCTIONS, catalogLanguage, renderCatalog } from './catalog.js'
+import { discoverPacks, type DiscoverOptions, type DiscoveryResult, type ShadowRecord } from './discover.js'
+import { readPackFile, type PackFile } from './files.js'
+import type { KnowledgeParseCache } from './load.js'
+import { PackIndexCache } from './pack-index.js'
+import { resolveContext, type ResolveIntent, type ResolveResult } from './resolve/index.js'
+import { listPackResources, type PackResource } from './resources.js'
+import type { GroundingPolicy, KnowledgeCatalogItem, LoadedPack, PackDiagnostic, RejectedPack } from './schema.js'
+import { packByName, selectPacks, type PackSelection } from './select.js'
+import type { ScanLocation } from './scan.js'
+import { UsageLog, type UsageLogOptions } from './usage-log.js'
+import { validatePath, type PackValidationReport } from './validate.js'
+
+/** Options of {@link createPackService}. */
+export interface PackServiceOptions {
+  /** Where to discover packs (on first use; `discover()` rescans). Ignored when `packs` is given. */
+  discovery?: DiscoverOptions
+  /** A fixed set of packs, found earlier (e.g. at start-up). */
+  packs?: readonly LoadedPack[]
+  /** Blended into resolution (the knowledge search's embedder). */
+  embedder?: Embedder
+  /** Pack indexes kept between resolves (default: one cache per service). */
+  indexCache?: PackIndexCache
+  /** Reuse parses of unchanged KNOWLEDGE.md files when rediscovering. */
+  parseCache?: KnowledgeParseCache
+  /** Usage records of every resolve (seed 000 Step 8); none when absent, or with neither `dir` nor `packRuns`. */
+  usageLog?: Pick<UsageLogOptions, 'dir' | 'packRuns'>
+  logger?: Logger
+  clock?: Clock
+}
+
+/** The catalog (tier 1) and what discovery left out. */
+export interface PackCatalog {
+  items: KnowledgeCatalogItem[]
+  /** `<available_knowledge_packs>`; undefined when there is no pack (never an empty catalog). */
+  xml?: string
+  /** The behaviour instruction disclosed with the catalog, in `language`. */
+  instruction: string
+  language: 'en' | 'zh'
+  /** Names of archived packs (hidden from the catalog). */
+  archived: string[]
+  /** Number of KNOWLEDGE.md files that did not load. */
+  rejected: number
+  shadowed: ShadowRecord[]
+}
+
+/** One pack in detail: its diagnostics (load and listing), files, and the packs it shadows. */
+export interface PackDetails {
+  item: KnowledgeCatalogItem
+  issues: PackDiagnostic[]
+  resources: PackResource[]
+  shadowed: ShadowRecord[]
+}
+
+/** A resolve request: the task, the packs (by name, else matched by the task), budget and policies. */
+export interface PackResolveRequest {
+  task: string
+  /** Pack names; absent or empty: the packs whose catalog entry matches the task. */
+  packs?: readonly string[] | undefined
+  budget?: number
+  grounding?: GroundingPolicy
+  intent?: ResolveIntent
+  /** Disputed packs confirmed by the user: `true` for all, or their names. */
+  confirmed?: boolean | readonly string[]
+}
+
+/** What a resolve selected and what the resolver returned. */
+export interface PackResolveOutcome {
+  /** Names of the selected packs (empty: nothing matched the task). */
+  selected: string[]
+  result: ResolveResult
+}
+
+/** The validation of a path for pack authors: every pack's report and the totals. */
+export interface PackValidationSummary {
+  /** No error, and at least one pack. */
+  ok: boolean
+  errors: number
+  warnings: number
+  packs: PackValidationReport[]
+}
+
+/** Where discovery looked and what it found, shadowed, archived and rejected. */
+export interface PackDoctorReport {
+  locations: ScanLocation[]
+  packs: { name: string; scope: KnowledgeCatalogItem['scope']; location: string; issues: PackDiagnostic[] }[]
+  archived: { name: string; location: string }[]
+  rejected: RejectedPack[]
+  shadowed: ShadowRecord[]
+  diagnostics: PackDiagnostic[]
+}
+
+/** The packs service. Create with {@link createPackService}. */
+export interface PackService {
+  /** Discovers the packs now (a fixed set is returned as it is) and keeps the result. */
+  discover(): Promise<DiscoveryResult>
+  /** The available packs known now: the fixed set, or the last discovery (none before the first). */
+  available(): readonly LoadedPack[]
+  /** The catalog with its instruction (`language` default `en`; `auto`: Chinese when half of the packs are). */
+  catalog(options?: { language?: 'en' | 'zh' | 'auto' | undefined }): Promise<PackCatalog>
+  /** Packs by name (archived ones too; unknown names throw `not_found`), else those matching the task. */
+  select(selection: PackSelection): Promise<LoadedPack[]>
+  /** One pack in detail; `not_found` when unknown. */
+  show(name: string): Promise<PackDetails>
+  /** Activates a pack (tier 2); disputed packs need `confirm`. */
+  activate(name: string, options?: { mode?: ActivationMode; confirm?: boolean }): Promise<Activation>
+  /** Selects packs and resolves the runtime context (tier 3); records usage when a usage log is set. */
+  resolve(request: PackResolveRequest): Promise<PackResolveOutcome>
+  /** A pack's guide (`KNOWLEDGE.md`) or file, wrapped as data. */
+  readFile(name: string, path: string): Promise<PackFile>
+  /** Every available pack with its files (at most `maxFiles` per pack). */
+  listFiles(options?: { maxFiles?: number }): Promise<{ item: KnowledgeCatalogItem; resources: PackResource[] }[]>
+  /** Validates a pack folder, a KNOWLEDGE.md or a folder of packs, with the discovery's allowed types. */
+  validate(path: string): Promise<PackValidationSummary>
+  /** Where discovery looked and every pack it found, shadowed, archived or rejected. */
+  doctor(): Promise<PackDoctorReport>
+}
+
+function fixedResult(packs: readonly LoadedPack[]): DiscoveryResult {
+  return { packs: [...packs], archived: [], rejected: [], shadowed: [], locations: [], diagnostics: [] }
+}
+
+function catalogOf(found: DiscoveryResult, language: 'en' | 'zh' | 'auto' | undefined): PackCatalog {
+  const items = found.packs.map((p) => p.item)
+  const xml = renderCatalog(items)
+  const chosen = catalogLanguage(items, language ?? 'en')
+  return {
+    items,
+    ...(xml === undefined ? {} : { xml }),
+    instruction: CATALOG_INSTRUCTIONS[chosen],
+    language: chosen,
+    archived: found.archived.map((p) => p.item.name),
+    rejected: found.rejected.length,
+    shadowed: found.shadowed,
+  }
+}
+
+function doctorReport(found: DiscoveryResult): PackDoctorReport {
+  return {
+    locations: found.locations,
+    packs: found.packs.map((p) => ({ name: p.item.name, scope: p.item.scope, location: p.item.location, issues: p.issues })),
+    archived: found.archived.map((p) => ({ name: p.item.name, location: p.item.location })),
+    rejected: found.rejected,
+    shadowed: found.shadowed,
+    diagnostics: found.diagnostics,
+  }
+}
+
+function validationSummary(reports: PackValidationReport[]): PackValidationSummary {
+  const errors = reports.reduce((n, r) => n + r.errors, 0)
+  const warnings = reports.reduce((n, r) => n + r.warnings, 0)
+  return { ok: errors === 0 && reports.length > 0, errors, warnings, packs: reports }
+}
+
+/**
+ * Creates the packs service (no I/O until used).
+ * @example
+ * const packs = createPackService({ discovery: { projectDir: process.cwd() }, logger })
+ * const { xml, instruction } = await packs.catalog()
+ * const { result } = await packs.resolve({ task: 'What does the Team plan cost?', budget: 4000 })
+ */
+export function createPackService(options: PackServiceOptions = {}): PackService {
+  const logger = options.logger ?? noopLogger
+  const cache = options.indexCache ?? new PackIndexCache({ logger })
+  const discovery = options.discovery ?? {}
+  let found: Promise<DiscoveryResult> | undefined = options.packs ? Promise.resolve(fixedResult(options.packs)) : undefined
+  let known: readonly LoadedPack[] = options.packs ?? []
+  let usageLog: Promise<UsageLog> | undefined
+
+  const discover = (): Promise<DiscoveryResult> => {
+    if (options.packs) return found as Promise<DiscoveryResult>
+    found = discoverPacks(discovery, logger, options.parseCache ? { cache: options.parseCache } : {})
+    found.then(
+      (result) => void (known = result.packs),
+      () => undefined,
+    )
+    return found
+  }
+  const current = (): Promise<DiscoveryResult> => found ?? discover()
+  const recordUsage = async (result: ResolveResult, packs: readonly LoadedPack[]): Promise<void> => {
+    const settings = options.usageLog
+    if (!settings || (settings.dir === undefined && settings.packRuns !== true)) return
+    usageLog ??= UsageLog.create({ ...settings, logger, clock: options.clock ?? systemClock })
+    await (await usageLog).record(result, packs)
+  }
+
+  return {
+    discover,
+    available: () => known,
+    catalog: async ({ language } = {}) => catalogOf(await current(), language),
+    select: async (selection) => selectPacks(await current(), selection),
+    async show(name) {
+      const found = await current()
+      const pack = packByName(found, name)
+      const listing = await listPackResources(pack)
+      return {
+        item: pack.item,
+        issues: [...pack.issues, ...listing.issues],
+        resources: listing.resources,
+        shadowed: found.shadowed.filter((s) => s.name === name),
+      }
+    },
+    activate: async (name, { mode, confirm } = {}) =>
+      activatePack(packByName(await current(), name), { ...(mode ? { mode } : {}), ...(confirm === undefined ? {} : { confirm }) }),
+    async resolve(request) {
+      const selected = selectPacks(await current(), { names: request.packs, task: request.task })
+      const result = await resolveContext({
+        task: request.task,
+        packs: selected,
+        ...(request.budget === undefined ? {} : { budget: request.budget }),
+        ...(request.grounding ? { grounding: request.grounding } : {}),
+        ...(request.intent ? { intent: request.intent } : {}),
+        ...(request.confirmed === undefined ? {} : { confirmed: request.confirmed }),
+        ...(options.embedder ? { embedder: options.embedder } : {}),
+        cache,
+        logger,
+      })
+      await recordUsage(result, selected)
+      return { selected: selected.map((p) => p.item.name), result }
+    },
+    readFile: async (name, path) => readPackFile(packByName(await current(), name), path),
+    async listFiles({ maxFiles } = {}) {
+      const listed = []
+      for (const pack of (await current()).packs) {
+        const listing = await listPackResources(pack, maxFiles === undefined ? {} : { maxFiles })
+        listed.push({ item: pack.item, resources: listing.resources })
+      }
+      return listed
+    },
+    async validate(path) {
+      const allowedTypes = discovery.allowedTypes
+      return validationSummary(await validatePath(path, { ...(allowedTypes ? { allowedTypes } : {}), logger }))
+    },
+    doctor: async () => doctorReport(await current()),
+  }
+}
