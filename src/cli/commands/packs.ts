@@ -56,21 +56,11 @@ function packServiceFor(options: PacksOptions, config: KnowHubConfig, logger: Lo
   })
 }
 
-/**
- * The `packs` command with its subcommands. Errors are printed with their
- * code and set `process.exitCode = 1`; `validate` sets it when any pack has
- * an error.
- * @example
- * program.addCommand(packsCommand({ logger }))
- * // knowhub packs resolve "What is the enterprise price?" --pack acme-product-brief --budget 4000
- */
-export function packsCommand(options: { logger?: Logger; io?: Io; env?: Record<string, string | undefined> } = {}): Command {
-  const io = options.io ?? processIo
-  const logger = options.logger ?? noopLogger
-  const env = options.env ?? processEnv()
+/** Wraps a subcommand action: config, packs service and embedder for the invocation; errors printed with their code, exit code 1. */
+type Run = (action: (invocation: PacksAction) => Promise<void>) => (...params: unknown[]) => Promise<void>
 
-  const run =
-    (action: (invocation: PacksAction) => Promise<void>) =>
+function runner(io: Io, logger: Logger, env: Record<string, string | undefined>): Run {
+  return (action) =>
     async (...params: unknown[]): Promise<void> => {
       const command = params[params.length - 1] as Command
       const args = params.slice(0, -2).filter((p): p is string => typeof p === 'string')
@@ -90,27 +80,10 @@ export function packsCommand(options: { logger?: Logger; io?: Io; env?: Record<s
         process.exitCode = 1
       }
     }
+}
 
-  const packs = new Command('packs')
-    .description('Knowledge packs (KNOWLEDGE.md): discover, validate, catalog, activate, resolve context')
-    .option('--project <dir>', 'project folder (default: current folder)')
-    .option('--home <dir>', 'home folder for the user scope (default: your home)')
-    .option('--no-user', 'do not scan the user scope')
-    .option('--client <name>', 'client name for .<client>/knowledge folders (default: packs.clientName, else knowhub)')
-    .option('--path <dir>', 'extra pack folder (repeatable)', collect)
-    .option('--builtin <dir>', 'built-in pack folder (lowest precedence)')
-    .option('--include-archived', 'show archived packs')
-    .option('--allow-type <type>', 'accept a non-standard pack type (repeatable; * for all)', collect)
-    .option('--max-depth <n>', 'deepest folder level scanned per location', positiveInt)
-    .option('--max-dirs <n>', 'most folders scanned per location', positiveInt)
-    .option('--gitignore', 'skip folders ignored by .gitignore')
-    .option('--no-gitignore', 'do not read .gitignore files (when the config turns it on)')
-    .option('--json', 'print JSON (errors too: {"error":{"code","message","details"}} on stdout)')
-    .addHelpText(
-      'after',
-      '\nThe `packs` section of the config file (--config, KNOWHUB_CONFIG or ./knowhub.config.json) and KNOWHUB_PACK_PATHS add folders, types, limits and usage logs; flags win.',
-    )
-
+/** The subcommands, each a thin action over the packs service. */
+function addSubcommands(packs: Command, run: Run): void {
   packs
     .command('list')
     .description('List the available packs (the catalog)')
@@ -155,6 +128,41 @@ export function packsCommand(options: { logger?: Logger; io?: Io; env?: Record<s
     .action(run(validateAction))
 
   packs.command('doctor').description('Show every scanned location, shadowed, rejected and archived packs, and scan problems').action(run(doctorAction))
+}
 
+/**
+ * The `packs` command with its subcommands. Errors are printed with their
+ * code and set `process.exitCode = 1`; `validate` sets it when any pack has
+ * an error.
+ * @example
+ * program.addCommand(packsCommand({ logger }))
+ * // knowhub packs resolve "What is the enterprise price?" --pack acme-product-brief --budget 4000
+ */
+export function packsCommand(options: { logger?: Logger; io?: Io; env?: Record<string, string | undefined> } = {}): Command {
+  const io = options.io ?? processIo
+  const logger = options.logger ?? noopLogger
+  const env = options.env ?? processEnv()
+
+  const packs = new Command('packs')
+    .description('Knowledge packs (KNOWLEDGE.md): discover, validate, catalog, activate, resolve context')
+    .option('--project <dir>', 'project folder (default: current folder)')
+    .option('--home <dir>', 'home folder for the user scope (default: your home)')
+    .option('--no-user', 'do not scan the user scope')
+    .option('--client <name>', 'client name for .<client>/knowledge folders (default: packs.clientName, else knowhub)')
+    .option('--path <dir>', 'extra pack folder (repeatable)', collect)
+    .option('--builtin <dir>', 'built-in pack folder (lowest precedence)')
+    .option('--include-archived', 'show archived packs')
+    .option('--allow-type <type>', 'accept a non-standard pack type (repeatable; * for all)', collect)
+    .option('--max-depth <n>', 'deepest folder level scanned per location', positiveInt)
+    .option('--max-dirs <n>', 'most folders scanned per location', positiveInt)
+    .option('--gitignore', 'skip folders ignored by .gitignore')
+    .option('--no-gitignore', 'do not read .gitignore files (when the config turns it on)')
+    .option('--json', 'print JSON (errors too: {"error":{"code","message","details"}} on stdout)')
+    .addHelpText(
+      'after',
+      '\nThe `packs` section of the config file (--config, KNOWHUB_CONFIG or ./knowhub.config.json) and KNOWHUB_PACK_PATHS add folders, types, limits and usage logs; flags win.',
+    )
+
+  addSubcommands(packs, runner(io, logger, env))
   return packs
 }
