@@ -9,14 +9,18 @@ import { resourceStore, type ResourceStore } from './resources.js'
 import { sql } from './sql.js'
 import { syncedTextIndex } from './text-sync.js'
 import {
+  convertToPgvector,
   createVectorColumn,
   withoutHnswIndex,
   detectPgvector,
   readVectorIndexInfo,
   vectorDialect,
+  type VectorConversion,
   type VectorDialect,
   type VectorIndexInfo,
 } from './vectors.js'
+
+export type { VectorConversion } from './vectors.js'
 
 export interface OpenStoreOptions {
   /** Folder of the embedded database (PGlite). Ignored when `databaseUrl` is set. Default `.knowhub`. */
@@ -61,6 +65,13 @@ export interface Store {
    * without pgvector and on a PostgreSQL server (where the shared index must stay usable).
    */
   bulkLoad<T>(load: () => Promise<T>): Promise<T>
+  /**
+   * Converts vectors stored as `real[]` (written while the server lacked pgvector) to
+   * pgvector's `vector(N)` with an HNSW index, once the extension is installed
+   * (`knowhub reindex --vectors`). No re-embedding; all or nothing. `config_error` when
+   * pgvector is still not usable here.
+   */
+  convertVectors(): Promise<VectorConversion>
   close(): Promise<void>
 }
 
@@ -118,6 +129,12 @@ export async function openStore(options: OpenStoreOptions = {}): Promise<Store> 
         } else {
           dialect = vectorDialect(stored.backend)
           state = { status: 'ready', info: stored }
+          if (pgvector && stored.backend === 'array') {
+            logger.warn('store.vector.convertible', {
+              message:
+                'pgvector is installed but the vectors are stored as real[] (searched exactly): run `knowhub reindex --vectors` to move them to an HNSW index',
+            })
+          }
         }
         return state
       },
@@ -125,6 +142,27 @@ export async function openStore(options: OpenStoreOptions = {}): Promise<Store> 
       // Only the embedded database drops and rebuilds the HNSW index around a bulk load: on a
       // server other KnowHub processes keep searching (and writing) meanwhile.
       bulkLoad: (load) => (dialect?.backend === 'pgvector' && db.kind === 'pglite' ? withoutHnswIndex(db, load) : load()),
+      async convertVectors() {
+        if (!pgvector) {
+          throw new KnowHubError(
+            'config_error',
+            'pgvector is not usable on this PostgreSQL server: install the extension and run CREATE EXTENSION vector in this database as a superuser, then run this again',
+          )
+        }
+        let conversion: VectorConversion
+        try {
+          conversion = await convertToPgvector(db)
+        } catch (error) {
+          if (error instanceof KnowHubError) throw error
+          throw new KnowHubError('database_error', `Cannot convert the vectors: ${(error as Error).message}`, {}, { cause: error })
+        }
+        if (conversion.info && state?.status === 'ready') {
+          dialect = vectorDialect(conversion.info.backend)
+          state = { status: 'ready', info: conversion.info }
+        }
+        logger.info('store.vector.converted', { status: conversion.status, vectors: conversion.vectors })
+        return conversion
+      },
       close: () => db.close(),
     }
   } catch (error) {

@@ -99,6 +99,47 @@ export async function readVectorIndexInfo(db: Queryable): Promise<VectorIndexInf
   return rows[0]?.value
 }
 
+/** What {@link convertToPgvector} did. */
+export interface VectorConversion {
+  /** `converted`: real[] became vector(N) with HNSW; `already`: it was; `empty`: no vectors stored yet. */
+  status: 'converted' | 'already' | 'empty'
+  /** Entries whose stored vector was converted. */
+  vectors: number
+  info?: VectorIndexInfo
+}
+
+/**
+ * Converts vectors stored as `real[]` (while the server lacked pgvector) to `vector(N)` with
+ * the HNSW index, keeping every vector: one transaction under the migration lock, so a
+ * failure (e.g. a vector of another length) changes nothing. The caller checks that the
+ * extension exists. KnowHub processes that opened the database before keep the `real[]`
+ * distance until restarted: run it with the servers stopped (docs/scale.md).
+ */
+export async function convertToPgvector(db: Database): Promise<VectorConversion> {
+  return db.withLock('knowhub:migrate', async (conn) => {
+    const stored = await readVectorIndexInfo(conn)
+    if (!stored) return { status: 'empty', vectors: 0 }
+    if (stored.backend === 'pgvector') return { status: 'already', vectors: 0, info: stored }
+    if (!Number.isInteger(stored.dimension) || stored.dimension < 1 || stored.dimension > 16_000) {
+      throw new KnowHubError('config_error', `Invalid stored embedding dimension ${stored.dimension}`)
+    }
+    const info: VectorIndexInfo = { ...stored, backend: 'pgvector' }
+    await conn.exec('BEGIN')
+    try {
+      const rows = await conn.query<{ n: number }>(sql`SELECT count(embedding)::int AS n FROM knowledge`)
+      await conn.exec(`SET LOCAL maintenance_work_mem = '${HNSW_BUILD_MEMORY}'`)
+      await conn.exec(`ALTER TABLE knowledge ALTER COLUMN embedding TYPE vector(${stored.dimension}) USING embedding::vector(${stored.dimension})`)
+      await conn.exec(CREATE_HNSW)
+      await conn.query(sql`UPDATE knowhub_meta SET value = ${JSON.stringify(info)}::jsonb WHERE key = ${META_KEY}`)
+      await conn.exec('COMMIT')
+      return { status: 'converted', vectors: rows[0]?.n ?? 0, info }
+    } catch (error) {
+      await conn.exec('ROLLBACK')
+      throw error
+    }
+  })
+}
+
 /**
  * Adds the `embedding` column (and with pgvector its HNSW index) to `knowledge` for an
  * embedder; with `rebuild`, drops the old column first. The vectors live on the entry row

@@ -1,9 +1,11 @@
 /**
- * Starts a throwaway PostgreSQL server for the Postgres half of the store suite,
- * unless KNOWHUB_TEST_PG_URL points at one already. Fails loudly when neither is
- * possible: the Postgres tests are never skipped silently.
+ * Starts a throwaway PostgreSQL server for the server backends of the suite (see
+ * backends.ts), unless KNOWHUB_TEST_PG_URL points at one already, and checks that it can
+ * serve every listed backend. Fails loudly when it cannot: no backend is skipped silently.
  */
+import pg from 'pg'
 import type { TestProject } from 'vitest/node'
+import { NO_EXTENSION_ROLE, testBackends } from './backends.js'
 import { startTempPostgres, type TempPostgres } from './pg-server.js'
 
 declare module 'vitest' {
@@ -14,14 +16,43 @@ declare module 'vitest' {
 
 let server: TempPostgres | undefined
 
-export async function setup(project: TestProject): Promise<void> {
-  const given = process.env.KNOWHUB_TEST_PG_URL
-  if (given) {
-    project.provide('pgUrl', given)
-    return
+async function prepareServer(url: string, needPgvector: boolean, where: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    if (needPgvector) {
+      const { rows } = await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_available_extensions WHERE name = 'vector'`)
+      if (rows[0]?.n !== 1) {
+        throw new Error(
+          `The pgvector test backend needs the vector extension on the test PostgreSQL server (${where}), and it is not there. ` +
+            'Build it (about 35 s, no root, the system PostgreSQL stays as it is): bash .ci/pgvector — or run without that backend: ' +
+            'KNOWHUB_TEST_BACKENDS=pglite,postgres npm test. See the README, Tests.',
+        )
+      }
+    }
+    const { name, password } = NO_EXTENSION_ROLE
+    await client.query(`DO $$ BEGIN
+      IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '${name}') THEN
+        CREATE ROLE ${name} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE PASSWORD '${password}';
+      END IF;
+    END $$`)
+  } finally {
+    await client.end()
   }
-  server = await startTempPostgres()
-  project.provide('pgUrl', server.url)
+}
+
+export async function setup(project: TestProject): Promise<void> {
+  const backends = testBackends()
+  const given = process.env.KNOWHUB_TEST_PG_URL
+  if (!given) server = await startTempPostgres()
+  const url = given ?? server!.url
+  try {
+    await prepareServer(url, backends.includes('pgvector'), given ? 'KNOWHUB_TEST_PG_URL' : `started from ${server!.bin}`)
+  } catch (error) {
+    await server?.stop()
+    throw error
+  }
+  project.provide('pgUrl', url)
 }
 
 export async function teardown(): Promise<void> {

@@ -1,21 +1,37 @@
 /**
- * A throwaway PostgreSQL server from the locally installed binaries (Debian's
- * postgresql-15): initdb in a temp dir, listening on 127.0.0.1 only. Used by the
- * test suite's global setup and by the benchmarks.
+ * A throwaway PostgreSQL server from the locally installed binaries: initdb in a temp dir,
+ * listening on 127.0.0.1 only. Used by the test suite's global setup and by the benchmarks.
+ *
+ * The binaries: `KNOWHUB_PG_BIN` when set; else the private PostgreSQL 15 + pgvector copy that
+ * `.ci/pgvector` builds (Debian's PostgreSQL 15 with the extension beside it), when present;
+ * else Debian's own (`/usr/lib/postgresql/<newest>/bin`).
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process'
 import { existsSync, mkdtempSync, readdirSync, rmSync, chownSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { homedir, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createServer } from 'node:net'
 import pg from 'pg'
 
 export interface TempPostgres {
   url: string
+  /** The bin folder it was started from. */
+  bin: string
   stop(): Promise<void>
 }
 
-function findBin(): string | undefined {
+/** Where `.ci/pgvector` puts its PostgreSQL + pgvector copy (the same rule as the script). */
+export function pgvectorPrefix(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.KNOWHUB_PGVECTOR_PREFIX) return env.KNOWHUB_PGVECTOR_PREFIX
+  const cache = process.getuid?.() === 0 ? '/var/cache' : (env.XDG_CACHE_HOME ?? join(homedir(), '.cache'))
+  return join(cache, 'knowhub', 'pg15-pgvector-0.8.6')
+}
+
+/** The bin folder throwaway servers start from (see the file comment), or undefined. */
+export function findPgBin(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  if (env.KNOWHUB_PG_BIN) return env.KNOWHUB_PG_BIN
+  const prefix = pgvectorPrefix(env)
+  if (existsSync(join(prefix, '.knowhub-stamp'))) return join(prefix, 'lib', 'postgresql', '15', 'bin')
   const root = '/usr/lib/postgresql'
   if (!existsSync(root)) return undefined
   const versions = readdirSync(root).sort((a, b) => Number(b) - Number(a))
@@ -57,9 +73,12 @@ async function waitReady(url: string, child: ChildProcess): Promise<void> {
 
 /** Starts a server; throws a clear error when PostgreSQL is not installed. */
 export async function startTempPostgres(): Promise<TempPostgres> {
-  const bin = findBin()
+  const bin = findPgBin()
   if (!bin) {
     throw new Error('PostgreSQL is not installed. Install postgresql-15 (apt-get install postgresql-15; see .ci/run) or point KNOWHUB_TEST_PG_URL at a server.')
+  }
+  if (!existsSync(join(bin, 'initdb')) || !existsSync(join(bin, 'postgres'))) {
+    throw new Error(`No PostgreSQL binaries in ${bin} (KNOWHUB_PG_BIN): initdb and postgres are needed.`)
   }
   const dataDir = mkdtempSync(join(tmpdir(), 'knowhub-pg-'))
   const asRoot = process.getuid?.() === 0
@@ -105,6 +124,7 @@ export async function startTempPostgres(): Promise<TempPostgres> {
   }
   return {
     url,
+    bin,
     async stop() {
       if (server.exitCode === null && server.pid) {
         process.kill(-server.pid, 'SIGINT')

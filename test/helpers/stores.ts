@@ -1,6 +1,7 @@
 /**
- * Real databases for tests: PGlite in a temp dir, and a fresh database on the
- * PostgreSQL server started by global-setup.ts. No mocks.
+ * Real databases for tests: PGlite in a temp dir, and a fresh database on the PostgreSQL
+ * server started by global-setup.ts, with or without the vector extension (backends.ts).
+ * No mocks.
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -9,14 +10,31 @@ import pg from 'pg'
 import { inject } from 'vitest'
 import { openStore, type OpenStoreOptions, type Store } from '../../src/store/store.js'
 import { sql } from '../../src/store/sql.js'
+import { NO_EXTENSION_ROLE, serverBackends, testBackends, type Backend } from './backends.js'
 
-export const BACKENDS = ['pglite', 'postgres'] as const
-export type Backend = (typeof BACKENDS)[number]
+export type { Backend } from './backends.js'
+
+/** The backends of this run (KNOWHUB_TEST_BACKENDS; default all three). */
+export const BACKENDS: readonly Backend[] = testBackends()
+/** The PostgreSQL server backends of this run. */
+export const SERVER_BACKENDS = serverBackends(BACKENDS)
 
 export interface TestDatabase {
   /** Options for openStore that point at this database. */
   options: { dataDir?: string; databaseUrl?: string }
+  /** A superuser connection string for this database (server backends only). */
+  adminUrl?: string
   drop(): Promise<void>
+}
+
+async function admin<T>(serverUrl: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: serverUrl })
+  await client.connect()
+  try {
+    return await fn(client)
+  } finally {
+    await client.end()
+  }
 }
 
 /** A new empty database of the given kind. */
@@ -27,20 +45,20 @@ export async function createTestDatabase(backend: Backend): Promise<TestDatabase
   }
   const serverUrl = inject('pgUrl')
   const name = `knowhub_test_${process.pid}_${Math.random().toString(36).slice(2, 10)}`
-  const admin = new pg.Client({ connectionString: serverUrl })
-  await admin.connect()
-  await admin.query(`CREATE DATABASE ${name}`)
-  await admin.end()
-  const url = new URL(serverUrl)
-  url.pathname = `/${name}`
+  // template0: nothing an administrator put in template1 (such as the vector extension) comes along.
+  const owner = backend === 'postgres' ? ` OWNER ${NO_EXTENSION_ROLE.name}` : ''
+  await admin(serverUrl, (client) => client.query(`CREATE DATABASE ${name} TEMPLATE template0${owner}`))
+  const adminUrl = new URL(serverUrl)
+  adminUrl.pathname = `/${name}`
+  const url = new URL(adminUrl)
+  if (backend === 'postgres') {
+    url.username = NO_EXTENSION_ROLE.name
+    url.password = NO_EXTENSION_ROLE.password
+  }
   return {
     options: { databaseUrl: url.toString() },
-    drop: async () => {
-      const client = new pg.Client({ connectionString: serverUrl })
-      await client.connect()
-      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
-      await client.end()
-    },
+    adminUrl: adminUrl.toString(),
+    drop: () => admin(serverUrl, async (client) => void (await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`))),
   }
 }
 

@@ -42,8 +42,16 @@ describe.each(BACKENDS)('knowledge service on %s', (backend) => {
   afterAll(async () => cleanup())
   beforeEach(async () => truncateKnowledge(store))
 
-  it('uses pgvector on PGlite and the exact fallback on a server without it', () => {
-    expect(store.pgvector).toBe(backend === 'pglite')
+  it('uses pgvector (vector + HNSW) where the extension is usable and the exact real[] fallback where it is not', async () => {
+    // The postgres backend's database may not create the extension (test/helpers/backends.ts).
+    expect(store.pgvector).toBe(backend !== 'postgres')
+    expect(store.vectorState()).toMatchObject({ status: 'ready', info: { backend: backend === 'postgres' ? 'array' : 'pgvector' } })
+    const columns = await store.db.query<{ type: string }>(
+      sql`SELECT format_type(atttypid, atttypmod) AS type FROM pg_attribute WHERE attrelid = 'knowledge'::regclass AND attname = 'embedding'`,
+    )
+    expect(columns.map((c) => c.type)).toEqual([backend === 'postgres' ? 'real[]' : 'vector(256)'])
+    const indexes = await store.db.query(sql`SELECT 1 FROM pg_indexes WHERE indexname = 'knowledge_embedding_hnsw'`)
+    expect(indexes.length).toBe(backend === 'postgres' ? 0 : 1)
   })
 
   it('saves an entry with generated id, defaults and source, and reads it back', async () => {

@@ -75,7 +75,19 @@ export function reindexCommand(io: Io): Command {
   return new Command('reindex')
     .description('Re-embed every entry with the configured embedder (after changing it)')
     .option('--json', 'print {"reindexed","embedder":{"model","dimension"}} as JSON')
-    .action(async (options: { json?: boolean }, command: Command) => {
+    .option('--vectors', 'only convert real[] vectors to pgvector + HNSW after installing pgvector (no re-embedding; JSON {"status","vectors"})')
+    .action(async (options: { json?: boolean; vectors?: boolean }, command: Command) => {
+      if (options.vectors) {
+        const conversion = await withHub(globals(command), (hub) => hub.store.convertVectors())
+        if (options.json) return printJson(io, { status: conversion.status, vectors: conversion.vectors })
+        return io.out(
+          conversion.status === 'converted'
+            ? `converted ${conversion.vectors} vectors to pgvector with an HNSW index`
+            : conversion.status === 'already'
+              ? 'vectors already use pgvector'
+              : 'no vectors stored yet',
+        )
+      }
       const result = await withHub(globals(command), async (hub) => {
         const bar = progress(io, 'reindexing')
         try {
