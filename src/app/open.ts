@@ -93,7 +93,9 @@ export async function openKnowHub(config: unknown = {}, deps: OpenDeps = {}): Pr
       slim: createSlimService({ store, embedder, logger, maxContentBytes: parsed.maxContentBytes, ...clock }),
       resources: createResourceService({ store, secrets: createSecretBox(secrets.key), logger, ...clock }),
       secrets,
-      tokens: createTokenService({ db: store.db, logger, ...clock }),
+      // On a shared PostgreSQL another KnowHub server may revoke a token: remember verified
+      // tokens for 250 ms only, so a revocation holds everywhere well within a second (docs/scale.md).
+      tokens: createTokenService({ db: store.db, logger, ...(parsed.databaseUrl ? { cacheTtlMs: 250 } : {}), ...clock }),
       status: () => hubStatus(hub),
       async close() {
         await store.close()
