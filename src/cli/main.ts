@@ -15,6 +15,7 @@ import { serverCommand } from './commands/server.js'
 import { tokenCommand } from './commands/token.js'
 import { evalCommand } from './commands/eval.js'
 import { mcpCommand } from './commands/mcp.js'
+import { migrateCommand } from './commands/migrate.js'
 import { printError, printJsonError, processIo, type Io } from './output.js'
 
 /** Builds the program (exported for in-process tests). */
@@ -38,6 +39,7 @@ export function buildProgram(io: Io = processIo): Command {
     tokenCommand(io),
     evalCommand(io),
     mcpCommand(io),
+    migrateCommand(io),
   ])
     program.addCommand(command)
   // addCommand() does not pass these settings down: apply them to every command.
