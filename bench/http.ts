@@ -23,7 +23,7 @@ const TYPES = ['strategy', 'tool', 'usecase', 'definition', 'plan', 'user_profil
 const SCOPES = ['user:bench', 'project:p0', 'org:acme', 'team:other'] as const
 
 /** A synthetic corpus: pronounceable words with a Zipf distribution (like bench/store.ts). */
-function corpus(size: number, seed: number): { docs: Array<{ task: string; content: string; type: string; scope: string }>; queries: string[] } {
+export function corpus(size: number, seed: number): { docs: Array<{ task: string; content: string; type: string; scope: string }>; queries: string[] } {
   const random = rng(seed)
   const syllables = ['ka', 'lo', 'mi', 'ren', 'sto', 'pa', 'dex', 'vin', 'tor', 'qu', 'ash', 'bel', 'cor', 'fy', 'gun', 'hal', 'jet', 'mur', 'nix', 'ost']
   const words = new Set<string>()
@@ -64,7 +64,7 @@ function corpus(size: number, seed: number): { docs: Array<{ task: string; conte
   return { docs, queries }
 }
 
-function exportLine(i: number, doc: { task: string; content: string; type: string; scope: string }): string {
+export function exportLine(i: number, doc: { task: string; content: string; type: string; scope: string }): string {
   const at = new Date(Date.UTC(2026, 0, 1) + i * 1000).toISOString()
   return JSON.stringify({
     id: `knowledge-bench-${String(i).padStart(7, '0')}`,
