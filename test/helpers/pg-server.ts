@@ -122,10 +122,21 @@ export async function startTempPostgres(): Promise<TempPostgres> {
     rmSync(dataDir, { recursive: true, force: true })
     throw error
   }
+  // If this process ends without stop() (an interrupted test run), take the server along.
+  const orphan = () => {
+    try {
+      if (server.pid) process.kill(-server.pid, 'SIGKILL')
+      rmSync(dataDir, { recursive: true, force: true })
+    } catch {
+      // already gone
+    }
+  }
+  process.once('exit', orphan)
   return {
     url,
     bin,
     async stop() {
+      process.off('exit', orphan)
       if (server.exitCode === null && server.pid) {
         process.kill(-server.pid, 'SIGINT')
         await new Promise((resolve) => {

@@ -8,6 +8,7 @@ import { join } from 'node:path'
 import { openKnowHub, type KnowHub } from '../../src/app/open.js'
 import type { Logger } from '../../src/core/logger.js'
 import { startServer, type RunningServer, type StartServerOptions } from '../../src/server/serve.js'
+import { createTestDatabase, type Backend } from '../helpers/stores.js'
 
 /** A logger that keeps every line as JSON text. */
 export function recordingLogger(): Logger & { lines: string[] } {
@@ -27,7 +28,9 @@ export interface TestHub {
 }
 
 /**
- * Opens a hub on a fresh PGlite folder. Server settings default to no rate limit.
+ * Opens a hub on a fresh PGlite folder — or, in the vitest projects that run the server tests
+ * on a PostgreSQL backend (vitest.config.ts, KNOWHUB_TEST_HUB_BACKEND), on a fresh database of
+ * that backend. Server settings default to no rate limit.
  * @example
  * const t = await openTestHub()
  * const server = await t.start({ port: 0 })
@@ -35,9 +38,12 @@ export interface TestHub {
 export async function openTestHub(config: Record<string, unknown> = {}): Promise<TestHub> {
   const dataDir = mkdtempSync(join(tmpdir(), 'knowhub-server-'))
   const logger = recordingLogger()
+  const backend = process.env.KNOWHUB_TEST_HUB_BACKEND as Backend | undefined
+  const database = backend && backend !== 'pglite' && !('databaseUrl' in config) ? await createTestDatabase(backend) : undefined
   const hub = await openKnowHub(
     {
       dataDir,
+      ...(database ? { databaseUrl: database.options.databaseUrl } : {}),
       secrets: { key: Buffer.alloc(32, 7).toString('base64') },
       ...config,
       server: { port: 0, rateLimit: 0, ...(config.server as object | undefined) },
@@ -58,6 +64,7 @@ export async function openTestHub(config: Record<string, unknown> = {}): Promise
     async close() {
       for (const server of servers) await server.close().catch(() => {})
       await hub.close().catch(() => {})
+      await database?.drop()
       rmSync(dataDir, { recursive: true, force: true })
     },
   }
