@@ -5,7 +5,8 @@
  * URL), so it runs in Node 20+, Deno, Bun, workers and browsers.
  */
 import type { z } from 'zod'
-import { KnowHubClientError, isServerErrorCode, type ClientErrorCode } from './errors.js'
+import { CODE_BY_STATUS } from '../core/errors.js'
+import { KnowHubClientError, isServerErrorCode } from './errors.js'
 
 /** What the client needs of `fetch` (the global one, undici's, or a test's). */
 export type FetchLike = (url: string, init: RequestInit) => Promise<Response>
@@ -65,16 +66,6 @@ export interface RequestSpec<T> {
   body?: unknown
   retry: Retryability
   schema: z.ZodType<T>
-}
-
-const STATUS_CODES: Record<number, ClientErrorCode> = {
-  400: 'validation_error',
-  401: 'unauthenticated',
-  403: 'forbidden',
-  404: 'not_found',
-  409: 'conflict',
-  413: 'too_large',
-  429: 'rate_limited',
 }
 
 const TRANSIENT_STATUS = new Set([429, 502, 503, 504])
@@ -175,7 +166,7 @@ function responseError(response: Response, text: string, context: ErrorContext):
     if (isServerErrorCode(error.code)) return new KnowHubClientError(error.code, error.message, { ...base, details })
     return new KnowHubClientError('http_error', error.message, { ...base, details, serverCode: error.code })
   }
-  const code = STATUS_CODES[response.status] ?? 'http_error'
+  const code = CODE_BY_STATUS[response.status] ?? 'http_error'
   return new KnowHubClientError(
     code,
     `${context.method} ${context.path} failed with HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ''}`,

@@ -39,6 +39,42 @@ export const ErrorCode = {
 
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode]
 
+/** The HTTP status of each error code (the server answers it; the client reads it back). */
+export const STATUS_BY_CODE: Record<ErrorCode, number> = {
+  [ErrorCode.VALIDATION]: 400,
+  [ErrorCode.INVALID_SCOPE]: 400,
+  [ErrorCode.INVALID_IMPORT]: 400,
+  [ErrorCode.UNAUTHENTICATED]: 401,
+  [ErrorCode.FORBIDDEN]: 403,
+  [ErrorCode.NOT_FOUND]: 404,
+  [ErrorCode.CONFLICT]: 409,
+  [ErrorCode.CONFIRMATION_REQUIRED]: 409,
+  [ErrorCode.TOO_LARGE]: 413,
+  [ErrorCode.RATE_LIMITED]: 429,
+  // The server cannot do this as configured (no LLM): not a transient outage, so 501 rather than 503.
+  [ErrorCode.LLM_NOT_CONFIGURED]: 501,
+  [ErrorCode.EMBEDDER_FAILED]: 502,
+  // The index needs `knowhub reindex` before searches and saves work again.
+  [ErrorCode.EMBEDDER_MISMATCH]: 503,
+  [ErrorCode.CONFIG]: 500,
+  [ErrorCode.DATABASE]: 500,
+  [ErrorCode.INTERNAL]: 500,
+}
+
+/**
+ * The error code a plain HTTP status stands for, for responses that carry no KnowHub error body
+ * (a proxy's 429, a framework's 413).
+ */
+export const CODE_BY_STATUS: Readonly<Record<number, ErrorCode>> = {
+  400: ErrorCode.VALIDATION,
+  401: ErrorCode.UNAUTHENTICATED,
+  403: ErrorCode.FORBIDDEN,
+  404: ErrorCode.NOT_FOUND,
+  409: ErrorCode.CONFLICT,
+  413: ErrorCode.TOO_LARGE,
+  429: ErrorCode.RATE_LIMITED,
+}
+
 /** Anything JSON-serialisable that helps a caller fix the problem. Never secrets. */
 export type ErrorDetails = Record<string, unknown>
 

@@ -7,31 +7,9 @@
 import type { Context } from 'hono'
 import { HTTPException } from 'hono/http-exception'
 import type { ErrorBody } from '../core/api.js'
-import { ErrorCode, KnowHubError, isKnowHubError } from '../core/errors.js'
+import { CODE_BY_STATUS, ErrorCode, KnowHubError, STATUS_BY_CODE, isKnowHubError } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
 import type { AppEnv } from './http.js'
-
-/** HTTP status of each error code. */
-export const STATUS_BY_CODE: Record<ErrorCode, number> = {
-  [ErrorCode.VALIDATION]: 400,
-  [ErrorCode.INVALID_SCOPE]: 400,
-  [ErrorCode.INVALID_IMPORT]: 400,
-  [ErrorCode.UNAUTHENTICATED]: 401,
-  [ErrorCode.FORBIDDEN]: 403,
-  [ErrorCode.NOT_FOUND]: 404,
-  [ErrorCode.CONFLICT]: 409,
-  [ErrorCode.CONFIRMATION_REQUIRED]: 409,
-  [ErrorCode.TOO_LARGE]: 413,
-  [ErrorCode.RATE_LIMITED]: 429,
-  // The server cannot do this as configured (no LLM): not a transient outage, so 501 rather than 503.
-  [ErrorCode.LLM_NOT_CONFIGURED]: 501,
-  [ErrorCode.EMBEDDER_FAILED]: 502,
-  // The index needs `knowhub reindex` before searches and saves work again.
-  [ErrorCode.EMBEDDER_MISMATCH]: 503,
-  [ErrorCode.CONFIG]: 500,
-  [ErrorCode.DATABASE]: 500,
-  [ErrorCode.INTERNAL]: 500,
-}
 
 /** Codes whose message and details are shown to the caller. The others are replaced by a generic 500. */
 const EXPOSED = new Set<string>(
@@ -76,16 +54,6 @@ export function errorResponse(error: unknown, requestId?: string): { mapped: Map
   const retry = (error as { details?: { retry_after_s?: unknown } } | undefined)?.details?.retry_after_s
   if (mapped.status === 429 && typeof retry === 'number') headers['retry-after'] = String(Math.max(1, Math.ceil(retry)))
   return { mapped, response: new Response(JSON.stringify(mapped.body), { status: mapped.status, headers }) }
-}
-
-const CODE_BY_STATUS: Record<number, ErrorCode> = {
-  400: 'validation_error',
-  401: 'unauthenticated',
-  403: 'forbidden',
-  404: 'not_found',
-  409: 'conflict',
-  413: 'too_large',
-  429: 'rate_limited',
 }
 
 /** Hono's own exceptions (e.g. from a malformed request) as KnowHub errors. */
