@@ -112,29 +112,24 @@ function toResult(r: Ranked, explain: boolean): SearchResult {
   return result
 }
 
+/** What one search needs: the context, the tuning, and the query embedder. */
+interface SearchRun {
+  ctx: KnowledgeContext
+  fusion: FusionOptions
+  textRanking: TextRanking
+  searchDepth: SearchDepth
+  minSimilarity: number | undefined
+  embedQuery: (q: string) => Promise<Float32Array>
+}
+
 /**
- * Builds the search over the shared context.
- * @example
- * const { search } = createKnowledgeSearch(ctx, { searchCacheSize: 0 })
- * const { results } = await search({ q: 'selenium login', top_k: 5 }, principal)
+ * Query vectors by query text, least recently used dropped first (`size` 0: no cache).
+ * Pending embeddings are shared, so concurrent identical queries embed once.
  */
-export function createKnowledgeSearch(ctx: KnowledgeContext, options: SearchOptions = {}): KnowledgeSearch {
-  const { store, embedder, logger } = ctx
-  const fusion = options.fusion ?? DEFAULT_FUSION
-  const textRanking = options.textRanking ?? DEFAULT_TEXT_RANKING
-  const searchDepth = options.searchDepth ?? DEFAULT_SEARCH_DEPTH
-
-  // Search responses by caller and parameters, least recently used first, each valid for one
-  // generation of the table.
-  const searchCacheSize = options.searchCacheSize ?? 1000
-  const searchCache = createLru<string, { generation: number; response: SearchResponse }>(searchCacheSize)
-
-  // Query vectors by query text. Pending embeddings are shared, so concurrent identical
-  // queries embed once.
-  const queryCacheSize = options.queryCacheSize ?? 1000
-  const queryVectors = createLru<string, Promise<Float32Array>>(queryCacheSize)
-  function embedQuery(q: string): Promise<Float32Array> {
-    if (queryCacheSize <= 0) return ctx.embedOne(q)
+function cachedQueryEmbedder(ctx: KnowledgeContext, size: number): (q: string) => Promise<Float32Array> {
+  if (size <= 0) return (q) => ctx.embedOne(q)
+  const queryVectors = createLru<string, Promise<Float32Array>>(size)
+  return (q) => {
     let vector = queryVectors.get(q)
     if (!vector) {
       vector = ctx.embedOne(q)
@@ -143,47 +138,76 @@ export function createKnowledgeSearch(ctx: KnowledgeContext, options: SearchOpti
     }
     return vector
   }
+}
 
-  /** The fused candidate list (full-text and vector), vector-only candidates below the similarity floor dropped. */
-  async function candidates(input: ParsedSearch, visible: string[]): Promise<Fused[]> {
-    const filter = { visible, types: input.types, minScore: input.min_score, nonNegativeQuality: true }
-    const textDepth = Math.max(searchDepth.fulltext, input.top_k * 4)
-    const vectorDepth = Math.max(searchDepth.vector, input.top_k * 4)
-    const [textHits, vectorHits] = await Promise.all([
-      input.mode !== 'vector' ? store.knowledge.searchText(textQuery(input.q), filter, textDepth, textRanking) : Promise.resolve([]),
-      input.mode !== 'fulltext' ? embedQuery(input.q).then((v) => store.knowledge.searchVector(v, filter, vectorDepth)) : Promise.resolve([]),
-    ])
-    // A full-text list shorter than the depth holds every match: anything else scores 0.
-    const lists = [
-      { ids: textHits, weight: fusion.fulltext, ...(textHits.length < textDepth ? { floor: 0 } : {}) },
-      { ids: vectorHits, weight: fusion.vector },
-    ]
-    // A candidate that shares no search term with the query must be similar enough on its own.
-    const minSimilarity = options.minSimilarity ?? embedder.similarityFloor?.(input.q) ?? -Infinity
-    const fused = fusion.method === 'rrf' ? fuse(lists, fusion.k ?? 60) : fuseScores(lists)
-    return fused.filter((c) => c.positions[0] !== null || (c.positions[1]?.score ?? -Infinity) >= minSimilarity)
-  }
+/** The fused candidate list (full-text and vector), vector-only candidates below the similarity floor dropped. */
+async function candidates(run: SearchRun, input: ParsedSearch, visible: string[]): Promise<Fused[]> {
+  const { store, embedder } = run.ctx
+  const { fusion, searchDepth } = run
+  const filter = { visible, types: input.types, minScore: input.min_score, nonNegativeQuality: true }
+  const textDepth = Math.max(searchDepth.fulltext, input.top_k * 4)
+  const vectorDepth = Math.max(searchDepth.vector, input.top_k * 4)
+  const [textHits, vectorHits] = await Promise.all([
+    input.mode !== 'vector' ? store.knowledge.searchText(textQuery(input.q), filter, textDepth, run.textRanking) : Promise.resolve([]),
+    input.mode !== 'fulltext' ? run.embedQuery(input.q).then((v) => store.knowledge.searchVector(v, filter, vectorDepth)) : Promise.resolve([]),
+  ])
+  // A full-text list shorter than the depth holds every match: anything else scores 0.
+  const lists = [
+    { ids: textHits, weight: fusion.fulltext, ...(textHits.length < textDepth ? { floor: 0 } : {}) },
+    { ids: vectorHits, weight: fusion.vector },
+  ]
+  // A candidate that shares no search term with the query must be similar enough on its own.
+  const minSimilarity = run.minSimilarity ?? embedder.similarityFloor?.(input.q) ?? -Infinity
+  const fused = fusion.method === 'rrf' ? fuse(lists, fusion.k ?? 60) : fuseScores(lists)
+  return fused.filter((c) => c.positions[0] !== null || (c.positions[1]?.score ?? -Infinity) >= minSimilarity)
+}
 
-  /** One search, uncached. */
-  async function runSearch(input: ParsedSearch, visible: string[]): Promise<SearchResponse> {
-    const shortlist = (await candidates(input, visible)).slice(0, input.rerank ? input.top_k * 2 : input.top_k)
-    const records = new Map(
-      (
-        await store.knowledge.getMany(
-          shortlist.map((c) => c.id),
-          visible,
-        )
-      ).map((r) => [r.id, r]),
-    )
-    const items = shortlist.flatMap((c) => {
-      const r = records.get(c.id)
-      return r ? [{ ...r, fused: c.fused, positions: c.positions }] : []
-    })
-    const reranked = qualityRerank(items, visible, input.min_score)
-    const ranked = input.rerank ? reranked : reranked.sort((a, b) => b.fused - a.fused)
-    const results = ranked.slice(0, input.top_k).map((r) => toResult(r, input.explain))
-    return { results, count: results.length }
+/** One search, uncached: candidates, the shortlist's records, the quality rerank. */
+async function runSearch(run: SearchRun, input: ParsedSearch, visible: string[]): Promise<SearchResponse> {
+  const shortlist = (await candidates(run, input, visible)).slice(0, input.rerank ? input.top_k * 2 : input.top_k)
+  const records = new Map(
+    (
+      await run.ctx.store.knowledge.getMany(
+        shortlist.map((c) => c.id),
+        visible,
+      )
+    ).map((r) => [r.id, r]),
+  )
+  const items = shortlist.flatMap((c) => {
+    const r = records.get(c.id)
+    return r ? [{ ...r, fused: c.fused, positions: c.positions }] : []
+  })
+  const reranked = qualityRerank(items, visible, input.min_score)
+  const ranked = input.rerank ? reranked : reranked.sort((a, b) => b.fused - a.fused)
+  const results = ranked.slice(0, input.top_k).map((r) => toResult(r, input.explain))
+  return { results, count: results.length }
+}
+
+/** The cache key of a search: the caller's visible scopes and every parameter. */
+function responseKey(input: ParsedSearch, visible: readonly string[]): string {
+  return JSON.stringify([[...visible].sort(), input.q, input.top_k, input.min_score, [...(input.types ?? [])].sort(), input.mode, input.rerank, input.explain])
+}
+
+/**
+ * Builds the search over the shared context.
+ * @example
+ * const { search } = createKnowledgeSearch(ctx, { searchCacheSize: 0 })
+ * const { results } = await search({ q: 'selenium login', top_k: 5 }, principal)
+ */
+export function createKnowledgeSearch(ctx: KnowledgeContext, options: SearchOptions = {}): KnowledgeSearch {
+  const { store, logger } = ctx
+  const run: SearchRun = {
+    ctx,
+    fusion: options.fusion ?? DEFAULT_FUSION,
+    textRanking: options.textRanking ?? DEFAULT_TEXT_RANKING,
+    searchDepth: options.searchDepth ?? DEFAULT_SEARCH_DEPTH,
+    minSimilarity: options.minSimilarity,
+    embedQuery: cachedQueryEmbedder(ctx, options.queryCacheSize ?? 1000),
   }
+  // Search responses by caller and parameters, least recently used first, each valid for one
+  // generation of the table.
+  const searchCacheSize = options.searchCacheSize ?? 1000
+  const searchCache = createLru<string, { generation: number; response: SearchResponse }>(searchCacheSize)
 
   return {
     async warmUp() {
@@ -198,21 +222,12 @@ export function createKnowledgeSearch(ctx: KnowledgeContext, options: SearchOpti
       const visible = visibleScopes(principal)
       if (input.mode !== 'fulltext') ctx.requireVectors()
       const generation = searchCacheSize > 0 ? await store.knowledge.searchGeneration() : undefined
-      if (generation === undefined) return runSearch(input, visible)
-      const key = JSON.stringify([
-        [...visible].sort(),
-        input.q,
-        input.top_k,
-        input.min_score,
-        [...(input.types ?? [])].sort(),
-        input.mode,
-        input.rerank,
-        input.explain,
-      ])
+      if (generation === undefined) return runSearch(run, input, visible)
+      const key = responseKey(input, visible)
       const cached = searchCache.get(key)
       if (cached?.generation === generation) return structuredClone(cached.response)
       if (cached) searchCache.delete(key)
-      const response = await runSearch(input, visible)
+      const response = await runSearch(run, input, visible)
       const size = response.results.reduce((sum, r) => sum + r.content.length + r.task.length, 0)
       if (size <= MAX_CACHED_RESPONSE_CHARS) searchCache.set(key, { generation, response: structuredClone(response) })
       return response
