@@ -184,81 +184,16 @@ async function loadTransformers(importer: () => Promise<unknown>): Promise<Trans
  * await embedder.close?.()
  */
 export async function createLocalEmbedder(config: LocalEmbedderConfig, deps: LocalEmbedderDeps = {}): Promise<Embedder> {
-  const parsed = EmbedderConfigSchema.safeParse(config)
-  if (!parsed.success || parsed.data.provider !== 'local') {
-    const issues = parsed.success ? [{ path: 'provider', message: 'expected "local"' }] : toValidationIssues(parsed.error)
-    throw new KnowHubError('config_error', `Invalid local embedder config: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, {
-      issues,
-    })
-  }
-  const { pooling } = parsed.data
-  const folder = resolve(parsed.data.path)
-  const logger = deps.logger ?? noopLogger
-  const batchSize = deps.batchSize ?? 32
+  const { pooling, folder } = localSettings(config)
   const files = await inspectFolder(folder)
-  const name = basename(folder)
-  if (!MODEL_ID.test(name) || name.includes('..') || name.includes('--')) {
-    throw new KnowHubError(
-      'config_error',
-      `The local embedding model folder's name "${name}" must use only letters, digits, '-', '_' and '.' (no '--' or '..'): transformers.js reads it as a model id. Rename or link the folder`,
-      { path: folder },
-    )
-  }
+  const name = modelName(folder)
   const transformers = await loadTransformers(deps.importTransformers ?? (() => import(TRANSFORMERS_PACKAGE) as Promise<unknown>))
-
-  transformers.env.allowRemoteModels = false
-  transformers.env.allowLocalModels = true
-  transformers.env.localModelPath = dirname(folder) + sep
-
-  let extractor: FeatureExtractor
-  try {
-    extractor = await transformers.pipeline('feature-extraction', name, {
-      local_files_only: true,
-      dtype: files.dtype,
-      subfolder: files.subfolder,
-      device: 'cpu',
-    })
-  } catch (error) {
-    throw new KnowHubError(
-      'embedder_failed',
-      `Loading the local embedding model from ${folder} (${files.file}) failed: ${reason(error)}`,
-      { path: folder, file: files.file },
-      { cause: error },
-    )
-  }
-  logger.info('embed.local.loaded', { path: folder, file: files.file, dtype: files.dtype, pooling })
-
-  async function run(batch: string[]): Promise<Float32Array[]> {
-    let output: unknown
-    try {
-      output = await extractor(batch, { pooling, normalize: true })
-    } catch (error) {
-      throw new KnowHubError('embedder_failed', `The local embedding model ${folder} failed: ${reason(error)}`, { path: folder }, { cause: error })
-    }
-    const [rows, columns] = isTensor(output) ? output.dims : []
-    if (!isTensor(output) || output.dims.length !== 2 || rows !== batch.length || !columns || output.data.length !== rows * columns) {
-      const dims = isTensor(output) ? output.dims : undefined
-      throw new KnowHubError(
-        'embedder_failed',
-        `The local embedding model ${folder} returned an output of shape ${JSON.stringify(dims)} for ${batch.length} texts`,
-        {
-          path: folder,
-          dims,
-        },
-      )
-    }
-    const { data } = output
-    const vectors: Float32Array[] = []
-    for (let row = 0; row < batch.length; row++) {
-      const values = new Float32Array(columns)
-      for (let column = 0; column < columns; column++) values[column] = data[row * columns + column]!
-      vectors.push(l2normalize(values))
-    }
-    return vectors
-  }
-
+  const extractor = await loadExtractor(transformers, folder, name, files)
+  ;(deps.logger ?? noopLogger).info('embed.local.loaded', { path: folder, file: files.file, dtype: files.dtype, pooling })
+  const run = (batch: string[]) => extract(extractor, folder, pooling, batch)
   const [probe] = await run([PROBE_TEXT])
   const dimension = probe?.length ?? 0
+  const batchSize = deps.batchSize ?? 32
   let closed = false
 
   return {
@@ -286,4 +221,81 @@ export async function createLocalEmbedder(config: LocalEmbedderConfig, deps: Loc
       await extractor.dispose?.()
     },
   }
+}
+
+/** The validated `local` config: pooling and the model folder. */
+function localSettings(config: LocalEmbedderConfig): { pooling: 'mean' | 'cls'; folder: string } {
+  const parsed = EmbedderConfigSchema.safeParse(config)
+  if (!parsed.success || parsed.data.provider !== 'local') {
+    const issues = parsed.success ? [{ path: 'provider', message: 'expected "local"' }] : toValidationIssues(parsed.error)
+    throw new KnowHubError('config_error', `Invalid local embedder config: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, {
+      issues,
+    })
+  }
+  return { pooling: parsed.data.pooling, folder: resolve(parsed.data.path) }
+}
+
+/** The model folder's name, which transformers.js reads as a model id. */
+function modelName(folder: string): string {
+  const name = basename(folder)
+  if (!MODEL_ID.test(name) || name.includes('..') || name.includes('--')) {
+    throw new KnowHubError(
+      'config_error',
+      `The local embedding model folder's name "${name}" must use only letters, digits, '-', '_' and '.' (no '--' or '..'): transformers.js reads it as a model id. Rename or link the folder`,
+      { path: folder },
+    )
+  }
+  return name
+}
+
+/** The feature-extraction pipeline of the model folder, local files only (transformers.js settings are process-wide). */
+async function loadExtractor(
+  transformers: TransformersModule,
+  folder: string,
+  name: string,
+  files: Awaited<ReturnType<typeof inspectFolder>>,
+): Promise<FeatureExtractor> {
+  transformers.env.allowRemoteModels = false
+  transformers.env.allowLocalModels = true
+  transformers.env.localModelPath = dirname(folder) + sep
+  try {
+    return await transformers.pipeline('feature-extraction', name, { local_files_only: true, dtype: files.dtype, subfolder: files.subfolder, device: 'cpu' })
+  } catch (error) {
+    throw new KnowHubError(
+      'embedder_failed',
+      `Loading the local embedding model from ${folder} (${files.file}) failed: ${reason(error)}`,
+      { path: folder, file: files.file },
+      { cause: error },
+    )
+  }
+}
+
+/** One batch through the model: a [rows, columns] tensor checked and cut into normalised vectors. */
+async function extract(extractor: FeatureExtractor, folder: string, pooling: 'mean' | 'cls', batch: string[]): Promise<Float32Array[]> {
+  let output: unknown
+  try {
+    output = await extractor(batch, { pooling, normalize: true })
+  } catch (error) {
+    throw new KnowHubError('embedder_failed', `The local embedding model ${folder} failed: ${reason(error)}`, { path: folder }, { cause: error })
+  }
+  const [rows, columns] = isTensor(output) ? output.dims : []
+  if (!isTensor(output) || output.dims.length !== 2 || rows !== batch.length || !columns || output.data.length !== rows * columns) {
+    const dims = isTensor(output) ? output.dims : undefined
+    throw new KnowHubError(
+      'embedder_failed',
+      `The local embedding model ${folder} returned an output of shape ${JSON.stringify(dims)} for ${batch.length} texts`,
+      {
+        path: folder,
+        dims,
+      },
+    )
+  }
+  const { data } = output
+  const vectors: Float32Array[] = []
+  for (let row = 0; row < batch.length; row++) {
+    const values = new Float32Array(columns)
+    for (let column = 0; column < columns; column++) values[column] = data[row * columns + column]!
+    vectors.push(l2normalize(values))
+  }
+  return vectors
 }

@@ -20,7 +20,7 @@ import {
   type EvalMode,
   type LoadedSet,
 } from '../../eval/harness.js'
-import { EVAL_EMBEDDERS, evalEmbedder, openEvalHub, type EvalEmbedderName } from '../../app/eval.js'
+import { EVAL_EMBEDDERS, evalEmbedder, openEvalHub, type EvalEmbedderName, type EvalHub } from '../../app/eval.js'
 import { loadConfig, processEnv } from '../config.js'
 import { createCliLogger, type GlobalOptions } from '../context.js'
 import { oneLine, printJson, progress, type Io } from '../output.js'
@@ -89,6 +89,82 @@ function printMisses(io: Io, set: RetrievalSet, runs: readonly EvalMetrics[]): v
   }
 }
 
+/** The options of `knowhub eval`, as commander gives them. */
+interface EvalOptions {
+  mode: EvalMode | 'all'
+  rerank: boolean
+  topK: number
+  limit?: number
+  embedder: EvalEmbedderName
+  perQuery?: boolean
+  out?: string
+  json?: boolean
+}
+
+/** Reads a retrieval set folder, printing its first warnings; refuses a set with no judged query. */
+async function loadSet(io: Io, dir: string): Promise<RetrievalSet> {
+  checkSetFolder(dir)
+  const set = await loadRetrievalSet(dir)
+  for (const w of set.warnings.slice(0, 20)) io.err(`warning: ${w.path}: ${w.message}`)
+  if (set.warnings.length > 20) io.err(`warning: … and ${set.warnings.length - 20} more`)
+  if (set.qrels.size === 0)
+    throw new KnowHubError('validation_error', `Retrieval set ${dir} has no judged queries (qrels.jsonl names none of the queries)`, { dir })
+  return set
+}
+
+/** Loads the set into the evaluation hub and runs every planned mode over it, with progress on stderr; closes the hub. */
+async function evaluate(io: Io, hub: EvalHub, set: RetrievalSet, options: EvalOptions): Promise<{ runs: EvalMetrics[]; loadMs: number }> {
+  const runs: EvalMetrics[] = []
+  try {
+    const loading = progress(io, 'loading')
+    let loaded: LoadedSet
+    try {
+      loaded = await loadIntoKnowledge(hub.knowledge, set, { onProgress: loading.update })
+    } finally {
+      loading.stop()
+    }
+    for (const run of plannedRuns(options.mode, options.rerank)) {
+      const querying = progress(io, `querying ${run.mode}${run.rerank ? '' : ' no-rerank'}`)
+      try {
+        runs.push(
+          await runRetrievalEval({
+            knowledge: hub.knowledge,
+            loaded,
+            mode: run.mode,
+            rerank: run.rerank,
+            topK: options.topK,
+            ...(options.limit !== undefined ? { limit: options.limit } : {}),
+            perQuery: Boolean(options.perQuery),
+            onProgress: querying.update,
+          }),
+        )
+      } finally {
+        querying.stop()
+      }
+    }
+    return { runs, loadMs: loaded.loadMs }
+  } finally {
+    await hub.close()
+  }
+}
+
+/** The JSON report of an evaluation. */
+function buildReport(set: RetrievalSet, dir: string, embedder: string, loadMs: number, runs: readonly EvalMetrics[]): EvalReport {
+  return {
+    set: set.name,
+    dir,
+    embedder,
+    docs: set.docs.length,
+    convs: convCount(set),
+    judged_queries: set.qrels.size,
+    load_ms: Math.round(loadMs),
+    warnings: set.warnings,
+    runs: runs.map((m) =>
+      m.per_query ? { ...roundMetrics(m), per_query: m.per_query.map((q) => ({ ...q, ms: Math.round(q.ms * 10) / 10 })) } : roundMetrics(m),
+    ),
+  }
+}
+
 /** The `eval` command. */
 export function evalCommand(io: Io): Command {
   return new Command('eval')
@@ -119,69 +195,16 @@ export function evalCommand(io: Io): Command {
         '  knowhub eval ../shared/corpus/locomo/facts-dev --mode all --limit 200 --out facts.json',
       ].join('\n'),
     )
-    .action(async (dirArg: string, options, command: Command) => {
-      const globals = command.optsWithGlobals() as GlobalOptions
+    .action(async (dirArg: string, options: EvalOptions, command: Command) => {
       const dir = resolve(dirArg)
-      checkSetFolder(dir)
-      const set = await loadRetrievalSet(dir)
-      for (const w of set.warnings.slice(0, 20)) io.err(`warning: ${w.path}: ${w.message}`)
-      if (set.warnings.length > 20) io.err(`warning: … and ${set.warnings.length - 20} more`)
-      if (set.qrels.size === 0)
-        throw new KnowHubError('validation_error', `Retrieval set ${dir} has no judged queries (qrels.jsonl names none of the queries)`, { dir })
+      const set = await loadSet(io, dir)
       if (options.topK < 10) io.err(`warning: --top-k ${options.topK} < 10: recall@10, nDCG@10 and MRR@10 see only ${options.topK} results`)
-
       const logger = createCliLogger()
-      const name = options.embedder as EvalEmbedderName
-      const config = name === 'config' ? loadConfig(processEnv(), globals.config ? { configFile: globals.config } : {}) : undefined
-      const embedder = await evalEmbedder(name, config?.embedder ?? KnowHubConfig.parse({}).embedder, logger)
-      const hub = await openEvalHub({ embedder, logger })
-      const runs: EvalMetrics[] = []
-      let loadMs = 0
-      try {
-        const loading = progress(io, 'loading')
-        let loaded: LoadedSet
-        try {
-          loaded = await loadIntoKnowledge(hub.knowledge, set, { onProgress: loading.update })
-        } finally {
-          loading.stop()
-        }
-        loadMs = loaded.loadMs
-        for (const run of plannedRuns(options.mode as EvalMode | 'all', options.rerank as boolean)) {
-          const querying = progress(io, `querying ${run.mode}${run.rerank ? '' : ' no-rerank'}`)
-          try {
-            runs.push(
-              await runRetrievalEval({
-                knowledge: hub.knowledge,
-                loaded,
-                mode: run.mode,
-                rerank: run.rerank,
-                topK: options.topK,
-                ...(options.limit !== undefined ? { limit: options.limit } : {}),
-                perQuery: Boolean(options.perQuery),
-                onProgress: querying.update,
-              }),
-            )
-          } finally {
-            querying.stop()
-          }
-        }
-      } finally {
-        await hub.close()
-      }
-
-      const report: EvalReport = {
-        set: set.name,
-        dir,
-        embedder: embedder.model,
-        docs: set.docs.length,
-        convs: convCount(set),
-        judged_queries: set.qrels.size,
-        load_ms: Math.round(loadMs),
-        warnings: set.warnings,
-        runs: runs.map((m) =>
-          m.per_query ? { ...roundMetrics(m), per_query: m.per_query.map((q) => ({ ...q, ms: Math.round(q.ms * 10) / 10 })) } : roundMetrics(m),
-        ),
-      }
+      const globals = command.optsWithGlobals() as GlobalOptions
+      const config = options.embedder === 'config' ? loadConfig(processEnv(), globals.config ? { configFile: globals.config } : {}) : undefined
+      const embedder = await evalEmbedder(options.embedder, config?.embedder ?? KnowHubConfig.parse({}).embedder, logger)
+      const { runs, loadMs } = await evaluate(io, await openEvalHub({ embedder, logger }), set, options)
+      const report = buildReport(set, dir, embedder.model, loadMs, runs)
       if (options.out) writeFileSync(options.out, `${JSON.stringify(report, null, 2)}\n`)
       if (options.json) return printJson(io, report)
       io.out(
