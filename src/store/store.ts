@@ -88,17 +88,9 @@ export async function openStore(options: OpenStoreOptions = {}): Promise<Store> 
   if (fulltext === 'memory' && options.databaseUrl) {
     throw new KnowHubError('config_error', 'The in-memory full-text index needs the embedded database: on a PostgreSQL server full-text search runs in SQL')
   }
-  // Only an in-memory index reads the knowledge change log (migrations 0006, 0008): without
-  // one, this session's writes skip it.
-  const changeLogOff = 'SET knowhub.change_log = off'
-  const db = options.databaseUrl
-    ? await openPostgres({ connectionString: options.databaseUrl, logger, onConnect: ['SET hnsw.iterative_scan = relaxed_order', changeLogOff] })
-    : await openPGlite({
-        dataDir: (options.dataDir ?? '.knowhub').startsWith('memory://') ? options.dataDir! : join(options.dataDir ?? '.knowhub', 'db'),
-        logger,
-      })
+  const db = await openDatabase(options, logger)
   try {
-    if (fulltext === 'sql' && db.kind === 'pglite') await db.query(sql.raw(changeLogOff))
+    if (fulltext === 'sql' && db.kind === 'pglite') await db.query(sql.raw(CHANGE_LOG_OFF))
     await migrate(db, { logger })
     const pgvector = await detectPgvector(db, logger)
     if (pgvector && db.kind === 'pglite') await db.query(sql`SET hnsw.iterative_scan = relaxed_order`)
@@ -108,65 +100,99 @@ export async function openStore(options: OpenStoreOptions = {}): Promise<Store> 
           'pgvector is not installed on this PostgreSQL server: vectors are stored as real[] and searched exactly (correct, slower). Install the vector extension for HNSW search.',
       })
     }
-    let dialect: VectorDialect | undefined
-    let state: VectorState | undefined
+    const vectors = vectorSlot(db, pgvector, logger)
     return {
       db,
       pgvector,
-      knowledge: knowledgeStore(db, () => dialect, fulltext === 'memory' ? syncedTextIndex(db, { logger }) : undefined),
+      knowledge: knowledgeStore(db, () => vectors.dialect(), fulltext === 'memory' ? syncedTextIndex(db, { logger }) : undefined),
       resources: resourceStore(db),
-      async prepareVectors(embedder, prepareOptions = {}) {
-        const stored = await readVectorIndexInfo(db)
-        const backend = pgvector ? 'pgvector' : 'array'
-        if (!stored || prepareOptions.rebuild) {
-          const info: VectorIndexInfo = { model: embedder.model, dimension: embedder.dimension, backend }
-          await createVectorColumn(db, info, { rebuild: prepareOptions.rebuild ?? false })
-          dialect = vectorDialect(backend)
-          state = { status: 'ready', info }
-        } else if (stored.model !== embedder.model || stored.dimension !== embedder.dimension) {
-          dialect = undefined
-          state = { status: 'mismatch', stored, wanted: { model: embedder.model, dimension: embedder.dimension } }
-        } else {
-          dialect = vectorDialect(stored.backend)
-          state = { status: 'ready', info: stored }
-          if (pgvector && stored.backend === 'array') {
-            logger.warn('store.vector.convertible', {
-              message:
-                'pgvector is installed but the vectors are stored as real[] (searched exactly): run `knowhub reindex --vectors` to move them to an HNSW index',
-            })
-          }
-        }
-        return state
-      },
-      vectorState: () => state,
-      // Only the embedded database drops and rebuilds the HNSW index around a bulk load: on a
-      // server other KnowHub processes keep searching (and writing) meanwhile.
-      bulkLoad: (load) => (dialect?.backend === 'pgvector' && db.kind === 'pglite' ? withoutHnswIndex(db, load) : load()),
-      async convertVectors() {
-        if (!pgvector) {
-          throw new KnowHubError(
-            'config_error',
-            'pgvector is not usable on this PostgreSQL server: install the extension and run CREATE EXTENSION vector in this database as a superuser, then run this again',
-          )
-        }
-        let conversion: VectorConversion
-        try {
-          conversion = await convertToPgvector(db)
-        } catch (error) {
-          if (error instanceof KnowHubError) throw error
-          throw new KnowHubError('database_error', `Cannot convert the vectors: ${(error as Error).message}`, {}, { cause: error })
-        }
-        if (conversion.info && state?.status === 'ready') {
-          dialect = vectorDialect(conversion.info.backend)
-          state = { status: 'ready', info: conversion.info }
-        }
-        logger.info('store.vector.converted', { status: conversion.status, vectors: conversion.vectors })
-        return conversion
-      },
+      prepareVectors: (embedder, prepareOptions) => vectors.prepare(embedder, prepareOptions),
+      vectorState: () => vectors.state(),
+      bulkLoad: (load) => vectors.bulkLoad(load),
+      convertVectors: () => vectors.convert(),
       close: () => db.close(),
     }
   } catch (error) {
     await db.close().catch(() => {})
     throw error instanceof KnowHubError ? error : new KnowHubError('database_error', `Cannot open the store: ${(error as Error).message}`, {}, { cause: error })
+  }
+}
+
+// Only an in-memory index reads the knowledge change log (migrations 0006, 0008): without
+// one, a session's writes skip it.
+const CHANGE_LOG_OFF = 'SET knowhub.change_log = off'
+
+/** The database: a PostgreSQL server pool (its sessions skip the change log), or PGlite in the data folder. */
+async function openDatabase(options: OpenStoreOptions, logger: Logger): Promise<Database> {
+  if (options.databaseUrl) {
+    return openPostgres({ connectionString: options.databaseUrl, logger, onConnect: ['SET hnsw.iterative_scan = relaxed_order', CHANGE_LOG_OFF] })
+  }
+  const dataDir = options.dataDir ?? '.knowhub'
+  return openPGlite({ dataDir: dataDir.startsWith('memory://') ? dataDir : join(dataDir, 'db'), logger })
+}
+
+/** The vector column's state against the configured embedder, and the operations that change it. */
+interface VectorSlot {
+  dialect(): VectorDialect | undefined
+  state(): VectorState | undefined
+  prepare(embedder: { model: string; dimension: number }, options?: { rebuild?: boolean }): Promise<VectorState>
+  bulkLoad<T>(load: () => Promise<T>): Promise<T>
+  convert(): Promise<VectorConversion>
+}
+
+/** See {@link Store.prepareVectors}, {@link Store.bulkLoad} and {@link Store.convertVectors}. */
+function vectorSlot(db: Database, pgvector: boolean, logger: Logger): VectorSlot {
+  let dialect: VectorDialect | undefined
+  let state: VectorState | undefined
+  return {
+    dialect: () => dialect,
+    state: () => state,
+    async prepare(embedder, prepareOptions = {}) {
+      const stored = await readVectorIndexInfo(db)
+      const backend = pgvector ? 'pgvector' : 'array'
+      if (!stored || prepareOptions.rebuild) {
+        const info: VectorIndexInfo = { model: embedder.model, dimension: embedder.dimension, backend }
+        await createVectorColumn(db, info, { rebuild: prepareOptions.rebuild ?? false })
+        dialect = vectorDialect(backend)
+        state = { status: 'ready', info }
+      } else if (stored.model !== embedder.model || stored.dimension !== embedder.dimension) {
+        dialect = undefined
+        state = { status: 'mismatch', stored, wanted: { model: embedder.model, dimension: embedder.dimension } }
+      } else {
+        dialect = vectorDialect(stored.backend)
+        state = { status: 'ready', info: stored }
+        if (pgvector && stored.backend === 'array') {
+          logger.warn('store.vector.convertible', {
+            message:
+              'pgvector is installed but the vectors are stored as real[] (searched exactly): run `knowhub reindex --vectors` to move them to an HNSW index',
+          })
+        }
+      }
+      return state
+    },
+    // Only the embedded database drops and rebuilds the HNSW index around a bulk load: on a
+    // server other KnowHub processes keep searching (and writing) meanwhile.
+    bulkLoad: (load) => (dialect?.backend === 'pgvector' && db.kind === 'pglite' ? withoutHnswIndex(db, load) : load()),
+    async convert() {
+      if (!pgvector) {
+        throw new KnowHubError(
+          'config_error',
+          'pgvector is not usable on this PostgreSQL server: install the extension and run CREATE EXTENSION vector in this database as a superuser, then run this again',
+        )
+      }
+      let conversion: VectorConversion
+      try {
+        conversion = await convertToPgvector(db)
+      } catch (error) {
+        if (error instanceof KnowHubError) throw error
+        throw new KnowHubError('database_error', `Cannot convert the vectors: ${(error as Error).message}`, {}, { cause: error })
+      }
+      if (conversion.info && state?.status === 'ready') {
+        dialect = vectorDialect(conversion.info.backend)
+        state = { status: 'ready', info: conversion.info }
+      }
+      logger.info('store.vector.converted', { status: conversion.status, vectors: conversion.vectors })
+      return conversion
+    },
   }
 }
