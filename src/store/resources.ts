@@ -202,17 +202,12 @@ export interface ResourceStore {
  * await resources.get('code/selenium/login', { visible: ['user:alice', 'public'], own: ['user:alice'] })
  */
 export function resourceStore(db: Database): ResourceStore {
-  return {
-    async insert(r) {
-      const rows =
-        await db.query(sql`INSERT INTO resources (id, title, body, secure_body, secret_key_id, content_type, metadata, scopes, owner, version, created_at, updated_at)
-        VALUES (${r.id}, ${r.title}, ${r.body}, ${r.secret?.envelope ?? null}, ${r.secret?.keyId ?? null}, ${r.content_type},
-          ${JSON.stringify(r.metadata)}::jsonb, ${r.scopes}::text[], ${r.owner}, 1, ${r.created_at.toISOString()}, ${r.created_at.toISOString()})
-        ON CONFLICT (owner, id) DO NOTHING
-        RETURNING id`)
-      return rows.length > 0
-    },
+  return { ...resourceReads(db), ...resourceWrites(db), ...resourceSecrets(db) }
+}
 
+/** Reads: one resource (resolved among the caller's namespaces), several, a page, the count. */
+function resourceReads(db: Database): Pick<ResourceStore, 'get' | 'getMany' | 'list' | 'count'> {
+  return {
     async get(id, access, options = {}) {
       const secret = options.secretScopes ? sql`, CASE WHEN r.scopes && ${options.secretScopes}::text[] THEN r.secure_body END AS secure_body` : sql.empty
       const owner = options.owner !== undefined ? sql` AND r.owner = ${options.owner}` : sql.empty
@@ -233,6 +228,26 @@ export function resourceStore(db: Database): ResourceStore {
         after === undefined ? sql.empty : after.owner === undefined ? sql` AND r.id > ${after.id}` : sql` AND (r.id, r.owner) > (${after.id}, ${after.owner})`
       const rows = await db.query(sql`SELECT ${SUMMARY} FROM resources r WHERE ${filterSql(filter)}${page} ORDER BY r.id, r.owner LIMIT ${limit}`)
       return rows.map(toRecord)
+    },
+
+    async count() {
+      const rows = await db.query<{ n: number }>(sql`SELECT count(*)::int AS n FROM resources`)
+      return rows[0]?.n ?? 0
+    },
+  }
+}
+
+/** Writes of one resource, keyed by owner and id, under the caller's visibility. */
+function resourceWrites(db: Database): Pick<ResourceStore, 'insert' | 'update' | 'delete'> {
+  return {
+    async insert(r) {
+      const rows =
+        await db.query(sql`INSERT INTO resources (id, title, body, secure_body, secret_key_id, content_type, metadata, scopes, owner, version, created_at, updated_at)
+        VALUES (${r.id}, ${r.title}, ${r.body}, ${r.secret?.envelope ?? null}, ${r.secret?.keyId ?? null}, ${r.content_type},
+          ${JSON.stringify(r.metadata)}::jsonb, ${r.scopes}::text[], ${r.owner}, 1, ${r.created_at.toISOString()}, ${r.created_at.toISOString()})
+        ON CONFLICT (owner, id) DO NOTHING
+        RETURNING id`)
+      return rows.length > 0
     },
 
     async update(key, access, expectedVersion, change, at) {
@@ -257,12 +272,12 @@ export function resourceStore(db: Database): ResourceStore {
       const rows = await db.query(sql`DELETE FROM resources r WHERE r.owner = ${key.owner} AND r.id = ${key.id} AND ${visibleSql(access)} RETURNING r.id`)
       return rows.length > 0
     },
+  }
+}
 
-    async count() {
-      const rows = await db.query<{ n: number }>(sql`SELECT count(*)::int AS n FROM resources`)
-      return rows[0]?.n ?? 0
-    },
-
+/** The encrypted secrets as a whole: which keys encrypted them, and re-encryption (key rotation) in one transaction. */
+function resourceSecrets(db: Database): Pick<ResourceStore, 'secretKeyIds' | 'rewriteSecrets'> {
+  return {
     async secretKeyIds() {
       const rows = await db.query<{ key_id: string; count: number }>(
         sql`SELECT secret_key_id AS key_id, count(*)::int AS count FROM resources WHERE secret_key_id IS NOT NULL GROUP BY secret_key_id ORDER BY secret_key_id`,
