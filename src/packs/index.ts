@@ -37,7 +37,8 @@ export type { ScanLocation } from './scan.js'
 export { KnowledgeParseCache, loadPack } from './load.js'
 export type { LoadPackOptions, LoadPackResult } from './load.js'
 export { parseKnowledgeMarkdown } from './parse.js'
-export type { PackContext, ParsedKnowledge } from './parse.js'
+export type { PackContext } from './frontmatter.js'
+export type { ParsedKnowledge } from './parse.js'
 
 // Tier 1: the catalog.
 export { ACTIVATION_TOOL_NAME, CATALOG_INSTRUCTIONS, activationTool, discloseCatalog, renderCatalog } from './catalog.js'

@@ -6,7 +6,8 @@
 import { readdir, realpath } from 'node:fs/promises'
 import { basename, join } from 'node:path'
 import { stat } from 'node:fs/promises'
-import { parseKnowledgeMarkdown, type PackContext, type ParsedKnowledge } from './parse.js'
+import type { PackContext } from './frontmatter.js'
+import { parseKnowledgeMarkdown, type ParsedKnowledge } from './parse.js'
 import { isInside, readBounded, readListedFile, resolvePackPath } from './paths.js'
 import { formatDiagnostic, type KnowledgeCatalogItem, type LoadedPack, type PackDiagnostic, type PackScope, type RejectedPack } from './schema.js'
 
