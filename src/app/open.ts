@@ -14,11 +14,13 @@ import { createEmbedder } from '../embed/factory.js'
 import { createKnowledgeService, type KnowledgeService, type SearchOptions } from '../knowledge/service.js'
 import { createSlimService, type SlimService } from '../knowledge/slim.js'
 import type { LlmProvider } from '../llm/index.js'
+import type { PackService } from '../packs/service.js'
 import { openKeyring, type SecretKeyring } from '../resources/key-file.js'
 import { checkSecretKey } from '../resources/rotate.js'
 import { createSecretBox } from '../resources/secrets.js'
 import { createResourceService, type ResourceService } from '../resources/service.js'
 import { openStore, type Store } from '../store/store.js'
+import { openPacks, type PackSource } from './packs.js'
 import { hubStatus, type HubStatus } from './status.js'
 
 export interface KnowHub {
@@ -31,6 +33,8 @@ export interface KnowHub {
   /** Near-duplicate merging and its undo. */
   readonly slim: SlimService
   readonly resources: ResourceService
+  /** Knowledge packs: catalog, activation, resolution (discovered on first use). */
+  readonly packs: PackService
   /** The key of secrets at rest and where it came from (`keyFile` undefined: from config, or ephemeral for memory://). */
   readonly secrets: SecretKeyring
   /** API tokens (the server's authentication). */
@@ -49,6 +53,8 @@ export interface OpenDeps {
   embedder?: Embedder
   /** Search tuning beyond the config (the evaluation's fusion and caches). */
   search?: SearchOptions
+  /** Where `hub.packs` looks: discovery flags over the `packs` config (default: the current folder and your home), or `false` for none. */
+  packs?: PackSource
 }
 
 /**
@@ -92,6 +98,7 @@ export async function openKnowHub(config: unknown = {}, deps: OpenDeps = {}): Pr
       knowledge,
       slim: createSlimService({ store, embedder, logger, maxContentBytes: parsed.maxContentBytes, ...clock }),
       resources: createResourceService({ store, secrets: createSecretBox(secrets.key), logger, ...clock }),
+      packs: openPacks(parsed, { ...(deps.packs === undefined ? {} : { source: deps.packs }), embedder, logger, ...clock }),
       secrets,
       // On a shared PostgreSQL another KnowHub server may revoke a token: remember verified
       // tokens for 250 ms only, so a revocation holds everywhere well within a second (docs/scale.md).

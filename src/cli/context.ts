@@ -1,5 +1,6 @@
 import pino from 'pino'
 import { openKnowHub, type KnowHub } from '../app/open.js'
+import type { PackSource } from '../app/packs.js'
 import type { Logger } from '../core/logger.js'
 import { cliEnv, loadConfig, processEnv } from './config.js'
 
@@ -32,10 +33,13 @@ export interface GlobalOptions {
  * in-memory index would cost more than the one search it serves. `longRunning` commands
  * (the server, the MCP server) keep `auto`, which is the in-memory index on the embedded database.
  */
-export async function withHub<T>(options: GlobalOptions & { longRunning?: boolean }, fn: (hub: KnowHub) => Promise<T>): Promise<T> {
+export async function withHub<T>(options: GlobalOptions & { longRunning?: boolean; packs?: PackSource }, fn: (hub: KnowHub) => Promise<T>): Promise<T> {
   const config = loadConfig(processEnv(), options.config ? { configFile: options.config } : {})
   if (!options.longRunning && config.search.fulltext === 'auto') config.search.fulltext = 'sql'
-  const hub = await openKnowHub(config, { logger: createCliLogger(cliEnv().logLevel ?? (options.longRunning ? 'warn' : 'error')) })
+  const hub = await openKnowHub(config, {
+    logger: createCliLogger(cliEnv().logLevel ?? (options.longRunning ? 'warn' : 'error')),
+    ...(options.packs === undefined ? {} : { packs: options.packs }),
+  })
   try {
     return await fn(hub)
   } finally {

@@ -1,5 +1,6 @@
 /**
- * The composition root: the `search` config reaches the store and the service.
+ * The composition root: the `search` config reaches the store and the service;
+ * `hub.packs` finds packs where the caller says, lazily, or none.
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -7,6 +8,7 @@ import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { openKnowHub } from '../../src/app/open.js'
 import { createTestDatabase } from '../helpers/stores.js'
+import { SCOPES } from '../packs/helpers.js'
 
 describe('openKnowHub search settings', () => {
   const dir = mkdtempSync(join(tmpdir(), 'knowhub-open-'))
@@ -46,5 +48,34 @@ describe('openKnowHub search settings', () => {
 
   it('rejects an unknown full-text mode with the field path', async () => {
     await expect(openKnowHub({ ...base, dataDir: join(dir, 'bad'), search: { fulltext: 'elastic' } })).rejects.toMatchObject({ code: 'validation_error' })
+  })
+})
+
+describe('openKnowHub packs', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'knowhub-open-packs-'))
+  afterAll(() => rmSync(dir, { recursive: true, force: true }))
+  const base = { embedder: { provider: 'hashed' }, secrets: { key: Buffer.alloc(32, 1).toString('base64') } }
+
+  it('discovers the project packs on first use, with the config and flags merged', async () => {
+    const hub = await openKnowHub({ ...base, dataDir: join(dir, 'found') }, { packs: { project: join(SCOPES, 'project'), user: false } })
+    try {
+      expect(hub.packs.available()).toEqual([])
+      const { items } = await hub.packs.catalog()
+      expect(items.length).toBeGreaterThan(0)
+      expect(items.every((item) => item.scope === 'project')).toBe(true)
+      expect(hub.packs.available().map((p) => p.item.name)).toEqual(items.map((item) => item.name))
+    } finally {
+      await hub.close()
+    }
+  })
+
+  it('has no packs at all when told so', async () => {
+    const hub = await openKnowHub({ ...base, dataDir: join(dir, 'none') }, { packs: false })
+    try {
+      expect((await hub.packs.discover()).packs).toEqual([])
+      await expect(hub.packs.show('anything')).rejects.toMatchObject({ code: 'not_found' })
+    } finally {
+      await hub.close()
+    }
   })
 })

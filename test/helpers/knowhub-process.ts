@@ -25,12 +25,14 @@ export interface KnowHubProcessOptions {
   entry?: 'source' | 'dist'
   /** Extra arguments of `knowhub start`. */
   args?: string[]
+  /** Offer the packs discovery finds (default false: `--no-packs`). */
+  packs?: boolean
   /** Give up after this long (default 60 s). */
   timeoutMs?: number
 }
 
 /**
- * Starts `knowhub start --host 127.0.0.1 --port 0 --no-packs` and waits for its URL.
+ * Starts `knowhub start --host 127.0.0.1 --port 0 --no-packs` (packs with `packs: true`) and waits for its URL.
  * @example
  * const a = await startKnowHubProcess({ env: { DATABASE_URL: url, KNOWHUB_EMBEDDER: 'hashed' } })
  * await fetch(`${a.url}/healthz`)
@@ -38,11 +40,15 @@ export interface KnowHubProcessOptions {
  */
 export function startKnowHubProcess(options: KnowHubProcessOptions): Promise<KnowHubProcess> {
   const entry = options.entry === 'dist' ? ['bin/knowhub.js'] : ['--import', 'tsx', 'test/mcp/run-cli.ts']
-  const child = spawn(process.execPath, [...entry, 'start', '--host', '127.0.0.1', '--port', '0', '--no-packs', ...(options.args ?? [])], {
-    cwd: ROOT,
-    env: { ...process.env, ...options.env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
+  const child = spawn(
+    process.execPath,
+    [...entry, 'start', '--host', '127.0.0.1', '--port', '0', ...(options.packs ? [] : ['--no-packs']), ...(options.args ?? [])],
+    {
+      cwd: ROOT,
+      env: { ...process.env, ...options.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  )
   const stdout: string[] = []
   const stderr: string[] = []
   const lines = (stream: NodeJS.ReadableStream, into: string[], onLine?: (line: string) => void) => {

@@ -1,7 +1,7 @@
 import { delimiter, resolve } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { loadConfig } from '../../src/cli/config.js'
-import { packDiscoveryOptions, packUsageLog } from '../../src/cli/pack-options.js'
+import { packDiscoveryOptions, packUsageLog } from '../../src/packs/options.js'
 import { PacksConfig } from '../../src/core/config.js'
 import { DiscoverOptions } from '../../src/packs/index.js'
 

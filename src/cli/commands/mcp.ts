@@ -5,18 +5,18 @@
  */
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { Command } from 'commander'
-import { discoverPacks } from '../../packs/discover.js'
 import { createMcpServer } from '../../mcp/server.js'
 import { clientBackend } from '../../client/backend.js'
 import { createClient } from '../../client/client.js'
 import { KnowHubError } from '../../core/errors.js'
 import type { Embedder } from '../../embed/embedder.js'
 import { localBackend } from '../../app/backend.js'
+import { openPacks, type PackSource } from '../../app/packs.js'
+import type { PackService } from '../../packs/service.js'
 import type { ToolBackend } from '../../tools/backend.js'
 import { createCliLogger, withHub, type GlobalOptions } from '../context.js'
 import { cliEnv, loadConfig, processEnv } from '../config.js'
 import { collect } from '../options.js'
-import { packDiscoveryOptions } from '../pack-options.js'
 import { toolDefaults } from '../tool-options.js'
 import type { Io } from '../output.js'
 
@@ -96,11 +96,12 @@ export function mcpCommand(_io: Io): Command {
       const globals = command.optsWithGlobals() as GlobalOptions
       const config = loadConfig(processEnv(), globals.config ? { configFile: globals.config } : {})
       // The `packs` section of the config file adds folders, types and limits; flags win.
-      const packs = options.packs === false ? [] : (await discoverPacks(packDiscoveryOptions(options, config.packs), logger)).packs
-      const serve = async (backend: ToolBackend, principal: { agent?: string | undefined }, embedder?: Embedder): Promise<void> => {
+      const packSource: PackSource = options.packs === false ? false : options
+      const serve = async (backend: ToolBackend, principal: { agent?: string | undefined }, packService: PackService, embedder?: Embedder): Promise<void> => {
         // The `tools` section of the config file gives the tool defaults; flags win.
         const defaults = toolDefaults(config.tools, options, principal.agent)
-        const server = createMcpServer({ backend, packs, defaults, logger, ...(embedder ? { embedder } : {}) })
+        const { packs } = await packService.discover()
+        const server = createMcpServer({ backend, packService, defaults, logger, ...(embedder ? { embedder } : {}) })
         const stopped = untilStdinEnds()
         await server.connect(new StdioServerTransport())
         logger.info('mcp.started', { transport: 'stdio', packs: packs.length, remote: options.url !== undefined })
@@ -115,13 +116,13 @@ export function mcpCommand(_io: Io): Command {
         await client.healthz().catch((error: unknown) => {
           throw new KnowHubError('config_error', `Cannot reach the KnowHub server at ${url}: ${(error as Error).message}`, { url })
         })
-        await serve(clientBackend(client), { agent: env.agent })
+        await serve(clientBackend(client), { agent: env.agent }, openPacks(config, { source: packSource, logger }))
         return
       }
-      await withHub({ ...globals, longRunning: true }, async (hub) => {
+      await withHub({ ...globals, longRunning: true, packs: packSource }, async (hub) => {
         const warming = hub.knowledge.warmUp().catch((error: Error) => logger.warn('mcp.warmup_failed', { message: error.message }))
         try {
-          await serve(localBackend(hub, hub.config.principal), hub.config.principal, hub.embedder)
+          await serve(localBackend(hub, hub.config.principal), hub.config.principal, hub.packs, hub.embedder)
         } finally {
           await warming
         }

@@ -9,11 +9,12 @@ import { Command, InvalidArgumentError } from 'commander'
 import { noopLogger, type Logger } from '../../core/logger.js'
 import type { Embedder } from '../../embed/embedder.js'
 import { createEmbedder } from '../../embed/factory.js'
-import { GroundingPolicy, ResolveIntent, createPackService, type PackService } from '../../packs/index.js'
+import { openPacks } from '../../app/packs.js'
+import { GroundingPolicy, ResolveIntent, type PackService } from '../../packs/index.js'
+import type { PackFlags } from '../../packs/options.js'
 import type { KnowHubConfig } from '../../core/config.js'
 import { loadConfig, processEnv } from '../config.js'
 import { printError, printJsonError, processIo, type Io } from '../output.js'
-import { packDiscoveryOptions, packUsageLog, type PackFlags } from '../pack-options.js'
 import type { PacksAction, PacksOptions } from './packs/action.js'
 import { activateAction } from './packs/activate.js'
 import { doctorAction } from './packs/doctor.js'
@@ -38,19 +39,19 @@ function oneOf<T extends string>(values: readonly T[]): (value: string) => T {
 }
 
 /**
- * The packs service of one invocation: discovery from the flags and the `packs`
- * config (flags win), usage logging from `--log-dir` / `--log-pack-runs` and the
- * config, and the configured embedder with `--embed`.
+ * The packs service of one invocation, built by the composition root without a
+ * database: discovery from the flags and the `packs` config (flags win), usage
+ * logging from `--log-dir` / `--log-pack-runs` and the config, and the
+ * configured embedder with `--embed`.
  */
 function packServiceFor(options: PacksOptions, config: KnowHubConfig, logger: Logger, embedder: Embedder | undefined): PackService {
   const flags = options as PackFlags
-  const logFlags = {
-    ...(typeof options.logDir === 'string' ? { logDir: options.logDir } : {}),
-    ...(typeof options.logPackRuns === 'boolean' ? { logPackRuns: options.logPackRuns } : {}),
-  }
-  return createPackService({
-    discovery: packDiscoveryOptions({ ...flags, includeArchived: flags.includeArchived === true }, config.packs),
-    usageLog: packUsageLog(logFlags, config.packs),
+  return openPacks(config, {
+    source: { ...flags, includeArchived: flags.includeArchived === true },
+    usageLog: {
+      ...(typeof options.logDir === 'string' ? { logDir: options.logDir } : {}),
+      ...(typeof options.logPackRuns === 'boolean' ? { logPackRuns: options.logPackRuns } : {}),
+    },
     ...(embedder ? { embedder } : {}),
     logger,
   })

@@ -4,10 +4,7 @@
  */
 import { Command } from 'commander'
 import { KnowHubError } from '../../core/errors.js'
-import { discoverPacks } from '../../packs/discover.js'
 import { startServer } from '../../server/serve.js'
-import { toolPackIndexCache } from '../../tools/packs.js'
-import { packDiscoveryOptions } from '../pack-options.js'
 import { toolDefaults } from '../tool-options.js'
 import { cliEnv } from '../config.js'
 import { createCliLogger, withHub, type GlobalOptions } from '../context.js'
@@ -47,17 +44,14 @@ export function serverCommand(io: Io): Command {
     )
     .action(async (options: { host?: string; port?: number; project?: string; packs?: boolean }, command: Command) => {
       const logger = createCliLogger(cliEnv().logLevel ?? 'info')
-      await withHub({ ...(command.optsWithGlobals() as GlobalOptions), longRunning: true }, async (hub) => {
-        const packs =
-          options.packs === false
-            ? []
-            : (await discoverPacks(packDiscoveryOptions(options.project ? { project: options.project } : {}, hub.config.packs), logger)).packs
-        // One pack index cache for every /mcp request (each gets its own MCP server): resolves reuse pack indexes.
-        const packIndexCache = packs.length > 0 ? toolPackIndexCache(logger) : undefined
+      const packs = options.packs === false ? false : options.project ? { project: options.project } : {}
+      await withHub({ ...(command.optsWithGlobals() as GlobalOptions), longRunning: true, packs }, async (hub) => {
+        // Found once at start; every /mcp request (each gets its own MCP server) shares hub.packs and its index cache.
+        const { packs } = await hub.packs.discover()
         const server = await startServer({
           hub,
           logger,
-          mcp: { packs, defaults: toolDefaults(hub.config.tools), ...(packIndexCache ? { packIndexCache } : {}) },
+          mcp: { packService: hub.packs, defaults: toolDefaults(hub.config.tools) },
           ...(options.host ? { host: options.host } : {}),
           ...(options.port !== undefined ? { port: options.port } : {}),
         })

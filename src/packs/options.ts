@@ -1,12 +1,13 @@
 /**
- * The pack-discovery flags shared by `knowhub packs`, `knowhub mcp` and
- * `knowhub start`, merged with the `packs` section of the configuration
- * (flags win) into discovery options.
+ * Where to look for packs: the discovery flags of `knowhub packs`, `knowhub mcp`
+ * and `knowhub start` (or a library caller's choices) merged with the `packs`
+ * section of the configuration (flags win) into discovery options. The
+ * composition root (src/app/packs.ts) builds the packs service from these.
  */
 import { homedir } from 'node:os'
 import { resolve } from 'node:path'
 import type { PacksConfig } from '../core/config.js'
-import type { DiscoverOptions } from '../packs/discover.js'
+import type { DiscoverOptions } from './discover.js'
 
 /** Pack-discovery flags as commander parses them (undefined: not given). */
 export interface PackFlags {
