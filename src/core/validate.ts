@@ -1,5 +1,6 @@
 import type { z } from 'zod'
 import { KnowHubError } from './errors.js'
+import { checkJsonLimits } from './json-limits.js'
 
 /** One validation problem, with the path to the offending field. */
 export interface ValidationIssue {
@@ -22,10 +23,12 @@ export function toValidationIssues(error: z.ZodError): ValidationIssue[] {
 
 /**
  * Parses `input` with `schema`, throwing a `validation_error` that lists every issue.
+ * The input's shape is checked first ({@link checkJsonLimits}: nesting depth, size, NUL in text).
  * @example
  * const input = parseWith(SaveKnowledgeInput, body, 'knowledge entry')
  */
 export function parseWith<S extends z.ZodType>(schema: S, input: unknown, what = 'input'): z.output<S> {
+  checkJsonLimits(input)
   const result = schema.safeParse(input)
   if (result.success) return result.data
   const issues = toValidationIssues(result.error)

@@ -2,6 +2,7 @@ import { KnowHubError, isKnowHubError } from '../core/errors.js'
 import { KnowledgeExportLine } from '../core/knowledge.js'
 import type { Logger } from '../core/logger.js'
 import { assertWritableScopes, canManage, requirePermission, type Principal } from '../core/principal.js'
+import { checkJsonLimits } from '../core/json-limits.js'
 import { toValidationIssues } from '../core/validate.js'
 import type { Embedder } from '../embed/embedder.js'
 import type { ImportItem, KnowledgeRecord } from '../store/knowledge.js'
@@ -50,6 +51,7 @@ function checkLine(text: string, deps: ImportDeps): KnowledgeExportLine {
   } catch (error) {
     throw new KnowHubError('invalid_import', `not valid JSON (${(error as Error).message})`)
   }
+  checkJsonLimits(json)
   const parsed = ImportLine.safeParse(json)
   if (!parsed.success) {
     const issues = toValidationIssues(parsed.error)
