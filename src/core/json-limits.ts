@@ -5,7 +5,7 @@
  * `validation_error` instead of being stored (where clients written in other
  * languages can no longer parse it back) or overflowing the stack; a NUL, which
  * PostgreSQL text cannot hold, is refused naming the field instead of failing
- * in the database. The walk is iterative, so no input can exhaust the stack.
+ * in the database; so is a lone surrogate (`"\ud800"`), which no UTF-8 column can hold. The walk is iterative, so no input can exhaust the stack.
  */
 import { KnowHubError } from './errors.js'
 
@@ -30,10 +30,18 @@ function isPlainObject(value: object): value is Record<string, unknown> {
   return proto === Object.prototype || proto === null
 }
 
+/** A lone UTF-16 surrogate (`"\ud800"` in JSON): not Unicode text, and not storable as UTF-8. */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
+
+function checkText(value: string, path: readonly (string | number)[], what: string): void {
+  if (value.includes('\u0000')) throw refusal(path, `${what} may not contain NUL (\\u0000)`)
+  if (LONE_SURROGATE.test(value)) throw refusal(path, `${what} is not valid Unicode (a lone surrogate such as \\ud800)`)
+}
+
 /**
  * Throws a `validation_error` naming the offending path when `input` nests deeper
  * than `maxDepth`, holds more than `maxValues` values, or has a NUL character in
- * any string or key. Values other than plain objects, arrays and strings pass as they are.
+ * any string or key, or a lone surrogate (invalid Unicode). Values other than plain objects, arrays and strings pass as they are.
  * @example
  * checkJsonLimits({ task: 'a\u0000b' }) // throws: "Invalid input: task: text may not contain NUL (\u0000)"
  */
@@ -44,7 +52,7 @@ export function checkJsonLimits(input: unknown, limits: JsonLimits = JSON_LIMITS
     const { value, path } = stack.pop()!
     if (++values > limits.maxValues) throw refusal([], `more than ${limits.maxValues} values`)
     if (typeof value === 'string') {
-      if (value.includes('\u0000')) throw refusal(path, 'text may not contain NUL (\\u0000)')
+      checkText(value, path, 'text')
       continue
     }
     if (typeof value !== 'object' || value === null) continue
@@ -56,7 +64,7 @@ export function checkJsonLimits(input: unknown, limits: JsonLimits = JSON_LIMITS
       continue
     }
     for (const key of Object.keys(value)) {
-      if (key.includes('\u0000')) throw refusal(path, 'a field name may not contain NUL (\\u0000)')
+      checkText(key, path, 'a field name')
       stack.push({ value: value[key], path: [...path, key] })
     }
   }

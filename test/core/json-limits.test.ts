@@ -38,6 +38,12 @@ describe('checkJsonLimits', () => {
     expect(messageOf(() => checkJsonLimits('\u0000'))).toContain('(root)')
   })
 
+  it('refuses a lone surrogate (not Unicode, not storable as UTF-8) and accepts paired ones', () => {
+    expect(messageOf(() => checkJsonLimits({ case: { note: 'a\ud800b' } }))).toContain('case.note: text is not valid Unicode')
+    expect(messageOf(() => checkJsonLimits({ ['k\udfff']: 1 }))).toContain('a field name is not valid Unicode')
+    expect(() => checkJsonLimits({ note: '😀 中文 \ud83d\ude00' })).not.toThrow()
+  })
+
   it('refuses more values than the limit and passes non-JSON values as they are', () => {
     expect(
       messageOf(() =>
