@@ -13,7 +13,7 @@ import type { Embedder } from '../embed/embedder.js'
 import { createEmbedder } from '../embed/factory.js'
 import { createKnowledgeService, type KnowledgeService, type SearchOptions } from '../knowledge/service.js'
 import { createSlimService, type SlimService } from '../knowledge/slim.js'
-import type { LlmProvider } from '../llm/index.js'
+import { createOpenAIChat, type LlmProvider } from '../llm/index.js'
 import type { PackService } from '../packs/service.js'
 import { openKeyring, type SecretKeyring } from '../resources/key-file.js'
 import { checkSecretKey } from '../resources/rotate.js'
@@ -55,6 +55,22 @@ export interface OpenDeps {
   search?: SearchOptions
   /** Where `hub.packs` looks: discovery flags over the `packs` config (default: the current folder and your home), or `false` for none. */
   packs?: PackSource
+  /** An LLM provider to use instead of the configured one (tests, benchmarks). */
+  llm?: LlmProvider
+  /** First backoff delay of the configured LLM's retries in ms (default 500). */
+  llmRetryBaseDelayMs?: number
+}
+
+/** The configured chat model, its token usage added to the store's counters; undefined without `llm`. */
+function buildLlm(config: KnowHubConfig, store: Store, logger: Logger, deps: OpenDeps): LlmProvider | undefined {
+  if (!config.llm) return undefined
+  const now = (): Date => (deps.clock ?? { now: () => new Date() }).now()
+  return createOpenAIChat(config.llm, {
+    logger,
+    ...(deps.fetch ? { fetch: deps.fetch } : {}),
+    ...(deps.llmRetryBaseDelayMs !== undefined ? { retryBaseDelayMs: deps.llmRetryBaseDelayMs } : {}),
+    onUsage: (usage) => store.llmUsage.add(usage, now()),
+  })
 }
 
 /**
@@ -80,6 +96,7 @@ export async function openKnowHub(config: unknown = {}, deps: OpenDeps = {}): Pr
   })
   try {
     await checkSecretKey(store, secrets.key, logger)
+    const llm = deps.llm ?? buildLlm(parsed, store, logger, deps)
     const knowledge = await createKnowledgeService({
       store,
       embedder,
@@ -94,7 +111,7 @@ export async function openKnowHub(config: unknown = {}, deps: OpenDeps = {}): Pr
       config: parsed,
       store,
       embedder,
-      llm: undefined,
+      llm,
       knowledge,
       slim: createSlimService({ store, embedder, logger, maxContentBytes: parsed.maxContentBytes, ...clock }),
       resources: createResourceService({ store, secrets: createSecretBox(secrets.key), logger, ...clock }),

@@ -3,6 +3,7 @@
  * how many entries, and who the local principal is.
  */
 import type { KnowHubConfig } from '../core/config.js'
+import type { LlmUsage } from '../core/llm.js'
 import type { Principal } from '../core/principal.js'
 import type { Embedder } from '../embed/embedder.js'
 import type { KnowledgeService } from '../knowledge/service.js'
@@ -17,6 +18,8 @@ export interface HubStatus {
   vectors: 'ready' | 'mismatch'
   entries: number
   principal: Principal
+  /** The chat model (null when none is configured) and its token usage per task and model, from every process on this database. */
+  llm: { model: string; models: Partial<Record<string, string>>; routing: 'off' | 'llm'; usage: LlmUsage[] } | null
 }
 
 /**
@@ -26,7 +29,7 @@ export interface HubStatus {
  */
 export async function hubStatus(hub: {
   config: KnowHubConfig
-  store: Pick<Store, 'pgvector'>
+  store: Pick<Store, 'pgvector' | 'llmUsage'>
   embedder: Pick<Embedder, 'model' | 'dimension'>
   knowledge: Pick<KnowledgeService, 'vectorState' | 'count'>
 }): Promise<HubStatus> {
@@ -39,5 +42,6 @@ export async function hubStatus(hub: {
     vectors: hub.knowledge.vectorState().status,
     entries: await hub.knowledge.count(),
     principal: config.principal,
+    llm: config.llm ? { model: config.llm.model, models: config.llm.models, routing: config.search.routing, usage: await hub.store.llmUsage.list() } : null,
   }
 }

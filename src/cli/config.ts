@@ -19,6 +19,9 @@ export const ENV_VARS = {
   KNOWHUB_EMBED_MODEL: 'embedding model name for the openai provider',
   KNOWHUB_EMBED_API_KEY: 'API key for the openai provider',
   KNOWHUB_EMBED_PATH: 'folder of a local ONNX model for the local provider',
+  KNOWHUB_LLM_URL: 'OpenAI-compatible chat API root for routing, evolve, slim and extraction, e.g. https://openrouter.ai/api/v1',
+  KNOWHUB_LLM_MODEL: 'the chat model, e.g. google/gemini-2.0-flash-001 (llm.models in the config file: one per task)',
+  KNOWHUB_LLM_API_KEY: 'API key of the chat endpoint',
   KNOWHUB_USER: 'local principal: user id (default "local")',
   KNOWHUB_AGENT: 'local principal: agent id',
   KNOWHUB_PROJECT: 'local principal: project id',
@@ -119,6 +122,10 @@ export function loadConfig(env: Env = process.env, options: { configFile?: strin
       ...(env.KNOWHUB_EMBED_API_KEY ? { apiKey: env.KNOWHUB_EMBED_API_KEY } : {}),
       ...(env.KNOWHUB_EMBED_PATH ? { path: env.KNOWHUB_EMBED_PATH } : {}),
     }
+  }
+  const llm = { url: env.KNOWHUB_LLM_URL, model: env.KNOWHUB_LLM_MODEL, apiKey: env.KNOWHUB_LLM_API_KEY }
+  if (Object.values(llm).some(Boolean)) {
+    config.llm = { ...(file.llm as object | undefined), ...Object.fromEntries(Object.entries(llm).filter(([, value]) => value)) }
   }
   const server: Record<string, unknown> = { ...(file.server as object | undefined) }
   if (env.KNOWHUB_HOST) server.host = env.KNOWHUB_HOST

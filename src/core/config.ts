@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { LLM_TASKS } from './llm.js'
 import { Owner, Principal, Scope } from './principal.js'
 
 /** Which embedding provider to use. */
@@ -39,6 +40,39 @@ export const EmbedderConfig = z.discriminatedUnion('provider', [
 ])
 export type EmbedderConfig = z.output<typeof EmbedderConfig>
 
+/**
+ * The chat model of the learning features (docs/llm.md): any OpenAI-compatible endpoint
+ * (OpenAI, OpenRouter, Ollama, vLLM, LM Studio). Without it those features answer
+ * `llm_not_configured` and change nothing.
+ * @example
+ * LlmConfig.parse({ url: 'http://127.0.0.1:11434/v1', model: 'qwen2.5:7b', models: { routing: 'qwen2.5:3b' } })
+ */
+export const LlmConfig = z.object({
+  /** API root, e.g. https://openrouter.ai/api/v1 or http://127.0.0.1:11434/v1 (`/chat/completions` is appended). */
+  url: z.url(),
+  /** The default model, e.g. `google/gemini-2.0-flash-001`. */
+  model: z.string().min(1),
+  /** Sent as `Authorization: Bearer …`; never logged, never in an error. */
+  apiKey: z.string().min(1).optional(),
+  /** A model per task, overriding `model`: routing, evolve, slim, extract, compact. */
+  models: z.partialRecord(z.enum(LLM_TASKS), z.string().min(1)).default({}),
+  /** Timeout of one request (default 60 s); routing has its own, shorter one (`search.routingTimeoutMs`). */
+  timeoutMs: z.number().int().positive().default(60_000),
+  /** Retries on timeouts, network errors, 429 and 5xx, with exponential backoff (default 2). */
+  retries: z.number().int().min(0).max(10).default(2),
+  /** Requests in flight at once, per process (default 4); more wait their turn. */
+  concurrency: z.number().int().min(1).max(256).default(4),
+  /**
+   * How structured answers are asked for: `json_schema` (the response format with the schema;
+   * an endpoint that refuses it is asked again in JSON mode, once per process) or `json_object`
+   * (JSON mode). Either way the answer is validated, with one repair request when it fails.
+   */
+  structuredOutput: z.enum(['json_schema', 'json_object']).default('json_schema'),
+  /** Sampling temperature (default 0: the most repeatable answers). */
+  temperature: z.number().min(0).max(2).default(0),
+})
+export type LlmConfig = z.output<typeof LlmConfig>
+
 /** The HTTP server's settings (see docs/server.md). */
 export const ServerConfig = z.object({
   /** Address to bind. Without any API token only loopback addresses are allowed. */
@@ -77,6 +111,18 @@ export const SearchConfig = z.object({
    * none for `openai` and `local`, whose models KnowHub cannot calibrate).
    */
   minSimilarity: z.number().min(-1).max(1).optional(),
+  /**
+   * Semantic routing (seed 003, stage 1): `llm` lets the LLM pick 2×top_k candidates from a
+   * hybrid shortlist (id, types, first 100 characters of task); `off` (default) keeps the
+   * hybrid order. A request may override it (`routing=llm|off`). Needs `llm`.
+   */
+  routing: z.enum(['off', 'llm']).default('off'),
+  /** How many hybrid candidates the routing model sees (default 50). */
+  routingShortlist: z.number().int().min(1).max(500).default(50),
+  /** How long a search waits for the routing model before it keeps the hybrid order (default 3000 ms). */
+  routingTimeoutMs: z.number().int().positive().default(3000),
+  /** Routing decisions kept while the knowledge table is unchanged (0: off). */
+  routingCacheSize: z.number().int().min(0).max(100_000).default(1000),
 })
 export type SearchConfig = z.output<typeof SearchConfig>
 
@@ -160,5 +206,7 @@ export const KnowHubConfig = z.object({
   packs: PacksConfig.default(PacksConfig.parse({})),
   /** Defaults of the agent tools (MCP over stdio and HTTP): scopes, owner, agentId, submittedBy. */
   tools: ToolsConfig.default({}),
+  /** The chat model of routing, evolve, slim, extraction and compaction (absent: those answer `llm_not_configured`). Never print `llm.apiKey`. */
+  llm: LlmConfig.optional(),
 })
 export type KnowHubConfig = z.output<typeof KnowHubConfig>

@@ -29,6 +29,12 @@ export const ErrorCode = {
   EMBEDDER_FAILED: 'embedder_failed',
   /** A feature needs an LLM and none is configured. */
   LLM_NOT_CONFIGURED: 'llm_not_configured',
+  /** The LLM endpoint failed (HTTP error, network error) after its retries; nothing was changed. */
+  LLM_FAILED: 'llm_failed',
+  /** The LLM endpoint did not answer in time; nothing was changed. */
+  LLM_TIMEOUT: 'llm_timeout',
+  /** The LLM answered something unusable (not JSON, or JSON that breaks the schema) even after one repair; nothing was changed. */
+  LLM_INVALID_OUTPUT: 'llm_invalid_output',
   /** Configuration is invalid. */
   CONFIG: 'config_error',
   /** The database failed. */
@@ -54,6 +60,9 @@ export const STATUS_BY_CODE: Record<ErrorCode, number> = {
   // The server cannot do this as configured (no LLM): not a transient outage, so 501 rather than 503.
   [ErrorCode.LLM_NOT_CONFIGURED]: 501,
   [ErrorCode.EMBEDDER_FAILED]: 502,
+  [ErrorCode.LLM_FAILED]: 502,
+  [ErrorCode.LLM_INVALID_OUTPUT]: 502,
+  [ErrorCode.LLM_TIMEOUT]: 504,
   // The index needs `knowhub reindex` before searches and saves work again.
   [ErrorCode.EMBEDDER_MISMATCH]: 503,
   [ErrorCode.CONFIG]: 500,

@@ -15,10 +15,10 @@ import { isKnowHubError, KnowHubError } from '../core/errors.js'
 import { noopLogger, type Logger } from '../core/logger.js'
 import { toValidationIssues } from '../core/validate.js'
 import type { Embedder } from './embedder.js'
-import { createOpenAIHttp, type OpenAIHttp, type RetryPolicy } from './openai-http.js'
+import { createOpenAIHttp, type OpenAIHttp, type RetryPolicy } from '../core/openai-http.js'
 import { l2normalize } from './vector.js'
 
-export type { RetryPolicy } from './openai-http.js'
+export type { RetryPolicy } from '../core/openai-http.js'
 
 /** The `openai` branch of {@link EmbedderConfig}, before defaults are applied. */
 export type OpenAIEmbedderConfig = Extract<z.input<typeof EmbedderConfigSchema>, { provider: 'openai' }>

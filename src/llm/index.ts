@@ -5,25 +5,7 @@
  * config and hands it to the services. Every feature that needs one answers
  * `llm_not_configured` without it and changes nothing.
  */
-
-/** The tasks KnowHub gives a model; each may name its own model in the config. */
-export const LLM_TASKS = ['routing', 'evolve', 'slim', 'extract', 'compact'] as const
-export type LlmTask = (typeof LLM_TASKS)[number]
-
-/** One chat message as OpenAI-compatible endpoints take it. */
-export interface ChatMessage {
-  role: 'system' | 'user' | 'assistant'
-  content: string
-}
-
-/** A chat model behind an OpenAI-compatible endpoint. */
-export interface LlmProvider {
-  /** The default model name (a task may override it). */
-  readonly model: string
-  /**
-   * One completion for `task`: the model's text answer.
-   * @example
-   * const text = await llm.chat('evolve', [{ role: 'user', content: 'Rewrite…' }])
-   */
-  chat(task: LlmTask, messages: readonly ChatMessage[], options?: { signal?: AbortSignal }): Promise<string>
-}
+export { LLM_TASKS, LlmTask, LlmUsage } from '../core/llm.js'
+export type { ChatMessage, ChatOptions, LlmProvider, StructuredOptions } from './types.js'
+export { createOpenAIChat, type OpenAIChatDeps } from './openai.js'
+export { parseStructured, stripFences } from './structured.js'

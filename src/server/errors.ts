@@ -18,6 +18,13 @@ const EXPOSED = new Set<string>(
     .map(([code]) => code),
 )
 
+/** LLM failures: shown by code with a fixed message (the endpoint's address and answer stay in the log). */
+const LLM_FAILURES = new Map<string, string>([
+  [ErrorCode.LLM_FAILED, 'The LLM endpoint failed'],
+  [ErrorCode.LLM_TIMEOUT, 'The LLM endpoint did not answer in time'],
+  [ErrorCode.LLM_INVALID_OUTPUT, 'The LLM answered something unusable'],
+])
+
 export interface MappedError {
   status: number
   body: ErrorBody
@@ -41,6 +48,16 @@ export function toHttpError(error: unknown, requestId?: string): MappedError {
   }
   if (isKnowHubError(error, 'embedder_failed')) {
     return { status: 502, body: { error: { code: error.code, message: 'The embedding provider failed; try again later', details: {} } }, internal: true }
+  }
+  if (isKnowHubError(error) && LLM_FAILURES.has(error.code)) {
+    // The endpoint's address stays in the log; the caller learns which step failed and that nothing changed.
+    const message = `${LLM_FAILURES.get(error.code)}; nothing was changed, try again later`
+    const task = (error.details as { task?: unknown } | undefined)?.task
+    return {
+      status: STATUS_BY_CODE[error.code],
+      body: { error: { code: error.code, message, details: typeof task === 'string' ? { task } : {} } },
+      internal: true,
+    }
   }
   const ref = requestId ? ` (request id ${requestId})` : ''
   return { status: 500, body: { error: { code: ErrorCode.INTERNAL, message: `Internal server error${ref}`, details: {} } }, internal: true }

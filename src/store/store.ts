@@ -4,6 +4,7 @@ import type { Logger } from '../core/logger.js'
 import { noopLogger } from '../core/logger.js'
 import { openPGlite, openPostgres, type Database } from './database.js'
 import { knowledgeStore, type KnowledgeStore } from './knowledge.js'
+import { llmUsageStore, type LlmUsageStore } from './llm-usage.js'
 import { migrate } from './migrate.js'
 import { resourceStore, type ResourceStore } from './resources.js'
 import { sql } from './sql.js'
@@ -50,6 +51,8 @@ export interface Store {
   readonly knowledge: KnowledgeStore
   /** Resources (code, credentials, cookies); secrets stay encrypted here. */
   readonly resources: ResourceStore
+  /** Token usage of the LLM per task and model. */
+  readonly llmUsage: LlmUsageStore
   /** Whether pgvector is usable on this database. */
   readonly pgvector: boolean
   /**
@@ -106,6 +109,7 @@ export async function openStore(options: OpenStoreOptions = {}): Promise<Store> 
       pgvector,
       knowledge: knowledgeStore(db, () => vectors.dialect(), fulltext === 'memory' ? syncedTextIndex(db, { logger }) : undefined),
       resources: resourceStore(db),
+      llmUsage: llmUsageStore(db),
       prepareVectors: (embedder, prepareOptions) => vectors.prepare(embedder, prepareOptions),
       vectorState: () => vectors.state(),
       bulkLoad: (load) => vectors.bulkLoad(load),

@@ -61,6 +61,13 @@ export function toAnthropicTools(tools: readonly AgentTool[]): AnthropicTool[] {
   return tools.map((tool) => ({ name: tool.name, description: tool.description, input_schema: toolJsonSchema(tool) }))
 }
 
+/** LLM failures: the code and a fixed message reach the model (the endpoint's address and answer stay in the log). */
+const LLM_FAILURES = new Map<string, string>([
+  ['llm_failed', 'The LLM endpoint failed'],
+  ['llm_timeout', 'The LLM endpoint did not answer in time'],
+  ['llm_invalid_output', 'The LLM answered something unusable'],
+])
+
 /** Codes whose message may carry internals (SQL, paths): a model sees a generic message instead. */
 const HIDDEN_CODES = new Set<string>(['internal_error', 'database_error', 'config_error'])
 
@@ -70,7 +77,7 @@ const HIDDEN_CODES = new Set<string>(['internal_error', 'database_error', 'confi
  * if (isInternalToolError(error)) logger.error('tool.failed', { message: (error as Error).message })
  */
 export function isInternalToolError(error: unknown): boolean {
-  return !isKnowHubError(error) || HIDDEN_CODES.has(error.code) || error.code === 'embedder_failed'
+  return !isKnowHubError(error) || HIDDEN_CODES.has(error.code) || error.code === 'embedder_failed' || LLM_FAILURES.has(error.code)
 }
 
 /**
@@ -82,6 +89,8 @@ export function isInternalToolError(error: unknown): boolean {
  */
 export function toolErrorText(error: unknown): string {
   if (isKnowHubError(error, 'embedder_failed')) return 'error [embedder_failed]: The embedding provider failed; try again later'
+  if (isKnowHubError(error) && LLM_FAILURES.has(error.code))
+    return `error [${error.code}]: ${LLM_FAILURES.get(error.code)}; nothing was changed, try again later`
   if (!isKnowHubError(error) || HIDDEN_CODES.has(error.code)) return 'error [internal_error]: Internal error (details are in the server log)'
   const lines = [`error [${error.code}]: ${error.message}`]
   const issues = (error.details as { issues?: Array<{ path: string; message: string }> } | undefined)?.issues

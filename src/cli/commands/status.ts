@@ -13,6 +13,12 @@ export function statusCommand(io: Io): Command {
       io.out(`database:  ${status.database} (${status.location})${status.pgvector ? ', pgvector' : ', exact vector search (no pgvector)'}`)
       io.out(`embedder:  ${status.embedder.model} (${status.embedder.dimension} dimensions), vectors ${status.vectors}`)
       io.out(`entries:   ${status.entries}`)
+      io.out(`llm:       ${status.llm ? `${status.llm.model}, routing ${status.llm.routing}` : 'none (routing, evolve, LLM slimming and extraction are off)'}`)
+      for (const u of status.llm?.usage ?? []) {
+        io.out(
+          `  ${u.task.padEnd(8)} ${u.model}: ${u.calls} calls (${u.failures} failed), ${u.prompt_tokens} prompt + ${u.completion_tokens} completion tokens`,
+        )
+      }
       const p = status.principal
       io.out(
         `principal: ${['user', 'agent', 'project', 'team', 'org'].flatMap((k) => (p[k as 'user'] ? [`${k}:${p[k as 'user']}`] : [])).join(' ')} (${p.permissions.join(', ')})`,

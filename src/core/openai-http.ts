@@ -5,8 +5,8 @@
  * Used by the OpenAI-compatible embedder; an LLM provider speaks the same protocol.
  */
 import { z } from 'zod'
-import { KnowHubError, type ErrorCode } from '../core/errors.js'
-import type { Logger } from '../core/logger.js'
+import { KnowHubError, type ErrorCode } from './errors.js'
+import type { Logger } from './logger.js'
 
 /** How failed requests are retried. */
 export interface RetryPolicy {
@@ -27,6 +27,8 @@ export interface OpenAIHttpOptions {
   retry?: RetryPolicy | undefined
   /** The code of the errors thrown (e.g. `embedder_failed`). */
   errorCode: ErrorCode
+  /** The code thrown when the last attempt timed out (default `errorCode`). */
+  timeoutCode?: ErrorCode
   /** Prefix of the log messages (e.g. `embed.openai`). */
   logPrefix: string
   /** What a request is, in messages (e.g. `Embedding request`). */
@@ -39,8 +41,8 @@ export interface OpenAIHttpOptions {
 export interface OpenAIHttp {
   /** The endpoint without credentials, for messages. */
   readonly where: string
-  /** The parsed JSON answer of a successful request. */
-  post(body: Record<string, unknown>, signal?: AbortSignal): Promise<unknown>
+  /** The parsed JSON answer of a successful request; `overrides` change the timeout and retries of this request only. */
+  post(body: Record<string, unknown>, signal?: AbortSignal, overrides?: { timeoutMs?: number; retries?: number }): Promise<unknown>
   /** An error of the configured code, the API key redacted from its message. */
   fail(message: string, details?: Record<string, unknown>, cause?: unknown): KnowHubError
 }
@@ -99,6 +101,7 @@ interface AttemptFailure {
   status?: number
   retryAfter?: number
   cause?: unknown
+  timedOut?: boolean
 }
 
 /** The error text of a failed response: the OpenAI error message when there is one, else an excerpt. */
@@ -123,7 +126,7 @@ function errorReason(text: string): string {
  */
 export function createOpenAIHttp(options: OpenAIHttpOptions): OpenAIHttp {
   const where = displayUrl(options.url)
-  const { apiKey, timeoutMs } = options
+  const { apiKey } = options
   const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' }
   if (apiKey) headers.authorization = `Bearer ${apiKey}`
   /** Never let the API key reach a message, even if a server echoes it. */
@@ -131,7 +134,7 @@ export function createOpenAIHttp(options: OpenAIHttpOptions): OpenAIHttp {
   const fail = (message: string, details: Record<string, unknown> = {}, cause?: unknown): KnowHubError =>
     new KnowHubError(options.errorCode, redact(message), { url: where, ...options.details, ...details }, { cause })
 
-  async function attempt(body: Record<string, unknown>, signal: AbortSignal | undefined): Promise<{ json: unknown } | AttemptFailure> {
+  async function attempt(body: Record<string, unknown>, signal: AbortSignal | undefined, timeoutMs: number): Promise<{ json: unknown } | AttemptFailure> {
     const timeout = AbortSignal.timeout(timeoutMs)
     const combined = signal ? AbortSignal.any([signal, timeout]) : timeout
     let response: Response
@@ -141,7 +144,7 @@ export function createOpenAIHttp(options: OpenAIHttpOptions): OpenAIHttp {
       text = await response.text()
     } catch (error) {
       if (signal?.aborted) throw signal.reason
-      if (timeout.aborted) return { retryable: true, message: `timed out after ${timeoutMs} ms`, cause: error }
+      if (timeout.aborted) return { retryable: true, message: `timed out after ${timeoutMs} ms`, cause: error, timedOut: true }
       const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error
       const reason = cause instanceof Error ? cause.message : String(cause)
       return { retryable: true, message: `network error: ${reason}`, cause: error }
@@ -163,20 +166,24 @@ export function createOpenAIHttp(options: OpenAIHttpOptions): OpenAIHttp {
     }
   }
 
-  const retries = options.retry?.retries ?? 3
+  const defaultRetries = options.retry?.retries ?? 3
   const baseDelayMs = options.retry?.baseDelayMs ?? 500
   const maxDelayMs = options.retry?.maxDelayMs ?? 20_000
   return {
     where,
     fail,
-    async post(body, signal) {
+    async post(body, signal, overrides = {}) {
+      const retries = overrides.retries ?? defaultRetries
+      const timeoutMs = overrides.timeoutMs ?? options.timeoutMs
       for (let attemptNo = 1; ; attemptNo++) {
         options.logger.debug(`${options.logPrefix}.request`, { url: where, attempt: attemptNo, ...options.details })
-        const outcome = await attempt(body, signal)
+        const outcome = await attempt(body, signal, timeoutMs)
         if ('json' in outcome) return outcome.json
         if (!outcome.retryable || attemptNo > retries) {
           const tries = attemptNo === 1 ? '' : ` after ${attemptNo} attempts`
-          throw fail(`${options.label} to ${where} failed${tries}: ${outcome.message}`, { status: outcome.status, attempts: attemptNo }, outcome.cause)
+          const error = fail(`${options.label} to ${where} failed${tries}: ${outcome.message}`, { status: outcome.status, attempts: attemptNo }, outcome.cause)
+          if (outcome.timedOut && options.timeoutCode) throw new KnowHubError(options.timeoutCode, error.message, error.details, { cause: outcome.cause })
+          throw error
         }
         const backoff = baseDelayMs * 2 ** (attemptNo - 1) * (0.5 + Math.random() / 2)
         const delayMs = Math.round(Math.min(maxDelayMs, outcome.retryAfter ?? backoff))

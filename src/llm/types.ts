@@ -1,0 +1,57 @@
+/**
+ * The LLM port's types: messages, per-call options and the provider interface.
+ */
+import type { z } from 'zod'
+import type { LlmTask, LlmUsage } from '../core/llm.js'
+
+/** One chat message as OpenAI-compatible endpoints take it. */
+export interface ChatMessage {
+  role: 'system' | 'user' | 'assistant'
+  content: string
+}
+
+/** Per-call options: cancellation, and a shorter timeout or fewer retries than configured (routing). */
+export interface ChatOptions {
+  signal?: AbortSignal
+  timeoutMs?: number
+  retries?: number
+  /** A model for this call only (e.g. the `model` of `POST /api/knowledge/slim`). */
+  model?: string
+}
+
+/** Options of a structured call. */
+export interface StructuredOptions extends ChatOptions {
+  /** Name of the answer's schema as the endpoint sees it (letters, digits, `_`). */
+  name: string
+}
+
+/** A chat model behind an OpenAI-compatible endpoint. */
+export interface LlmProvider {
+  /** The default model name (a task may override it). */
+  readonly model: string
+  /**
+   * The model a task uses.
+   * @example
+   * llm.modelFor('routing') // 'qwen2.5:3b' when llm.models.routing says so, else llm.model
+   */
+  modelFor(task: LlmTask): string
+  /**
+   * One completion for `task`: the model's text answer.
+   * @example
+   * const text = await llm.chat('evolve', [{ role: 'user', content: 'Rewrite…' }])
+   */
+  chat(task: LlmTask, messages: readonly ChatMessage[], options?: ChatOptions): Promise<string>
+  /**
+   * A structured answer: asked for with the JSON schema of `schema` (or JSON mode), parsed and
+   * validated; one repair request when it is not valid, then `llm_invalid_output`.
+   * @example
+   * const { content } = await llm.json('evolve', messages, z.object({ content: z.string() }), { name: 'evolved_entry' })
+   */
+  json<T extends z.ZodType>(task: LlmTask, messages: readonly ChatMessage[], schema: T, options: StructuredOptions): Promise<z.output<T>>
+  /**
+   * Calls and tokens per task and model since this provider was built.
+   * @example
+   * llm.usage().find((u) => u.task === 'extract')?.calls
+   */
+  usage(): LlmUsage[]
+}
