@@ -103,6 +103,7 @@ export async function openKnowHub(config: unknown = {}, deps: OpenDeps = {}): Pr
       logger,
       maxContentBytes: parsed.maxContentBytes,
       searchCacheSize: parsed.search.cacheSize,
+      llm,
       ...(parsed.search.minSimilarity !== undefined ? { minSimilarity: parsed.search.minSimilarity } : {}),
       ...deps.search,
       ...clock,

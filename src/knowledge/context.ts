@@ -5,13 +5,10 @@
  */
 import type { Clock } from '../core/clock.js'
 import { KnowHubError } from '../core/errors.js'
-import type { KnowledgeEntry } from '../core/knowledge.js'
 import type { Logger } from '../core/logger.js'
 import type { Embedder } from '../embed/embedder.js'
+import type { LlmProvider } from '../llm/index.js'
 import type { Store, VectorState } from '../store/store.js'
-
-/** Rewrites an entry's content from feedback (the LLM evolve step); absent until an LLM is configured. */
-export type EvolveFn = (entry: KnowledgeEntry, feedback: string) => Promise<string>
 
 /** The dependencies and shared helpers the parts of the knowledge service are built on. */
 export interface KnowledgeContext {
@@ -21,7 +18,8 @@ export interface KnowledgeContext {
   readonly clock: Clock
   /** Largest content in UTF-8 bytes. */
   readonly maxContentBytes: number
-  readonly evolve: EvolveFn | undefined
+  /** The chat model of evolve and extraction; undefined until one is configured (`llm_not_configured`). */
+  readonly llm: LlmProvider | undefined
   /** The vector index state against the embedder (a mismatch until `reindex`). */
   vectorState(): VectorState
   /** Re-reads (or, with `rebuild`, recreates) the vector index for the embedder. */
@@ -47,7 +45,7 @@ export async function createKnowledgeContext(deps: {
   logger: Logger
   clock: Clock
   maxContentBytes: number
-  evolve?: EvolveFn | undefined
+  llm?: LlmProvider | undefined
 }): Promise<KnowledgeContext> {
   const { store, embedder, logger } = deps
   let state: VectorState = await store.prepareVectors(embedder)
@@ -60,7 +58,7 @@ export async function createKnowledgeContext(deps: {
     logger,
     clock: deps.clock,
     maxContentBytes: deps.maxContentBytes,
-    evolve: deps.evolve,
+    llm: deps.llm,
     vectorState: () => state,
     async prepareVectors(rebuild) {
       state = await store.prepareVectors(embedder, { rebuild })

@@ -5,33 +5,69 @@
  */
 import { KnowHubError } from '../core/errors.js'
 import { BatchFeedbackInput, FeedbackInput, type FeedbackRecord, type BatchFeedbackResult, type KnowledgeEntry } from '../core/knowledge.js'
-import { requirePermission, visibleScopes, type Principal } from '../core/principal.js'
+import { canManage, requirePermission, visibleScopes, type Principal } from '../core/principal.js'
 import { parseWith } from '../core/validate.js'
 import type { KnowledgeRecord } from '../store/knowledge.js'
 import type { KnowledgeContext } from './context.js'
 import { embeddingText, searchDocument } from './document.js'
+import { evolveContent } from './evolve.js'
 import { requireVisible, toEntry } from './view.js'
 
 /** The body of `POST /api/knowledge/batch_update`'s answer: items fail independently. */
 export type { BatchFeedbackResult } from '../core/knowledge.js'
 
-/** Rewrites the entry's content with the configured evolve step; the previous version is kept. */
-async function evolveEntry(ctx: KnowledgeContext, record: KnowledgeRecord, feedback: string, visible: string[], now: Date): Promise<KnowledgeRecord> {
-  const evolve = ctx.evolve!
-  const content = await evolve(await toEntry(ctx.store, record), feedback)
-  ctx.checkContentSize(content)
-  const change = { task: record.task, content, types: record.types, tags: record.tags, scopes: record.scopes, resource_ids: record.resource_ids }
-  const updated = await ctx.store.knowledge.update(
-    record.id,
-    visible,
-    record.version,
-    change,
-    searchDocument(change.task, content, change.tags),
-    await ctx.embedOne(embeddingText(change.task, content)),
-    `evolve: ${feedback.slice(0, 500)}`,
-    now,
-  )
-  if (!updated) throw new KnowHubError('conflict', `Entry ${record.id} changed while it was being evolved; retry`, { id: record.id })
+/** An evolved content, checked and embedded, ready to write. */
+interface Evolution {
+  content: string
+  embedding: Float32Array
+  reason: string
+}
+
+/**
+ * Asks the model for the evolved content and prepares it (size checked, embedded) before
+ * anything is written: a failure here leaves the entry untouched. Owner or admin only.
+ */
+async function prepareEvolution(ctx: KnowledgeContext, record: KnowledgeRecord, feedback: string, principal: Principal): Promise<Evolution> {
+  if (!ctx.llm) {
+    throw new KnowHubError(
+      'llm_not_configured',
+      'evolve_feedback needs an LLM, and this KnowHub has none configured (set llm.url and llm.model, or KNOWHUB_LLM_URL and KNOWHUB_LLM_MODEL)',
+    )
+  }
+  requirePermission(principal, 'write')
+  if (!canManage(principal, record.owner)) {
+    throw new KnowHubError(
+      'forbidden',
+      `Only the owner (${record.owner}) or an admin may evolve entry ${record.id}; helpful and harmful cases stay open to every reader`,
+      {
+        id: record.id,
+        owner: record.owner,
+      },
+    )
+  }
+  ctx.requireVectors()
+  const history = (await ctx.store.knowledge.histories([record.id])).get(record.id) ?? { helpful: [], harmful: [] }
+  const evolved = await evolveContent(ctx.llm, record, history, feedback)
+  ctx.checkContentSize(evolved.content)
+  const embedding = await ctx.embedOne(embeddingText(record.task, evolved.content))
+  const reason = `evolve: ${feedback.slice(0, 500)}${evolved.change ? ` (${evolved.change.slice(0, 300)})` : ''}`
+  return { content: evolved.content, embedding, reason }
+}
+
+/** Writes the evolved content; scopes, owner, types and tags stay. The previous version is kept. */
+async function writeEvolution(ctx: KnowledgeContext, record: KnowledgeRecord, evolution: Evolution, visible: string[], now: Date): Promise<KnowledgeRecord> {
+  const change = {
+    task: record.task,
+    content: evolution.content,
+    types: record.types,
+    tags: record.tags,
+    scopes: record.scopes,
+    resource_ids: record.resource_ids,
+  }
+  const doc = searchDocument(change.task, change.content, change.tags)
+  const updated = await ctx.store.knowledge.update(record.id, visible, record.version, change, doc, evolution.embedding, evolution.reason, now)
+  if (!updated) throw new KnowHubError('conflict', `Entry ${record.id} changed while it was being evolved; nothing was rewritten, retry`, { id: record.id })
+  ctx.logger.info('knowledge.evolved', { id: record.id, version: updated.version })
   return updated
 }
 
@@ -46,16 +82,15 @@ export async function giveFeedback(ctx: KnowledgeContext, id: string, raw: unkno
   const input = parseWith(FeedbackInput, raw, 'feedback')
   const visible = visibleScopes(principal)
   let record = await requireVisible(ctx.store, id, principal)
-  if (input.evolve_feedback !== undefined && !ctx.evolve) {
-    throw new KnowHubError('llm_not_configured', 'evolve_feedback needs an LLM, and this KnowHub has none configured')
-  }
+  // The rewrite comes first: when the model fails, nothing of this feedback is written.
+  const evolution = input.evolve_feedback !== undefined ? await prepareEvolution(ctx, record, input.evolve_feedback, principal) : undefined
   const now = ctx.clock.now()
   const recorded = (c: Record<string, unknown>): FeedbackRecord => ({ ...c, timestamp: typeof c.timestamp === 'string' ? c.timestamp : now.toISOString() })
   const feedback = ctx.store.knowledge
   if (input.add_helpful_case) record = (await feedback.addFeedback(id, visible, 'helpful', recorded(input.add_helpful_case), now)) ?? record
   if (input.add_harmful_case) record = (await feedback.addFeedback(id, visible, 'harmful', recorded(input.add_harmful_case), now)) ?? record
   if (input.update_score !== undefined) record = (await feedback.setScore(id, visible, input.update_score, now)) ?? record
-  if (input.evolve_feedback !== undefined) record = await evolveEntry(ctx, record, input.evolve_feedback, visible, now)
+  if (evolution) record = await writeEvolution(ctx, record, evolution, visible, now)
   return toEntry(ctx.store, record)
 }
 

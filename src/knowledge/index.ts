@@ -5,7 +5,6 @@ export {
   createKnowledgeService,
   type KnowledgeService,
   type KnowledgeServiceDeps,
-  type EvolveFn,
   type ListPage,
   type BatchFeedbackResult,
   type ImportOptions,

@@ -11,8 +11,9 @@ import type { Logger } from '../core/logger.js'
 import { noopLogger } from '../core/logger.js'
 import type { Principal } from '../core/principal.js'
 import type { Embedder } from '../embed/embedder.js'
+import type { LlmProvider } from '../llm/index.js'
 import type { Store, VectorState } from '../store/store.js'
-import { createKnowledgeContext, type EvolveFn } from './context.js'
+import { createKnowledgeContext } from './context.js'
 import { deleteEntry, editEntry, entryVersions, getEntry, listEntries, saveEntry, setEntryStatus, type ListPage } from './entries.js'
 import { batchFeedback, giveFeedback, type BatchFeedbackResult } from './feedback.js'
 import type { ImportOptions, ImportReport } from './jsonl.js'
@@ -20,7 +21,6 @@ import { refreshSearchDocs, reindexEntries } from './reindex.js'
 import { createKnowledgeSearch, type SearchOptions } from './search.js'
 import { exportEntries, importEntries } from './transfer.js'
 
-export type { EvolveFn } from './context.js'
 export type { ListPage } from './entries.js'
 export type { BatchFeedbackResult } from './feedback.js'
 export type { ImportOptions, ImportReport } from './jsonl.js'
@@ -33,8 +33,8 @@ export interface KnowledgeServiceDeps extends SearchOptions {
   clock?: Clock
   /** Largest content in UTF-8 bytes (default 1 MiB). */
   maxContentBytes?: number
-  /** The LLM rewrite behind `evolve_feedback` (absent: `llm_not_configured`). */
-  evolve?: EvolveFn
+  /** The chat model behind `evolve_feedback` and extraction (absent: `llm_not_configured`). */
+  llm?: LlmProvider
 }
 
 /** The knowledge service (see {@link createKnowledgeService}). */
@@ -83,7 +83,7 @@ export async function createKnowledgeService(deps: KnowledgeServiceDeps): Promis
     logger: deps.logger ?? noopLogger,
     clock: deps.clock ?? systemClock,
     maxContentBytes: deps.maxContentBytes ?? MAX_CONTENT_BYTES,
-    evolve: deps.evolve,
+    llm: deps.llm,
   })
   await refreshSearchDocs(ctx)
   const { search, warmUp } = createKnowledgeSearch(ctx, deps)

@@ -3,8 +3,9 @@
  */
 import { readFileSync } from 'node:fs'
 import { Command, Option } from 'commander'
+import { createTwoFilesPatch } from 'diff'
 import { KnowHubError } from '../../../core/errors.js'
-import { KNOWLEDGE_TYPES, type KnowledgeEntry } from '../../../core/knowledge.js'
+import { KNOWLEDGE_TYPES, type KnowledgeEntry, type KnowledgeVersion } from '../../../core/knowledge.js'
 import { withHub } from '../../context.js'
 import { collect, csv, globals, intOption } from '../../options.js'
 import { oneLine, printJson, type Io } from '../../output.js'
@@ -79,12 +80,28 @@ export function saveCommand(io: Io): Command {
     })
 }
 
+/** Each previous version in full, then what changed from it to the next one (a unified diff of task and content). */
+function printVersions(io: Io, versions: KnowledgeVersion[], current: KnowledgeEntry): void {
+  const texts = [
+    ...versions.map((v) => ({ version: v.version, task: v.task, content: v.content })),
+    { version: current.version, task: current.task, content: current.content },
+  ]
+  versions.forEach((v, i) => {
+    io.out(`\n--- version ${v.version} (${v.created_at}, replaced: ${v.reason})\n${v.content}`)
+    const next = texts[i + 1]!
+    const before = `task: ${v.task}\n\n${v.content}\n`
+    const after = `task: ${next.task}\n\n${next.content}\n`
+    const patch = createTwoFilesPatch(`version ${v.version}`, `version ${next.version}`, before, after, '', '', { context: 2 })
+    io.out(`\n${patch.split('\n').slice(2).join('\n').trimEnd()}`)
+  })
+}
+
 /** `knowhub show ID [--versions]`: one entry in full. */
 export function showCommand(io: Io): Command {
   return new Command('show')
     .description('Show one entry in full')
     .argument('<id>', 'knowledge id')
-    .option('--versions', 'also show previous versions')
+    .option('--versions', 'also show previous versions, each with a diff to the next')
     .option('--json', 'print JSON')
     .action(async (id: string, options, command: Command) => {
       const { entry, versions } = await withHub(globals(command), async (hub) => ({
@@ -93,7 +110,7 @@ export function showCommand(io: Io): Command {
       }))
       if (options.json) return printJson(io, versions ? { ...entry, versions } : entry)
       printEntry(io, entry)
-      for (const v of versions ?? []) io.out(`\n--- version ${v.version} (${v.created_at}, replaced: ${v.reason})\n${v.content}`)
+      if (versions) printVersions(io, versions, entry)
     })
 }
 

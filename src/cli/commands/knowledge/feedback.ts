@@ -1,5 +1,6 @@
 /**
- * `knowhub feedback ID`: a helpful or harmful case, a new score, or evolve.
+ * `knowhub feedback ID`: a helpful or harmful case, a new score, or evolve; `knowhub evolve ID
+ * --feedback …`: the LLM rewrite alone.
  */
 import { Command } from 'commander'
 import { KnowHubError } from '../../../core/errors.js'
@@ -41,5 +42,20 @@ export function feedbackCommand(io: Io): Command {
       )
       if (options.json) return printJson(io, entry)
       io.out(`${entry.id}: score ${entry.eval.score}, helpful ${entry.eval.helpful}, harmful ${entry.eval.harmful}`)
+    })
+}
+
+/** `knowhub evolve ID --feedback TEXT`: the LLM rewrites the content (owner or admin); the previous version is kept. */
+export function evolveCommand(io: Io): Command {
+  return new Command('evolve')
+    .description('Rewrite an entry with the LLM from feedback (owner or admin; the previous version is kept: show --versions)')
+    .argument('<id>', 'knowledge id')
+    .requiredOption('--feedback <text>', 'what to improve')
+    .option('--json', 'print JSON')
+    .action(async (id: string, options, command: Command) => {
+      const entry = await withHub(globals(command), (hub) => hub.knowledge.feedback(id, { evolve_feedback: options.feedback }, hub.config.principal))
+      if (options.json) return printJson(io, entry)
+      io.out(`evolved ${entry.id} to version ${entry.version}`)
+      io.out(entry.content)
     })
 }
