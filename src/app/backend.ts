@@ -6,6 +6,8 @@
 import type { Principal } from '../core/principal.js'
 import type { KnowledgeService } from '../knowledge/service.js'
 import type { SlimService } from '../knowledge/slim.js'
+import type { ExtractionService } from '../knowledge/extract.js'
+import { KnowHubError } from '../core/errors.js'
 import type { ResourceService } from '../resources/service.js'
 import type { ToolBackend } from '../tools/backend.js'
 import type { KnowHub } from './open.js'
@@ -18,6 +20,8 @@ export interface ToolServices {
   knowledge: Pick<KnowledgeService, 'search' | 'save' | 'get' | 'feedback' | 'batchFeedback' | 'list'>
   resources: Pick<ResourceService, 'save' | 'get'>
   slim: Pick<SlimService, 'slim'>
+  /** Absent: knowledge_extract answers `llm_not_configured`. */
+  extraction?: Pick<ExtractionService, 'extract'> | undefined
 }
 
 /**
@@ -35,6 +39,10 @@ export function servicesBackend(services: ToolServices, principal: Principal): T
     batchUpdate: (body) => knowledge.batchFeedback(body, principal),
     list: (query) => knowledge.list(query, principal),
     slim: (body) => slim.slim(body, principal),
+    extract: async (body) => {
+      if (!services.extraction) throw new KnowHubError('llm_not_configured', 'Extraction needs an LLM, and this KnowHub has none configured')
+      return services.extraction.extract(body, principal)
+    },
     resourceSave: (body) => resources.save(body, principal),
     resourceGet: (id, options = {}) => resources.get(id, principal, options),
   }

@@ -12,6 +12,7 @@ import { parseWith } from '../core/validate.js'
 import type { Embedder } from '../embed/embedder.js'
 import { createEmbedder } from '../embed/factory.js'
 import { createKnowledgeService, type KnowledgeService, type SearchOptions } from '../knowledge/service.js'
+import { createExtractionService, type ExtractionService } from '../knowledge/extract.js'
 import { createSlimService, type SlimService } from '../knowledge/slim.js'
 import { createOpenAIChat, type LlmProvider } from '../llm/index.js'
 import type { PackService } from '../packs/service.js'
@@ -35,6 +36,8 @@ export interface KnowHub {
   readonly resources: ResourceService
   /** Knowledge packs: catalog, activation, resolution (discovered on first use). */
   readonly packs: PackService
+  /** Knowledge extraction from conversations (needs the LLM). */
+  readonly extraction: ExtractionService
   /** The key of secrets at rest and where it came from (`keyFile` undefined: from config, or ephemeral for memory://). */
   readonly secrets: SecretKeyring
   /** API tokens (the server's authentication). */
@@ -108,6 +111,7 @@ export async function openKnowHub(config: unknown = {}, deps: OpenDeps = {}): Pr
       ...deps.search,
       ...clock,
     })
+    const resources = createResourceService({ store, secrets: createSecretBox(secrets.key), logger, ...clock })
     const hub: KnowHub = {
       config: parsed,
       store,
@@ -115,7 +119,8 @@ export async function openKnowHub(config: unknown = {}, deps: OpenDeps = {}): Pr
       llm,
       knowledge,
       slim: createSlimService({ store, embedder, logger, maxContentBytes: parsed.maxContentBytes, ...clock }),
-      resources: createResourceService({ store, secrets: createSecretBox(secrets.key), logger, ...clock }),
+      resources,
+      extraction: createExtractionService({ knowledge, resources, store, llm, logger, ...clock }),
       packs: openPacks(parsed, { ...(deps.packs === undefined ? {} : { source: deps.packs }), embedder, logger, ...clock }),
       secrets,
       // On a shared PostgreSQL another KnowHub server may revoke a token: remember verified

@@ -58,6 +58,7 @@ export function clientBackend(client: KnowHubClient): ToolBackend {
     batchUpdate: (body) => mapped(() => client.knowledge.batchUpdate(body)),
     list: (query) => mapped(() => client.knowledge.list(parseWith(ListInput, query, 'list query'))),
     slim: (body) => mapped(() => client.knowledge.slim(parseWith(SlimInput, body ?? {}, 'slim options'))),
+    extract: (body) => mapped(() => client.knowledge.extract(body)),
     resourceSave: (body) => mapped(() => client.resources.save(body)),
     resourceGet: (id, options = {}) =>
       mapped(() => client.resources.get(id, options.includeSecret === undefined ? {} : { includeSecret: options.includeSecret })),

@@ -9,6 +9,8 @@ import { BatchFeedbackResult, KnowledgeEntry, KnowledgeEntryView, KnowledgeListP
 import type { ListResourcesInput, SaveResourceInput, UpdateResourceInput } from '../core/resources.js'
 import { Resource, ResourceListPage, resourceIdProblem } from '../core/resources.js'
 import type { SlimInput } from '../core/slim.js'
+import type { ExtractInput } from '../core/extract.js'
+import { ExtractResult } from '../core/extract.js'
 import { SlimResult, UnmergeResult } from '../core/slim.js'
 import { KnowHubClientError } from './errors.js'
 import { send, type CallOptions, type FetchLike, type RequestSpec, type RetryOptions, type TransportOptions } from './http.js'
@@ -194,6 +196,12 @@ function knowledgeCalls(call: Call) {
     /** `POST /api/knowledge/slim`: merges near-duplicates (`dry_run: true` only reports the plan). */
     slim: async (input: SlimOptions = {}, opts?: CallOptions) =>
       call({ method: 'POST', path: '/api/knowledge/slim', body: input, retry: 'unsafe', schema: SlimResult }, opts),
+    /**
+     * `POST /api/knowledge/extract`: knowledge from a conversation (`mode: 'propose'` reports, `'save'` writes).
+     * Needs the server's LLM (501 `llm_not_configured` without one).
+     */
+    extract: async (input: ExtractInput, opts?: CallOptions) =>
+      call({ method: 'POST', path: '/api/knowledge/extract', body: input, retry: 'unsafe', schema: ExtractResult }, opts),
     /** `POST /api/knowledge/{id}/unmerge`: undoes a slim merge. */
     unmerge: async (id: string, opts?: CallOptions) =>
       call({ method: 'POST', path: `${knowledgePath(id)}/unmerge`, retry: 'unsafe', schema: UnmergeResult }, opts),

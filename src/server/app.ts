@@ -32,6 +32,7 @@ import { knowledgeRoutes } from './routes/knowledge.js'
 import { metaRoutes } from './routes/meta.js'
 import { resourceRoutes } from './routes/resources.js'
 import type { SlimService } from '../knowledge/slim.js'
+import type { ExtractionService } from '../knowledge/extract.js'
 
 /**
  * Pages served beside the API, at `/`, with their own authentication (a cookie session,
@@ -51,6 +52,8 @@ export interface AppDeps {
   knowledge: KnowledgeService
   resources: ResourceService
   slim: SlimService
+  /** Knowledge extraction (`POST /api/knowledge/extract`, the knowledge_extract tool); absent: `llm_not_configured`. */
+  extraction?: ExtractionService
   /** Resolves the caller of an API request (see `createAuthenticator`). */
   authenticate: Authenticator
   /** Access and error logs go here (secret-named fields are redacted). */
@@ -127,7 +130,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.use('*', bodyLimit({ maxBytes: deps.bodyLimit }))
 
   app.route('/', metaRoutes({ version: deps.version ?? '0.0.0' }))
-  app.route('/api/knowledge', knowledgeRoutes({ knowledge: deps.knowledge, resources: deps.resources, slim: deps.slim }))
+  app.route('/api/knowledge', knowledgeRoutes({ knowledge: deps.knowledge, resources: deps.resources, slim: deps.slim, extraction: deps.extraction }))
   app.route('/api/resource', resourceRoutes({ resources: deps.resources }))
   app.all('/mcp', (c) =>
     handleMcpRequest(c.req.raw, { version: deps.version ?? '0.0.0', logger, ...deps.mcp, backend: servicesBackend(deps, caller(c).principal) }),

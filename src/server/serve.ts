@@ -131,6 +131,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     knowledge: hub.knowledge,
     resources: hub.resources,
     slim: hub.slim,
+    extraction: hub.extraction,
     authenticate: createAuthenticator({ tokens: hub.tokens, localPrincipal: hub.config.principal, localMode: local, ...clock }),
     logger,
     version: packageVersion(),

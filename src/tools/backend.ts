@@ -17,6 +17,7 @@ import type {
 } from '../core/knowledge.js'
 import type { Resource, SaveResourceInput } from '../core/resources.js'
 import type { SlimInput, SlimResult } from '../core/slim.js'
+import type { ExtractInput, ExtractResult } from '../core/extract.js'
 
 /** The body of `GET /api/knowledge` (a page of entries): the core's `KnowledgeListPage`. */
 export type KnowledgeListResponse = KnowledgeListPage
@@ -43,6 +44,8 @@ export interface ToolBackend {
   list(query: ListInput): Promise<KnowledgeListResponse>
   /** `POST /api/knowledge/slim` */
   slim(body: SlimInput): Promise<SlimResult>
+  /** `POST /api/knowledge/extract` (needs the server's LLM) */
+  extract(body: ExtractInput): Promise<ExtractResult>
   /** `POST /api/resource` */
   resourceSave(body: SaveResourceInput): Promise<Resource>
   /** `GET /api/resource/{id}` (`secure_body` only when asked for and allowed) */

@@ -26,6 +26,7 @@ export {
   knowledgeSave,
   knowledgeSearch,
   knowledgeSlim,
+  knowledgeExtract,
   knowledgeUpdate,
   resourceGet,
   resourceSave,

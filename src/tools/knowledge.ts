@@ -226,6 +226,53 @@ export const knowledgeSlim = defineTool({
   },
 })
 
+/**
+ * `knowledge_extract` → `POST /api/knowledge/extract`.
+ * @example
+ * await kit.callTool('knowledge_extract', { messages: [{ role: 'user', content: 'I prefer pnpm over npm' }], mode: 'save' })
+ */
+export const knowledgeExtract = defineTool({
+  name: 'knowledge_extract',
+  description:
+    'Extract reusable knowledge from a conversation: user preferences and background, strategies, tool know-how, use cases, definitions, plans. ' +
+    'Each proposal is compared with existing knowledge: added, used to update an entry (its previous version kept), or recorded as a confirmation. ' +
+    'Secrets in the conversation are never put in entries (they go to an encrypted resource). mode "propose" only reports; "save" writes.',
+  input: z.strictObject({
+    messages: z
+      .array(
+        z.strictObject({
+          id: z.string().min(1).max(200).optional().describe('Message id, kept as the source of what is extracted from it.'),
+          role: z.enum(['system', 'user', 'assistant', 'tool']),
+          content: z.string().max(200_000),
+        }),
+      )
+      .min(1)
+      .max(1000)
+      .describe('The conversation, oldest first.'),
+    mode: z.enum(['propose', 'save']).default('propose').describe('propose: report what would be saved; save: write it.'),
+    trace_id: z.string().min(1).max(200).optional().describe('The trace the conversation belongs to.'),
+  }),
+  async handler(args, { backend }) {
+    const result = await backend.extract({ messages: args.messages, mode: args.mode, ...(args.trace_id ? { context: { trace_id: args.trace_id } } : {}) })
+    const verb =
+      result.mode === 'save' ? { add: 'added', update: 'updated', noop: 'confirmed' } : { add: 'would add', update: 'would update', noop: 'would confirm' }
+    const lines = result.items.map(
+      (item) => `- ${verb[item.action]} ${item.id ?? 'a new entry'} [${item.types.join(', ')}] ${neutralise(item.task)}: ${item.reason}`,
+    )
+    const head =
+      result.items.length === 0
+        ? 'Nothing worth keeping was found in the conversation.'
+        : `${count(result.items.length, 'proposal')} from the conversation (${count(result.llm_calls, 'LLM call')}):`
+    const secrets =
+      result.secrets_found > 0
+        ? [
+            `${count(result.secrets_found, 'secret')} kept out of the entries${result.resources_created.length > 0 ? ` (stored in ${result.resources_created.join(', ')})` : ''}.`,
+          ]
+        : []
+    return { text: [head, ...lines, ...secrets].join('\n'), data: result }
+  },
+})
+
 /** A resource without its secret (what save answers and lists show). */
 function withoutSecret(resource: Resource): Omit<Resource, 'secure_body'> {
   const { secure_body: _secret, ...rest } = resource
@@ -288,7 +335,7 @@ export const resourceGet = defineTool({
 })
 
 /**
- * The eight knowledge and resource tools, in seed-003 order.
+ * The knowledge and resource tools, in seed-003 order, with knowledge_extract after knowledge_slim.
  * @example
  * KNOWLEDGE_TOOLS.map((t) => t.name) // ['knowledge_search', 'knowledge_save', …]
  */
@@ -299,6 +346,7 @@ export const KNOWLEDGE_TOOLS: readonly AgentTool[] = [
   knowledgeBatchUpdate,
   knowledgeList,
   knowledgeSlim,
+  knowledgeExtract,
   resourceSave,
   resourceGet,
 ]

@@ -82,6 +82,7 @@ const SURFACE: Record<string, string[]> = {
     'defineTool',
     'isInternalToolError',
     'knowledgeBatchUpdate',
+    'knowledgeExtract',
     'knowledgeList',
     'knowledgeSave',
     'knowledgeSearch',

@@ -58,6 +58,7 @@ describe('/mcp (streamable HTTP, token mode)', () => {
       'knowledge_batch_update',
       'knowledge_list',
       'knowledge_slim',
+      'knowledge_extract',
       'resource_save',
       'resource_get',
     ])

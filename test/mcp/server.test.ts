@@ -54,7 +54,7 @@ describe('MCP server (in-process)', () => {
   it('lists the knowledge tools and, with packs, the pack tools with the catalog in the activation description', async () => {
     const client = await connect()
     const { tools } = await client.listTools()
-    expect(tools.map((t) => t.name)).toHaveLength(11)
+    expect(tools.map((t) => t.name)).toHaveLength(12)
     const activate = tools.find((t) => t.name === 'knowledge_pack_activate')!
     expect(activate.description).toContain('<available_knowledge_packs>')
     expect(activate.description).toContain('<name>founder-persona</name>')
@@ -67,7 +67,7 @@ describe('MCP server (in-process)', () => {
   it('registers no pack tool and no pack resource when there are no packs', async () => {
     const client = await connect({ packs: [] })
     const names = (await client.listTools()).tools.map((t) => t.name)
-    expect(names).toHaveLength(8)
+    expect(names).toHaveLength(9)
     expect(names.some((n) => n.startsWith('knowledge_pack_'))).toBe(false)
     expect(client.getServerCapabilities()?.resources).toBeUndefined()
   })

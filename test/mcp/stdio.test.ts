@@ -59,6 +59,7 @@ describe('knowhub mcp (stdio)', () => {
     expect(tools.map((t) => t.name).sort()).toEqual(
       [
         'knowledge_batch_update',
+        'knowledge_extract',
         'knowledge_list',
         'knowledge_pack_activate',
         'knowledge_pack_list',
@@ -124,7 +125,7 @@ describe('knowhub mcp (stdio)', () => {
   it('registers no activation tool when no pack is found', async () => {
     const client = await spawnMcp(['--project', join(dir, 'empty-project'), '--no-user'], 'data-2')
     const names = (await client.listTools()).tools.map((t) => t.name)
-    expect(names).toHaveLength(8)
+    expect(names).toHaveLength(9)
     expect(names).not.toContain('knowledge_pack_activate')
   })
 })

@@ -46,6 +46,7 @@ describe('tool definitions', () => {
       'knowledge_batch_update',
       'knowledge_list',
       'knowledge_slim',
+      'knowledge_extract',
       'resource_save',
       'resource_get',
       'knowledge_pack_list',

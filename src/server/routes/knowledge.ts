@@ -12,12 +12,16 @@ import type { KnowledgeService } from '../../knowledge/service.js'
 import type { ResourceService } from '../../resources/service.js'
 import { caller, queryObject, queryParam, readJson, type AppEnv } from '../http.js'
 import type { SlimService } from '../../knowledge/slim.js'
+import type { ExtractionService } from '../../knowledge/extract.js'
+import type { ExtractResult } from '../../core/extract.js'
 
 export interface KnowledgeRouteDeps {
   knowledge: KnowledgeService
   /** `expand=resources`: the resource service builds the caller's view of referenced resources. */
   resources: Pick<ResourceService, 'withResources'>
   slim: SlimService
+  /** `POST /api/knowledge/extract`; absent: `llm_not_configured`. */
+  extraction?: ExtractionService | undefined
 }
 
 const EXPANDABLE = ['resources'] as const
@@ -73,6 +77,12 @@ export function knowledgeRoutes(deps: KnowledgeRouteDeps): Hono<AppEnv> {
   app.post('/slim', async (c) => {
     const body = await readJson(c, { optional: true })
     return c.json(await deps.slim.slim(body ?? {}, caller(c).principal))
+  })
+
+  app.post('/extract', async (c) => {
+    const body = await readJson(c)
+    if (!deps.extraction) throw new KnowHubError('llm_not_configured', 'Extraction needs an LLM, and this server has none configured')
+    return c.json((await deps.extraction.extract(body, caller(c).principal)) satisfies ExtractResult)
   })
 
   app.get('/:id', async (c) => {

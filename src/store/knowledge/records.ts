@@ -43,6 +43,8 @@ export interface KnowledgeRecordQueries {
     at: Date,
   ): Promise<KnowledgeRecord | undefined>
   setScore(id: string, visible: readonly string[], score: number, at: Date): Promise<KnowledgeRecord | undefined>
+  /** Moves the confidence a share `rate` (0-1) of the way to `target` (0-1), atomically. */
+  moveConfidence(id: string, visible: readonly string[], target: number, rate: number, at: Date): Promise<KnowledgeRecord | undefined>
   setStatus(id: string, visible: readonly string[], status: KnowledgeStatus, mergedInto: string | null, at: Date): Promise<KnowledgeRecord | undefined>
   delete(id: string, visible: readonly string[]): Promise<boolean>
   count(): Promise<number>
@@ -109,6 +111,14 @@ export function recordQueries({ db, getDialect }: KnowledgeContext): KnowledgeRe
 
     async setScore(id, visible, score, at) {
       return updateVisible(id, visible, sql`score = ${score}, updated_at = ${at.toISOString()}`)
+    },
+
+    async moveConfidence(id, visible, target, rate, at) {
+      return updateVisible(
+        id,
+        visible,
+        sql`confidence = confidence + (${target}::double precision - confidence) * ${rate}::double precision, updated_at = ${at.toISOString()}`,
+      )
     },
 
     async setStatus(id, visible, status, mergedInto, at) {

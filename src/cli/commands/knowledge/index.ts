@@ -1,11 +1,12 @@
 /**
- * `knowhub save | search | list | show | feedback | evolve | archive | restore | delete | export | import | reindex`.
+ * `knowhub save | search | list | show | feedback | evolve | extract | archive | restore | delete | export | import | reindex`.
  * Each parses options, calls one service function and prints the result.
  */
 import type { Command } from 'commander'
 import type { Io } from '../../output.js'
 import { lifecycleCommand, listCommand, saveCommand, showCommand } from './entries.js'
 import { evolveCommand, feedbackCommand } from './feedback.js'
+import { extractCommand } from './extract.js'
 import { searchCommand } from './search.js'
 import { exportCommand, importCommand, reindexCommand } from './transfer.js'
 
@@ -22,6 +23,7 @@ export function knowledgeCommands(io: Io): Command[] {
     showCommand(io),
     feedbackCommand(io),
     evolveCommand(io),
+    extractCommand(io),
     lifecycleCommand(io, 'archive', 'Archive an entry: hidden from search and list, kept in full'),
     lifecycleCommand(io, 'restore', 'Make an archived or merged entry active again'),
     lifecycleCommand(io, 'delete', 'Delete an entry and its history for good'),

@@ -1,0 +1,96 @@
+/**
+ * Schemas of knowledge extraction from a conversation (seed doc 002; `POST
+ * /api/knowledge/extract`). Each schema and its inferred type share a name.
+ */
+import { z } from 'zod'
+import { KnowledgeType } from './knowledge.js'
+import { nullAsAbsent, nullAsDefault } from './validate.js'
+
+const Id = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._@+-]{0,127}$/u, 'ids are 1-128 characters: letters, digits and . _ @ + -')
+
+/** One part of an OpenAI-style multi-part content: only text parts are read. */
+const ContentPart = z.looseObject({ type: z.string(), text: z.string().optional() })
+
+/**
+ * One message of the conversation, OpenAI-style, with an optional id (kept as the
+ * extracted entry's `message_id` and `source.message_id`).
+ */
+export const ExtractMessage = z.looseObject({
+  id: nullAsAbsent(z.string().min(1).max(200)),
+  role: z.enum(['system', 'user', 'assistant', 'tool', 'developer']),
+  content: z
+    .union([z.string().max(200_000), z.array(ContentPart).max(100)])
+    .nullable()
+    .default(''),
+  name: nullAsAbsent(z.string().max(200)),
+})
+export type ExtractMessage = z.input<typeof ExtractMessage>
+
+/**
+ * Whose conversation it was: the ids scopes and owner come from (never from the model).
+ * Absent ids default to the caller's; a caller cannot name an id it does not hold.
+ */
+export const ExtractContext = z.strictObject({
+  user: nullAsAbsent(Id),
+  agent: nullAsAbsent(Id),
+  project: nullAsAbsent(Id),
+  team: nullAsAbsent(Id),
+  org: nullAsAbsent(Id),
+  trace_id: nullAsAbsent(z.string().min(1).max(200)),
+})
+export type ExtractContext = z.input<typeof ExtractContext>
+
+/** The body of `POST /api/knowledge/extract`. */
+export const ExtractInput = z.strictObject({
+  messages: z.array(ExtractMessage).min(1, 'at least one message').max(1000),
+  context: nullAsDefault(ExtractContext, () => ExtractContext.parse({})),
+  /** `propose`: only say what would be saved; `save`: write it. */
+  mode: nullAsDefault(z.enum(['propose', 'save']), () => 'propose' as const),
+})
+export type ExtractInput = z.input<typeof ExtractInput>
+
+/** Tag categories of user profiles (seed 002). */
+export const PROFILE_CATEGORIES = ['preference', 'background', 'habit', 'constraint'] as const
+
+/** What to do with one proposal: a new entry, an update of an existing one, or nothing new (a helpful case for the existing one). */
+export const ExtractAction = z.enum(['add', 'update', 'noop'])
+export type ExtractAction = z.infer<typeof ExtractAction>
+
+/** One proposed entry and what was (or would be) done with it. */
+export const ExtractItem = z.object({
+  action: ExtractAction,
+  /** The entry written or touched; null for an `add` in `propose` mode. */
+  id: z.string().nullable(),
+  /** The existing entry an `update` or `noop` is about. */
+  existing_id: z.string().nullable(),
+  types: z.array(KnowledgeType),
+  task: z.string(),
+  content: z.string(),
+  tags: z.record(z.string(), z.unknown()),
+  scopes: z.array(z.string()),
+  owner: z.string(),
+  /** The messages it rests on. */
+  message_ids: z.array(z.string()),
+  /** Resources holding secrets from the conversation (save mode). */
+  resource_ids: z.array(z.string()),
+  /** Confidence after this extraction (user profiles accumulate; others start at 0.5). */
+  confidence: z.number(),
+  /** Why this action, in words. */
+  reason: z.string(),
+})
+export type ExtractItem = z.output<typeof ExtractItem>
+
+/** The response of `POST /api/knowledge/extract`. */
+export const ExtractResult = z.object({
+  mode: z.enum(['propose', 'save']),
+  items: z.array(ExtractItem),
+  /** Secrets found in the conversation: never sent to the model, never in entry content. */
+  secrets_found: z.number().int(),
+  /** Resources created to hold them (save mode), referenced by the items' `resource_ids`. */
+  resources_created: z.array(z.string()),
+  /** Requests made to the LLM (at most 2 per extraction). */
+  llm_calls: z.number().int(),
+  /** Proposals dropped, and why (e.g. a user profile without a user in the context). */
+  dropped: z.array(z.object({ task: z.string(), reason: z.string() })),
+})
+export type ExtractResult = z.output<typeof ExtractResult>
