@@ -118,7 +118,7 @@ export async function openKnowHub(config: unknown = {}, deps: OpenDeps = {}): Pr
       embedder,
       llm,
       knowledge,
-      slim: createSlimService({ store, embedder, logger, maxContentBytes: parsed.maxContentBytes, ...clock }),
+      slim: createSlimService({ store, embedder, logger, maxContentBytes: parsed.maxContentBytes, llm, ...clock }),
       resources,
       extraction: createExtractionService({ knowledge, resources, store, llm, logger, ...clock }),
       packs: openPacks(parsed, { ...(deps.packs === undefined ? {} : { source: deps.packs }), embedder, logger, ...clock }),

@@ -14,8 +14,8 @@ export const DEFAULT_SLIM_LIMIT = 2000
 export const MAX_SLIM_LIMIT = 5000
 
 /**
- * The body of `POST /api/knowledge/slim`. `model` is accepted for compatibility with
- * seed doc 003 and ignored while no LLM is configured (the merge is deterministic).
+ * The body of `POST /api/knowledge/slim`. `model` (seed doc 003) names the model that writes
+ * merged texts, overriding `llm.models.slim`; ignored without an LLM (the merge is deterministic).
  * @example
  * SlimInput.parse({ model: 'google/gemini-2.0-flash-001', dry_run: true })
  */
@@ -44,15 +44,20 @@ export const SlimGroup = z.object({
   merged_ids: z.array(z.string()),
   /** The lowest pairwise cosine similarity inside the group. */
   similarity: z.number(),
+  /** The merged text (proposed in a dry run, written otherwise). */
+  merged_content: z.string().optional(),
+  /** Who wrote it: the LLM, or the deterministic merge (no LLM configured). */
+  merge: z.enum(['llm', 'deterministic']).optional(),
 })
 export type SlimGroup = z.output<typeof SlimGroup>
 
 /**
  * Why a group was not merged: `not_managed` (members the caller may not merge),
  * `scopes_differ` (near-duplicates whose scope sets differ: merging them would change who
- * can read the text), `scopes_not_writable`, `changed` (concurrently).
+ * can read the text), `scopes_not_writable`, `changed` (concurrently), `llm_failed` (the
+ * LLM's merged text failed or was unusable: nothing of the group changed).
  */
-export const SLIM_SKIP_REASONS = ['not_managed', 'scopes_differ', 'scopes_not_writable', 'changed'] as const
+export const SLIM_SKIP_REASONS = ['not_managed', 'scopes_differ', 'scopes_not_writable', 'changed', 'llm_failed'] as const
 
 /** A group (or part of one) that was not merged, and why. */
 export const SlimSkipped = z.object({

@@ -60,13 +60,15 @@ export function unite<T>(lists: ReadonlyArray<readonly T[]>, max: number): T[] {
   return [...new Set(lists.flat())].slice(0, max)
 }
 
-/** The new entry for a group (lead first). Counters are summed by the store under lock. */
-export function mergedRecord(group: KnowledgeRecord[], now: Date, maxContentBytes: number): KnowledgeRecord {
+/** The new entry for a group (lead first), with `written` content (the LLM's) or the deterministic merge. Counters are summed by the store under lock. */
+export function mergedRecord(group: KnowledgeRecord[], now: Date, maxContentBytes: number, written?: string): KnowledgeRecord {
   const [lead, ...others] = group as [KnowledgeRecord, ...KnowledgeRecord[]]
-  let content = mergeContent(
-    lead.content,
-    others.map((o) => o.content),
-  )
+  let content =
+    written ??
+    mergeContent(
+      lead.content,
+      others.map((o) => o.content),
+    )
   if (Buffer.byteLength(content, 'utf8') > maxContentBytes) content = lead.content
   const tags: KnowledgeRecord['tags'] = {}
   for (const record of group) {
@@ -124,9 +126,10 @@ export async function writeMerge(
   visible: string[],
   now: Date,
   maxContentBytes: number,
+  written?: string,
 ): Promise<{ id: string } | 'changed'> {
   const ids = records.map((r) => r.id)
-  let record = mergedRecord(records, now, maxContentBytes)
+  let record = mergedRecord(records, now, maxContentBytes, written)
   const [embedding] = await deps.embedder.embed([embeddingText(record.task, record.content)])
   const doc = searchDocument(record.task, record.content, record.tags)
   let outcome = await deps.store.knowledge.merge({ record, doc, embedding }, ids, visible)

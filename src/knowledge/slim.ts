@@ -19,7 +19,7 @@
  */
 import type { Clock } from '../core/clock.js'
 import { systemClock } from '../core/clock.js'
-import { KnowHubError } from '../core/errors.js'
+import { KnowHubError, isKnowHubError } from '../core/errors.js'
 import { KnowledgeId, MAX_CONTENT_BYTES } from '../core/knowledge.js'
 import type { Logger } from '../core/logger.js'
 import { noopLogger } from '../core/logger.js'
@@ -27,9 +27,12 @@ import { assertWritableScopes, canManage, requirePermission, visibleScopes, type
 import { SlimInput, type SlimGroup, type SlimResult, type SlimSkipped, type UnmergeResult } from '../core/slim.js'
 import { parseWith } from '../core/validate.js'
 import type { Embedder } from '../embed/embedder.js'
+import type { LlmProvider } from '../llm/index.js'
+import type { KnowledgeRecord } from '../store/knowledge.js'
 import type { Store } from '../store/store.js'
 import { findDuplicates, loadWindow, windowPosition } from './slim-detect.js'
-import { byLead, unite, writeMerge } from './slim-merge.js'
+import { byLead, mergeContent, unite, writeMerge } from './slim-merge.js'
+import { llmMergedContent } from './slim-llm.js'
 
 export { mergeContent } from './slim-merge.js'
 
@@ -40,6 +43,8 @@ export interface SlimDeps {
   clock?: Clock
   /** Largest merged content in UTF-8 bytes (default 1 MiB); beyond it the lead entry's text is kept alone. */
   maxContentBytes?: number
+  /** Writes merged texts when configured (else the deterministic merge). */
+  llm?: LlmProvider | undefined
 }
 
 /** Slimming as a service: built once by the composition root. */
@@ -58,6 +63,30 @@ export function createSlimService(deps: SlimDeps): SlimService {
   return {
     slim: (body, principal) => slimKnowledge(deps, body, principal),
     unmerge: (id, principal) => unmergeKnowledge(deps, id, principal),
+  }
+}
+
+/** The merged text of a group: the LLM's when configured, else the deterministic merge; an LLM failure is reported, not thrown. */
+async function mergedText(
+  deps: SlimDeps,
+  records: KnowledgeRecord[],
+  model: string | undefined,
+): Promise<{ content: string; merge: 'llm' | 'deterministic' } | { failed: string }> {
+  if (!deps.llm) {
+    const [lead, ...others] = records as [KnowledgeRecord, ...KnowledgeRecord[]]
+    return {
+      content: mergeContent(
+        lead.content,
+        others.map((o) => o.content),
+      ),
+      merge: 'deterministic',
+    }
+  }
+  try {
+    return { content: await llmMergedContent(deps.llm, records, model), merge: 'llm' }
+  } catch (error) {
+    if (isKnowHubError(error) && error.code.startsWith('llm_')) return { failed: error.code }
+    throw error
   }
 }
 
@@ -113,16 +142,23 @@ export async function slimKnowledge(deps: SlimDeps, body: unknown, principal: Pr
       continue
     }
     const similarity = found.similarity(group)
-    if (input.dry_run) {
-      groups.push({ kept_id: null, merged_ids: ids, similarity })
+    const written = await mergedText(deps, records, input.model)
+    if ('failed' in written) {
+      skipped.push({ ids, reason: 'llm_failed', message: `Not merged: the LLM's merged text failed (${written.failed}); nothing of the group changed` })
       continue
     }
-    const outcome = await writeMerge(deps, records, visible, (deps.clock ?? systemClock).now(), deps.maxContentBytes ?? MAX_CONTENT_BYTES)
+    const shown = { merged_content: written.content, merge: written.merge }
+    if (input.dry_run) {
+      groups.push({ kept_id: null, merged_ids: ids, similarity, ...shown })
+      continue
+    }
+    const content = written.merge === 'llm' ? written.content : undefined
+    const outcome = await writeMerge(deps, records, visible, (deps.clock ?? systemClock).now(), deps.maxContentBytes ?? MAX_CONTENT_BYTES, content)
     if (outcome === 'changed') {
       skipped.push({ ids, reason: 'changed', message: 'Not merged: an entry of the group changed (no longer active or visible) during the run' })
       continue
     }
-    groups.push({ kept_id: outcome.id, merged_ids: ids, similarity })
+    groups.push({ kept_id: outcome.id, merged_ids: ids, similarity, ...shown })
     mergedCount += ids.length
     logger.info('knowledge.slim.merged', { id: outcome.id, merged_ids: ids, similarity })
   }
