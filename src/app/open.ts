@@ -3,6 +3,7 @@
  * from a config. Entry points (CLI, server, MCP, evaluation) receive the built hub;
  * nothing else wires dependencies.
  */
+import { createAgentService, type AgentService } from '../agent/service.js'
 import { createTokenService, type TokenService } from '../auth/tokens.js'
 import type { Clock } from '../core/clock.js'
 import { KnowHubConfig } from '../core/config.js'
@@ -42,6 +43,8 @@ export interface KnowHub {
   readonly secrets: SecretKeyring
   /** API tokens (the server's authentication). */
   readonly tokens: TokenService
+  /** Agent contexts (seed 004), goal trees with knowledge focus (seed 003), compaction. */
+  readonly agent: AgentService
   /** Where the data is, which embedder, how many entries (`knowhub status`). */
   status(): Promise<HubStatus>
   close(): Promise<void>
@@ -126,6 +129,7 @@ export async function openKnowHub(config: unknown = {}, deps: OpenDeps = {}): Pr
       // On a shared PostgreSQL another KnowHub server may revoke a token: remember verified
       // tokens for 250 ms only, so a revocation holds everywhere well within a second (docs/scale.md).
       tokens: createTokenService({ db: store.db, logger, ...(parsed.databaseUrl ? { cacheTtlMs: 250 } : {}), ...clock }),
+      agent: createAgentService({ store, knowledge, config: parsed.agent, logger, ...clock }),
       status: () => hubStatus(hub),
       async close() {
         await store.close()

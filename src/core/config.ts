@@ -178,6 +178,30 @@ export const ToolsConfig = z.object({
 export type ToolsConfig = z.output<typeof ToolsConfig>
 
 /**
+ * The agent context (seed 004): where agents live, the language of the shipped defaults,
+ * the token budget of an assembly, the compaction threshold and the file size limit.
+ */
+export const AgentConfig = z.object({
+  /** The agent home (each agent in `<home>/<name>/`); default `~/.agent`. */
+  home: z.string().min(1).optional(),
+  /** Language of the default template, self-awareness file and labels. */
+  language: z.enum(['en', 'zh']).default('en'),
+  /** Token budget of an assembled context when the caller gives none. */
+  budget: z.number().int().min(1).max(2_000_000).default(16_000),
+  /** Tokens of history past which `compact` summarises the older part (seed 004: 70k). */
+  compactThreshold: z.number().int().min(100).default(70_000),
+  /** Largest knowledge, template or memory file read (bytes). */
+  maxFileBytes: z.number().int().positive().default(1_048_576),
+  /** Most user-profile entries offered to the budget. */
+  profileLimit: z.number().int().min(0).max(1000).default(50),
+  /** Most task-related entries offered to the budget. */
+  relatedLimit: z.number().int().min(0).max(50).default(5),
+  /** A folder with `<language>/system_prompt.md` and `self_awareness.md` replacing the shipped defaults. */
+  defaultsDir: z.string().min(1).optional(),
+})
+export type AgentConfig = z.output<typeof AgentConfig>
+
+/**
  * KnowHub's configuration. Only entry points read env vars and files; they build
  * this object and pass it (or parts of it) down.
  */
@@ -208,5 +232,7 @@ export const KnowHubConfig = z.object({
   tools: ToolsConfig.default({}),
   /** The chat model of routing, evolve, slim, extraction and compaction (absent: those answer `llm_not_configured`). Never print `llm.apiKey`. */
   llm: LlmConfig.optional(),
+  /** The agent context: home, language, budget, compaction threshold. */
+  agent: AgentConfig.default(AgentConfig.parse({})),
 })
 export type KnowHubConfig = z.output<typeof KnowHubConfig>

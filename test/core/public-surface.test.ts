@@ -1,7 +1,7 @@
 /**
- * Pins the runtime names each subpath export offers. Four have their list in their own test:
+ * Pins the runtime names each subpath export offers. Five have their list in their own test:
  * knowhub/packs (test/packs/exports.test.ts), knowhub/client (test/client/exports.test.ts),
- * knowhub/embed (test/embed/index.test.ts) and knowhub/resources (test/core/surface.test.ts). A name added or removed fails here: the public surface changes
+ * knowhub/embed (test/embed/index.test.ts), knowhub/resources (test/core/surface.test.ts) and knowhub/agent (test/agent/exports.test.ts). A name added or removed fails here: the public surface changes
  * only on purpose, together with this list and the docs.
  */
 import { describe, expect, it } from 'vitest'
@@ -128,7 +128,7 @@ describe('public surface', () => {
     const { readFileSync } = await import('node:fs')
     const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { exports: Record<string, unknown> }
     const subpaths = Object.keys(pkg.exports)
-      .filter((key) => !['./package.json', './packs', './client', './embed', './resources'].includes(key))
+      .filter((key) => !['./package.json', './packs', './client', './embed', './resources', './agent'].includes(key))
       .map((key) => (key === '.' ? 'knowhub' : `knowhub/${key.slice(2)}`))
     expect(Object.keys(SURFACE).sort()).toEqual(subpaths.sort())
   })

@@ -28,6 +28,8 @@ export interface KnowledgeRecordQueries {
   getMany(ids: readonly string[], visible: readonly string[]): Promise<KnowledgeRecord[]>
   exists(ids: readonly string[]): Promise<string[]>
   list(filter: EntryFilter, limit: number, after?: { created_at: Date; id: string }): Promise<KnowledgeRecord[]>
+  /** The most trusted entries of a filter: confidence, then helpful cases, highest first (seed 002's user profile order). */
+  topByConfidence(filter: EntryFilter, limit: number): Promise<KnowledgeRecord[]>
   /**
    * Replaces editable fields, keeping the previous text as a version, if the entry is
    * visible and still at `expectedVersion`. Returns the new record or undefined.
@@ -91,6 +93,12 @@ export function recordQueries({ db, getDialect }: KnowledgeContext): KnowledgeRe
     async list(filter, limit, after) {
       const rows = await db.query(sql`SELECT ${COLUMNS} FROM knowledge k WHERE ${filterSql(filter)}${olderThan(after)}
         ORDER BY k.created_at DESC, k.id DESC LIMIT ${limit}`)
+      return rows.map(toRecord)
+    },
+
+    async topByConfidence(filter, limit) {
+      const rows = await db.query(sql`SELECT ${COLUMNS} FROM knowledge k WHERE ${filterSql(filter)}
+        ORDER BY k.confidence DESC, k.helpful DESC, k.created_at DESC, k.id LIMIT ${limit}`)
       return rows.map(toRecord)
     },
 

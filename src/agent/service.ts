@@ -1,0 +1,66 @@
+/**
+ * The agent service: an agent's starting context (seed 004), its function index, goal
+ * trees with knowledge focus (seed 003) and compaction of its history. It holds the
+ * settings and dependencies; the work is done by the modules of this folder.
+ */
+import { systemClock, type Clock } from '../core/clock.js'
+import type { AgentConfig } from '../core/config.js'
+import { noopLogger, type Logger } from '../core/logger.js'
+import type { Principal } from '../core/principal.js'
+import type { KnowledgeService } from '../knowledge/service.js'
+import type { PackService } from '../packs/service.js'
+import type { Store } from '../store/store.js'
+import { assembleAgentContext, indexAgentFunctions, type AgentSettings } from './context.js'
+import type { AssembleContextInput, AssembledContext, FunctionIndex } from './schema.js'
+
+/** What the agent service needs. */
+export interface AgentServiceDeps {
+  store: Store
+  knowledge: Pick<KnowledgeService, 'search'>
+  /** The knowledge packs (their catalog goes into the context); none: no catalog. */
+  packs?: Pick<PackService, 'catalog'> | undefined
+  /** The `agent` config (defaults apply to what is missing). */
+  config?: Partial<AgentConfig>
+  clock?: Clock
+  logger?: Logger
+}
+
+/** The agent service. Create with {@link createAgentService}. */
+export interface AgentService {
+  /** The settings in force (home, language, budget, thresholds). */
+  readonly settings: AgentSettings & { compactThreshold: number }
+  /** Assembles an agent's starting context within its token budget. */
+  assembleContext(input: AssembleContextInput & { principal: Principal }): Promise<AssembledContext>
+  /** Regenerates the agent's `knowledge_function_index.json`. */
+  indexFunctions(
+    input: Pick<AssembleContextInput, 'agent' | 'home' | 'knowledgeFiles' | 'language'>,
+  ): Promise<{ path: string; functions: number; index: FunctionIndex }>
+}
+
+/**
+ * Creates the agent service.
+ * @example
+ * const agent = createAgentService({ store, knowledge, packs, config: { home: '/srv/agents' } })
+ * const { messages, report } = await agent.assembleContext({ agent: 'book_agent', task: 'Write chapter 3', principal })
+ */
+export function createAgentService(deps: AgentServiceDeps): AgentService {
+  const config = deps.config ?? {}
+  const settings = {
+    home: config.home,
+    language: config.language ?? 'en',
+    budget: config.budget ?? 16_000,
+    maxFileBytes: config.maxFileBytes ?? 1_048_576,
+    profileLimit: config.profileLimit ?? 50,
+    relatedLimit: config.relatedLimit ?? 5,
+    defaultsDir: config.defaultsDir,
+    compactThreshold: config.compactThreshold ?? 70_000,
+  }
+  const clock = deps.clock ?? systemClock
+  const logger = deps.logger ?? noopLogger
+  const assembly = { store: deps.store, knowledge: deps.knowledge, packs: deps.packs, settings, clock, logger }
+  return {
+    settings,
+    assembleContext: ({ principal, ...input }) => assembleAgentContext(assembly, input, principal),
+    indexFunctions: (input) => indexAgentFunctions(settings, input, clock),
+  }
+}
