@@ -21,3 +21,4 @@ export {
 export { buildFunctionIndex, findFunctions, type IndexSource } from './function-index.js'
 export { PLACEHOLDERS, renderTemplate, checkTemplate, type Placeholder } from './template.js'
 export { AGENT_DEFAULTS_DIR } from './labels.js'
+export { Goal, GoalId, GoalRequest, GoalTree, TraceId } from './goal-schema.js'

@@ -9,8 +9,11 @@ import { noopLogger, type Logger } from '../core/logger.js'
 import type { Principal } from '../core/principal.js'
 import type { KnowledgeService } from '../knowledge/service.js'
 import type { PackService } from '../packs/service.js'
+import { goalStore } from '../store/goals.js'
 import type { Store } from '../store/store.js'
 import { assembleAgentContext, indexAgentFunctions, type AgentSettings } from './context.js'
+import type { GoalRequest, GoalTree } from './goal-schema.js'
+import { runGoal } from './goals.js'
 import type { AssembleContextInput, AssembledContext, FunctionIndex } from './schema.js'
 
 /** What the agent service needs. */
@@ -35,6 +38,8 @@ export interface AgentService {
   indexFunctions(
     input: Pick<AssembleContextInput, 'agent' | 'home' | 'knowledgeFiles' | 'language'>,
   ): Promise<{ path: string; functions: number; index: FunctionIndex }>
+  /** The `goal` tool: create, focus (injects related knowledge), complete, abandon, show. */
+  goal(request: GoalRequest, principal: Principal): Promise<GoalTree>
 }
 
 /**
@@ -58,9 +63,11 @@ export function createAgentService(deps: AgentServiceDeps): AgentService {
   const clock = deps.clock ?? systemClock
   const logger = deps.logger ?? noopLogger
   const assembly = { store: deps.store, knowledge: deps.knowledge, packs: deps.packs, settings, clock, logger }
+  const goals = { goals: goalStore(deps.store.db), store: deps.store, knowledge: deps.knowledge, clock, language: settings.language }
   return {
     settings,
     assembleContext: ({ principal, ...input }) => assembleAgentContext(assembly, input, principal),
     indexFunctions: (input) => indexAgentFunctions(settings, input, clock),
+    goal: (request, principal) => runGoal(goals, request, principal),
   }
 }
