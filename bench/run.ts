@@ -18,6 +18,7 @@ const BENCHES: Record<string, Runner> = {
   http: async (quick) => (await import('./http.js')).runHttpBench(quick ? { seconds: 10 } : {}),
   eval: async () => (await import('./eval.js')).runEvalBench(),
   scale: async (quick) => (await import('./scale.js')).runScaleBench(quick ? { seconds: 5, entries: 1000 } : {}),
+  agent: async (quick) => (await import('./agent.js')).runAgentBench(quick ? { iterations: 20 } : {}),
 }
 
 const { values } = parseArgs({ options: { only: { type: 'string' }, quick: { type: 'boolean', default: false } } })

@@ -9,7 +9,7 @@
 import { decode, encode } from 'gpt-tokenizer'
 import { wrapEntries, type EntryView } from '../core/wrap-entries.js'
 import { countTokens } from '../packs/tokens.js'
-import type { ContextPart } from './schema.js'
+import type { ContextPart } from '../core/agent.js'
 
 export { countTokens }
 

@@ -14,7 +14,7 @@ import type { z } from 'zod'
 import type { Clock } from '../core/clock.js'
 import { KnowHubError } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
-import { visibleScopes, type Principal } from '../core/principal.js'
+import { requirePermission, visibleScopes, type Principal } from '../core/principal.js'
 import { parseWith } from '../core/validate.js'
 import type { EntryView } from '../core/wrap-entries.js'
 import type { KnowledgeService } from '../knowledge/service.js'
@@ -24,7 +24,7 @@ import { countTokens, cutLowest, fillParts, truncateTokens, type DraftPart, type
 import { AGENT_FILES, agentHome, pathInside, readTextFile, writeFileAtomic } from './files.js'
 import { buildFunctionIndex, type IndexSource } from './function-index.js'
 import { AGENT_DEFAULTS_DIR, agentLabels, type AgentLabels } from './labels.js'
-import { AssembleContextInput, type AgentLanguage, type FunctionIndex, type AssembledContext, type ContextMessage, type ContextPart } from './schema.js'
+import { AssembleContextInput, type AgentLanguage, type FunctionIndex, type AssembledContext, type ContextMessage, type ContextPart } from '../core/agent.js'
 import { checkTemplate, renderTemplate, type Placeholder } from './template.js'
 
 /** Settings of the assembly (from the `agent` config). */
@@ -195,6 +195,7 @@ const total = (messages: readonly ContextMessage[]) => messages.reduce((sum, m) 
  */
 export async function assembleAgentContext(deps: AssemblyDeps, raw: unknown, principal: Principal): Promise<AssembledContext> {
   const input = parseWith(AssembleContextInput, raw, 'agent context')
+  requirePermission(principal, 'read')
   const language = input.language ?? deps.settings.language
   const labels = agentLabels(language)
   const budget = input.budget ?? deps.settings.budget

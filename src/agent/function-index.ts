@@ -14,7 +14,7 @@
  * - The summary is the rest of the declaring line, else its first non-empty line, cut to 160 characters.
  * - The first declaration of a name wins; later ones are listed under `duplicates`.
  */
-import type { FunctionEntry, FunctionIndex } from './schema.js'
+import type { FunctionEntry, FunctionIndex } from '../core/agent.js'
 
 /** A declaration: optional heading marks or a list bullet, then `@name`. */
 const DECLARATION = /^\s{0,3}(#{1,6}\s+|[-*+]\s+)?@([^\s:：,，.。;；()（）[\]【】"'`<>]+)(.*)$/u

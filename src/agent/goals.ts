@@ -8,15 +8,15 @@
  */
 import type { Clock } from '../core/clock.js'
 import { KnowHubError } from '../core/errors.js'
-import { defaultOwnerOf, memberScopes, visibleScopes, type Principal } from '../core/principal.js'
+import { defaultOwnerOf, memberScopes, requirePermission, visibleScopes, type Principal } from '../core/principal.js'
 import { parseWith } from '../core/validate.js'
 import { wrapEntries, type EntryView } from '../core/wrap-entries.js'
 import type { KnowledgeService } from '../knowledge/service.js'
 import type { GoalRecord, GoalStore } from '../store/goals.js'
 import type { Store } from '../store/store.js'
-import { GoalRequest, type Goal, type GoalTree } from './goal-schema.js'
+import { GoalRequest, type Goal, type GoalTree } from '../core/goals.js'
 import { agentLabels, type AgentLabels } from './labels.js'
-import type { AgentLanguage } from './schema.js'
+import type { AgentLanguage } from '../core/agent.js'
 
 /** Most goals in one tree. */
 export const MAX_GOALS_PER_TREE = 500
@@ -153,6 +153,7 @@ async function createGoal(deps: GoalDeps, owner: string, input: { trace_id: stri
  */
 export async function runGoal(deps: GoalDeps, raw: unknown, principal: Principal): Promise<GoalTree> {
   const input = parseWith(GoalRequest, raw, 'goal request')
+  requirePermission(principal, input.action === 'show' ? 'read' : 'write')
   const labels = agentLabels(input.language ?? deps.language)
   const { owner, exists } = await treeOwner(deps, input.trace_id, principal)
   if (input.action === 'show') return view(deps, exists ? (owner as string) : null, input.trace_id, principal, labels)

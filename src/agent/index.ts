@@ -8,6 +8,9 @@ export { createAgentService, type AgentService, type AgentServiceDeps } from './
 export type { AgentSettings } from './context.js'
 export {
   AgentContextRequest,
+  CompactInput,
+  CompactResult,
+  HistoryMessage,
   AgentLanguage,
   AgentName,
   AssembleContextInput,
@@ -17,8 +20,9 @@ export {
   ContextReport,
   FunctionEntry,
   FunctionIndex,
-} from './schema.js'
+} from '../core/agent.js'
 export { buildFunctionIndex, findFunctions, type IndexSource } from './function-index.js'
 export { PLACEHOLDERS, renderTemplate, checkTemplate, type Placeholder } from './template.js'
 export { AGENT_DEFAULTS_DIR } from './labels.js'
-export { Goal, GoalId, GoalRequest, GoalTree, TraceId } from './goal-schema.js'
+export { Goal, GoalId, GoalRequest, GoalTree, TraceId } from '../core/goals.js'
+export type { ExtractFn } from './compact.js'

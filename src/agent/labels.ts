@@ -3,7 +3,7 @@
  * (system-prompt template, self-awareness file) live.
  */
 import { fileURLToPath } from 'node:url'
-import type { AgentLanguage } from './schema.js'
+import type { AgentLanguage } from '../core/agent.js'
 
 /**
  * The folder of the shipped defaults: `agent-defaults/<language>/system_prompt.md` and

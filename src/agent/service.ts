@@ -12,9 +12,12 @@ import type { PackService } from '../packs/service.js'
 import { goalStore } from '../store/goals.js'
 import type { Store } from '../store/store.js'
 import { assembleAgentContext, indexAgentFunctions, type AgentSettings } from './context.js'
-import type { GoalRequest, GoalTree } from './goal-schema.js'
+import type { CompactInput, CompactResult } from '../core/agent.js'
+import type { GoalRequest, GoalTree } from '../core/goals.js'
+import type { LlmProvider } from '../llm/index.js'
+import { compactHistory, type ExtractFn } from './compact.js'
 import { runGoal } from './goals.js'
-import type { AssembleContextInput, AssembledContext, FunctionIndex } from './schema.js'
+import type { AssembleContextInput, AssembledContext, FunctionIndex } from '../core/agent.js'
 
 /** What the agent service needs. */
 export interface AgentServiceDeps {
@@ -22,6 +25,10 @@ export interface AgentServiceDeps {
   knowledge: Pick<KnowledgeService, 'search'>
   /** The knowledge packs (their catalog goes into the context); none: no catalog. */
   packs?: Pick<PackService, 'catalog'> | undefined
+  /** The chat model compaction summarises with; none: `compact` answers `llm_not_configured`. */
+  llm?: LlmProvider | undefined
+  /** Extraction run on each compacted span (the knowledge service's); none: skipped and reported. */
+  extract?: ExtractFn | undefined
   /** The `agent` config (defaults apply to what is missing). */
   config?: Partial<AgentConfig>
   clock?: Clock
@@ -40,6 +47,8 @@ export interface AgentService {
   ): Promise<{ path: string; functions: number; index: FunctionIndex }>
   /** The `goal` tool: create, focus (injects related knowledge), complete, abandon, show. */
   goal(request: GoalRequest, principal: Principal): Promise<GoalTree>
+  /** Past the threshold, summarises the older history into compact.md (previous kept) and extracts knowledge from it. */
+  compact(input: CompactInput, principal: Principal): Promise<CompactResult>
 }
 
 /**
@@ -69,5 +78,6 @@ export function createAgentService(deps: AgentServiceDeps): AgentService {
     assembleContext: ({ principal, ...input }) => assembleAgentContext(assembly, input, principal),
     indexFunctions: (input) => indexAgentFunctions(settings, input, clock),
     goal: (request, principal) => runGoal(goals, request, principal),
+    compact: (input, principal) => compactHistory({ llm: deps.llm, extract: deps.extract, settings, clock, logger }, input, principal),
   }
 }

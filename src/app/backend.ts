@@ -3,7 +3,10 @@
  * src/client/backend.ts). It lives in the composition root: the tools only know the
  * `ToolBackend` port, never the services behind it.
  */
+import type { AgentService } from '../agent/service.js'
+import { AgentContextRequest } from '../core/agent.js'
 import type { Principal } from '../core/principal.js'
+import { parseWith } from '../core/validate.js'
 import type { KnowledgeService } from '../knowledge/service.js'
 import type { SlimService } from '../knowledge/slim.js'
 import type { ExtractionService } from '../knowledge/extract.js'
@@ -22,6 +25,19 @@ export interface ToolServices {
   slim: Pick<SlimService, 'slim'>
   /** Absent: knowledge_extract answers `llm_not_configured`. */
   extraction?: Pick<ExtractionService, 'extract'> | undefined
+  /** Goal trees and agent contexts (absent: no `goal` tool, no `agent-context` prompt). */
+  agent?: Pick<AgentService, 'goal' | 'assembleContext'> | undefined
+}
+
+/** The agent methods of a backend: goal trees and the assembled context, as `principal`. */
+function agentMethods(agent: NonNullable<ToolServices['agent']>, principal: Principal): Pick<ToolBackend, 'goal' | 'agentContext'> {
+  return {
+    goal: (body) => agent.goal(body, principal),
+    agentContext: (body) => {
+      const { knowledge_files: knowledgeFiles, ...rest } = parseWith(AgentContextRequest, body, 'agent context request')
+      return agent.assembleContext({ ...rest, ...(knowledgeFiles ? { knowledgeFiles } : {}), principal })
+    },
+  }
 }
 
 /**
@@ -45,6 +61,7 @@ export function servicesBackend(services: ToolServices, principal: Principal): T
     },
     resourceSave: (body) => resources.save(body, principal),
     resourceGet: (id, options = {}) => resources.get(id, principal, options),
+    ...(services.agent ? agentMethods(services.agent, principal) : {}),
   }
 }
 

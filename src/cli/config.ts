@@ -36,6 +36,7 @@ export const ENV_VARS = {
   KNOWHUB_RATE_LIMIT: 'server: requests per second per token (default 50; 0 = off)',
   KNOWHUB_URL: 'a running KnowHub server for `knowhub mcp` to forward to (instead of opening the database)',
   KNOWHUB_TOKEN: 'the API token for KNOWHUB_URL',
+  KNOWHUB_AGENT_HOME: 'the agent home: each agent in <home>/<name>/ (default ~/.agent)',
   KNOWHUB_PACK_PATHS: `extra knowledge-pack folders, separated by "${delimiter}" (before packs.paths of the config file)`,
 } as const
 
@@ -102,6 +103,7 @@ export function loadConfig(env: Env = process.env, options: { configFile?: strin
   const config: Record<string, unknown> = { ...file }
   if (env.KNOWHUB_DATA_DIR) config.dataDir = env.KNOWHUB_DATA_DIR
   if (env.DATABASE_URL) config.databaseUrl = env.DATABASE_URL
+  if (env.KNOWHUB_AGENT_HOME) config.agent = { ...(file.agent as object | undefined), home: env.KNOWHUB_AGENT_HOME }
   if (env.KNOWHUB_SECRET_KEY || env.KNOWHUB_SECRET_KEY_FILE)
     config.secrets = {
       ...(file.secrets as object | undefined),

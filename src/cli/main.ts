@@ -16,6 +16,7 @@ import { tokenCommand } from './commands/token.js'
 import { evalCommand } from './commands/eval.js'
 import { mcpCommand } from './commands/mcp.js'
 import { migrateCommand } from './commands/migrate.js'
+import { agentCommand } from './commands/agent/index.js'
 import { printError, printJsonError, processIo, type Io } from './output.js'
 
 /** Builds the program (exported for in-process tests). */
@@ -40,6 +41,7 @@ export function buildProgram(io: Io = processIo): Command {
     evalCommand(io),
     mcpCommand(io),
     migrateCommand(io),
+    agentCommand(io),
   ])
     program.addCommand(command)
   // addCommand() does not pass these settings down: apply them to every command.

@@ -62,5 +62,7 @@ export function clientBackend(client: KnowHubClient): ToolBackend {
     resourceSave: (body) => mapped(() => client.resources.save(body)),
     resourceGet: (id, options = {}) =>
       mapped(() => client.resources.get(id, options.includeSecret === undefined ? {} : { includeSecret: options.includeSecret })),
+    goal: (body) => mapped(() => client.agent.goal(body)),
+    agentContext: (body) => mapped(() => client.agent.context(body)),
   }
 }

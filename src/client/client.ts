@@ -3,7 +3,9 @@
  * Requests are typed with the server's input schemas (`z.input`), responses are
  * validated with its output schemas; every failure is a {@link KnowHubClientError}.
  */
+import { AssembledContext, type AgentContextRequest } from '../core/agent.js'
 import { Deleted, Health, OpenApiDocument } from '../core/api.js'
+import { GoalTree, type GoalRequest } from '../core/goals.js'
 import type { BatchFeedbackInput, EditKnowledgeInput, FeedbackInput, ListInput, SaveKnowledgeInput, SearchInput } from '../core/knowledge.js'
 import { BatchFeedbackResult, KnowledgeEntry, KnowledgeEntryView, KnowledgeListPage, KnowledgeVersions, SearchResponse } from '../core/knowledge.js'
 import type { ListResourcesInput, SaveResourceInput, UpdateResourceInput } from '../core/resources.js'
@@ -233,6 +235,18 @@ function resourceCalls(call: Call) {
   }
 }
 
+/** The agent calls: the assembled context (seed 004) and goal trees (seed 003). */
+function agentCalls(call: Call) {
+  return {
+    /** `POST /api/agent/context`: an agent's starting context (messages + budget report). */
+    context: async (input: AgentContextRequest, opts?: CallOptions) =>
+      call({ method: 'POST', path: '/api/agent/context', body: input, retry: 'idempotent', schema: AssembledContext }, opts),
+    /** `POST /api/goals`: the `goal` tool (`show` is safe to repeat; the other actions are not). */
+    goal: async (input: GoalRequest, opts?: CallOptions) =>
+      call({ method: 'POST', path: '/api/goals', body: input, retry: input.action === 'show' ? 'idempotent' : 'unsafe', schema: GoalTree }, opts),
+  }
+}
+
 /**
  * Creates a client. No I/O happens until the first call.
  * @example
@@ -250,6 +264,7 @@ export function createClient(options: ClientOptions = {}) {
     baseUrl: transport.baseUrl,
     knowledge: knowledgeCalls(call),
     resources: resourceCalls(call),
+    agent: agentCalls(call),
     /** `GET /healthz`: liveness and the server's version (no token needed). */
     healthz: async (opts?: CallOptions) => call({ method: 'GET', path: '/healthz', retry: 'idempotent', schema: Health }, opts),
     /** `GET /api/openapi.json`: the API's OpenAPI 3.1 document (no token needed). */

@@ -5,7 +5,8 @@
  * tool errors (`isError: true`) carrying the KnowHub error code and message.
  */
 import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js'
-import type { CallToolResult, ReadResourceResult } from '@modelcontextprotocol/sdk/types.js'
+import type { CallToolResult, GetPromptResult, ReadResourceResult } from '@modelcontextprotocol/sdk/types.js'
+import { z } from 'zod'
 import { KnowHubError, isKnowHubError } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
 import { noopLogger } from '../core/logger.js'
@@ -115,6 +116,53 @@ function registerPackResources(server: McpServer, packService: PackService): voi
   )
 }
 
+/** The arguments of the `agent-context` prompt (MCP prompt arguments are strings). */
+const AGENT_CONTEXT_ARGS = {
+  agent: z.string().describe('The agent (its folder in the server’s agent home).'),
+  task: z.string().optional().describe('The task: knowledge related to it is added.'),
+  knowledge_files: z.string().optional().describe('Comma-separated knowledge files inside the agent folder.'),
+  budget: z.string().optional().describe('Token budget of the whole context.'),
+  language: z.string().optional().describe('en or zh.'),
+}
+
+/**
+ * Registers the `agent-context` prompt: the agent's assembled starting context (seed 004).
+ * MCP prompt messages are `user` or `assistant`: the system prompt comes as the first
+ * (user) message, the compact memory as an assistant message; the description carries the
+ * budget report's totals.
+ */
+function registerAgentPrompt(server: McpServer, backend: ToolBackend): void {
+  const assemble = backend.agentContext?.bind(backend)
+  if (!assemble) return
+  server.registerPrompt(
+    'agent-context',
+    {
+      title: 'Agent context',
+      description:
+        'An agent’s starting context from KnowHub: template, self-awareness, knowledge, compact memory, profile and task knowledge within a token budget.',
+      argsSchema: AGENT_CONTEXT_ARGS,
+    },
+    async (args): Promise<GetPromptResult> => {
+      const files = args.knowledge_files
+        ?.split(',')
+        .map((f) => f.trim())
+        .filter((f) => f !== '')
+      const budget = args.budget === undefined || args.budget === '' ? undefined : Number(args.budget)
+      const { messages, report } = await assemble({
+        agent: args.agent,
+        ...(args.task ? { task: args.task } : {}),
+        ...(files && files.length > 0 ? { knowledge_files: files } : {}),
+        ...(budget !== undefined ? { budget } : {}),
+        ...(args.language === 'en' || args.language === 'zh' ? { language: args.language } : {}),
+      })
+      return {
+        description: `Context of ${report.agent}: ${report.used} of ${report.budget} tokens; function index at ${report.function_index.path}`,
+        messages: messages.map((m) => ({ role: m.role === 'system' ? 'user' : 'assistant', content: { type: 'text', text: m.content } })),
+      }
+    },
+  )
+}
+
 /**
  * Builds the MCP server (not yet connected: `await server.connect(transport)`).
  * @example
@@ -157,5 +205,6 @@ export function createMcpServer(options: McpServerOptions): McpServer {
   }
 
   if (packService && packService.available().length > 0) registerPackResources(server, packService)
+  registerAgentPrompt(server, options.backend)
   return server
 }

@@ -10,6 +10,7 @@
  * session) for every other path.
  */
 import { Hono } from 'hono'
+import type { AgentService } from '../agent/service.js'
 import type { Authenticator } from '../auth/authenticate.js'
 import type { Clock } from '../core/clock.js'
 import type { Logger } from '../core/logger.js'
@@ -28,6 +29,7 @@ import { hostCheck } from './middleware/host-check.js'
 import { createRateLimiter, rateLimit } from './middleware/rate-limit.js'
 import { requestLog } from './middleware/request-log.js'
 import { redactingLogger } from './redact.js'
+import { agentRoutes } from './routes/agent.js'
 import { knowledgeRoutes } from './routes/knowledge.js'
 import { metaRoutes } from './routes/meta.js'
 import { resourceRoutes } from './routes/resources.js'
@@ -54,6 +56,8 @@ export interface AppDeps {
   slim: SlimService
   /** Knowledge extraction (`POST /api/knowledge/extract`, the knowledge_extract tool); absent: `llm_not_configured`. */
   extraction?: ExtractionService
+  /** Agent contexts and goal trees (`/api/agent/context`, `/api/goals`, the `goal` tool); absent: not served. */
+  agent?: AgentService
   /** Resolves the caller of an API request (see `createAuthenticator`). */
   authenticate: Authenticator
   /** Access and error logs go here (secret-named fields are redacted). */
@@ -132,6 +136,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route('/', metaRoutes({ version: deps.version ?? '0.0.0' }))
   app.route('/api/knowledge', knowledgeRoutes({ knowledge: deps.knowledge, resources: deps.resources, slim: deps.slim, extraction: deps.extraction }))
   app.route('/api/resource', resourceRoutes({ resources: deps.resources }))
+  if (deps.agent) app.route('/api', agentRoutes({ agent: deps.agent }))
   app.all('/mcp', (c) =>
     handleMcpRequest(c.req.raw, { version: deps.version ?? '0.0.0', logger, ...deps.mcp, backend: servicesBackend(deps, caller(c).principal) }),
   )

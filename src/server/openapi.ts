@@ -4,7 +4,9 @@
  * query parameters as inputs, responses as outputs).
  */
 import { z } from 'zod'
+import { AgentContextRequest, AssembledContext } from '../core/agent.js'
 import { Deleted, ErrorBody, Health, type OpenApiDocument } from '../core/api.js'
+import { GoalRequest, GoalTree } from '../core/goals.js'
 import {
   BatchFeedbackInput,
   BatchFeedbackResult,
@@ -107,6 +109,10 @@ function components(): Record<string, JsonSchema> {
     UpdateResourceInput: schema(UpdateResourceInput, 'input'),
     Resource: schema(Resource, 'output'),
     ResourcePage: schema(ResourceListPage, 'output'),
+    AgentContextRequest: schema(AgentContextRequest, 'input'),
+    AssembledContext: schema(AssembledContext, 'output'),
+    GoalRequest: schema(GoalRequest, 'input'),
+    GoalTree: schema(GoalTree, 'output'),
   }
 }
 
@@ -220,6 +226,20 @@ function resourcePaths(): Record<string, Record<string, unknown>> {
         responses: { 200: json('Resource'), ...ERRORS },
       },
       delete: { summary: 'Delete (owner or admin)', parameters: [resourceId, resourceOwner], responses: { 200: json('ResourceDeleted'), ...ERRORS } },
+    },
+    '/api/agent/context': {
+      post: {
+        summary: "An agent's starting context (seed 004): system prompt, compact memory, knowledge wrapped as data, within a token budget, and the report",
+        requestBody: body('AgentContextRequest'),
+        responses: { 200: json('AssembledContext'), ...ERRORS },
+      },
+    },
+    '/api/goals': {
+      post: {
+        summary: 'The goal tool (seed 003): create | focus (attaches related knowledge) | complete | abandon | show',
+        requestBody: body('GoalRequest'),
+        responses: { 200: json('GoalTree'), ...ERRORS },
+      },
     },
   }
 }

@@ -132,6 +132,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     resources: hub.resources,
     slim: hub.slim,
     extraction: hub.extraction,
+    agent: hub.agent,
     authenticate: createAuthenticator({ tokens: hub.tokens, localPrincipal: hub.config.principal, localMode: local, ...clock }),
     logger,
     version: packageVersion(),

@@ -15,6 +15,8 @@ import type {
   SearchInput,
   SearchResponse,
 } from '../core/knowledge.js'
+import type { AgentContextRequest, AssembledContext } from '../core/agent.js'
+import type { GoalRequest, GoalTree } from '../core/goals.js'
 import type { Resource, SaveResourceInput } from '../core/resources.js'
 import type { SlimInput, SlimResult } from '../core/slim.js'
 import type { ExtractInput, ExtractResult } from '../core/extract.js'
@@ -50,4 +52,8 @@ export interface ToolBackend {
   resourceSave(body: SaveResourceInput): Promise<Resource>
   /** `GET /api/resource/{id}` (`secure_body` only when asked for and allowed) */
   resourceGet(id: string, options?: { includeSecret?: boolean }): Promise<Resource>
+  /** `POST /api/goals` (seed 003's goal tool); absent: no `goal` tool. */
+  goal?(body: GoalRequest): Promise<GoalTree>
+  /** `POST /api/agent/context` (seed 004); absent: no `agent-context` MCP prompt. */
+  agentContext?(body: AgentContextRequest): Promise<AssembledContext>
 }

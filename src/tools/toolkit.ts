@@ -10,6 +10,7 @@ import type { PackService } from '../packs/service.js'
 import type { LoadedPack } from '../packs/schema.js'
 import type { ToolBackend } from './backend.js'
 import { ToolDefaults, toolJsonSchema, type AgentTool, type JsonSchema, type ToolContext, type ToolResult } from './define.js'
+import { goalTool } from './goal.js'
 import { KNOWLEDGE_TOOLS } from './knowledge.js'
 import { packCatalog, packTools, toolPackService } from './packs.js'
 
@@ -140,7 +141,8 @@ export interface Toolkit {
 }
 
 /**
- * Builds a toolkit: the eight knowledge tools, plus the three pack tools when packs are given.
+ * Builds a toolkit: the eight knowledge tools, the `goal` tool when the backend has goal
+ * trees, and the three pack tools when packs are given.
  * @example
  * const hub = await openKnowHub(config)
  * const kit = createToolkit({ backend: localBackend(hub, hub.config.principal), packs: (await discoverPacks({ projectDir })).packs })
@@ -150,7 +152,7 @@ export interface Toolkit {
 export function createToolkit(options: ToolkitOptions): Toolkit {
   const packService = options.packService ?? toolPackService(options)
   const packs = packService?.available() ?? []
-  const tools: readonly AgentTool[] = [...KNOWLEDGE_TOOLS, ...packTools(packs)]
+  const tools: readonly AgentTool[] = [...KNOWLEDGE_TOOLS, ...(options.backend.goal ? [goalTool] : []), ...packTools(packs)]
   const byName = new Map(tools.map((tool) => [tool.name, tool]))
   const context: ToolContext = {
     backend: options.backend,

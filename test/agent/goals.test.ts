@@ -4,7 +4,7 @@
  * trees kept apart by owner, bad input; and the store's profile order.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { GoalTree } from '../../src/agent/goal-schema.js'
+import { GoalTree } from '../../src/core/goals.js'
 import { createAgentService, type AgentService } from '../../src/agent/service.js'
 import { Principal, visibleScopes } from '../../src/core/principal.js'
 import { createHashedEmbedder } from '../../src/embed/hashed.js'

@@ -48,7 +48,7 @@ describe('/mcp (streamable HTTP, token mode)', () => {
     expect(get.status).toBe(405)
   })
 
-  it('lists the knowledge tools (no pack tools: the server was given no packs) and calls each as the token principal', async () => {
+  it('lists the knowledge tools and the goal tool (no pack tools: the server was given no packs) and calls each as the token principal', async () => {
     const client = await connect(alice)
     const names = (await client.listTools()).tools.map((tool) => tool.name)
     expect(names).toEqual([
@@ -61,6 +61,7 @@ describe('/mcp (streamable HTTP, token mode)', () => {
       'knowledge_extract',
       'resource_save',
       'resource_get',
+      'goal',
     ])
 
     const call = async (name: string, args: Record<string, unknown>): Promise<CallToolResult> => {

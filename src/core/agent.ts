@@ -1,5 +1,6 @@
 /**
- * The shapes of the agent context (seed 004): what `assembleContext` takes and returns,
+ * The shapes of the agent context (seed 004), in core because the server, the tools and the
+ * HTTP client share them (`knowhub/agent` re-exports them): what `assembleContext` takes and returns,
  * the function index written beside the agent's knowledge, and the report of what went
  * into the budget. Each schema and its inferred type share a name.
  */
@@ -154,3 +155,58 @@ export const FunctionIndex = z.object({
   duplicates: z.array(FunctionEntry),
 })
 export type FunctionIndex = z.output<typeof FunctionIndex>
+
+/**
+ * One message of a history to compact (OpenAI-style; tool results count as text).
+ * @example
+ * HistoryMessage.parse({ role: 'tool', content: '{"status":"ok"}' })
+ */
+export const HistoryMessage = z.object({
+  role: z.enum(['system', 'user', 'assistant', 'tool', 'developer']),
+  content: z.string().max(2_000_000),
+})
+export type HistoryMessage = z.output<typeof HistoryMessage>
+
+/**
+ * What `compact` takes: the agent, its history, the threshold in tokens (default the
+ * configured one, 70,000: seed 004), how many recent tokens stay as they are (default a
+ * quarter of the threshold), and the trace the history belongs to (for extraction).
+ * @example
+ * CompactInput.parse({ agent: 'book_agent', history: [{ role: 'user', content: 'Write chapter 3' }] })
+ */
+export const CompactInput = z.strictObject({
+  agent: AgentName,
+  home: z.string().min(1).optional(),
+  history: z.array(HistoryMessage).min(1, 'the history is empty').max(100_000),
+  threshold: z.number().int().min(100).optional(),
+  keep_recent: z.number().int().min(0).optional(),
+  trace_id: z.string().min(1).max(200).optional(),
+  language: AgentLanguage.optional(),
+})
+export type CompactInput = z.input<typeof CompactInput>
+
+/**
+ * What `compact` did: nothing under the threshold; past it, where the new memory is, where
+ * the previous one was kept, which recent messages to continue with, and what extraction saved.
+ * @example
+ * const result = CompactResult.parse(await agent.compact({ agent: 'book_agent', history }, principal))
+ * if (result.compacted) messages = [...(await agent.assembleContext({ agent: 'book_agent', principal })).messages, ...result.kept]
+ */
+export const CompactResult = z.object({
+  compacted: z.boolean(),
+  tokens: z.number().int(),
+  threshold: z.number().int(),
+  summarized_messages: z.number().int(),
+  kept: z.array(HistoryMessage),
+  memory_path: z.string().optional(),
+  memory_tokens: z.number().int().optional(),
+  previous_version: z.string().optional(),
+  extraction: z
+    .object({
+      status: z.enum(['saved', 'not_configured', 'failed']),
+      ids: z.array(z.string()),
+      message: z.string().optional(),
+    })
+    .optional(),
+})
+export type CompactResult = z.output<typeof CompactResult>

@@ -1,0 +1,73 @@
+/**
+ * `knowhub agent context NAME`: the agent's assembled starting context (seed 004): the
+ * messages, then the budget report; `--json` prints `{ messages, report }`.
+ */
+import { Command, Option } from 'commander'
+import { withHub } from '../../context.js'
+import { collect, globals, intOption } from '../../options.js'
+import { printJson, type Io } from '../../output.js'
+
+/** `knowhub agent context NAME [--task] [--file …] [--budget] [--home] [--template] [--language] [--json]`. */
+export function agentContextCommand(io: Io): Command {
+  return new Command('context')
+    .description('Assemble an agent’s starting context: system prompt, compact memory, knowledge within a token budget (and write its function index)')
+    .argument('<name>', 'the agent (its folder in the agent home)')
+    .option('--task <text>', 'the task: entries related to it are added')
+    .option('--file <path>', 'a knowledge file inside the agent folder (repeatable)', collect, [])
+    .option('--budget <tokens>', 'token budget of the whole context', intOption('--budget'))
+    .option('--home <dir>', 'the agent home (default: agent.home, KNOWHUB_AGENT_HOME or ~/.agent)')
+    .option('--template <file>', 'a system-prompt template instead of the agent’s own or the default')
+    .addOption(new Option('--language <lang>', 'language of the defaults and labels').choices(['en', 'zh']))
+    .option('--json', 'print JSON: { messages, report }')
+    .addHelpText('after', '\nExample:\n  knowhub agent context book_agent --task "Write chapter 3" --budget 8000')
+    .action(async (name: string, options, command: Command) => {
+      const result = await withHub(globals(command), (hub) =>
+        hub.agent.assembleContext({
+          agent: name,
+          knowledgeFiles: options.file,
+          ...(options.task !== undefined ? { task: options.task } : {}),
+          ...(options.budget !== undefined ? { budget: options.budget } : {}),
+          ...(options.home !== undefined ? { home: options.home } : {}),
+          ...(options.template !== undefined ? { template: options.template } : {}),
+          ...(options.language !== undefined ? { language: options.language } : {}),
+          principal: hub.config.principal,
+        }),
+      )
+      if (options.json) return printJson(io, result)
+      for (const message of result.messages) io.out(`===== ${message.role} =====\n${message.content}\n`)
+      const { report } = result
+      io.out(`===== report: ${report.used} of ${report.budget} tokens =====`)
+      for (const part of report.parts) {
+        const items = part.items !== undefined ? `  ${part.included_items ?? 0}/${part.items} entries` : ''
+        io.out(
+          `${part.status.padEnd(9)} ${part.name.padEnd(20)} ${String(part.tokens).padStart(6)} / ${part.original_tokens}${items}${part.reason ? `  (${part.reason})` : ''}`,
+        )
+      }
+      io.out(`function index: ${report.function_index.path} (${report.function_index.functions} functions)`)
+    })
+}
+
+/** `knowhub agent index NAME [--file …] [--home]`: regenerates knowledge_function_index.json. */
+export function agentIndexCommand(io: Io): Command {
+  return new Command('index')
+    .description('Regenerate the agent’s knowledge_function_index.json from its knowledge files')
+    .argument('<name>', 'the agent')
+    .option('--file <path>', 'a knowledge file inside the agent folder (repeatable)', collect, [])
+    .option('--home <dir>', 'the agent home')
+    .addOption(new Option('--language <lang>', 'language of the default self-awareness file').choices(['en', 'zh']))
+    .option('--json', 'print the index as JSON')
+    .action(async (name: string, options, command: Command) => {
+      const result = await withHub(globals(command), (hub) =>
+        hub.agent.indexFunctions({
+          agent: name,
+          knowledgeFiles: options.file,
+          ...(options.home !== undefined ? { home: options.home } : {}),
+          ...(options.language !== undefined ? { language: options.language } : {}),
+        }),
+      )
+      if (options.json) return printJson(io, result.index)
+      io.out(`wrote ${result.path}: ${result.functions} functions`)
+      for (const f of Object.values(result.index.functions)) io.out(`  @${f.name}  ${f.func_type.padEnd(8)} ${f.path}:${f.line}  ${f.summary}`)
+      for (const d of result.index.duplicates) io.out(`  duplicate @${d.name} at ${d.path}:${d.line} (the first declaration wins)`)
+    })
+}
