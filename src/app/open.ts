@@ -115,6 +115,7 @@ export async function openKnowHub(config: unknown = {}, deps: OpenDeps = {}): Pr
       ...clock,
     })
     const resources = createResourceService({ store, secrets: createSecretBox(secrets.key), logger, ...clock })
+    const packs = openPacks(parsed, { ...(deps.packs === undefined ? {} : { source: deps.packs }), embedder, logger, ...clock })
     const hub: KnowHub = {
       config: parsed,
       store,
@@ -124,12 +125,12 @@ export async function openKnowHub(config: unknown = {}, deps: OpenDeps = {}): Pr
       slim: createSlimService({ store, embedder, logger, maxContentBytes: parsed.maxContentBytes, llm, ...clock }),
       resources,
       extraction: createExtractionService({ knowledge, resources, store, llm, logger, ...clock }),
-      packs: openPacks(parsed, { ...(deps.packs === undefined ? {} : { source: deps.packs }), embedder, logger, ...clock }),
+      packs,
       secrets,
       // On a shared PostgreSQL another KnowHub server may revoke a token: remember verified
       // tokens for 250 ms only, so a revocation holds everywhere well within a second (docs/scale.md).
       tokens: createTokenService({ db: store.db, logger, ...(parsed.databaseUrl ? { cacheTtlMs: 250 } : {}), ...clock }),
-      agent: createAgentService({ store, knowledge, config: parsed.agent, logger, ...clock }),
+      agent: createAgentService({ store, knowledge, packs, config: parsed.agent, logger, ...clock }),
       status: () => hubStatus(hub),
       async close() {
         await store.close()

@@ -12,6 +12,7 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { localBackend } from '../../src/app/backend.js'
+import { openKnowHub } from '../../src/app/open.js'
 import { clientBackend } from '../../src/client/backend.js'
 import { createClient } from '../../src/client/client.js'
 import { isKnowHubClientError } from '../../src/client/errors.js'
@@ -19,7 +20,7 @@ import { createMcpServer } from '../../src/mcp/index.js'
 import type { RunningServer } from '../../src/server/serve.js'
 import { createToolkit } from '../../src/tools/toolkit.js'
 import { runCli } from '../helpers/cli.js'
-import { writeTree } from '../packs/helpers.js'
+import { knowledge as packKnowledge, writeTree } from '../packs/helpers.js'
 import { openTestHub, type TestHub } from '../server/helpers.js'
 
 const KNOWLEDGE = '# Crawler\n\n## @login: log in to a site\nContract: use the stored credential, never print it.\n'
@@ -126,6 +127,21 @@ describe('agent surfaces', () => {
       expect((missing.content[0] as { text: string }).text).toMatch(/^error \[not_found\]/)
     } finally {
       await client.close()
+    }
+  })
+
+  it('the composition root gives hub.agent the hub’s packs: their catalog is in the context', async () => {
+    await writeTree(dir, { 'project/.agents/knowledge/invoices/KNOWLEDGE.md': packKnowledge({ name: 'invoices', description: 'How invoices are sent.' }) })
+    const hub = await openKnowHub(
+      { dataDir: 'memory://agent-packs', embedder: { provider: 'hashed', dimension: 64 }, agent: { home } },
+      { packs: { project: join(dir, 'project'), user: false } },
+    )
+    try {
+      const { messages, report } = await hub.agent.assembleContext({ agent: 'crawler', principal: hub.config.principal })
+      expect(messages[0]!.content).toContain('<available_knowledge_packs>')
+      expect(report.parts.find((p) => p.name === 'knowledge_packs')!.status).toBe('included')
+    } finally {
+      await hub.close()
     }
   })
 
