@@ -14,7 +14,8 @@ import { KnowHubError } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
 import { noopLogger } from '../core/logger.js'
 import { createApp, type DashboardMount } from './app.js'
-import { createAuthenticator } from '../auth/authenticate.js'
+import { createAuthenticator, type Authenticator } from '../auth/authenticate.js'
+import { createLatencyWindow, timedSearch, type LatencyWindow } from './dashboard/latency.js'
 import type { McpServerOptions } from '../mcp/server.js'
 
 export interface StartServerOptions {
@@ -27,8 +28,12 @@ export interface StartServerOptions {
   clock?: Clock
   /** MCP at `/mcp`: knowledge packs for the pack tools, tool defaults (default: no packs). */
   mcp?: Omit<McpServerOptions, 'backend'>
-  /** A dashboard at `/` with its own authentication (see `DashboardMount` in app.ts). */
-  dashboard?: DashboardMount
+  /**
+   * A dashboard at `/` with its own authentication (see `DashboardMount` in app.ts), or a
+   * function building it on the API's authenticator and search latency window
+   * (`createDashboard` of src/server/dashboard/).
+   */
+  dashboard?: DashboardMount | ((api: { authenticate: Authenticator; latency: LatencyWindow }) => DashboardMount)
 }
 
 export interface RunningServer {
@@ -127,13 +132,17 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   const extraHosts = settings.allowedHosts.map((h) => h.toLowerCase())
   const allowedHosts = local || extraHosts.length > 0 ? () => bound.hosts ?? new Set<string>() : undefined
 
+  const authenticate = createAuthenticator({ tokens: hub.tokens, localPrincipal: hub.config.principal, localMode: local, ...clock })
+  // Every search (API, MCP, dashboard) is timed: the dashboard's overview shows the percentiles.
+  const latency = createLatencyWindow()
+  const dashboard = typeof options.dashboard === 'function' ? options.dashboard({ authenticate, latency }) : options.dashboard
   const app = createApp({
-    knowledge: hub.knowledge,
+    knowledge: timedSearch(hub.knowledge, latency),
     resources: hub.resources,
     slim: hub.slim,
     extraction: hub.extraction,
     agent: hub.agent,
-    authenticate: createAuthenticator({ tokens: hub.tokens, localPrincipal: hub.config.principal, localMode: local, ...clock }),
+    authenticate,
     logger,
     version: packageVersion(),
     bodyLimit: settings.bodyLimit,
@@ -142,7 +151,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     ...clock,
     mcp: { embedder: hub.embedder, ...options.mcp },
     connection: nodeConnection,
-    ...(options.dashboard ? { dashboard: options.dashboard } : {}),
+    ...(dashboard ? { dashboard } : {}),
   })
 
   const server = await listen(app.fetch, host, options.port ?? settings.port)

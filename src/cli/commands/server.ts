@@ -4,6 +4,7 @@
  */
 import { Command } from 'commander'
 import { KnowHubError } from '../../core/errors.js'
+import { createDashboard } from '../../server/dashboard/index.js'
 import { startServer } from '../../server/serve.js'
 import { toolDefaults } from '../tool-options.js'
 import { cliEnv } from '../config.js'
@@ -52,11 +53,12 @@ export function serverCommand(io: Io): Command {
           hub,
           logger,
           mcp: { packService: hub.packs, defaults: toolDefaults(hub.config.tools) },
+          dashboard: (api) => createDashboard({ hub, apiAuthenticate: api.authenticate, latency: api.latency, packs: hub.packs }),
           ...(options.host ? { host: options.host } : {}),
           ...(options.port !== undefined ? { port: options.port } : {}),
         })
         io.out(
-          `KnowHub listening on ${server.url} (${server.local ? 'local mode: no API token exists, requests act as the local principal' : 'token mode: requests need an API token'}); MCP at ${server.url}/mcp with ${packs.length} knowledge pack${packs.length === 1 ? '' : 's'}`,
+          `KnowHub listening on ${server.url} — dashboard at ${server.url}/, API reference at ${server.url}/docs (${server.local ? 'local mode: no API token exists, requests act as the local principal' : 'token mode: requests need an API token'}); MCP at ${server.url}/mcp with ${packs.length} knowledge pack${packs.length === 1 ? '' : 's'}`,
         )
         const signal = await untilSignal()
         logger.info('server.stopping', { signal })

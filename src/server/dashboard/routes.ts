@@ -1,0 +1,140 @@
+/**
+ * The dashboard's data routes under `/ui`: the session's view of itself (`/ui/me`), the
+ * API's own knowledge routes (mounted as they are: the same handlers, so a principal sees
+ * exactly what the API shows it), resources with the secret masked and an audited reveal,
+ * knowledge packs, the overview, and API tokens (admin only). Each parses, calls one
+ * service function and answers JSON.
+ */
+import { Hono } from 'hono'
+import { z } from 'zod'
+import { KnowHubError } from '../../core/errors.js'
+import { requirePermission, visibleScopes, type Principal } from '../../core/principal.js'
+import { parseWith } from '../../core/validate.js'
+import type { KnowledgeService } from '../../knowledge/service.js'
+import type { SlimService } from '../../knowledge/slim.js'
+import type { PackService } from '../../packs/service.js'
+import type { SecretReveal } from '../../resources/reveal.js'
+import type { ResourceService } from '../../resources/service.js'
+import type { TokenService } from '../../auth/tokens.js'
+import type { DashboardStore } from '../../store/dashboard.js'
+import { caller, queryObject, queryParam, readJson, type AppEnv } from '../http.js'
+import { knowledgeRoutes } from '../routes/knowledge.js'
+import type { LatencyWindow } from './latency.js'
+import type { CsrfTokens } from './session.js'
+
+export interface DashboardServices {
+  knowledge: KnowledgeService
+  resources: ResourceService
+  slim: SlimService
+  tokens: TokenService
+  reveal: SecretReveal
+  stats: Pick<DashboardStore, 'overview' | 'reveals'>
+  /** Knowledge packs; absent: the packs page says none are configured. */
+  packs?: PackService | undefined
+  /** Whether an LLM is configured (evolve is offered only then). */
+  llm: boolean
+  latency: LatencyWindow
+  csrf: CsrfTokens
+  now: () => Date
+}
+
+const ResourceTarget = z.strictObject({ id: z.string().min(1).max(512), owner: z.string().max(200).optional() })
+
+/** The body of a pack resolve preview. */
+const ResolvePreview = z.strictObject({
+  task: z.string().trim().min(1, 'task is required').max(10_000),
+  packs: z.array(z.string().max(200)).max(50).optional(),
+  budget: z.coerce.number().int().min(100).max(200_000).default(4000),
+})
+
+function principalView(principal: Principal) {
+  return { ...principal }
+}
+
+function resourceRoutes(s: DashboardServices): Hono<AppEnv> {
+  const app = new Hono<AppEnv>()
+  app.get('/', async (c) => c.json(await s.resources.list(queryObject(c, { booleans: ['expired'] }), caller(c).principal)))
+  // The secret stays masked here: only `reveal` shows it, and logs it.
+  app.get('/item', async (c) => {
+    const { id, owner } = parseWith(ResourceTarget, { id: queryParam(c, 'id'), owner: queryParam(c, 'owner') }, 'resource')
+    const { principal } = caller(c)
+    const resource = await s.resources.get(id, principal, { includeSecret: false, owner })
+    return c.json({
+      ...resource,
+      reveals: (await s.stats.reveals(resource.id, resource.owner, 20)).map((r) => ({ ...r, revealed_at: r.revealed_at.toISOString() })),
+    })
+  })
+  app.post('/reveal', async (c) => {
+    const { id, owner } = parseWith(ResourceTarget, await readJson(c), 'resource')
+    return c.json(await s.reveal(id, caller(c), { owner, via: 'dashboard' }))
+  })
+  return app
+}
+
+function packRoutes(s: DashboardServices): Hono<AppEnv> {
+  const app = new Hono<AppEnv>()
+  const packs = () => s.packs
+  app.get('/', async (c) => {
+    const service = packs()
+    if (!service) return c.json({ configured: false, catalog: null, doctor: null })
+    const [catalog, doctor] = [await service.catalog({ language: 'auto' }), await service.doctor()]
+    return c.json({ configured: true, catalog, doctor })
+  })
+  app.get('/:name', async (c) => c.json(await requirePacks(s).show(c.req.param('name'))))
+  app.post('/:name/activate', async (c) => {
+    const body = (await readJson(c, { optional: true })) as { confirm?: unknown } | undefined
+    return c.json(await requirePacks(s).activate(c.req.param('name'), { confirm: body?.confirm === true }))
+  })
+  app.post('/resolve', async (c) => {
+    const input = parseWith(ResolvePreview, await readJson(c), 'resolve preview')
+    return c.json(await requirePacks(s).resolve({ task: input.task, budget: input.budget, ...(input.packs?.length ? { packs: input.packs } : {}) }))
+  })
+  return app
+}
+
+function requirePacks(s: DashboardServices): PackService {
+  if (!s.packs) throw new KnowHubError('not_found', 'No knowledge packs are configured on this server')
+  return s.packs
+}
+
+function tokenRoutes(s: DashboardServices): Hono<AppEnv> {
+  const app = new Hono<AppEnv>()
+  app.use('*', async (c, next) => {
+    requirePermission(caller(c).principal, 'admin')
+    await next()
+  })
+  app.get('/', async (c) => c.json({ items: await s.tokens.list() }))
+  app.post('/', async (c) => c.json(await s.tokens.create(await readJson(c)), 201))
+  app.post('/:id/revoke', async (c) => c.json(await s.tokens.revoke(c.req.param('id'))))
+  return app
+}
+
+/**
+ * The `/ui` routes (mounted by {@link createDashboard}).
+ * @example
+ * routes.route('/ui', dashboardDataRoutes(services))
+ */
+export function dashboardDataRoutes(s: DashboardServices): Hono<AppEnv> {
+  const app = new Hono<AppEnv>()
+  app.get('/me', (c) => {
+    const who = caller(c)
+    return c.json({
+      principal: principalView(who.principal),
+      caller: who.key,
+      mode: who.key === 'local' ? 'local' : 'token',
+      csrf: s.csrf.tokenFor(c.req.raw),
+      features: { llm: s.llm, packs: s.packs !== undefined },
+    })
+  })
+  app.get('/overview', async (c) => {
+    const { principal } = caller(c)
+    requirePermission(principal, 'read')
+    const since = new Date(s.now().getTime() - 30 * 24 * 3600 * 1000)
+    return c.json({ ...(await s.stats.overview(visibleScopes(principal), since)), search_latency_ms: s.latency.summary() })
+  })
+  app.route('/knowledge', knowledgeRoutes({ knowledge: s.knowledge, resources: s.resources, slim: s.slim }))
+  app.route('/resources', resourceRoutes(s))
+  app.route('/packs', packRoutes(s))
+  app.route('/tokens', tokenRoutes(s))
+  return app
+}

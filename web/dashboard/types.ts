@@ -1,0 +1,91 @@
+/** The shapes the dashboard reads (the server's zod schemas in src/core are the source of truth). */
+export type Tags = Record<string, string | number | boolean | string[]>
+
+export interface Explain {
+  fulltext_rank: number | null
+  fulltext_score: number | null
+  vector_rank: number | null
+  vector_similarity: number | null
+  fused: number
+  scope_priority: number
+}
+
+export interface SearchHit {
+  id: string
+  task: string
+  content: string
+  types: string[]
+  tags: Tags
+  scopes: string[]
+  eval: { score: number; helpful: number; harmful: number; confidence: number }
+  quality_score: number
+  explain?: Explain
+}
+
+export interface Entry {
+  id: string
+  message_id: string
+  types: string[]
+  task: string
+  tags: Tags
+  scopes: string[]
+  owner: string
+  content: string
+  resource_ids: string[]
+  source: { name: string; category: string; urls: string[]; agent_id: string; submitted_by: string; timestamp?: string; message_id: string; trace_id: string }
+  eval: {
+    score: number
+    helpful: number
+    harmful: number
+    confidence: number
+    helpful_history: Record<string, unknown>[]
+    harmful_history: Record<string, unknown>[]
+  }
+  status: 'active' | 'merged' | 'archived'
+  merged_into: string | null
+  version: number
+  created_at: string
+  updated_at: string
+}
+
+export interface Version {
+  version: number
+  task: string
+  content: string
+  types: string[]
+  tags: Tags
+  scopes: string[]
+  reason: string
+  created_at: string
+}
+
+export interface ResourceSummary {
+  id: string
+  title: string
+  content_type: string
+  owner: string
+  scopes: string[]
+  has_secret: boolean
+  expired: boolean
+  metadata: { expires_at?: string } & Record<string, unknown>
+  created_at: string
+  updated_at: string
+}
+
+export interface Resource extends ResourceSummary {
+  body: string
+  secure_body?: string
+  reveals?: { caller: string; via: string; revealed_at: string }[]
+}
+
+export interface TokenInfo {
+  id: string
+  name: string
+  prefix: string
+  principal: Record<string, unknown> & { permissions: string[] }
+  status: 'active' | 'revoked' | 'expired'
+  created_at: string
+  expires_at: string | null
+  last_used_at: string | null
+  revoked_at: string | null
+}
