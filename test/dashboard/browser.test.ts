@@ -324,6 +324,25 @@ describe('dashboard in Chromium', () => {
     await context.close()
   })
 
+  it('renders the API reference at /docs (Swagger UI, local files) under its CSP', async () => {
+    const context = await browser.newContext({ viewport: DESKTOP })
+    const page = await context.newPage()
+    const external: string[] = []
+    page.on('request', (request) => {
+      if (!request.url().startsWith(t.server.url) && !request.url().startsWith('data:')) external.push(request.url())
+    })
+    const errors: string[] = []
+    page.on('pageerror', (error) => errors.push(error.message))
+    await page.goto(`${t.server.url}/docs`)
+    await page.locator('.swagger-ui .info .title').waitFor()
+    expect(await page.locator('.swagger-ui .info .title').textContent()).toContain('KnowHub')
+    await expect.poll(() => page.locator('.opblock-summary-path').count()).toBeGreaterThan(5)
+    expect(external).toEqual([])
+    expect(errors).toEqual([])
+    await screenshot(page, 'api-docs')
+    await context.close()
+  })
+
   it('is keyboard usable with labelled fields, and fits 1280×800 and 390×844', async () => {
     for (const viewport of [DESKTOP, PHONE]) {
       const { context, page } = await signedIn('alice', viewport)

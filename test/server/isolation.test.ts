@@ -8,10 +8,15 @@
  * every read, write and expansion by id must resolve to the resource the rule picks
  * for that caller (own first, then scope priority, then the oldest), while a save
  * never collides with — or hints at — a resource the caller cannot see.
+ * The dashboard is a column of the matrix: each principal, signed in to the dashboard with
+ * its token, reads exactly what the API shows it (same entries, lists, searches, resources),
+ * and a secret is revealed there exactly when the API would show it.
  * Set KNOWHUB_TEST_SEED to replay a run.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { memberScopes, scopePriority, visibleScopes, type Principal } from '../../src/core/principal.js'
+import { createDashboard } from '../../src/server/dashboard/index.js'
+import { dashboardAssets } from '../dashboard/helpers.js'
 import { client, errorOf, openTestHub, type Client, type TestHub } from './helpers.js'
 
 const SEED = Number(process.env.KNOWHUB_TEST_SEED ?? Math.floor(Math.random() * 2 ** 31))
@@ -42,6 +47,8 @@ interface Actor {
   name: string
   principal: Principal
   api: Client
+  /** The same principal signed in to the dashboard (cookie session, CSRF header on writes). */
+  ui: { get: Client['get']; post: Client['post'] }
 }
 interface Entry {
   id: string
@@ -96,6 +103,19 @@ const readsSecret = (actor: Actor, scopes: readonly string[]) =>
   scopes.some((s) => s !== 'public' && memberScopes(actor.principal).includes(s))
 const why = (actor: Actor, what: string) => `seed ${SEED}: ${actor.name} ${JSON.stringify(actor.principal)} ${what}`
 
+/** A dashboard session for a token: its cookie on every request, its CSRF token on writes. */
+async function signIn(url: string, token: string): Promise<Actor['ui']> {
+  const anonymous = client(url)
+  const session = await anonymous.post('/session', { token })
+  expect(session.status).toBe(200)
+  const cookie = (session.headers.get('set-cookie') ?? '').split(';')[0]!
+  const me = await anonymous.get('/ui/me', { cookie })
+  return {
+    get: (path, headers = {}) => anonymous.get(path, { ...headers, cookie }),
+    post: (path, body) => anonymous.post(path, body, { cookie, 'x-csrf-token': me.body.csrf }),
+  }
+}
+
 async function inBatches<T>(items: readonly T[], size: number, fn: (item: T) => Promise<void>): Promise<void> {
   for (let i = 0; i < items.length; i += size) await Promise.all(items.slice(i, i + size).map(fn))
 }
@@ -126,11 +146,12 @@ beforeAll(async () => {
     fields: { user: 'stranger', org: 'elsewhere', project: 'nowhere', team: 'outsiders', agent: 'lone', permissions: ['read', 'write', 'secrets:read'] },
   })
   specs.push({ name: 'agent-only', fields: { agent: pick(agents), permissions: ['read', 'write', 'secrets:read'] } })
-  const server = await t.start()
+  const assetsDir = await dashboardAssets()
+  const server = await t.start({ dashboard: (api) => createDashboard({ hub: t.hub, apiAuthenticate: api.authenticate, assetsDir }) })
   actors = []
   for (const spec of specs) {
     const created = await t.hub.tokens.create({ ...spec.fields, name: spec.name })
-    actors.push({ name: spec.name, principal: created.principal, api: client(server.url, created.token) })
+    actors.push({ name: spec.name, principal: created.principal, api: client(server.url, created.token), ui: await signIn(server.url, created.token) })
   }
   const writers = actors.filter((a) => a.name.startsWith('writer'))
   const scopesOf = (actor: Actor) => sample(memberScopes(actor.principal), 1 + Math.floor(random() * 2))
@@ -288,6 +309,50 @@ describe(`isolation matrix (seed ${SEED})`, () => {
       expect(r.body.items.map((x: { id: string; owner: string }) => `${x.id} ${x.owner}`).sort(), why(actor, 'resource list')).toEqual(expected)
       expect(Object.keys(r.body).sort()).toEqual(['count', 'items', 'next_cursor'])
       for (const resource of resources) expect(r.text.includes(resource.secret)).toBe(false)
+    })
+  })
+
+  it('dashboard column: each principal reads in the dashboard exactly what the API shows it, and sees a secret there only where the API would', async () => {
+    const same = async (actor: Actor, uiPath: string, apiPath: string) => {
+      const [ui, api] = [await actor.ui.get(uiPath), await actor.api.get(apiPath)]
+      expect(ui.status, why(actor, `dashboard ${uiPath} vs API ${apiPath}`)).toBe(api.status)
+      expect(ui.body, why(actor, `dashboard ${uiPath} vs API ${apiPath}`)).toEqual(api.body)
+    }
+    await inBatches(actors, 4, async (actor) => {
+      for (const entry of sample(entries, 10)) {
+        await same(actor, `/ui/knowledge/${entry.id}`, `/api/knowledge/${entry.id}`)
+        await same(actor, `/ui/knowledge/${entry.id}/versions`, `/api/knowledge/${entry.id}/versions`)
+      }
+      await same(actor, '/ui/knowledge?limit=1000', '/api/knowledge?limit=1000')
+      await same(
+        actor,
+        '/ui/knowledge/search?q=isolation&top_k=100&min_score=1&explain=true',
+        '/api/knowledge/search?q=isolation&top_k=100&min_score=1&explain=true',
+      )
+      for (const entry of sample(entries, 4))
+        await same(actor, `/ui/knowledge/search?q=${entry.marker}&top_k=100&min_score=1`, `/api/knowledge/search?q=${entry.marker}&top_k=100&min_score=1`)
+      await same(actor, '/ui/resources?limit=1000', '/api/resource?limit=1000')
+
+      const overview = await actor.ui.get('/ui/overview')
+      expect(overview.body.total, why(actor, 'overview total')).toBe(entries.filter((e) => sees(actor, e.scopes)).length)
+      for (const resource of resources) expect(overview.text.includes(resource.secret)).toBe(false)
+
+      for (const resource of resources) {
+        const target = `id=${encodeURIComponent(resource.id)}&owner=${resource.owner}`
+        const item = await actor.ui.get(`/ui/resources/item?${target}`)
+        const api = await actor.api.get(`/api/resource/${resource.id}?owner=${resource.owner}&include_secret=false`)
+        expect(item.status, why(actor, `dashboard resource ${resource.id} of ${resource.owner}`)).toBe(api.status)
+        if (item.status === 200) {
+          const { reveals: _reveals, ...shown } = item.body
+          expect(shown, why(actor, `dashboard resource ${resource.id}`)).toEqual(api.body)
+        }
+        for (const other of resources) expect(item.text.includes(other.secret), why(actor, `dashboard resource ${resource.id} leaks`)).toBe(false)
+        const reveal = await actor.ui.post('/ui/resources/reveal', { id: resource.id, owner: resource.owner })
+        const expected = !seesResource(actor, resource) ? 404 : readsSecret(actor, resource.scopes) ? 200 : 403
+        expect(reveal.status, why(actor, `reveal ${resource.id} of ${resource.owner} in ${resource.scopes}`)).toBe(expected)
+        if (expected === 200) expect(reveal.body.secure_body).toBe(resource.secret)
+        for (const other of resources) if (expected !== 200 || other !== resource) expect(reveal.text.includes(other.secret)).toBe(false)
+      }
     })
   })
 
