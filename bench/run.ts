@@ -17,6 +17,7 @@ const BENCHES: Record<string, Runner> = {
   packs: async () => (await import('./packs.js')).runPacksBench(),
   http: async (quick) => (await import('./http.js')).runHttpBench(quick ? { seconds: 10 } : {}),
   eval: async () => (await import('./eval.js')).runEvalBench(),
+  dashboard: async (quick) => (await import('./dashboard.js')).runDashboardBench(quick ? { entries: 2_000 } : {}),
   scale: async (quick) => (await import('./scale.js')).runScaleBench(quick ? { seconds: 5, entries: 1000 } : {}),
   agent: async (quick) => (await import('./agent.js')).runAgentBench(quick ? { iterations: 20 } : {}),
 }

@@ -298,7 +298,7 @@ describe('dashboard in Chromium', () => {
     const created = (await page.locator('#new-token').textContent())!
     expect(created).toMatch(/^kh_/)
     expect((await t.hub.tokens.verify(created))?.principal.agent).toBe('ci')
-    await screenshot(page, 'tokens')
+    await screenshot(page, 'tokens', [page.locator('#new-token')])
     const row = page.locator('#tokens tr', { hasText: 'ci runner' })
     await row.getByRole('button', { name: /Revoke/ }).click()
     await expect.poll(() => page.locator('#tokens tr', { hasText: 'ci runner' }).locator('.status-revoked').count()).toBe(1)

@@ -5,15 +5,15 @@
 import { mkdirSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { Page } from 'playwright-core'
+import type { Locator, Page } from 'playwright-core'
 
 export const SCREENSHOT_DIR = process.env.KNOWHUB_TEST_SCREENSHOTS?.trim() || join(tmpdir(), 'knowhub-screenshots')
 
-/** Saves a full-page PNG and returns its size in bytes (a test checks it is a real image). */
-export async function screenshot(page: Page, name: string): Promise<number> {
+/** Saves a full-page PNG (`mask`: parts painted over, e.g. a token) and returns its size in bytes. */
+export async function screenshot(page: Page, name: string, mask: Locator[] = []): Promise<number> {
   mkdirSync(SCREENSHOT_DIR, { recursive: true })
   const path = join(SCREENSHOT_DIR, `${name}.png`)
-  await page.screenshot({ path, fullPage: true })
+  await page.screenshot({ path, fullPage: true, mask })
   return statSync(path).size
 }
 
