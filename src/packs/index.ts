@@ -53,14 +53,16 @@ export { readPackFile } from './files.js'
 export type { PackFile } from './files.js'
 
 // Tier 3: runtime context, wrapped as data.
-export { DEFAULT_BUDGET, ResolveIntent, resolveContext } from './resolve/index.js'
+export { DEFAULT_BUDGET, DEFAULT_PERSONA_SHARE, ResolveIntent, resolveContext } from './resolve/index.js'
 export type {
+  BudgetShares,
   CompileWarning,
   ExcludedPack,
   OmittedPiece,
   OmittedReason,
   PackResolution,
   PieceReason,
+  PlanDecision,
   ResolutionAudit,
   ResolveOptions,
   ResolveResult,

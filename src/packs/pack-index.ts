@@ -188,6 +188,28 @@ export class PackIndex {
   /** Characters and tokens of every section counted so far: this pack's characters-per-token ratio. */
   readonly tokenRatio = { chars: 0, tokens: 0 }
 
+  /**
+   * The share (0…1) of the task's concept weight each section covers, for the
+   * sections that cover any (a concept is covered when the section has one
+   * of its terms).
+   * @example
+   * index.conceptCoverage(taskConcepts(queryTerms('Team plan cost'))).get(sectionId) // 1
+   */
+  conceptCoverage(concepts: readonly { terms: readonly string[]; weight: number }[]): Map<number, number> {
+    const total = concepts.reduce((sum, c) => sum + c.weight, 0)
+    const coverage = new Map<number, number>()
+    if (total === 0) return coverage
+    for (const concept of concepts) {
+      const ids = new Set<number>()
+      for (const term of concept.terms) {
+        const list = this.postings.get(term)
+        if (list) for (let i = 0; i < list.length; i += 2) ids.add(list[i] as number)
+      }
+      for (const id of ids) coverage.set(id, (coverage.get(id) ?? 0) + concept.weight / total)
+    }
+    return coverage
+  }
+
   /** Number of sections containing the term. */
   documentFrequency(term: string): number {
     return (this.postings.get(term)?.length ?? 0) / 2

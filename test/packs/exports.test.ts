@@ -16,6 +16,7 @@ describe('knowhub/packs public surface', () => {
       'ACTIVATION_TOOL_NAME',
       'CATALOG_INSTRUCTIONS',
       'DEFAULT_BUDGET',
+      'DEFAULT_PERSONA_SHARE',
       'DiscoverOptions',
       'GUIDE_MAX_RESOURCES',
       'GroundingPolicy',

@@ -14,6 +14,7 @@ import { detectIntent, isEvidenceIntent } from '../../src/packs/resolve/intent.j
 import { missingFacts } from '../../src/packs/resolve/missing.js'
 import { planPack, profileTiers } from '../../src/packs/resolve/plan.js'
 import { rankCandidates } from '../../src/packs/resolve/rank.js'
+import { taskConcepts } from '../../src/packs/resolve/terms.js'
 import { matchPacks, packByName, selectPacks } from '../../src/packs/select.js'
 import { PROJECT_PACKS, SCOPES, VALIDATION, knowledge, tempDir, writeTree } from './helpers.js'
 
@@ -51,16 +52,18 @@ describe('resolver parts', () => {
     expect(tiers.forceFallback).toBe(false)
     expect(index.sections.filter(tiers.preferred).every((s) => s.kind === 'runtime')).toBe(true)
     const terms = queryTerms('What does the Team plan cost?')
-    const answer = planPack(acme, 0, index, terms, 'answer', 'recommended')
+    const answer = planPack(acme, 0, index, terms, taskConcepts(terms), 'answer', 'recommended')
     expect(answer.candidates.length).toBeGreaterThan(0)
     expect(answer.candidates.some((c) => c.section.kind === 'source')).toBe(false)
     expect(answer.candidates.filter((c) => c.reason === 'core').map((c) => c.section.path)).toContain('compiled/facts.md')
-    const cite = planPack(acme, 0, index, queryTerms('Cite the source of the Team plan price'), 'cite', 'recommended')
+    const citeTerms = queryTerms('Cite the source of the Team plan price')
+    const cite = planPack(acme, 0, index, citeTerms, taskConcepts(citeTerms), 'cite', 'recommended')
     expect(cite.candidates.some((c) => c.reason === 'evidence' && c.section.kind === 'source')).toBe(true)
   })
 
   it('rank, budget and audit: the fill stays within the budget, memoises counts in the index, and every candidate is selected or omitted', async () => {
-    const plans = [acme, wiki].map(async (p, i) => planPack(p, i, await cache.get(p), queryTerms('team plan price glossary'), 'detail', 'recommended'))
+    const terms = queryTerms('team plan price glossary')
+    const plans = [acme, wiki].map(async (p, i) => planPack(p, i, await cache.get(p), terms, taskConcepts(terms), 'detail', 'recommended'))
     const ready = await Promise.all(plans)
     const ranked = rankCandidates(ready)
     expect(ranked.map((c) => c.group)).toEqual([...ranked.map((c) => c.group)].sort((a, b) => a - b))
@@ -97,9 +100,10 @@ describe('resolver parts', () => {
   })
 
   it('missing: task phrases no pack covers, in task order', async () => {
-    const terms = queryTerms('What is the quantum teleportation warranty?')
-    const plan = planPack(wiki, 0, await cache.get(wiki), terms, 'answer', 'recommended')
-    expect(missingFacts(terms, [plan], [])).toEqual(['quantum teleportation warranty'])
+    const task = 'What is the quantum teleportation warranty?'
+    const terms = queryTerms(task)
+    const plan = planPack(wiki, 0, await cache.get(wiki), terms, taskConcepts(terms), 'answer', 'recommended')
+    expect(missingFacts(task, [plan], [[]], [])).toEqual(['quantum teleportation warranty'])
   })
 })
 

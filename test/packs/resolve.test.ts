@@ -249,7 +249,8 @@ describe('resolver: token budget', () => {
     const candidates = everything.packs.flatMap((p) => p.pieces.map((piece) => `${p.pack} ${piece.path} ${piece.line} ${piece.part}`))
     expect(candidates).toContain('acme-product-brief compiled/boundaries.md 1 0')
 
-    const small = await resolveContext({ task, packs: [persona, acme], budget: 150 })
+    // No sharing (persona share 1): the persona pack takes the small budget first.
+    const small = await resolveContext({ task, packs: [persona, acme], budget: 150, shares: { persona: 1 } })
     expect(small.tokens).toBeLessThanOrEqual(150)
     expect(small.wrapper_order).toEqual(['founder-persona'])
     // Nothing of the data pack fit: it is reported, not silently dropped.

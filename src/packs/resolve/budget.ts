@@ -14,7 +14,7 @@ import type { RuntimeMode } from '../schema.js'
 import { countTokens } from '../tokens.js'
 import { orderWrappers, wrapKnowledge, wrapperAttributes } from '../wrap.js'
 import { readingOrder } from './rank.js'
-import type { Candidate, Chosen, OmittedPiece, OmittedReason, PackPlan } from './types.js'
+import { DEFAULT_PERSONA_SHARE, type BudgetShares, type Candidate, type Chosen, type OmittedPiece, type OmittedReason, type PackPlan } from './types.js'
 
 /** Most pieces tokenised per call. */
 const MAX_COUNTS = 80
@@ -75,60 +75,154 @@ export interface Fill {
   chosen: Chosen[][]
   /** Token counts of every candidate measured (chosen or not). */
   tried: Map<Candidate, number>
-  /** Where and why the fill stopped early: every candidate from `at` on was never tried. */
-  stop?: { at: number; reason: OmittedReason }
+  /** Candidates never tried, with why (`count_limit`, `miss_limit`, or `budget` when it ran out). */
+  untried: Map<Candidate, OmittedReason>
+  /** Candidates whose text was already chosen (a split and its document section). */
+  duplicates: Set<Candidate>
   /** Wrapper cost per plan (opening tag, preamble, closing tag) plus the joiner between wrappers. */
   overhead: number[]
 }
 
+/** One pass of the fill: which candidates it takes and the most tokens it may spend per pack (or in total). */
+interface Pass {
+  accept: (candidate: Candidate) => boolean
+  /** Most tokens this pass may add, per pack (`perPack`) or in total. */
+  cap?: number
+  perPack?: boolean
+  /** The final pass: stops early on the count, miss and budget limits. */
+  final: boolean
+}
+
+/** The running state of a fill. */
+interface FillState {
+  used: number
+  counts: number
+  misses: number
+  keys: Set<string>
+}
+
+/** The text of a section with headings, case, spacing and punctuation removed: equal keys are the same text. */
+function textKey(section: IndexedSection): string | undefined {
+  const key = section.text
+    .replace(/^\s{0,3}#{1,6}[ \t].*$/gmu, '')
+    .toLowerCase()
+    .replace(/[\s\p{P}\p{S}]+/gu, '')
+  return key.length >= 12 ? key : undefined
+}
+
 /**
- * Fills the budget greedily in rank order. Only pieces that might fit are
- * tokenised (the estimate rather underestimates), at most 80 per call; the
- * fill stops after 40 pieces in a row did not fit. A pack's first piece also
- * pays for its wrapper. Counts are reused from and recorded in the pack indexes.
+ * The passes of a fill: persona packs up to their share, then data packs up
+ * to an equal share each (when there are several packs), then everything in
+ * rank order.
+ */
+function passesFor(plans: readonly PackPlan[], ranked: readonly Candidate[], budget: number, shares: BudgetShares, overhead: readonly number[]): Pass[] {
+  const persona = (c: Candidate): boolean => plans[c.packIndex]?.pack.item.runtime?.mode === 'persona'
+  const withCandidates = [...new Set(ranked.map((c) => c.packIndex))]
+  const personaIndexes = withCandidates.filter((i) => plans[i]?.pack.item.runtime?.mode === 'persona')
+  const personaPacks = personaIndexes.length
+  const dataPacks = withCandidates.length - personaPacks
+  const passes: Pass[] = []
+  const share = Math.min(1, Math.max(0, shares.persona ?? DEFAULT_PERSONA_SHARE))
+  // A share of 1: no sharing, everything in rank order (persona first).
+  if (share >= 1) return [{ accept: () => true, final: true }]
+  if (personaPacks > 0 && dataPacks > 0) {
+    // The share is of the content: every wrapper's own cost is set aside first.
+    const wrappers = withCandidates.reduce((sum, i) => sum + (overhead[i] ?? 0), 0)
+    const personaWrappers = personaIndexes.reduce((sum, i) => sum + (overhead[i] ?? 0), 0)
+    passes.push({ accept: persona, cap: Math.floor(Math.max(0, budget - wrappers) * share) + personaWrappers, final: false })
+  }
+  if (dataPacks > 1 || (dataPacks > 0 && personaPacks > 0)) passes.push({ accept: (c) => !persona(c), perPack: true, final: false })
+  passes.push({ accept: () => true, final: true })
+  return passes
+}
+
+/**
+ * Fills the budget greedily in rank order, in passes that share it between
+ * persona and data packs ({@link BudgetShares}). Only pieces that might fit
+ * are tokenised (the estimate rather underestimates), at most 80 per call;
+ * the last pass stops after 40 pieces in a row did not fit. A pack's first
+ * piece also pays for its wrapper; a piece whose text is already chosen is
+ * skipped as a duplicate. Counts are reused from and recorded in the pack indexes.
  * @example
  * const fill = fillBudget(rankCandidates(plans), plans, 8000)
  */
-export function fillBudget(ranked: readonly Candidate[], plans: readonly PackPlan[], budget: number): Fill {
+export function fillBudget(ranked: readonly Candidate[], plans: readonly PackPlan[], budget: number, shares: BudgetShares = {}): Fill {
   const overhead = plans.map((plan) => countTokens(wrapKnowledge(wrapperAttributes(plan.pack.item, plan.grounding), '')) + 2)
-  const fill: Fill = { chosen: plans.map(() => []), tried: new Map(), overhead }
-  let used = 0
-  let counts = 0
-  let misses = 0
-  for (let at = 0; at < ranked.length; at++) {
-    const candidate = ranked[at] as Candidate
-    if (budget - used < MIN_PIECE_TOKENS || misses >= MAX_MISSES) {
-      fill.stop = { at, reason: misses >= MAX_MISSES ? 'miss_limit' : 'budget' }
-      break
-    }
-    const list = fill.chosen[candidate.packIndex] as Chosen[]
-    const wrapperCost = list.length === 0 ? (overhead[candidate.packIndex] ?? 0) : 0
-    const remaining = budget - used - wrapperCost
-    const memo = plans[candidate.packIndex]?.index
-    let tokens = memo?.tokenCounts.get(candidate.section.id)
-    if (tokens === undefined) {
-      if (counts >= MAX_COUNTS) {
-        fill.stop = { at, reason: 'count_limit' }
-        break
+  const fill: Fill = { chosen: plans.map(() => []), tried: new Map(), untried: new Map(), duplicates: new Set(), overhead }
+  const state: FillState = { used: 0, counts: 0, misses: 0, keys: new Set() }
+  const chosen = new Set<Candidate>()
+  for (const pass of passesFor(plans, ranked, budget, shares, overhead)) {
+    const packs = new Set(ranked.filter(pass.accept).map((c) => c.packIndex)).size
+    const cap = pass.perPack ? Math.floor((budget - state.used) / Math.max(1, packs)) : (pass.cap ?? budget)
+    const spent = new Map<number, number>()
+    state.misses = 0
+    for (let at = 0; at < ranked.length; at++) {
+      const candidate = ranked[at] as Candidate
+      if (chosen.has(candidate) || fill.duplicates.has(candidate) || !pass.accept(candidate)) continue
+      const key = pass.perPack ? candidate.packIndex : -1
+      const room = Math.min(budget - state.used, cap - (spent.get(key) ?? 0))
+      const outcome = tryPiece(fill, plans, candidate, room, state, pass.final)
+      if (outcome === 'stop') {
+        const reason: OmittedReason = state.misses >= MAX_MISSES ? 'miss_limit' : budget - state.used < MIN_PIECE_TOKENS ? 'budget' : 'count_limit'
+        for (let rest = at; rest < ranked.length; rest++) {
+          const c = ranked[rest] as Candidate
+          if (!chosen.has(c) && !fill.duplicates.has(c) && !fill.tried.has(c)) fill.untried.set(c, reason)
+        }
+        return fill
       }
-      const rendered = renderPiece(candidate.section)
-      if (remaining < MIN_PIECE_TOKENS || estimateTokens(rendered, memo?.tokenRatio) > remaining) {
-        misses++
-        continue
+      if (typeof outcome === 'number') {
+        chosen.add(candidate)
+        spent.set(key, (spent.get(key) ?? 0) + outcome)
       }
-      counts++
-      tokens = countPiece(memo, candidate.section, rendered)
     }
-    fill.tried.set(candidate, tokens)
-    if (tokens > remaining) {
-      misses++
-      continue
-    }
-    misses = 0
-    used += tokens + wrapperCost
-    list.push({ candidate, tokens })
   }
   return fill
+}
+
+/**
+ * Tries one candidate within `room` tokens: the tokens it took (chosen),
+ * `miss` (it did not fit, or the count limit was reached in an early pass),
+ * `dup` (its text is already chosen), or `stop` (the final pass hit a limit).
+ */
+function tryPiece(
+  fill: Fill,
+  plans: readonly PackPlan[],
+  candidate: Candidate,
+  room: number,
+  state: FillState,
+  final: boolean,
+): number | 'miss' | 'dup' | 'stop' {
+  const key = textKey(candidate.section)
+  if (key !== undefined && state.keys.has(key)) {
+    fill.duplicates.add(candidate)
+    return 'dup'
+  }
+  if (final && (room < MIN_PIECE_TOKENS || state.misses >= MAX_MISSES)) return 'stop'
+  const list = fill.chosen[candidate.packIndex] as Chosen[]
+  const wrapperCost = list.length === 0 ? (fill.overhead[candidate.packIndex] ?? 0) : 0
+  const remaining = room - wrapperCost
+  const memo = plans[candidate.packIndex]?.index
+  let tokens = memo?.tokenCounts.get(candidate.section.id)
+  if (tokens === undefined) {
+    if (state.counts >= MAX_COUNTS) return final ? 'stop' : 'miss'
+    const rendered = renderPiece(candidate.section)
+    if (remaining < MIN_PIECE_TOKENS || estimateTokens(rendered, memo?.tokenRatio) > remaining) {
+      state.misses++
+      return 'miss'
+    }
+    state.counts++
+    tokens = countPiece(memo, candidate.section, rendered)
+  }
+  fill.tried.set(candidate, tokens)
+  if (tokens > remaining) {
+    state.misses++
+    return 'miss'
+  }
+  state.misses = 0
+  state.used += tokens + wrapperCost
+  if (key !== undefined) state.keys.add(key)
+  list.push({ candidate, tokens })
+  return tokens + wrapperCost
 }
 
 /** One pack's wrapper in the context. */
@@ -211,19 +305,23 @@ export interface Omissions {
 }
 
 /**
- * Every candidate not in the context, with why: candidates past an early stop
- * were never tried (`count_limit`, `miss_limit`, or `budget` when it ran out);
- * the others did not fit (`budget`).
+ * Every candidate not in the context, with why: duplicates of chosen text
+ * (`duplicate`), candidates never tried after an early stop (`count_limit`,
+ * `miss_limit`, or `budget` when it ran out); the others did not fit (`budget`).
  * @example
  * const omitted = omissions(ranked, plans, fill)
  */
-export function omissions(ranked: readonly Candidate[], plans: readonly PackPlan[], fill: Pick<Fill, 'chosen' | 'tried' | 'stop'>): Omissions {
+export function omissions(
+  ranked: readonly Candidate[],
+  plans: readonly PackPlan[],
+  fill: Pick<Fill, 'chosen' | 'tried' | 'untried' | 'duplicates'>,
+): Omissions {
   const selected = new Set(fill.chosen.flatMap((list) => list.map((c) => c.candidate)))
   const all: Omissions['all'] = []
-  ranked.forEach((candidate, at) => {
-    if (selected.has(candidate)) return
-    all.push({ candidate, reason: fill.stop && at >= fill.stop.at ? fill.stop.reason : 'budget' })
-  })
+  for (const candidate of ranked) {
+    if (selected.has(candidate)) continue
+    all.push({ candidate, reason: fill.duplicates.has(candidate) ? 'duplicate' : (fill.untried.get(candidate) ?? 'budget') })
+  }
   const reasons: Partial<Record<OmittedReason, number>> = {}
   for (const { reason } of all) reasons[reason] = (reasons[reason] ?? 0) + 1
   const listed: OmittedPiece[] = all.slice(0, MAX_OMITTED_LISTED).map(({ candidate: c, reason }) => {

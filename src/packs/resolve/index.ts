@@ -16,20 +16,23 @@ import { countTokens } from '../tokens.js'
 import { audit, unwrappedPacks } from './audit.js'
 import { fillBudget, fitExactly, omissions, type BuiltContext } from './budget.js'
 import { ResolveIntent, detectIntent } from './intent.js'
-import { missingFacts } from './missing.js'
+import { MISSING_BASIS, missingFacts } from './missing.js'
 import { packGrounding, planPack } from './plan.js'
 import { blendEmbeddings, rankCandidates } from './rank.js'
+import { taskConcepts } from './terms.js'
 import { DEFAULT_BUDGET, type Chosen, type ExcludedPack, type PackPlan, type PackResolution, type ResolveOptions, type ResolveResult } from './types.js'
 
 export { ResolveIntent, detectIntent } from './intent.js'
 export { contextMapPaths } from './plan.js'
-export { DEFAULT_BUDGET } from './types.js'
+export { DEFAULT_BUDGET, DEFAULT_PERSONA_SHARE } from './types.js'
 export type {
+  BudgetShares,
   CompileWarning,
   ExcludedPack,
   OmittedPiece,
   OmittedReason,
   PackResolution,
+  PlanDecision,
   PieceReason,
   ResolutionAudit,
   ResolveOptions,
@@ -100,15 +103,16 @@ export async function resolveContext(options: ResolveOptions): Promise<ResolveRe
   const { usable, excluded } = admitPacks(options.packs, options.confirmed)
 
   const indexes = await Promise.all(usable.map((pack) => cache.get(pack)))
-  const plans = usable.map((pack, i) => planPack(pack, i, indexes[i] as PackIndex, terms, intent, packGrounding(pack, input.grounding)))
+  const concepts = taskConcepts(terms)
+  const plans = usable.map((pack, i) => planPack(pack, i, indexes[i] as PackIndex, terms, concepts, intent, packGrounding(pack, input.grounding)))
   if (options.embedder) await blendEmbeddings(plans, input.task, options.embedder, logger)
   const ranked = rankCandidates(plans)
-  const fill = fillBudget(ranked, plans, input.budget)
+  const fill = fillBudget(ranked, plans, input.budget, options.shares)
   const { built, tokens } = fitExactly(plans, fill.chosen, ranked, input.budget)
   const omitted = omissions(ranked, plans, fill)
   excluded.push(...unwrappedPacks(plans, fill, omitted, input.budget))
   const packs = resolutions(plans, fill.chosen, built, tokens)
-  const missing = missingFacts(terms, plans, packs)
+  const missing = missingFacts(input.task, plans, fill.chosen, packs)
   logger.debug('packs.resolve.done', { packs: plans.length, tokens, budget: input.budget, omitted: omitted.all.length })
 
   return {
@@ -124,6 +128,7 @@ export async function resolveContext(options: ResolveOptions): Promise<ResolveRe
     omitted_count: omitted.all.length,
     omitted_reasons: omitted.reasons,
     missing,
+    missing_basis: MISSING_BASIS,
     ...(missing.length > 0 ? { recommendation: 'ask_user_or_mark_unknown' as const } : {}),
   }
 }

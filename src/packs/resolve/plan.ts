@@ -12,7 +12,8 @@ import type { IndexedSection, PackIndex } from '../pack-index.js'
 import { normalisePackPath } from '../paths.js'
 import type { GroundingPolicy, LoadedPack, PackDiagnostic } from '../schema.js'
 import { isEvidenceIntent, type ResolveIntent } from './intent.js'
-import type { Candidate, CompileWarning, PackPlan, PieceReason } from './types.js'
+import { expandTerms, termSet, type TaskConcept } from './terms.js'
+import type { Candidate, CompileWarning, PackPlan, PieceReason, PlanDecision } from './types.js'
 
 type Accept = (section: IndexedSection) => boolean
 
@@ -29,10 +30,20 @@ export interface ProfileTiers {
   missing: string[]
 }
 
-const PERSONA_WORDS = /voice|tone|persona|values?\b|taboo|boundar|style|personality|expression|语气|口吻|人设|价值观|禁忌|边界|表达|风格|性格/iu
+/**
+ * Persona sections by kind, in the order a persona is read (seed 001: voice,
+ * values, taboos, expression boundaries, usage guides; then the rest of the
+ * persona): the resolver takes one of each kind before a second of any.
+ */
+const PERSONA_KINDS: readonly RegExp[] = [
+  /voice|tone|style|expression|语气|口吻|表达|风格|说话/iu,
+  /values?\b|belief|principle|价值观|信念|原则/iu,
+  /taboo|forbidden|never|禁忌|禁区|红线/iu,
+  /boundar|limit|边界|界限/iu,
+  /usage|guide|how to use|application|应用指南|使用指南|用法|应用/iu,
+  /persona|personality|character|人设|性格|人物/iu,
+]
 const CORE_VIEWS = new Set(['compiled/briefing.md', 'compiled/facts.md', 'compiled/boundaries.md'])
-/** Share of the task's word weight the preferred views must cover to skip the fallback. */
-const COVERAGE = 0.6
 /** Sections scoring under this share of the pack's best are noise: load only the smallest useful context. */
 const RELEVANCE_FLOOR = 0.35
 
@@ -53,15 +64,34 @@ export function toWarning(d: PackDiagnostic, fallbackPath: string): CompileWarni
 }
 
 /**
- * Pack-relative paths the KNOWLEDGE.md body names (its context map).
+ * Characters a context-map path can hold: letters and digits of any script,
+ * `_ - . / ~ @ + %` and `#` (anchors). Anything else ends it: spaces,
+ * backticks, quotes, brackets, and ASCII or full-width punctuation (`；`,
+ * `。`, `，`, `）`, `》`…), so a path written inside Chinese text is read as
+ * the path alone.
+ */
+const PATH_CHARS = /[\p{L}\p{N}\p{M}_\-./~@+%#]/u
+// A path starts after anything but a Latin letter, digit or path character (Chinese text may run straight into it).
+const PATH_START = /(?<![A-Za-z0-9_\-./])(?:documents|wiki|compiled|ontology|answers)\//gu
+
+/**
+ * Pack-relative paths the KNOWLEDGE.md body names (its context map), read as
+ * paths: each ends at the first character a path cannot hold, trailing dots
+ * and anchors dropped.
  * @example
  * contextMapPaths('- `documents/brief.md` is primary\n- see [escalation](wiki/escalation.md)') // ['documents/brief.md', 'wiki/escalation.md']
+ * contextMapPaths('退款见 documents/refund.md；升级流程见wiki/escalation.md。') // ['documents/refund.md', 'wiki/escalation.md']
  */
 export function contextMapPaths(body: string): string[] {
   const found = new Set<string>()
-  const pattern = /(?:`|\]\(|\s|^)((?:documents|wiki|compiled|ontology)\/[^`)\s]*)/gmu
-  for (const match of body.matchAll(pattern)) {
-    const raw = (match[1] ?? '').replace(/[.,;:]+$/u, '')
+  for (const match of body.matchAll(PATH_START)) {
+    let end = (match.index ?? 0) + match[0].length
+    while (end < body.length) {
+      const ch = String.fromCodePoint(body.codePointAt(end) ?? 0)
+      if (!PATH_CHARS.test(ch)) break
+      end += ch.length
+    }
+    const raw = body.slice(match.index, end).replace(/#.*$/u, '').replace(/[.]+$/u, '')
     const checked = normalisePackPath(raw)
     if (checked.ok) found.add(checked.path)
   }
@@ -168,36 +198,69 @@ export function profileTiers(pack: LoadedPack, index: PackIndex, intent: Resolve
   return hybridTiers(pack, index)
 }
 
-function covers(index: PackIndex, term: string, accept: Accept): boolean {
-  return index.score([{ term, weight: 1, surface: term }], accept).size > 0
-}
-
-/**
- * True when the preferred sections cover at least 60 % of the task's word weight.
- * Coverage counts whole words only (CJK bigrams are a recall aid, not facts the task names).
- */
-export function coversTask(index: PackIndex, terms: readonly WeightedTerm[], accept: Accept): boolean {
-  const words = terms.some((t) => t.weight >= 1) ? terms.filter((t) => t.weight >= 1) : terms
-  const totalWeight = words.reduce((sum, t) => sum + t.weight, 0)
-  const coveredWeight = words.reduce((sum, t) => sum + (covers(index, t.term, accept) ? t.weight : 0), 0)
-  return totalWeight > 0 && coveredWeight / totalWeight >= COVERAGE
-}
-
-/** BM25 scores of a pack's sections by tier: preferred, fallback (when used), sources (evidence intents). */
+/** BM25 scores of a pack's sections by tier, the concept coverage of each section, and the fallback decision. */
 interface TierScores {
   preferred: Map<number, number>
   fallback: Map<number, number>
   evidence: Map<number, number>
+  /** Fallback sections used because they answer more of the task than any preferred view. */
+  promoted: Set<number>
+  coverage: Map<number, number>
+  decision: PlanDecision
 }
 
-function scoreTiers(index: PackIndex, terms: readonly WeightedTerm[], intent: ResolveIntent, tiers: ProfileTiers): TierScores {
-  // Fall back to documents/wiki when the preferred views are missing, do not cover the task, or the task needs detail.
-  const useFallback = tiers.forceFallback || intent !== 'answer' || !coversTask(index, terms, tiers.preferred)
+function bestOf(ids: Iterable<number>, coverage: ReadonlyMap<number, number>): number {
+  let best = 0
+  for (const id of ids) best = Math.max(best, coverage.get(id) ?? 0)
+  return best
+}
+
+/**
+ * Scores the tiers and decides on the fallback per section (fact level): the
+ * preferred views answer the task when one of them covers as much of the
+ * task's concepts as the best fallback section. Otherwise the fallback
+ * sections that cover more than every preferred view are used (and ranked
+ * with the runtime views); missing views, detail and evidence intents use the
+ * whole fallback tier as before.
+ */
+function scoreTiers(
+  index: PackIndex,
+  terms: readonly WeightedTerm[],
+  concepts: readonly TaskConcept[],
+  intent: ResolveIntent,
+  tiers: ProfileTiers,
+): TierScores {
+  const expanded = expandTerms(terms)
+  const coverage = index.conceptCoverage(concepts)
+  const preferred = index.score(expanded, tiers.preferred)
+  const fallbackAll = index.score(expanded, tiers.fallback)
+  const bestPreferred = bestOf(preferred.keys(), coverage)
+  const bestFallback = bestOf(fallbackAll.keys(), coverage)
+  const whole = tiers.forceFallback || intent !== 'answer'
+  const promoted = new Set<number>()
+  if (!whole && bestFallback > bestPreferred) for (const id of fallbackAll.keys()) if ((coverage.get(id) ?? 0) > bestPreferred) promoted.add(id)
+  const fallback = whole ? fallbackAll : new Map([...fallbackAll].filter(([id]) => promoted.has(id)))
+  const uncovered = concepts.filter((c) => !c.terms.some((t) => index.score([{ term: t, weight: 1, surface: t }], tiers.preferred).size > 0))
   return {
-    preferred: index.score(terms, tiers.preferred),
-    fallback: useFallback ? index.score(terms, tiers.fallback) : new Map(),
-    evidence: isEvidenceIntent(intent) ? index.score(terms, (s) => s.kind === 'source') : new Map(),
+    preferred,
+    fallback,
+    evidence: isEvidenceIntent(intent) ? index.score(expanded, (s) => s.kind === 'source') : new Map(),
+    promoted,
+    coverage,
+    decision: {
+      fallback: whole ? (tiers.forceFallback ? 'forced' : 'detail') : promoted.size > 0 ? 'facts' : 'none',
+      preferred_coverage: Number(bestPreferred.toFixed(3)),
+      fallback_coverage: Number(bestFallback.toFixed(3)),
+      uncovered: uncovered.map((c) => c.surface),
+    },
   }
+}
+
+/** The persona kind of a section (index in {@link PERSONA_KINDS}), or -1. */
+function personaKind(section: IndexedSection): number {
+  // The file name and headings, not the folders: every split under compiled/splits/founder-voice/ is not a voice section.
+  const text = `${posix.basename(section.path)} ${section.headingPath.join(' ')}`
+  return PERSONA_KINDS.findIndex((kind) => kind.test(text))
 }
 
 /** The candidates of one pack: relevant sections per tier, core views, persona sections; one per section, best group kept. */
@@ -205,15 +268,18 @@ function collectCandidates(packIndex: number, pack: LoadedPack, index: PackIndex
   const best = Math.max(0, ...scores.preferred.values(), ...scores.fallback.values(), ...scores.evidence.values())
   const threshold = best * RELEVANCE_FLOOR
   const candidates = new Map<number, Candidate>()
-  const add = (section: IndexedSection, score: number, group: number, reason: PieceReason): void => {
+  const add = (section: IndexedSection, score: number, group: number, reason: PieceReason, rank = 0): void => {
     const existing = candidates.get(section.id)
     if (existing && existing.group <= group) return
-    candidates.set(section.id, { packIndex, section, score, norm: best > 0 ? score / best : 0, group, reason })
+    const coverage = scores.coverage.get(section.id) ?? 0
+    candidates.set(section.id, { packIndex, section, score, norm: best > 0 ? score / best : 0, group, reason, coverage, rank })
   }
   const addScored = (scored: Map<number, number>, group: number, reason: PieceReason): void => {
     for (const [id, score] of scored) {
       const section = index.sections[id]
-      if (section && score >= threshold) add(section, score, group, reason)
+      // A promoted fallback section answers more of the task than any preferred view: it ranks with them, whatever its BM25 score.
+      if (section && scores.promoted.has(id)) add(section, score, 1, reason)
+      else if (section && score >= threshold) add(section, score, group, reason)
     }
   }
   addScored(scores.preferred, 1, tiers.preferredReason)
@@ -226,16 +292,42 @@ function collectCandidates(packIndex: number, pack: LoadedPack, index: PackIndex
       if (section) add(section, scores.preferred.get(id) ?? 0, 2, 'core')
     }
   }
-  // Persona packs: voice, values, taboos and boundaries first, then facts.
-  if (pack.item.runtime?.mode === 'persona') {
-    const isPersona = (s: IndexedSection): boolean => PERSONA_WORDS.test(`${s.path} ${s.headingPath.join(' ')}`)
-    const personaTier = index.sections.some((s) => tiers.preferred(s) && isPersona(s)) ? tiers.preferred : tiers.fallback
-    for (const section of index.sections) {
-      if (section.kind === 'source' || !personaTier(section) || !isPersona(section)) continue
-      add(section, scores.preferred.get(section.id) ?? scores.fallback.get(section.id) ?? 0, 0, 'persona')
-    }
-  }
+  if (pack.item.runtime?.mode === 'persona') addPersona(index, tiers, scores, add, (section) => candidates.delete(section.id))
   return [...candidates.values()]
+}
+
+/**
+ * Persona packs: voice, values, taboos, boundaries, usage guides (one of each
+ * kind before a second of any). Each kind comes from the preferred views
+ * when they have it, else from the fallback tier (a persona whose splits
+ * cover only its voice still brings its values and taboos from the
+ * document), never from both.
+ */
+function addPersona(
+  index: PackIndex,
+  tiers: ProfileTiers,
+  scores: TierScores,
+  add: (section: IndexedSection, score: number, group: number, reason: PieceReason, rank?: number) => void,
+  drop: (section: IndexedSection) => void,
+): void {
+  const byKind = new Map<number, { preferred: IndexedSection[]; fallback: IndexedSection[] }>()
+  for (const section of index.sections) {
+    if (section.kind === 'source') continue
+    const tier = tiers.preferred(section) ? 'preferred' : tiers.fallback(section) ? 'fallback' : undefined
+    const kind = tier ? personaKind(section) : -1
+    if (!tier || kind < 0) continue
+    let entry = byKind.get(kind)
+    if (!entry) byKind.set(kind, (entry = { preferred: [], fallback: [] }))
+    entry[tier].push(section)
+  }
+  for (const [kind, entry] of byKind) {
+    const [used, unused] = entry.preferred.length > 0 ? [entry.preferred, entry.fallback] : [entry.fallback, entry.preferred]
+    used.forEach((section, nth) => {
+      add(section, scores.preferred.get(section.id) ?? scores.fallback.get(section.id) ?? 0, 0, 'persona', nth * PERSONA_KINDS.length + kind)
+    })
+    // The same kind from the other tier (the document section a split was cut from) is not a candidate at all.
+    for (const section of unused) drop(section)
+  }
 }
 
 /** Missing claims and missing or conflicting chapters of the pack's evidence that concern the task. */
@@ -262,11 +354,41 @@ function uncoveredTerms(index: PackIndex, terms: readonly WeightedTerm[]): Set<s
 }
 
 /**
+ * The concepts that tell a pack's sections apart: those its name and guide
+ * title do not name (every section of an Acme Widget pack is about the
+ * widget, and a document's title heading sits over each of its sections).
+ * All of them when the task names nothing else.
+ */
+function decisiveConcepts(pack: LoadedPack, concepts: readonly TaskConcept[]): TaskConcept[] {
+  const title = /^#[ \t]+(.+)$/mu.exec(pack.body)?.[1] ?? ''
+  const subject = termSet(`${pack.item.name.replace(/-/gu, ' ')} ${title}`)
+  const decisive = concepts.filter((c) => !c.terms.some((t) => subject.has(t)))
+  return decisive.length > 0 ? decisive : [...concepts]
+}
+
+/** An info warning when the fallback was used because the preferred views do not answer the task. */
+function decisionWarnings(decision: PlanDecision, pack: LoadedPack): CompileWarning[] {
+  if (decision.fallback !== 'facts') return []
+  const what = pack.item.profile === 'document-first' ? (pack.item.metadata?.primaryDocument ?? 'documents/') : 'the fallback pages'
+  return [
+    {
+      severity: 'info',
+      path: what,
+      code: 'fallback_used',
+      message:
+        `The runtime views cover ${Math.round(decision.preferred_coverage * 100)} % of what the task asks` +
+        `${decision.uncovered.length > 0 ? ` (not: ${decision.uncovered.join(', ')})` : ''}; sections of ${what} that cover more are used.`,
+    },
+  ]
+}
+
+/**
  * Plans one pack: its candidates for the task, its warnings (status, trust,
  * profile gaps) and the facts it lacks. `packIndex` is the pack's position
  * among the resolved packs.
  * @example
- * const plan = planPack(pack, 0, await cache.get(pack), queryTerms(task), 'answer', 'recommended')
+ * const terms = queryTerms(task)
+ * const plan = planPack(pack, 0, await cache.get(pack), terms, taskConcepts(terms), 'answer', 'recommended')
  * plan.candidates.length
  */
 export function planPack(
@@ -274,17 +396,19 @@ export function planPack(
   packIndex: number,
   index: PackIndex,
   terms: readonly WeightedTerm[],
+  concepts: readonly TaskConcept[],
   intent: ResolveIntent,
   grounding: GroundingPolicy,
 ): PackPlan {
   const tiers = profileTiers(pack, index, intent)
-  const scores = scoreTiers(index, terms, intent, tiers)
+  const scores = scoreTiers(index, terms, decisiveConcepts(pack, concepts), intent, tiers)
   return {
     pack,
     index,
     grounding,
     candidates: collectCandidates(packIndex, pack, index, tiers, scores),
-    warnings: [...packUseWarnings(pack.item).map((d) => toWarning(d, 'KNOWLEDGE.md')), ...tiers.warnings],
+    warnings: [...packUseWarnings(pack.item).map((d) => toWarning(d, 'KNOWLEDGE.md')), ...tiers.warnings, ...decisionWarnings(scores.decision, pack)],
+    decision: scores.decision,
     missing: [...tiers.missing, ...missingForTask(index, terms)],
     uncovered: uncoveredTerms(index, terms),
   }

@@ -73,13 +73,24 @@ function byPath(a: Candidate, b: Candidate): number {
 
 /**
  * Every plan's candidates in one order: group first (persona, runtime, core,
- * fallback, evidence), then normalised score, pack order, path, position in file.
+ * fallback, evidence); persona sections by kind round (voice, values, taboos,
+ * boundaries, usage); the others by the share of the task's concepts they
+ * cover, then normalised score; then pack order, path, position in file.
  * @example
  * const ranked = rankCandidates(plans)
  */
 export function rankCandidates(plans: readonly PackPlan[]): Candidate[] {
   const ranked = plans.flatMap((plan) => plan.candidates)
-  ranked.sort((a, b) => a.group - b.group || b.norm - a.norm || a.packIndex - b.packIndex || byPath(a, b) || a.section.order - b.section.order)
+  ranked.sort(
+    (a, b) =>
+      a.group - b.group ||
+      a.rank - b.rank ||
+      Math.round(b.coverage * 100) - Math.round(a.coverage * 100) ||
+      b.norm - a.norm ||
+      a.packIndex - b.packIndex ||
+      byPath(a, b) ||
+      a.section.order - b.section.order,
+  )
   return ranked
 }
 

@@ -18,6 +18,26 @@ import type { ResolveIntent } from './intent.js'
  */
 export const DEFAULT_BUDGET = 8000
 
+/**
+ * How the budget is shared when persona and data packs resolve together
+ * (lime's split): persona packs first, up to `persona` of the budget, then
+ * each data pack up to an equal share of what is left, then whatever still
+ * fits, in rank order.
+ * @example
+ * await resolveContext({ task, packs, shares: { persona: 0.3 } })
+ */
+export interface BudgetShares {
+  /** Most of the content budget (after the wrappers' own cost) persona packs take before data packs had their turn (0…1, default 0.4; 1: no sharing). */
+  persona?: number
+}
+
+/**
+ * Default share of the budget persona packs take before data packs.
+ * @example
+ * await resolveContext({ task, packs, shares: { persona: DEFAULT_PERSONA_SHARE / 2 } })
+ */
+export const DEFAULT_PERSONA_SHARE = 0.4
+
 /** Options of {@link resolveContext}. */
 export interface ResolveOptions {
   /** The user's task. */
@@ -34,6 +54,8 @@ export interface ResolveOptions {
   confirmed?: boolean | readonly string[]
   /** Blended into relevance when given (the knowledge search's embedder). */
   embedder?: Embedder
+  /** How persona and data packs share the budget (persona first, data guaranteed a share). */
+  shares?: BudgetShares
   /** Reuse indexes across calls (a session keeps one). */
   cache?: PackIndexCache
   logger?: Logger
@@ -84,6 +106,8 @@ export interface PackResolution extends ResolutionAudit {
   profile: PackProfile
   runtime_mode: RuntimeMode
   grounding: GroundingPolicy
+  /** How the resolver chose between the preferred views and the fallback. */
+  decision: PlanDecision
   /** Position of this pack's wrapper in the context (0-based); absent when nothing was selected. */
   wrapper_order?: number
   /** Selected files without a source anchor (grounding required or recommended). */
@@ -99,9 +123,10 @@ export interface PackResolution extends ResolutionAudit {
  *   it was dropped when the exact count of the joined context came out over budget, or the
  *   budget was used up (fewer than 12 tokens left) before it was reached;
  * - `count_limit`: never tried: the resolver had counted the tokens of 80 pieces in this call;
- * - `miss_limit`: never tried: 40 pieces in a row had not fitted, so the resolver stopped.
+ * - `miss_limit`: never tried: 40 pieces in a row had not fitted, so the resolver stopped;
+ * - `duplicate`: its text is already in the context (a split and the document section it was cut from).
  */
-export type OmittedReason = 'budget' | 'count_limit' | 'miss_limit'
+export type OmittedReason = 'budget' | 'count_limit' | 'miss_limit' | 'duplicate'
 
 /** A candidate section (relevant, a core view, or a persona section) that is not in the context. */
 export interface OmittedPiece {
@@ -145,8 +170,10 @@ export interface ResolveResult {
   omitted_count: number
   /** `omitted_count` by reason. */
   omitted_reasons: Partial<Record<OmittedReason, number>>
-  /** Facts the task needs that no pack has. */
+  /** Facts the task needs that no selected text supports (see `missing_basis`). */
   missing: string[]
+  /** How `missing` was decided. */
+  missing_basis: string
   recommendation?: 'ask_user_or_mark_unknown'
 }
 
@@ -157,9 +184,30 @@ export interface Candidate {
   score: number
   /** Score divided by the pack's best, for merging packs (the embedder blends into it). */
   norm: number
-  /** Rank group: 0 persona, 1 runtime/context map, 2 core views, 3 fallback, 4 evidence. */
+  /** Rank group: 0 persona, 1 runtime/context map (and fallback sections that answer more), 2 core views, 3 fallback, 4 evidence. */
   group: number
   reason: PieceReason
+  /** Share (0…1) of the task's concepts the section has. */
+  coverage: number
+  /** Order within the persona group (one section of each persona kind before a second of any). */
+  rank: number
+}
+
+/**
+ * How the resolver decided between a pack's preferred views and its fallback
+ * (seed 001 rule 4), at the level of facts: `none` (the preferred views
+ * answer the task), `facts` (fallback sections that cover more of the task
+ * were added), `forced` (no preferred views), `detail` (a detail or evidence
+ * task reads the fallback tier).
+ */
+export interface PlanDecision {
+  fallback: 'none' | 'facts' | 'forced' | 'detail'
+  /** Best share of the task's concepts one preferred view covers. */
+  preferred_coverage: number
+  /** Best share one fallback section covers. */
+  fallback_coverage: number
+  /** Task concepts no preferred view has. */
+  uncovered: string[]
 }
 
 /** What the resolver planned for one pack before the budget: candidates, warnings, missing facts. */
@@ -172,6 +220,7 @@ export interface PackPlan {
   missing: string[]
   /** Task terms no section of this pack has. */
   uncovered: Set<string>
+  decision: PlanDecision
 }
 
 /** A candidate that made it into the context, with its counted tokens. */
