@@ -52,6 +52,9 @@ export function renderCatalog(items: readonly KnowledgeCatalogItem[]): string | 
     field('profile', item.profile ?? 'wiki-first')
     field('runtime_mode', item.runtime?.mode ?? 'data')
     field('primary_document', item.metadata?.primaryDocument)
+    // The pack's own frontmatter `scope` and `compatibility` (runtime standard catalog fields), when written.
+    field('scope', item.declaredScope)
+    field('compatibility', item.compatibility)
     field('location', item.location)
     lines.push('  </knowledge_pack>')
   }

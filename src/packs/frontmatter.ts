@@ -189,8 +189,11 @@ function checkRuntimeFields(data: Record<string, unknown>, issues: PackDiagnosti
   return { profile, mode, trust, grounding }
 }
 
-/** `version` (semver, else info), `language` (a BCP 47 tag, canonicalised), `compatibility` (a short string). */
-function checkDescriptiveFields(data: Record<string, unknown>, issues: PackDiagnostic[]): { version?: string; language?: string } {
+/** `version` (semver, else info), `language` (a BCP 47 tag, canonicalised), `compatibility` (a short string), `scope`, `updated`. */
+function checkDescriptiveFields(
+  data: Record<string, unknown>,
+  issues: PackDiagnostic[],
+): Pick<KnowledgeCatalogItem, 'version' | 'language' | 'compatibility' | 'declaredScope' | 'updated'> {
   const version = optionalString(data, 'version', issues)
   if (version !== undefined && !SEMVER.test(version)) {
     issues.push(issue('info', 'invalid_field', 'version', `\`version\` "${version}" is not semver.`))
@@ -204,15 +207,41 @@ function checkDescriptiveFields(data: Record<string, unknown>, issues: PackDiagn
       language = undefined
     }
   }
-  const compatibility = data.compatibility
-  if (compatibility !== undefined && compatibility !== null) {
-    if (typeof compatibility !== 'string') {
+  let compatibility: string | undefined
+  const rawCompatibility = data.compatibility
+  if (rawCompatibility !== undefined && rawCompatibility !== null) {
+    if (typeof rawCompatibility !== 'string') {
       issues.push(issue('warning', 'invalid_field', 'compatibility', '`compatibility` should be a string; ignored.'))
-    } else if (compatibility.length >= 500) {
-      issues.push(issue('warning', 'invalid_field', 'compatibility', `\`compatibility\` is ${compatibility.length} characters; keep it under 500.`))
-    }
+    } else if (rawCompatibility.length >= 500) {
+      issues.push(issue('warning', 'invalid_field', 'compatibility', `\`compatibility\` is ${rawCompatibility.length} characters; keep it under 500.`))
+      compatibility = rawCompatibility.slice(0, 499)
+    } else if (rawCompatibility.trim()) compatibility = rawCompatibility.trim()
   }
-  return { ...(version ? { version } : {}), ...(language ? { language } : {}) }
+  const declaredScope = optionalString(data, 'scope', issues)
+  const updated = optionalString(data, 'updated', issues)
+  if (updated !== undefined && Number.isNaN(Date.parse(updated))) {
+    issues.push(issue('info', 'invalid_field', 'updated', `\`updated\` "${updated}" is not an ISO date.`))
+  }
+  return {
+    ...(version ? { version } : {}),
+    ...(language ? { language } : {}),
+    ...(compatibility ? { compatibility } : {}),
+    ...(declaredScope ? { declaredScope } : {}),
+    ...(updated ? { updated } : {}),
+  }
+}
+
+/** A pack-relative path field (`metadata.primaryDocument`, …): lexically checked here, on disk later. */
+function packPathField(value: unknown, field: string, issues: PackDiagnostic[]): string | undefined {
+  if (value === undefined || value === null) return undefined
+  if (typeof value !== 'string') {
+    issues.push(issue('warning', 'invalid_field', field, `\`${field}\` should be a string; ignored.`))
+    return undefined
+  }
+  const checked = normalisePackPath(value)
+  if (checked.ok) return checked.path
+  issues.push(issue('error', 'path_escape', field, `\`${field}\` "${value}" ${checked.reason}; refused.`))
+  return undefined
 }
 
 /** `metadata`: kept as given, with `primaryDocument` (lexically checked here, on disk later) and `producedBy` checked. */
@@ -223,18 +252,12 @@ function checkMetadata(data: Record<string, unknown>, issues: PackDiagnostic[]):
   }
   if (!metadataRecord) return undefined
   const metadata: NonNullable<KnowledgeCatalogItem['metadata']> = { ...metadataRecord }
-  delete metadata.primaryDocument
-  delete metadata.producedBy
-  const primary = metadataRecord.primaryDocument
-  if (primary !== undefined && primary !== null) {
-    if (typeof primary !== 'string') {
-      issues.push(issue('warning', 'invalid_field', 'metadata.primaryDocument', '`metadata.primaryDocument` should be a string; ignored.'))
-    } else {
-      const checked = normalisePackPath(primary)
-      if (checked.ok) metadata.primaryDocument = checked.path
-      else issues.push(issue('error', 'path_escape', 'metadata.primaryDocument', `\`metadata.primaryDocument\` "${primary}" ${checked.reason}; refused.`))
-    }
+  for (const key of ['primaryDocument', 'primaryOntology', 'primaryAnswers'] as const) {
+    delete metadata[key]
+    const path = packPathField(metadataRecord[key], `metadata.${key}`, issues)
+    if (path !== undefined) metadata[key] = path
   }
+  delete metadata.producedBy
   const producedBy = parseProducedBy(metadataRecord.producedBy, issues)
   if (producedBy) metadata.producedBy = producedBy
   return metadata
@@ -293,18 +316,21 @@ function parseProducedBy(value: unknown, issues: PackDiagnostic[]): ProducedBy |
   const out: ProducedBy = {}
   const rawKind = typeof record.kind === 'string' ? record.kind.trim() : record.kind
   if (rawKind !== undefined && rawKind !== null) {
-    // The standard's own example writes `agent-skill`; the catalog type says `skill`.
-    const kind = ProducedByKind.safeParse(rawKind === 'agent-skill' ? 'skill' : rawKind)
-    if (kind.success) out.kind = kind.data
-    else
-      issues.push(
-        issue(
-          'warning',
-          'invalid_field',
-          'metadata.producedBy.kind',
-          `\`metadata.producedBy.kind\` "${String(rawKind)}" is not one of ${ProducedByKind.options.join(', ')}; ignored.`,
-        ),
-      )
+    // Kept as written (the standard's examples say `agent-skill`, seed 000 says `skill`); an unknown kind is noted.
+    if (typeof rawKind !== 'string' || rawKind === '') {
+      issues.push(issue('warning', 'invalid_field', 'metadata.producedBy.kind', '`metadata.producedBy.kind` should be a string; ignored.'))
+    } else {
+      out.kind = rawKind
+      if (!ProducedByKind.safeParse(rawKind).success)
+        issues.push(
+          issue(
+            'info',
+            'invalid_field',
+            'metadata.producedBy.kind',
+            `\`metadata.producedBy.kind\` "${rawKind}" is not one of ${ProducedByKind.options.join(', ')}; kept as written.`,
+          ),
+        )
+    }
   }
   for (const key of ['name', 'version', 'digest'] as const) {
     const field = record[key]

@@ -47,19 +47,31 @@ export const PackGrounding = z.enum(['none', 'recommended', 'required'])
 export type PackGrounding = z.infer<typeof PackGrounding>
 
 /**
- * The resolver's citation policy for one request.
+ * The resolver's citation policy for one request, in the standard's words
+ * (`required | recommended | none`). `off` is the older spelling of `none`:
+ * accepted on input, never written (see {@link normaliseGrounding}).
  * @example
  * GroundingPolicy.parse('required')
  */
-export const GroundingPolicy = z.enum(['required', 'recommended', 'off'])
+export const GroundingPolicy = z.enum(['required', 'recommended', 'none', 'off'])
 export type GroundingPolicy = z.infer<typeof GroundingPolicy>
 
 /**
- * What produced a pack.
+ * A grounding policy in the standard's vocabulary (`off` → `none`).
  * @example
- * ProducedByKind.options // ['skill', 'tool', 'manual', 'import']
+ * normaliseGrounding('off') // 'none'
  */
-export const ProducedByKind = z.enum(['skill', 'tool', 'manual', 'import'])
+export function normaliseGrounding(policy: GroundingPolicy): PackGrounding {
+  return policy === 'off' ? 'none' : policy
+}
+
+/**
+ * The kinds of producer the standard names (seed 000 writes `skill`, its examples `agent-skill`).
+ * A pack's `metadata.producedBy.kind` is kept as written; others get an info diagnostic.
+ * @example
+ * ProducedByKind.options // ['skill', 'agent-skill', 'tool', 'manual', 'import']
+ */
+export const ProducedByKind = z.enum(['skill', 'agent-skill', 'tool', 'manual', 'import'])
 export type ProducedByKind = z.infer<typeof ProducedByKind>
 
 /**
@@ -103,7 +115,8 @@ export const STANDARD_PACK_TYPES = [
  * ProducedBy.parse({ kind: 'skill', name: 'brand-product-knowledge-builder', version: '1.0.0' })
  */
 export const ProducedBy = z.object({
-  kind: ProducedByKind.optional(),
+  /** As written (`skill`, `agent-skill`, `tool`, …). */
+  kind: z.string().optional(),
   name: z.string().optional(),
   version: z.string().optional(),
   digest: z.string().optional(),
@@ -128,6 +141,10 @@ export const KnowledgeCatalogItem = z.object({
   metadata: z
     .object({
       primaryDocument: z.string().optional(),
+      /** v0.7: the ontology manifest (`ontology/ontology.json`). */
+      primaryOntology: z.string().optional(),
+      /** v0.7.2: the answer map or manifest (`answers/questions.json`). */
+      primaryAnswers: z.string().optional(),
       producedBy: ProducedBy.optional(),
     })
     .catchall(z.unknown())
@@ -135,8 +152,15 @@ export const KnowledgeCatalogItem = z.object({
   version: z.string().optional(),
   language: z.string().optional(),
   grounding: PackGrounding.optional(),
+  /** Frontmatter `scope`: the pack's own statement of where it applies (not where it was found: that is `scope`). */
+  declaredScope: z.string().optional(),
+  /** Frontmatter `compatibility`: what the pack needs from a client (under 500 characters). */
+  compatibility: z.string().optional(),
+  /** Frontmatter `updated` (ISO date): when the pack's content last changed. */
+  updated: z.string().optional(),
   location: z.string(),
   packRoot: z.string(),
+  /** Where discovery found the pack (project, user, extra, builtin). */
   scope: PackScope,
   diagnostics: z.array(z.string()),
 })

@@ -81,9 +81,10 @@ describe('knowhub packs', () => {
       const json = await run(['resolve', '固态电池的能量密度', '--json', '--grounding', 'off', '--log-dir', dir, ...scopeArgs])
       const result = JSON.parse(json.out) as { packs: { pack: string; selected_files: string[]; grounding: string }[]; tokens: number }
       expect(result.packs.map((p) => p.pack)).toEqual(['research-wiki-zh'])
-      expect(result.packs[0]?.grounding).toBe('off')
+      // `off` is accepted and written in the standard's word, `none` (#16 item 6).
+      expect(result.packs[0]?.grounding).toBe('none')
       const log = await readFile(join(dir, 'knowledge-usage.jsonl'), 'utf8')
-      expect(JSON.parse(log.trim())).toMatchObject({ pack: 'research-wiki-zh', grounding: 'off' })
+      expect(JSON.parse(log.trim())).toMatchObject({ pack: 'research-wiki-zh', grounding: 'none' })
     } finally {
       await cleanup()
     }

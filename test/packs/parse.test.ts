@@ -271,7 +271,8 @@ describe('validation table (seed 000), one row per test', () => {
     expect(r.pack.item).toMatchObject({
       name: 'knowledge_notes',
       language: 'zh-CN',
-      metadata: { producedBy: { kind: 'skill', name: 'store-knowledge-builder' } },
+      // producedBy.kind is kept as written (#16 item 13).
+      metadata: { producedBy: { kind: 'agent-skill', name: 'store-knowledge-builder' } },
     })
     expect(codes(r)).toEqual(expect.arrayContaining(['invalid_name', 'invalid_field', 'profile_defaulted']))
   })

@@ -129,7 +129,9 @@ describe('resolver: runtime modes, evidence and warnings', () => {
     const r = await resolveContext({ task: "Draft a post in Mara's voice about the widget battery life", packs: [acme, persona], cache })
     expect(r.wrapper_order).toEqual(['founder-persona', 'acme-product-brief'])
     expect(
-      r.context.startsWith('<knowledge_pack name="founder-persona" status="ready" grounding="recommended" profile="document-first" runtime_mode="persona">'),
+      r.context.startsWith(
+        '<knowledge_pack name="founder-persona" status="ready" trust="official" grounding="recommended" mode="persona" profile="document-first" runtime_mode="persona" selected_files="',
+      ),
     ).toBe(true)
     expect(r.context).toContain('<knowledge_pack name="acme-product-brief"')
     const pieces = r.packs.find((p) => p.pack === 'founder-persona')?.pieces ?? []

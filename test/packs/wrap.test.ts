@@ -149,7 +149,12 @@ describe('neutralise', () => {
     const wrapped = wrapKnowledge({ name: 'p', status: 'ready', grounding: 'required', profile: 'wiki-first', runtime_mode: 'data' }, content)
     expect(wrapped.match(/<knowledge_pack[\s>]/g)).toHaveLength(1)
     expect(wrapped.match(/<\/knowledge_pack>/g)).toHaveLength(1)
-    expect(wrapped.startsWith('<knowledge_pack name="p" status="ready" grounding="required" profile="wiki-first" runtime_mode="data">\n')).toBe(true)
+    // Runtime standard Step 5: trust and `mode` (seed 001) beside `runtime_mode` (seed 000).
+    expect(
+      wrapped.startsWith(
+        '<knowledge_pack name="p" status="ready" trust="unreviewed" grounding="required" mode="data" profile="wiki-first" runtime_mode="data">\n',
+      ),
+    ).toBe(true)
     expect(wrapped.endsWith('\n</knowledge_pack>')).toBe(true)
     const inner = wrapped.slice(wrapped.indexOf('\n') + 1, wrapped.lastIndexOf('\n'))
     expect(looksLikeReservedTag(inner)).toBe(false)

@@ -113,7 +113,7 @@ function addSubcommands(packs: Command, run: Run): void {
     .argument('<task>', 'the task text')
     .option('--pack <name>', 'pack to use (repeatable; default: packs whose description matches the task)', collect)
     .option('--budget <tokens>', 'token budget', positiveInt, 8000)
-    .option('--grounding <policy>', 'required | recommended | off', oneOf(GroundingPolicy.options))
+    .option('--grounding <policy>', 'required | recommended | none (off is read as none)', oneOf(GroundingPolicy.options))
     .option('--intent <intent>', `task intent (${ResolveIntent.options.join(' | ')}); detected when absent`, oneOf(ResolveIntent.options))
     .option('--confirm', 'confirm use of disputed packs')
     .option('--log-dir <dir>', 'append usage records to <dir>/knowledge-usage.jsonl (default: packs.logDir)')

@@ -86,7 +86,7 @@ function evidenceFindings(plan: PackPlan, files: readonly string[]): EvidenceFin
   for (const claim of plan.index.evidence.claims) {
     const hits = relevant(claim.compiled_into, claim.document)
     if (hits.length === 0) continue
-    if (plan.grounding !== 'off' && claim.sourceState === 'ok') {
+    if (plan.grounding !== 'none' && claim.sourceState === 'ok') {
       found.anchors.add(claim.anchor)
       for (const hit of hits) found.anchored.add(hit)
     }
@@ -103,7 +103,7 @@ function evidenceFindings(plan: PackPlan, files: readonly string[]): EvidenceFin
   }
   for (const section of plan.index.evidence.sections) {
     const hits = relevant(section.compiled_into, section.document)
-    if (hits.length === 0 || plan.grounding === 'off') continue
+    if (hits.length === 0 || plan.grounding === 'none') continue
     for (const anchor of section.source_anchors ?? []) {
       const checked = normalisePackPath(anchor.split('#')[0] ?? '')
       if (checked.ok) {
@@ -139,7 +139,7 @@ function indexAndRunWarnings(plan: PackPlan, files: readonly string[]): CompileW
 
 /** Selected files no source anchor supports (grounding required or recommended), with their warnings. */
 function citationGaps(plan: PackPlan, files: readonly string[], anchored: ReadonlySet<string>): { gaps: string[]; warnings: CompileWarning[] } {
-  const gaps = plan.grounding === 'off' ? [] : files.filter((f) => !anchored.has(f))
+  const gaps = plan.grounding === 'none' ? [] : files.filter((f) => !anchored.has(f))
   if (gaps.length === 0) return { gaps, warnings: [] }
   const severity = plan.grounding === 'required' ? 'warning' : 'info'
   const noMap = plan.index.evidence.claims.length === 0 && plan.index.evidence.sections.length === 0
@@ -148,6 +148,18 @@ function citationGaps(plan: PackPlan, files: readonly string[], anchored: Readon
     return { gaps, warnings: [{ severity, path: 'indexes/source-map.json', code: 'citation_gap', message }] }
   }
   return { gaps, warnings: gaps.map((gap) => ({ severity, path: gap, code: 'citation_gap', message: 'No source anchor supports this file.' })) }
+}
+
+/**
+ * Codes of the warnings (not infos) that apply to a pack's selected files, for
+ * its wrapper: status and trust, profile gaps, claims of the selected files,
+ * index problems and compile runs.
+ * @example
+ * wrapperWarnings(plan, ['compiled/facts.md']) // ['unreviewed', 'claim_stale']
+ */
+export function wrapperWarnings(plan: PackPlan, files: readonly string[]): string[] {
+  const warnings = [...plan.warnings, ...evidenceFindings(plan, files).warnings, ...indexAndRunWarnings(plan, files)]
+  return [...new Set(warnings.filter((w) => w.severity !== 'info').map((w) => w.code ?? 'warning'))]
 }
 
 /**

@@ -147,7 +147,11 @@ function passesFor(plans: readonly PackPlan[], ranked: readonly Candidate[], bud
  * const fill = fillBudget(rankCandidates(plans), plans, 8000)
  */
 export function fillBudget(ranked: readonly Candidate[], plans: readonly PackPlan[], budget: number, shares: BudgetShares = {}): Fill {
-  const overhead = plans.map((plan) => countTokens(wrapKnowledge(wrapperAttributes(plan.pack.item, plan.grounding), '')) + 2)
+  // The wrapper's own cost with the pack's standing warnings; each selected file adds its path to `selected_files` (paid by its first piece).
+  const overhead = plans.map((plan) => {
+    const warnings = [...new Set(plan.warnings.filter((w) => w.severity !== 'info').map((w) => w.code ?? 'warning'))]
+    return countTokens(wrapKnowledge({ ...wrapperAttributes(plan.pack.item, plan.grounding), warnings, selected_files: ['x'] }, '')) + 2
+  })
   const fill: Fill = { chosen: plans.map(() => []), tried: new Map(), untried: new Map(), duplicates: new Set(), overhead }
   const state: FillState = { used: 0, counts: 0, misses: 0, keys: new Set() }
   const chosen = new Set<Candidate>()
@@ -199,7 +203,9 @@ function tryPiece(
   }
   if (final && (room < MIN_PIECE_TOKENS || state.misses >= MAX_MISSES)) return 'stop'
   const list = fill.chosen[candidate.packIndex] as Chosen[]
-  const wrapperCost = list.length === 0 ? (fill.overhead[candidate.packIndex] ?? 0) : 0
+  const path = candidate.section.path
+  const pathCost = list.some((c) => c.candidate.section.path === path) ? 0 : countTokens(path) + 1
+  const wrapperCost = (list.length === 0 ? (fill.overhead[candidate.packIndex] ?? 0) : 0) + pathCost
   const remaining = room - wrapperCost
   const memo = plans[candidate.packIndex]?.index
   let tokens = memo?.tokenCounts.get(candidate.section.id)
@@ -225,6 +231,9 @@ function tryPiece(
   return tokens + wrapperCost
 }
 
+/** The warning codes a pack's wrapper carries for its selected files (plan index, files). */
+export type Annotate = (plan: number, files: readonly string[]) => string[]
+
 /** One pack's wrapper in the context. */
 export interface BuiltWrapper {
   name: string
@@ -246,16 +255,18 @@ export interface BuiltContext {
  * @example
  * const { context, wrappers } = buildContext(plans, fill.chosen)
  */
-export function buildContext(plans: readonly PackPlan[], chosen: readonly (readonly Chosen[])[]): BuiltContext {
+export function buildContext(plans: readonly PackPlan[], chosen: readonly (readonly Chosen[])[], annotate?: Annotate): BuiltContext {
   const wrappers: BuiltWrapper[] = []
   plans.forEach((plan, i) => {
     const pieces = readingOrder((chosen[i] ?? []).map((c) => c.candidate))
     if (pieces.length === 0) return
     const content = pieces.map((c) => renderPiece(c.section)).join('\n\n')
+    const files = [...new Set(pieces.map((c) => c.section.path))]
+    const warnings = annotate?.(i, files) ?? []
     wrappers.push({
       name: plan.pack.item.name,
       mode: plan.pack.item.runtime?.mode ?? 'data',
-      text: wrapKnowledge(wrapperAttributes(plan.pack.item, plan.grounding), content),
+      text: wrapKnowledge({ ...wrapperAttributes(plan.pack.item, plan.grounding), selected_files: files, warnings }, content),
       plan: i,
     })
   })
@@ -275,8 +286,9 @@ export function fitExactly(
   chosen: Chosen[][],
   ranked: readonly Candidate[],
   budget: number,
+  annotate?: Annotate,
 ): { built: BuiltContext; tokens: number } {
-  let built = buildContext(plans, chosen)
+  let built = buildContext(plans, chosen, annotate)
   let tokens = countTokens(built.context)
   while (tokens > budget) {
     let worst: { list: Chosen[]; at: number; rank: number } | undefined
@@ -289,7 +301,7 @@ export function fitExactly(
     if (!worst) break
     const dropped = worst as { list: Chosen[]; at: number; rank: number }
     dropped.list.splice(dropped.at, 1)
-    built = buildContext(plans, chosen)
+    built = buildContext(plans, chosen, annotate)
     tokens = countTokens(built.context)
   }
   return { built, tokens }

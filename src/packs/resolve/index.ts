@@ -13,7 +13,7 @@ import { queryTerms } from '../lexical.js'
 import { PackIndexCache, type PackIndex } from '../pack-index.js'
 import { GroundingPolicy, type LoadedPack } from '../schema.js'
 import { countTokens } from '../tokens.js'
-import { audit, unwrappedPacks } from './audit.js'
+import { audit, unwrappedPacks, wrapperWarnings } from './audit.js'
 import { fillBudget, fitExactly, omissions, type BuiltContext } from './budget.js'
 import { ResolveIntent, detectIntent } from './intent.js'
 import { MISSING_BASIS, missingFacts } from './missing.js'
@@ -108,7 +108,7 @@ export async function resolveContext(options: ResolveOptions): Promise<ResolveRe
   if (options.embedder) await blendEmbeddings(plans, input.task, options.embedder, logger)
   const ranked = rankCandidates(plans)
   const fill = fillBudget(ranked, plans, input.budget, options.shares)
-  const { built, tokens } = fitExactly(plans, fill.chosen, ranked, input.budget)
+  const { built, tokens } = fitExactly(plans, fill.chosen, ranked, input.budget, (i, files) => wrapperWarnings(plans[i] as PackPlan, files))
   const omitted = omissions(ranked, plans, fill)
   excluded.push(...unwrappedPacks(plans, fill, omitted, input.budget))
   const packs = resolutions(plans, fill.chosen, built, tokens)

@@ -10,7 +10,7 @@ import { packUseWarnings } from '../activate.js'
 import { queryTerms, type WeightedTerm } from '../lexical.js'
 import type { IndexedSection, PackIndex } from '../pack-index.js'
 import { normalisePackPath } from '../paths.js'
-import type { GroundingPolicy, LoadedPack, PackDiagnostic } from '../schema.js'
+import { normaliseGrounding, type GroundingPolicy, type LoadedPack, type PackDiagnostic, type PackGrounding } from '../schema.js'
 import { isEvidenceIntent, type ResolveIntent } from './intent.js'
 import { expandTerms, termSet, type TaskConcept } from './terms.js'
 import type { Candidate, CompileWarning, PackPlan, PieceReason, PlanDecision } from './types.js'
@@ -48,14 +48,13 @@ const CORE_VIEWS = new Set(['compiled/briefing.md', 'compiled/facts.md', 'compil
 const RELEVANCE_FLOOR = 0.35
 
 /**
- * The citation policy for a pack: the caller's, else from the pack's `grounding`
- * (required → required, none → off, else recommended).
+ * The citation policy for a pack in the standard's words (`required |
+ * recommended | none`): the caller's (`off` read as `none`), else the pack's
+ * `grounding`, else recommended.
  */
-export function packGrounding(pack: LoadedPack, policy: GroundingPolicy | undefined): GroundingPolicy {
-  if (policy) return policy
-  if (pack.item.grounding === 'required') return 'required'
-  if (pack.item.grounding === 'none') return 'off'
-  return 'recommended'
+export function packGrounding(pack: LoadedPack, policy: GroundingPolicy | undefined): PackGrounding {
+  if (policy) return normaliseGrounding(policy)
+  return pack.item.grounding ?? 'recommended'
 }
 
 /** A pack diagnostic as a compile warning of the audit record. */
@@ -398,7 +397,7 @@ export function planPack(
   terms: readonly WeightedTerm[],
   concepts: readonly TaskConcept[],
   intent: ResolveIntent,
-  grounding: GroundingPolicy,
+  grounding: PackGrounding,
 ): PackPlan {
   const tiers = profileTiers(pack, index, intent)
   const scores = scoreTiers(index, terms, decisiveConcepts(pack, concepts), intent, tiers)

@@ -8,7 +8,7 @@ import type { Logger } from '../../core/logger.js'
 import type { Embedder } from '../../embed/embedder.js'
 import type { IndexedSection, PackIndex, PackIndexCache } from '../pack-index.js'
 import type { ResourceKind } from '../resources.js'
-import type { GroundingPolicy, LoadedPack, PackProfile, PackStatus, PackTrust, RuntimeMode } from '../schema.js'
+import type { GroundingPolicy, LoadedPack, PackGrounding, PackProfile, PackStatus, PackTrust, RuntimeMode } from '../schema.js'
 import type { ResolveIntent } from './intent.js'
 
 /**
@@ -46,7 +46,7 @@ export interface ResolveOptions {
   packs: readonly LoadedPack[]
   /** Token budget for the whole wrapped context (default 8000). Never exceeded. */
   budget?: number
-  /** Citation policy; default from the packs' `grounding` (required → required, none → off, else recommended). */
+  /** Citation policy; default from each pack's `grounding` (else recommended). `off` is read as `none`. */
   grounding?: GroundingPolicy
   /** Task intent; detected from the task text when absent. */
   intent?: ResolveIntent
@@ -105,7 +105,8 @@ export interface PackResolution extends ResolutionAudit {
   trust: PackTrust
   profile: PackProfile
   runtime_mode: RuntimeMode
-  grounding: GroundingPolicy
+  /** The citation policy applied, in the standard's words (`none`, never `off`). */
+  grounding: PackGrounding
   /** How the resolver chose between the preferred views and the fallback. */
   decision: PlanDecision
   /** Position of this pack's wrapper in the context (0-based); absent when nothing was selected. */
@@ -214,7 +215,7 @@ export interface PlanDecision {
 export interface PackPlan {
   pack: LoadedPack
   index: PackIndex
-  grounding: GroundingPolicy
+  grounding: PackGrounding
   candidates: Candidate[]
   warnings: CompileWarning[]
   missing: string[]
