@@ -17,7 +17,15 @@ import type { Store } from './store.js'
 import { readVectorIndexInfo } from './vectors.js'
 
 /** Tables that are not copied: bookkeeping of the target's own migrations, and trigger-derived data. */
-const NOT_COPIED = new Set(['knowhub_migrations', 'knowhub_meta', 'knowledge_term', 'knowledge_text_stats', 'knowledge_change'])
+const NOT_COPIED = new Set([
+  'knowhub_migrations',
+  'knowhub_meta',
+  'knowledge_scope_term',
+  'knowledge_scope_stats',
+  'knowledge_term',
+  'knowledge_text_stats',
+  'knowledge_change',
+])
 /** The vector settings are written by the target itself (its backend may differ). */
 const OWN_META_KEYS = ['embedding']
 const BATCH_ROWS = 500

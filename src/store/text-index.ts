@@ -11,9 +11,9 @@
 import { bm25 } from '../core/text/index.js'
 import { EntryTable, type IndexedEntry } from './text-index/entries.js'
 import { compileFilter, FAILS, PASSES, UNCHECKED, VerdictCache } from './text-index/filter.js'
-import { PostingLists } from './text-index/postings.js'
+import { PostingLists, type Postings } from './text-index/postings.js'
 import { offerHit } from './text-index/top-k.js'
-import { planTextQuery, type EntryFilter, type RankedId, type TextRanking } from './text-query.js'
+import { planTextQuery, textQueryBound, type EntryFilter, type RankedId, type TextHits, type TextRanking } from './text-query.js'
 
 export type { IndexedEntry }
 
@@ -28,6 +28,8 @@ export interface TextIndex {
   readonly size: number
   /** BM25 over the entries that pass `filter`, best first (ties by id), at most `limit`. */
   search(terms: readonly string[], filter: EntryFilter, limit: number, ranking: TextRanking): RankedId[]
+  /** {@link TextIndex.search} with the query's best possible score over the visible entries. */
+  searchWithBound(terms: readonly string[], filter: EntryFilter, limit: number, ranking: TextRanking): TextHits
 }
 
 /** How many filters keep their per-entry verdicts between searches (until the index changes). */
@@ -37,6 +39,17 @@ const VERDICT_CACHE = 8
 interface Scratch {
   scores: Float64Array
   touched: Int32Array
+}
+
+/** A term's document frequency over the visible scopes: each posting once per visible scope of its entry. */
+function visibleFrequency(table: EntryTable, list: Postings, visible: ReadonlySet<number>): number {
+  const { slots, size } = list
+  let df = 0
+  for (let i = 0; i < size; i++) {
+    const scopes = table.scopes[slots[i]!]!
+    for (let j = 0; j < scopes.length; j++) if (visible.has(scopes[j]!)) df++
+  }
+  return df
 }
 
 /**
@@ -49,15 +62,22 @@ function searchIndex(
   verdicts: Uint8Array,
   scratch: Scratch,
   query: { terms: readonly string[]; filter: EntryFilter; limit: number; ranking: TextRanking },
-): RankedId[] {
+): TextHits {
+  // BM25's statistics over the visible scopes only (issue 15.1): a term's document
+  // frequency counts each posting once per visible scope of its entry, as the collection
+  // size does (EntryTable.visibleStats) and as the SQL path sums migration 0009's tables.
+  const visible = new Set(query.filter.visible.flatMap((name) => table.symbolOf(name) ?? []))
   const stats = [...new Set(query.terms)].flatMap((term) => {
     const list = postings.get(term)
-    return list ? [{ term, df: list.size }] : []
+    const df = list ? visibleFrequency(table, list, visible) : 0
+    return df > 0 ? [{ term, df }] : []
   })
-  if (stats.length === 0) return []
+  const collection = table.visibleStats(visible)
+  const bound = textQueryBound(query.terms, stats, collection.docs, query.ranking)
+  if (stats.length === 0) return { hits: [], bound }
   // The same terms and idf as the SQL path (every term a candidate term: exact).
-  const plan = planTextQuery(stats, table.size, { ...query.ranking, candidates: Infinity })
-  const scorer = bm25(query.ranking, table.size, table.totalLength)
+  const plan = planTextQuery(stats, collection.docs, { ...query.ranking, candidates: Infinity })
+  const scorer = bm25(query.ranking, collection.docs, collection.totalLength)
   const passes = compileFilter(query.filter, table)
   const { scores, touched } = scratch
   const lengths = table.lengths
@@ -82,7 +102,7 @@ function searchIndex(
     scores[slot] = 0
     if (best.length < query.limit || value >= best[best.length - 1]!.score) offerHit(best, table.ids[slot]!, value, query.limit)
   }
-  return best
+  return { hits: best, bound }
 }
 
 /**
@@ -111,7 +131,7 @@ export function createTextIndex(): TextIndex {
       verdictCache.clear()
       const existing = table.slot(entry.id)
       if (existing !== undefined && table.sameText(existing, entry)) {
-        table.setFields(existing, entry)
+        table.updateFields(existing, entry)
         return
       }
       if (existing !== undefined) removeSlot(existing)
@@ -133,7 +153,11 @@ export function createTextIndex(): TextIndex {
     },
 
     search(terms, filter, limit, ranking) {
-      if (table.size === 0 || limit <= 0) return []
+      return this.searchWithBound(terms, filter, limit, ranking).hits
+    },
+
+    searchWithBound(terms, filter, limit, ranking) {
+      if (table.size === 0 || limit <= 0) return { hits: [], bound: textQueryBound(terms, [], 0, ranking) }
       if (scratch.scores.length !== table.capacity) {
         scratch.scores = new Float64Array(table.capacity)
         scratch.touched = new Int32Array(table.capacity)

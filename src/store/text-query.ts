@@ -89,6 +89,27 @@ export function planTextQuery(stats: ReadonlyArray<{ term: string; df: number }>
   }
 }
 
+/**
+ * The query's own best possible BM25 score over `docs` visible documents: Σ idf × (k1 + 1)
+ * over its distinct terms (the {@link MAX_QUERY_TERMS} of highest idf), a term no visible
+ * entry has counting at the idf of df 0. An entry's score divided by it is its full-text
+ * *strength* (0-1), which the search's relevance gate compares across queries: a query whose
+ * rare words appear nowhere has a high bound that common-word matches cannot approach.
+ * @example
+ * textQueryBound(['pgvector', 'zzz'], [{ term: 'pgvector', df: 3 }], 1000, DEFAULT_TEXT_RANKING)
+ */
+export function textQueryBound(terms: readonly string[], stats: ReadonlyArray<{ term: string; df: number }>, docs: number, ranking: Bm25Params): number {
+  const df = new Map(stats.map((row) => [row.term, row.df]))
+  const idfs = [...new Set(terms)].map((term) => bm25Idf(docs, df.get(term) ?? 0)).sort((a, b) => b - a)
+  return idfs.slice(0, MAX_QUERY_TERMS).reduce((sum, idf) => sum + bm25Bound(ranking, idf), 0)
+}
+
+/** A full-text search's hits and the query's best possible score (see {@link textQueryBound}). */
+export interface TextHits {
+  hits: RankedId[]
+  bound: number
+}
+
 /** Filters shared by search and list. */
 export interface EntryFilter {
   visible: readonly string[]

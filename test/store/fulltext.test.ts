@@ -113,7 +113,8 @@ describe.each(BACKENDS)('bounded full-text search in SQL on %s', (backend) => {
     'returns exactly the top results of the exact path for "%s" with a budget of 10',
     async (q) => {
       const bounded = { ...DEFAULT_TEXT_RANKING, candidates: 10 }
-      const stats = await store.db.query<{ term: string; df: number }>(sql`SELECT term, df FROM knowledge_term WHERE term = ANY(${textQuery(q).terms}::text[])`)
+      const stats = await store.db.query<{ term: string; df: number }>(sql`SELECT term, sum(df)::int AS df FROM knowledge_scope_term
+        WHERE term = ANY(${textQuery(q).terms}::text[]) AND scope = ANY(${filter.visible}::text[]) GROUP BY term`)
       const plan = planTextQuery(stats, 120, bounded)
       expect(plan.common.length).toBeGreaterThan(0) // the budget does leave terms out
       const expected = await store.knowledge.searchText(textQuery(q), filter, 3, exact)
@@ -150,7 +151,7 @@ describe.each(BACKENDS)('bounded full-text search in SQL on %s', (backend) => {
   it('keeps the GIN pending lists small and merges them on analyze', async () => {
     const rows = await store.db.query<{ reloptions: string[] | null }>(sql`SELECT reloptions FROM pg_class WHERE relname = 'knowledge_search_idx'`)
     expect(rows[0]!.reloptions).toContain('gin_pending_list_limit=128')
-    const stats = await store.db.query<{ n: number }>(sql`SELECT count(*)::int AS n FROM knowledge_term WHERE df > 0`)
+    const stats = await store.db.query<{ n: number }>(sql`SELECT count(*)::int AS n FROM knowledge_scope_term WHERE df > 0`)
     expect(stats[0]!.n).toBeGreaterThan(5)
   })
 })

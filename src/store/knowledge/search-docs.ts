@@ -33,7 +33,9 @@ export function searchDocQueries({ db }: KnowledgeContext, hasTextIndex: boolean
       // Without an in-memory index nobody reads the change log (this session writes none, see
       // migration 0008): drop what sessions with an index left.
       if (!hasTextIndex) await db.query(sql`DELETE FROM knowledge_change`)
-      await db.query(sql`VACUUM knowledge_text_stats, knowledge_term, knowledge_change`)
+      // Terms no entry of a scope has any more (a scope's rows outlive its entries).
+      await db.query(sql`DELETE FROM knowledge_scope_term WHERE df = 0`)
+      await db.query(sql`VACUUM knowledge_scope_stats, knowledge_scope_term, knowledge_change`)
       await db.query(sql`ANALYZE knowledge`)
     },
 

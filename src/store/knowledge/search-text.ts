@@ -14,8 +14,10 @@ import {
   type RankedId,
   type TextQuery,
   type TextQueryPlan,
+  type TextHits,
   type TextRanking,
   type WeightedTerm,
+  textQueryBound,
 } from '../text-query.js'
 import { filterSql, type KnowledgeContext } from './rows.js'
 
@@ -27,6 +29,11 @@ export interface KnowledgeTextQueries {
    * in SQL the work is bounded by `ranking.candidates` (see {@link planTextQuery}).
    */
   searchText(query: TextQuery, filter: EntryFilter, limit: number, ranking?: TextRanking): Promise<RankedId[]>
+  /**
+   * {@link KnowledgeTextQueries.searchText} with the query's best possible score over the
+   * visible entries ({@link textQueryBound}): the search's relevance gate reads hits' strength.
+   */
+  searchTextWithBound(query: TextQuery, filter: EntryFilter, limit: number, ranking?: TextRanking): Promise<TextHits>
   /**
    * With an in-memory full-text index: syncs it and returns the change-log position it
    * reflects, equal only while the table is unchanged (a cache key for search results).
@@ -63,14 +70,22 @@ function scoreSql(plan: TextQueryPlan, scorer: Bm25): Sql {
   return sql.join(summands, ' + ')
 }
 
-/** BM25 in SQL: collection statistics from `knowledge_text_stats`, candidates bounded by {@link planTextQuery}. */
-async function searchTextSql(db: Database, query: TextQuery, filter: EntryFilter, limit: number, ranking: TextRanking): Promise<RankedId[]> {
-  // Document frequencies of the query terms and the collection size: index lookups.
-  const stats = await db.query<{ term: string; df: number; docs: string; total_len: string }>(sql`SELECT t.term, t.df, s.docs, s.total_len
-    FROM knowledge_term t CROSS JOIN knowledge_text_stats s WHERE t.term = ANY(${query.terms}::text[]) AND t.df > 0`)
-  if (stats.length === 0) return []
-  const docs = Math.max(1, Number(stats[0]!.docs))
-  const scorer = bm25(ranking, docs, Number(stats[0]!.total_len))
+/**
+ * BM25 in SQL: statistics summed over the caller's visible scopes (`knowledge_scope_term`,
+ * `knowledge_scope_stats`, migration 0009: nothing outside them moves a score), candidates
+ * bounded by {@link planTextQuery}.
+ */
+async function searchTextSql(db: Database, query: TextQuery, filter: EntryFilter, limit: number, ranking: TextRanking): Promise<TextHits> {
+  // Document frequencies of the query terms and the collection size over the visible scopes: index lookups.
+  const stats = await db.query<{ term: string; df: number }>(sql`SELECT t.term, sum(t.df)::int AS df
+    FROM knowledge_scope_term t WHERE t.term = ANY(${query.terms}::text[]) AND t.scope = ANY(${filter.visible}::text[])
+    GROUP BY t.term HAVING sum(t.df) > 0`)
+  const [collection] = await db.query<{ docs: string; total_len: string }>(sql`SELECT coalesce(sum(docs), 0) AS docs, coalesce(sum(total_len), 0) AS total_len
+    FROM knowledge_scope_stats WHERE scope = ANY(${filter.visible}::text[])`)
+  const bound = textQueryBound(query.terms, stats, Number(collection!.docs), ranking)
+  if (stats.length === 0) return { hits: [], bound }
+  const docs = Math.max(1, Number(collection!.docs))
+  const scorer = bm25(ranking, docs, Number(collection!.total_len))
   const plan = planTextQuery(
     stats.map((row) => ({ term: row.term, df: Number(row.df) })),
     docs,
@@ -99,7 +114,7 @@ async function searchTextSql(db: Database, query: TextQuery, filter: EntryFilter
     const rest = await scored(sql`k.search_doc @@ ${tsquery(plan.common, '|')}::tsquery AND NOT (${anyCandidate})`)
     rows = bestFirst([...rows, ...rest], limit)
   }
-  return rows.map((row) => ({ id: row.id, score: Number(row.score) }))
+  return { hits: rows.map((row) => ({ id: row.id, score: Number(row.score) })), bound }
 }
 
 /**
@@ -110,10 +125,14 @@ async function searchTextSql(db: Database, query: TextQuery, filter: EntryFilter
 export function textQueries({ db }: KnowledgeContext, textIndex?: SyncedTextIndex): KnowledgeTextQueries {
   return {
     async searchText(query, filter, limit, ranking = DEFAULT_TEXT_RANKING) {
-      if (query.terms.length === 0) return []
+      return (await this.searchTextWithBound(query, filter, limit, ranking)).hits
+    },
+
+    async searchTextWithBound(query, filter, limit, ranking = DEFAULT_TEXT_RANKING) {
+      if (query.terms.length === 0) return { hits: [], bound: 0 }
       if (!textIndex) return searchTextSql(db, query, filter, limit, ranking)
       await textIndex.sync()
-      return textIndex.index.search(query.terms, filter, limit, ranking)
+      return textIndex.index.searchWithBound(query.terms, filter, limit, ranking)
     },
 
     async searchGeneration() {

@@ -41,6 +41,14 @@ export class EntryTable {
   quality = new Float64Array(this.capacity)
   lengths = new Float64Array(this.capacity)
   totalLength = 0
+  /**
+   * Per scope symbol: the entries stored in the scope and their summed length (every
+   * status). BM25's collection statistics of a search are summed over the caller's visible
+   * scopes (as the SQL path sums migration 0009's tables), so that nothing outside them
+   * moves a score.
+   */
+  readonly scopeDocs: number[] = []
+  readonly scopeLength: number[] = []
   private readonly free: number[] = []
   private readonly slotOf = new Map<string, number>()
   // Small integers for scope, type and status strings: filters compare numbers.
@@ -71,7 +79,8 @@ export class EntryTable {
   private shared(names: readonly string[]): Int32Array {
     const key = names.join('\u0000')
     let list = this.lists.get(key)
-    if (!list) this.lists.set(key, (list = Int32Array.from(names, (name) => this.symbol(name))))
+    // Distinct names: an entry counts once per scope in the statistics.
+    if (!list) this.lists.set(key, (list = Int32Array.from(new Set(names), (name) => this.symbol(name))))
     return list
   }
 
@@ -94,6 +103,36 @@ export class EntryTable {
     this.quality[slot] = Number(entry.score) + Number(entry.helpful) - 2 * Number(entry.harmful)
   }
 
+  /** Replaces the filtered fields of an occupied slot, keeping the per-scope statistics in step. */
+  updateFields(slot: number, entry: IndexedEntry): void {
+    this.account(slot, -1)
+    this.setFields(slot, entry)
+    this.account(slot, 1)
+  }
+
+  /** Adds (`sign` 1) or removes (−1) a slot's entry from the per-scope statistics. */
+  private account(slot: number, sign: 1 | -1): void {
+    const length = this.lengths[slot]!
+    for (const scope of this.scopes[slot]!) {
+      this.scopeDocs[scope] = (this.scopeDocs[scope] ?? 0) + sign
+      this.scopeLength[scope] = (this.scopeLength[scope] ?? 0) + sign * length
+    }
+  }
+
+  /**
+   * The collection statistics over the entries in any of `visible` (scope symbols, each
+   * once): an entry counts once per visible scope it is in.
+   */
+  visibleStats(visible: Iterable<number>): { docs: number; totalLength: number } {
+    let docs = 0
+    let totalLength = 0
+    for (const scope of visible) {
+      docs += this.scopeDocs[scope] ?? 0
+      totalLength += this.scopeLength[scope] ?? 0
+    }
+    return { docs, totalLength }
+  }
+
   /** Takes a slot for a new entry (a freed one first) and stores the entry in it. */
   place(entry: IndexedEntry): number {
     const slot = this.free.pop() ?? this.ids.length
@@ -112,12 +151,14 @@ export class EntryTable {
     this.lengths[slot] = entry.length
     this.slotOf.set(entry.id, slot)
     this.totalLength += entry.length
+    this.account(slot, 1)
     return slot
   }
 
   /** Frees a slot; returns the terms it had (for the postings to drop). */
   release(slot: number): string[] {
     const released = this.terms[slot]!
+    this.account(slot, -1)
     this.totalLength -= this.lengths[slot]!
     this.slotOf.delete(this.ids[slot]!)
     this.ids[slot] = undefined
@@ -137,6 +178,8 @@ export class EntryTable {
     this.slotOf.clear()
     this.lists.clear()
     this.totalLength = 0
+    this.scopeDocs.length = 0
+    this.scopeLength.length = 0
   }
 
   private grow(): void {
