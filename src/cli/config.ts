@@ -34,6 +34,7 @@ export const ENV_VARS = {
   KNOWHUB_PORT: 'server: port (default 8420)',
   KNOWHUB_BODY_LIMIT: 'server: largest request body in bytes (default 2097152)',
   KNOWHUB_RATE_LIMIT: 'server: requests per second per token (default 50; 0 = off)',
+  KNOWHUB_TRUSTED_PROXIES: 'server: reverse proxies (comma-separated addresses or CIDR ranges) whose X-Forwarded-For names the client',
   KNOWHUB_URL: 'a running KnowHub server for `knowhub mcp` to forward to (instead of opening the database)',
   KNOWHUB_TOKEN: 'the API token for KNOWHUB_URL',
   KNOWHUB_AGENT_HOME: 'the agent home: each agent in <home>/<name>/ (default ~/.agent)',
@@ -131,6 +132,10 @@ export function loadConfig(env: Env = process.env, options: { configFile?: strin
   }
   const server: Record<string, unknown> = { ...(file.server as object | undefined) }
   if (env.KNOWHUB_HOST) server.host = env.KNOWHUB_HOST
+  if (env.KNOWHUB_TRUSTED_PROXIES)
+    server.trustedProxies = env.KNOWHUB_TRUSTED_PROXIES.split(',')
+      .map((entry) => entry.trim())
+      .filter(Boolean)
   for (const [name, key] of [
     ['KNOWHUB_PORT', 'port'],
     ['KNOWHUB_BODY_LIMIT', 'bodyLimit'],

@@ -91,6 +91,8 @@ export const ServerConfig = z.object({
   rateBurst: z.number().int().min(1).default(200),
   /** Extra Host header values accepted in local mode (DNS-rebinding protection), e.g. `knowhub.local:8420`. */
   allowedHosts: z.array(z.string().min(1)).default([]),
+  /** Reverse proxies (addresses or CIDR ranges, e.g. `127.0.0.1`, `10.0.0.0/8`) whose `X-Forwarded-For` names the client; none by default. */
+  trustedProxies: z.array(z.string().min(1)).default([]),
 })
 export type ServerConfig = z.output<typeof ServerConfig>
 

@@ -23,6 +23,7 @@ import { servicesBackend } from '../app/backend.js'
 import { errorHandler, notFoundHandler } from './errors.js'
 import { caller, type AppEnv, type Connection } from './http.js'
 import { authenticate } from './middleware/auth.js'
+import { trustedProxies } from './middleware/client-address.js'
 import { bodyLimit } from './middleware/body-limit.js'
 import { dotSegments } from './middleware/dot-segments.js'
 import { hostCheck } from './middleware/host-check.js'
@@ -79,13 +80,16 @@ export interface AppDeps {
   mcp?: Omit<McpServerOptions, 'backend'>
   /**
    * Failed authentications (missing, malformed, unknown, revoked or expired token) per
-   * client address: after `burst` failures, one more per `1 / perSecond` s; beyond that
-   * the request is refused with `rate_limited` before any token lookup. Default 1/s,
-   * burst 20; `perSecond: 0` turns it off.
+   * client address and per presented token prefix: after `burst` failures, one more per
+   * `1 / perSecond` s; beyond that a failed attempt answers `rate_limited`. A valid token
+   * is always checked first and never refused by this limit. Default 1/s, burst 20;
+   * `perSecond: 0` turns it off.
    */
   authFailureLimit?: { perSecond: number; burst: number }
   /** The client address and raw request target (see {@link Connection}); `serve.ts` reads them from Node's request. */
   connection?: Connection
+  /** Reverse proxies (addresses or CIDR ranges) whose `X-Forwarded-For` names the client; default none (the header is ignored). */
+  trustedProxies?: readonly string[]
   /** A dashboard at `/` with its own authentication (see {@link DashboardMount}). */
   dashboard?: DashboardMount
 }
@@ -129,7 +133,8 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.use('*', dotSegments({ connection: deps.connection }))
   app.use('*', hostCheck({ allowedHosts: deps.allowedHosts }))
   const failures = createRateLimiter({ perSecond: deps.authFailureLimit?.perSecond ?? 1, burst: deps.authFailureLimit?.burst ?? 20, clock })
-  app.use('*', authenticate({ authenticatorFor: authenticatorFor(deps), failures, connection: deps.connection }))
+  const proxies = deps.trustedProxies && deps.trustedProxies.length > 0 ? trustedProxies(deps.trustedProxies) : undefined
+  app.use('*', authenticate({ authenticatorFor: authenticatorFor(deps), failures, connection: deps.connection, trustedProxies: proxies }))
   app.use('*', rateLimit({ limiter: createRateLimiter({ perSecond: deps.rateLimit?.perSecond ?? 0, burst: deps.rateLimit?.burst ?? 1, clock }) }))
   app.use('*', bodyLimit({ maxBytes: deps.bodyLimit }))
 

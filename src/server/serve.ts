@@ -151,6 +151,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     ...clock,
     mcp: { embedder: hub.embedder, ...options.mcp },
     connection: nodeConnection,
+    trustedProxies: settings.trustedProxies,
     ...(dashboard ? { dashboard } : {}),
   })
 
