@@ -36,6 +36,13 @@ export interface AgentOptions {
   maxTurns?: number
   /** Where progress lines go (default: nowhere). */
   log?: (line: string) => void
+  /**
+   * An agent in the server's agent home (seed 004): start from its assembled context
+   * (`POST /api/agent/context`) and work through a goal whose focus injects knowledge (seed 003).
+   */
+  agent?: string
+  /** The trace of the goal tree (default: one per run). */
+  traceId?: string
 }
 
 /** One step the agent took. */
@@ -49,7 +56,7 @@ export interface AgentStep {
 }
 
 export interface AgentReport {
-  mode: 'model' | 'no-model'
+  mode: 'model' | 'no-model' | 'agent-no-model'
   steps: AgentStep[]
   /** The model's final answer (model mode), or a summary (no-model mode). */
   answer: string
@@ -103,6 +110,54 @@ async function withoutModel(kit: Toolkit, options: AgentOptions, log: (line: str
   return { mode: 'no-model', steps, answer }
 }
 
+/** The agent's starting context and a focused goal for the task (the goal tree text comes with its related knowledge). */
+async function startAgent(
+  client: KnowHubClient,
+  kit: Toolkit,
+  options: AgentOptions & { agent: string; traceId: string },
+  steps: AgentStep[],
+  log: (line: string) => void,
+) {
+  const context = await client.agent.context({ agent: options.agent, task: options.task })
+  const { report } = context
+  log(
+    `Context of ${report.agent}: ${report.used} of ${report.budget} tokens (${report.parts
+      .filter((p) => p.status !== 'absent')
+      .map((p) => `${p.name} ${p.status}`)
+      .join(', ')})`,
+  )
+  await step(kit, steps, log, 'goal', { action: 'create', trace_id: options.traceId, description: options.task })
+  const focus = await step(kit, steps, log, 'goal', { action: 'focus', trace_id: options.traceId, goal_id: '1', min_score: 1 })
+  return { context, focus }
+}
+
+/** Without a model, as an agent: context, goal focus, save what was learned, focus again (the new entry is injected), feedback. */
+async function agentWithoutModel(
+  client: KnowHubClient,
+  kit: Toolkit,
+  options: AgentOptions & { agent: string; traceId: string },
+  log: (line: string) => void,
+): Promise<AgentReport> {
+  const steps: AgentStep[] = []
+  const { focus } = await startAgent(client, kit, options, steps, log)
+  const before = ((focus.data as { knowledge?: unknown[] } | undefined)?.knowledge ?? []).length
+  const saved = await step(kit, steps, log, 'knowledge_save', {
+    task: options.task,
+    content: `Research result from the agent-loop example (${new Date().toISOString()}): focus the goal, save what the research found, focus again.`,
+    types: ['strategy'],
+    source_name: 'examples/agent-loop',
+    score: 4,
+  })
+  const again = await step(kit, steps, log, 'goal', { action: 'focus', trace_id: options.traceId, goal_id: '1', min_score: 1 })
+  const id = saved.ok ? String(saved.data?.id) : undefined
+  if (id) await step(kit, steps, log, 'knowledge_update', { knowledge_id: id, add_helpful_case: { task: options.task, outcome: 'injected by the goal focus' } })
+  await step(kit, steps, log, 'goal', { action: 'complete', trace_id: options.traceId, goal_id: '1', summary: 'saved and re-injected' })
+  const after = ((again.data as { knowledge?: unknown[] } | undefined)?.knowledge ?? []).length
+  const answer = `Focus found ${before} related entr${before === 1 ? 'y' : 'ies'}; saved ${id ?? '(nothing)'}; the next focus found ${after}.`
+  log(answer)
+  return { mode: 'agent-no-model', steps, answer }
+}
+
 interface ChatMessage {
   role: 'system' | 'user' | 'assistant' | 'tool'
   content: string | null
@@ -133,13 +188,23 @@ async function chat(model: ModelConfig, messages: ChatMessage[], kit: Toolkit): 
   return { role: 'assistant', content: message.content ?? null, ...(message.tool_calls?.length ? { tool_calls: message.tool_calls } : {}) }
 }
 
+/** What {@link startAgent} gave: the assembled context, the focus step, the steps so far. */
+interface StartedAgent {
+  context: { messages: Array<{ role: 'system' | 'assistant'; content: string }> }
+  focus: AgentStep
+  steps: AgentStep[]
+}
+
 /** The model loop: the model calls tools until it answers without one (or `maxTurns`). */
-async function withModel(kit: Toolkit, model: ModelConfig, options: AgentOptions, log: (line: string) => void): Promise<AgentReport> {
-  const steps: AgentStep[] = []
-  const messages: ChatMessage[] = [
-    { role: 'system', content: SYSTEM_PROMPT },
-    { role: 'user', content: options.task },
-  ]
+async function withModel(kit: Toolkit, model: ModelConfig, options: AgentOptions, log: (line: string) => void, start?: StartedAgent): Promise<AgentReport> {
+  const steps: AgentStep[] = start?.steps ?? []
+  // As an agent: its assembled context (system prompt, compact memory), then the task with the focused goal tree.
+  const messages: ChatMessage[] = start
+    ? [...start.context.messages, { role: 'user', content: `${options.task}\n\n${start.focus.text}` }]
+    : [
+        { role: 'system', content: SYSTEM_PROMPT },
+        { role: 'user', content: options.task },
+      ]
   log(`Model ${model.model} at ${model.baseUrl}: "${options.task}"`)
   for (let turn = 0; turn < (options.maxTurns ?? 8); turn++) {
     const reply = await chat(model, messages, kit)
@@ -179,5 +244,12 @@ export async function runAgent(options: AgentOptions): Promise<AgentReport> {
   const health = await client.healthz()
   log(`KnowHub ${health.version} at ${client.baseUrl}`)
   const kit = createToolkit({ backend: clientBackend(client) })
+  if (options.agent) {
+    const agentOptions = { ...options, agent: options.agent, traceId: options.traceId ?? `agent-loop-${Date.now()}` }
+    if (!options.model) return agentWithoutModel(client, kit, agentOptions, log)
+    const steps: AgentStep[] = []
+    const started = await startAgent(client, kit, agentOptions, steps, log)
+    return withModel(kit, options.model, options, log, { ...started, steps })
+  }
   return options.model ? withModel(kit, options.model, options, log) : withoutModel(kit, options, log)
 }

@@ -7,6 +7,7 @@
  *   OPENAI_MODEL     model name; unset → the no-model path (search, save, search, feedback)
  *   OPENAI_BASE_URL  OpenAI-compatible API root (default https://api.openai.com/v1)
  *   OPENAI_API_KEY   its key (Ollama, vLLM and other local servers need none)
+ *   AGENT_NAME       an agent in the server's agent home: start from its assembled context and a focused goal
  */
 import { isKnowHubClientError } from 'knowhub/client'
 import { runAgent } from './agent.js'
@@ -26,6 +27,7 @@ try {
     ...(process.env.KNOWHUB_URL ? { knowhubUrl: process.env.KNOWHUB_URL } : {}),
     ...(process.env.KNOWHUB_TOKEN ? { token: process.env.KNOWHUB_TOKEN } : {}),
     ...(model ? { model } : {}),
+    ...(process.env.AGENT_NAME ? { agent: process.env.AGENT_NAME } : {}),
     log: (line) => console.log(line),
   })
   console.log(`\n${report.steps.length} tool call(s), ${report.steps.filter((s) => !s.ok).length} failed.`)

@@ -90,11 +90,12 @@ function fillText(draft: DraftPart, left: number, marker: string): FilledPart {
 function fillEntries(draft: DraftPart, left: number): FilledPart {
   const all = draft.entries ?? []
   const original = countTokens(entriesText(draft.caption, all))
-  const overhead = countTokens(entriesText(draft.caption, [])) + countTokens(wrapEntries([])) + 4
+  const empty = countTokens(wrapEntries([]))
+  const overhead = countTokens(draft.caption ?? '') + empty + 4
   const chosen: EntryView[] = []
   let used = overhead
   for (const entry of all) {
-    const cost = countTokens(wrapEntries([entry])) - countTokens(wrapEntries([])) + 1
+    const cost = countTokens(wrapEntries([entry])) - empty + 1
     if (used + cost > left) continue
     chosen.push(entry)
     used += cost

@@ -158,7 +158,8 @@ describe('assembleContext', () => {
     for (const name of ['../secret.md', '../other/x.md', join(home, 'secret.md'), 'skills/../../secret.md', 'a\0b']) {
       const error = await rejection(agent.assembleContext({ agent: 'book_agent', knowledgeFiles: [name], principal: alice }))
       expect(error.code, name).toBe('validation_error')
-      expect(error.message).toContain('refused')
+      // A NUL is refused by the input check before the path check.
+      expect(error.message).toMatch(/refused|NUL/)
     }
     await symlink(join(home, 'secret.md'), join(home, 'book_agent', 'link.md'))
     const linked = await rejection(agent.assembleContext({ agent: 'book_agent', knowledgeFiles: ['link.md'], principal: alice }))

@@ -4,7 +4,7 @@
  * `goal` tool through the official SDK client, the toolkit's `goal` tool, and the CLI
  * (`knowhub agent context|index`) in-process.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
@@ -169,6 +169,16 @@ describe('agent surfaces', () => {
       const refused = await runCli('agent', 'context', 'crawler', '--file', '../outside.md', '--json')
       expect(refused.code).toBe(1)
       expect(JSON.parse(refused.stdout).error.code).toBe('validation_error')
+      // Compaction needs the LLM: without one, a clear error and nothing written; a bad history file is named.
+      writeFileSync(join(dir, 'history.json'), JSON.stringify({ messages: [{ role: 'user', content: 'hello' }] }))
+      const noLlm = await runCli('agent', 'compact', 'crawler', '--history', join(dir, 'history.json'), '--json')
+      expect(noLlm.code).toBe(1)
+      expect(JSON.parse(noLlm.stdout).error.code).toBe('llm_not_configured')
+      expect(readFileSync(join(home, 'crawler', 'compact.md'), 'utf8')).toBe('Earlier: site A needs a cookie.')
+      writeFileSync(join(dir, 'bad.json'), '{ not json')
+      const bad = await runCli('agent', 'compact', 'crawler', '--history', join(dir, 'bad.json'))
+      expect(bad.code).toBe(1)
+      expect(bad.stderr).toContain('is not JSON')
     } finally {
       process.env = saved
     }

@@ -3,6 +3,7 @@
  */
 import { Command } from 'commander'
 import type { Io } from '../../output.js'
+import { agentCompactCommand } from './compact.js'
 import { agentContextCommand, agentIndexCommand } from './context.js'
 
 /** The `agent` command group. */
@@ -11,4 +12,5 @@ export function agentCommand(io: Io): Command {
     .description('Agent contexts (seed 004): assemble the starting context, index knowledge functions, compact history')
     .addCommand(agentContextCommand(io))
     .addCommand(agentIndexCommand(io))
+    .addCommand(agentCompactCommand(io))
 }

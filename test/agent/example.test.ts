@@ -1,0 +1,86 @@
+/**
+ * examples/agent-loop as an agent (seed 004 + 003) against a real server: the assembled
+ * context of an agent in the server's agent home, a goal focused on the task, research saved,
+ * the goal focused again with the new entry injected; and with a model (the OpenAI-compatible
+ * stub), the model starts from the assembled context and the focused goal tree.
+ */
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { runAgent } from '../../examples/agent-loop/agent.js'
+import { startOpenAIStub, type ChatRequest, type OpenAIStub } from '../helpers/openai-stub.js'
+import { writeTree } from '../packs/helpers.js'
+import { openTestHub, type TestHub } from '../server/helpers.js'
+
+describe('examples/agent-loop as an agent', () => {
+  let dir: string
+  let t: TestHub
+  let url: string
+  let stub: OpenAIStub
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'knowhub-agent-example-'))
+    await writeTree(dir, { 'agents/deployer/knowledge.md': '## @deploy: ship a release\nContract: run the checks first.\n' })
+    t = await openTestHub({ embedder: { provider: 'hashed', dimension: 128 }, agent: { home: join(dir, 'agents') } })
+    url = (await t.start()).url
+    stub = await startOpenAIStub()
+  })
+  afterAll(async () => {
+    await stub?.close()
+    await t?.close()
+    rmSync(dir, { recursive: true, force: true })
+  })
+
+  it('without a model: context, goal focus, save, focus again (the new entry is injected), feedback, complete', async () => {
+    const lines: string[] = []
+    const report = await runAgent({
+      knowhubUrl: url,
+      agent: 'deployer',
+      traceId: 'example-1',
+      task: 'Rotate database credentials without downtime',
+      log: (l) => lines.push(l),
+    })
+    expect(report.mode).toBe('agent-no-model')
+    expect(report.steps.map((s) => [s.tool, String(s.args.action ?? ''), s.ok])).toEqual([
+      ['goal', 'create', true],
+      ['goal', 'focus', true],
+      ['knowledge_save', '', true],
+      ['goal', 'focus', true],
+      ['knowledge_update', '', true],
+      ['goal', 'complete', true],
+    ])
+    const id = String(report.steps[2]!.data!.id)
+    expect(report.steps[1]!.text).toContain('📚 Related knowledge (0)')
+    expect(report.steps[3]!.text).toContain('📚 Related knowledge (1)')
+    expect(report.steps[3]!.text).toContain(id)
+    expect(report.answer).toBe(`Focus found 0 related entries; saved ${id}; the next focus found 1.`)
+    expect(lines[1]).toMatch(
+      /^Context of deployer: \d+ of 16000 tokens \(template included, self_awareness\.md included, task included, knowledge\.md included/,
+    )
+  })
+
+  it('with a model: the model starts from the assembled context and the focused goal tree', async () => {
+    const seen: ChatRequest[] = []
+    stub.setChat((request) => {
+      seen.push(structuredClone(request))
+      return 'Rotate with a dual-credential window.'
+    })
+    const report = await runAgent({
+      knowhubUrl: url,
+      agent: 'deployer',
+      task: 'Rotate database credentials without downtime',
+      model: { baseUrl: stub.url, model: 'stub-chat' },
+    })
+    expect(report).toMatchObject({ mode: 'model', answer: 'Rotate with a dual-credential window.' })
+    const messages = seen[0]!.messages
+    expect(messages[0]!.role).toBe('system')
+    expect(String(messages[0]!.content)).toContain('You are the agent "deployer"')
+    expect(String(messages[0]!.content)).toContain('Contract: run the checks first.')
+    const task = messages.at(-1)!
+    expect(task.role).toBe('user')
+    expect(String(task.content)).toContain('🎯 Goal tree')
+    expect(String(task.content)).toContain('📚 Related knowledge (1)')
+    expect((seen[0]!.tools as Array<{ function: { name: string } }>).map((tool) => tool.function.name)).toContain('goal')
+  })
+})
