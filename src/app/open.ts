@@ -116,6 +116,7 @@ export async function openKnowHub(config: unknown = {}, deps: OpenDeps = {}): Pr
     })
     const resources = createResourceService({ store, secrets: createSecretBox(secrets.key), logger, ...clock })
     const packs = openPacks(parsed, { ...(deps.packs === undefined ? {} : { source: deps.packs }), embedder, logger, ...clock })
+    const extraction = createExtractionService({ knowledge, resources, store, llm, logger, ...clock })
     const hub: KnowHub = {
       config: parsed,
       store,
@@ -124,13 +125,14 @@ export async function openKnowHub(config: unknown = {}, deps: OpenDeps = {}): Pr
       knowledge,
       slim: createSlimService({ store, embedder, logger, maxContentBytes: parsed.maxContentBytes, llm, ...clock }),
       resources,
-      extraction: createExtractionService({ knowledge, resources, store, llm, logger, ...clock }),
+      extraction,
       packs,
       secrets,
       // On a shared PostgreSQL another KnowHub server may revoke a token: remember verified
       // tokens for 250 ms only, so a revocation holds everywhere well within a second (docs/scale.md).
       tokens: createTokenService({ db: store.db, logger, ...(parsed.databaseUrl ? { cacheTtlMs: 250 } : {}), ...clock }),
-      agent: createAgentService({ store, knowledge, packs, config: parsed.agent, logger, ...clock }),
+      // Compaction summarises with the hub's LLM and extracts from the compacted span with the extraction service.
+      agent: createAgentService({ store, knowledge, packs, llm, extract: (input, principal) => extraction.extract(input, principal), config: parsed.agent, logger, ...clock }),
       status: () => hubStatus(hub),
       async close() {
         await store.close()

@@ -9,13 +9,12 @@ import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { createAgentService, type AgentService } from '../../src/agent/service.js'
+import { openKnowHub } from '../../src/app/open.js'
 import type { ExtractFn } from '../../src/agent/compact.js'
 import { Principal } from '../../src/core/principal.js'
-import { noopLogger } from '../../src/core/logger.js'
 import { createHashedEmbedder } from '../../src/embed/hashed.js'
-import { createOpenAIHttp } from '../../src/embed/openai-http.js'
 import { createKnowledgeService, type KnowledgeService } from '../../src/knowledge/service.js'
-import type { LlmProvider } from '../../src/llm/index.js'
+import { createOpenAIChat, type LlmProvider } from '../../src/llm/index.js'
 import type { Store } from '../../src/store/store.js'
 import { rejection } from '../helpers/errors.js'
 import { startOpenAIStub, type ChatRequest, type OpenAIStub } from '../helpers/openai-stub.js'
@@ -24,27 +23,9 @@ import { tempDir } from '../packs/helpers.js'
 
 const alice = Principal.parse({ user: 'alice', agent: 'book_agent', permissions: ['read', 'write'] })
 
-/**
- * The chat port over KnowHub's OpenAI-compatible POST (src/embed/openai-http.ts), until the
- * learning-loop issue's provider (createOpenAIChat) is in this branch.
- */
+/** The real OpenAI-compatible provider, talking to the stub. */
 function stubProvider(stub: OpenAIStub): LlmProvider {
-  const http = createOpenAIHttp({
-    url: new URL('chat/completions', `${stub.url}/`),
-    timeoutMs: 10_000,
-    fetch: globalThis.fetch,
-    logger: noopLogger,
-    errorCode: 'internal_error',
-    logPrefix: 'test.llm',
-    label: 'Chat request',
-  })
-  return {
-    model: 'stub-model',
-    async chat(_task, messages) {
-      const body = (await http.post({ model: 'stub-model', messages })) as { choices: Array<{ message: { content: string } }> }
-      return body.choices[0]!.message.content
-    },
-  }
+  return createOpenAIChat({ url: stub.url, model: 'stub-model', retries: 0 })
 }
 
 const history = (turns: number) =>
@@ -170,5 +151,30 @@ describe('compact', () => {
     }
     expect(requests).toHaveLength(0)
     await expect(readdir(home)).resolves.toEqual([])
+  })
+
+  it('through the hub: its LLM summarises and its extraction service saves entries from the compacted span, with the agent’s context', async () => {
+    const hub = await openKnowHub(
+      { dataDir: 'memory://compact-hub', embedder: { provider: 'hashed', dimension: 64 }, llm: { url: stub.url, model: 'stub-model', retries: 0 }, agent: { home } },
+      { packs: false },
+    )
+    const proposal = { types: ['strategy'], task: 'Invoices in the book', content: 'Use monthly invoices in every section.', tags: { domain: 'books' }, message_ids: [] }
+    stub.setChat((request) => {
+      const system = String(request.messages[0]?.content)
+      if (system.includes('compact memory')) return '## Decisions\n- Monthly invoices.'
+      if (system.includes('You extract reusable knowledge')) return JSON.stringify({ entries: [proposal] })
+      return JSON.stringify({ decisions: [] })
+    })
+    try {
+      const result = await hub.agent.compact({ agent: 'book_agent', history: history(10), threshold: 1000, trace_id: 'run-9' }, alice)
+      expect(result.extraction?.status).toBe('saved')
+      expect(result.extraction?.ids).toHaveLength(1)
+      const saved = await hub.knowledge.get(result.extraction!.ids[0]!, alice)
+      expect(saved).toMatchObject({ task: 'Invoices in the book', types: ['strategy'] })
+      expect(saved.source).toMatchObject({ agent_id: 'book_agent', trace_id: 'run-9' })
+      expect(await readFile(join(home, 'book_agent', 'compact.md'), 'utf8')).toBe('## Decisions\n- Monthly invoices.\n')
+    } finally {
+      await hub.close()
+    }
   })
 })
