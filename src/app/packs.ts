@@ -10,7 +10,9 @@ import type { KnowHubConfig } from '../core/config.js'
 import type { Logger } from '../core/logger.js'
 import type { Embedder } from '../embed/embedder.js'
 import { packDiscoveryOptions, packUsageLog, type PackFlags } from '../packs/options.js'
+import { join, resolve } from 'node:path'
 import { createPackService, type PackService } from '../packs/service.js'
+import { PackStateStore } from '../packs/state.js'
 import { toolPackIndexCache } from '../tools/packs.js'
 
 /** How to find packs: discovery flags over the `packs` config, or `false` for no packs at all. */
@@ -44,6 +46,9 @@ export function openPacks(config: KnowHubConfig, options: OpenPacksOptions = {})
   if (options.source === false) return createPackService({ packs: [], ...shared })
   return createPackService({
     discovery: packDiscoveryOptions(options.source ?? {}, config.packs),
+    // Enable/disable and approvals persist in the state folder; the trust gate is on when the config asks for it.
+    state: PackStateStore.open(resolve(config.packs.stateFile ?? join(config.dataDir, 'packs-state.json'))),
+    ...(config.packs.requireApproval ? { trustGate: { scopes: ['project'] } } : {}),
     indexCache: toolPackIndexCache(options.logger),
     ...(options.usageLog ? { usageLog: packUsageLog(options.usageLog, config.packs) } : {}),
     ...shared,

@@ -156,6 +156,10 @@ export const PacksConfig = z.object({
   logDir: z.string().min(1).optional(),
   /** Also append usage records to each pack's `runs/usage.jsonl`. */
   useRunsDir: z.boolean().default(false),
+  /** Trust gate: project packs need `knowhub packs approve NAME` (recorded per digest) before activation or resolution. */
+  requireApproval: z.boolean().default(false),
+  /** Where enable/disable choices and approvals are kept (default `<dataDir>/packs-state.json`). */
+  stateFile: z.string().min(1).optional(),
 })
 export type PacksConfig = z.output<typeof PacksConfig>
 

@@ -60,7 +60,8 @@ export function packUseWarnings(item: LoadedPack['item']): PackDiagnostic[] {
   if (item.status === 'stale') warnings.push({ severity: 'warning', code: 'stale', field: 'status', message: 'The pack is stale: facts may be out of date.' })
   if (item.status === 'needs-review')
     warnings.push({ severity: 'warning', code: 'needs_review', field: 'status', message: 'The pack needs review: facts are not yet approved.' })
-  if (item.status === 'draft') warnings.push({ severity: 'info', code: 'draft', field: 'status', message: 'The pack is a draft.' })
+  if (item.status === 'draft')
+    warnings.push({ severity: 'warning', code: 'draft', field: 'status', message: 'The pack is a draft: its use was confirmed explicitly; facts may change.' })
   if (item.status === 'disputed')
     warnings.push({
       severity: 'warning',
@@ -76,13 +77,14 @@ export function packUseWarnings(item: LoadedPack['item']): PackDiagnostic[] {
 }
 
 /**
- * Throws `confirmation_required` for a disputed pack without explicit confirmation.
+ * Throws `confirmation_required` for a disputed or draft pack without explicit confirmation (status rules: ask before use).
  * @example
  * assertUsable(pack, { confirm: userSaidYes })
  */
 export function assertUsable(pack: LoadedPack, options: { confirm?: boolean } = {}): void {
-  if (pack.item.status === 'disputed' && options.confirm !== true) {
-    throw new KnowHubError('confirmation_required', `Knowledge pack "${pack.item.name}" is disputed; confirm explicitly before using it.`, {
+  if ((pack.item.status === 'disputed' || pack.item.status === 'draft') && options.confirm !== true) {
+    const what = pack.item.status === 'draft' ? 'a draft' : 'disputed'
+    throw new KnowHubError('confirmation_required', `Knowledge pack "${pack.item.name}" is ${what}; confirm explicitly before using it.`, {
       pack: pack.item.name,
       status: pack.item.status,
     })

@@ -11,7 +11,7 @@ import { noopLogger, type Logger } from '../core/logger.js'
 import { DEFAULT_MAX_KNOWLEDGE_BYTES, loadPack, type KnowledgeParseCache, type LoadPackResult } from './load.js'
 import { mapLimit } from './limit.js'
 import { scanLocation, type LocationSpec, type ScanLocation } from './scan.js'
-import type { KnowledgeCatalogItem, LoadedPack, PackDiagnostic, PackScope, RejectedPack } from './schema.js'
+import type { KnowledgeCatalogItem, LoadedPack, PackDiagnostic, PackScope, PackTrust, RejectedPack } from './schema.js'
 
 /**
  * Discovery options. Scopes whose folder is not given are not scanned.
@@ -101,6 +101,35 @@ interface Precedence {
   byRealRoot: Map<string, LoadedPack>
 }
 
+/** Trust from lowest to highest: a lower-trust pack shadowing a higher-trust one gets a diagnostic. */
+const TRUST_RANK: Record<PackTrust, number> = { unreviewed: 0, external: 1, 'user-confirmed': 2, official: 3 }
+
+/** `1.10.0` > `1.9.2`: numeric comparison of the dotted release numbers (pre-release tags ignored). */
+function compareVersions(a: string, b: string): number {
+  const parts = (v: string): number[] =>
+    v
+      .replace(/^v/u, '')
+      .split(/[-+]/u)[0]
+      ?.split('.')
+      .map((n) => Number(n) || 0) ?? []
+  const x = parts(a)
+  const y = parts(b)
+  for (let i = 0; i < Math.max(x.length, y.length); i++) if ((x[i] ?? 0) !== (y[i] ?? 0)) return (x[i] ?? 0) - (y[i] ?? 0)
+  return 0
+}
+
+/**
+ * True when `candidate` should replace a stale `winner` of the same name: it
+ * is not stale (nor disputed), and it is newer by `version`, else by `updated`.
+ */
+export function replacesStale(candidate: LoadedPack, winner: LoadedPack): boolean {
+  if (winner.item.status !== 'stale' || candidate.item.status === 'stale' || candidate.item.status === 'disputed') return false
+  const [a, b] = [candidate.item, winner.item]
+  if (a.version && b.version) return compareVersions(a.version, b.version) > 0
+  if (a.updated && b.updated) return Date.parse(a.updated) > Date.parse(b.updated)
+  return false
+}
+
 /**
  * Files one load outcome (in precedence order) into the result: rejected; the
  * same folder seen again (counted once); archived and hidden (claims no name);
@@ -136,6 +165,23 @@ function admit(result: DiscoveryResult, outcome: LoadPackResult, state: Preceden
     return
   }
   const winner = state.byName.get(pack.item.name)
+  // Status rules: a stale pack gives way to a newer alternative of the same name that is not stale.
+  if (winner && replacesStale(pack, winner)) {
+    result.packs[result.packs.indexOf(winner)] = pack
+    state.byName.set(pack.item.name, pack)
+    result.shadowed.push({
+      name: pack.item.name,
+      kept: { location: pack.item.location, scope: pack.item.scope },
+      shadowed: { location: winner.item.location, scope: winner.item.scope },
+    })
+    result.diagnostics.push({
+      severity: 'warning',
+      code: 'stale_replaced',
+      path: winner.item.location,
+      message: `Pack "${pack.item.name}" in ${winner.item.location} (${winner.item.scope}) is stale; the newer ${pack.item.location} (${pack.item.scope}, ${pack.item.status}) is used instead.`,
+    })
+    return
+  }
   if (winner) {
     result.shadowed.push({
       name: pack.item.name,
@@ -148,6 +194,15 @@ function admit(result: DiscoveryResult, outcome: LoadPackResult, state: Preceden
       path: pack.item.location,
       message: `Pack "${pack.item.name}" in ${pack.item.location} (${pack.item.scope}) is shadowed by ${winner.item.location} (${winner.item.scope}).`,
     })
+    const [kept, lost] = [winner.item.trust ?? 'unreviewed', pack.item.trust ?? 'unreviewed']
+    if (TRUST_RANK[kept] < TRUST_RANK[lost]) {
+      result.diagnostics.push({
+        severity: 'warning',
+        code: 'trust_shadow',
+        path: winner.item.location,
+        message: `Pack "${pack.item.name}" of trust ${kept} (${winner.item.scope}, ${winner.item.location}) shadows one of higher trust ${lost} (${pack.item.scope}, ${pack.item.location}).`,
+      })
+    }
     return
   }
   state.byName.set(pack.item.name, pack)

@@ -3,6 +3,7 @@
  * caller: CLI, agent tools, MCP, sessions), or, when no name is given, the
  * packs whose catalog entry (name, description, type) matches the task.
  */
+import { join, resolve } from 'node:path'
 import { KnowHubError } from '../core/errors.js'
 import { findPack, type DiscoveryResult } from './discover.js'
 import { documentTerms, queryTerms } from './lexical.js'
@@ -37,19 +38,32 @@ export function matchPacks(task: string, packs: readonly LoadedPack[], options: 
   return scored.slice(0, options.max ?? MAX_MATCHED).map((s) => s.pack)
 }
 
+/** True when a pack reference is a path (`./packs/acme`, `/abs/acme/KNOWLEDGE.md`) rather than a name. */
+export function isPathReference(ref: string): boolean {
+  return /[/\\]/u.test(ref) || ref.startsWith('.')
+}
+
+/** The pack whose folder or KNOWLEDGE.md is at `ref` (resolved against the working folder). */
+function packAtPath(set: PackSet, ref: string): LoadedPack | undefined {
+  const target = resolve(ref)
+  const all = [...set.packs, ...(set.archived ?? [])]
+  return all.find((p) => [p.item.packRoot, p.item.location, p.realRoot, join(p.realRoot, 'KNOWLEDGE.md')].some((path) => resolve(path) === target))
+}
+
 /**
- * The pack of this name (an available one first, else an archived one when
- * the set has them). Throws `not_found`, saying why when the pack was
- * rejected at load.
+ * The pack of this name or at this path (runtime standard: explicit selection
+ * by name or path; an available one first, else an archived one when the set
+ * has them). Throws `not_found`, saying why when the pack was rejected at load.
  * @example
  * const pack = packByName(found, 'acme-product-brief')
+ * const same = packByName(found, './.agents/knowledge/acme-product-brief')
  */
 export function packByName(set: PackSet, name: string): LoadedPack {
-  const pack = findPack({ packs: set.packs, archived: set.archived ?? [] }, name, { includeArchived: true })
+  const pack = isPathReference(name) ? packAtPath(set, name) : findPack({ packs: set.packs, archived: set.archived ?? [] }, name, { includeArchived: true })
   if (pack) return pack
   const rejected = set.rejected?.find((r) => r.name === name)
   const why = rejected ? ` (it did not load: ${rejected.issues.map((i) => i.message).join(' ')})` : ''
-  throw new KnowHubError('not_found', `No knowledge pack named "${name}"${why}`, { pack: name })
+  throw new KnowHubError('not_found', `No knowledge pack ${isPathReference(name) ? 'at' : 'named'} "${name}"${why}`, { pack: name })
 }
 
 /** What to select: pack names, or a task to match when no name is given. */

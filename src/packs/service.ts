@@ -7,6 +7,7 @@
  * these, and format the answer.
  */
 import { systemClock, type Clock } from '../core/clock.js'
+import { KnowHubError } from '../core/errors.js'
 import { noopLogger, type Logger } from '../core/logger.js'
 import type { Embedder } from '../embed/embedder.js'
 import { activatePack, type Activation, type ActivationMode } from './activate.js'
@@ -20,6 +21,8 @@ import { listPackResources, type PackResource } from './resources.js'
 import type { GroundingPolicy, KnowledgeCatalogItem, LoadedPack, PackDiagnostic, RejectedPack } from './schema.js'
 import { packByName, selectPacks, type PackSelection } from './select.js'
 import type { ScanLocation } from './scan.js'
+import { assertAllowed, gatePacks, type GatedPacks, type TrustGate } from './gate.js'
+import type { PackStateFile, PackStateStore } from './state.js'
 import { UsageLog, type UsageLogOptions } from './usage-log.js'
 import { validatePath, type PackValidationReport } from './validate.js'
 
@@ -35,6 +38,10 @@ export interface PackServiceOptions {
   indexCache?: PackIndexCache
   /** Reuse parses of unchanged KNOWLEDGE.md files when rediscovering. */
   parseCache?: KnowledgeParseCache
+  /** Enable/disable choices and approvals, persisted (a state file); without it every pack is enabled and nothing is approved. */
+  state?: PackStateStore
+  /** The trust gate: packs of these scopes (default project) need an approval of their digest before activation or resolution. */
+  trustGate?: TrustGate
   /** Usage records of every resolve (seed 000 Step 8); none when absent, or with neither `dir` nor `packRuns`. */
   usageLog?: Pick<UsageLogOptions, 'dir' | 'packRuns'>
   logger?: Logger
@@ -51,6 +58,10 @@ export interface PackCatalog {
   language: 'en' | 'zh'
   /** Names of archived packs (hidden from the catalog). */
   archived: string[]
+  /** Names of disabled packs (hidden from the catalog). */
+  disabled: string[]
+  /** Names of packs in the catalog (metadata only) that need approval before use. */
+  pending_approval: string[]
   /** Number of KNOWLEDGE.md files that did not load. */
   rejected: number
   shadowed: ShadowRecord[]
@@ -126,13 +137,18 @@ export interface PackService {
   validate(path: string): Promise<PackValidationSummary>
   /** Where discovery looked and every pack it found, shadowed, archived or rejected. */
   doctor(): Promise<PackDoctorReport>
+  /** Enables or disables a pack (by name or path), persisted in the state file; `config_error` without one. */
+  setEnabled(name: string, enabled: boolean): Promise<{ name: string; enabled: boolean }>
+  /** Approves a pack's current digest for use (trust gate), persisted in the state file. */
+  approve(name: string): Promise<{ name: string; digest: string }>
 }
 
 function fixedResult(packs: readonly LoadedPack[]): DiscoveryResult {
   return { packs: [...packs], archived: [], rejected: [], shadowed: [], locations: [], diagnostics: [] }
 }
 
-function catalogOf(found: DiscoveryResult, language: 'en' | 'zh' | 'auto' | undefined): PackCatalog {
+function catalogOf(gated: GatedPacks, language: 'en' | 'zh' | 'auto' | undefined): PackCatalog {
+  const found = gated.set
   const items = found.packs.map((p) => p.item)
   const xml = renderCatalog(items)
   const chosen = catalogLanguage(items, language ?? 'en')
@@ -142,6 +158,8 @@ function catalogOf(found: DiscoveryResult, language: 'en' | 'zh' | 'auto' | unde
     instruction: CATALOG_INSTRUCTIONS[chosen],
     language: chosen,
     archived: found.archived.map((p) => p.item.name),
+    disabled: gated.disabled,
+    pending_approval: gated.pending,
     rejected: found.rejected.length,
     shadowed: found.shadowed,
   }
@@ -189,6 +207,31 @@ export function createPackService(options: PackServiceOptions = {}): PackService
     return found
   }
   const current = (): Promise<DiscoveryResult> => found ?? discover()
+  const noState: PackStateFile = { version: 1, disabled: [], approvals: {} }
+  const view = async (): Promise<GatedPacks> => gatePacks(await current(), options.state ? await options.state.read() : noState, options.trustGate)
+  /** The pack by name or path, when it may enter model context. */
+  const usable = async (name: string): Promise<LoadedPack> => {
+    const gated = await view()
+    const pack = packByName(gated.all, name)
+    assertAllowed(pack, gated)
+    return pack
+  }
+  /** Named packs (by name or path) when allowed, else the enabled, approved packs matching the task. */
+  const select = async (selection: PackSelection): Promise<LoadedPack[]> => {
+    const gated = await view()
+    if (!selection.names || selection.names.length === 0) {
+      return selectPacks({ ...gated.set, packs: gated.set.packs.filter((p) => !gated.pending.includes(p.item.name)) }, selection)
+    }
+    return selection.names.map((name) => {
+      const pack = packByName(gated.all, name)
+      assertAllowed(pack, gated)
+      return pack
+    })
+  }
+  const store = (): PackStateStore => {
+    if (!options.state) throw new KnowHubError('config_error', 'No packs state file is configured; enabling, disabling and approving packs need one.')
+    return options.state
+  }
   const recordUsage = async (result: ResolveResult, packs: readonly LoadedPack[]): Promise<void> => {
     const settings = options.usageLog
     if (!settings || (settings.dir === undefined && settings.packRuns !== true)) return
@@ -199,8 +242,8 @@ export function createPackService(options: PackServiceOptions = {}): PackService
   return {
     discover,
     available: () => known,
-    catalog: async ({ language } = {}) => catalogOf(await current(), language),
-    select: async (selection) => selectPacks(await current(), selection),
+    catalog: async ({ language } = {}) => catalogOf(await view(), language),
+    select,
     async show(name) {
       const found = await current()
       const pack = packByName(found, name)
@@ -213,9 +256,9 @@ export function createPackService(options: PackServiceOptions = {}): PackService
       }
     },
     activate: async (name, { mode, confirm } = {}) =>
-      activatePack(packByName(await current(), name), { ...(mode ? { mode } : {}), ...(confirm === undefined ? {} : { confirm }) }),
+      activatePack(await usable(name), { ...(mode ? { mode } : {}), ...(confirm === undefined ? {} : { confirm }) }),
     async resolve(request) {
-      const selected = selectPacks(await current(), { names: request.packs, task: request.task })
+      const selected = await select({ names: request.packs, task: request.task })
       const result = await resolveContext({
         task: request.task,
         packs: selected,
@@ -230,7 +273,7 @@ export function createPackService(options: PackServiceOptions = {}): PackService
       await recordUsage(result, selected)
       return { selected: selected.map((p) => p.item.name), result }
     },
-    readFile: async (name, path) => readPackFile(packByName(await current(), name), path),
+    readFile: async (name, path) => readPackFile(path === 'KNOWLEDGE.md' ? packByName((await view()).all, name) : await usable(name), path),
     async listFiles({ maxFiles } = {}) {
       const listed = []
       for (const pack of (await current()).packs) {
@@ -244,5 +287,19 @@ export function createPackService(options: PackServiceOptions = {}): PackService
       return validationSummary(await validatePath(path, { ...(allowedTypes ? { allowedTypes } : {}), logger }))
     },
     doctor: async () => doctorReport(await current()),
+    async setEnabled(name, enabled) {
+      const pack = packByName((await view()).all, name)
+      const key = pack.item.name
+      await store().update((s) => ({ ...s, disabled: enabled ? s.disabled.filter((n) => n !== key) : [...new Set([...s.disabled, key])] }))
+      logger.info('packs.state.enabled', { pack: key, enabled })
+      return { name: key, enabled }
+    },
+    async approve(name) {
+      const pack = packByName((await view()).all, name)
+      const at = (options.clock ?? systemClock).now().toISOString()
+      await store().update((s) => ({ ...s, approvals: { ...s.approvals, [pack.item.name]: { digest: pack.contentHash, location: pack.item.location, at } } }))
+      logger.info('packs.state.approved', { pack: pack.item.name })
+      return { name: pack.item.name, digest: pack.contentHash }
+    },
   }
 }

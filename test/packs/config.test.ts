@@ -17,6 +17,7 @@ describe('the packs section of the configuration', () => {
       maxDirs: discovery.maxDirs,
       respectGitignore: discovery.respectGitignore,
       useRunsDir: false,
+      requireApproval: false,
     })
     expect(loadConfig({}).packs).toEqual(config)
     expect(DiscoverOptions.parse(packDiscoveryOptions({ project: '/p', user: false }, config))).toEqual(

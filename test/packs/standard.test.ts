@@ -4,10 +4,22 @@
  * enable/disable, trust gate, context-resolution records, validation parity,
  * v0.7 ontology and answers, security scan, lime's split manifest.
  */
+import { readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { PackIndexCache, loadPack, renderCatalog, resolveContext, type LoadedPack } from '../../src/packs/index.js'
-import { FIXTURES, PROJECT_PACKS } from './helpers.js'
+import {
+  PackIndexCache,
+  activatePack,
+  createPackService,
+  discoverPacks,
+  loadPack,
+  renderCatalog,
+  resolveContext,
+  type LoadedPack,
+  type PackService,
+} from '../../src/packs/index.js'
+import { PackStateStore } from '../../src/packs/state.js'
+import { FIXTURES, PROJECT_PACKS, knowledge, tempDir, writeTree } from './helpers.js'
 
 const STANDARD = join(FIXTURES, 'standard')
 
@@ -61,5 +73,124 @@ describe('13. catalog fields', () => {
     const xml = renderCatalog([acme.item]) ?? ''
     expect(xml).toContain('<scope>workspace</scope>')
     expect(xml).toContain('<compatibility>Reads compiled/splits/ and documents/; no scripts.</compatibility>')
+  })
+})
+
+describe('7–9. trust gate, status rules, selection by path, enable and disable', () => {
+  const card = (fields: Record<string, string>, body = '# Pack\n'): string => knowledge({ profile: 'wiki-first', ...fields }, body)
+
+  it('8. draft asks before use; stale gives way to a newer alternative; needs-review surfaces its gaps', async () => {
+    const { dir, cleanup } = await tempDir()
+    try {
+      await writeTree(dir, {
+        'project/.agents/knowledge/price-list/KNOWLEDGE.md': card({ name: 'price-list', status: 'stale', version: '1.0.0' }),
+        'project/.agents/knowledge/price-list/wiki/prices.md': '# Prices\n\nTeam: 10 USD.\n',
+        'home/.agents/knowledge/price-list/KNOWLEDGE.md': card({ name: 'price-list', status: 'ready', version: '1.1.0' }),
+        'home/.agents/knowledge/price-list/wiki/prices.md': '# Prices\n\nTeam: 12 USD.\n',
+        'extra/draft-notes/KNOWLEDGE.md': card({ name: 'draft-notes', status: 'draft' }),
+        'extra/draft-notes/wiki/notes.md': '# Launch\n\nThe launch is on 2026-09-01.\n',
+        'extra/gaps/KNOWLEDGE.md': card({ name: 'gaps', status: 'needs-review' }),
+        'extra/gaps/wiki/a.md': '# Alpha\n\nAlpha facts.\n',
+        'extra/gaps/sources/s.md': 'source\n',
+        'extra/gaps/indexes/source-map.json': JSON.stringify({
+          claims: [{ claim_id: 'c1', text: 'Approved enterprise price', status: 'missing', source: { path: 'sources/s.md' } }],
+        }),
+      })
+      const found = await discoverPacks({ projectDir: join(dir, 'project'), homeDir: join(dir, 'home'), extraPaths: [join(dir, 'extra')] })
+      const prices = found.packs.find((p) => p.item.name === 'price-list')
+      expect(prices?.item).toMatchObject({ status: 'ready', version: '1.1.0', scope: 'user' })
+      expect(found.diagnostics).toContainEqual(expect.objectContaining({ code: 'stale_replaced' }))
+
+      const draft = found.packs.find((p) => p.item.name === 'draft-notes') as LoadedPack
+      const refused = await resolveContext({ task: 'When is the launch?', packs: [draft] })
+      expect(refused.excluded).toEqual([expect.objectContaining({ pack: 'draft-notes', code: 'confirmation_required' })])
+      await expect(activatePack(draft)).rejects.toMatchObject({ code: 'confirmation_required' })
+      const confirmed = await resolveContext({ task: 'When is the launch?', packs: [draft], confirmed: ['draft-notes'] })
+      expect(confirmed.context).toContain('2026-09-01')
+
+      const gaps = found.packs.find((p) => p.item.name === 'gaps') as LoadedPack
+      const r = await resolveContext({ task: 'alpha facts', packs: [gaps] })
+      expect(r.packs[0]?.compile_warnings).toContainEqual(
+        expect.objectContaining({ code: 'review_gap', message: 'Gap under review: Approved enterprise price' }),
+      )
+    } finally {
+      await cleanup()
+    }
+  })
+
+  it('7. a lower-trust pack shadowing a higher-trust one gets a diagnostic naming both trusts', async () => {
+    const { dir, cleanup } = await tempDir()
+    try {
+      await writeTree(dir, {
+        'project/.agents/knowledge/brand/KNOWLEDGE.md': card({ name: 'brand', trust: 'unreviewed' }),
+        'home/.agents/knowledge/brand/KNOWLEDGE.md': card({ name: 'brand', trust: 'official' }),
+      })
+      const found = await discoverPacks({ projectDir: join(dir, 'project'), homeDir: join(dir, 'home') })
+      const shadow = found.diagnostics.find((d) => d.code === 'trust_shadow')
+      expect(shadow?.message).toMatch(/trust unreviewed .*higher trust official/)
+    } finally {
+      await cleanup()
+    }
+  })
+
+  it('7, 9. project packs wait for approval of their digest; enable/disable persist; selection by name or path', async () => {
+    const { dir, cleanup } = await tempDir()
+    try {
+      const root = join(dir, 'project', '.agents', 'knowledge', 'repo-notes')
+      await writeTree(dir, {
+        'project/.agents/knowledge/repo-notes/KNOWLEDGE.md': card({ name: 'repo-notes', trust: 'user-confirmed', description: 'Forklift build notes.' }),
+        'project/.agents/knowledge/repo-notes/wiki/build.md': '# Build\n\nRun the forklift build with make forklift.\n',
+        'home/.agents/knowledge/user-notes/KNOWLEDGE.md': card({ name: 'user-notes', description: 'Forklift notes of the user.' }),
+        'home/.agents/knowledge/user-notes/wiki/x.md': '# Forklift\n\nUser forklift notes.\n',
+      })
+      const stateFile = join(dir, 'state', 'packs-state.json')
+      const service = (): PackService =>
+        createPackService({
+          discovery: { projectDir: join(dir, 'project'), homeDir: join(dir, 'home') },
+          state: PackStateStore.open(stateFile),
+          trustGate: { scopes: ['project'] },
+        })
+      let packs = service()
+      const catalog = await packs.catalog()
+      expect(catalog.items.map((i) => i.name).sort()).toEqual(['repo-notes', 'user-notes'])
+      expect(catalog.pending_approval).toEqual(['repo-notes'])
+      await expect(packs.activate('repo-notes')).rejects.toMatchObject({ code: 'forbidden', details: expect.objectContaining({ approval: 'required' }) })
+      expect((await packs.resolve({ task: 'forklift build' })).selected).toEqual(['user-notes'])
+
+      const approved = await packs.approve(root)
+      expect(approved.name).toBe('repo-notes')
+      packs = service()
+      expect((await packs.activate('repo-notes')).content).toContain('<knowledge_pack_guide name="repo-notes"')
+      expect((await packs.select({ names: [root] })).map((p) => p.item.name)).toEqual(['repo-notes'])
+      // A changed KNOWLEDGE.md has a new digest: approval again.
+      await writeTree(dir, {
+        'project/.agents/knowledge/repo-notes/KNOWLEDGE.md': card(
+          { name: 'repo-notes', trust: 'user-confirmed', description: 'Forklift build notes.' },
+          '# Changed\n',
+        ),
+      })
+      await expect(service().activate('repo-notes')).rejects.toMatchObject({ code: 'forbidden' })
+
+      await packs.setEnabled('user-notes', false)
+      const after = service()
+      expect((await after.catalog()).disabled).toEqual(['user-notes'])
+      expect((await after.catalog()).items.map((i) => i.name)).not.toContain('user-notes')
+      await expect(after.resolve({ task: 'forklift', packs: ['user-notes'] })).rejects.toMatchObject({ code: 'forbidden' })
+      await after.setEnabled('user-notes', true)
+      expect((await service().catalog()).items.map((i) => i.name)).toContain('user-notes')
+      expect(JSON.parse(await readFile(stateFile, 'utf8'))).toMatchObject({
+        version: 1,
+        disabled: [],
+        approvals: { 'repo-notes': { digest: approved.digest } },
+      })
+
+      await writeFile(stateFile, '{ not json')
+      await expect(service().catalog()).rejects.toMatchObject({ code: 'config_error' })
+      await expect(createPackService({ discovery: { homeDir: join(dir, 'home') } }).setEnabled('user-notes', false)).rejects.toMatchObject({
+        code: 'config_error',
+      })
+    } finally {
+      await cleanup()
+    }
   })
 })

@@ -21,6 +21,7 @@ import { doctorAction } from './packs/doctor.js'
 import { listAction } from './packs/list.js'
 import { resolveAction } from './packs/resolve.js'
 import { showAction } from './packs/show.js'
+import { approveAction, disableAction, enableAction } from './packs/state.js'
 import { validateAction } from './packs/validate.js'
 
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value]
@@ -127,6 +128,22 @@ function addSubcommands(packs: Command, run: Run): void {
     .description('Validate a pack folder or a folder of packs; exits 1 on errors (for CI)')
     .argument('<path>', 'pack folder, KNOWLEDGE.md, or folder of packs')
     .action(run(validateAction))
+
+  packs
+    .command('enable')
+    .description('Enable a pack (by name or path), persisted in the packs state file')
+    .argument('<name>', 'pack name or path')
+    .action(run(enableAction))
+  packs
+    .command('disable')
+    .description('Disable a pack (by name or path): hidden from the catalog, refused by name')
+    .argument('<name>', 'pack name or path')
+    .action(run(disableAction))
+  packs
+    .command('approve')
+    .description('Approve a project pack for use (trust gate, packs.requireApproval), recorded with its digest')
+    .argument('<name>', 'pack name or path')
+    .action(run(approveAction))
 
   packs.command('doctor').description('Show every scanned location, shadowed, rejected and archived packs, and scan problems').action(run(doctorAction))
 }

@@ -48,9 +48,9 @@ const ResolveInput = z.object({
 })
 
 /**
- * The packs the resolver may use, each real root once; disputed packs only
- * when confirmed (`true` for all, or by name), the others excluded with
- * `confirmation_required`.
+ * The packs the resolver may use, each real root once; disputed and draft
+ * packs only when confirmed (`true` for all, or by name), the others excluded
+ * with `confirmation_required`.
  */
 function admitPacks(packs: readonly LoadedPack[], confirmed: ResolveOptions['confirmed']): { usable: LoadedPack[]; excluded: ExcludedPack[] } {
   const usable: LoadedPack[] = []
@@ -60,11 +60,12 @@ function admitPacks(packs: readonly LoadedPack[], confirmed: ResolveOptions['con
     if (seen.has(pack.realRoot)) continue
     seen.add(pack.realRoot)
     const isConfirmed = confirmed === true || (Array.isArray(confirmed) && confirmed.includes(pack.item.name))
-    if (pack.item.status === 'disputed' && !isConfirmed) {
+    // Status rules: disputed packs are confirmed before use, and so are drafts (ask before use).
+    if ((pack.item.status === 'disputed' || pack.item.status === 'draft') && !isConfirmed) {
       excluded.push({
         pack: pack.item.name,
         code: 'confirmation_required',
-        message: `Pack "${pack.item.name}" is disputed; it is used only after explicit confirmation.`,
+        message: `Pack "${pack.item.name}" is ${pack.item.status === 'draft' ? 'a draft' : 'disputed'}; it is used only after explicit confirmation.`,
       })
       continue
     }

@@ -345,6 +345,31 @@ export function missingForTask(index: PackIndex, terms: readonly WeightedTerm[])
   return missing
 }
 
+/**
+ * A needs-review pack surfaces its gaps whatever the task (status rules): every
+ * claim its source map marks missing and every chapter its compile run marks
+ * missing or conflicting, as warnings.
+ */
+function reviewGaps(pack: LoadedPack, index: PackIndex): CompileWarning[] {
+  if (pack.item.status !== 'needs-review') return []
+  const gaps: CompileWarning[] = []
+  for (const claim of index.evidence.claims) {
+    if (claim.status === 'missing')
+      gaps.push({ severity: 'warning', path: 'indexes/source-map.json', code: 'review_gap', message: `Gap under review: ${claim.text}` })
+  }
+  for (const chapter of index.evidence.compileRun?.chapters ?? []) {
+    if (chapter.coverage === 'missing' || chapter.coverage === 'conflict') {
+      gaps.push({
+        severity: 'warning',
+        path: chapter.path ?? index.evidence.compileRun?.path ?? 'runs/',
+        code: 'review_gap',
+        message: `Gap under review: chapter "${chapter.title}" is ${chapter.coverage === 'conflict' ? 'in conflict' : 'missing'}.`,
+      })
+    }
+  }
+  return gaps
+}
+
 /** Task terms no section of the pack has at all. */
 function uncoveredTerms(index: PackIndex, terms: readonly WeightedTerm[]): Set<string> {
   const uncovered = new Set<string>()
@@ -406,7 +431,12 @@ export function planPack(
     index,
     grounding,
     candidates: collectCandidates(packIndex, pack, index, tiers, scores),
-    warnings: [...packUseWarnings(pack.item).map((d) => toWarning(d, 'KNOWLEDGE.md')), ...tiers.warnings, ...decisionWarnings(scores.decision, pack)],
+    warnings: [
+      ...packUseWarnings(pack.item).map((d) => toWarning(d, 'KNOWLEDGE.md')),
+      ...tiers.warnings,
+      ...decisionWarnings(scores.decision, pack),
+      ...reviewGaps(pack, index),
+    ],
     decision: scores.decision,
     missing: [...tiers.missing, ...missingForTask(index, terms)],
     uncovered: uncoveredTerms(index, terms),

@@ -50,7 +50,7 @@ export interface ResolveOptions {
   grounding?: GroundingPolicy
   /** Task intent; detected from the task text when absent. */
   intent?: ResolveIntent
-  /** Disputed packs confirmed by the user: `true` for all, or their names. */
+  /** Disputed and draft packs confirmed by the user: `true` for all, or their names. */
   confirmed?: boolean | readonly string[]
   /** Blended into relevance when given (the knowledge search's embedder). */
   embedder?: Embedder
