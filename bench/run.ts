@@ -15,6 +15,7 @@ const BENCHES: Record<string, Runner> = {
   embed: async () => (await import('./embed.js')).runEmbedBench(),
   store: async (quick) => (await import('./store.js')).runStoreBench(quick ? { sizes: [1_000, 10_000], queries: 100 } : {}),
   packs: async () => (await import('./packs.js')).runPacksBench(),
+  'packs-qa': async () => (await import('./packs-qa.js')).runPacksQaBench(),
   http: async (quick) => (await import('./http.js')).runHttpBench(quick ? { seconds: 10 } : {}),
   eval: async () => (await import('./eval.js')).runEvalBench(),
   dashboard: async (quick) => (await import('./dashboard.js')).runDashboardBench(quick ? { entries: 2_000 } : {}),

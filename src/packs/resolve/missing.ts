@@ -36,7 +36,7 @@ function conceptRuns(task: string): TaskConcept[][] {
     const words = queryTerms(token).filter((t) => t.weight >= 1)
     if (words.length === 0) flush()
     for (const word of words) {
-      const [concept] = taskConcepts([word])
+      const [concept] = taskConcepts([word]).filter((c) => c.minor !== true)
       if (!concept) flush()
       else if (isTaskWord(word)) {
         flush()

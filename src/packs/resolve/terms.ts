@@ -18,14 +18,15 @@ const TASK_WORDS_TEXT =
   'customer user email message post text short long brief quick new please thank need want know look find check give provide ' +
   'cite citation source verify confirm compare comparison versus mention mentioning quote include including detail details detailed ' +
   'what which how much many does did doing done can could would should tell show based according using about regarding ' +
-  'sentence paragraph bullet point summary overview note answer reply friendly polite tone-free also any some one two three'
+  'sentence paragraph bullet point summary overview note answer reply friendly polite tone-free also any some one two three ' +
+  'start end begin aim'
 const TASK_WORDS: ReadonlySet<string> = new Set(documentTerms(TASK_WORDS_TEXT))
 
 /** Chinese task words: request, question and meta words (a fact is never one of them). */
 const ZH_TASK_WORDS: ReadonlySet<string> = new Set(
   (
     '多少钱 多少 多久 多长 几个 几天 什么 哪些 哪个 怎么 怎样 如何 是否 为什么 介绍 说明 解释 总结 概括 列出 列举 写 写一段 撰写 回复 回答 ' +
-    '引用 出处 来源 核实 核验 验证 比较 对比 要求 需要 提到 提及 告诉 请问 一下 简要 简单 详细 具体 相关 关于 根据 用 以 口吻 语气 风格 帖子 文案 一段 一条'
+    '引用 出处 来源 核实 核验 验证 比较 对比 要求 需要 提到 提及 告诉 请问 一下 简要 简单 详细 具体 相关 关于 根据 用 以 口吻 语气 风格 帖子 文案 一段 一条 科普 几点'
   ).split(' '),
 )
 
@@ -38,13 +39,16 @@ const CONCEPT_GROUPS: readonly string[][] = [
   ['price', 'cost', 'pricing', 'fee', 'charge', 'usd', 'eur', '价格', '多少钱', '费用', '收费', '定价', '售价', '元'],
   ['warranty', 'guarantee', '保修', '质保'],
   ['refund', 'return', 'reimburs', '退款', '退货', '退费'],
-  ['hour', 'open', 'schedule', '时间', '营业', '工作时间'],
+  ['hour', 'schedule', 'available', '时间', '营业', '工作时间', '几点', '上班', '在线'],
   ['deadline', 'due', 'date', '截止', '日期'],
   ['discount', 'promotion', 'coupon', '折扣', '优惠'],
   ['ship', 'deliver', 'shipping', 'delivery', '发货', '配送', '物流'],
   ['limit', 'maximum', 'cap', '上限', '限额', '最多'],
   ['escalat', 'escalate', '升级'],
   ['battery', '电池', '续航'],
+  ['forbidden', 'taboo', 'never', 'prohibit', '禁止', '禁区', '禁忌', '不能', '不得'],
+  ['retention', 'churn', 'leave', 'leaving', 'cancel', '留存', '流失'],
+  ['shelf life', 'expiry', '保质期', '保存'],
 ]
 
 const SYNONYMS: ReadonlyMap<string, readonly string[]> = (() => {
@@ -64,6 +68,8 @@ export interface TaskConcept {
   surface: string
   /** Index terms that answer it: the word's own term first, then its synonyms. */
   terms: string[]
+  /** A CJK bigram: counts for coverage, never reported missing. */
+  minor?: boolean
   /** Weight of the concept: 1 for a content word, 0.75 for a question word that names one (多少钱); × 1.5 for an attribute with synonyms (price). */
   weight: number
 }
@@ -88,6 +94,11 @@ export function isTaskWord(term: WeightedTerm): boolean {
 export function taskConcepts(terms: readonly WeightedTerm[]): TaskConcept[] {
   const concepts: TaskConcept[] = []
   for (const term of terms) {
+    // A CJK character bigram (the segmenter knows no word there: 大红袍, 保质期) counts a little, so that sections naming it rank first.
+    if (term.weight < 1 && CJK.test(term.term) && [...term.term].length === 2) {
+      concepts.push({ surface: term.surface, terms: [term.term], weight: 0.25, minor: true })
+      continue
+    }
     const synonyms = SYNONYMS.get(term.term) ?? []
     const content = !isTaskWord(term)
     // A question word that names a concept ("多少钱" → price) still asks for that concept.
