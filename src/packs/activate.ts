@@ -4,6 +4,7 @@
  * the body and a resource list). Activation lists resources; it reads none.
  */
 import { KnowHubError } from '../core/errors.js'
+import { scanPack } from './hazards.js'
 import { listPackResources, type ListResourcesOptions, type PackResource } from './resources.js'
 import type { LoadedPack, PackDiagnostic } from './schema.js'
 import { WRAPPER_PREAMBLES, escapeXml, neutralise, preambleLanguage } from '../core/wrap.js'
@@ -169,6 +170,8 @@ export async function activatePack(pack: LoadedPack, options: ActivateOptions = 
     const gap = pack.issues.find((i) => i.code === 'document_first_gap')
     if (gap) warnings.push(gap)
   }
+  // Security model: the guide and the runtime views (what activation leads to) are scanned for secrets and injection patterns.
+  warnings.push(...(await scanPack(pack, listing.resources, { kinds: ['runtime'], maxBytes: 2 * 2 ** 20 })))
   return {
     name: item.name,
     mode,

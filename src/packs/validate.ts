@@ -12,6 +12,7 @@ import { discoverPacks } from './discover.js'
 import { loadEvidence } from './evidence.js'
 import { loadPack } from './load.js'
 import { DEFAULT_MAX_FILE_BYTES, resolvePackPath } from './paths.js'
+import { scanPack } from './hazards.js'
 import { listPackResources } from './resources.js'
 import { contextMapPaths } from './resolve/index.js'
 import type { LoadedPack, PackDiagnostic } from './schema.js'
@@ -96,6 +97,8 @@ export async function deepCheck(pack: LoadedPack, options: { maxFileBytes?: numb
   if (item.profile === 'wiki-first' && !listing.resources.some((r) => r.kind === 'wiki' || r.kind === 'runtime')) {
     issues.push({ severity: 'warning', code: 'path_missing', path: 'wiki/', message: 'The wiki-first pack has neither wiki/ pages nor compiled/ views.' })
   }
+  // Security model: obvious secrets and injection patterns anywhere in the pack.
+  issues.push(...(await scanPack(pack, listing.resources)))
   for (const path of contextMapPaths(pack.body)) {
     const resolved = await resolvePackPath(pack.realRoot, path)
     if (!resolved.ok) issues.push(resolved.diagnostic)
