@@ -45,7 +45,7 @@ export async function openEvalHub(options: {
   embedder: Embedder
   dataDir?: string
   logger?: Logger
-  service?: Pick<SearchOptions, 'fusion' | 'textRanking' | 'searchDepth' | 'minSimilarity'>
+  service?: Pick<SearchOptions, 'fusion' | 'textRanking' | 'searchDepth' | 'minSimilarity' | 'gate' | 'qualityBoost'>
 }): Promise<EvalHub> {
   const temporary = options.dataDir === undefined
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'knowhub-eval-'))

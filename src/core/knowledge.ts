@@ -237,6 +237,12 @@ export const SearchExplain = z.object({
   vector_similarity: z.number().nullable(),
   fused: z.number(),
   scope_priority: z.number(),
+  /** Full-text score over the query's best possible score over the caller's visible entries (0-1). */
+  fulltext_strength: z.number().nullable(),
+  /** Fused score relative to the best candidate's (1 for the best). */
+  relevance: z.number(),
+  /** The bounded quality boost added to `relevance` for the final order (docs/retrieval.md). */
+  quality_boost: z.number(),
 })
 export type SearchExplain = z.output<typeof SearchExplain>
 

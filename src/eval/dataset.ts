@@ -21,10 +21,10 @@ export const DEFAULT_CONV = 'default'
 
 const Conv = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._@+-]{0,100}$/, 'conv must be letters, digits and . _ @ + - (it becomes a project scope)')
 
-/** One document of the corpus. */
+/** One document of the corpus (a blank `text` is skipped with a warning by the loader). */
 export const RetrievalDoc = z.object({
   id: z.string().min(1).max(200),
-  text: z.string().min(1),
+  text: z.string(),
   meta: z
     .looseObject({
       conv: Conv.optional(),
@@ -36,11 +36,27 @@ export const RetrievalDoc = z.object({
 })
 export type RetrievalDoc = z.output<typeof RetrievalDoc>
 
-/** One query. */
+/**
+ * A query's own haystack, as in the format family of ../shared/corpus/locomo/SOURCE.md: the
+ * query searches only the documents whose `meta[field]` is one of `in` (instead of its conv).
+ */
+export const QueryScope = z.strictObject({
+  field: z.string().min(1).max(100),
+  in: z
+    .array(z.union([z.string(), z.number()]))
+    .min(1)
+    .max(100_000),
+})
+export type QueryScope = z.output<typeof QueryScope>
+
+/** Longest query text searched (the search API's limit); longer ones are skipped with a warning. */
+export const MAX_QUERY_CHARS = 10_000
+
+/** One query (a blank or over-long `text` is skipped with a warning by the loader). */
 export const RetrievalQuery = z.object({
   id: z.string().min(1).max(200),
-  text: z.string().trim().min(1).max(10_000),
-  meta: z.looseObject({ conv: Conv.optional() }).default({}),
+  text: z.string().trim(),
+  meta: z.looseObject({ conv: Conv.optional(), scope: QueryScope.optional() }).default({}),
 })
 export type RetrievalQuery = z.output<typeof RetrievalQuery>
 
@@ -61,10 +77,36 @@ export interface RetrievalSet {
   /** query id → (doc id → relevance). Only queries with at least one judgement appear. */
   qrels: Map<string, Map<string, number>>
   /**
-   * Judgements that cannot be honoured as given: an unknown query (ignored), or a
+   * Queries with a `meta.scope`, by query id: the name of their scope group (queries with the
+   * same field and values share one) — see {@link scopeGroupDocs}.
+   */
+  scopeGroups: Map<string, ScopeGroup>
+  /**
+   * Lines skipped (blank lines, blank documents and queries, over-long queries) and judgements
+   * that cannot be honoured as given: an unknown query (ignored), or a
    * document that is missing or in another conversation (kept: relevant, never found).
    */
   warnings: ValidationIssue[]
+}
+
+/** Queries that search the same haystack: the documents whose `meta[field]` is one of `values`. */
+export interface ScopeGroup {
+  /** `g1`, `g2`, … in order of first use. */
+  name: string
+  field: string
+  values: ReadonlySet<string>
+}
+
+/** A document's values of a meta field, as strings (a list gives each of its items). */
+export function metaValues(doc: RetrievalDoc, field: string): string[] {
+  const value = (doc.meta as Record<string, unknown>)[field]
+  const items = Array.isArray(value) ? value : [value]
+  return items.filter((v): v is string | number => typeof v === 'string' || typeof v === 'number').map(String)
+}
+
+/** True when the document is in the group's haystack. */
+export function inScopeGroup(doc: RetrievalDoc, group: ScopeGroup): boolean {
+  return metaValues(doc, group.field).some((v) => group.values.has(v))
 }
 
 /** The conversation (scope) of a document or query. */
@@ -72,7 +114,7 @@ export function convOf(line: { meta: { conv?: string | undefined } }): string {
   return line.meta.conv ?? DEFAULT_CONV
 }
 
-async function readJsonl<S extends z.ZodType>(file: string, schema: S, issues: ValidationIssue[]): Promise<Array<z.output<S>>> {
+async function readJsonl<S extends z.ZodType>(file: string, schema: S, issues: ValidationIssue[], warnings: ValidationIssue[]): Promise<Array<z.output<S>>> {
   let text: string
   try {
     text = await readFile(file, 'utf8')
@@ -81,9 +123,13 @@ async function readJsonl<S extends z.ZodType>(file: string, schema: S, issues: V
   }
   const out: Array<z.output<S>> = []
   const name = basename(file)
-  text.split('\n').forEach((raw, index) => {
+  let blank = 0
+  text.split('\n').forEach((raw, index, lines) => {
     const line = raw.trim()
-    if (line === '') return
+    if (line === '') {
+      if (index < lines.length - 1 || raw !== '') blank++
+      return
+    }
     let json: unknown
     try {
       json = JSON.parse(line)
@@ -95,24 +141,56 @@ async function readJsonl<S extends z.ZodType>(file: string, schema: S, issues: V
     if (parsed.success) out.push(parsed.data)
     else for (const issue of toValidationIssues(parsed.error)) issues.push({ path: `${name}:${index + 1}: ${issue.path}`, message: issue.message })
   })
+  if (blank > 0) warnings.push({ path: name, message: `${blank} blank line${blank > 1 ? 's' : ''} skipped` })
   return out
+}
+
+/** Drops lines whose text cannot be searched or stored, each with a warning. */
+function usable<T extends { id: string; text: string }>(lines: T[], file: string, warnings: ValidationIssue[], maxChars = Infinity): T[] {
+  return lines.filter((line) => {
+    const reason = line.text.trim() === '' ? 'blank text' : line.text.length > maxChars ? `text over ${maxChars} characters` : undefined
+    if (reason) warnings.push({ path: `${file}: ${line.id}`, message: `${reason}: skipped` })
+    return reason === undefined
+  })
+}
+
+/** The scope groups of the queries with a `meta.scope` (one per distinct field and values). */
+function scopeGroupsOf(queries: readonly RetrievalQuery[]): Map<string, ScopeGroup> {
+  const byKey = new Map<string, ScopeGroup>()
+  const groups = new Map<string, ScopeGroup>()
+  for (const query of queries) {
+    const scope = query.meta.scope
+    if (!scope) continue
+    const values = [...new Set(scope.in.map(String))].sort()
+    const key = JSON.stringify([scope.field, values])
+    let group = byKey.get(key)
+    if (!group) byKey.set(key, (group = { name: `g${byKey.size + 1}`, field: scope.field, values: new Set(values) }))
+    groups.set(query.id, group)
+  }
+  return groups
 }
 
 /**
  * Reads and checks a retrieval set folder. Bad JSON, a bad field or a duplicate
- * id fail with every diagnostic; judgements that name an unknown query or
- * document are listed in `warnings`, never dropped silently.
+ * id fail with every diagnostic; blank lines, blank documents or queries and queries over
+ * {@link MAX_QUERY_CHARS} characters are skipped, and judgements that name an unknown query
+ * or document are set aside — each listed in `warnings`, never dropped silently.
  * @example
  * const set = await loadRetrievalSet('../shared/corpus/locomo/turns-dev')
  * set.docs.length // 2760
  */
 export async function loadRetrievalSet(dir: string): Promise<RetrievalSet> {
   const issues: ValidationIssue[] = []
-  const [docs, queries, qrels] = await Promise.all([
-    readJsonl(join(dir, 'corpus.jsonl'), RetrievalDoc, issues),
-    readJsonl(join(dir, 'queries.jsonl'), RetrievalQuery, issues),
-    readJsonl(join(dir, 'qrels.jsonl'), Qrel, issues),
+  const warnings: ValidationIssue[] = []
+  const [allDocs, allQueries, qrels] = await Promise.all([
+    readJsonl(join(dir, 'corpus.jsonl'), RetrievalDoc, issues, warnings),
+    readJsonl(join(dir, 'queries.jsonl'), RetrievalQuery, issues, warnings),
+    readJsonl(join(dir, 'qrels.jsonl'), Qrel, issues, warnings),
   ])
+  const docs = usable(allDocs, 'corpus.jsonl', warnings)
+  const queries = usable(allQueries, 'queries.jsonl', warnings, MAX_QUERY_CHARS)
+  const scopeGroups = scopeGroupsOf(queries)
+  const docById = new Map(docs.map((doc) => [doc.id, doc]))
   const docConv = new Map<string, string>()
   for (const doc of docs) {
     if (docConv.has(doc.id)) issues.push({ path: `corpus.jsonl: ${doc.id}`, message: 'duplicate document id' })
@@ -124,7 +202,6 @@ export async function loadRetrievalSet(dir: string): Promise<RetrievalSet> {
     queryConv.set(query.id, convOf(query))
   }
   const judged = new Map<string, Map<string, number>>()
-  const warnings: ValidationIssue[] = []
   for (const qrel of qrels) {
     const conv = queryConv.get(qrel.query_id)
     if (conv === undefined) {
@@ -132,10 +209,14 @@ export async function loadRetrievalSet(dir: string): Promise<RetrievalSet> {
       continue
     }
     const dConv = docConv.get(qrel.doc_id)
+    const group = scopeGroups.get(qrel.query_id)
     // Kept as relevant (it can never be found), as trec_eval counts a judged document missing from the run.
     if (dConv === undefined)
       warnings.push({ path: `qrels.jsonl: ${qrel.query_id}`, message: `unknown document id ${qrel.doc_id}: counted as relevant and never found` })
-    else if (dConv !== conv)
+    else if (group) {
+      if (!inScopeGroup(docById.get(qrel.doc_id)!, group))
+        warnings.push({ path: `qrels.jsonl: ${qrel.query_id}`, message: `document ${qrel.doc_id} is outside the query's meta.scope: it cannot be found` })
+    } else if (dConv !== conv)
       warnings.push({ path: `qrels.jsonl: ${qrel.query_id}`, message: `document ${qrel.doc_id} is in conv ${dConv}, the query in ${conv}: it cannot be found` })
     let map = judged.get(qrel.query_id)
     if (!map) judged.set(qrel.query_id, (map = new Map()))
@@ -150,5 +231,5 @@ export async function loadRetrievalSet(dir: string): Promise<RetrievalSet> {
     )
   }
   if (docs.length === 0) throw new KnowHubError('validation_error', `Retrieval set ${dir} has no documents`)
-  return { name: basename(dir), docs, queries, qrels: judged, warnings }
+  return { name: basename(dir), docs, queries, qrels: judged, scopeGroups, warnings }
 }

@@ -8,7 +8,7 @@ import { KnowHubError } from '../core/errors.js'
 import { KNOWLEDGE_ID } from '../core/ids.js'
 import { Principal } from '../core/principal.js'
 import type { KnowledgeService } from '../knowledge/service.js'
-import { convOf, type RetrievalSet } from './dataset.js'
+import { convOf, inScopeGroup, type RetrievalQuery, type RetrievalSet } from './dataset.js'
 import { mean, mrrAtK, ndcgAtK, percentile, recallAtK } from './metrics.js'
 
 /** Search modes of the knowledge service. */
@@ -20,6 +20,8 @@ export interface LoadedSet {
   set: RetrievalSet
   /** The principal that sees one conversation. */
   principal(conv: string): Principal
+  /** The principal a query searches as: its scope group's (`meta.scope`) or its conversation's. */
+  principalOf(query: RetrievalQuery): Principal
   /** knowledge id → document id. */
   docOf: Map<string, string>
   /** Wall time of the import (embedding included), in ms. */
@@ -31,14 +33,35 @@ export function evalPrincipal(conv: string): Principal {
   return Principal.parse({ user: 'eval', project: conv, permissions: ['read', 'write'] })
 }
 
-function exportLine(id: string, task: string, content: string, doc: RetrievalSet['docs'][number], conv: string, at: string): string {
+/** The principal of a scope group's queries: user `eval`, team `scope-<group>`. */
+function groupPrincipal(group: string): Principal {
+  return Principal.parse({ user: 'eval', team: `scope-${group}`, permissions: ['read', 'write'] })
+}
+
+/** Longest task of a plain document; a longer text is stored whole as the content under a short task. */
+const MAX_PLAIN_TASK = 10_000
+/** The short task of a long plain document: its first characters, cut at a space. */
+const SHORT_TASK = 200
+
+/** An entry's task and content for a document (see docs/retrieval.md, "The format"). */
+function taskAndContent(doc: RetrievalSet['docs'][number]): { task: string; content: string } {
+  if (doc.meta.task !== undefined) return { task: doc.meta.task, content: doc.text }
+  const text = doc.text.trim()
+  if (text.length <= MAX_PLAIN_TASK) return { task: text, content: doc.text }
+  const head = text.slice(0, SHORT_TASK)
+  const cut = head.lastIndexOf(' ')
+  return { task: `${(cut > SHORT_TASK / 2 ? head.slice(0, cut) : head).trim()} …`, content: doc.text }
+}
+
+function exportLine(id: string, doc: RetrievalSet['docs'][number], scope: string, at: string): string {
+  const { task, content } = taskAndContent(doc)
   return JSON.stringify({
     id,
     message_id: '',
     types: doc.meta.types ?? ['usecase'],
     task,
     tags: doc.meta.tags ?? {},
-    scopes: [`project:${conv}`],
+    scopes: [scope],
     owner: 'user:eval',
     content,
     resource_ids: [],
@@ -66,37 +89,53 @@ export async function loadIntoKnowledge(
   options: { batchSize?: number; onProgress?: (done: number, total: number) => void } = {},
 ): Promise<LoadedSet> {
   const started = performance.now()
-  const byConv = new Map<string, string[]>()
+  // One batch per principal: each conv's documents under project:<conv>, and each scope
+  // group's (meta.scope) documents again, as copies, under team:scope-<group>.
+  const batches = new Map<string, { principal: Principal; lines: string[] }>()
   const docOf = new Map<string, string>()
   const base = Date.UTC(2026, 0, 1)
+  const add = (key: string, principal: Principal, scope: string, id: string, doc: RetrievalSet['docs'][number], at: string) => {
+    let batch = batches.get(key)
+    if (!batch) batches.set(key, (batch = { principal, lines: [] }))
+    batch.lines.push(exportLine(id, doc, scope, at))
+  }
+  const groups = [...new Map([...set.scopeGroups.values()].map((g) => [g.name, g])).values()]
   set.docs.forEach((doc, index) => {
     const id = KNOWLEDGE_ID.test(doc.id) && !docOf.has(doc.id) ? doc.id : `doc-${index}`
     docOf.set(id, doc.id)
     const conv = convOf(doc)
     const at = new Date(base + index * 1000).toISOString()
-    const line = exportLine(id, doc.meta.task ?? doc.text, doc.text, doc, conv, at)
-    let lines = byConv.get(conv)
-    if (!lines) byConv.set(conv, (lines = []))
-    lines.push(line)
+    add(`conv:${conv}`, evalPrincipal(conv), `project:${conv}`, id, doc, at)
+    for (const group of groups) {
+      if (!inScopeGroup(doc, group)) continue
+      const copy = `doc-${index}-${group.name}`
+      docOf.set(copy, doc.id)
+      add(`group:${group.name}`, groupPrincipal(group.name), `team:scope-${group.name}`, copy, doc, at)
+    }
   })
+  const total = [...batches.values()].reduce((sum, b) => sum + b.lines.length, 0)
   let done = 0
-  options.onProgress?.(0, set.docs.length)
-  for (const [conv, lines] of byConv) {
-    const report = await knowledge.importJsonl(lines, evalPrincipal(conv), {
+  options.onProgress?.(0, total)
+  for (const [key, { principal, lines }] of batches) {
+    const report = await knowledge.importJsonl(lines, principal, {
       mode: 'atomic',
       onConflict: 'error',
       batchSize: options.batchSize ?? 200,
-      onProgress: (n) => options.onProgress?.(done + n, set.docs.length),
+      onProgress: (n) => options.onProgress?.(done + n, total),
     })
     if (report.errors.length > 0) {
       const first = report.errors[0]!
-      throw new KnowHubError('invalid_import', `Cannot load ${set.name} (conv ${conv}): line ${first.line}: ${first.message}`, {
+      throw new KnowHubError('invalid_import', `Cannot load ${set.name} (${key}): line ${first.line}: ${first.message}`, {
         errors: report.errors.slice(0, 20),
       })
     }
     done += lines.length
   }
-  return { set, principal: evalPrincipal, docOf, loadMs: performance.now() - started }
+  const principalOf = (query: RetrievalQuery) => {
+    const group = set.scopeGroups.get(query.id)
+    return group ? groupPrincipal(group.name) : evalPrincipal(convOf(query))
+  }
+  return { set, principal: evalPrincipal, principalOf, docOf, loadMs: performance.now() - started }
 }
 
 /** Options of one evaluation run. */
@@ -158,7 +197,7 @@ export async function runRetrievalEval(options: EvalRunOptions): Promise<EvalMet
   let queries = set.queries.filter((q) => set.qrels.has(q.id))
   if (options.limit !== undefined) queries = queries.slice(0, options.limit)
   const search = async (q: (typeof queries)[number]) => {
-    const response = await knowledge.search({ q: q.text, top_k: topK, mode, rerank }, loaded.principal(convOf(q)))
+    const response = await knowledge.search({ q: q.text, top_k: topK, mode, rerank }, loaded.principalOf(q))
     return response.results.map((r) => loaded.docOf.get(r.id) ?? r.id)
   }
   for (const q of queries.slice(0, options.warmup ?? 5)) await search(q)

@@ -2,7 +2,7 @@
  * What an entry is indexed by: its full-text document (search terms per field)
  * and the text its embedding is made from.
  */
-import { searchTerms } from '../core/text/index.js'
+import { cjkSegments, searchTerms } from '../core/text/index.js'
 import type { Tags } from '../core/knowledge.js'
 import type { SearchDocument, TextQuery } from '../store/knowledge.js'
 
@@ -43,7 +43,12 @@ export function embeddingText(task: string, content: string): string {
   return (task.trim() === content.trim() ? content : `${task}\n${content}`).slice(0, EMBEDDED_CHARS)
 }
 
-/** A full-text query from free text: its distinct search terms. */
+/**
+ * A full-text query from free text: its distinct search terms, and the terms that count in
+ * its best possible score (all but the CJK bigrams that are not words: see `TextQuery`).
+ */
 export function textQuery(q: string): TextQuery {
-  return { terms: [...new Set(searchTerms(q))] }
+  const terms = [...new Set(searchTerms(q))]
+  const bigrams = new Set(cjkSegments(q).bigrams)
+  return bigrams.size === 0 ? { terms } : { terms, boundTerms: terms.filter((term) => !bigrams.has(term)) }
 }

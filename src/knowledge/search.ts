@@ -1,18 +1,21 @@
 /**
  * Hybrid search (seed 003, DESIGN.md): full-text (BM25 over stemmed words and CJK
  * words/bigrams) and vector candidates over visible entries, fused (by normalised score by
- * default); the best 2×top_k are reranked by quality score, then scope priority, then
- * relevance. Query vectors and whole responses are cached (responses only while the
- * knowledge table is unchanged).
+ * default); candidates not relevant on their own merits are dropped (the relevance gate);
+ * the best 2×top_k are reranked by relevance plus a bounded quality boost, then scope
+ * priority (relevance.ts). Query vectors and whole responses are cached (responses only
+ * while the knowledge table is unchanged).
  */
 import { SearchInput, type SearchResponse, type SearchResult } from '../core/knowledge.js'
 import { createLru } from '../core/lru.js'
 import { requirePermission, visibleScopes, type Principal } from '../core/principal.js'
+import { isLargelyCjk } from '../core/text/index.js'
 import { parseWith } from '../core/validate.js'
 import { DEFAULT_TEXT_RANKING, type KnowledgeRecord, type TextRanking } from '../store/knowledge.js'
 import type { KnowledgeContext } from './context.js'
 import { textQuery } from './document.js'
-import { fuse, fuseScores, qualityRerank, type Fused } from './rank.js'
+import { fuse, fuseScores, type Fused } from './rank.js'
+import { DEFAULT_RELEVANCE_GATE, passesGate, QUALITY_BOOST, relevanceRerank, textStrength, type RelevanceGate, type Reranked } from './relevance.js'
 
 /**
  * Fusion of the full-text and vector lists: `score` (min-max normalised scores,
@@ -55,6 +58,13 @@ export interface SearchOptions {
    */
   minSimilarity?: number
   /**
+   * The relevance gate (default {@link DEFAULT_RELEVANCE_GATE}): a candidate needs this
+   * full-text strength or vector similarity on its own. `false` turns it off (experiments).
+   */
+  gate?: RelevanceGate | false
+  /** How far feedback moves a candidate, in relative relevance (default {@link QUALITY_BOOST}). */
+  qualityBoost?: number
+  /**
    * How many query embeddings are kept, most recently used first (default 1,000; 0 turns the
    * cache off). Embedders are deterministic, so a repeated query skips the embedder.
    */
@@ -83,7 +93,8 @@ export interface KnowledgeSearch {
 const MAX_CACHED_RESPONSE_CHARS = 256 * 1024
 
 type ParsedSearch = ReturnType<typeof SearchInput.parse>
-type Ranked = KnowledgeRecord & Pick<Fused, 'fused' | 'positions'> & { quality_score: number; scope_priority: number }
+type Candidate = Fused & { strength: number | null }
+type Ranked = Reranked<KnowledgeRecord & Pick<Candidate, 'fused' | 'positions' | 'strength'>>
 
 /** A search result as the API returns it, with the per-stage figures when asked for. */
 function toResult(r: Ranked, explain: boolean): SearchResult {
@@ -107,6 +118,9 @@ function toResult(r: Ranked, explain: boolean): SearchResult {
       vector_similarity: vector?.score ?? null,
       fused: r.fused,
       scope_priority: r.scope_priority,
+      fulltext_strength: r.strength,
+      relevance: r.relevance,
+      quality_boost: r.quality_boost,
     }
   }
   return result
@@ -119,6 +133,8 @@ interface SearchRun {
   textRanking: TextRanking
   searchDepth: SearchDepth
   minSimilarity: number | undefined
+  gate: RelevanceGate | false
+  qualityBoost: number
   embedQuery: (q: string) => Promise<Float32Array>
 }
 
@@ -140,29 +156,45 @@ function cachedQueryEmbedder(ctx: KnowledgeContext, size: number): (q: string) =
   }
 }
 
-/** The fused candidate list (full-text and vector), vector-only candidates below the similarity floor dropped. */
-async function candidates(run: SearchRun, input: ParsedSearch, visible: string[]): Promise<Fused[]> {
+/**
+ * The fused candidate list (full-text and vector), each with its full-text strength, and
+ * only the candidates that pass the relevance gate (without a gate: vector-only candidates
+ * below the similarity floor dropped, as before the gate).
+ */
+async function candidates(run: SearchRun, input: ParsedSearch, visible: string[]): Promise<Candidate[]> {
   const { store, embedder } = run.ctx
   const { fusion, searchDepth } = run
   const filter = { visible, types: input.types, minScore: input.min_score, nonNegativeQuality: true }
   const textDepth = Math.max(searchDepth.fulltext, input.top_k * 4)
   const vectorDepth = Math.max(searchDepth.vector, input.top_k * 4)
-  const [textHits, vectorHits] = await Promise.all([
-    input.mode !== 'vector' ? store.knowledge.searchText(textQuery(input.q), filter, textDepth, run.textRanking) : Promise.resolve([]),
+  const [text, vectorHits] = await Promise.all([
+    input.mode !== 'vector'
+      ? store.knowledge.searchTextWithBound(textQuery(input.q), filter, textDepth, run.textRanking)
+      : Promise.resolve({ hits: [], bound: 0 }),
     input.mode !== 'fulltext' ? run.embedQuery(input.q).then((v) => store.knowledge.searchVector(v, filter, vectorDepth)) : Promise.resolve([]),
   ])
-  // A full-text list shorter than the depth holds every match: anything else scores 0.
+  const textHits = text.hits
+  const floor = run.minSimilarity ?? embedder.similarityFloor?.(input.q)
+  // A list shorter than its depth holds every match: anything else scores at most its floor
+  // (full-text 0; vector the similarity floor), so a short list's last hit is not levelled to 0.
   const lists = [
     { ids: textHits, weight: fusion.fulltext, ...(textHits.length < textDepth ? { floor: 0 } : {}) },
-    { ids: vectorHits, weight: fusion.vector },
+    { ids: vectorHits, weight: fusion.vector, ...(vectorHits.length < vectorDepth && floor !== undefined ? { floor } : {}) },
   ]
-  // A candidate that shares no search term with the query must be similar enough on its own.
-  const minSimilarity = run.minSimilarity ?? embedder.similarityFloor?.(input.q) ?? -Infinity
-  const fused = fusion.method === 'rrf' ? fuse(lists, fusion.k ?? 60) : fuseScores(lists)
-  return fused.filter((c) => c.positions[0] !== null || (c.positions[1]?.score ?? -Infinity) >= minSimilarity)
+  const fused = (fusion.method === 'rrf' ? fuse(lists, fusion.k ?? 60) : fuseScores(lists)).map((c) => ({
+    ...c,
+    strength: c.positions[0] ? textStrength(c, text.bound) : null,
+  }))
+  if (run.gate === false) {
+    // A candidate that shares no search term with the query must be similar enough on its own.
+    return fused.filter((c) => c.positions[0] !== null || (c.positions[1]?.score ?? -Infinity) >= (floor ?? -Infinity))
+  }
+  const minTextStrength = isLargelyCjk(input.q) ? run.gate.minTextStrengthCjk : run.gate.minTextStrength
+  const gate = { minTextStrength, minSimilarity: floor ?? run.gate.fallbackSimilarity }
+  return fused.filter((c) => passesGate(c, text.bound, gate))
 }
 
-/** One search, uncached: candidates, the shortlist's records, the quality rerank. */
+/** One search, uncached: candidates, the shortlist's records, the rerank (quality within relevance). */
 async function runSearch(run: SearchRun, input: ParsedSearch, visible: string[]): Promise<SearchResponse> {
   const shortlist = (await candidates(run, input, visible)).slice(0, input.rerank ? input.top_k * 2 : input.top_k)
   const records = new Map(
@@ -175,9 +207,9 @@ async function runSearch(run: SearchRun, input: ParsedSearch, visible: string[])
   )
   const items = shortlist.flatMap((c) => {
     const r = records.get(c.id)
-    return r ? [{ ...r, fused: c.fused, positions: c.positions }] : []
+    return r ? [{ ...r, fused: c.fused, positions: c.positions, strength: c.strength }] : []
   })
-  const reranked = qualityRerank(items, visible, input.min_score)
+  const reranked = relevanceRerank(items, visible, input.min_score, run.qualityBoost)
   const ranked = input.rerank ? reranked : reranked.sort((a, b) => b.fused - a.fused)
   const results = ranked.slice(0, input.top_k).map((r) => toResult(r, input.explain))
   return { results, count: results.length }
@@ -202,6 +234,8 @@ export function createKnowledgeSearch(ctx: KnowledgeContext, options: SearchOpti
     textRanking: options.textRanking ?? DEFAULT_TEXT_RANKING,
     searchDepth: options.searchDepth ?? DEFAULT_SEARCH_DEPTH,
     minSimilarity: options.minSimilarity,
+    gate: options.gate ?? DEFAULT_RELEVANCE_GATE,
+    qualityBoost: options.qualityBoost ?? QUALITY_BOOST,
     embedQuery: cachedQueryEmbedder(ctx, options.queryCacheSize ?? 1000),
   }
   // Search responses by caller and parameters, least recently used first, each valid for one

@@ -29,7 +29,7 @@ export interface TextIndex {
   /** BM25 over the entries that pass `filter`, best first (ties by id), at most `limit`. */
   search(terms: readonly string[], filter: EntryFilter, limit: number, ranking: TextRanking): RankedId[]
   /** {@link TextIndex.search} with the query's best possible score over the visible entries. */
-  searchWithBound(terms: readonly string[], filter: EntryFilter, limit: number, ranking: TextRanking): TextHits
+  searchWithBound(terms: readonly string[], filter: EntryFilter, limit: number, ranking: TextRanking, boundTerms?: readonly string[]): TextHits
 }
 
 /** How many filters keep their per-entry verdicts between searches (until the index changes). */
@@ -61,7 +61,7 @@ function searchIndex(
   postings: PostingLists,
   verdicts: Uint8Array,
   scratch: Scratch,
-  query: { terms: readonly string[]; filter: EntryFilter; limit: number; ranking: TextRanking },
+  query: { terms: readonly string[]; boundTerms?: readonly string[] | undefined; filter: EntryFilter; limit: number; ranking: TextRanking },
 ): TextHits {
   // BM25's statistics over the visible scopes only (issue 15.1): a term's document
   // frequency counts each posting once per visible scope of its entry, as the collection
@@ -73,7 +73,7 @@ function searchIndex(
     return df > 0 ? [{ term, df }] : []
   })
   const collection = table.visibleStats(visible)
-  const bound = textQueryBound(query.terms, stats, collection.docs, query.ranking)
+  const bound = textQueryBound(query.terms, stats, collection.docs, query.ranking, query.boundTerms)
   if (stats.length === 0) return { hits: [], bound }
   // The same terms and idf as the SQL path (every term a candidate term: exact).
   const plan = planTextQuery(stats, collection.docs, { ...query.ranking, candidates: Infinity })
@@ -156,14 +156,14 @@ export function createTextIndex(): TextIndex {
       return this.searchWithBound(terms, filter, limit, ranking).hits
     },
 
-    searchWithBound(terms, filter, limit, ranking) {
-      if (table.size === 0 || limit <= 0) return { hits: [], bound: textQueryBound(terms, [], 0, ranking) }
+    searchWithBound(terms, filter, limit, ranking, boundTerms) {
+      if (table.size === 0 || limit <= 0) return { hits: [], bound: textQueryBound(terms, [], 0, ranking, boundTerms) }
       if (scratch.scores.length !== table.capacity) {
         scratch.scores = new Float64Array(table.capacity)
         scratch.touched = new Int32Array(table.capacity)
       }
       const verdicts = verdictCache.for(filter, table.capacity)
-      return searchIndex(table, postings, verdicts, scratch, { terms, filter, limit, ranking })
+      return searchIndex(table, postings, verdicts, scratch, { terms, boundTerms, filter, limit, ranking })
     },
   }
 }

@@ -8,6 +8,12 @@ import { bm25Bound, bm25Idf, KNOWLEDGE_BM25, type Bm25Params } from '../core/tex
 /** A full-text query: distinct search terms, normalised like the documents' terms. */
 export interface TextQuery {
   terms: string[]
+  /**
+   * The terms whose best score counts in the query's bound even when no visible entry has
+   * them (default: every term). A CJK query leaves out its character bigrams: most of them
+   * span two words and exist nowhere, and would only dilute every entry's strength.
+   */
+  boundTerms?: string[]
 }
 
 /** BM25 parameters of full-text ranking (see {@link DEFAULT_TEXT_RANKING}). */
@@ -92,15 +98,22 @@ export function planTextQuery(stats: ReadonlyArray<{ term: string; df: number }>
 /**
  * The query's own best possible BM25 score over `docs` visible documents: Σ idf × (k1 + 1)
  * over its distinct terms (the {@link MAX_QUERY_TERMS} of highest idf), a term no visible
- * entry has counting at the idf of df 0. An entry's score divided by it is its full-text
+ * entry has counting at the idf of df 0 — when it is one of `boundTerms` (default: all). An entry's score divided by it is its full-text
  * *strength* (0-1), which the search's relevance gate compares across queries: a query whose
  * rare words appear nowhere has a high bound that common-word matches cannot approach.
  * @example
  * textQueryBound(['pgvector', 'zzz'], [{ term: 'pgvector', df: 3 }], 1000, DEFAULT_TEXT_RANKING)
  */
-export function textQueryBound(terms: readonly string[], stats: ReadonlyArray<{ term: string; df: number }>, docs: number, ranking: Bm25Params): number {
+export function textQueryBound(
+  terms: readonly string[],
+  stats: ReadonlyArray<{ term: string; df: number }>,
+  docs: number,
+  ranking: Bm25Params,
+  boundTerms: readonly string[] = terms,
+): number {
   const df = new Map(stats.map((row) => [row.term, row.df]))
-  const idfs = [...new Set(terms)].map((term) => bm25Idf(docs, df.get(term) ?? 0)).sort((a, b) => b - a)
+  const counted = new Set([...df.keys(), ...boundTerms.filter((term) => terms.includes(term))])
+  const idfs = [...counted].map((term) => bm25Idf(docs, df.get(term) ?? 0)).sort((a, b) => b - a)
   return idfs.slice(0, MAX_QUERY_TERMS).reduce((sum, idf) => sum + bm25Bound(ranking, idf), 0)
 }
 

@@ -144,6 +144,69 @@ describe('knowhub eval', () => {
     expect(report.runs[0]?.['recall@10']).toBeGreaterThan(0.5)
   })
 
+  it('takes real sets as they come: skips blank lines and blank queries or documents with warnings, stores long documents, honours meta.scope', async () => {
+    const long = `Long report about ${'the zephyrine harvest '.repeat(600)}end.`
+    expect(long.length).toBeGreaterThan(10_000)
+    const set = writeSet('real', {
+      'corpus.jsonl': `${jsonl([
+        { id: 'a1', text: 'Alice planted zephyrine tulips in the north garden', meta: { conv: 'c', session: 1 } },
+        { id: 'a2', text: 'Alice planted zephyrine tulips in the south garden', meta: { conv: 'c', session: 2 } },
+        { id: 'a3', text: 'Bob repaired the garden fence', meta: { conv: 'c', session: 3 } },
+        { id: 'blank', text: '   ', meta: { conv: 'c' } },
+        { id: 'long', text: long, meta: { conv: 'c', session: 3 } },
+      ])}\n\n`,
+      'queries.jsonl': jsonl([
+        { id: 'q-north', text: 'where did Alice plant zephyrine tulips', meta: { conv: 'c', scope: { field: 'session', in: [1] } } },
+        { id: 'q-south', text: 'where did Alice plant zephyrine tulips', meta: { conv: 'c', scope: { field: 'session', in: [2, 3] } } },
+        { id: 'q-long', text: 'zephyrine harvest report', meta: { conv: 'c' } },
+        { id: 'q-blank', text: '', meta: { conv: 'c' } },
+      ]),
+      'qrels.jsonl': jsonl([
+        { query_id: 'q-north', doc_id: 'a1' },
+        { query_id: 'q-south', doc_id: 'a2' },
+        { query_id: 'q-long', doc_id: 'long' },
+      ]),
+    })
+    const result = await run('eval', set, '--mode', 'fulltext', '--json', '--per-query', '--embedder', 'hashed')
+    expect(result.code, result.stderr).toBe(0)
+    const report = JSON.parse(result.stdout) as EvalReport
+    expect(report.warnings).toEqual(
+      expect.arrayContaining([
+        { path: 'corpus.jsonl', message: '2 blank lines skipped' },
+        { path: 'corpus.jsonl: blank', message: 'blank text: skipped' },
+        { path: 'queries.jsonl: q-blank', message: 'blank text: skipped' },
+      ]),
+    )
+    expect(result.stderr).toMatch(/warning: queries\.jsonl: q-blank: blank text: skipped/)
+    expect(report).toMatchObject({ docs: 4, judged_queries: 3 })
+    const ranked = new Map((report.runs[0]?.per_query ?? []).map((q) => [q.id, q.ranked]))
+    // Same words, two haystacks: each query sees only the sessions its meta.scope names.
+    expect(ranked.get('q-north')).toEqual(['a1'])
+    expect(ranked.get('q-south')?.[0]).toBe('a2')
+    expect(ranked.get('q-south')).not.toContain('a1')
+    expect(ranked.get('q-long')?.[0]).toBe('long')
+  })
+
+  it('measures the no-answer rate (--absent) and feedback robustness (--feedback)', async () => {
+    const absent = join(dir, 'absent.jsonl')
+    writeFileSync(
+      absent,
+      jsonl([
+        { id: 'n1', text: 'What is the melting point of tungsten?' },
+        { id: 'n2', text: '今天巴黎的天气怎么样' },
+      ]),
+    )
+    const result = await run('eval', writeSet('trust'), '--json', '--embedder', 'hashed', '--absent', absent, '--feedback')
+    expect(result.code, result.stderr).toBe(0)
+    const report = JSON.parse(result.stdout) as EvalReport
+    expect(report.no_answer).toEqual([{ file: absent, mode: 'hybrid', queries: 2, searches: 4, answered: 0, rate: 0 }])
+    expect(report.feedback).toMatchObject({ seed: 17, entries: 6 })
+    expect(report.feedback!.recall10_after).toBeGreaterThanOrEqual(0)
+    expect(report.feedback!.pairs).toBeGreaterThan(0)
+    const table = await run('eval', writeSet('trust2'), '--embedder', 'hashed', '--absent', absent)
+    expect(table.stdout).toMatch(/no-answer .*absent\.jsonl hybrid: 0 of 4 searches/)
+  })
+
   it('gives clear errors: missing folder, missing files, malformed lines, nothing judged, bad options', async () => {
     const missing = await run('eval', join(dir, 'nope'))
     expect(missing.code).toBe(1)

@@ -355,6 +355,45 @@ describe.each(BACKENDS)('knowledge service on %s', (backend) => {
       expect(typo.results[0]?.explain?.fulltext_rank).toBeNull()
     })
 
+    it('keeps relevance before quality: a helpful vote does not lift an unrelated entry, and Chinese or mixed queries about nothing stored return nothing', async () => {
+      const svc = await createKnowledgeService({ store, embedder: createHashedEmbedder({ dimension: 256 }), searchCacheSize: 0 })
+      const selenium = await svc.save(
+        { task: 'Log in to site A with Selenium', content: 'undetected_chromedriver avoids bot checks; add random delays', types: ['tool'] },
+        alice,
+      )
+      const pnpm = await svc.save(
+        { task: 'Deploy with pnpm in Docker', content: 'run corepack enable before pnpm install in the Dockerfile', types: ['tool'] },
+        alice,
+      )
+      const types = await svc.save(
+        { task: '用户编码风格偏好', content: '用户偏好使用 TypeScript 而非 JavaScript,注重类型安全', types: ['user_profile'] },
+        alice,
+      )
+      const deploy = await svc.save(
+        { task: '部署服务到生产环境', content: '先在预发环境验证,再灰度发布;怎么部署:打 v* 标签触发流水线', types: ['plan'] },
+        alice,
+      )
+      await svc.save({ task: 'Summarise a PDF report', content: 'Extract text with pdftotext, then chunk by heading.', types: ['plan'] }, alice)
+      await svc.feedback(selenium.id, { add_helpful_case: { task: 'login worked' } }, alice)
+      for (const [q, id] of [
+        ['pnpm docker', pnpm.id],
+        ['类型安全', types.id],
+        ['怎么部署', deploy.id],
+      ] as const) {
+        const response = await svc.search({ q, explain: true }, alice)
+        expect(response.results[0]?.id, q).toBe(id)
+        expect(
+          response.results.map((r) => r.id),
+          q,
+        ).not.toContain(selenium.id)
+        expect(response.results[0]?.explain?.relevance).toBe(1)
+        expect(response.results[0]?.explain?.fulltext_strength).toBeGreaterThan(0)
+      }
+      for (const q of ['今天巴黎的天气怎么样', '明天北京会下雪吗', '怎么做正宗的四川回锅肉', 'iPhone 怎么截长图', 'What is the melting point of tungsten?']) {
+        expect((await svc.search({ q, min_score: 0 }, alice)).results, q).toEqual([])
+      }
+    })
+
     it('reuses a response only while the table is unchanged, per caller; never on a PostgreSQL server', async () => {
       const base = createHashedEmbedder({ dimension: 256 })
       let embeds = 0

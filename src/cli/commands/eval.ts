@@ -20,6 +20,7 @@ import {
   type EvalMode,
   type LoadedSet,
 } from '../../eval/harness.js'
+import { readNoAnswerQueries, runFeedbackRobustness, runNoAnswer, type FeedbackMetrics, type NoAnswerMetrics } from '../../eval/robustness.js'
 import { EVAL_EMBEDDERS, evalEmbedder, openEvalHub, type EvalEmbedderName, type EvalHub } from '../../app/eval.js'
 import { loadConfig, processEnv } from '../config.js'
 import { createCliLogger, type GlobalOptions } from '../context.js'
@@ -39,6 +40,10 @@ export interface EvalReport {
   load_ms: number
   warnings: Array<{ path: string; message: string }>
   runs: EvalMetrics[]
+  /** With `--absent FILE…`: per file and mode, the share of searches that returned anything. */
+  no_answer?: NoAnswerMetrics[]
+  /** With `--feedback`: the feedback robustness figures (hybrid). */
+  feedback?: FeedbackMetrics
 }
 
 function positiveInt(name: string, max = Number.MAX_SAFE_INTEGER) {
@@ -99,6 +104,17 @@ interface EvalOptions {
   perQuery?: boolean
   out?: string
   json?: boolean
+  absent?: string[]
+  feedback?: boolean
+  gate: boolean
+}
+
+/** What one evaluation measured. */
+interface Measured {
+  runs: EvalMetrics[]
+  loadMs: number
+  noAnswer: NoAnswerMetrics[]
+  feedback?: FeedbackMetrics
 }
 
 /** Reads a retrieval set folder, printing its first warnings; refuses a set with no judged query. */
@@ -112,8 +128,28 @@ async function loadSet(io: Io, dir: string): Promise<RetrievalSet> {
   return set
 }
 
+/** The no-answer runs (every planned mode, every file) and the feedback robustness run (last: it writes). */
+async function trustRuns(io: Io, hub: EvalHub, loaded: LoadedSet, options: EvalOptions): Promise<Pick<Measured, 'noAnswer' | 'feedback'>> {
+  const noAnswer: NoAnswerMetrics[] = []
+  for (const file of options.absent ?? []) {
+    const queries = await readNoAnswerQueries(file)
+    for (const run of plannedRuns(options.mode, options.rerank)) {
+      if (!run.rerank) continue
+      noAnswer.push(await runNoAnswer({ knowledge: hub.knowledge, loaded, queries, file, mode: run.mode }))
+    }
+  }
+  if (!options.feedback) return { noAnswer }
+  const working = progress(io, 'feedback robustness')
+  try {
+    const feedback = await runFeedbackRobustness({ knowledge: hub.knowledge, loaded, ...(options.limit !== undefined ? { limit: options.limit } : {}) })
+    return { noAnswer, feedback }
+  } finally {
+    working.stop()
+  }
+}
+
 /** Loads the set into the evaluation hub and runs every planned mode over it, with progress on stderr; closes the hub. */
-async function evaluate(io: Io, hub: EvalHub, set: RetrievalSet, options: EvalOptions): Promise<{ runs: EvalMetrics[]; loadMs: number }> {
+async function evaluate(io: Io, hub: EvalHub, set: RetrievalSet, options: EvalOptions): Promise<Measured> {
   const runs: EvalMetrics[] = []
   try {
     const loading = progress(io, 'loading')
@@ -142,14 +178,15 @@ async function evaluate(io: Io, hub: EvalHub, set: RetrievalSet, options: EvalOp
         querying.stop()
       }
     }
-    return { runs, loadMs: loaded.loadMs }
+    return { runs, loadMs: loaded.loadMs, ...(await trustRuns(io, hub, loaded, options)) }
   } finally {
     await hub.close()
   }
 }
 
 /** The JSON report of an evaluation. */
-function buildReport(set: RetrievalSet, dir: string, embedder: string, loadMs: number, runs: readonly EvalMetrics[]): EvalReport {
+function buildReport(set: RetrievalSet, dir: string, embedder: string, measured: Measured): EvalReport {
+  const { runs, loadMs } = measured
   return {
     set: set.name,
     dir,
@@ -162,7 +199,26 @@ function buildReport(set: RetrievalSet, dir: string, embedder: string, loadMs: n
     runs: runs.map((m) =>
       m.per_query ? { ...roundMetrics(m), per_query: m.per_query.map((q) => ({ ...q, ms: Math.round(q.ms * 10) / 10 })) } : roundMetrics(m),
     ),
+    ...(measured.noAnswer.length > 0 ? { no_answer: measured.noAnswer } : {}),
+    ...(measured.feedback ? { feedback: measured.feedback } : {}),
   }
+}
+
+/** The no-answer and feedback lines of the table output. */
+function trustLines(report: EvalReport): string[] {
+  const lines = (report.no_answer ?? []).map(
+    (m) =>
+      `no-answer ${m.file} ${m.mode}: ${m.answered} of ${m.searches} searches (${m.queries} queries × convs) returned something: ${(m.rate * 100).toFixed(1)}%`,
+  )
+  const f = report.feedback
+  if (f) {
+    lines.push(
+      `feedback (seed ${f.seed}): helpful on ${f.helpful_entries} of ${f.entries} entries (${f.helpful_cases} cases), harmful on ${f.harmful_entries}; ` +
+        `recall@10 ${f.recall10_before.toFixed(3)} → ${f.recall10_after.toFixed(3)} (drop ${f.recall10_drop.toFixed(3)}); ` +
+        `harmful entries fell in ${f.harmful_fell} of ${f.harmful_seen}; helpful near-duplicate first in ${f.helpful_first} of ${f.pairs} pairs (${(f.helpful_first_share * 100).toFixed(1)}%)`,
+    )
+  }
+  return lines
 }
 
 /** The `eval` command. */
@@ -174,6 +230,7 @@ export function evalCommand(io: Io): Command {
       new Option('--mode <mode>', 'retrieval mode; "all" runs every mode and hybrid without the rerank').choices([...EVAL_MODES, 'all']).default('hybrid'),
     )
     .option('--no-rerank', 'order by relevance only (skip the quality rerank)')
+    .option('--no-gate', 'turn the relevance gate off (to measure what it costs or saves)')
     .option('-k, --top-k <n>', 'results per query (metrics @10 need 10)', positiveInt('--top-k', 100), 10)
     .option('-n, --limit <n>', 'evaluate only the first N judged queries', positiveInt('--limit'))
     .addOption(
@@ -182,6 +239,8 @@ export function evalCommand(io: Io): Command {
     .option('--per-query', 'also report each query: its ranked document ids and recall@10 (JSON), or the queries not fully found (table)')
     .option('--out <file>', 'also write the JSON report to a file')
     .option('--json', 'print the JSON report instead of the table')
+    .option('--absent <files...>', 'also search these queries (JSONL, topics absent from the set) in every conv and report the share answered')
+    .option('--feedback', 'also measure feedback robustness (random helpful and harmful cases, near-duplicate pairs); runs last')
     .addHelpText(
       'after',
       [
@@ -193,6 +252,7 @@ export function evalCommand(io: Io): Command {
         'Examples:',
         '  knowhub eval bench/data/zh-agent',
         '  knowhub eval ../shared/corpus/locomo/facts-dev --mode all --limit 200 --out facts.json',
+        '  knowhub eval bench/data/zh-agent --absent bench/data/no-answer-zh/queries.jsonl --feedback',
       ].join('\n'),
     )
     .action(async (dirArg: string, options: EvalOptions, command: Command) => {
@@ -203,14 +263,16 @@ export function evalCommand(io: Io): Command {
       const globals = command.optsWithGlobals() as GlobalOptions
       const config = options.embedder === 'config' ? loadConfig(processEnv(), globals.config ? { configFile: globals.config } : {}) : undefined
       const embedder = await evalEmbedder(options.embedder, config?.embedder ?? KnowHubConfig.parse({}).embedder, logger)
-      const { runs, loadMs } = await evaluate(io, await openEvalHub({ embedder, logger }), set, options)
-      const report = buildReport(set, dir, embedder.model, loadMs, runs)
+      const measured = await evaluate(io, await openEvalHub({ embedder, logger, ...(options.gate ? {} : { service: { gate: false } }) }), set, options)
+      const { runs, loadMs } = measured
+      const report = buildReport(set, dir, embedder.model, measured)
       if (options.out) writeFileSync(options.out, `${JSON.stringify(report, null, 2)}\n`)
       if (options.json) return printJson(io, report)
       io.out(
         `${set.name}: ${report.docs} docs in ${report.convs} convs, ${report.judged_queries} judged queries; loaded in ${(loadMs / 1000).toFixed(1)} s with ${report.embedder}`,
       )
       for (const line of formatEvalTable(runs)) io.out(line)
+      for (const line of trustLines(report)) io.out(line)
       if (options.perQuery) printMisses(io, set, runs)
       if (options.out) io.err(`wrote ${options.out}`)
     })

@@ -82,7 +82,7 @@ async function searchTextSql(db: Database, query: TextQuery, filter: EntryFilter
     GROUP BY t.term HAVING sum(t.df) > 0`)
   const [collection] = await db.query<{ docs: string; total_len: string }>(sql`SELECT coalesce(sum(docs), 0) AS docs, coalesce(sum(total_len), 0) AS total_len
     FROM knowledge_scope_stats WHERE scope = ANY(${filter.visible}::text[])`)
-  const bound = textQueryBound(query.terms, stats, Number(collection!.docs), ranking)
+  const bound = textQueryBound(query.terms, stats, Number(collection!.docs), ranking, query.boundTerms)
   if (stats.length === 0) return { hits: [], bound }
   const docs = Math.max(1, Number(collection!.docs))
   const scorer = bm25(ranking, docs, Number(collection!.total_len))
@@ -132,7 +132,7 @@ export function textQueries({ db }: KnowledgeContext, textIndex?: SyncedTextInde
       if (query.terms.length === 0) return { hits: [], bound: 0 }
       if (!textIndex) return searchTextSql(db, query, filter, limit, ranking)
       await textIndex.sync()
-      return textIndex.index.searchWithBound(query.terms, filter, limit, ranking)
+      return textIndex.index.searchWithBound(query.terms, filter, limit, ranking, query.boundTerms)
     },
 
     async searchGeneration() {

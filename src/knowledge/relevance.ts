@@ -1,0 +1,126 @@
+/**
+ * Relevance before quality (issue 17): the search's relevance gate — a candidate must be
+ * relevant on its own merits, by full-text strength or by vector similarity — and the
+ * bounded quality rerank that orders near-equally relevant candidates by feedback without
+ * ever lifting a clearly less relevant one above a clearly more relevant one. The rules and
+ * a worked example are in docs/retrieval.md ("Relevance gate" and "Quality within relevance").
+ */
+import { qualityScore } from '../core/knowledge.js'
+import { scopePriority } from '../core/principal.js'
+import type { RerankItem } from './rank.js'
+
+/** The relevance gate's thresholds (see {@link DEFAULT_RELEVANCE_GATE}). */
+export interface RelevanceGate {
+  /**
+   * Full-text strength a candidate needs on its own: its BM25 score divided by the query's
+   * best possible score over the caller's visible entries (the store's `textQueryBound`).
+   */
+  minTextStrength: number
+  /** The same for a query that is largely Chinese/Japanese/Korean text (`isLargelyCjk`). */
+  minTextStrengthCjk: number
+  /**
+   * Cosine similarity a candidate needs on its own when the embedder gives no floor for the
+   * query (the hashed n-grams on Chinese text); otherwise the embedder's `similarityFloor`.
+   */
+  fallbackSimilarity: number
+}
+
+/**
+ * Calibrated on the retrieval sets and the no-answer sets of `bench/data/` (docs/retrieval.md,
+ * "Relevance gate"): the strength and similarity that relevant entries clear and that the best
+ * candidate of a query about nothing stored stays under.
+ */
+export const DEFAULT_RELEVANCE_GATE: RelevanceGate = Object.freeze({ minTextStrength: 0.2, minTextStrengthCjk: 0.08, fallbackSimilarity: 0.3 })
+
+/** A fused candidate as the gate reads it: its full-text score (if any) and vector similarity (if any). */
+export interface GateCandidate {
+  positions: ReadonlyArray<{ rank: number; score: number } | null>
+}
+
+/**
+ * The full-text strength of a candidate: its BM25 score over the query's best possible
+ * score (0 when it shares no term with the query, or the bound is 0).
+ * @example
+ * textStrength({ positions: [{ rank: 1, score: 2 }, null] }, 8) // 0.25
+ */
+export function textStrength(candidate: GateCandidate, bound: number): number {
+  const text = candidate.positions[0]
+  return text && bound > 0 ? text.score / bound : 0
+}
+
+/**
+ * True when the candidate is relevant on its own merits: full-text strength of at least
+ * `minTextStrength`, or a vector similarity of at least `minSimilarity`.
+ * @example
+ * passesGate({ positions: [null, { rank: 1, score: 0.5 }] }, 0, { minTextStrength: 0.2, minSimilarity: 0.3 }) // true
+ */
+export function passesGate(candidate: GateCandidate, bound: number, gate: { minTextStrength: number; minSimilarity: number }): boolean {
+  if (candidate.positions[0] && textStrength(candidate, bound) >= gate.minTextStrength) return true
+  const vector = candidate.positions[1]
+  return vector !== null && vector !== undefined && vector.score >= gate.minSimilarity
+}
+
+/**
+ * How far helpful feedback may lift a candidate, in units of relevance relative to the best
+ * candidate of the query (1): at most +0.1. A candidate less relevant than another by more
+ * than 0.1 can never overtake it; within that, feedback decides.
+ */
+export const QUALITY_BOOST = 0.1
+
+/**
+ * How far harmful feedback may lower a candidate: at most −0.2. Harmful cases weigh twice
+ * as much as helpful ones in seed 003's quality score, and demotion lifts nothing that the
+ * caller's own relevance did not already put near the top.
+ */
+export const HARMFUL_PENALTY = 0.2
+
+/**
+ * The bounded quality boost of an entry, 0 for the quality of a new entry (3: seed 003's
+ * default score, no feedback): `boost · tanh((q − 3) / 4)` above 3, `2 · boost ·
+ * tanh(q − 3)` below. At the default boost one helpful case (quality 4) gives +0.024, five
+ * +0.085; a quality of 2 (one helpful and one harmful case) −0.152, one harmful case (quality 1) −0.193.
+ * @example
+ * qualityBoost(4) // ≈ 0.0245
+ */
+export function qualityBoost(quality: number, boost = QUALITY_BOOST): number {
+  return quality >= 3 ? boost * Math.tanh((quality - 3) / 4) : 2 * boost * Math.tanh(quality - 3)
+}
+
+/** A reranked candidate: seed 003's quality score, its scope priority, relevance and boost. */
+export type Reranked<T> = T & { quality_score: number; scope_priority: number; relevance: number; quality_boost: number }
+
+/**
+ * Quality within relevance: each candidate's relevance is its fused score relative to the
+ * best candidate's (1 for the best), plus its bounded {@link qualityBoost}; ties by scope
+ * priority (user > project > agent > team > org > public), then fused score, then id. Seed
+ * 003's filters stay: entries with `score < minScore` or a negative quality score are dropped.
+ * @example
+ * relevanceRerank(items, visibleScopes(principal), 3)
+ */
+export function relevanceRerank<T extends RerankItem>(
+  items: readonly T[],
+  visible: readonly string[],
+  minScore: number,
+  boost = QUALITY_BOOST,
+): Array<Reranked<T>> {
+  const best = items.reduce((max, item) => Math.max(max, item.fused), 0)
+  return items
+    .map((item) => {
+      const quality_score = qualityScore(item)
+      return {
+        ...item,
+        quality_score,
+        scope_priority: scopePriority(item.scopes, visible),
+        relevance: best > 0 ? item.fused / best : 0,
+        quality_boost: qualityBoost(quality_score, boost),
+      }
+    })
+    .filter((item) => item.score >= minScore && item.quality_score >= 0)
+    .sort(
+      (a, b) =>
+        b.relevance + b.quality_boost - (a.relevance + a.quality_boost) ||
+        a.scope_priority - b.scope_priority ||
+        b.fused - a.fused ||
+        (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
+    )
+}

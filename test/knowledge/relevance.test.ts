@@ -1,0 +1,95 @@
+/**
+ * The relevance gate and the bounded quality rerank (issue 17), as pure functions.
+ */
+import { describe, expect, it } from 'vitest'
+import { HARMFUL_PENALTY, passesGate, QUALITY_BOOST, qualityBoost, relevanceRerank, textStrength } from '../../src/knowledge/relevance.js'
+
+const item = (id: string, fused: number, eval_: { score?: number; helpful?: number; harmful?: number } = {}, scopes = ['user:u']) => ({
+  id,
+  fused,
+  score: eval_.score ?? 3,
+  helpful: eval_.helpful ?? 0,
+  harmful: eval_.harmful ?? 0,
+  scopes,
+})
+const visible = ['user:u', 'project:p', 'public']
+
+describe('relevance gate', () => {
+  const gate = { minTextStrength: 0.2, minSimilarity: 0.3 }
+
+  it('measures full-text strength against the query bound', () => {
+    expect(textStrength({ positions: [{ rank: 1, score: 3 }, null] }, 10)).toBeCloseTo(0.3)
+    expect(textStrength({ positions: [null, { rank: 1, score: 0.9 }] }, 10)).toBe(0)
+    expect(textStrength({ positions: [{ rank: 1, score: 3 }, null] }, 0)).toBe(0)
+  })
+
+  it('passes a candidate strong in either list, and drops one weak in both', () => {
+    expect(passesGate({ positions: [{ rank: 1, score: 2.5 }, null] }, 10, gate)).toBe(true)
+    expect(
+      passesGate(
+        {
+          positions: [
+            { rank: 1, score: 1 },
+            { rank: 3, score: 0.35 },
+          ],
+        },
+        10,
+        gate,
+      ),
+    ).toBe(true)
+    expect(passesGate({ positions: [null, { rank: 1, score: 0.31 }] }, 10, gate)).toBe(true)
+    expect(
+      passesGate(
+        {
+          positions: [
+            { rank: 1, score: 1.9 },
+            { rank: 2, score: 0.29 },
+          ],
+        },
+        10,
+        gate,
+      ),
+    ).toBe(false)
+    expect(passesGate({ positions: [{ rank: 1, score: 1.9 }, null] }, 10, gate)).toBe(false)
+    expect(passesGate({ positions: [null, { rank: 1, score: -0.2 }] }, 10, gate)).toBe(false)
+  })
+})
+
+describe('quality within relevance', () => {
+  it('bounds the boost: +QUALITY_BOOST and −HARMFUL_PENALTY at most, 0 for a new entry, monotone in quality', () => {
+    expect(qualityBoost(3)).toBe(0)
+    expect(qualityBoost(4)).toBeGreaterThan(0)
+    expect(qualityBoost(8)).toBeGreaterThan(qualityBoost(4))
+    expect(qualityBoost(1000)).toBeLessThanOrEqual(QUALITY_BOOST)
+    expect(qualityBoost(1)).toBeLessThan(0)
+    expect(qualityBoost(-1000)).toBeGreaterThanOrEqual(-HARMFUL_PENALTY)
+    expect(qualityBoost(1)).toBeLessThan(-qualityBoost(5))
+  })
+
+  it('never lifts a clearly less relevant entry above a clearly more relevant one, however much feedback', () => {
+    const ranked = relevanceRerank([item('relevant', 1.2), item('popular', 0.6, { score: 5, helpful: 500 })], visible, 3)
+    expect(ranked.map((r) => r.id)).toEqual(['relevant', 'popular'])
+    expect(ranked[1]!.quality_score).toBe(505)
+  })
+
+  it('orders near-equally relevant entries by feedback: helpful first, harmful last', () => {
+    const ranked = relevanceRerank([item('plain', 1.0), item('harmful', 1.01, { harmful: 1 }), item('helpful', 0.99, { helpful: 1 })], visible, 3)
+    expect(ranked.map((r) => r.id)).toEqual(['helpful', 'plain', 'harmful'])
+    expect(ranked[0]!.relevance).toBeCloseTo(0.99 / 1.01)
+  })
+
+  it('keeps seed 003 filters (min score, negative quality) and breaks exact ties by scope priority', () => {
+    const ranked = relevanceRerank(
+      [
+        item('org', 1, {}, ['org:o']),
+        item('user', 1),
+        item('low', 1, { score: 2 }),
+        item('negative', 1, { harmful: 2 }),
+        item('project', 1, {}, ['project:p']),
+      ],
+      [...visible, 'org:o'],
+      3,
+    )
+    expect(ranked.map((r) => r.id)).toEqual(['user', 'project', 'org'])
+  })
+})
