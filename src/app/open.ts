@@ -132,7 +132,16 @@ export async function openKnowHub(config: unknown = {}, deps: OpenDeps = {}): Pr
       // tokens for 250 ms only, so a revocation holds everywhere well within a second (docs/scale.md).
       tokens: createTokenService({ db: store.db, logger, ...(parsed.databaseUrl ? { cacheTtlMs: 250 } : {}), ...clock }),
       // Compaction summarises with the hub's LLM and extracts from the compacted span with the extraction service.
-      agent: createAgentService({ store, knowledge, packs, llm, extract: (input, principal) => extraction.extract(input, principal), config: parsed.agent, logger, ...clock }),
+      agent: createAgentService({
+        store,
+        knowledge,
+        packs,
+        llm,
+        extract: (input, principal) => extraction.extract(input, principal),
+        config: parsed.agent,
+        logger,
+        ...clock,
+      }),
       status: () => hubStatus(hub),
       async close() {
         await store.close()

@@ -155,10 +155,21 @@ describe('compact', () => {
 
   it('through the hub: its LLM summarises and its extraction service saves entries from the compacted span, with the agent’s context', async () => {
     const hub = await openKnowHub(
-      { dataDir: 'memory://compact-hub', embedder: { provider: 'hashed', dimension: 64 }, llm: { url: stub.url, model: 'stub-model', retries: 0 }, agent: { home } },
+      {
+        dataDir: 'memory://compact-hub',
+        embedder: { provider: 'hashed', dimension: 64 },
+        llm: { url: stub.url, model: 'stub-model', retries: 0 },
+        agent: { home },
+      },
       { packs: false },
     )
-    const proposal = { types: ['strategy'], task: 'Invoices in the book', content: 'Use monthly invoices in every section.', tags: { domain: 'books' }, message_ids: [] }
+    const proposal = {
+      types: ['strategy'],
+      task: 'Invoices in the book',
+      content: 'Use monthly invoices in every section.',
+      tags: { domain: 'books' },
+      message_ids: [],
+    }
     stub.setChat((request) => {
       const system = String(request.messages[0]?.content)
       if (system.includes('compact memory')) return '## Decisions\n- Monthly invoices.'
