@@ -32,6 +32,13 @@ export interface RelevanceGate {
  */
 export const DEFAULT_RELEVANCE_GATE: RelevanceGate = Object.freeze({ minTextStrength: 0.2, minTextStrengthCjk: 0.08, fallbackSimilarity: 0.3 })
 
+/**
+ * In full-text-only mode (`mode: fulltext`) no vector similarity can back a weak lexical
+ * match: the strength thresholds are halved (a query that shares two of four words with its
+ * entry, the other two found nowhere, still passes; docs/retrieval.md).
+ */
+export const FULLTEXT_ONLY_FACTOR = 0.5
+
 /** A fused candidate as the gate reads it: its full-text score (if any) and vector similarity (if any). */
 export interface GateCandidate {
   positions: ReadonlyArray<{ rank: number; score: number } | null>

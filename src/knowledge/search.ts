@@ -15,7 +15,16 @@ import { DEFAULT_TEXT_RANKING, type KnowledgeRecord, type TextRanking } from '..
 import type { KnowledgeContext } from './context.js'
 import { textQuery } from './document.js'
 import { fuse, fuseScores, type Fused } from './rank.js'
-import { DEFAULT_RELEVANCE_GATE, passesGate, QUALITY_BOOST, relevanceRerank, textStrength, type RelevanceGate, type Reranked } from './relevance.js'
+import {
+  DEFAULT_RELEVANCE_GATE,
+  FULLTEXT_ONLY_FACTOR,
+  passesGate,
+  QUALITY_BOOST,
+  relevanceRerank,
+  textStrength,
+  type RelevanceGate,
+  type Reranked,
+} from './relevance.js'
 
 /**
  * Fusion of the full-text and vector lists: `score` (min-max normalised scores,
@@ -189,7 +198,8 @@ async function candidates(run: SearchRun, input: ParsedSearch, visible: string[]
     // A candidate that shares no search term with the query must be similar enough on its own.
     return fused.filter((c) => c.positions[0] !== null || (c.positions[1]?.score ?? -Infinity) >= (floor ?? -Infinity))
   }
-  const minTextStrength = isLargelyCjk(input.q) ? run.gate.minTextStrengthCjk : run.gate.minTextStrength
+  const factor = input.mode === 'fulltext' ? FULLTEXT_ONLY_FACTOR : 1
+  const minTextStrength = factor * (isLargelyCjk(input.q) ? run.gate.minTextStrengthCjk : run.gate.minTextStrength)
   const gate = { minTextStrength, minSimilarity: floor ?? run.gate.fallbackSimilarity }
   return fused.filter((c) => passesGate(c, text.bound, gate))
 }
