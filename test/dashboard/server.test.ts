@@ -226,6 +226,10 @@ describe('dashboard in token mode', () => {
     expect(JSON.stringify(log)).not.toContain('TOPSECRET')
     const again = await request(t.server.url, 'GET', `/ui/resources/item?id=cookies/site&owner=${owner}`, { headers: { cookie: asAlice.cookie } })
     expect(again.body.reveals).toHaveLength(1)
+    // The reveal log is shown only to principals who may reveal the secret themselves.
+    const asBobAgain = await request(t.server.url, 'GET', `/ui/resources/item?id=cookies/site&owner=${owner}`, { headers: { cookie: asBob.cookie } })
+    expect(asBobAgain.status).toBe(200)
+    expect(asBobAgain.body.reveals).toEqual([])
   })
 
   it('offers the tokens routes to admins only', async () => {

@@ -14,6 +14,7 @@ import type { KnowledgeService } from '../../knowledge/service.js'
 import type { SlimService } from '../../knowledge/slim.js'
 import type { PackService } from '../../packs/service.js'
 import type { SecretReveal } from '../../resources/reveal.js'
+import { canReadSecrets } from '../../resources/view.js'
 import type { ResourceService } from '../../resources/service.js'
 import type { TokenService } from '../../auth/tokens.js'
 import type { DashboardStore } from '../../store/dashboard.js'
@@ -59,10 +60,9 @@ function resourceRoutes(s: DashboardServices): Hono<AppEnv> {
     const { id, owner } = parseWith(ResourceTarget, { id: queryParam(c, 'id'), owner: queryParam(c, 'owner') }, 'resource')
     const { principal } = caller(c)
     const resource = await s.resources.get(id, principal, { includeSecret: false, owner })
-    return c.json({
-      ...resource,
-      reveals: (await s.stats.reveals(resource.id, resource.owner, 20)).map((r) => ({ ...r, revealed_at: r.revealed_at.toISOString() })),
-    })
+    // Who revealed the secret is shown only to those who may reveal it themselves.
+    const log = canReadSecrets(principal, resource.scopes) ? await s.stats.reveals(resource.id, resource.owner, 20) : []
+    return c.json({ ...resource, reveals: log.map((r) => ({ ...r, revealed_at: r.revealed_at.toISOString() })) })
   })
   app.post('/reveal', async (c) => {
     const { id, owner } = parseWith(ResourceTarget, await readJson(c), 'resource')
