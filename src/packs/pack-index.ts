@@ -8,7 +8,8 @@ import { bm25, PACK_BM25 } from '../core/text/index.js'
 import { mapLimit } from './limit.js'
 import { loadEvidence, type PackEvidence } from './evidence.js'
 import { documentTerms, type WeightedTerm } from './lexical.js'
-import { DEFAULT_MAX_FILE_BYTES, readBounded, resolvePackPath, type BoundedRead } from './paths.js'
+import { z } from 'zod'
+import { DEFAULT_MAX_FILE_BYTES, normalisePackPath, readBounded, resolvePackPath, type BoundedRead } from './paths.js'
 import { listPackResources, type ListResourcesOptions, type PackResource, type ResourceKind, type ResourceListing } from './resources.js'
 import type { LoadedPack, PackDiagnostic } from './schema.js'
 import { DEFAULT_MAX_SECTION_CHARS, splitMarkdown } from './sections.js'
@@ -27,6 +28,8 @@ export interface IndexedSection {
   text: string
   /** Number of terms (BM25 document length). */
   length: number
+  /** Position of its file in lime's split manifest (`compiled/index.json`), when listed there: reading order of splits. */
+  manifestOrder?: number
 }
 
 /** One indexed file. */
@@ -50,6 +53,79 @@ export interface PackIndexOptions {
   logger?: Logger
 }
 
+const SPLIT_MANIFEST = 'compiled/index.json'
+
+/** One split of lime's manifest, as the resolver uses it. */
+export interface SplitManifestEntry {
+  order: number
+  title?: string
+  tokenEstimate?: number
+  sourceDocument?: string
+}
+
+const ManifestEntry = z
+  .object({
+    relativePath: z.string().min(1),
+    title: z.string().optional(),
+    tokenEstimate: z.number().optional(),
+    sourceDocument: z.string().optional(),
+  })
+  .passthrough()
+
+/**
+ * Reads `compiled/index.json` (an array of splits, or an object whose `splits`,
+ * `entries` or `items` is one): each split's path (pack-relative, or relative
+ * to compiled/), title, token estimate, in manifest order. Bad entries are
+ * diagnostics; the rest are used.
+ */
+async function readSplitManifest(pack: LoadedPack, issues: PackDiagnostic[]): Promise<Map<string, SplitManifestEntry>> {
+  const manifest = new Map<string, SplitManifestEntry>()
+  const resolved = await resolvePackPath(pack.realRoot, SPLIT_MANIFEST)
+  if (!resolved.ok) return manifest
+  let data: unknown
+  try {
+    data = JSON.parse((await readBounded(resolved.absPath, 4 * 2 ** 20)).text)
+  } catch (error) {
+    issues.push({
+      severity: 'warning',
+      code: 'source_map_invalid',
+      path: SPLIT_MANIFEST,
+      message: `${SPLIT_MANIFEST} is not readable JSON (${(error as Error).message}).`,
+    })
+    return manifest
+  }
+  const record = typeof data === 'object' && data !== null && !Array.isArray(data) ? (data as Record<string, unknown>) : undefined
+  const list = Array.isArray(data) ? data : (record?.splits ?? record?.entries ?? record?.items)
+  if (!Array.isArray(list)) {
+    issues.push({ severity: 'warning', code: 'source_map_invalid', path: SPLIT_MANIFEST, message: `${SPLIT_MANIFEST} lists no splits.` })
+    return manifest
+  }
+  list.forEach((raw, i) => {
+    const parsed = ManifestEntry.safeParse(raw)
+    const path = parsed.success
+      ? normalisePackPath(parsed.data.relativePath.startsWith('compiled/') ? parsed.data.relativePath : `compiled/${parsed.data.relativePath}`)
+      : undefined
+    if (!parsed.success || !path?.ok) {
+      issues.push({
+        severity: 'warning',
+        code: 'source_map_invalid',
+        path: SPLIT_MANIFEST,
+        field: `${i}`,
+        message: `Split ${i} of ${SPLIT_MANIFEST} is invalid; ignored.`,
+      })
+      return
+    }
+    const { title, tokenEstimate, sourceDocument } = parsed.data
+    manifest.set(path.path, {
+      order: i,
+      ...(title ? { title } : {}),
+      ...(tokenEstimate === undefined ? {} : { tokenEstimate }),
+      ...(sourceDocument ? { sourceDocument } : {}),
+    })
+  })
+  return manifest
+}
+
 const TEXT_FILE = /\.(?:md|markdown|mdx|txt)$/iu
 const INDEXED_KINDS: ReadonlySet<ResourceKind> = new Set(['runtime', 'primary', 'document', 'wiki', 'source'])
 const HEADING_BOOST = 3
@@ -68,6 +144,9 @@ export class PackIndex {
   readonly vectors = new Map<string, Map<number, Float32Array>>()
   private readonly postings = new Map<string, number[]>()
   private totalLength = 0
+
+  /** lime's split manifest (`compiled/index.json`) by split path: order, title, token estimate. */
+  manifest = new Map<string, SplitManifestEntry>()
 
   /** Bytes of text indexed (each file's size, up to the read limit): what the cache weighs. */
   bytes = 0
@@ -92,6 +171,7 @@ export class PackIndex {
     const evidence = await loadEvidence(pack, listing.resources)
     const index = new PackIndex(pack, listing, evidence, Date.now(), options.listing)
     index.issues.push(...listing.issues, ...evidence.issues)
+    if (listing.resources.some((r) => r.path === SPLIT_MANIFEST)) index.manifest = await readSplitManifest(pack, index.issues)
     const maxBytes = options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES
     const maxChars = options.maxSectionChars ?? DEFAULT_MAX_SECTION_CHARS
     const textFiles = listing.resources.filter((r) => INDEXED_KINDS.has(r.kind) && TEXT_FILE.test(r.path))
@@ -149,9 +229,15 @@ export class PackIndex {
     }
     const fileTerms = documentTerms(resource.path.replace(/[/_.-]+/gu, ' '))
     const sections = splitMarkdown(read.text, { maxChars })
+    const listed = this.manifest.get(resource.path)
     for (let order = 0; order < sections.length; order++) {
       const section = sections[order]
       if (!section) continue
+      // A split without a heading takes its title from the manifest.
+      if (listed?.title && section.headingPath.length === 0) {
+        section.heading = listed.title
+        section.headingPath = [listed.title]
+      }
       const id = this.sections.length
       const terms = documentTerms(section.text)
       const headingTerms = documentTerms(section.headingPath.join(' '))
@@ -177,6 +263,7 @@ export class PackIndex {
         order,
         text: section.text,
         length,
+        ...(listed ? { manifestOrder: listed.order } : {}),
       })
       file.sectionIds.push(id)
     }

@@ -230,3 +230,31 @@ describe('14. security scan: secrets and injection patterns at validate and acti
     }
   })
 })
+
+describe("15. lime's split manifest (compiled/index.json)", () => {
+  it('orders splits as the manifest does and titles a split without a heading; a bad entry is a diagnostic', async () => {
+    const { dir, cleanup } = await tempDir()
+    try {
+      await writeTree(dir, {
+        'story/KNOWLEDGE.md': knowledge({ name: 'story', profile: 'document-first' }, '# Story\n'),
+        'story/compiled/splits/story/a-ending.md': '# Ending\n\nThe lighthouse keeper leaves the island.\n',
+        'story/compiled/splits/story/b-opening.md': 'The lighthouse keeper arrives on the island in spring.\n',
+        'story/compiled/index.json': JSON.stringify({
+          splits: [
+            { id: 'opening', title: 'Chapter 1: Opening', relativePath: 'splits/story/b-opening.md', tokenEstimate: 14 },
+            { id: 'ending', title: 'Chapter 2: Ending', relativePath: 'compiled/splits/story/a-ending.md', tokenEstimate: 12 },
+            { id: 'broken' },
+          ],
+        }),
+      })
+      const r = await resolveContext({ task: 'lighthouse keeper island', packs: [await pack(join(dir, 'story'))], budget: 4000 })
+      const pieces = r.packs[0]?.pieces ?? []
+      expect(pieces.map((p) => p.path).sort()).toEqual(['compiled/splits/story/a-ending.md', 'compiled/splits/story/b-opening.md'])
+      expect(pieces.find((p) => p.path.endsWith('b-opening.md'))?.heading).toBe('Chapter 1: Opening')
+      expect(r.context.indexOf('arrives')).toBeLessThan(r.context.indexOf('leaves'))
+      expect(r.packs[0]?.compile_warnings).toContainEqual(expect.objectContaining({ code: 'source_map_invalid', path: 'compiled/index.json' }))
+    } finally {
+      await cleanup()
+    }
+  })
+})

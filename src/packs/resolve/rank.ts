@@ -67,7 +67,10 @@ async function embedMissing(
   return query
 }
 
+/** Splits listed in lime's manifest in its order (before unlisted files), then by path. */
 function byPath(a: Candidate, b: Candidate): number {
+  const [x, y] = [a.section.manifestOrder ?? Infinity, b.section.manifestOrder ?? Infinity]
+  if (x !== y) return x - y
   return a.section.path < b.section.path ? -1 : a.section.path > b.section.path ? 1 : 0
 }
 
