@@ -5,6 +5,7 @@
  * `openKnowHub` builds it as `hub.packs`; commands that need packs but no
  * database (`knowhub packs …`, `knowhub mcp --url`) call it on their own.
  */
+import { homedir } from 'node:os'
 import type { Clock } from '../core/clock.js'
 import type { KnowHubConfig } from '../core/config.js'
 import type { Logger } from '../core/logger.js'
@@ -28,6 +29,10 @@ export interface OpenPacksOptions {
   embedder?: Embedder
   logger?: Logger
   clock?: Clock
+  /** The folder relative paths and the default project resolve from (default: the process's). */
+  cwd?: string
+  /** The user's home folder, scanned for user packs (default: the process user's). */
+  home?: string
 }
 
 /**
@@ -44,13 +49,14 @@ export function openPacks(config: KnowHubConfig, options: OpenPacksOptions = {})
     ...(options.clock ? { clock: options.clock } : {}),
   }
   if (options.source === false) return createPackService({ packs: [], ...shared })
+  const places = { cwd: options.cwd ?? process.cwd(), home: options.home ?? homedir() }
   return createPackService({
-    discovery: packDiscoveryOptions(options.source ?? {}, config.packs),
+    discovery: packDiscoveryOptions(options.source ?? {}, config.packs, places),
     // Enable/disable and approvals persist in the state folder; the trust gate is on when the config asks for it.
     state: PackStateStore.open(resolve(config.packs.stateFile ?? join(config.dataDir, 'packs-state.json'))),
     ...(config.packs.requireApproval ? { trustGate: { scopes: ['project'] } } : {}),
     indexCache: toolPackIndexCache(options.logger),
-    ...(options.usageLog ? { usageLog: packUsageLog(options.usageLog, config.packs) } : {}),
+    ...(options.usageLog ? { usageLog: packUsageLog(options.usageLog, config.packs, places.cwd) } : {}),
     ...shared,
   })
 }

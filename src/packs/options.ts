@@ -4,8 +4,7 @@
  * section of the configuration (flags win) into discovery options. The
  * composition root (src/app/packs.ts) builds the packs service from these.
  */
-import { homedir } from 'node:os'
-import { resolve } from 'node:path'
+import { resolve as resolvePath } from 'node:path'
 import type { PacksConfig } from '../core/config.js'
 import type { DiscoverOptions } from './discover.js'
 
@@ -26,15 +25,22 @@ export interface PackFlags {
   gitignore?: boolean
 }
 
+/** Where the caller stands: relative paths resolve from `cwd`; `home` is the user's home folder. */
+export interface PackPlaces {
+  cwd: string
+  home: string
+}
+
 /**
- * Discovery options from the flags and the `packs` config: project = the current
- * folder unless `--project`, user = your home unless `--no-user`. A flag wins over
+ * Discovery options from the flags and the `packs` config: project = the caller's
+ * folder unless `--project`, user = the home folder unless `--no-user`. A flag wins over
  * the config; extra folders and allowed types add up (flags' folders first, so they
- * take precedence). Paths are resolved from the current folder.
+ * take precedence). Paths are resolved from `places.cwd`.
  * @example
- * const found = await discoverPacks(packDiscoveryOptions({ project: '.', user: false }, config.packs))
+ * const found = await discoverPacks(packDiscoveryOptions({ project: '.', user: false }, config.packs, { cwd: '/repo', home: '/home/me' }))
  */
-export function packDiscoveryOptions(flags: PackFlags, config: Partial<PacksConfig> = {}): DiscoverOptions {
+export function packDiscoveryOptions(flags: PackFlags, config: Partial<PacksConfig>, places: PackPlaces): DiscoverOptions {
+  const resolve = (path: string) => resolvePath(places.cwd, path)
   const extraPaths = [...new Set([...(flags.path ?? []), ...(config.paths ?? [])].map((p) => resolve(p)))]
   const allowedTypes = [...new Set([...(flags.allowType ?? []), ...(config.allowedTypes ?? [])])]
   const builtin = flags.builtin ?? config.builtinDir
@@ -42,8 +48,8 @@ export function packDiscoveryOptions(flags: PackFlags, config: Partial<PacksConf
   const maxDirs = flags.maxDirs ?? config.maxDirs
   const gitignore = flags.gitignore ?? config.respectGitignore
   return {
-    projectDir: resolve(flags.project ?? process.cwd()),
-    ...(flags.user === false ? {} : { homeDir: flags.home ?? homedir() }),
+    projectDir: resolve(flags.project ?? places.cwd),
+    ...(flags.user === false ? {} : { homeDir: flags.home ?? places.home }),
     clientName: flags.client ?? config.clientName ?? 'knowhub',
     extraPaths,
     ...(builtin ? { builtinDir: resolve(builtin) } : {}),
@@ -59,9 +65,13 @@ export function packDiscoveryOptions(flags: PackFlags, config: Partial<PacksConf
  * Usage-log settings of `knowhub packs resolve`: `--log-dir` / `--log-pack-runs`
  * win over `packs.logDir` / `packs.useRunsDir`.
  * @example
- * const { dir, packRuns } = packUsageLog({ logDir: opts.logDir }, config.packs)
+ * const { dir, packRuns } = packUsageLog({ logDir: opts.logDir }, config.packs, '/repo')
  */
-export function packUsageLog(flags: { logDir?: string; logPackRuns?: boolean }, config: Partial<PacksConfig> = {}): { dir?: string; packRuns: boolean } {
+export function packUsageLog(
+  flags: { logDir?: string; logPackRuns?: boolean },
+  config: Partial<PacksConfig>,
+  cwd: string,
+): { dir?: string; packRuns: boolean } {
   const dir = flags.logDir ?? config.logDir
-  return { ...(dir ? { dir: resolve(dir) } : {}), packRuns: flags.logPackRuns ?? config.useRunsDir ?? false }
+  return { ...(dir ? { dir: resolvePath(cwd, dir) } : {}), packRuns: flags.logPackRuns ?? config.useRunsDir ?? false }
 }

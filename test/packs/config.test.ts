@@ -1,7 +1,11 @@
+import { homedir } from 'node:os'
 import { delimiter, resolve } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { loadConfig } from '../../src/cli/config.js'
 import { packDiscoveryOptions, packUsageLog } from '../../src/packs/options.js'
+
+/** The test's own folder and home, as the CLI passes its own. */
+const HERE = { cwd: process.cwd(), home: homedir() }
 import { PacksConfig } from '../../src/core/config.js'
 import { DiscoverOptions } from '../../src/packs/index.js'
 
@@ -20,8 +24,8 @@ describe('the packs section of the configuration', () => {
       requireApproval: false,
     })
     expect(loadConfig({}).packs).toEqual(config)
-    expect(DiscoverOptions.parse(packDiscoveryOptions({ project: '/p', user: false }, config))).toEqual(
-      DiscoverOptions.parse(packDiscoveryOptions({ project: '/p', user: false })),
+    expect(DiscoverOptions.parse(packDiscoveryOptions({ project: '/p', user: false }, config, HERE))).toEqual(
+      DiscoverOptions.parse(packDiscoveryOptions({ project: '/p', user: false }, {}, HERE)),
     )
   })
 
@@ -38,6 +42,7 @@ describe('the packs section of the configuration', () => {
     const merged = packDiscoveryOptions(
       { project: '/p', user: false, path: ['/flag', '/shared'], allowType: ['y', 'x'], client: 'knowhub', maxDepth: 9, gitignore: false },
       config,
+      HERE,
     )
     expect(merged).toMatchObject({
       clientName: 'knowhub',
@@ -48,10 +53,10 @@ describe('the packs section of the configuration', () => {
       respectGitignore: false,
       builtinDir: '/cfg/builtin',
     })
-    expect(packDiscoveryOptions({ builtin: 'b' }, config).builtinDir).toBe(resolve('b'))
+    expect(packDiscoveryOptions({ builtin: 'b' }, config, HERE).builtinDir).toBe(resolve('b'))
     expect(loadConfig({ KNOWHUB_PACK_PATHS: ['/env/one', '/env/two'].join(delimiter) }).packs.paths).toEqual(['/env/one', '/env/two'])
-    expect(packUsageLog({}, PacksConfig.parse({ logDir: 'logs', useRunsDir: true }))).toEqual({ dir: resolve('logs'), packRuns: true })
-    expect(packUsageLog({ logDir: '/flag-logs', logPackRuns: false }, PacksConfig.parse({ logDir: 'logs', useRunsDir: true }))).toEqual({
+    expect(packUsageLog({}, PacksConfig.parse({ logDir: 'logs', useRunsDir: true }), HERE.cwd)).toEqual({ dir: resolve('logs'), packRuns: true })
+    expect(packUsageLog({ logDir: '/flag-logs', logPackRuns: false }, PacksConfig.parse({ logDir: 'logs', useRunsDir: true }), HERE.cwd)).toEqual({
       dir: '/flag-logs',
       packRuns: false,
     })

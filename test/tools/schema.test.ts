@@ -36,7 +36,7 @@ type Schema = {
 }
 
 describe('tool definitions', () => {
-  it('has the eleven tools of issue 6, names unique, knowledge ones first', async () => {
+  it('has the knowledge tools first, then the goal tool (the backend has goal trees), then the pack tools; names unique', async () => {
     const packs = (await discoverPacks({ projectDir: join(FIXTURES, 'project') })).packs
     const kit = createToolkit({ backend: unreachable, packs })
     expect(kit.tools.map((t) => t.name)).toEqual([
@@ -49,6 +49,7 @@ describe('tool definitions', () => {
       'knowledge_extract',
       'resource_save',
       'resource_get',
+      'goal',
       'knowledge_pack_list',
       'knowledge_pack_activate',
       'knowledge_pack_resolve',
