@@ -7,7 +7,7 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { EmbedderConfig } from '../core/config.js'
+import type { EmbedderConfig, LlmConfig } from '../core/config.js'
 import type { Logger } from '../core/logger.js'
 import type { Embedder } from '../embed/embedder.js'
 import { createEmbedder } from '../embed/factory.js'
@@ -46,12 +46,14 @@ export async function openEvalHub(options: {
   dataDir?: string
   logger?: Logger
   service?: Pick<SearchOptions, 'fusion' | 'textRanking' | 'searchDepth' | 'minSimilarity' | 'gate' | 'qualityBoost'>
+  /** The chat model for `--routing llm` (the configured `llm`). */
+  llm?: LlmConfig | undefined
 }): Promise<EvalHub> {
   const temporary = options.dataDir === undefined
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'knowhub-eval-'))
   try {
     const hub = await openKnowHub(
-      { dataDir },
+      { dataDir, ...(options.llm ? { llm: options.llm } : {}) },
       {
         embedder: options.embedder,
         search: { queryCacheSize: 0, searchCacheSize: 0, ...options.service },

@@ -109,6 +109,12 @@ export async function openKnowHub(config: unknown = {}, deps: OpenDeps = {}): Pr
       logger,
       maxContentBytes: parsed.maxContentBytes,
       searchCacheSize: parsed.search.cacheSize,
+      routing: {
+        mode: parsed.search.routing,
+        shortlist: parsed.search.routingShortlist,
+        timeoutMs: parsed.search.routingTimeoutMs,
+        cacheSize: parsed.search.routingCacheSize,
+      },
       llm,
       ...(parsed.search.minSimilarity !== undefined ? { minSimilarity: parsed.search.minSimilarity } : {}),
       ...deps.search,

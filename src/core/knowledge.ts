@@ -212,6 +212,8 @@ export const SearchInput = z.strictObject({
   explain: z.boolean().default(false),
   mode: z.enum(['hybrid', 'fulltext', 'vector']).default('hybrid'),
   rerank: z.boolean().default(true),
+  /** Semantic routing for this request (overrides `search.routing`). */
+  routing: z.enum(['off', 'llm']).optional(),
 })
 export type SearchInput = z.input<typeof SearchInput>
 
@@ -269,8 +271,16 @@ export type SearchResult = z.output<typeof SearchResult>
 export const SearchResultView = SearchResult.extend({ resources: z.array(ExpandedResource).optional() })
 export type SearchResultView = z.output<typeof SearchResultView>
 
-/** The response of `GET /api/knowledge/search` (seed 003: `results`, `count`). */
-export const SearchResponse = z.object({ results: z.array(SearchResultView), count: z.number().int() })
+/**
+ * What semantic routing did for a search: `off`, `used` (the LLM picked the shortlist) or
+ * `fallback` (the hybrid order, with the reason: `llm_timeout`, `llm_failed`,
+ * `llm_invalid_output`, `no_known_ids`, `no_candidates`, `llm_not_configured`).
+ */
+export const SearchRouting = z.object({ mode: z.enum(['off', 'llm']), status: z.enum(['off', 'used', 'fallback']), reason: z.string().optional() })
+export type SearchRouting = z.output<typeof SearchRouting>
+
+/** The response of `GET /api/knowledge/search` (seed 003: `results`, `count`; `routing` when routing was asked for). */
+export const SearchResponse = z.object({ results: z.array(SearchResultView), count: z.number().int(), routing: SearchRouting.optional() })
 export type SearchResponse = z.output<typeof SearchResponse>
 
 /** A page of `GET /api/knowledge`, newest first: pass `next_cursor` back as `cursor` for the next page. */

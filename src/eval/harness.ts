@@ -145,6 +145,8 @@ export interface EvalRunOptions {
   mode?: EvalMode
   /** The seed-003 quality rerank (default on, as in the API). */
   rerank?: boolean
+  /** Semantic routing by the hub's LLM for every query (`llm`), or none (default). */
+  routing?: 'off' | 'llm'
   /** How many results each search returns (default 10); metrics @5 use its first five. */
   topK?: number
   /** Evaluate only the first `limit` judged queries. */
@@ -197,7 +199,8 @@ export async function runRetrievalEval(options: EvalRunOptions): Promise<EvalMet
   let queries = set.queries.filter((q) => set.qrels.has(q.id))
   if (options.limit !== undefined) queries = queries.slice(0, options.limit)
   const search = async (q: (typeof queries)[number]) => {
-    const response = await knowledge.search({ q: q.text, top_k: topK, mode, rerank }, loaded.principalOf(q))
+    const routing = options.routing ? { routing: options.routing } : {}
+    const response = await knowledge.search({ q: q.text, top_k: topK, mode, rerank, ...routing }, loaded.principalOf(q))
     return response.results.map((r) => loaded.docOf.get(r.id) ?? r.id)
   }
   for (const q of queries.slice(0, options.warmup ?? 5)) await search(q)

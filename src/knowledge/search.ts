@@ -25,6 +25,7 @@ import {
   type RelevanceGate,
   type Reranked,
 } from './relevance.js'
+import { createRouter, DEFAULT_ROUTING, type Router, type RoutingOptions } from './routing.js'
 
 /**
  * Fusion of the full-text and vector lists: `score` (min-max normalised scores,
@@ -86,6 +87,8 @@ export interface SearchOptions {
    * PostgreSQL server) are never cached.
    */
   searchCacheSize?: number
+  /** Semantic routing (default off; see routing.ts). */
+  routing?: RoutingOptions
 }
 
 /** The search part of the knowledge service. */
@@ -145,6 +148,7 @@ interface SearchRun {
   gate: RelevanceGate | false
   qualityBoost: number
   embedQuery: (q: string) => Promise<Float32Array>
+  router: Router
 }
 
 /**
@@ -204,9 +208,12 @@ async function candidates(run: SearchRun, input: ParsedSearch, visible: string[]
   return fused.filter((c) => passesGate(c, text.bound, gate))
 }
 
-/** One search, uncached: candidates, the shortlist's records, the rerank (quality within relevance). */
-async function runSearch(run: SearchRun, input: ParsedSearch, visible: string[]): Promise<SearchResponse> {
-  const shortlist = (await candidates(run, input, visible)).slice(0, input.rerank ? input.top_k * 2 : input.top_k)
+/** One search, uncached: candidates, routing (when on), the shortlist's records, the rerank (quality within relevance). */
+async function runSearch(run: SearchRun, input: ParsedSearch, visible: string[], generation?: number): Promise<SearchResponse> {
+  const fused = await candidates(run, input, visible)
+  const getRecords = (ids: string[]): Promise<KnowledgeRecord[]> => run.ctx.store.knowledge.getMany(ids, visible)
+  const size = input.rerank ? input.top_k * 2 : input.top_k
+  const { shortlist, routing } = await run.router.route(input.q, input.top_k, fused, size, input.routing, getRecords, generation)
   const records = new Map(
     (
       await run.ctx.store.knowledge.getMany(
@@ -222,12 +229,22 @@ async function runSearch(run: SearchRun, input: ParsedSearch, visible: string[])
   const reranked = relevanceRerank(items, visible, input.min_score, run.qualityBoost)
   const ranked = input.rerank ? reranked : reranked.sort((a, b) => b.fused - a.fused)
   const results = ranked.slice(0, input.top_k).map((r) => toResult(r, input.explain))
-  return { results, count: results.length }
+  return routing.mode === 'off' ? { results, count: results.length } : { results, count: results.length, routing }
 }
 
 /** The cache key of a search: the caller's visible scopes and every parameter. */
 function responseKey(input: ParsedSearch, visible: readonly string[]): string {
-  return JSON.stringify([[...visible].sort(), input.q, input.top_k, input.min_score, [...(input.types ?? [])].sort(), input.mode, input.rerank, input.explain])
+  return JSON.stringify([
+    [...visible].sort(),
+    input.q,
+    input.top_k,
+    input.min_score,
+    [...(input.types ?? [])].sort(),
+    input.mode,
+    input.rerank,
+    input.explain,
+    input.routing,
+  ])
 }
 
 /**
@@ -247,6 +264,7 @@ export function createKnowledgeSearch(ctx: KnowledgeContext, options: SearchOpti
     gate: options.gate ?? DEFAULT_RELEVANCE_GATE,
     qualityBoost: options.qualityBoost ?? QUALITY_BOOST,
     embedQuery: cachedQueryEmbedder(ctx, options.queryCacheSize ?? 1000),
+    router: createRouter(ctx.llm, options.routing ?? DEFAULT_ROUTING, logger),
   }
   // Search responses by caller and parameters, least recently used first, each valid for one
   // generation of the table.
@@ -265,13 +283,17 @@ export function createKnowledgeSearch(ctx: KnowledgeContext, options: SearchOpti
       const input = parseWith(SearchInput, raw, 'search')
       const visible = visibleScopes(principal)
       if (input.mode !== 'fulltext') ctx.requireVectors()
-      const generation = searchCacheSize > 0 ? await store.knowledge.searchGeneration() : undefined
-      if (generation === undefined) return runSearch(run, input, visible)
+      // The table's generation also keys routing decisions (routing.ts).
+      const routingCache = (options.routing?.cacheSize ?? 0) > 0 && ctx.llm !== undefined
+      const generation = searchCacheSize > 0 || routingCache ? await store.knowledge.searchGeneration() : undefined
+      if (generation === undefined || searchCacheSize === 0) return runSearch(run, input, visible, generation)
       const key = responseKey(input, visible)
       const cached = searchCache.get(key)
       if (cached?.generation === generation) return structuredClone(cached.response)
       if (cached) searchCache.delete(key)
-      const response = await runSearch(run, input, visible)
+      const response = await runSearch(run, input, visible, generation)
+      // A fallback (a slow or failing model) is not remembered: the next search asks again.
+      if (response.routing?.status === 'fallback') return response
       const size = response.results.reduce((sum, r) => sum + r.content.length + r.task.length, 0)
       if (size <= MAX_CACHED_RESPONSE_CHARS) searchCache.set(key, { generation, response: structuredClone(response) })
       return response

@@ -54,7 +54,7 @@ describe('extraction over HTTP', () => {
     expect(result.text).toMatch(/^1 proposal from the conversation \(2 LLM calls\):\n- would add a new entry \[tool\] Install pnpm in Docker: new knowledge$/)
   })
 
-  it('answers an LLM failure with its code and a fixed message, and 501 without an LLM', async () => {
+  it('answers an LLM failure with its code and a fixed message, a routing fallback in a header, and 501 without an LLM', async () => {
     stub.failNext(1, 500, { body: { error: { message: 'upstream exploded' } } })
     const response = await fetch(`${url}/api/knowledge/extract`, {
       method: 'POST',
@@ -65,6 +65,12 @@ describe('extraction over HTTP', () => {
     const body = (await response.json()) as { error: { code: string; message: string; details: unknown } }
     expect(body.error).toEqual({ code: 'llm_failed', message: 'The LLM endpoint failed; nothing was changed, try again later', details: { task: 'extract' } })
     expect(JSON.stringify(body)).not.toContain(stub.url)
+
+    // A routed search whose model answers something else keeps the hybrid order and says so in a header.
+    const routed = await fetch(`${url}/api/knowledge/search?q=pnpm&routing=llm`)
+    expect(routed.status).toBe(200)
+    expect(routed.headers.get('x-knowhub-routing')).toBe('fallback; reason=llm_invalid_output')
+    expect(((await routed.json()) as { routing: unknown }).routing).toEqual({ mode: 'llm', status: 'fallback', reason: 'llm_invalid_output' })
 
     const none = await fetch(`${bareUrl}/api/knowledge/extract`, {
       method: 'POST',

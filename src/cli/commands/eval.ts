@@ -101,6 +101,7 @@ interface EvalOptions {
   topK: number
   limit?: number
   embedder: EvalEmbedderName
+  routing?: 'off' | 'llm'
   perQuery?: boolean
   out?: string
   json?: boolean
@@ -169,6 +170,7 @@ async function evaluate(io: Io, hub: EvalHub, set: RetrievalSet, options: EvalOp
             mode: run.mode,
             rerank: run.rerank,
             topK: options.topK,
+            ...(options.routing ? { routing: options.routing } : {}),
             ...(options.limit !== undefined ? { limit: options.limit } : {}),
             perQuery: Boolean(options.perQuery),
             onProgress: querying.update,
@@ -234,6 +236,9 @@ export function evalCommand(io: Io): Command {
     .option('-k, --top-k <n>', 'results per query (metrics @10 need 10)', positiveInt('--top-k', 100), 10)
     .option('-n, --limit <n>', 'evaluate only the first N judged queries', positiveInt('--limit'))
     .addOption(
+      new Option('--routing <mode>', 'semantic routing by the configured LLM for every query (llm), or none (off, the default)').choices(['off', 'llm']),
+    )
+    .addOption(
       new Option('--embedder <name>', 'embedder: the configured one, hashed n-grams, or USE lite + n-grams').choices([...EVAL_EMBEDDERS]).default('config'),
     )
     .option('--per-query', 'also report each query: its ranked document ids and recall@10 (JSON), or the queries not fully found (table)')
@@ -261,9 +266,30 @@ export function evalCommand(io: Io): Command {
       if (options.topK < 10) io.err(`warning: --top-k ${options.topK} < 10: recall@10, nDCG@10 and MRR@10 see only ${options.topK} results`)
       const logger = createCliLogger()
       const globals = command.optsWithGlobals() as GlobalOptions
-      const config = options.embedder === 'config' ? loadConfig(processEnv(), globals.config ? { configFile: globals.config } : {}) : undefined
-      const embedder = await evalEmbedder(options.embedder, config?.embedder ?? KnowHubConfig.parse({}).embedder, logger)
-      const measured = await evaluate(io, await openEvalHub({ embedder, logger, ...(options.gate ? {} : { service: { gate: false } }) }), set, options)
+      const config =
+        options.embedder === 'config' || options.routing === 'llm' ? loadConfig(processEnv(), globals.config ? { configFile: globals.config } : {}) : undefined
+      if (options.routing === 'llm' && !config?.llm) {
+        throw new KnowHubError(
+          'llm_not_configured',
+          '--routing llm needs an LLM: set llm.url and llm.model in the config file, or KNOWHUB_LLM_URL and KNOWHUB_LLM_MODEL',
+        )
+      }
+      const embedder = await evalEmbedder(
+        options.embedder === 'config' ? 'config' : options.embedder,
+        (options.embedder === 'config' ? config?.embedder : undefined) ?? KnowHubConfig.parse({}).embedder,
+        logger,
+      )
+      const measured = await evaluate(
+        io,
+        await openEvalHub({
+          embedder,
+          logger,
+          llm: options.routing === 'llm' ? config?.llm : undefined,
+          ...(options.gate ? {} : { service: { gate: false } }),
+        }),
+        set,
+        options,
+      )
       const { runs, loadMs } = measured
       const report = buildReport(set, dir, embedder.model, measured)
       if (options.out) writeFileSync(options.out, `${JSON.stringify(report, null, 2)}\n`)

@@ -54,6 +54,12 @@ export function knowledgeRoutes(deps: KnowledgeRouteDeps): Hono<AppEnv> {
     const query = queryObject(c, { booleans: ['explain', 'rerank'] }, ['expand'])
     const { principal } = caller(c)
     const response = await knowledge.search(query, principal)
+    // Semantic routing's outcome: `llm`, `fallback; reason=llm_timeout`, … (absent when routing is off).
+    if (response.routing)
+      c.header(
+        'X-KnowHub-Routing',
+        response.routing.status === 'fallback' ? `fallback; reason=${response.routing.reason ?? 'unknown'}` : response.routing.status,
+      )
     if (!expand.has('resources')) return c.json(response satisfies SearchResponse)
     const results = await deps.resources.withResources(response.results, principal)
     return c.json({ ...response, results } satisfies SearchResponse)

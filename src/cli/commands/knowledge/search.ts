@@ -17,6 +17,7 @@ export function searchCommand(io: Io): Command {
     .addOption(new Option('--mode <mode>', 'retrieval mode').choices(['hybrid', 'fulltext', 'vector']).default('hybrid'))
     .option('--no-rerank', 'order by relevance only (skip the quality rerank)')
     .option('--explain', 'show each stage’s scores')
+    .addOption(new Option('--routing <mode>', 'semantic routing by the LLM for this search (default: search.routing)').choices(['off', 'llm']))
     .option('--json', 'print JSON (the API’s response shape)')
     .action(async (query: string, options, command: Command) => {
       const response = await withHub(globals(command), (hub) =>
@@ -29,11 +30,13 @@ export function searchCommand(io: Io): Command {
             mode: options.mode,
             rerank: options.rerank,
             explain: Boolean(options.explain),
+            ...(options.routing ? { routing: options.routing } : {}),
           },
           hub.config.principal,
         ),
       )
       if (options.json) return printJson(io, response)
+      if (response.routing) io.out(`routing: ${response.routing.status}${response.routing.reason ? ` (${response.routing.reason})` : ''}`)
       if (response.count === 0) return io.out('no results')
       response.results.forEach((r, i) => {
         io.out(`${i + 1}. ${r.id}  quality ${r.quality_score}  [${r.types.join(', ')}]`)

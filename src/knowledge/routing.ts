@@ -1,0 +1,122 @@
+/**
+ * Semantic routing (seed 003, stage 1): the LLM picks up to 2×top_k entries from a hybrid
+ * shortlist (default 50) seeing exactly the seed's input — id, types and the first 100
+ * characters of task — then the quality rerank runs as usual. On a timeout (default 3 s), an
+ * error or an unusable answer the hybrid order stands and the response says so (`routing`
+ * in the body, `X-KnowHub-Routing` header). Ids the model invents are ignored. Decisions are
+ * cached while the knowledge table is unchanged (same query, same visible shortlist).
+ */
+import { z } from 'zod'
+import { isKnowHubError } from '../core/errors.js'
+import type { SearchRouting } from '../core/knowledge.js'
+import { createLru } from '../core/lru.js'
+import type { Logger } from '../core/logger.js'
+import type { LlmProvider } from '../llm/index.js'
+import type { KnowledgeRecord } from '../store/knowledge.js'
+import { DATA_NOT_INSTRUCTIONS, dataBlock } from './prompt-data.js'
+import type { Fused } from './rank.js'
+
+/** Routing settings (config `search.routing*`). */
+export interface RoutingOptions {
+  /** `llm`: route every search unless a request says `routing=off`; `off` (default): only requests saying `routing=llm`. */
+  mode: 'off' | 'llm'
+  /** Hybrid candidates the model sees (default 50). */
+  shortlist: number
+  /** Time the search waits for the model (default 3000 ms). */
+  timeoutMs: number
+  /** Decisions kept while the table is unchanged (default 1000; 0: off). */
+  cacheSize: number
+}
+
+/** Default routing settings. */
+export const DEFAULT_ROUTING: RoutingOptions = { mode: 'off', shortlist: 50, timeoutMs: 3000, cacheSize: 1000 }
+
+const Picked = z.object({ ids: z.array(z.string().max(200)).max(500) })
+
+const SYSTEM = [
+  'You route a search in a knowledge base for AI agents. Given a query and candidate entries (id, types, the start of their task), pick the entries most relevant to the query, most relevant first.',
+  DATA_NOT_INSTRUCTIONS,
+  'Answer with one JSON object: {"ids": [the chosen ids]}. Use only ids from the candidates.',
+].join('\n')
+
+/** The routed shortlist and what routing did. */
+export interface Routed<T extends Fused = Fused> {
+  shortlist: T[]
+  routing: SearchRouting
+}
+
+/** Routes searches (see the module comment). */
+export interface Router {
+  /**
+   * The shortlist for the quality rerank: the model's pick from the first `shortlist` candidates,
+   * or the first `size` candidates when routing is off or falls back.
+   */
+  route<T extends Fused>(
+    q: string,
+    topK: number,
+    fused: T[],
+    size: number,
+    requested: 'off' | 'llm' | undefined,
+    records: (ids: string[]) => Promise<KnowledgeRecord[]>,
+    generation: number | undefined,
+  ): Promise<Routed<T>>
+}
+
+/**
+ * A router over the LLM (absent: a routed request falls back, reason `llm_not_configured`).
+ * @example
+ * const router = createRouter(llm, { ...DEFAULT_ROUTING, mode: 'llm' }, logger)
+ */
+export function createRouter(llm: LlmProvider | undefined, options: RoutingOptions, logger: Logger): Router {
+  const cache = createLru<string, { generation: number; ids: string[] }>(Math.max(1, options.cacheSize))
+
+  async function pick(q: string, topK: number, candidates: KnowledgeRecord[]): Promise<string[]> {
+    const shown = candidates.map((r) => ({ id: r.id, types: r.types, task: r.task.slice(0, 100) }))
+    const messages = [
+      { role: 'system' as const, content: `${SYSTEM}\nPick at most ${topK * 2}.` },
+      { role: 'user' as const, content: `${dataBlock('The query', q)}\n\n${dataBlock('The candidates', shown)}` },
+    ]
+    const answer = await llm!.json('routing', messages, Picked, { name: 'routing', timeoutMs: options.timeoutMs, retries: 0 })
+    const known = new Set(candidates.map((r) => r.id))
+    return [...new Set(answer.ids.filter((id) => known.has(id)))].slice(0, topK * 2)
+  }
+
+  return {
+    async route<T extends Fused>(
+      q: string,
+      topK: number,
+      fused: T[],
+      size: number,
+      requested: 'off' | 'llm' | undefined,
+      records: (ids: string[]) => Promise<KnowledgeRecord[]>,
+      generation: number | undefined,
+    ): Promise<Routed<T>> {
+      const mode = requested ?? options.mode
+      const hybrid = (reason?: string): Routed<T> => ({
+        shortlist: fused.slice(0, size),
+        routing: reason ? { mode, status: 'fallback', reason } : { mode, status: mode === 'off' ? 'off' : 'used' },
+      })
+      if (mode === 'off') return hybrid()
+      if (!llm) return hybrid('llm_not_configured')
+      const considered = fused.slice(0, options.shortlist)
+      if (considered.length === 0) return hybrid('no_candidates')
+      const key = JSON.stringify([q, topK, considered.map((c) => c.id)])
+      let ids = generation !== undefined && options.cacheSize > 0 ? cache.get(key) : undefined
+      if (ids?.generation !== generation) ids = undefined
+      if (!ids) {
+        try {
+          const picked = await pick(q, topK, await records(considered.map((c) => c.id)))
+          if (picked.length === 0) return hybrid('no_known_ids')
+          ids = { generation: generation ?? -1, ids: picked }
+          if (generation !== undefined && options.cacheSize > 0) cache.set(key, ids)
+        } catch (error) {
+          if (!isKnowHubError(error) || !error.code.startsWith('llm_')) throw error
+          logger.warn('knowledge.search.routing.fallback', { reason: error.code })
+          return hybrid(error.code)
+        }
+      }
+      const byId = new Map(considered.map((c) => [c.id, c]))
+      return { shortlist: ids.ids.map((id) => byId.get(id)!), routing: { mode, status: 'used' } }
+    },
+  }
+}
