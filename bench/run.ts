@@ -19,6 +19,7 @@ const BENCHES: Record<string, Runner> = {
   http: async (quick) => (await import('./http.js')).runHttpBench(quick ? { seconds: 10 } : {}),
   eval: async () => (await import('./eval.js')).runEvalBench(),
   dashboard: async (quick) => (await import('./dashboard.js')).runDashboardBench(quick ? { entries: 2_000 } : {}),
+  llm: async (quick) => (await import('./llm.js')).runLlmBench(quick ? { entries: 200, queries: 15 } : {}),
   scale: async (quick) => (await import('./scale.js')).runScaleBench(quick ? { seconds: 5, entries: 1000 } : {}),
   agent: async (quick) => (await import('./agent.js')).runAgentBench(quick ? { iterations: 20 } : {}),
 }

@@ -4,7 +4,7 @@
 import { Command } from 'commander'
 import { withHub } from '../context.js'
 import { globals, numberOption } from '../options.js'
-import { printJson, type Io } from '../output.js'
+import { oneLine, printJson, type Io } from '../output.js'
 
 /** The slim and unmerge commands, added to the root program. */
 export function slimCommands(io: Io): Command[] {
@@ -35,6 +35,7 @@ export function slimCommands(io: Io): Command[] {
       if (result.groups.length === 0) io.out('no near-duplicates to merge')
       for (const group of result.groups) {
         io.out(`${result.dry_run ? 'would merge' : `merged into ${group.kept_id}:`} ${group.merged_ids.join(', ')}  (similarity ≥ ${group.similarity})`)
+        if (result.dry_run && group.merged_content) io.out(`  merged text (${group.merge}): ${oneLine(group.merged_content, 300)}`)
       }
       for (const skip of result.skipped) io.out(`skipped [${skip.reason}] ${skip.ids.join(', ')}: ${skip.message}`)
       if (!result.dry_run && result.merged > 0) io.out(`${result.merged} entries marked merged; undo one group with: knowhub unmerge <merged id>`)
