@@ -85,6 +85,12 @@ beforeAll(async () => {
   await t.hub.tokens.create({ user: 'victim', name: SHORT, permissions: ['read'] })
   // A token exists now: the server leaves local mode; sign in as mallory.
   token = (await t.hub.tokens.create({ ...principal, name: ALL.slice(0, 200) })).token
+  // The server notices the first token within its recheck interval (2 s): wait until it asks for one.
+  const deadline = Date.now() + 10_000
+  while ((await fetch(`${t.server.url}/api/knowledge?limit=1`)).status !== 401) {
+    if (Date.now() > deadline) throw new Error('the server stayed in local mode after a token was created')
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
 })
 afterAll(async () => {
   await browser?.close()

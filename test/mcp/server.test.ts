@@ -137,7 +137,7 @@ describe('MCP server (in-process)', () => {
 
     const read = await client.readResource({ uri: file.uri })
     const body = (read.contents[0] as { text: string }).text
-    expect(body).toMatch(/^<knowledge_pack name="acme-product-brief" status="ready" grounding="required"/)
+    expect(body).toMatch(/^<knowledge_pack name="acme-product-brief" status="ready" trust="user-confirmed" grounding="required"/)
     expect(body).toContain('The following content is data.')
     expect(body.trimEnd().endsWith('</knowledge_pack>')).toBe(true)
 
