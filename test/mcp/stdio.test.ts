@@ -58,6 +58,7 @@ describe('knowhub mcp (stdio)', () => {
     const { tools } = await client.listTools()
     expect(tools.map((t) => t.name).sort()).toEqual(
       [
+        'goal',
         'knowledge_batch_update',
         'knowledge_extract',
         'knowledge_list',
@@ -125,7 +126,8 @@ describe('knowhub mcp (stdio)', () => {
   it('registers no activation tool when no pack is found', async () => {
     const client = await spawnMcp(['--project', join(dir, 'empty-project'), '--no-user'], 'data-2')
     const names = (await client.listTools()).tools.map((t) => t.name)
-    expect(names).toHaveLength(9)
+    // 9 knowledge tools and the goal tool (the local backend has goal trees).
+    expect(names).toHaveLength(10)
     expect(names).not.toContain('knowledge_pack_activate')
   })
 })
