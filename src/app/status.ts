@@ -2,25 +2,13 @@
  * `knowhub status` as data: where the data is, which embedder, the vector index state,
  * how many entries, and who the local principal is.
  */
+import type { HubStatus } from '../core/api.js'
 import type { KnowHubConfig } from '../core/config.js'
-import type { LlmUsage } from '../core/llm.js'
-import type { Principal } from '../core/principal.js'
 import type { Embedder } from '../embed/embedder.js'
 import type { KnowledgeService } from '../knowledge/service.js'
 import type { Store } from '../store/store.js'
 
-export interface HubStatus {
-  database: 'postgres' | 'pglite'
-  /** The server's host, or the embedded database's folder. */
-  location: string
-  pgvector: boolean
-  embedder: { model: string; dimension: number }
-  vectors: 'ready' | 'mismatch'
-  entries: number
-  principal: Principal
-  /** The chat model (null when none is configured) and its token usage per task and model, from every process on this database. */
-  llm: { model: string; models: Partial<Record<string, string>>; routing: 'off' | 'llm'; usage: LlmUsage[] } | null
-}
+export type { HubStatus }
 
 /**
  * The hub's status, from its config and services.

@@ -5,7 +5,11 @@
  *
  * {@link createAuthenticator} is the API's: a bearer token → its principal; in local mode
  * (no token exists) a request without a token is the local principal from the config.
+ * In either mode, the server's local key (written into the embedded database's lock file,
+ * readable only by the account that owns the data) is the local principal too: that is
+ * how the one-shot CLI beside a running server acts as it would on the database itself.
  */
+import { createHash, timingSafeEqual } from 'node:crypto'
 import type { Clock } from '../core/clock.js'
 import { systemClock } from '../core/clock.js'
 import { KnowHubError } from '../core/errors.js'
@@ -40,7 +44,11 @@ export interface AuthenticatorOptions {
   clock?: Clock
   /** How often local mode re-checks whether a token now exists (default 2000 ms). */
   recheckMs?: number
+  /** A bearer credential that is the local principal in either mode (the server's local key). */
+  localKey?: string
 }
+
+const digest = (text: string): Buffer => createHash('sha256').update(text).digest()
 
 function bearer(request: Request): string | undefined {
   const header = request.headers.get('authorization')
@@ -60,6 +68,7 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
   const recheckMs = options.recheckMs ?? 2000
   let local = options.localMode
   let checkedAt = clock.now().getTime()
+  const localKey = options.localKey ? digest(options.localKey) : undefined
 
   async function stillLocal(): Promise<boolean> {
     if (!local) return false
@@ -78,6 +87,7 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
       if (await stillLocal()) return { principal: options.localPrincipal, key: 'local' }
       throw new KnowHubError('unauthenticated', 'Send an API token: "Authorization: Bearer <token>" (create one with `knowhub token create`)')
     }
+    if (localKey && timingSafeEqual(digest(token), localKey)) return { principal: options.localPrincipal, key: 'local' }
     const verified = await options.tokens.verify(token)
     if (!verified) throw new KnowHubError('unauthenticated', 'The API token is unknown, revoked or expired')
     return { principal: verified.principal, key: `token:${verified.id}` }

@@ -35,7 +35,7 @@ export const ENV_VARS = {
   KNOWHUB_BODY_LIMIT: 'server: largest request body in bytes (default 2097152)',
   KNOWHUB_RATE_LIMIT: 'server: requests per second per token (default 50; 0 = off)',
   KNOWHUB_TRUSTED_PROXIES: 'server: reverse proxies (comma-separated addresses or CIDR ranges) whose X-Forwarded-For names the client',
-  KNOWHUB_URL: 'a running KnowHub server for `knowhub mcp` to forward to (instead of opening the database)',
+  KNOWHUB_URL: 'a KnowHub server that one-shot commands and `knowhub mcp` run on (default: the server holding the data folder, if any)',
   KNOWHUB_TOKEN: 'the API token for KNOWHUB_URL',
   KNOWHUB_AGENT_HOME: 'the agent home: each agent in <home>/<name>/ (default ~/.agent)',
   KNOWHUB_PACK_PATHS: `extra knowledge-pack folders, separated by "${delimiter}" (before packs.paths of the config file)`,

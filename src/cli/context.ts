@@ -1,8 +1,14 @@
 import pino from 'pino'
-import { openKnowHub, type KnowHub } from '../app/open.js'
+import type { FolderHolder } from '../app/locate.js'
+import { folderHolder } from '../app/locate.js'
+import type { KnowHub } from '../app/open.js'
 import type { PackSource } from '../app/packs.js'
+import type { HubSession } from '../app/session.js'
+import type { KnowHubConfig } from '../core/config.js'
+import { KnowHubError } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
 import { cliEnv, loadConfig, processEnv } from './config.js'
+import type { Io } from './output.js'
 
 /**
  * A pino logger on stderr, behind the library Logger interface. The default level is
@@ -27,15 +33,43 @@ export interface GlobalOptions {
   config?: string
 }
 
+/** Options of the commands that may run on a server: `--url` (KNOWHUB_URL) and `--token` (KNOWHUB_TOKEN). */
+export interface SessionOptions extends GlobalOptions {
+  url?: string
+  token?: string
+}
+
+function readConfig(options: GlobalOptions): KnowHubConfig {
+  return loadConfig(processEnv(), options.config ? { configFile: options.config } : {})
+}
+
+/** The error of a held embedded database, for a command that needs the database itself. */
+export function heldError(config: KnowHubConfig, holder: FolderHolder): KnowHubError {
+  const owner = holder.owner
+  const who = owner ? `process ${owner.pid} on ${owner.host}, since ${owner.started_at}` : 'another process'
+  const message = owner?.url
+    ? `The embedded database in ${config.dataDir} is held by the KnowHub server at ${owner.url} (${who}). This command needs the database itself: stop that server first (Ctrl-C), then run it again.`
+    : `The embedded database in ${config.dataDir} is in use by ${who}. The embedded database serves one process at a time: stop the other process, talk to a KnowHub server over HTTP (--url, KNOWHUB_URL), or use a PostgreSQL server (DATABASE_URL). If no KnowHub process runs, delete ${holder.lockFile}.`
+  return new KnowHubError('database_error', message, {
+    lockFile: holder.lockFile,
+    ...(owner ? { pid: owner.pid, host: owner.host } : {}),
+    ...(owner?.url ? { url: owner.url } : {}),
+  })
+}
+
 /**
- * Opens KnowHub from env + config file, runs `fn`, and always closes it. A one-shot command
- * (the default) searches in SQL when the config says `search.fulltext: auto`: building the
- * in-memory index would cost more than the one search it serves. `longRunning` commands
- * (the server, the MCP server) keep `auto`, which is the in-memory index on the embedded database.
+ * Opens KnowHub from env + config file, runs `fn`, and always closes it. A held embedded
+ * database is refused at once, before any model loads. A one-shot command (the default)
+ * searches in SQL when the config says `search.fulltext: auto`: building the in-memory
+ * index would cost more than the one search it serves. `longRunning` commands (the
+ * server, the MCP server) keep `auto`, which is the in-memory index on the embedded database.
  */
 export async function withHub<T>(options: GlobalOptions & { longRunning?: boolean; packs?: PackSource }, fn: (hub: KnowHub) => Promise<T>): Promise<T> {
-  const config = loadConfig(processEnv(), options.config ? { configFile: options.config } : {})
+  const config = readConfig(options)
+  const holder = folderHolder(config)
+  if (holder) throw heldError(config, holder)
   if (!options.longRunning && config.search.fulltext === 'auto') config.search.fulltext = 'sql'
+  const { openKnowHub } = await import('../app/open.js')
   const hub = await openKnowHub(config, {
     logger: createCliLogger(cliEnv().logLevel ?? (options.longRunning ? 'warn' : 'error')),
     ...(options.packs === undefined ? {} : { packs: options.packs }),
@@ -45,4 +79,32 @@ export async function withHub<T>(options: GlobalOptions & { longRunning?: boolea
   } finally {
     await hub.close()
   }
+}
+
+/**
+ * Where a one-shot command runs, decided before anything heavy loads: on the server at
+ * `--url`/KNOWHUB_URL when given; on the KnowHub server that holds the embedded database
+ * when one does (its lock file says where it listens, and holds the local key that acts
+ * as its local principal), saying so in one line on stderr; else in this process.
+ * @example
+ * const page = await withSession(options, io, (session) => session.knowledge.list({ limit: 10 }))
+ */
+export async function withSession<T>(options: SessionOptions, io: Io, fn: (session: HubSession) => Promise<T>): Promise<T> {
+  const env = cliEnv()
+  const url = options.url ?? env.url
+  if (url) return fn(await remoteSession(url, options.token ?? env.token))
+  const config = readConfig(options)
+  const holder = folderHolder(config)
+  if (holder?.owner?.url) {
+    io.err(`knowhub: the KnowHub server at ${holder.owner.url} (process ${holder.owner.pid}) holds ${config.dataDir}: running this command there`)
+    return fn(await remoteSession(holder.owner.url, options.token ?? holder.owner.key))
+  }
+  if (holder) throw heldError(config, holder)
+  const { localSession } = await import('../app/session.js')
+  return withHub(options, (hub) => fn(localSession(hub)))
+}
+
+async function remoteSession(url: string, token: string | undefined): Promise<HubSession> {
+  const [{ createClient }, { serverSession }] = await Promise.all([import('../client/client.js'), import('../app/session.js')])
+  return serverSession(createClient({ baseUrl: url, ...(token ? { token } : {}) }))
 }

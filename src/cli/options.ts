@@ -4,7 +4,7 @@
  */
 import type { Command } from 'commander'
 import { KnowHubError } from '../core/errors.js'
-import type { GlobalOptions } from './context.js'
+import type { GlobalOptions, SessionOptions } from './context.js'
 
 /**
  * Collects a repeatable option into a list.
@@ -57,4 +57,30 @@ export function numberOption(name: string): (value: string) => number {
  */
 export function globals(command: Command): GlobalOptions {
   return command.optsWithGlobals() as GlobalOptions
+}
+
+/**
+ * Adds `--url` and `--token` to a command that may run on a KnowHub server (`save`, whose
+ * `--url` is a source URL, takes `--server` instead).
+ * @example
+ * const list = serverOptions(new Command('list'))
+ */
+export function serverOptions(command: Command, flag: '--url' | '--server' = '--url'): Command {
+  return command
+    .option(
+      `${flag} <url>`,
+      'run on the KnowHub server at this URL (env KNOWHUB_URL; default: the server holding the data folder, if one does, else this process)',
+    )
+    .option('--token <token>', "API token for that server (env KNOWHUB_TOKEN; not needed in its local mode or beside it: the lock file's key)")
+}
+
+/**
+ * The options that decide where a command runs (see `withSession`).
+ * @example
+ * await withSession(sessionOptions(command), io, (session) => session.status())
+ */
+export function sessionOptions(command: Command): SessionOptions {
+  const all = command.optsWithGlobals() as SessionOptions & { server?: string; url?: unknown }
+  const url = typeof all.server === 'string' ? all.server : typeof all.url === 'string' ? all.url : undefined
+  return { ...(all.config ? { config: all.config } : {}), ...(url ? { url } : {}), ...(all.token ? { token: all.token } : {}) }
 }

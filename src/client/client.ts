@@ -3,11 +3,23 @@
  * Requests are typed with the server's input schemas (`z.input`), responses are
  * validated with its output schemas; every failure is a {@link KnowHubClientError}.
  */
+import { z } from 'zod'
 import { AssembledContext, type AgentContextRequest } from '../core/agent.js'
-import { Deleted, Health, OpenApiDocument } from '../core/api.js'
+import { Deleted, Health, HubStatus, OpenApiDocument } from '../core/api.js'
 import { GoalTree, type GoalRequest } from '../core/goals.js'
 import type { BatchFeedbackInput, EditKnowledgeInput, FeedbackInput, ListInput, SaveKnowledgeInput, SearchInput } from '../core/knowledge.js'
-import { BatchFeedbackResult, KnowledgeEntry, KnowledgeEntryView, KnowledgeListPage, KnowledgeVersions, SearchResponse } from '../core/knowledge.js'
+import type { ImportQuery } from '../core/knowledge.js'
+import {
+  BatchFeedbackResult,
+  ImportReport,
+  KnowledgeEntry,
+  KnowledgeEntryView,
+  KnowledgeListPage,
+  KnowledgeVersions,
+  SearchResponse,
+} from '../core/knowledge.js'
+import type { CreateTokenInput } from '../core/tokens.js'
+import { CreatedToken, TokenInfo } from '../core/tokens.js'
 import type { ListResourcesInput, SaveResourceInput, UpdateResourceInput } from '../core/resources.js'
 import { Resource, ResourceListPage, resourceIdProblem } from '../core/resources.js'
 import type { SlimInput } from '../core/slim.js'
@@ -207,6 +219,23 @@ function knowledgeCalls(call: Call) {
     /** `POST /api/knowledge/{id}/unmerge`: undoes a slim merge. */
     unmerge: async (id: string, opts?: CallOptions) =>
       call({ method: 'POST', path: `${knowledgePath(id)}/unmerge`, retry: 'unsafe', schema: UnmergeResult }, opts),
+    /** `GET /api/knowledge/export`: every visible entry with its history, as JSONL (one entry a line). */
+    exportJsonl: async (opts?: CallOptions) =>
+      call({ method: 'GET', path: '/api/knowledge/export', retry: 'idempotent', schema: z.string(), responseText: 'application/x-ndjson' }, opts),
+    /** `POST /api/knowledge/import`: JSONL as `exportJsonl` writes it; all or nothing unless `mode: 'partial'`. */
+    importJsonl: async (jsonl: string, query: ImportQuery = {}, opts?: CallOptions) =>
+      call(
+        {
+          method: 'POST',
+          path: '/api/knowledge/import',
+          query: { ...query },
+          body: jsonl,
+          contentType: 'application/x-ndjson',
+          retry: 'unsafe',
+          schema: ImportReport,
+        },
+        opts,
+      ),
   }
   return knowledge
 }
@@ -247,6 +276,25 @@ function agentCalls(call: Call) {
   }
 }
 
+/** The admin calls (`/api/status`, `/api/tokens`): they need the `admin` permission. */
+function adminCalls(call: Call) {
+  return {
+    /** `GET /api/status`: database, embedder, entries, and the caller's principal. */
+    status: async (opts?: CallOptions) => call({ method: 'GET', path: '/api/status', retry: 'idempotent', schema: HubStatus }, opts),
+    tokens: {
+      /** `POST /api/tokens`: a new API token (the only time the token itself is shown). */
+      create: async (input: CreateTokenInput, opts?: CallOptions) =>
+        call({ method: 'POST', path: '/api/tokens', body: input, retry: 'unsafe', schema: CreatedToken }, opts),
+      /** `GET /api/tokens`: every token, never the tokens themselves. */
+      list: async (opts?: CallOptions) =>
+        (await call({ method: 'GET', path: '/api/tokens', retry: 'idempotent', schema: z.object({ items: z.array(TokenInfo) }) }, opts)).items,
+      /** `POST /api/tokens/{id}/revoke`. */
+      revoke: async (id: string, opts?: CallOptions) =>
+        call({ method: 'POST', path: `/api/tokens/${encodeURIComponent(id)}/revoke`, retry: 'idempotent', schema: TokenInfo }, opts),
+    },
+  }
+}
+
 /**
  * Creates a client. No I/O happens until the first call.
  * @example
@@ -265,6 +313,8 @@ export function createClient(options: ClientOptions = {}) {
     knowledge: knowledgeCalls(call),
     resources: resourceCalls(call),
     agent: agentCalls(call),
+    /** Status and API tokens, for callers with the `admin` permission. */
+    admin: adminCalls(call),
     /** `GET /healthz`: liveness and the server's version (no token needed). */
     healthz: async (opts?: CallOptions) => call({ method: 'GET', path: '/healthz', retry: 'idempotent', schema: Health }, opts),
     /** `GET /api/openapi.json`: the API's OpenAPI 3.1 document (no token needed). */

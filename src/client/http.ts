@@ -66,6 +66,10 @@ export interface RequestSpec<T> {
   body?: unknown
   retry: Retryability
   schema: z.ZodType<T>
+  /** Send `body` (a string) as it is, with this content type, instead of as JSON. */
+  contentType?: string
+  /** The response body is text of this type (JSONL), returned as it is instead of parsed as JSON. */
+  responseText?: string
 }
 
 const TRANSIENT_STATUS = new Set([429, 502, 503, 504])
@@ -189,7 +193,7 @@ export async function send<T>(transport: TransportOptions, spec: RequestSpec<T>,
   const retries = Math.max(0, options.retries ?? transport.retry.retries)
   const timeoutMs = options.timeoutMs ?? transport.timeoutMs
   const headers: Record<string, string> = {
-    accept: 'application/json',
+    accept: spec.responseText ?? 'application/json',
     ...transport.headers,
     ...options.headers,
     'x-request-id': requestId,
@@ -197,8 +201,8 @@ export async function send<T>(transport: TransportOptions, spec: RequestSpec<T>,
   if (transport.token) headers.authorization = `Bearer ${transport.token}`
   let body: string | undefined
   if (spec.body !== undefined) {
-    body = JSON.stringify(spec.body)
-    headers['content-type'] = 'application/json'
+    body = spec.contentType && typeof spec.body === 'string' ? spec.body : JSON.stringify(spec.body)
+    headers['content-type'] = spec.contentType ?? 'application/json'
   }
 
   for (let attempt = 1; ; attempt++) {
@@ -263,6 +267,7 @@ function networkReason(cause: unknown): string {
 
 function decode<T>(transport: TransportOptions, spec: RequestSpec<T>, response: Response, text: string, context: ErrorContext): T {
   const requestId = response.headers.get('x-request-id') ?? context.requestId
+  if (spec.responseText) return spec.schema.parse(text)
   const parsed = parseJson(text)
   const base = { status: response.status, requestId, method: context.method, path: context.path, attempts: context.attempts }
   if (!parsed.ok) throw new KnowHubClientError('invalid_response', `${context.method} ${context.path}: the response is not JSON`, base)

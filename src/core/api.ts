@@ -5,6 +5,8 @@
  * them. Each schema and its inferred type share a name.
  */
 import { z } from 'zod'
+import { LlmUsage } from './llm.js'
+import { Principal } from './principal.js'
 
 /**
  * The JSON body of every error response: `{ "error": { "code", "message", "details" } }`.
@@ -56,3 +58,26 @@ export const OpenApiDocument = z.looseObject({
   paths: z.record(z.string(), z.record(z.string(), z.unknown())),
 })
 export type OpenApiDocument = z.output<typeof OpenApiDocument>
+
+/**
+ * The response of `GET /api/status` (and `knowhub status`): where the data is, which
+ * embedder, the vector index state, how many entries, and who is asking.
+ * @example
+ * HubStatus.parse(await hub.status()).entries
+ */
+export const HubStatus = z.object({
+  database: z.enum(['postgres', 'pglite']),
+  /** The server's host, or the embedded database's folder. */
+  location: z.string(),
+  pgvector: z.boolean(),
+  embedder: z.object({ model: z.string(), dimension: z.number().int() }),
+  vectors: z.enum(['ready', 'mismatch']),
+  entries: z.number().int(),
+  principal: Principal,
+  /** The chat model (null when none is configured) and its token usage per task and model, from every process on this database. */
+  llm: z
+    .object({ model: z.string(), models: z.record(z.string(), z.string().optional()), routing: z.enum(['off', 'llm']), usage: z.array(LlmUsage) })
+    .nullable()
+    .default(null),
+})
+export type HubStatus = z.output<typeof HubStatus>

@@ -312,3 +312,27 @@ export type ListInput = z.input<typeof ListInput>
 export function qualityScore(e: { score: number; helpful: number; harmful: number }): number {
   return e.score + e.helpful - 2 * e.harmful
 }
+
+/**
+ * What an import did: entries imported, ids skipped (`on_conflict: skip`), and every bad
+ * line with its number and error code (nothing imported when there are any, unless partial).
+ * @example
+ * ImportReport.parse({ imported: 2, skipped: 0, errors: [] })
+ */
+export const ImportReport = z.object({
+  imported: z.number().int(),
+  skipped: z.number().int(),
+  errors: z.array(z.object({ line: z.number().int(), code: z.string(), message: z.string() })),
+})
+export type ImportReport = z.output<typeof ImportReport>
+
+/**
+ * The query of `POST /api/knowledge/import` (a JSONL body): all or nothing by default.
+ * @example
+ * ImportQuery.parse({ on_conflict: 'skip' }) // { mode: 'atomic', on_conflict: 'skip' }
+ */
+export const ImportQuery = z.strictObject({
+  mode: z.enum(['atomic', 'partial']).default('atomic'),
+  on_conflict: z.enum(['error', 'skip', 'replace']).default('error'),
+})
+export type ImportQuery = z.input<typeof ImportQuery>

@@ -1,5 +1,5 @@
 import { KnowHubError, isKnowHubError } from '../core/errors.js'
-import { KnowledgeExportLine } from '../core/knowledge.js'
+import { KnowledgeExportLine, type ImportReport } from '../core/knowledge.js'
 import type { Logger } from '../core/logger.js'
 import { assertWritableScopes, canManage, requirePermission, type Principal } from '../core/principal.js'
 import { checkJsonLimits } from '../core/json-limits.js'
@@ -18,11 +18,7 @@ export interface ImportOptions {
   batchSize?: number
 }
 
-export interface ImportReport {
-  imported: number
-  skipped: number
-  errors: Array<{ line: number; code: string; message: string }>
-}
+export type { ImportReport }
 
 /** From this many rows on, an import rebuilds the vector index once instead of row by row. */
 const BULK_LOAD_ROWS = 500

@@ -19,6 +19,7 @@ import type { KnowledgeService } from '../knowledge/service.js'
 import { handleMcpRequest } from '../mcp/http.js'
 import type { McpServerOptions } from '../mcp/server.js'
 import type { ResourceService } from '../resources/service.js'
+import type { AdminService } from '../app/admin.js'
 import { servicesBackend } from '../app/backend.js'
 import { errorHandler, notFoundHandler } from './errors.js'
 import { caller, type AppEnv, type Connection } from './http.js'
@@ -31,6 +32,7 @@ import { createRateLimiter, rateLimit } from './middleware/rate-limit.js'
 import { requestLog } from './middleware/request-log.js'
 import { redactingLogger } from './redact.js'
 import { agentRoutes } from './routes/agent.js'
+import { adminRoutes } from './routes/admin.js'
 import { knowledgeRoutes } from './routes/knowledge.js'
 import { metaRoutes } from './routes/meta.js'
 import { resourceRoutes } from './routes/resources.js'
@@ -92,6 +94,8 @@ export interface AppDeps {
   trustedProxies?: readonly string[]
   /** A dashboard at `/` with its own authentication (see {@link DashboardMount}). */
   dashboard?: DashboardMount
+  /** `/api/status` and `/api/tokens` for callers with the `admin` permission. */
+  admin?: AdminService
 }
 
 /** Paths anyone may call: liveness and the API description. */
@@ -142,6 +146,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route('/api/knowledge', knowledgeRoutes({ knowledge: deps.knowledge, resources: deps.resources, slim: deps.slim, extraction: deps.extraction }))
   app.route('/api/resource', resourceRoutes({ resources: deps.resources }))
   if (deps.agent) app.route('/api', agentRoutes({ agent: deps.agent }))
+  if (deps.admin) app.route('/api', adminRoutes(deps.admin))
   app.all('/mcp', (c) =>
     handleMcpRequest(c.req.raw, { version: deps.version ?? '0.0.0', logger, ...deps.mcp, backend: servicesBackend(deps, caller(c).principal) }),
   )

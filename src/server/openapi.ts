@@ -5,13 +5,15 @@
  */
 import { z } from 'zod'
 import { AgentContextRequest, AssembledContext } from '../core/agent.js'
-import { Deleted, ErrorBody, Health, type OpenApiDocument } from '../core/api.js'
+import { Deleted, ErrorBody, Health, HubStatus, type OpenApiDocument } from '../core/api.js'
 import { GoalRequest, GoalTree } from '../core/goals.js'
 import {
   BatchFeedbackInput,
   BatchFeedbackResult,
   EditKnowledgeInput,
   FeedbackInput,
+  ImportQuery,
+  ImportReport,
   KnowledgeEntry,
   KnowledgeEntryView,
   KnowledgeListPage,
@@ -24,6 +26,7 @@ import {
 } from '../core/knowledge.js'
 import { ListResourcesInput, Resource, ResourceDeleted, ResourceListPage, SaveResourceInput, UpdateResourceInput } from '../core/resources.js'
 import { SlimInput, SlimResult, UnmergeResult } from '../core/slim.js'
+import { CreatedToken, CreateTokenInput, TokenInfo } from '../core/tokens.js'
 
 type JsonSchema = Record<string, unknown>
 
@@ -113,6 +116,12 @@ function components(): Record<string, JsonSchema> {
     AssembledContext: schema(AssembledContext, 'output'),
     GoalRequest: schema(GoalRequest, 'input'),
     GoalTree: schema(GoalTree, 'output'),
+    ImportReport: schema(ImportReport, 'output'),
+    HubStatus: schema(HubStatus, 'output'),
+    CreateTokenInput: schema(CreateTokenInput, 'input'),
+    CreatedToken: schema(CreatedToken, 'output'),
+    TokenInfo: schema(TokenInfo, 'output'),
+    TokenList: schema(z.object({ items: z.array(TokenInfo) }), 'output'),
   }
 }
 
@@ -154,7 +163,38 @@ function knowledgePaths(): Record<string, Record<string, unknown>> {
         responses: { 200: json('SlimResult', 'The groups merged (or, with dry_run, the plan)'), ...ERRORS },
       },
     },
+    '/api/knowledge/export': {
+      get: {
+        summary: 'Every visible entry with its history, as JSONL (one entry a line; what `knowhub export` writes)',
+        responses: { 200: { description: 'JSONL', content: { 'application/x-ndjson': { schema: { type: 'string' } } } }, ...ERRORS },
+      },
+    },
+    '/api/knowledge/import': {
+      post: {
+        summary: 'Import JSONL as the export writes it: all or nothing unless mode=partial; bad lines reported by number',
+        parameters: queryParameters(ImportQuery),
+        requestBody: { required: true, content: { 'application/x-ndjson': { schema: { type: 'string' } } } },
+        responses: { 200: json('ImportReport'), ...ERRORS },
+      },
+    },
     ...knowledgeEntryPaths(),
+  }
+}
+
+/** `/api/status` and `/api/tokens`: for callers with the admin permission. */
+function adminPaths(): Record<string, Record<string, unknown>> {
+  const tokenId = { name: 'id', in: 'path', required: true, schema: { type: 'string' } }
+  return {
+    '/api/status': { get: { summary: 'Database, embedder, entries and the caller (admin)', responses: { 200: json('HubStatus'), ...ERRORS } } },
+    '/api/tokens': {
+      get: { summary: 'API tokens, never the tokens themselves (admin)', responses: { 200: json('TokenList'), ...ERRORS } },
+      post: {
+        summary: 'Create an API token (admin); the token is in this answer only',
+        requestBody: body('CreateTokenInput'),
+        responses: { 201: json('CreatedToken', 'Created'), ...ERRORS },
+      },
+    },
+    '/api/tokens/{id}/revoke': { post: { summary: 'Revoke an API token (admin)', parameters: [tokenId], responses: { 200: json('TokenInfo'), ...ERRORS } } },
   }
 }
 
@@ -270,6 +310,7 @@ export function openApiDocument(version: string): OpenApiDocument & { paths: Rec
       '/api/openapi.json': { get: { summary: 'This document', security: [], responses: { 200: { description: 'OK' } } } },
       ...knowledgePaths(),
       ...resourcePaths(),
+      ...adminPaths(),
     },
   }
 }

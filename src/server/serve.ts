@@ -5,9 +5,11 @@
  *   the server only binds a loopback address and only answers to local Host headers
  *   (DNS-rebinding protection). Binding elsewhere without a token is refused.
  */
+import { randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import type { AddressInfo } from 'node:net'
 import { serve, type ServerType } from '@hono/node-server'
+import { adminService } from '../app/admin.js'
 import type { KnowHub } from '../app/open.js'
 import type { Clock } from '../core/clock.js'
 import { KnowHubError } from '../core/errors.js'
@@ -132,7 +134,9 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   const extraHosts = settings.allowedHosts.map((h) => h.toLowerCase())
   const allowedHosts = local || extraHosts.length > 0 ? () => bound.hosts ?? new Set<string>() : undefined
 
-  const authenticate = createAuthenticator({ tokens: hub.tokens, localPrincipal: hub.config.principal, localMode: local, ...clock })
+  // The local key goes into the embedded database's lock file once bound: the CLI beside this server acts as the local principal with it.
+  const localKey = `khl_${randomBytes(24).toString('base64url')}`
+  const authenticate = createAuthenticator({ tokens: hub.tokens, localPrincipal: hub.config.principal, localMode: local, localKey, ...clock })
   // Every search (API, MCP, dashboard) is timed: the dashboard's overview shows the percentiles.
   const latency = createLatencyWindow()
   const dashboard = typeof options.dashboard === 'function' ? options.dashboard({ authenticate, latency }) : options.dashboard
@@ -142,6 +146,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     slim: hub.slim,
     extraction: hub.extraction,
     agent: hub.agent,
+    admin: adminService(hub),
     authenticate,
     logger,
     version: packageVersion(),
@@ -161,6 +166,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     ? new Set([`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`, `${urlHost(host).toLowerCase()}:${port}`, ...extraHosts])
     : new Set(extraHosts)
   const url = `http://${urlHost(host)}:${port}`
+  // Where a process on this machine reaches the server (a wildcard address is not one to connect to).
+  hub.store.announceServer({ url: host === '0.0.0.0' || host === '::' ? `http://127.0.0.1:${port}` : url, key: localKey })
   logger.info('server.started', { url, mode: local ? 'local' : 'token' })
   // Build the search index now rather than on the first request; a search meanwhile waits for it.
   const warming = hub.knowledge.warmUp().catch((error: Error) => logger.warn('server.warmup_failed', { message: error.message }))

@@ -26,6 +26,12 @@ export interface Database extends Queryable {
    * so that two processes never run it at once (migrations, vector DDL).
    */
   withLock<T>(key: string, fn: (conn: Queryable & { exec(text: string): Promise<void> }) => Promise<T>): Promise<T>
+  /**
+   * Writes a server's address and local key into the embedded database's lock file, so a
+   * one-shot CLI finds that server (src/store/lockfile.ts). Absent on a PostgreSQL server
+   * and an in-memory database: nothing holds them exclusively.
+   */
+  announce?(server: { url: string; key: string }): void
   close(): Promise<void>
 }
 
@@ -104,6 +110,7 @@ export async function openPGlite(options: PGliteOptions): Promise<Database> {
         await db.query('SELECT pg_advisory_unlock(hashtext($1))', [key])
       }
     },
+    ...(lock ? { announce: lock.announce } : {}),
     close: async () => {
       try {
         await db.close()

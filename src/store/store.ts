@@ -3,6 +3,7 @@ import { KnowHubError } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
 import { noopLogger } from '../core/logger.js'
 import { openPGlite, openPostgres, type Database } from './database.js'
+import { EMBEDDED_DB_FOLDER } from './lockfile.js'
 import { knowledgeStore, type KnowledgeStore } from './knowledge.js'
 import { llmUsageStore, type LlmUsageStore } from './llm-usage.js'
 import { migrate } from './migrate.js'
@@ -75,6 +76,11 @@ export interface Store {
    * pgvector is still not usable here.
    */
   convertVectors(): Promise<VectorConversion>
+  /**
+   * Tells one-shot commands where this process serves the API (the embedded database's
+   * lock file); false where nothing holds the database exclusively (PostgreSQL, memory://).
+   */
+  announceServer(server: { url: string; key: string }): boolean
   close(): Promise<void>
 }
 
@@ -114,6 +120,11 @@ export async function openStore(options: OpenStoreOptions = {}): Promise<Store> 
       vectorState: () => vectors.state(),
       bulkLoad: (load) => vectors.bulkLoad(load),
       convertVectors: () => vectors.convert(),
+      announceServer: (server) => {
+        if (!db.announce) return false
+        db.announce(server)
+        return true
+      },
       close: () => db.close(),
     }
   } catch (error) {
@@ -132,7 +143,7 @@ async function openDatabase(options: OpenStoreOptions, logger: Logger): Promise<
     return openPostgres({ connectionString: options.databaseUrl, logger, onConnect: ['SET hnsw.iterative_scan = relaxed_order', CHANGE_LOG_OFF] })
   }
   const dataDir = options.dataDir ?? '.knowhub'
-  return openPGlite({ dataDir: dataDir.startsWith('memory://') ? dataDir : join(dataDir, 'db'), logger })
+  return openPGlite({ dataDir: dataDir.startsWith('memory://') ? dataDir : join(dataDir, EMBEDDED_DB_FOLDER), logger })
 }
 
 /** The vector column's state against the configured embedder, and the operations that change it. */

@@ -14,7 +14,8 @@ import { localBackend } from '../../app/backend.js'
 import { openPacks, type PackSource } from '../../app/packs.js'
 import type { PackService } from '../../packs/service.js'
 import type { ToolBackend } from '../../tools/backend.js'
-import { createCliLogger, withHub, type GlobalOptions } from '../context.js'
+import { folderHolder } from '../../app/locate.js'
+import { createCliLogger, heldError, withHub, type GlobalOptions } from '../context.js'
 import { cliEnv, loadConfig, processEnv } from '../config.js'
 import { collect } from '../options.js'
 import { toolDefaults } from '../tool-options.js'
@@ -109,9 +110,14 @@ export function mcpCommand(_io: Io): Command {
         logger.info('mcp.stopping', { reason: why })
         await server.close()
       }
-      const url = options.url ?? env.url
+      // A KnowHub server holding the embedded database: forward to it (its lock file gives the address and local key).
+      const holder = options.url || env.url ? undefined : folderHolder(config)
+      if (holder?.owner?.url)
+        _io.err(`knowhub mcp: the KnowHub server at ${holder.owner.url} (process ${holder.owner.pid}) holds ${config.dataDir}: forwarding to it`)
+      else if (holder) throw heldError(config, holder)
+      const url = options.url ?? env.url ?? holder?.owner?.url
       if (url) {
-        const token = options.token ?? env.token
+        const token = options.token ?? (options.url || env.url ? env.token : holder?.owner?.key)
         const client = createClient({ baseUrl: url, ...(token ? { token } : {}) })
         await client.healthz().catch((error: unknown) => {
           throw new KnowHubError('config_error', `Cannot reach the KnowHub server at ${url}: ${(error as Error).message}`, { url })

@@ -2,13 +2,13 @@
  * `knowhub slim` (merge near-duplicate entries, deterministically) and `knowhub unmerge ID`.
  */
 import { Command } from 'commander'
-import { withHub } from '../context.js'
-import { globals, numberOption } from '../options.js'
+import { withSession } from '../context.js'
+import { numberOption, serverOptions, sessionOptions } from '../options.js'
 import { oneLine, printJson, type Io } from '../output.js'
 
 /** The slim and unmerge commands, added to the root program. */
 export function slimCommands(io: Io): Command[] {
-  const slim = new Command('slim')
+  const slim = serverOptions(new Command('slim'))
     .description('Merge near-duplicate entries you manage into one (originals kept as merged; undo with unmerge)')
     .option('--threshold <n>', 'cosine similarity of the vectors, 0.5-1', numberOption('--threshold'), 0.9)
     .option('--min-overlap <n>', 'word overlap (Jaccard) of task + content, 0-1', numberOption('--min-overlap'), 0.5)
@@ -18,17 +18,14 @@ export function slimCommands(io: Io): Command[] {
     .option('--json', 'print JSON')
     .addHelpText('after', '\nExample:\n  knowhub slim --dry-run\n  knowhub slim --threshold 0.93')
     .action(async (options, command: Command) => {
-      const result = await withHub(globals(command), (hub) =>
-        hub.slim.slim(
-          {
-            threshold: options.threshold,
-            min_overlap: options.minOverlap,
-            limit: options.limit,
-            dry_run: Boolean(options.dryRun),
-            ...(options.cursor ? { cursor: options.cursor } : {}),
-          },
-          hub.config.principal,
-        ),
+      const result = await withSession(sessionOptions(command), io, (session) =>
+        session.slim.slim({
+          threshold: options.threshold,
+          min_overlap: options.minOverlap,
+          limit: options.limit,
+          dry_run: Boolean(options.dryRun),
+          ...(options.cursor ? { cursor: options.cursor } : {}),
+        }),
       )
       if (options.json) return printJson(io, result)
       io.out(`compared ${result.considered} entries; threshold ${result.threshold}, overlap ${result.min_overlap}`)
@@ -42,12 +39,12 @@ export function slimCommands(io: Io): Command[] {
       if (result.next_cursor) io.out(`older entries were not compared: continue with --cursor ${result.next_cursor} (or raise --limit)`)
     })
 
-  const unmerge = new Command('unmerge')
+  const unmerge = serverOptions(new Command('unmerge'))
     .description('Undo a merge: restore the originals and archive the merged entry')
     .argument('<id>', 'the merged entry (kept_id of slim)')
     .option('--json', 'print JSON')
     .action(async (id: string, options, command: Command) => {
-      const result = await withHub(globals(command), (hub) => hub.slim.unmerge(id, hub.config.principal))
+      const result = await withSession(sessionOptions(command), io, (session) => session.slim.unmerge(id))
       if (options.json) return printJson(io, result)
       io.out(`restored ${result.restored_ids.join(', ')}; archived ${result.id}`)
     })

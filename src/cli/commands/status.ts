@@ -1,14 +1,15 @@
 import { Command } from 'commander'
-import { withHub, type GlobalOptions } from '../context.js'
+import { withSession } from '../context.js'
+import { serverOptions, sessionOptions } from '../options.js'
 import { printJson, type Io } from '../output.js'
 
 /** `knowhub status`: where the data is, which embedder, how many entries. */
 export function statusCommand(io: Io): Command {
-  return new Command('status')
+  return serverOptions(new Command('status'))
     .description('Show the database, embedder and number of entries')
     .option('--json', 'print JSON')
     .action(async (options, command: Command) => {
-      const status = await withHub(command.optsWithGlobals() as GlobalOptions, (hub) => hub.status())
+      const status = await withSession(sessionOptions(command), io, (session) => session.status())
       if (options.json) return printJson(io, status)
       io.out(`database:  ${status.database} (${status.location})${status.pgvector ? ', pgvector' : ', exact vector search (no pgvector)'}`)
       io.out(`embedder:  ${status.embedder.model} (${status.embedder.dimension} dimensions), vectors ${status.vectors}`)

@@ -4,7 +4,8 @@
  */
 import { Command } from 'commander'
 import type { TokenInfo } from '../../core/tokens.js'
-import { withHub, type GlobalOptions } from '../context.js'
+import { withSession } from '../context.js'
+import { serverOptions, sessionOptions } from '../options.js'
 import { printJson, type Io } from '../output.js'
 
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value]
@@ -17,8 +18,7 @@ function describe(info: TokenInfo): string {
 
 /** The `token` command group. */
 export function tokenCommand(io: Io): Command {
-  const globals = (command: Command) => command.optsWithGlobals() as GlobalOptions
-  const create = new Command('create')
+  const create = serverOptions(new Command('create'))
     .description('Create an API token for a principal and print it (once)')
     .option('--user <id>', 'user id')
     .option('--agent <id>', 'agent id')
@@ -31,8 +31,8 @@ export function tokenCommand(io: Io): Command {
     .option('--json', 'print JSON (includes the token)')
     .addHelpText('after', '\nExample:\n  knowhub token create --user alice --org acme --perm read --perm write --name "alice laptop"')
     .action(async (options, command: Command) => {
-      const created = await withHub(globals(command), (hub) =>
-        hub.tokens.create({
+      const created = await withSession(sessionOptions(command), io, (session) =>
+        session.tokens.create({
           ...(options.user ? { user: options.user } : {}),
           ...(options.agent ? { agent: options.agent } : {}),
           ...(options.project ? { project: options.project } : {}),
@@ -49,11 +49,11 @@ export function tokenCommand(io: Io): Command {
       io.err('This token is shown only now: store it safely. Send it as "Authorization: Bearer <token>".')
     })
 
-  const list = new Command('list')
+  const list = serverOptions(new Command('list'))
     .description('List API tokens (never the tokens themselves)')
     .option('--json', 'print JSON')
     .action(async (options, command: Command) => {
-      const tokens = await withHub(globals(command), (hub) => hub.tokens.list())
+      const tokens = await withSession(sessionOptions(command), io, (session) => session.tokens.list())
       if (options.json) return printJson(io, tokens)
       if (tokens.length === 0) return io.out('no tokens (the server runs in local mode)')
       for (const t of tokens) {
@@ -63,12 +63,12 @@ export function tokenCommand(io: Io): Command {
       }
     })
 
-  const revoke = new Command('revoke')
+  const revoke = serverOptions(new Command('revoke'))
     .description('Revoke an API token')
     .argument('<id>', 'the token id (tok_…), from `knowhub token list`')
     .option('--json', 'print JSON')
     .action(async (id: string, options, command: Command) => {
-      const info = await withHub(globals(command), (hub) => hub.tokens.revoke(id))
+      const info = await withSession(sessionOptions(command), io, (session) => session.tokens.revoke(id))
       if (options.json) return printJson(io, info)
       io.out(`revoked ${info.id}`)
     })

@@ -1,13 +1,15 @@
 /**
  * Knowledge routes (seed 003): search, save, feedback, batch feedback, list, slim,
- * plus get, edit, versions, archive/restore and delete. Each parses the request,
+ * plus get, edit, versions, archive/restore and delete, and the JSONL export and import
+ * (`GET /export`, `POST /import`: the CLI's export and import beside a running server). Each parses the request,
  * calls one service function and answers JSON; the services validate and enforce
  * visibility and permissions.
  */
 import { Hono } from 'hono'
 import type { Deleted } from '../../core/api.js'
 import { KnowHubError } from '../../core/errors.js'
-import type { KnowledgeListPage, KnowledgeVersions, SearchResponse } from '../../core/knowledge.js'
+import { ImportQuery, type ImportReport, type KnowledgeListPage, type KnowledgeVersions, type SearchResponse } from '../../core/knowledge.js'
+import { parseWith } from '../../core/validate.js'
 import type { KnowledgeService } from '../../knowledge/service.js'
 import type { ResourceService } from '../../resources/service.js'
 import { caller, queryObject, queryParam, readJson, type AppEnv } from '../http.js'
@@ -22,6 +24,21 @@ export interface KnowledgeRouteDeps {
   slim: SlimService
   /** `POST /api/knowledge/extract`; absent: `llm_not_configured`. */
   extraction?: ExtractionService | undefined
+}
+
+/** Lines as a byte stream, one per line, pulled as the client reads. */
+function jsonlStream(lines: AsyncGenerator<string>): ReadableStream<Uint8Array> {
+  const encoder = new TextEncoder()
+  return new ReadableStream({
+    async pull(controller) {
+      const next = await lines.next()
+      if (next.done) controller.close()
+      else controller.enqueue(encoder.encode(`${next.value}\n`))
+    },
+    async cancel() {
+      await lines.return(undefined)
+    },
+  })
 }
 
 const EXPANDABLE = ['resources'] as const
@@ -89,6 +106,15 @@ export function knowledgeRoutes(deps: KnowledgeRouteDeps): Hono<AppEnv> {
     const body = await readJson(c)
     if (!deps.extraction) throw new KnowHubError('llm_not_configured', 'Extraction needs an LLM, and this server has none configured')
     return c.json((await deps.extraction.extract(body, caller(c).principal)) satisfies ExtractResult)
+  })
+
+  // Before `/:id`: these two names are routes, not ids.
+  app.get('/export', (c) => c.body(jsonlStream(knowledge.exportJsonl(caller(c).principal)), 200, { 'content-type': 'application/x-ndjson; charset=UTF-8' }))
+
+  app.post('/import', async (c) => {
+    const { mode, on_conflict } = parseWith(ImportQuery, queryObject(c), 'import query')
+    const lines = (await c.req.text()).split('\n')
+    return c.json((await knowledge.importJsonl(lines, caller(c).principal, { mode, onConflict: on_conflict })) satisfies ImportReport)
   })
 
   app.get('/:id', async (c) => {

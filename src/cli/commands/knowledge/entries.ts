@@ -6,8 +6,8 @@ import { Command, Option } from 'commander'
 import { createTwoFilesPatch } from 'diff'
 import { KnowHubError } from '../../../core/errors.js'
 import { KNOWLEDGE_TYPES, type KnowledgeEntry, type KnowledgeVersion } from '../../../core/knowledge.js'
-import { withHub } from '../../context.js'
-import { collect, csv, globals, intOption } from '../../options.js'
+import { withSession } from '../../context.js'
+import { collect, csv, intOption, serverOptions, sessionOptions } from '../../options.js'
 import { oneLine, printJson, type Io } from '../../output.js'
 
 function parseTags(pairs: string[]): Record<string, string> {
@@ -42,7 +42,7 @@ function printEntry(io: Io, entry: KnowledgeEntry): void {
 
 /** `knowhub save`: a new entry. */
 export function saveCommand(io: Io): Command {
-  return new Command('save')
+  return serverOptions(new Command('save'), '--server')
     .description('Save a new knowledge entry')
     .requiredOption('--task <text>', 'the scenario: what was being done, in what situation')
     .option('--content <text>', 'the knowledge itself ("-" reads stdin)')
@@ -59,21 +59,18 @@ export function saveCommand(io: Io): Command {
     .option('--json', 'print JSON')
     .addHelpText('after', '\nExample:\n  knowhub save --task "Log in to site A" --content "Use the test account" --type tool --scope org:acme')
     .action(async (options, command: Command) => {
-      const entry = await withHub(globals(command), (hub) =>
-        hub.knowledge.save(
-          {
-            task: options.task,
-            content: readContent(options),
-            types: options.type,
-            tags: parseTags(options.tag),
-            ...(options.scope ? { scopes: options.scope } : {}),
-            ...(options.owner ? { owner: options.owner } : {}),
-            score: options.score,
-            source: { name: options.sourceName ?? '', category: options.sourceCategory, urls: options.url },
-            resource_ids: options.resource,
-          },
-          hub.config.principal,
-        ),
+      const entry = await withSession(sessionOptions(command), io, (session) =>
+        session.knowledge.save({
+          task: options.task,
+          content: readContent(options),
+          types: options.type,
+          tags: parseTags(options.tag),
+          ...(options.scope ? { scopes: options.scope } : {}),
+          ...(options.owner ? { owner: options.owner } : {}),
+          score: options.score,
+          source: { name: options.sourceName ?? '', category: options.sourceCategory, urls: options.url },
+          resource_ids: options.resource,
+        }),
       )
       if (options.json) printJson(io, entry)
       else io.out(`saved ${entry.id}`)
@@ -98,15 +95,15 @@ function printVersions(io: Io, versions: KnowledgeVersion[], current: KnowledgeE
 
 /** `knowhub show ID [--versions]`: one entry in full. */
 export function showCommand(io: Io): Command {
-  return new Command('show')
+  return serverOptions(new Command('show'))
     .description('Show one entry in full')
     .argument('<id>', 'knowledge id')
     .option('--versions', 'also show previous versions, each with a diff to the next')
     .option('--json', 'print JSON')
     .action(async (id: string, options, command: Command) => {
-      const { entry, versions } = await withHub(globals(command), async (hub) => ({
-        entry: await hub.knowledge.get(id, hub.config.principal),
-        versions: options.versions ? await hub.knowledge.versions(id, hub.config.principal) : undefined,
+      const { entry, versions } = await withSession(sessionOptions(command), io, async (session) => ({
+        entry: await session.knowledge.get(id),
+        versions: options.versions ? await session.knowledge.versions(id) : undefined,
       }))
       if (options.json) return printJson(io, versions ? { ...entry, versions } : entry)
       printEntry(io, entry)
@@ -116,7 +113,7 @@ export function showCommand(io: Io): Command {
 
 /** `knowhub list`: entries, newest first, a page at a time. */
 export function listCommand(io: Io): Command {
-  return new Command('list')
+  return serverOptions(new Command('list'))
     .description('List knowledge entries, newest first')
     .option('-n, --limit <n>', 'how many', intOption('--limit'), 10)
     .option('--types <list>', 'comma-separated types', csv)
@@ -125,17 +122,14 @@ export function listCommand(io: Io): Command {
     .option('--cursor <cursor>', 'continue after a previous page')
     .option('--json', 'print JSON')
     .action(async (options, command: Command) => {
-      const page = await withHub(globals(command), (hub) =>
-        hub.knowledge.list(
-          {
-            limit: options.limit,
-            status: options.status,
-            ...(options.types ? { types: options.types } : {}),
-            ...(options.scopes ? { scopes: options.scopes } : {}),
-            ...(options.cursor ? { cursor: options.cursor } : {}),
-          },
-          hub.config.principal,
-        ),
+      const page = await withSession(sessionOptions(command), io, (session) =>
+        session.knowledge.list({
+          limit: options.limit,
+          status: options.status,
+          ...(options.types ? { types: options.types } : {}),
+          ...(options.scopes ? { scopes: options.scopes } : {}),
+          ...(options.cursor ? { cursor: options.cursor } : {}),
+        }),
       )
       if (options.json) return printJson(io, page)
       if (page.items.length === 0) io.out('no entries')
@@ -146,13 +140,13 @@ export function listCommand(io: Io): Command {
 
 /** `knowhub archive|restore|delete ID`: the entry's lifecycle (owner or admin). */
 export function lifecycleCommand(io: Io, name: 'archive' | 'restore' | 'delete', description: string): Command {
-  return new Command(name)
+  return serverOptions(new Command(name))
     .description(description)
     .argument('<id>', 'knowledge id')
     .option('--json', name === 'delete' ? 'print JSON ({"id","deleted":true}, as the API)' : 'print the entry as JSON')
     .action(async (id: string, options: { json?: boolean }, command: Command) => {
-      const entry = await withHub(globals(command), async (hub): Promise<KnowledgeEntry | undefined> =>
-        name === 'delete' ? void (await hub.knowledge.delete(id, hub.config.principal)) : hub.knowledge[name](id, hub.config.principal),
+      const entry = await withSession(sessionOptions(command), io, async (session): Promise<KnowledgeEntry | undefined> =>
+        name === 'delete' ? void (await session.knowledge.delete(id)) : session.knowledge[name](id),
       )
       if (options.json) return printJson(io, entry ?? { id, deleted: true })
       io.out(`${name}d ${id}`)

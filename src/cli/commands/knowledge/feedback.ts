@@ -4,13 +4,13 @@
  */
 import { Command } from 'commander'
 import { KnowHubError } from '../../../core/errors.js'
-import { withHub } from '../../context.js'
-import { globals, intOption } from '../../options.js'
+import { withSession } from '../../context.js'
+import { intOption, serverOptions, sessionOptions } from '../../options.js'
 import { printJson, type Io } from '../../output.js'
 
 /** `knowhub feedback ID --helpful|--harmful [--task] [--outcome] [--score] [--evolve]`. */
 export function feedbackCommand(io: Io): Command {
-  return new Command('feedback')
+  return serverOptions(new Command('feedback'))
     .description('Record feedback on an entry: helpful/harmful case, new score, or evolve')
     .argument('<id>', 'knowledge id')
     .option('--helpful', 'add a helpful case')
@@ -28,17 +28,13 @@ export function feedbackCommand(io: Io): Command {
         ...(options.outcome ? { outcome: options.outcome } : {}),
         ...(options.reason ? { reason: options.reason } : {}),
       }
-      const entry = await withHub(globals(command), (hub) =>
-        hub.knowledge.feedback(
-          id,
-          {
-            ...(options.helpful ? { add_helpful_case: kase } : {}),
-            ...(options.harmful ? { add_harmful_case: kase } : {}),
-            ...(options.score !== undefined ? { update_score: options.score } : {}),
-            ...(options.evolve ? { evolve_feedback: options.evolve } : {}),
-          },
-          hub.config.principal,
-        ),
+      const entry = await withSession(sessionOptions(command), io, (session) =>
+        session.knowledge.feedback(id, {
+          ...(options.helpful ? { add_helpful_case: kase } : {}),
+          ...(options.harmful ? { add_harmful_case: kase } : {}),
+          ...(options.score !== undefined ? { update_score: options.score } : {}),
+          ...(options.evolve ? { evolve_feedback: options.evolve } : {}),
+        }),
       )
       if (options.json) return printJson(io, entry)
       io.out(`${entry.id}: score ${entry.eval.score}, helpful ${entry.eval.helpful}, harmful ${entry.eval.harmful}`)
@@ -47,13 +43,13 @@ export function feedbackCommand(io: Io): Command {
 
 /** `knowhub evolve ID --feedback TEXT`: the LLM rewrites the content (owner or admin); the previous version is kept. */
 export function evolveCommand(io: Io): Command {
-  return new Command('evolve')
+  return serverOptions(new Command('evolve'))
     .description('Rewrite an entry with the LLM from feedback (owner or admin; the previous version is kept: show --versions)')
     .argument('<id>', 'knowledge id')
     .requiredOption('--feedback <text>', 'what to improve')
     .option('--json', 'print JSON')
     .action(async (id: string, options, command: Command) => {
-      const entry = await withHub(globals(command), (hub) => hub.knowledge.feedback(id, { evolve_feedback: options.feedback }, hub.config.principal))
+      const entry = await withSession(sessionOptions(command), io, (session) => session.knowledge.feedback(id, { evolve_feedback: options.feedback }))
       if (options.json) return printJson(io, entry)
       io.out(`evolved ${entry.id} to version ${entry.version}`)
       io.out(entry.content)

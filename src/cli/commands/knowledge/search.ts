@@ -2,13 +2,13 @@
  * `knowhub search QUERY`: hybrid search, as the API answers it.
  */
 import { Command, Option } from 'commander'
-import { withHub } from '../../context.js'
-import { csv, globals, intOption } from '../../options.js'
+import { withSession } from '../../context.js'
+import { csv, intOption, serverOptions, sessionOptions } from '../../options.js'
 import { oneLine, printJson, type Io } from '../../output.js'
 
 /** `knowhub search QUERY [--top-k] [--types] [--mode] [--explain]`. */
 export function searchCommand(io: Io): Command {
-  return new Command('search')
+  return serverOptions(new Command('search'))
     .description('Search knowledge (hybrid full-text + vector, then quality rerank)')
     .argument('<query>', 'what you are looking for')
     .option('-k, --top-k <n>', 'number of results', intOption('--top-k'), 5)
@@ -20,20 +20,17 @@ export function searchCommand(io: Io): Command {
     .addOption(new Option('--routing <mode>', 'semantic routing by the LLM for this search (default: search.routing)').choices(['off', 'llm']))
     .option('--json', 'print JSON (the API’s response shape)')
     .action(async (query: string, options, command: Command) => {
-      const response = await withHub(globals(command), (hub) =>
-        hub.knowledge.search(
-          {
-            q: query,
-            top_k: options.topK,
-            min_score: options.minScore,
-            ...(options.types ? { types: options.types } : {}),
-            mode: options.mode,
-            rerank: options.rerank,
-            explain: Boolean(options.explain),
-            ...(options.routing ? { routing: options.routing } : {}),
-          },
-          hub.config.principal,
-        ),
+      const response = await withSession(sessionOptions(command), io, (session) =>
+        session.knowledge.search({
+          q: query,
+          top_k: options.topK,
+          min_score: options.minScore,
+          ...(options.types ? { types: options.types } : {}),
+          mode: options.mode,
+          rerank: options.rerank,
+          explain: Boolean(options.explain),
+          ...(options.routing ? { routing: options.routing } : {}),
+        }),
       )
       if (options.json) return printJson(io, response)
       if (response.routing) io.out(`routing: ${response.routing.status}${response.routing.reason ? ` (${response.routing.reason})` : ''}`)

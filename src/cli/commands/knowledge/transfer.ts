@@ -5,21 +5,21 @@ import { createReadStream, createWriteStream } from 'node:fs'
 import { once } from 'node:events'
 import { createInterface } from 'node:readline'
 import { Command, Option } from 'commander'
-import { withHub } from '../../context.js'
-import { globals } from '../../options.js'
+import { withHub, withSession } from '../../context.js'
+import { globals, serverOptions, sessionOptions } from '../../options.js'
 import { printJson, progress, type Io } from '../../output.js'
 
 /** `knowhub export [-o FILE]`: JSONL of every visible entry. */
 export function exportCommand(io: Io): Command {
-  return new Command('export')
+  return serverOptions(new Command('export'))
     .description('Export visible entries (with histories and versions) as JSONL')
     .option('-o, --out <file>', 'write to a file instead of stdout')
     .option('--json', 'with --out, print {"exported","file"} as JSON (stdout is JSONL already without it); errors as JSON')
     .action(async (options, command: Command) => {
-      const count = await withHub(globals(command), async (hub) => {
+      const count = await withSession(sessionOptions(command), io, async (session) => {
         const stream = options.out ? createWriteStream(options.out) : process.stdout
         let count = 0
-        for await (const line of hub.knowledge.exportJsonl(hub.config.principal)) {
+        for await (const line of session.knowledge.exportJsonl()) {
           if (stream.destroyed) break // the reader went away (`knowhub export | head`)
           if (!stream.write(`${line}\n`)) await once(stream, 'drain')
           count++
@@ -38,19 +38,19 @@ export function exportCommand(io: Io): Command {
 
 /** `knowhub import FILE [--partial] [--on-conflict]`: JSONL as written by export. */
 export function importCommand(io: Io): Command {
-  return new Command('import')
+  return serverOptions(new Command('import'))
     .description('Import entries from JSONL (as written by export)')
     .argument('<file>', 'JSONL file ("-" for stdin)')
     .option('--partial', 'import the valid lines even if some are bad (default: all or nothing)')
     .addOption(new Option('--on-conflict <action>', 'when an id exists already').choices(['error', 'skip', 'replace']).default('error'))
     .option('--json', 'print the report as JSON')
     .action(async (file: string, options, command: Command) => {
-      const report = await withHub(globals(command), async (hub) => {
+      const report = await withSession(sessionOptions(command), io, async (session) => {
         const input = file === '-' ? process.stdin : createReadStream(file, 'utf8')
         const lines = createInterface({ input, crlfDelay: Infinity })
         const bar = progress(io, 'importing')
         try {
-          return await hub.knowledge.importJsonl(lines, hub.config.principal, {
+          return await session.knowledge.importJsonl(lines, {
             mode: options.partial ? 'partial' : 'atomic',
             onConflict: options.onConflict,
             onProgress: bar.update,

@@ -1,0 +1,51 @@
+/**
+ * What a server offers its administrators beside the knowledge API: the hub's status and
+ * its API tokens (`/api/status`, `/api/tokens`), each call checked for the `admin`
+ * permission. The one-shot CLI uses them when a running server holds the embedded
+ * database (`knowhub status`, `knowhub token create` beside `npm start`).
+ */
+import type { HubStatus } from '../core/api.js'
+import { requirePermission, type Principal } from '../core/principal.js'
+import type { CreatedToken, TokenInfo } from '../core/tokens.js'
+import type { KnowHub } from './open.js'
+
+/** The admin operations of a server, each for a caller with the `admin` permission. */
+export interface AdminService {
+  /** The hub's status, with the caller as its principal. */
+  status(principal: Principal): Promise<HubStatus>
+  tokens: {
+    create(input: unknown, principal: Principal): Promise<CreatedToken>
+    list(principal: Principal): Promise<TokenInfo[]>
+    revoke(id: string, principal: Principal): Promise<TokenInfo>
+  }
+}
+
+/**
+ * The admin operations over an open hub.
+ * @example
+ * const admin = adminService(hub)
+ * await admin.tokens.create({ user: 'alice', org: 'acme' }, hub.config.principal)
+ */
+export function adminService(hub: Pick<KnowHub, 'status' | 'tokens'>): AdminService {
+  const admin = (principal: Principal): void => requirePermission(principal, 'admin')
+  return {
+    async status(principal) {
+      admin(principal)
+      return { ...(await hub.status()), principal }
+    },
+    tokens: {
+      async create(input, principal) {
+        admin(principal)
+        return hub.tokens.create(input)
+      },
+      async list(principal) {
+        admin(principal)
+        return hub.tokens.list()
+      },
+      async revoke(id, principal) {
+        admin(principal)
+        return hub.tokens.revoke(id)
+      },
+    },
+  }
+}

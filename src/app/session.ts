@@ -1,0 +1,150 @@
+/**
+ * What a one-shot command does with KnowHub, wherever KnowHub runs: a `HubSession` is the
+ * knowledge, slim, status and token operations acting as one caller — in this process on
+ * an open hub (`localSession`, as the config's principal), or over HTTP on a running server
+ * (`serverSession`, as the token's principal, or the server's local principal with its
+ * local key). The CLI picks one (src/cli/context.ts); its commands never know which.
+ */
+import type { HubStatus } from '../core/api.js'
+import type {
+  EditKnowledgeInput,
+  FeedbackInput,
+  ImportReport,
+  KnowledgeEntry,
+  KnowledgeListPage,
+  KnowledgeVersion,
+  SaveKnowledgeInput,
+  SearchResponse,
+} from '../core/knowledge.js'
+import type { SlimResult, UnmergeResult } from '../core/slim.js'
+import type { CreatedToken, CreateTokenInput, TokenInfo } from '../core/tokens.js'
+import { toKnowHubError } from '../client/backend.js'
+import type { KnowHubClient, ListKnowledgeQuery, SearchQuery, SlimOptions } from '../client/client.js'
+import type { KnowHub } from './open.js'
+
+/** How an import treats bad lines and existing ids (see `ImportOptions` of the knowledge service). */
+export interface SessionImportOptions {
+  mode?: 'atomic' | 'partial'
+  onConflict?: 'error' | 'skip' | 'replace'
+  /** Progress of the write (in-process only: a server reports when it is done). */
+  onProgress?: (done: number, total: number) => void
+}
+
+/** The operations of the one-shot CLI, acting as one caller. Failures reject with a `KnowHubError`. */
+export interface HubSession {
+  /** The server's URL when the session runs over HTTP; undefined in this process. */
+  readonly url: string | undefined
+  readonly knowledge: {
+    save(body: SaveKnowledgeInput): Promise<KnowledgeEntry>
+    search(query: Omit<SearchQuery, 'expand'>): Promise<SearchResponse>
+    list(query: Omit<ListKnowledgeQuery, 'expand'>): Promise<KnowledgeListPage>
+    get(id: string): Promise<KnowledgeEntry>
+    versions(id: string): Promise<KnowledgeVersion[]>
+    feedback(id: string, body: FeedbackInput): Promise<KnowledgeEntry>
+    edit(id: string, body: EditKnowledgeInput): Promise<KnowledgeEntry>
+    archive(id: string): Promise<KnowledgeEntry>
+    restore(id: string): Promise<KnowledgeEntry>
+    delete(id: string): Promise<void>
+    /** Every visible entry with its history, one JSONL line each. */
+    exportJsonl(): AsyncIterable<string>
+    importJsonl(lines: AsyncIterable<string>, options?: SessionImportOptions): Promise<ImportReport>
+  }
+  readonly slim: {
+    slim(input: SlimOptions): Promise<SlimResult>
+    unmerge(id: string): Promise<UnmergeResult>
+  }
+  /** API tokens (needs the `admin` permission over HTTP). */
+  readonly tokens: {
+    create(input: CreateTokenInput): Promise<CreatedToken>
+    list(): Promise<TokenInfo[]>
+    revoke(id: string): Promise<TokenInfo>
+  }
+  /** Database, embedder, entries, and who is asking. */
+  status(): Promise<HubStatus>
+}
+
+/**
+ * The session of an open hub, acting as its configured principal.
+ * @example
+ * const hub = await openKnowHub(config)
+ * const session = localSession(hub)
+ * await session.knowledge.search({ q: 'selenium login' })
+ */
+export function localSession(hub: KnowHub): HubSession {
+  const { knowledge, slim, tokens } = hub
+  const me = hub.config.principal
+  return {
+    url: undefined,
+    knowledge: {
+      save: (body) => knowledge.save(body, me),
+      search: (query) => knowledge.search(query, me),
+      list: (query) => knowledge.list(query, me),
+      get: (id) => knowledge.get(id, me),
+      versions: (id) => knowledge.versions(id, me),
+      feedback: (id, body) => knowledge.feedback(id, body, me),
+      edit: (id, body) => knowledge.edit(id, body, me),
+      archive: (id) => knowledge.archive(id, me),
+      restore: (id) => knowledge.restore(id, me),
+      delete: (id) => knowledge.delete(id, me),
+      exportJsonl: () => knowledge.exportJsonl(me),
+      importJsonl: (lines, options = {}) => knowledge.importJsonl(lines, me, options),
+    },
+    slim: { slim: (input) => slim.slim(input, me), unmerge: (id) => slim.unmerge(id, me) },
+    tokens: { create: (input) => tokens.create(input), list: () => tokens.list(), revoke: (id) => tokens.revoke(id) },
+    status: () => hub.status(),
+  }
+}
+
+async function mapped<T>(run: () => Promise<T>): Promise<T> {
+  try {
+    return await run()
+  } catch (error) {
+    throw toKnowHubError(error)
+  }
+}
+
+async function collectLines(lines: AsyncIterable<string>): Promise<string> {
+  const all: string[] = []
+  for await (const line of lines) all.push(line)
+  return all.join('\n')
+}
+
+/**
+ * The session of a running server, through the typed client (as the client's token).
+ * @example
+ * const session = serverSession(createClient({ baseUrl: 'http://127.0.0.1:8420', token }))
+ * await session.knowledge.search({ q: 'selenium login' })
+ */
+export function serverSession(client: KnowHubClient): HubSession {
+  const k = client.knowledge
+  return {
+    url: client.baseUrl,
+    knowledge: {
+      save: (body) => mapped(() => k.save(body)),
+      search: (query) => mapped(() => k.search(query)),
+      list: (query) => mapped(() => k.list(query)),
+      get: (id) => mapped(() => k.get(id)),
+      versions: async (id) => (await mapped(() => k.versions(id))).versions,
+      feedback: (id, body) => mapped(() => k.update(id, body)),
+      edit: (id, body) => mapped(() => k.edit(id, body)),
+      archive: (id) => mapped(() => k.archive(id)),
+      restore: (id) => mapped(() => k.restore(id)),
+      delete: async (id) => void (await mapped(() => k.delete(id))),
+      exportJsonl: async function* () {
+        const text = await mapped(() => k.exportJsonl())
+        for (const line of text.split('\n')) if (line.trim() !== '') yield line
+      },
+      importJsonl: async (lines, options = {}) => {
+        const jsonl = await collectLines(lines)
+        return mapped(() => k.importJsonl(jsonl, { mode: options.mode ?? 'atomic', on_conflict: options.onConflict ?? 'error' }))
+      },
+    },
+    slim: { slim: (input) => mapped(() => k.slim(input)), unmerge: (id) => mapped(() => k.unmerge(id)) },
+    tokens: {
+      create: (input) => mapped(() => client.admin.tokens.create(input)),
+      list: () => mapped(() => client.admin.tokens.list()),
+      revoke: (id) => mapped(() => client.admin.tokens.revoke(id)),
+    },
+    status: () => mapped(() => client.admin.status()),
+  }
+}

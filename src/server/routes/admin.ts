@@ -1,0 +1,17 @@
+/**
+ * `GET /api/status` and `/api/tokens` (create, list, revoke): the admin operations of a
+ * server (src/app/admin.ts checks the `admin` permission on each).
+ */
+import { Hono } from 'hono'
+import type { AdminService } from '../../app/admin.js'
+import { caller, readJson, type AppEnv } from '../http.js'
+
+/** The admin routes, mounted at `/api`. */
+export function adminRoutes(admin: AdminService): Hono<AppEnv> {
+  const app = new Hono<AppEnv>()
+  app.get('/status', async (c) => c.json(await admin.status(caller(c).principal)))
+  app.post('/tokens', async (c) => c.json(await admin.tokens.create(await readJson(c), caller(c).principal), 201))
+  app.get('/tokens', async (c) => c.json({ items: await admin.tokens.list(caller(c).principal) }))
+  app.post('/tokens/:id/revoke', async (c) => c.json(await admin.tokens.revoke(c.req.param('id'), caller(c).principal)))
+  return app
+}

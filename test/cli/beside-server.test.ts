@@ -1,0 +1,87 @@
+/**
+ * One-shot commands beside a running server: run on the server that holds the data folder
+ * (found through its lock file, said in one line on stderr), on the one `--url` names, or
+ * refused at once when the folder is held by a process that serves nothing, or when the
+ * command needs the database itself.
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { hostname, tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { RunningServer } from '../../src/server/serve.js'
+import { runCli } from '../helpers/cli.js'
+import { openTestHub, type TestHub } from '../server/helpers.js'
+
+let t: TestHub
+let server: RunningServer
+let dir: string
+const saved = { ...process.env }
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'knowhub-beside-'))
+  t = await openTestHub({ embedder: { provider: 'hashed', dimension: 64 } })
+  server = await t.start()
+  delete process.env.DATABASE_URL
+  delete process.env.KNOWHUB_URL
+  delete process.env.KNOWHUB_TOKEN
+  process.env.KNOWHUB_EMBEDDER = 'hashed'
+  process.env.KNOWHUB_EMBED_DIM = '64'
+})
+afterAll(async () => {
+  process.env = saved
+  await t?.close()
+  rmSync(dir, { recursive: true, force: true })
+})
+
+describe('the CLI beside a running server', () => {
+  it('runs on the server holding the data folder, saying so once on stderr', async () => {
+    if (t.hub.config.databaseUrl) return // the lock exists on the embedded database only: this file runs once, on PGlite
+    process.env.KNOWHUB_DATA_DIR = t.dataDir
+    const save = await runCli('save', '--task', 'Deploy with pnpm in Docker', '--content', 'corepack enable first', '--type', 'tool', '--json')
+    expect(save.code, save.stderr).toBe(0)
+    expect(save.stderr.split('\n')).toEqual([
+      `knowhub: the KnowHub server at ${server.url} (process ${process.pid}) holds ${t.dataDir}: running this command there`,
+    ])
+    const id = (JSON.parse(save.stdout) as { id: string }).id
+    // The server saw it: it is in its store.
+    expect((await t.hub.knowledge.get(id, t.hub.config.principal)).task).toBe('Deploy with pnpm in Docker')
+    const status = await runCli('status', '--json')
+    expect(JSON.parse(status.stdout)).toMatchObject({ entries: 1, principal: { user: 'local' } })
+    const created = await runCli('token', 'create', '--user', 'alice', '--org', 'acme')
+    expect(created.stdout).toMatch(/^kh_/)
+    // Token mode now: the lock file's key still acts as the local principal.
+    await new Promise((resolve) => setTimeout(resolve, 2100))
+    expect((await runCli('list', '--json')).stdout).toContain(id)
+
+    const reindex = await runCli('reindex')
+    expect(reindex.code).toBe(1)
+    expect(reindex.stderr).toContain(`held by the KnowHub server at ${server.url}`)
+  })
+
+  it('runs on the server --url names, with --token', async () => {
+    process.env.KNOWHUB_DATA_DIR = join(dir, 'unused')
+    const key = t.hub.config.databaseUrl
+      ? undefined
+      : (JSON.parse((await import('node:fs')).readFileSync(join(t.dataDir, 'db.lock'), 'utf8')) as { key: string }).key
+    const args = ['--url', server.url, ...(key ? ['--token', key] : [])]
+    const search = await runCli('search', 'pnpm docker', ...args, '--json')
+    expect(search.code, search.stderr).toBe(0)
+    expect(JSON.parse(search.stdout)).toHaveProperty('results')
+    const unreachable = await runCli('list', '--url', 'http://127.0.0.1:9', '--json')
+    expect(unreachable.code).toBe(1)
+    expect(JSON.parse(unreachable.stdout)).toMatchObject({ error: { code: 'internal_error', details: { client_code: 'network_error' } } })
+  })
+
+  it('refuses at once a folder held by a process that serves nothing, naming it', async () => {
+    const data = join(dir, 'held')
+    mkdirSync(data, { recursive: true })
+    writeFileSync(join(data, 'db.lock'), JSON.stringify({ pid: process.pid, host: hostname(), started_at: '2026-11-23T00:00:00Z' }))
+    process.env.KNOWHUB_DATA_DIR = data
+    const started = Date.now()
+    const list = await runCli('list')
+    expect(list.code).toBe(1)
+    expect(list.stderr).toContain(`error [database_error]: The embedded database in ${data} is in use by process ${process.pid}`)
+    expect(list.stderr).toContain('--url, KNOWHUB_URL')
+    expect(Date.now() - started).toBeLessThan(5000)
+  })
+})

@@ -1,0 +1,153 @@
+/**
+ * The README's quick start, run as written: its shell blocks are parsed from README.md, the
+ * server is started with `npm start` in a fresh folder (its embedded database in ./.knowhub),
+ * and every other command runs in order while it serves — the CLI through `npx knowhub`,
+ * the HTTP examples through curl. `npx` and `npm` are shims on PATH that run this checkout's
+ * CLI from source; the only edits are the port (a free one instead of 8420) and the placeholder
+ * id (the one `save` printed). A command the test has no expectation for fails it: when the
+ * README changes, this test changes with it.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { delimiter, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { afterAll, describe, expect, it } from 'vitest'
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url))
+const TSX = join(ROOT, 'node_modules/.bin/tsx')
+const CLI = join(ROOT, 'test/mcp/run-cli.ts')
+const PLACEHOLDER_ID = 'knowledge-20261122004512-k3x9'
+
+/**
+ * The shell commands of the README's "Quick start" section, in order: continuation lines
+ * joined, trailing comments dropped.
+ */
+function quickStartCommands(readme: string): string[] {
+  const start = readme.indexOf('## Quick start')
+  const end = readme.indexOf('\n## ', start + 1)
+  const section = readme.slice(start, end < 0 ? undefined : end)
+  const commands: string[] = []
+  for (const block of section.matchAll(/```sh\n([\s\S]*?)```/g)) {
+    const joined = block[1]!.replace(/\\\n\s*/g, '')
+    for (const line of joined.split('\n')) {
+      const command = line.replace(/\s+#\s.*$/, '').trim()
+      if (command !== '' && !command.startsWith('#')) commands.push(command)
+    }
+  }
+  return commands
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer()
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number }
+      server.close(() => resolve(port))
+    })
+  })
+}
+
+/** `npx knowhub …` and `npm start` as this checkout's CLI from source. */
+function writeShims(bin: string): void {
+  const run = `exec ${JSON.stringify(TSX)} ${JSON.stringify(CLI)}`
+  writeFileSync(join(bin, 'npx'), `#!/bin/sh\n[ "$1" = knowhub ] || { echo "npx shim: only knowhub" >&2; exit 97; }\nshift\n${run} "$@"\n`)
+  writeFileSync(join(bin, 'npm'), `#!/bin/sh\n[ "$1" = start ] || { echo "npm shim: only start" >&2; exit 97; }\n${run} start\n`)
+  for (const name of ['npx', 'npm']) chmodSync(join(bin, name), 0o755)
+}
+
+interface Ran {
+  command: string
+  code: number | null
+  stdout: string
+  stderr: string
+}
+
+/** What each README command must answer; `ids` holds the ids the saves printed. */
+type Check = (ran: Ran, ids: string[]) => void
+const ONE_LINE_NOTE = /^knowhub: the KnowHub server at http:\/\/127\.0\.0\.1:\d+ \(process \d+\) holds \.knowhub: running this command there$/m
+
+const CHECKS: Array<[RegExp, Check]> = [
+  [
+    /^npx knowhub save /,
+    (ran, ids) => {
+      const id = /^saved (knowledge-\S+)$/m.exec(ran.stdout)?.[1]
+      expect(id, ran.stdout).toBeDefined()
+      ids.push(id!)
+    },
+  ],
+  [/^npx knowhub search "selenium/, (ran, ids) => expect(ran.stdout).toContain(ids[0])],
+  [/^npx knowhub list --types tool$/, (ran, ids) => expect(ran.stdout).toContain(ids[0])],
+  [/^npx knowhub show \S+ --versions$/, (ran, ids) => expect(ran.stdout).toContain(`${ids[0]}  [tool, strategy]`)],
+  [/^npx knowhub feedback /, (ran) => expect(ran.stdout).toContain('helpful 1')],
+  [
+    /^npx knowhub export -o backup\.jsonl && npx knowhub import backup\.jsonl --on-conflict skip$/,
+    (ran) => expect(ran.stdout).toContain('imported 0, skipped 1'),
+  ],
+  [/^npx knowhub status$/, (ran) => expect(ran.stdout).toMatch(/^entries: +1$/m)],
+  [/^npx knowhub --help$/, (ran) => expect(ran.stdout).toContain('Usage: knowhub')],
+  [/^curl -s localhost:\d+\/healthz$/, (ran) => expect(JSON.parse(ran.stdout)).toMatchObject({ status: 'ok' })],
+  [/^curl -s -X POST localhost:\d+\/api\/knowledge /, (ran) => expect(JSON.parse(ran.stdout)).toMatchObject({ task: 'Deploy with pnpm in Docker' })],
+  [
+    /^curl -s 'localhost:\d+\/api\/knowledge\/search\?q=pnpm/,
+    (ran) => expect((JSON.parse(ran.stdout) as { results: Array<{ task: string }> }).results.map((r) => r.task)).toContain('Deploy with pnpm in Docker'),
+  ],
+  [/^npx knowhub token create /, (ran) => expect(ran.stdout).toMatch(/^kh_\S+$/m)],
+  [/^npx knowhub search "用户/, (ran, ids) => expect(ran.stdout).toContain(ids[1])],
+]
+
+const dirs: string[] = []
+let server: ChildProcess | undefined
+afterAll(async () => {
+  if (server && server.exitCode === null) {
+    const exited = new Promise((resolve) => server!.once('exit', resolve))
+    server.kill('SIGTERM')
+    await exited
+  }
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true })
+})
+
+/** Starts `npm start` in `cwd` and resolves once it prints its URL. */
+function startServer(cwd: string, env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; output: string[] }> {
+  const child = spawn('bash', ['-c', 'npm start'], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] })
+  const output: string[] = []
+  return new Promise((resolve, reject) => {
+    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+      output.push(chunk)
+      if (output.join('').includes('KnowHub listening on')) resolve({ child, output })
+    })
+    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => output.push(chunk))
+    child.once('exit', (code) => reject(new Error(`npm start exited (${code}) before listening:\n${output.join('')}`)))
+  })
+}
+
+describe('README quick start', () => {
+  it('runs as written: npm start, then every CLI and curl example in order', async () => {
+    const commands = quickStartCommands(readFileSync(join(ROOT, 'README.md'), 'utf8'))
+    expect(commands.slice(0, 3)).toEqual(['npm install', 'npm start', 'npm test'])
+
+    const dir = mkdtempSync(join(tmpdir(), 'knowhub-readme-'))
+    dirs.push(dir)
+    writeShims(dir)
+    const port = await freePort()
+    const env: NodeJS.ProcessEnv = { PATH: `${dir}${delimiter}${process.env.PATH ?? ''}`, HOME: dir, KNOWHUB_PORT: String(port) }
+    const started = await startServer(dir, env)
+    server = started.child
+
+    const ids: string[] = []
+    for (const written of commands.slice(3)) {
+      const command = written.replaceAll('localhost:8420', `localhost:${port}`).replaceAll(PLACEHOLDER_ID, ids[0] ?? PLACEHOLDER_ID)
+      const result = spawnSync('bash', ['-c', command], { cwd: dir, env, encoding: 'utf8', timeout: 120_000 })
+      const ran: Ran = { command, code: result.status, stdout: result.stdout, stderr: result.stderr }
+      expect(ran.code, `${command}\n${ran.stderr}`).toBe(0)
+      const check = CHECKS.find(([pattern]) => pattern.test(command))
+      expect(check, `no expectation for the README command: ${command}`).toBeDefined()
+      check![1](ran, ids)
+      // Each command that needs the data says, in one line, that it runs on the server.
+      if (command.startsWith('npx knowhub') && !command.includes('--help')) expect(ran.stderr, command).toMatch(ONE_LINE_NOTE)
+    }
+    expect(ids).toHaveLength(2)
+  }, 600_000)
+})
