@@ -22,6 +22,8 @@ const BENCHES: Record<string, Runner> = {
   llm: async (quick) => (await import('./llm.js')).runLlmBench(quick ? { entries: 200, queries: 15 } : {}),
   scale: async (quick) => (await import('./scale.js')).runScaleBench(quick ? { seconds: 5, entries: 1000 } : {}),
   agent: async (quick) => (await import('./agent.js')).runAgentBench(quick ? { iterations: 20 } : {}),
+  startup: async (quick) => (await import('./startup.js')).runStartupBench(quick ? { runs: 1 } : {}),
+  cli: async (quick) => (await import('./startup.js')).runCliBench(quick ? { runs: 3 } : {}),
 }
 
 const { values } = parseArgs({ options: { only: { type: 'string' }, quick: { type: 'boolean', default: false } } })

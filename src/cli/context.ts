@@ -1,4 +1,5 @@
-import pino from 'pino'
+import { createRequire } from 'node:module'
+import type Pino from 'pino'
 import type { FolderHolder } from '../app/locate.js'
 import { folderHolder } from '../app/locate.js'
 import type { KnowHub } from '../app/open.js'
@@ -19,6 +20,8 @@ import type { Io } from './output.js'
  * const logger = createCliLogger(cliEnv().logLevel ?? 'warn')
  */
 export function createCliLogger(level = cliEnv().logLevel ?? 'error'): Logger {
+  // Loaded on first use: commands that log nothing (and `--help`) never pay for it.
+  const pino = createRequire(import.meta.url)('pino') as typeof Pino
   const log = pino({ level, redact: { paths: ['*.apiKey', '*.secure_body', '*.token', '*.password'], censor: '[redacted]' } }, pino.destination(2))
   return {
     debug: (message, fields) => log.debug(fields ?? {}, message),

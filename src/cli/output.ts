@@ -1,5 +1,6 @@
 /** Printing for the CLI: human text by default, JSON with --json, errors with their code. */
-import cliProgress from 'cli-progress'
+import { createRequire } from 'node:module'
+import type CliProgress from 'cli-progress'
 import { isKnowHubError } from '../core/errors.js'
 
 export interface Io {
@@ -46,6 +47,8 @@ export function printJsonError(io: Io, error: unknown): void {
 /** A progress reporter: a bar on a terminal, a line every 10% otherwise. */
 export function progress(io: Io, label: string): { update: (done: number, total: number) => void; stop: () => void } {
   if (io.interactive) {
+    // Loaded when a bar is shown: most commands never show one.
+    const cliProgress = createRequire(import.meta.url)('cli-progress') as typeof CliProgress
     const bar = new cliProgress.SingleBar(
       { format: `${label} [{bar}] {percentage}% {value}/{total} eta {eta_formatted}`, stream: process.stderr },
       cliProgress.Presets.shades_classic,

@@ -17,5 +17,7 @@ export interface Embedder {
    */
   similarityFloor?(query: string): number | undefined
   embed(texts: readonly string[], options?: { signal?: AbortSignal }): Promise<Float32Array[]>
+  /** Loads what the first `embed` would (a model), ahead of it; absent when there is nothing to load. */
+  warmUp?(): Promise<void>
   close?(): Promise<void>
 }

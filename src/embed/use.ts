@@ -108,7 +108,14 @@ export async function createSentenceEmbedder(options: SentenceEmbedderOptions = 
     throw new KnowHubError('config_error', `semanticWeight must be between 0 and 1, got ${weight}`, { field: 'semanticWeight', value: weight })
   }
   const hashed = createHashedEmbedder({ dimension: hashedDimension })
-  const use = await createUseEmbedder()
+  // The model loads on the first English text (or `warmUp`), not here: commands that embed
+  // nothing (list, show, status) never pay for it, and a server listens before it is ready.
+  let use: Promise<Embedder> | undefined
+  const useModel = (): Promise<Embedder> =>
+    (use ??= createUseEmbedder().catch((error: unknown) => {
+      use = undefined
+      throw error
+    }))
   const dimension = USE_DIMENSION + hashedDimension
   const a = Math.sqrt(weight)
   const b = Math.sqrt(1 - weight)
@@ -119,13 +126,19 @@ export async function createSentenceEmbedder(options: SentenceEmbedderOptions = 
     // search floor 0.3 costs at most 0.002 of recall@10 there (docs/embeddings.md). CJK text
     // is compared by its hashed part alone: the hashed embedder's rule (no floor) applies.
     similarityFloor: (query) => (isLargelyCjk(query) ? hashed.similarityFloor?.(query) : 0.3),
+    warmUp: async () => void (await useModel()),
     async embed(texts, embedOptions) {
       const lexical = await hashed.embed(texts, embedOptions)
       const english = texts.flatMap((text, i) => (isLargelyCjk(text) ? [] : [i]))
-      const semantic = await use.embed(
-        english.map((i) => texts[i]!),
-        embedOptions,
-      )
+      const semantic =
+        english.length === 0
+          ? []
+          : await (
+              await useModel()
+            ).embed(
+              english.map((i) => texts[i]!),
+              embedOptions,
+            )
       const byIndex = new Map(english.map((i, j) => [i, semantic[j]!]))
       return texts.map((_, i) => {
         const out = new Float32Array(dimension)

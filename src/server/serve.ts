@@ -170,7 +170,9 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   hub.store.announceServer({ url: host === '0.0.0.0' || host === '::' ? `http://127.0.0.1:${port}` : url, key: localKey })
   logger.info('server.started', { url, mode: local ? 'local' : 'token' })
   // Build the search index now rather than on the first request; a search meanwhile waits for it.
-  const warming = hub.knowledge.warmUp().catch((error: Error) => logger.warn('server.warmup_failed', { message: error.message }))
+  const warming = Promise.all([hub.knowledge.warmUp(), hub.embedder.warmUp?.()]).catch((error: Error) =>
+    logger.warn('server.warmup_failed', { message: error.message }),
+  )
 
   return {
     url,

@@ -3,15 +3,10 @@
  * principal on the embedded database (or DATABASE_URL). stdout is the protocol
  * channel: logs go to stderr, nothing else is printed.
  */
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { Command } from 'commander'
-import { createMcpServer } from '../../mcp/server.js'
-import { clientBackend } from '../../client/backend.js'
-import { createClient } from '../../client/client.js'
 import { KnowHubError } from '../../core/errors.js'
 import type { Embedder } from '../../embed/embedder.js'
-import { localBackend } from '../../app/backend.js'
-import { openPacks, type PackSource } from '../../app/packs.js'
+import type { PackSource } from '../../app/packs.js'
 import type { PackService } from '../../packs/service.js'
 import type { ToolBackend } from '../../tools/backend.js'
 import { folderHolder } from '../../app/locate.js'
@@ -92,6 +87,15 @@ export function mcpCommand(_io: Io): Command {
       '\nstdout carries the MCP protocol; logs go to stderr (KNOWHUB_LOG_LEVEL).\nExample (Claude Code, after `npm link` in the KnowHub folder): claude mcp add knowhub -e KNOWHUB_DATA_DIR=$HOME/.knowhub -- knowhub mcp\nWithout a global command: node /absolute/path/to/knowhub/bin/knowhub.js mcp. Not npx: outside the KnowHub folder, npx would fetch the unrelated npm package named knowhub.',
     )
     .action(async (options: McpOptions, command: Command) => {
+      // Loaded when the command runs: `knowhub --help` stays fast.
+      const [{ StdioServerTransport }, { createMcpServer }, { clientBackend }, { createClient }, { localBackend }, { openPacks }] = await Promise.all([
+        import('@modelcontextprotocol/sdk/server/stdio.js'),
+        import('../../mcp/server.js'),
+        import('../../client/backend.js'),
+        import('../../client/client.js'),
+        import('../../app/backend.js'),
+        import('../../app/packs.js'),
+      ])
       const env = cliEnv()
       const logger = createCliLogger(env.logLevel ?? 'warn')
       const globals = command.optsWithGlobals() as GlobalOptions

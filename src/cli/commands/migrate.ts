@@ -5,7 +5,6 @@
  */
 import { Command } from 'commander'
 import { KnowHubError } from '../../core/errors.js'
-import { copyToServer } from '../../store/copy.js'
 import { withHub, type GlobalOptions } from '../context.js'
 import { printJson, progress, type Io } from '../output.js'
 
@@ -27,6 +26,7 @@ export function migrateCommand(io: Io): Command {
         if (hub.config.databaseUrl === options.to) throw new KnowHubError('validation_error', '--to names the database KnowHub is using already')
         const bar = progress(io, 'copying')
         try {
+          const { copyToServer } = await import('../../store/copy.js')
           return await copyToServer(hub.store, options.to, { onProgress: (p) => bar.update(p.done, p.total) })
         } finally {
           bar.stop()

@@ -8,9 +8,9 @@
 import { Command, InvalidArgumentError } from 'commander'
 import { noopLogger, type Logger } from '../../core/logger.js'
 import type { Embedder } from '../../embed/embedder.js'
-import { createEmbedder } from '../../embed/factory.js'
-import { openPacks } from '../../app/packs.js'
-import { GroundingPolicy, ResolveIntent, type PackService } from '../../packs/index.js'
+import { GroundingPolicy } from '../../packs/schema.js'
+import { ResolveIntent } from '../../packs/resolve/intent.js'
+import type { PackService } from '../../packs/service.js'
 import type { PackFlags } from '../../packs/options.js'
 import type { KnowHubConfig } from '../../core/config.js'
 import { loadConfig, processEnv } from '../config.js'
@@ -45,8 +45,10 @@ function oneOf<T extends string>(values: readonly T[]): (value: string) => T {
  * logging from `--log-dir` / `--log-pack-runs` and the config, and the
  * configured embedder with `--embed`.
  */
-function packServiceFor(options: PacksOptions, config: KnowHubConfig, logger: Logger, embedder: Embedder | undefined): PackService {
+async function packServiceFor(options: PacksOptions, config: KnowHubConfig, logger: Logger, embedder: Embedder | undefined): Promise<PackService> {
   const flags = options as PackFlags
+  // Loaded when a subcommand runs: `knowhub --help` stays fast.
+  const { openPacks } = await import('../../app/packs.js')
   return openPacks(config, {
     source: { ...flags, includeArchived: flags.includeArchived === true },
     usageLog: {
@@ -70,9 +72,9 @@ function runner(io: Io, logger: Logger, env: Record<string, string | undefined>)
       try {
         // The config file (`--config`: the global option), its `packs` section and KNOWHUB_PACK_PATHS; flags win.
         const config = loadConfig(env, typeof opts.config === 'string' ? { configFile: opts.config } : {})
-        const embedder = opts.embed === true ? await createEmbedder(config.embedder, { logger }) : undefined
+        const embedder = opts.embed === true ? await (await import('../../embed/factory.js')).createEmbedder(config.embedder, { logger }) : undefined
         try {
-          await action({ packs: packServiceFor(opts, config, logger, embedder), opts, args, io })
+          await action({ packs: await packServiceFor(opts, config, logger, embedder), opts, args, io })
         } finally {
           await embedder?.close?.()
         }

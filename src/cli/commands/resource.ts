@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs'
 import { Command } from 'commander'
 import { KnowHubError } from '../../core/errors.js'
 import { RESOURCE_CONTENT_TYPES, type Resource } from '../../core/resources.js'
-import { rotateSecretKey, secretKeyStatus, type SecretKeyRotation } from '../../resources/rotate.js'
+import type { SecretKeyRotation } from '../../resources/rotate.js'
 import { withHub, type GlobalOptions } from '../context.js'
 import { oneLine, printJson, type Io } from '../output.js'
 
@@ -230,7 +230,9 @@ function secretsStatusCommand(io: Io): Command {
     .description('Show where the key comes from, its id, and how many secrets each key protects')
     .option('--json', 'print JSON')
     .action(async (options, command: Command) => {
-      const status = await withHub(globals(command), (hub) => secretKeyStatus({ store: hub.store, keyring: hub.secrets }))
+      const status = await withHub(globals(command), async (hub) =>
+        (await import('../../resources/rotate.js')).secretKeyStatus({ store: hub.store, keyring: hub.secrets }),
+      )
       if (options.json) return printJson(io, status)
       io.out(
         `key:     ${status.key_id} (${status.source === 'file' ? `file ${status.key_file}` : status.source === 'config' ? 'KNOWHUB_SECRET_KEY / config' : 'ephemeral, in memory'})`,
@@ -263,6 +265,7 @@ function secretsRotateCommand(io: Io): Command {
     .action(async (options: { newKey?: string; printNewKey?: boolean; json?: boolean }, command: Command) => {
       if (options.newKey !== undefined && options.printNewKey) throw new KnowHubError('validation_error', 'use --new-key or --print-new-key, not both')
       let printed: string | undefined
+      const { rotateSecretKey } = await import('../../resources/rotate.js')
       const report = await withHub(globals(command), (hub) =>
         rotateSecretKey(
           { store: hub.store, keyring: hub.secrets },

@@ -4,8 +4,6 @@
  */
 import { Command } from 'commander'
 import { KnowHubError } from '../../core/errors.js'
-import { createDashboard } from '../../server/dashboard/index.js'
-import { startServer } from '../../server/serve.js'
 import { toolDefaults } from '../tool-options.js'
 import { cliEnv } from '../config.js'
 import { createCliLogger, withHub, type GlobalOptions } from '../context.js'
@@ -46,6 +44,7 @@ export function serverCommand(io: Io): Command {
     .action(async (options: { host?: string; port?: number; project?: string; packs?: boolean }, command: Command) => {
       const logger = createCliLogger(cliEnv().logLevel ?? 'info')
       const packs = options.packs === false ? false : options.project ? { project: options.project } : {}
+      const [{ startServer }, { createDashboard }] = await Promise.all([import('../../server/serve.js'), import('../../server/dashboard/index.js')])
       await withHub({ ...(command.optsWithGlobals() as GlobalOptions), longRunning: true, packs }, async (hub) => {
         // Found once at start; every /mcp request (each gets its own MCP server) shares hub.packs and its index cache.
         const { packs } = await hub.packs.discover()

@@ -1,0 +1,158 @@
+/**
+ * Start-up benchmarks of the built CLI (`npm run build` first), each in a new process, as a
+ * user meets them:
+ *
+ * - `startup`: `knowhub start` on a new data folder until the first search is answered over
+ *   HTTP, then the same on a restart (same folder). Goals ≤ 3 s and ≤ 1.5 s (issue #11).
+ * - `cli`: one-shot commands on a folder with a few entries — `--help` (≤ 300 ms),
+ *   `list`, `show`, `status` (≤ 700 ms), `search` (≤ 1.5 s).
+ *
+ * Each figure is the median of `runs` (wall time); the note gives the load average, since the
+ * machine may be shared. `KNOWHUB_BENCH_BIN=/other/checkout/bin/knowhub.js` measures another
+ * build (a baseline) with the same script.
+ *
+ *   npx tsx bench/startup.ts [--runs 3]         # both
+ *   npm run bench -- --only startup,cli
+ */
+import { spawn, spawnSync } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import os, { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { parseArgs } from 'node:util'
+import { printTable, round, writeResults, type BenchResult } from './lib.js'
+
+const BIN = process.env.KNOWHUB_BENCH_BIN ?? fileURLToPath(new URL('../bin/knowhub.js', import.meta.url))
+
+const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!
+const load = (): string =>
+  `load ${os
+    .loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ')}`
+
+/** The environment of every measured process: a fresh folder, nothing inherited that changes the outcome. */
+function envFor(dataDir: string): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: dataDir, KNOWHUB_DATA_DIR: join(dataDir, 'data') }
+  return env
+}
+
+/** Starts `knowhub start` and resolves with the ms until a search is answered, and a stop function. */
+async function timeToFirstSearch(dataDir: string): Promise<{ ms: number; listenMs: number; stop: () => Promise<void> }> {
+  const started = performance.now()
+  const child = spawn(process.execPath, [BIN, 'start', '--port', '0', '--no-packs'], { env: envFor(dataDir), stdio: ['ignore', 'pipe', 'pipe'] })
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
+  const stop = async (): Promise<void> => {
+    child.kill('SIGTERM')
+    await exited
+  }
+  let out = ''
+  let err = ''
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (err += chunk))
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      out += chunk
+      const match = /listening on (http:\/\/\S+?)[ ,;)]/.exec(out)
+      if (match) resolve(match[1]!)
+    })
+    child.once('exit', (code) => reject(new Error(`knowhub start exited (${code}):\n${err}${out}`)))
+  })
+  const listenMs = performance.now() - started
+  const response = await fetch(`${url}/api/knowledge/search?q=${encodeURIComponent('selenium login blocked')}`)
+  if (!response.ok) throw new Error(`search answered ${response.status}: ${await response.text()}`)
+  await response.text()
+  return { ms: performance.now() - started, listenMs, stop }
+}
+
+/**
+ * `knowhub start` to the first answered search: on a new folder, then on a restart.
+ * @example
+ * const results = await runStartupBench({ runs: 3 })
+ */
+export async function runStartupBench(options: { runs?: number } = {}): Promise<BenchResult[]> {
+  const runs = options.runs ?? 3
+  const fresh: number[] = []
+  const freshListen: number[] = []
+  const restart: number[] = []
+  const restartListen: number[] = []
+  for (let i = 0; i < runs; i++) {
+    const dir = mkdtempSync(join(tmpdir(), 'knowhub-bench-startup-'))
+    try {
+      const first = await timeToFirstSearch(dir)
+      await first.stop()
+      fresh.push(first.ms)
+      freshListen.push(first.listenMs)
+      const second = await timeToFirstSearch(dir)
+      await second.stop()
+      restart.push(second.ms)
+      restartListen.push(second.listenMs)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }
+  const note = `median of ${runs}; ${load()}`
+  return [
+    { name: 'start → first search, new folder', value: round(median(fresh)), unit: 'ms', target: '≤ 3000', note },
+    { name: 'start → listening, new folder', value: round(median(freshListen)), unit: 'ms', note },
+    { name: 'start → first search, restart', value: round(median(restart)), unit: 'ms', target: '≤ 1500', note },
+    { name: 'start → listening, restart', value: round(median(restartListen)), unit: 'ms', note },
+  ]
+}
+
+function runCli(dataDir: string, args: string[]): { ms: number; stdout: string } {
+  const started = performance.now()
+  const result = spawnSync(process.execPath, [BIN, ...args], { env: envFor(dataDir), encoding: 'utf8' })
+  const ms = performance.now() - started
+  if (result.status !== 0) throw new Error(`knowhub ${args.join(' ')} failed (${result.status}):\n${result.stderr}`)
+  return { ms, stdout: result.stdout }
+}
+
+/**
+ * One-shot commands in new processes on a folder with three entries.
+ * @example
+ * const results = await runCliBench({ runs: 5 })
+ */
+export async function runCliBench(options: { runs?: number } = {}): Promise<BenchResult[]> {
+  const runs = options.runs ?? 5
+  const dir = mkdtempSync(join(tmpdir(), 'knowhub-bench-cli-'))
+  try {
+    const ids: string[] = []
+    for (const [task, content] of [
+      ['Log in to site A with Selenium', 'undetected_chromedriver avoids most bot checks; add random delays'],
+      ['Deploy with pnpm in Docker', 'Use corepack enable before pnpm install'],
+      ['Parse PDF tables', 'camelot lattice mode for ruled tables, stream mode otherwise'],
+    ] as const) {
+      const saved = runCli(dir, ['save', '--task', task, '--content', content, '--type', 'tool', '--json'])
+      ids.push((JSON.parse(saved.stdout) as { id: string }).id)
+    }
+    const commands: Array<[string, string[], string]> = [
+      ['knowhub --help', ['--help'], '≤ 300'],
+      ['knowhub list', ['list'], '≤ 700'],
+      ['knowhub show ID', ['show', ids[0]!], '≤ 700'],
+      ['knowhub status', ['status'], '≤ 700'],
+      ['knowhub search', ['search', 'selenium login blocked as a bot'], '≤ 1500'],
+    ]
+    const results: BenchResult[] = []
+    for (const [name, args, target] of commands) {
+      const times: number[] = []
+      for (let i = 0; i < runs; i++) times.push(runCli(dir, args).ms)
+      results.push({ name, value: round(median(times)), unit: 'ms', target, note: `median of ${runs}; ${load()}` })
+    }
+    return results
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const { values } = parseArgs({ options: { runs: { type: 'string' } } })
+  const runs = values.runs ? Number(values.runs) : undefined
+  for (const [name, run] of [
+    ['startup', runStartupBench],
+    ['cli', runCliBench],
+  ] as const) {
+    const results = await run(runs ? { runs } : {})
+    printTable(name, results)
+    writeResults(name, results)
+  }
+}
