@@ -3,7 +3,8 @@
  * with pgvector) and node-postgres (a PostgreSQL server). Everything above the
  * store speaks to this interface; SQL is built only with the `sql` tag.
  */
-import { mkdirSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { KnowHubError } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
 import { noopLogger } from '../core/logger.js'
@@ -32,6 +33,8 @@ export interface Database extends Queryable {
    * and an in-memory database: nothing holds them exclusively.
    */
   announce?(server: { url: string; key: string }): void
+  /** The embedded database's files as a gzipped tarball (PGlite only: how a template is made). */
+  dumpDataDir?(): Promise<Uint8Array>
   close(): Promise<void>
 }
 
@@ -63,6 +66,12 @@ export interface PGliteOptions {
   /** A folder for the data, or `memory://` for a throwaway in-memory database. */
   dataDir: string
   logger?: Logger
+  /**
+   * A gzipped dump of an initialised database (src/store/template.ts) that a new folder
+   * starts from instead of running initdb, which costs most of a first start. Ignored for a
+   * folder that holds a database already, or when the file does not exist.
+   */
+  template?: string
 }
 
 /**
@@ -78,9 +87,12 @@ export async function openPGlite(options: PGliteOptions): Promise<Database> {
     mkdirSync(options.dataDir, { recursive: true })
     lock = lockDirectory(options.dataDir)
   }
+  const fresh = !options.dataDir.startsWith('memory://') && !existsSync(join(options.dataDir, 'PG_VERSION'))
+  const template = fresh && options.template && existsSync(options.template) ? new Blob([readFileSync(options.template)]) : undefined
+  if (template) options.logger?.info('store.template', { template: options.template })
   let pglite
   try {
-    pglite = await PGlite.create({ dataDir: options.dataDir, extensions: { vector } })
+    pglite = await PGlite.create({ dataDir: options.dataDir, extensions: { vector }, ...(template ? { loadDataDir: template } : {}) })
   } catch (error) {
     lock?.release()
     const reason = error instanceof Error && error.message ? error.message : String((error as { errno?: unknown })?.errno ?? error)
@@ -111,6 +123,7 @@ export async function openPGlite(options: PGliteOptions): Promise<Database> {
       }
     },
     ...(lock ? { announce: lock.announce } : {}),
+    dumpDataDir: async () => new Uint8Array(await (await db.dumpDataDir('gzip')).arrayBuffer()),
     close: async () => {
       try {
         await db.close()

@@ -4,6 +4,7 @@ import type { Logger } from '../core/logger.js'
 import { noopLogger } from '../core/logger.js'
 import { openPGlite, openPostgres, type Database } from './database.js'
 import { EMBEDDED_DB_FOLDER } from './lockfile.js'
+import { existingTemplate } from './template.js'
 import { knowledgeStore, type KnowledgeStore } from './knowledge.js'
 import { llmUsageStore, type LlmUsageStore } from './llm-usage.js'
 import { migrate } from './migrate.js'
@@ -143,7 +144,8 @@ async function openDatabase(options: OpenStoreOptions, logger: Logger): Promise<
     return openPostgres({ connectionString: options.databaseUrl, logger, onConnect: ['SET hnsw.iterative_scan = relaxed_order', CHANGE_LOG_OFF] })
   }
   const dataDir = options.dataDir ?? '.knowhub'
-  return openPGlite({ dataDir: dataDir.startsWith('memory://') ? dataDir : join(dataDir, EMBEDDED_DB_FOLDER), logger })
+  const template = existingTemplate()
+  return openPGlite({ dataDir: dataDir.startsWith('memory://') ? dataDir : join(dataDir, EMBEDDED_DB_FOLDER), logger, ...(template ? { template } : {}) })
 }
 
 /** The vector column's state against the configured embedder, and the operations that change it. */

@@ -1,0 +1,55 @@
+/**
+ * The embedded database's template: built from every migration, a new folder starts from it
+ * (no migration left to apply, its tables there), a folder holding a database ignores it, and
+ * a missing template file only means initdb runs as before.
+ */
+import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, describe, expect, it } from 'vitest'
+import { openPGlite } from '../../src/store/database.js'
+import { migrate } from '../../src/store/migrate.js'
+import { sql } from '../../src/store/sql.js'
+import { buildTemplate, existingTemplate } from '../../src/store/template.js'
+
+const dir = mkdtempSync(join(tmpdir(), 'knowhub-template-'))
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+describe('embedded database template', () => {
+  it('starts a new folder migrated; an existing folder keeps its data', async () => {
+    const file = join(dir, 'template.tgz')
+    const built = await buildTemplate(file)
+    expect(built.bytes).toBeGreaterThan(100_000)
+    expect(existingTemplate(file)).toBe(file)
+    expect(existingTemplate(join(dir, 'missing.tgz'))).toBeUndefined()
+
+    const dataDir = join(dir, 'db')
+    const db = await openPGlite({ dataDir, template: file })
+    try {
+      expect(await migrate(db)).toEqual([])
+      expect(await db.query(sql`SELECT to_regclass('knowledge') IS NOT NULL AS present`)).toEqual([{ present: true }])
+      await db.query(sql`CREATE TABLE kept (n int)`)
+      await db.query(sql`INSERT INTO kept VALUES (7)`)
+    } finally {
+      await db.close()
+    }
+    // Opened again with the template: the folder's own database, not a new copy.
+    const again = await openPGlite({ dataDir, template: file })
+    try {
+      expect(await again.query(sql`SELECT n FROM kept`)).toEqual([{ n: 7 }])
+    } finally {
+      await again.close()
+    }
+  }, 300_000)
+
+  it('runs initdb as before when the template file is missing', async () => {
+    const dataDir = join(dir, 'plain')
+    const db = await openPGlite({ dataDir, template: join(dir, 'missing.tgz') })
+    try {
+      expect(existsSync(join(dataDir, 'PG_VERSION'))).toBe(true)
+      expect((await migrate(db)).length).toBeGreaterThan(0)
+    } finally {
+      await db.close()
+    }
+  }, 300_000)
+})
