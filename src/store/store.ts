@@ -4,7 +4,7 @@ import type { Logger } from '../core/logger.js'
 import { noopLogger } from '../core/logger.js'
 import { openPGlite, openPostgres, type Database } from './database.js'
 import { EMBEDDED_DB_FOLDER } from './lockfile.js'
-import { existingTemplate } from './template.js'
+import { usableTemplate } from './template.js'
 import { knowledgeStore, type KnowledgeStore } from './knowledge.js'
 import { llmUsageStore, type LlmUsageStore } from './llm-usage.js'
 import { migrate } from './migrate.js'
@@ -144,7 +144,7 @@ async function openDatabase(options: OpenStoreOptions, logger: Logger): Promise<
     return openPostgres({ connectionString: options.databaseUrl, logger, onConnect: ['SET hnsw.iterative_scan = relaxed_order', CHANGE_LOG_OFF] })
   }
   const dataDir = options.dataDir ?? '.knowhub'
-  const template = existingTemplate()
+  const template = await usableTemplate()
   return openPGlite({ dataDir: dataDir.startsWith('memory://') ? dataDir : join(dataDir, EMBEDDED_DB_FOLDER), logger, ...(template ? { template } : {}) })
 }
 

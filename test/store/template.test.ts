@@ -1,16 +1,17 @@
 /**
  * The embedded database's template: built from every migration, a new folder starts from it
- * (no migration left to apply, its tables there), a folder holding a database ignores it, and
- * a missing template file only means initdb runs as before.
+ * (no migration left to apply, its tables there), a folder holding a database ignores it, a
+ * template whose migrations changed is not used, and a missing template file only means
+ * initdb runs as before.
  */
 import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { openPGlite } from '../../src/store/database.js'
-import { migrate } from '../../src/store/migrate.js'
+import { loadMigrations, migrate } from '../../src/store/migrate.js'
 import { sql } from '../../src/store/sql.js'
-import { buildTemplate, existingTemplate } from '../../src/store/template.js'
+import { buildTemplate, usableTemplate } from '../../src/store/template.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'knowhub-template-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
@@ -20,8 +21,8 @@ describe('embedded database template', () => {
     const file = join(dir, 'template.tgz')
     const built = await buildTemplate(file)
     expect(built.bytes).toBeGreaterThan(100_000)
-    expect(existingTemplate(file)).toBe(file)
-    expect(existingTemplate(join(dir, 'missing.tgz'))).toBeUndefined()
+    expect(await usableTemplate(file)).toBe(file)
+    expect(await usableTemplate(join(dir, 'missing.tgz'))).toBeUndefined()
 
     const dataDir = join(dir, 'db')
     const db = await openPGlite({ dataDir, template: file })
@@ -40,6 +41,22 @@ describe('embedded database template', () => {
     } finally {
       await again.close()
     }
+  }, 300_000)
+
+  it('is used while its migrations are unchanged: later ones run after it; a changed one rules it out', async () => {
+    const all = await loadMigrations()
+    const older = join(dir, 'older.tgz')
+    await buildTemplate(older, all.slice(0, -1))
+    expect(await usableTemplate(older, all)).toBe(older)
+    const db = await openPGlite({ dataDir: join(dir, 'from-older'), template: older })
+    try {
+      expect(await migrate(db, { migrations: all })).toEqual([all.at(-1)!.name])
+    } finally {
+      await db.close()
+    }
+    const edited = all.map((m, i) => (i === 0 ? { ...m, sql: `${m.sql}\n-- edited` } : m))
+    expect(await usableTemplate(older, edited)).toBeUndefined()
+    expect(await usableTemplate(older, all.slice(1))).toBeUndefined()
   }, 300_000)
 
   it('runs initdb as before when the template file is missing', async () => {
