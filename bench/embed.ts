@@ -9,6 +9,7 @@ import { existsSync } from 'node:fs'
 import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { createHashedEmbedder } from '../src/embed/hashed.js'
+import { seededRandom } from '../src/core/random.js'
 
 export interface BenchResult {
   name: string
@@ -16,18 +17,6 @@ export interface BenchResult {
   unit: string
   target?: string
   note?: string
-}
-
-/** A small deterministic PRNG (mulberry32), so every run embeds the same texts. */
-function random(seed: number): () => number {
-  let state = seed >>> 0
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0
-    let t = state
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
 }
 
 const ENGLISH = (
@@ -154,7 +143,7 @@ function locomoFolder(): string | undefined {
  * for (const row of await runEmbedBench()) console.log(row.name, row.value, row.unit)
  */
 export async function runEmbedBench(): Promise<BenchResult[]> {
-  const next = random(42)
+  const next = seededRandom(42)
   const shortEnglish = Array.from({ length: 2_000 }, () => englishText(next, 15))
   const longEnglish = Array.from({ length: 200 }, () => englishText(next, 300))
   const chinese = Array.from({ length: 2_000 }, () => chineseText(next, 12))

@@ -16,6 +16,7 @@ import type { KnowledgeService } from '../knowledge/service.js'
 import { convOf, RetrievalQuery } from './dataset.js'
 import type { EvalMode, LoadedSet } from './harness.js'
 import { runRetrievalEval } from './harness.js'
+import { seededRandom } from '../core/random.js'
 
 /** A no-answer run: how many of the searches of absent topics returned something. */
 export interface NoAnswerMetrics {
@@ -83,18 +84,6 @@ export async function runNoAnswer(options: {
   return { file: options.file, mode, queries: options.queries.length, searches, answered, rate: searches > 0 ? answered / searches : 0 }
 }
 
-/** A small seeded generator (mulberry32): the same seed gives the same feedback. */
-function random(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
-
 /** The feedback robustness figures. */
 export interface FeedbackMetrics {
   seed: number
@@ -144,7 +133,7 @@ export async function runFeedbackRobustness(options: {
 }): Promise<FeedbackMetrics> {
   const { knowledge, loaded } = options
   const seed = options.seed ?? 17
-  const rand = random(seed)
+  const rand = seededRandom(seed)
   const limit = options.limit !== undefined ? { limit: options.limit } : {}
   const run = () => runRetrievalEval({ knowledge, loaded, mode: 'hybrid', rerank: true, perQuery: true, warmup: 0, ...limit })
   const before = await run()

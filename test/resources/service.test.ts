@@ -21,6 +21,7 @@ import { createResourceService, type ResourceService } from '../../src/resources
 import { sql } from '../../src/store/sql.js'
 import type { Store } from '../../src/store/store.js'
 import { BACKENDS, openTestStore } from '../helpers/stores.js'
+import { seededRandom } from '../../src/core/random.js'
 
 const alice = Principal.parse({ user: 'alice', agent: 'research', project: 'p1', team: 't1', org: 'acme', permissions: ['read', 'write', 'secrets:read'] })
 const carol = Principal.parse({ user: 'carol', project: 'p1', org: 'acme', permissions: ['read', 'write'] })
@@ -52,18 +53,6 @@ function captureLogger(): Logger & { lines: string[] } {
   const lines: string[] = []
   const log = (level: string) => (message: string, fields?: Record<string, unknown>) => void lines.push(`${level} ${message} ${JSON.stringify(fields ?? {})}`)
   return { lines, debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error') }
-}
-
-/** A small deterministic PRNG (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed
-  return () => {
-    a |= 0
-    a = (a + 0x6d2b79f5) | 0
-    let t = Math.imul(a ^ (a >>> 15), 1 | a)
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
 }
 
 describe.each(BACKENDS)('resources on %s', (backend) => {
@@ -590,7 +579,7 @@ describe.each(BACKENDS)('resources on %s', (backend) => {
   })
 
   it('enforces visibility for every read path over random principals and scopes (seeded)', async () => {
-    const random = rng(backend === 'pglite' ? 1234 : 4321)
+    const random = seededRandom(backend === 'pglite' ? 1234 : 4321)
     const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!
     const pools = { user: ['u1', 'u2', 'u3'], project: ['p1', 'p2'], agent: ['a1', 'a2'], team: ['t1'], org: ['o1', 'o2'] }
     const allScopes = ['public', ...Object.entries(pools).flatMap(([kind, ids]) => ids.map((id) => `${kind}:${id}`))]

@@ -18,20 +18,11 @@ import { memberScopes, scopePriority, visibleScopes, type Principal } from '../.
 import { createDashboard } from '../../src/server/dashboard/index.js'
 import { dashboardAssets } from '../dashboard/helpers.js'
 import { client, errorOf, openTestHub, type Client, type TestHub } from './helpers.js'
+import { seededRandom } from '../../src/core/random.js'
 
 const SEED = Number(process.env.KNOWHUB_TEST_SEED ?? Math.floor(Math.random() * 2 ** 31))
 
-function rng(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
-const random = rng(SEED)
+const random = seededRandom(SEED)
 const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!
 const chance = (p: number) => random() < p
 function sample<T>(items: readonly T[], n: number): T[] {
