@@ -12,12 +12,10 @@ import {
   renderGuide,
   type KnowledgeCatalogItem,
 } from '../../src/packs/index.js'
-import { FIXTURES, PROJECT_PACKS, knowledge, tempDir, writeTree } from './helpers.js'
+import { FIXTURES, PROJECT_PACKS, knowledge, pack, tempDir, writeTree } from './helpers.js'
 
 async function item(root: string): Promise<KnowledgeCatalogItem> {
-  const r = await loadPack(root, { scope: 'project' })
-  if (!r.ok) throw new Error(`fixture ${root} did not load`)
-  return r.pack.item
+  return (await pack(root)).item
 }
 
 describe('catalog', () => {

@@ -2,12 +2,22 @@ import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { loadPack, type LoadedPack } from '../../src/packs/index.js'
 
 /** The committed fixture packs. */
 export const FIXTURES = fileURLToPath(new URL('../fixtures/packs/', import.meta.url))
 export const SCOPES = join(FIXTURES, 'scopes')
 export const VALIDATION = join(FIXTURES, 'validation')
 export const PROJECT_PACKS = join(SCOPES, 'project', '.agents', 'knowledge')
+/** The Agent Knowledge standard's own example packs (test/fixtures/packs/standard). */
+export const STANDARD = join(FIXTURES, 'standard')
+
+/** Loads a fixture pack as a project pack, or throws with the loader's issues. */
+export async function pack(root: string): Promise<LoadedPack> {
+  const r = await loadPack(root, { scope: 'project' })
+  if (!r.ok) throw new Error(`fixture ${root} did not load: ${JSON.stringify(r.rejected.issues)}`)
+  return r.pack
+}
 
 /** A fresh temp folder (real path), removed by the returned cleanup. */
 export async function tempDir(prefix = 'knowhub-packs-'): Promise<{ dir: string; cleanup: () => Promise<void> }> {

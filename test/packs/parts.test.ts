@@ -6,7 +6,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { isKnowHubError } from '../../src/core/errors.js'
 import { countTokens } from '../../src/packs/tokens.js'
-import { createPackService, discoverPacks, loadPack, PackIndexCache, type LoadedPack } from '../../src/packs/index.js'
+import { createPackService, discoverPacks, PackIndexCache, type LoadedPack } from '../../src/packs/index.js'
 import { queryTerms } from '../../src/packs/lexical.js'
 import { audit, unwrappedPacks } from '../../src/packs/resolve/audit.js'
 import { estimateTokens, fillBudget, fitExactly, omissions, renderPiece } from '../../src/packs/resolve/budget.js'
@@ -16,13 +16,7 @@ import { planPack, profileTiers } from '../../src/packs/resolve/plan.js'
 import { rankCandidates } from '../../src/packs/resolve/rank.js'
 import { taskConcepts } from '../../src/packs/resolve/terms.js'
 import { matchPacks, packByName, selectPacks } from '../../src/packs/select.js'
-import { PROJECT_PACKS, SCOPES, VALIDATION, knowledge, tempDir, writeTree } from './helpers.js'
-
-async function pack(root: string): Promise<LoadedPack> {
-  const r = await loadPack(root, { scope: 'project' })
-  if (!r.ok) throw new Error(`fixture ${root} did not load`)
-  return r.pack
-}
+import { PROJECT_PACKS, SCOPES, VALIDATION, knowledge, pack, tempDir, writeTree } from './helpers.js'
 
 describe('resolver parts', () => {
   let acme: LoadedPack

@@ -4,16 +4,10 @@ import { countTokens as referenceCount } from 'gpt-tokenizer'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createHashedEmbedder } from '../../src/embed/hashed.js'
 import type { Embedder } from '../../src/embed/embedder.js'
-import { PackIndexCache, loadPack, resolveContext, type LoadedPack } from '../../src/packs/index.js'
+import { PackIndexCache, resolveContext, type LoadedPack } from '../../src/packs/index.js'
 import { detectIntent } from '../../src/packs/resolve/intent.js'
 import { splitMarkdown } from '../../src/packs/sections.js'
-import { FIXTURES, PROJECT_PACKS, VALIDATION, knowledge, tempDir, writeTree } from './helpers.js'
-
-async function pack(root: string): Promise<LoadedPack> {
-  const r = await loadPack(root, { scope: 'project' })
-  if (!r.ok) throw new Error(`fixture ${root} did not load: ${JSON.stringify(r.rejected.issues)}`)
-  return r.pack
-}
+import { FIXTURES, PROJECT_PACKS, VALIDATION, knowledge, pack, tempDir, writeTree } from './helpers.js'
 
 let acme: LoadedPack
 let persona: LoadedPack

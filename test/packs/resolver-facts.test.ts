@@ -6,17 +6,9 @@
  */
 import { join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { PackIndexCache, loadPack, resolveContext, validatePath, type LoadedPack } from '../../src/packs/index.js'
+import { PackIndexCache, resolveContext, validatePath, type LoadedPack } from '../../src/packs/index.js'
 import { contextMapPaths } from '../../src/packs/resolve/plan.js'
-import { FIXTURES, PROJECT_PACKS } from './helpers.js'
-
-const STANDARD = join(FIXTURES, 'standard')
-
-async function pack(root: string): Promise<LoadedPack> {
-  const r = await loadPack(root, { scope: 'project' })
-  if (!r.ok) throw new Error(`fixture ${root} did not load: ${JSON.stringify(r.rejected.issues)}`)
-  return r.pack
-}
+import { PROJECT_PACKS, STANDARD, pack } from './helpers.js'
 
 let acme: LoadedPack
 let mara: LoadedPack

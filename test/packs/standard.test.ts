@@ -12,7 +12,6 @@ import {
   activatePack,
   createPackService,
   discoverPacks,
-  loadPack,
   renderCatalog,
   resolveContext,
   validatePath,
@@ -20,15 +19,7 @@ import {
   type PackService,
 } from '../../src/packs/index.js'
 import { PackStateStore } from '../../src/packs/state.js'
-import { FIXTURES, PROJECT_PACKS, knowledge, tempDir, writeTree } from './helpers.js'
-
-const STANDARD = join(FIXTURES, 'standard')
-
-async function pack(root: string): Promise<LoadedPack> {
-  const r = await loadPack(root, { scope: 'project' })
-  if (!r.ok) throw new Error(`fixture ${root} did not load: ${JSON.stringify(r.rejected.issues)}`)
-  return r.pack
-}
+import { PROJECT_PACKS, STANDARD, knowledge, pack, tempDir, writeTree } from './helpers.js'
 
 let acme: LoadedPack
 let brief: LoadedPack
