@@ -6,6 +6,7 @@
  * local key). The CLI picks one (src/cli/context.ts); its commands never know which.
  */
 import type { HubStatus } from '../core/api.js'
+import { ExtractInput, type ExtractResult } from '../core/extract.js'
 import type {
   EditKnowledgeInput,
   FeedbackInput,
@@ -20,6 +21,7 @@ import type { SlimResult, UnmergeResult } from '../core/slim.js'
 import type { CreatedToken, CreateTokenInput, TokenInfo } from '../core/tokens.js'
 import { toKnowHubError } from '../client/backend.js'
 import type { KnowHubClient, ListKnowledgeQuery, SearchQuery, SlimOptions } from '../client/client.js'
+import { parseWith } from '../core/validate.js'
 import type { KnowHub } from './open.js'
 
 /** How an import treats bad lines and existing ids (see `ImportOptions` of the knowledge service). */
@@ -48,6 +50,8 @@ export interface HubSession {
     /** Every visible entry with its history, one JSONL line each. */
     exportJsonl(): AsyncIterable<string>
     importJsonl(lines: AsyncIterable<string>, options?: SessionImportOptions): Promise<ImportReport>
+    /** Knowledge from a conversation (the `POST /api/knowledge/extract` body, checked here or by the server). */
+    extract(body: unknown): Promise<ExtractResult>
   }
   readonly slim: {
     slim(input: SlimOptions): Promise<SlimResult>
@@ -88,6 +92,7 @@ export function localSession(hub: KnowHub): HubSession {
       delete: (id) => knowledge.delete(id, me),
       exportJsonl: () => knowledge.exportJsonl(me),
       importJsonl: (lines, options = {}) => knowledge.importJsonl(lines, me, options),
+      extract: (body) => hub.extraction.extract(body, me),
     },
     slim: { slim: (input) => slim.slim(input, me), unmerge: (id) => slim.unmerge(id, me) },
     tokens: { create: (input) => tokens.create(input), list: () => tokens.list(), revoke: (id) => tokens.revoke(id) },
@@ -137,6 +142,10 @@ export function serverSession(client: KnowHubClient): HubSession {
       importJsonl: async (lines, options = {}) => {
         const jsonl = await collectLines(lines)
         return mapped(() => k.importJsonl(jsonl, { mode: options.mode ?? 'atomic', on_conflict: options.onConflict ?? 'error' }))
+      },
+      extract: async (body) => {
+        const input = parseWith(ExtractInput, body, 'extraction request')
+        return mapped(() => k.extract(input))
       },
     },
     slim: { slim: (input) => mapped(() => k.slim(input)), unmerge: (id) => mapped(() => k.unmerge(id)) },

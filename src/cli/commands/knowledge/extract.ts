@@ -1,13 +1,13 @@
 /**
  * `knowhub extract FILE`: knowledge from a conversation saved as JSON (an array of
  * OpenAI-style messages, or `{ "messages": […], "context": {…} }`). Proposes by default;
- * `--save` writes.
+ * `--save` writes. Beside a running server (or with --url) it runs there, with the server's LLM.
  */
 import { readFileSync } from 'node:fs'
 import { Command } from 'commander'
 import { KnowHubError } from '../../../core/errors.js'
-import { withHub } from '../../context.js'
-import { globals } from '../../options.js'
+import { withSession } from '../../context.js'
+import { serverOptions, sessionOptions } from '../../options.js'
 import { oneLine, printJson, type Io } from '../../output.js'
 
 /** The request body from the file's JSON and the options. */
@@ -30,7 +30,7 @@ function extractBody(file: string, options: { save?: boolean; traceId?: string }
 
 /** `knowhub extract FILE [--save] [--trace-id ID] [--json]`. */
 export function extractCommand(io: Io): Command {
-  return new Command('extract')
+  return serverOptions(new Command('extract'))
     .description('Extract knowledge from a conversation (a JSON file of OpenAI-style messages) with the LLM; proposes unless --save')
     .argument('<file>', 'JSON: an array of messages, or {"messages": [...], "context": {...}}')
     .option('--save', 'write the proposals (ADD, UPDATE or NOOP against existing entries)')
@@ -38,7 +38,7 @@ export function extractCommand(io: Io): Command {
     .option('--json', 'print JSON')
     .action(async (file: string, options: { save?: boolean; traceId?: string; json?: boolean }, command: Command) => {
       const body = extractBody(file, options)
-      const result = await withHub(globals(command), (hub) => hub.extraction.extract(body, hub.config.principal))
+      const result = await withSession(sessionOptions(command), io, (session) => session.knowledge.extract(body))
       if (options.json) return printJson(io, result)
       if (result.items.length === 0) io.out('nothing worth keeping found')
       for (const item of result.items) {
