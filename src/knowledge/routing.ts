@@ -70,13 +70,13 @@ export interface Router {
 export function createRouter(llm: LlmProvider | undefined, options: RoutingOptions, logger: Logger): Router {
   const cache = createLru<string, { generation: number; ids: string[] }>(Math.max(1, options.cacheSize))
 
-  async function pick(q: string, topK: number, candidates: KnowledgeRecord[]): Promise<string[]> {
+  async function pick(q: string, topK: number, candidates: KnowledgeRecord[], deadline: AbortSignal): Promise<string[]> {
     const shown = candidates.map((r) => ({ id: r.id, types: r.types, task: r.task.slice(0, 100) }))
     const messages = [
       { role: 'system' as const, content: `${SYSTEM}\nPick at most ${topK * 2}.` },
       { role: 'user' as const, content: `${dataBlock('The query', q)}\n\n${dataBlock('The candidates', shown)}` },
     ]
-    const answer = await llm!.json('routing', messages, Picked, { name: 'routing', timeoutMs: options.timeoutMs, retries: 0 })
+    const answer = await llm!.json('routing', messages, Picked, { name: 'routing', timeoutMs: options.timeoutMs, retries: 0, signal: deadline })
     const known = new Set(candidates.map((r) => r.id))
     return [...new Set(answer.ids.filter((id) => known.has(id)))].slice(0, topK * 2)
   }
@@ -104,12 +104,18 @@ export function createRouter(llm: LlmProvider | undefined, options: RoutingOptio
       let ids = generation !== undefined && options.cacheSize > 0 ? cache.get(key) : undefined
       if (ids?.generation !== generation) ids = undefined
       if (!ids) {
+        // One deadline for the whole decision: the repair request after an invalid answer shares it.
+        const deadline = AbortSignal.timeout(options.timeoutMs)
         try {
-          const picked = await pick(q, topK, await records(considered.map((c) => c.id)))
+          const picked = await pick(q, topK, await records(considered.map((c) => c.id)), deadline)
           if (picked.length === 0) return hybrid('no_known_ids')
           ids = { generation: generation ?? -1, ids: picked }
           if (generation !== undefined && options.cacheSize > 0) cache.set(key, ids)
         } catch (error) {
+          if (deadline.aborted && !isKnowHubError(error)) {
+            logger.warn('knowledge.search.routing.fallback', { reason: 'llm_timeout' })
+            return hybrid('llm_timeout')
+          }
           if (!isKnowHubError(error) || !error.code.startsWith('llm_')) throw error
           logger.warn('knowledge.search.routing.fallback', { reason: error.code })
           return hybrid(error.code)
