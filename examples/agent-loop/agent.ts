@@ -131,6 +131,25 @@ async function startAgent(
   return { context, focus }
 }
 
+/**
+ * Learning from the run (seed 002): the conversation goes to `knowledge_extract` in `save` mode, and the
+ * server's LLM turns what is worth keeping into entries (ADD, UPDATE or NOOP against what exists). A
+ * server without an LLM answers `llm_not_configured`: the run goes on, saying so.
+ */
+async function learnFromRun(
+  kit: Toolkit,
+  steps: AgentStep[],
+  log: (line: string) => void,
+  traceId: string,
+  conversation: Array<{ role: string; content: string | null }>,
+): Promise<void> {
+  const messages = conversation.filter((m) => m.role !== 'system' && m.content).map((m, i) => ({ id: `m${i + 1}`, role: m.role, content: m.content }))
+  if (messages.length === 0) return
+  const learned = await step(kit, steps, log, 'knowledge_extract', { messages, mode: 'save', trace_id: traceId })
+  if (!learned.ok && learned.text.includes('llm_not_configured'))
+    log('The server has no LLM configured (llm.url, llm.model): nothing was extracted from the run.')
+}
+
 /** Without a model, as an agent: context, goal focus, save what was learned, focus again (the new entry is injected), feedback. */
 async function agentWithoutModel(
   client: KnowHubClient,
@@ -155,6 +174,10 @@ async function agentWithoutModel(
   const after = ((again.data as { knowledge?: unknown[] } | undefined)?.knowledge ?? []).length
   const answer = `Focus found ${before} related entr${before === 1 ? 'y' : 'ies'}; saved ${id ?? '(nothing)'}; the next focus found ${after}.`
   log(answer)
+  await learnFromRun(kit, steps, log, options.traceId, [
+    { role: 'user', content: options.task },
+    { role: 'assistant', content: answer },
+  ])
   return { mode: 'agent-no-model', steps, answer }
 }
 
@@ -188,11 +211,12 @@ async function chat(model: ModelConfig, messages: ChatMessage[], kit: Toolkit): 
   return { role: 'assistant', content: message.content ?? null, ...(message.tool_calls?.length ? { tool_calls: message.tool_calls } : {}) }
 }
 
-/** What {@link startAgent} gave: the assembled context, the focus step, the steps so far. */
+/** What {@link startAgent} gave: the assembled context, the focus step, the steps so far, the goal tree's trace. */
 interface StartedAgent {
   context: { messages: Array<{ role: 'system' | 'assistant'; content: string }> }
   focus: AgentStep
   steps: AgentStep[]
+  traceId: string
 }
 
 /** The model loop: the model calls tools until it answers without one (or `maxTurns`). */
@@ -212,6 +236,7 @@ async function withModel(kit: Toolkit, model: ModelConfig, options: AgentOptions
     if (!reply.tool_calls?.length) {
       const answer = reply.content ?? ''
       log(`✓ ${answer}`)
+      if (start) await learnFromRun(kit, steps, log, start.traceId, messages)
       return { mode: 'model', steps, answer }
     }
     for (const call of reply.tool_calls) {
@@ -249,7 +274,7 @@ export async function runAgent(options: AgentOptions): Promise<AgentReport> {
     if (!options.model) return agentWithoutModel(client, kit, agentOptions, log)
     const steps: AgentStep[] = []
     const started = await startAgent(client, kit, agentOptions, steps, log)
-    return withModel(kit, options.model, options, log, { ...started, steps })
+    return withModel(kit, options.model, options, log, { ...started, steps, traceId: agentOptions.traceId })
   }
   return options.model ? withModel(kit, options.model, options, log) : withoutModel(kit, options, log)
 }
