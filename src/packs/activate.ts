@@ -113,6 +113,9 @@ export function renderGuide(pack: LoadedPack, resources: readonly PackResource[]
   const max = options.maxResources ?? GUIDE_MAX_RESOURCES
   const listed = resources.slice(0, max)
   const rest = resources.slice(max)
+  // The declared ontology manifest and answer map are marked in the list (the primary document has its own kind).
+  const metadata = item.metadata
+  const primaries = new Set([metadata?.primaryOntology, metadata?.primaryAnswers].filter((p): p is string => p !== undefined))
   const attrs =
     `name="${escapeXml(item.name)}" status="${escapeXml(item.status)}" trust="${escapeXml(item.trust ?? 'unreviewed')}"` +
     ` profile="${escapeXml(item.profile ?? 'wiki-first')}" runtime_mode="${escapeXml(item.runtime?.mode ?? 'data')}"`
@@ -125,7 +128,7 @@ export function renderGuide(pack: LoadedPack, resources: readonly PackResource[]
     neutralise(pack.body).replace(/\s+$/u, ''),
     '',
     '<knowledge_resources>',
-    ...listed.map((r) => `  <file kind="${r.kind}">${escapeXml(r.path)}</file>`),
+    ...listed.map((r) => `  <file kind="${r.kind}"${primaries.has(r.path) ? ' primary="true"' : ''}>${escapeXml(r.path)}</file>`),
     ...(rest.length > 0 ? [`  … and ${rest.length} more files (${kindCounts(rest)}); the resolver selects from all of them`] : []),
     '</knowledge_resources>',
     '</knowledge_pack_guide>',
@@ -170,8 +173,8 @@ export async function activatePack(pack: LoadedPack, options: ActivateOptions = 
     const gap = pack.issues.find((i) => i.code === 'document_first_gap')
     if (gap) warnings.push(gap)
   }
-  // Security model: the guide and the runtime views (what activation leads to) are scanned for secrets and injection patterns.
-  warnings.push(...(await scanPack(pack, listing.resources, { kinds: ['runtime'], maxBytes: 2 * 2 ** 20 })))
+  // Security model: the guide, the runtime views and the v0.7 layers (what activation leads to) are scanned for secrets and injection patterns.
+  warnings.push(...(await scanPack(pack, listing.resources, { kinds: ['runtime', 'ontology', 'answers'], maxBytes: 2 * 2 ** 20 })))
   return {
     name: item.name,
     mode,

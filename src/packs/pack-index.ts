@@ -7,6 +7,7 @@ import { noopLogger, type Logger } from '../core/logger.js'
 import { bm25, PACK_BM25 } from '../core/text/index.js'
 import { mapLimit } from './limit.js'
 import { loadEvidence, type PackEvidence } from './evidence.js'
+import { hasLayers, loadLayers, type LayerGraph } from './layers/load.js'
 import { documentTerms, type WeightedTerm } from './lexical.js'
 import { z } from 'zod'
 import { DEFAULT_MAX_FILE_BYTES, normalisePackPath, readBounded, resolvePackPath, type BoundedRead } from './paths.js'
@@ -30,6 +31,12 @@ export interface IndexedSection {
   length: number
   /** Position of its file in lime's split manifest (`compiled/index.json`), when listed there: reading order of splits. */
   manifestOrder?: number
+  /**
+   * A task subgraph of the v0.7 layers (ontology/, answers/), built for one
+   * resolve and never stored in the index: its id is not an index id, its
+   * tokens are never memoised; its anchors, warnings and file hash travel with it.
+   */
+  layer?: { anchors: string[]; warnings: { severity: 'info' | 'warning' | 'error'; path: string; code: string; message: string }[]; fileHash: string }
 }
 
 /** One indexed file. */
@@ -148,6 +155,9 @@ export class PackIndex {
   /** lime's split manifest (`compiled/index.json`) by split path: order, title, token estimate. */
   manifest = new Map<string, SplitManifestEntry>()
 
+  /** The pack's v0.7 layers (ontology/, answers/), when it has any. */
+  layers: LayerGraph | undefined
+
   /** Bytes of text indexed (each file's size, up to the read limit): what the cache weighs. */
   bytes = 0
 
@@ -172,6 +182,10 @@ export class PackIndex {
     const index = new PackIndex(pack, listing, evidence, Date.now(), options.listing)
     index.issues.push(...listing.issues, ...evidence.issues)
     if (listing.resources.some((r) => r.path === SPLIT_MANIFEST)) index.manifest = await readSplitManifest(pack, index.issues)
+    if (hasLayers(pack, listing.resources)) {
+      index.layers = await loadLayers(pack, listing.resources)
+      index.issues.push(...index.layers.issues)
+    }
     const maxBytes = options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES
     const maxChars = options.maxSectionChars ?? DEFAULT_MAX_SECTION_CHARS
     const textFiles = listing.resources.filter((r) => INDEXED_KINDS.has(r.kind) && TEXT_FILE.test(r.path))

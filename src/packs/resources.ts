@@ -10,7 +10,7 @@ import { isInside } from './paths.js'
 import type { LoadedPack, PackDiagnostic } from './schema.js'
 
 /** Kinds of resources a guide lists (seed 000 Step 4). */
-export type ResourceKind = 'runtime' | 'primary' | 'document' | 'wiki' | 'evidence' | 'source'
+export type ResourceKind = 'runtime' | 'primary' | 'document' | 'wiki' | 'ontology' | 'answers' | 'evidence' | 'source'
 
 /** One file of a pack. */
 export interface PackResource {
@@ -40,12 +40,15 @@ const TOP_FOLDERS: readonly { folder: string; kind: ResourceKind | 'documents' }
   { folder: 'compiled', kind: 'runtime' },
   { folder: 'documents', kind: 'documents' },
   { folder: 'wiki', kind: 'wiki' },
+  // v0.7 structured layers: data records, selected as task subgraphs, never executed.
+  { folder: 'ontology', kind: 'ontology' },
+  { folder: 'answers', kind: 'answers' },
   { folder: 'indexes', kind: 'evidence' },
   { folder: 'runs', kind: 'evidence' },
   { folder: 'sources', kind: 'source' },
 ]
 
-const KIND_ORDER: Record<ResourceKind, number> = { runtime: 0, primary: 1, document: 2, wiki: 3, evidence: 4, source: 5 }
+const KIND_ORDER: Record<ResourceKind, number> = { runtime: 0, primary: 1, document: 2, wiki: 3, ontology: 4, answers: 5, evidence: 6, source: 7 }
 
 type TopFolder = (typeof TOP_FOLDERS)[number]
 
@@ -158,7 +161,8 @@ async function walkFolder(lister: Lister, top: TopFolder, rel: string, real: str
 
 /**
  * Lists `compiled/` (runtime), `documents/` (primary and document), `wiki/`,
- * `indexes/*.json` and `runs/*.json` (evidence) and `sources/` (source).
+ * `ontology/` and `answers/` (v0.7 layers), `indexes/*.json` and
+ * `runs/*.json` (evidence) and `sources/` (source).
  * Reads folder listings only, never file contents.
  * @example
  * const { resources } = await listPackResources(pack)

@@ -1,7 +1,8 @@
 /**
  * Strict validation for pack authors (`knowhub packs validate PATH`): the
  * validation table plus resource listing, path containment, source map and
- * compile run, persona boundaries and document-first completeness. Errors
+ * compile run, persona boundaries, document-first completeness and the v0.7
+ * ontology and answer layers. Errors
  * make the command exit non-zero.
  */
 import { stat } from 'node:fs/promises'
@@ -10,10 +11,11 @@ import { noopLogger, type Logger } from '../core/logger.js'
 import { hasPersonaBoundaries } from './activate.js'
 import { discoverPacks } from './discover.js'
 import { loadEvidence } from './evidence.js'
+import { hasLayers, loadLayers } from './layers/load.js'
 import { loadPack } from './load.js'
 import { DEFAULT_MAX_FILE_BYTES, resolvePackPath } from './paths.js'
 import { scanPack } from './hazards.js'
-import { listPackResources } from './resources.js'
+import { listPackResources, type PackResource } from './resources.js'
 import { contextMapPaths } from './resolve/index.js'
 import type { LoadedPack, PackDiagnostic } from './schema.js'
 
@@ -41,6 +43,34 @@ function count(report: Omit<PackValidationReport, 'errors' | 'warnings'>): PackV
     errors: report.issues.filter((i) => i.severity === 'error').length,
     warnings: report.issues.filter((i) => i.severity === 'warning').length,
   }
+}
+
+/**
+ * The v0.7 layers: `ontology/` and `answers/` records (JSON, shapes,
+ * references, sources inside the pack), the declared manifests in their
+ * folders, and a `content-ontology` pack that has an ontology.
+ */
+async function layerChecks(pack: LoadedPack, resources: readonly PackResource[]): Promise<PackDiagnostic[]> {
+  const issues: PackDiagnostic[] = []
+  const metadata = pack.item.metadata
+  for (const [key, folder] of [
+    ['primaryOntology', 'ontology/'],
+    ['primaryAnswers', 'answers/'],
+  ] as const) {
+    const path = metadata?.[key]
+    if (path && !path.startsWith(folder))
+      issues.push({ severity: 'warning', code: 'invalid_field', field: `metadata.${key}`, message: `\`metadata.${key}\` "${path}" is outside ${folder}.` })
+  }
+  if (pack.item.type === 'content-ontology' && !resources.some((r) => r.kind === 'ontology')) {
+    issues.push({
+      severity: 'warning',
+      code: 'ontology_missing',
+      field: 'type',
+      message: 'A content-ontology pack without ontology/ files: add ontology/ontology.json and its records, or use another type.',
+    })
+  }
+  if (hasLayers(pack, resources)) issues.push(...(await loadLayers(pack, resources)).issues)
+  return issues
 }
 
 /**
@@ -97,6 +127,7 @@ export async function deepCheck(pack: LoadedPack, options: { maxFileBytes?: numb
   if (item.profile === 'wiki-first' && !listing.resources.some((r) => r.kind === 'wiki' || r.kind === 'runtime')) {
     issues.push({ severity: 'warning', code: 'path_missing', path: 'wiki/', message: 'The wiki-first pack has neither wiki/ pages nor compiled/ views.' })
   }
+  issues.push(...(await layerChecks(pack, listing.resources)))
   // Security model: obvious secrets and injection patterns anywhere in the pack.
   issues.push(...(await scanPack(pack, listing.resources)))
   for (const path of contextMapPaths(pack.body)) {

@@ -113,6 +113,8 @@ describe('knowhub packs', () => {
       'missing-description',
       'missing-name',
       'no-frontmatter',
+      'ontology-dangling',
+      'ontology-invalid',
       'primary-absolute',
       'primary-escape',
       'unknown-type',

@@ -7,6 +7,7 @@ import { posix } from 'node:path'
 import type { CheckedClaim } from '../evidence.js'
 import { normalisePackPath } from '../paths.js'
 import type { Fill, Omissions } from './budget.js'
+import { layerWarnings } from './layers.js'
 import { toWarning } from './plan.js'
 import type { Chosen, CompileWarning, ExcludedPack, PackPlan, PackResolution, SelectedPiece } from './types.js'
 
@@ -22,7 +23,7 @@ function selectedPieces(plan: PackPlan, chosen: readonly Chosen[]): SelectedPiec
     tokens,
     score: Number(candidate.score.toFixed(4)),
     reason: candidate.reason,
-    fileHash: plan.index.files.get(candidate.section.path)?.hash ?? '',
+    fileHash: candidate.section.layer?.fileHash ?? plan.index.files.get(candidate.section.path)?.hash ?? '',
   }))
 }
 
@@ -142,7 +143,8 @@ function citationGaps(plan: PackPlan, files: readonly string[], anchored: Readon
   const gaps = plan.grounding === 'none' ? [] : files.filter((f) => !anchored.has(f))
   if (gaps.length === 0) return { gaps, warnings: [] }
   const severity = plan.grounding === 'required' ? 'warning' : 'info'
-  const noMap = plan.index.evidence.claims.length === 0 && plan.index.evidence.sections.length === 0
+  // No source map, and nothing else (a layer's evidence) anchors a selected file.
+  const noMap = plan.index.evidence.claims.length === 0 && plan.index.evidence.sections.length === 0 && anchored.size === 0
   if (noMap && plan.grounding === 'required') {
     const message = 'Grounding is required but the pack has no source map; no selected file can be cited.'
     return { gaps, warnings: [{ severity, path: 'indexes/source-map.json', code: 'citation_gap', message }] }
@@ -158,7 +160,7 @@ function citationGaps(plan: PackPlan, files: readonly string[], anchored: Readon
  * wrapperWarnings(plan, ['compiled/facts.md']) // ['unreviewed', 'claim_stale']
  */
 export function wrapperWarnings(plan: PackPlan, files: readonly string[]): string[] {
-  const warnings = [...plan.warnings, ...evidenceFindings(plan, files).warnings, ...indexAndRunWarnings(plan, files)]
+  const warnings = [...plan.warnings, ...evidenceFindings(plan, files).warnings, ...indexAndRunWarnings(plan, files), ...layerWarnings(plan.candidates, files)]
   return [...new Set(warnings.filter((w) => w.severity !== 'info').map((w) => w.code ?? 'warning'))]
 }
 
@@ -176,8 +178,15 @@ export function audit(plan: PackPlan, chosen: readonly Chosen[], order: number, 
   const files = [...new Set(pieces.map((p) => p.path))]
   const evidence = evidenceFindings(plan, files)
   for (const piece of pieces) if (piece.kind === 'source') evidence.anchored.add(piece.path)
+  // A layer subgraph cites the evidence of the facts it states (claims under a warning cite nothing).
+  for (const { candidate } of chosen) {
+    const layer = candidate.section.layer
+    if (!layer || plan.grounding === 'none') continue
+    for (const anchor of layer.anchors) evidence.anchors.add(anchor)
+    if (layer.anchors.length > 0) evidence.anchored.add(candidate.section.path)
+  }
   const gaps = citationGaps(plan, files, evidence.anchored)
-  const warnings = [...plan.warnings, ...evidence.warnings, ...indexAndRunWarnings(plan, files), ...gaps.warnings]
+  const warnings = [...plan.warnings, ...evidence.warnings, ...indexAndRunWarnings(plan, files), ...layerWarnings(plan.candidates, files), ...gaps.warnings]
   const missing = [...new Set(plan.missing)]
   return {
     pack: item.name,

@@ -207,12 +207,13 @@ function tryPiece(
   const pathCost = list.some((c) => c.candidate.section.path === path) ? 0 : countTokens(path) + 1
   const wrapperCost = (list.length === 0 ? (fill.overhead[candidate.packIndex] ?? 0) : 0) + pathCost
   const remaining = room - wrapperCost
-  const memo = plans[candidate.packIndex]?.index
+  // A layer subgraph is built per task: its count is never memoised.
+  const memo = candidate.section.layer ? undefined : plans[candidate.packIndex]?.index
   let tokens = memo?.tokenCounts.get(candidate.section.id)
   if (tokens === undefined) {
     if (state.counts >= MAX_COUNTS) return final ? 'stop' : 'miss'
     const rendered = renderPiece(candidate.section)
-    if (remaining < MIN_PIECE_TOKENS || estimateTokens(rendered, memo?.tokenRatio) > remaining) {
+    if (remaining < MIN_PIECE_TOKENS || estimateTokens(rendered, plans[candidate.packIndex]?.index.tokenRatio) > remaining) {
       state.misses++
       return 'miss'
     }

@@ -12,6 +12,7 @@ import type { IndexedSection, PackIndex } from '../pack-index.js'
 import { normalisePackPath } from '../paths.js'
 import { normaliseGrounding, type GroundingPolicy, type LoadedPack, type PackDiagnostic, type PackGrounding } from '../schema.js'
 import { isEvidenceIntent, type ResolveIntent } from './intent.js'
+import { layerCandidates } from './layers.js'
 import { expandTerms, termSet, type TaskConcept } from './terms.js'
 import type { Candidate, CompileWarning, PackPlan, PieceReason, PlanDecision } from './types.js'
 
@@ -382,8 +383,10 @@ function uncoveredTerms(index: PackIndex, terms: readonly WeightedTerm[]): Set<s
  * title do not name (every section of an Acme Widget pack is about the
  * widget, and a document's title heading sits over each of its sections).
  * All of them when the task names nothing else.
+ * @example
+ * decisiveConcepts(acmeWidgetPack, taskConcepts(queryTerms('Acme Widget price'))).map((c) => c.surface) // ['price']
  */
-function decisiveConcepts(pack: LoadedPack, concepts: readonly TaskConcept[]): TaskConcept[] {
+export function decisiveConcepts(pack: LoadedPack, concepts: readonly TaskConcept[]): TaskConcept[] {
   const title = /^#[ \t]+(.+)$/mu.exec(pack.body)?.[1] ?? ''
   const subject = termSet(`${pack.item.name.replace(/-/gu, ' ')} ${title}`)
   const decisive = concepts.filter((c) => !c.terms.some((t) => subject.has(t)))
@@ -425,12 +428,14 @@ export function planPack(
   grounding: PackGrounding,
 ): PackPlan {
   const tiers = profileTiers(pack, index, intent)
-  const scores = scoreTiers(index, terms, decisiveConcepts(pack, concepts), intent, tiers)
+  const decisive = decisiveConcepts(pack, concepts)
+  const scores = scoreTiers(index, terms, decisive, intent, tiers)
   return {
     pack,
     index,
     grounding,
-    candidates: collectCandidates(packIndex, pack, index, tiers, scores),
+    // v0.7 layers: the task's ontology subgraph and answer records, ranked with the runtime views.
+    candidates: [...collectCandidates(packIndex, pack, index, tiers, scores), ...layerCandidates(packIndex, index, decisive)],
     warnings: [
       ...packUseWarnings(pack.item).map((d) => toWarning(d, 'KNOWLEDGE.md')),
       ...tiers.warnings,

@@ -15,7 +15,7 @@ const EMBED_CHARS = 2000
 
 /**
  * Blends embedder similarity into the normalised scores of the best lexical
- * candidates (not persona or core views): `0.6 × lexical + 0.4 × cosine`.
+ * candidates (not persona or core views, not layer subgraphs): `0.6 × lexical + 0.4 × cosine`.
  * Section vectors are kept in each pack index by model (`index.vectors`), so a
  * section is embedded once per index. An embedder failure is logged and the
  * lexical ranking stands.
@@ -24,7 +24,8 @@ const EMBED_CHARS = 2000
  */
 export async function blendEmbeddings(plans: readonly PackPlan[], task: string, embedder: Embedder, logger: Logger): Promise<void> {
   const pending: { plan: PackPlan; candidate: Candidate }[] = []
-  for (const plan of plans) for (const candidate of plan.candidates) if (candidate.group !== 0 && candidate.group !== 2) pending.push({ plan, candidate })
+  for (const plan of plans)
+    for (const candidate of plan.candidates) if (candidate.group !== 0 && candidate.group !== 2 && !candidate.section.layer) pending.push({ plan, candidate })
   if (pending.length === 0) return
   pending.sort((a, b) => b.candidate.norm - a.candidate.norm)
   const shortlist = pending.slice(0, EMBED_SHORTLIST)

@@ -80,7 +80,7 @@ export interface ResolutionAudit {
 }
 
 /** Why a piece was considered. */
-export type PieceReason = 'persona' | 'runtime' | 'context-map' | 'core' | 'fallback' | 'evidence'
+export type PieceReason = 'persona' | 'runtime' | 'context-map' | 'core' | 'fallback' | 'evidence' | 'ontology' | 'answers'
 
 /** A section that made it into the context. */
 export interface SelectedPiece {
