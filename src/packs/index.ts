@@ -80,8 +80,11 @@ export { PackSession, SessionSnapshot } from './session.js'
 export type { LoadedFileRecord, PackSessionOptions, RefreshReport, RestoreReport, SessionContext, SessionResolveOptions } from './session.js'
 export { UsageLog, UsageRecord } from './usage-log.js'
 export type { UsageLogOptions } from './usage-log.js'
-export { validatePath } from './validate.js'
-export type { PackValidationReport, ValidateOptions } from './validate.js'
+export { validatePath, validateRunFile } from './validate.js'
+export type { PackValidationReport, RunValidationReport, ValidateOptions } from './validate.js'
+export { CompileRunRecord, ContextResolutionRecord, PackActivationMode, SelectionEvalRecord, SourceMapRecord } from './run-records.js'
+export type { RunSchemaName } from './run-records.js'
+export { contextRecord } from './context-record.js'
 
 // The packs service every entry point calls.
 export { createPackService } from './service.js'

@@ -61,6 +61,8 @@ export interface PackIndexOptions {
 }
 
 const SPLIT_MANIFEST = 'compiled/index.json'
+/** Records a client writes into a pack (`runs/context-*.json`). */
+const CLIENT_RECORD = /^runs\/context-[^/]*\.json$/u
 
 /** One split of lime's manifest, as the resolver uses it. */
 export interface SplitManifestEntry {
@@ -357,12 +359,14 @@ export class PackIndex {
     const now = await listPackResources(this.pack, this.listingOptions)
     const before = new Map(this.listing.resources.map((r) => [r.path, r]))
     for (const resource of now.resources) {
+      // Context-resolution records a client writes into runs/ are not pack content: they never invalidate the index.
+      if (CLIENT_RECORD.test(resource.path)) continue
       // An indexed file is compared with what was read; any other with what was listed.
       const old = this.files.get(resource.path) ?? before.get(resource.path)
       if (!old || old.size !== resource.size || old.mtimeMs !== resource.mtimeMs) changed.push(resource.path)
       before.delete(resource.path)
     }
-    changed.push(...before.keys())
+    changed.push(...[...before.keys()].filter((path) => !CLIENT_RECORD.test(path)))
     return [...new Set(changed)].sort()
   }
 }

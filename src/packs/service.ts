@@ -24,7 +24,8 @@ import type { ScanLocation } from './scan.js'
 import { assertAllowed, gatePacks, type GatedPacks, type TrustGate } from './gate.js'
 import type { PackStateFile, PackStateStore } from './state.js'
 import { UsageLog, type UsageLogOptions } from './usage-log.js'
-import { validatePath, type PackValidationReport } from './validate.js'
+import type { PackActivationMode } from './run-records.js'
+import { validatePath, validateRunFile, type PackValidationReport, type RunValidationReport } from './validate.js'
 
 /** Options of {@link createPackService}. */
 export interface PackServiceOptions {
@@ -135,6 +136,8 @@ export interface PackService {
   listFiles(options?: { maxFiles?: number }): Promise<{ item: KnowledgeCatalogItem; resources: PackResource[] }[]>
   /** Validates a pack folder, a KNOWLEDGE.md or a folder of packs, with the discovery's allowed types. */
   validate(path: string): Promise<PackValidationSummary>
+  /** Checks a record file (compile run, context resolution, selection eval, source map) against the standard's schemas. */
+  validateRun(path: string): Promise<RunValidationReport>
   /** Where discovery looked and every pack it found, shadowed, archived or rejected. */
   doctor(): Promise<PackDoctorReport>
   /** Enables or disables a pack (by name or path), persisted in the state file; `config_error` without one. */
@@ -232,11 +235,11 @@ export function createPackService(options: PackServiceOptions = {}): PackService
     if (!options.state) throw new KnowHubError('config_error', 'No packs state file is configured; enabling, disabling and approving packs need one.')
     return options.state
   }
-  const recordUsage = async (result: ResolveResult, packs: readonly LoadedPack[]): Promise<void> => {
+  const recordUsage = async (result: ResolveResult, packs: readonly LoadedPack[], activation: PackActivationMode): Promise<void> => {
     const settings = options.usageLog
     if (!settings || (settings.dir === undefined && settings.packRuns !== true)) return
     usageLog ??= UsageLog.create({ ...settings, logger, clock: options.clock ?? systemClock })
-    await (await usageLog).record(result, packs)
+    await (await usageLog).record(result, packs, { activation: () => activation })
   }
 
   return {
@@ -270,7 +273,8 @@ export function createPackService(options: PackServiceOptions = {}): PackService
         cache,
         logger,
       })
-      await recordUsage(result, selected)
+      // Named packs were selected explicitly; without names they matched the task by their catalog entry (implicit).
+      await recordUsage(result, selected, request.packs && request.packs.length > 0 ? 'explicit' : 'implicit')
       return { selected: selected.map((p) => p.item.name), result }
     },
     readFile: async (name, path) => readPackFile(path === 'KNOWLEDGE.md' ? packByName((await view()).all, name) : await usable(name), path),
@@ -286,6 +290,7 @@ export function createPackService(options: PackServiceOptions = {}): PackService
       const allowedTypes = discovery.allowedTypes
       return validationSummary(await validatePath(path, { ...(allowedTypes ? { allowedTypes } : {}), logger }))
     },
+    validateRun: (path) => validateRunFile(path),
     doctor: async () => doctorReport(await current()),
     async setEnabled(name, enabled) {
       const pack = packByName((await view()).all, name)

@@ -1,7 +1,9 @@
 /**
  * Usage records (seed 000 Step 8) as JSON Lines, to a configured log folder
  * (`knowledge-usage.jsonl`) and, only when configured, to a pack's own
- * `runs/usage.jsonl`. Never writes into a pack otherwise.
+ * `runs/usage.jsonl`; beside them one context-resolution record per resolve
+ * (`context-resolutions.jsonl`, and `runs/context-<run_id>.json` in each pack
+ * when configured). Never writes into a pack otherwise.
  */
 import { appendFile, mkdir, realpath } from 'node:fs/promises'
 import { basename, dirname, join, resolve } from 'node:path'
@@ -10,7 +12,9 @@ import { systemClock, type Clock } from '../core/clock.js'
 import { KnowHubError } from '../core/errors.js'
 import { noopLogger, type Logger } from '../core/logger.js'
 import { isInside, resolvePackPath } from './paths.js'
-import type { PackResolution, ResolveResult } from './resolve/index.js'
+import { CONTEXT_LOG_FILE, contextRecord, writePackRunRecord, type RecordedResult } from './context-record.js'
+import type { PackResolution } from './resolve/index.js'
+import type { ContextResolutionRecord, PackActivationMode } from './run-records.js'
 import { GroundingPolicy, PackProfile, PackStatus, RuntimeMode, type LoadedPack } from './schema.js'
 
 /** The real path of `path`, resolving symlinks of the part that exists. */
@@ -111,14 +115,21 @@ export class UsageLog {
   }
 
   /**
-   * Writes one record per resolved pack. `packs` are the packs of the
-   * resolution (to find their roots). Refuses (`forbidden`) a log folder that
-   * lies inside one of the packs.
+   * Writes one usage record per resolved pack and the context-resolution
+   * record of the resolve. `packs` are the packs of the resolution (to find
+   * their roots); `activation` tells how each was activated (default
+   * `explicit`). Refuses (`forbidden`) a log folder that lies inside one of
+   * the packs.
    */
-  async record(result: Pick<ResolveResult, 'packs'>, packs: readonly LoadedPack[]): Promise<UsageRecord[]> {
+  async record(
+    result: RecordedResult,
+    packs: readonly LoadedPack[],
+    options: { activation?: (pack: string) => PackActivationMode } = {},
+  ): Promise<UsageRecord[]> {
     const at = this.clock.now()
     const records = result.packs.map((resolution) => usageRecord(resolution, at))
     if (records.length === 0) return records
+    const context = contextRecord(result, packs, { at, ...(options.activation ? { activation: options.activation } : {}) })
     if (this.dir !== undefined) {
       for (const pack of packs) {
         if (isInside(pack.realRoot, this.dir)) {
@@ -130,6 +141,7 @@ export class UsageLog {
       }
       await mkdir(this.dir, { recursive: true })
       await appendFile(join(this.dir, USAGE_LOG_FILE), records.map((r) => JSON.stringify(r)).join('\n') + '\n', 'utf8')
+      if (context) await appendFile(join(this.dir, CONTEXT_LOG_FILE), `${JSON.stringify(context)}\n`, 'utf8')
     }
     if (this.packRuns) {
       for (const record of records) {
@@ -142,9 +154,15 @@ export class UsageLog {
         }
         await mkdir(runs.absPath, { recursive: true })
         await appendFile(join(runs.absPath, 'usage.jsonl'), JSON.stringify(record) + '\n', 'utf8')
+        if (context) await this.writeRunRecord(pack, context)
       }
     }
-    this.logger.debug('packs.usage.recorded', { records: records.length })
+    this.logger.debug('packs.usage.recorded', { records: records.length, context: context?.run_id })
     return records
+  }
+
+  /** `runs/<run_id>.json` in one pack; a refused `runs/` is logged, not thrown. */
+  private async writeRunRecord(pack: LoadedPack, record: ContextResolutionRecord): Promise<void> {
+    if (!(await writePackRunRecord(pack, record))) this.logger.warn('packs.context.runs_refused', { pack: pack.item.name })
   }
 }

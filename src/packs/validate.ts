@@ -6,6 +6,7 @@
  * make the command exit non-zero.
  */
 import { stat } from 'node:fs/promises'
+import { KnowHubError } from '../core/errors.js'
 import { join, resolve } from 'node:path'
 import { noopLogger, type Logger } from '../core/logger.js'
 import { hasPersonaBoundaries } from './activate.js'
@@ -13,7 +14,8 @@ import { discoverPacks } from './discover.js'
 import { loadEvidence } from './evidence.js'
 import { hasLayers, loadLayers } from './layers/load.js'
 import { loadPack } from './load.js'
-import { DEFAULT_MAX_FILE_BYTES, resolvePackPath } from './paths.js'
+import { DEFAULT_MAX_FILE_BYTES, readBounded, resolvePackPath } from './paths.js'
+import { checkRecordText, type RunSchemaName } from './run-records.js'
 import { scanPack } from './hazards.js'
 import { listPackResources, type PackResource } from './resources.js'
 import { contextMapPaths } from './resolve/index.js'
@@ -205,4 +207,54 @@ export async function validatePath(path: string, options: ValidateOptions = {}):
   }
   reports.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
   return reports
+}
+
+/** The check of one record file (`knowhub packs validate-run FILE`). */
+export interface RunValidationReport {
+  /** No error. */
+  ok: boolean
+  path: string
+  /** The schema the file follows (told from its name, else its keys). */
+  schema?: RunSchemaName
+  /** Records checked (one, or one a line for `*.jsonl`). */
+  records: number
+  errors: number
+  warnings: number
+  issues: PackDiagnostic[]
+}
+
+const MAX_RUN_BYTES = 16 * 2 ** 20
+
+/**
+ * Checks a record file against the standard's schemas: a compile run, a
+ * context resolution (`runs/context-*.json`, or the log folder's
+ * `context-resolutions.jsonl`), a selection eval or a source map. Unknown
+ * fields are warnings, the rest errors. `not_found` for a missing file,
+ * `too_large` over 16 MiB.
+ * @example
+ * const report = await validateRunFile('packs/acme/runs/context-2026-05-06T09-10-00Z.json')
+ * if (!report.ok) process.exitCode = 1
+ */
+export async function validateRunFile(path: string, options: { schema?: RunSchemaName } = {}): Promise<RunValidationReport> {
+  const target = resolve(path)
+  let read
+  try {
+    if (!(await stat(target)).isFile()) throw new KnowHubError('validation_error', `${target} is not a file.`, { path: target })
+    read = await readBounded(target, MAX_RUN_BYTES)
+  } catch (error) {
+    if (error instanceof KnowHubError) throw error
+    throw new KnowHubError('not_found', `No record file at ${target}.`, { path: target })
+  }
+  if (read.truncated) throw new KnowHubError('too_large', `${target} is ${read.size} bytes, over the ${MAX_RUN_BYTES}-byte limit.`, { path: target })
+  const checked = checkRecordText(read.text, target, options.schema)
+  const errors = checked.issues.filter((i) => i.severity === 'error').length
+  return {
+    ok: errors === 0,
+    path: target,
+    ...(checked.schema ? { schema: checked.schema } : {}),
+    records: checked.records,
+    errors,
+    warnings: checked.issues.filter((i) => i.severity === 'warning').length,
+    issues: checked.issues,
+  }
 }

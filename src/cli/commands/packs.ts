@@ -1,5 +1,5 @@
 /**
- * `knowhub packs list | show | activate | resolve | validate | doctor`:
+ * `knowhub packs list | show | activate | resolve | validate | validate-run | doctor`:
  * the knowledge-pack client on the command line. Thin: the commander
  * definitions are here; each subcommand (commands/packs/*.ts) makes one call
  * into the packs service, built from the flags and the `packs` config, and
@@ -23,6 +23,7 @@ import { resolveAction } from './packs/resolve.js'
 import { showAction } from './packs/show.js'
 import { approveAction, disableAction, enableAction } from './packs/state.js'
 import { validateAction } from './packs/validate.js'
+import { validateRunAction } from './packs/validate-run.js'
 
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value]
 
@@ -130,6 +131,14 @@ function addSubcommands(packs: Command, run: Run): void {
     .description('Validate a pack folder or a folder of packs; exits 1 on errors (for CI)')
     .argument('<path>', 'pack folder, KNOWLEDGE.md, or folder of packs')
     .action(run(validateAction))
+
+  packs
+    .command('validate-run')
+    .description(
+      'Check a record file (runs/compile-*.json, runs/context-*.json, context-resolutions.jsonl, evals/*.json, indexes/source-map.json) against the standard schemas; exits 1 on errors',
+    )
+    .argument('<file>', 'the record file')
+    .action(run(validateRunAction))
 
   packs
     .command('enable')
