@@ -1,8 +1,9 @@
 /**
  * Strict validation for pack authors (`knowhub packs validate PATH`): the
  * validation table plus resource listing, path containment, source map and
- * compile run, persona boundaries, document-first completeness and the v0.7
- * ontology and answer layers. Errors
+ * compile run, persona boundaries, document-first completeness, the v0.7
+ * ontology and answer layers, and the reference CLI's checks (record files
+ * against their schemas, source-map paths, profile and layout). Errors
  * make the command exit non-zero.
  */
 import { stat } from 'node:fs/promises'
@@ -16,6 +17,7 @@ import { hasLayers, loadLayers } from './layers/load.js'
 import { loadPack } from './load.js'
 import { DEFAULT_MAX_FILE_BYTES, readBounded, resolvePackPath } from './paths.js'
 import { checkRecordText, type RunSchemaName } from './run-records.js'
+import { layoutChecks, recordFileChecks, sourceMapPathChecks } from './validate-records.js'
 import { scanPack } from './hazards.js'
 import { listPackResources, type PackResource } from './resources.js'
 import { contextMapPaths } from './resolve/index.js'
@@ -85,7 +87,8 @@ export async function deepCheck(pack: LoadedPack, options: { maxFileBytes?: numb
   const listing = await listPackResources(pack)
   issues.push(...listing.issues)
   const evidence = await loadEvidence(pack, listing.resources)
-  issues.push(...evidence.issues)
+  // The strict source-map check (recordFileChecks) reports bad claims and sections as errors: the loader's lenient per-record warnings would repeat them.
+  issues.push(...evidence.issues.filter((i) => !(i.code === 'source_map_invalid' && i.field !== undefined)))
   const maxBytes = options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES
   for (const resource of listing.resources) {
     if (resource.size > maxBytes && resource.kind !== 'source') {
@@ -130,6 +133,9 @@ export async function deepCheck(pack: LoadedPack, options: { maxFileBytes?: numb
     issues.push({ severity: 'warning', code: 'path_missing', path: 'wiki/', message: 'The wiki-first pack has neither wiki/ pages nor compiled/ views.' })
   }
   issues.push(...(await layerChecks(pack, listing.resources)))
+  // Parity with the reference CLI: record files parse against their schemas, source maps resolve, the profile fits the layout.
+  issues.push(...(await recordFileChecks(pack, listing.resources)))
+  issues.push(...(await sourceMapPathChecks(pack, evidence, listing.resources)), ...layoutChecks(pack, listing.resources))
   // Security model: obvious secrets and injection patterns anywhere in the pack.
   issues.push(...(await scanPack(pack, listing.resources)))
   for (const path of contextMapPaths(pack.body)) {

@@ -117,6 +117,7 @@ describe('knowhub packs', () => {
       'ontology-invalid',
       'primary-absolute',
       'primary-escape',
+      'records-parity',
       'unknown-type',
     ])
     const allowed = await run(['validate', join(VALIDATION, 'config-allowed-type'), '--allow-type', 'legacy-notes'])
