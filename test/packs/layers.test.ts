@@ -6,7 +6,7 @@
  */
 import { join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { PackIndexCache, activatePack, loadPack, resolveContext, validatePath, type LoadedPack } from '../../src/packs/index.js'
+import { PackIndexCache, activatePack, loadPack, readPackFile, resolveContext, validatePath, type LoadedPack } from '../../src/packs/index.js'
 import { loadLayers } from '../../src/packs/layers/load.js'
 import { normaliseRecord } from '../../src/packs/layers/schema.js'
 import { claimSafety } from '../../src/packs/layers/subgraph.js'
@@ -200,5 +200,16 @@ describe('12. v0.7 layers: task-relevant subgraphs, never an unsafe claim withou
     } finally {
       await cleanup()
     }
+  })
+})
+
+describe('12. v0.7 layers: raw files', () => {
+  it('reading an ontology or answers file directly comes with the raw-records warning', async () => {
+    const file = await readPackFile(pack, 'ontology/claims.json')
+    expect(file.mimeType).toBe('application/json')
+    expect(file.text).toContain('WARNING: raw ontology/answer records.')
+    expect(file.text).toMatch(/warnings="raw_layer_records"/)
+    const doc = await readPackFile(pack, 'documents/product-brief.md')
+    expect(doc.text).not.toContain('raw ontology/answer records')
   })
 })
