@@ -7,7 +7,7 @@
  */
 import type { SearchResult } from './knowledge.js'
 import type { Resource } from './resources.js'
-import { WRAPPER_PREAMBLES, escapeXml, neutralise } from './wrap.js'
+import { WRAPPER_PREAMBLES, escapeField, neutralise } from './wrap.js'
 
 /**
  * The preamble put once at the top of every block of wrapped knowledge text.
@@ -25,7 +25,7 @@ function safe(text: string): string {
 function attributes(pairs: Record<string, string | number | undefined>): string {
   return Object.entries(pairs)
     .filter(([, value]) => value !== undefined && value !== '')
-    .map(([key, value]) => ` ${key}="${escapeXml(String(value))}"`)
+    .map(([key, value]) => ` ${key}="${escapeField(String(value))}"`)
     .join('')
 }
 

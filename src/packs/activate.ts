@@ -7,7 +7,7 @@ import { KnowHubError } from '../core/errors.js'
 import { scanPack } from './hazards.js'
 import { listPackResources, type ListResourcesOptions, type PackResource } from './resources.js'
 import type { LoadedPack, PackDiagnostic } from './schema.js'
-import { WRAPPER_PREAMBLES, escapeXml, neutralise, preambleLanguage } from '../core/wrap.js'
+import { WRAPPER_PREAMBLES, escapeField, neutralise, preambleLanguage } from '../core/wrap.js'
 
 /** How the model receives the guide. */
 export type ActivationMode = 'file' | 'tool'
@@ -117,18 +117,18 @@ export function renderGuide(pack: LoadedPack, resources: readonly PackResource[]
   const metadata = item.metadata
   const primaries = new Set([metadata?.primaryOntology, metadata?.primaryAnswers].filter((p): p is string => p !== undefined))
   const attrs =
-    `name="${escapeXml(item.name)}" status="${escapeXml(item.status)}" trust="${escapeXml(item.trust ?? 'unreviewed')}"` +
-    ` profile="${escapeXml(item.profile ?? 'wiki-first')}" runtime_mode="${escapeXml(item.runtime?.mode ?? 'data')}"`
+    `name="${escapeField(item.name)}" status="${escapeField(item.status)}" trust="${escapeField(item.trust ?? 'unreviewed')}"` +
+    ` profile="${escapeField(item.profile ?? 'wiki-first')}" runtime_mode="${escapeField(item.runtime?.mode ?? 'data')}"`
   const lines = [
     `<knowledge_pack_guide ${attrs}>`,
     texts.guide,
-    `${texts.packRoot}${neutralise(item.packRoot)}`,
+    `${texts.packRoot}${neutralise(item.packRoot.replace(/[\r\n\u0085\u2028\u2029]+/gu, ' '))}`,
     texts.relative,
     '',
     neutralise(pack.body).replace(/\s+$/u, ''),
     '',
     '<knowledge_resources>',
-    ...listed.map((r) => `  <file kind="${r.kind}"${primaries.has(r.path) ? ' primary="true"' : ''}>${escapeXml(r.path)}</file>`),
+    ...listed.map((r) => `  <file kind="${escapeField(r.kind)}"${primaries.has(r.path) ? ' primary="true"' : ''}>${escapeField(r.path)}</file>`),
     ...(rest.length > 0 ? [`  … and ${rest.length} more files (${kindCounts(rest)}); the resolver selects from all of them`] : []),
     '</knowledge_resources>',
     '</knowledge_pack_guide>',

@@ -3,7 +3,7 @@
  * goes with it. No packs → no catalog, no instruction and no tool at all.
  */
 import type { KnowledgeCatalogItem } from './schema.js'
-import { escapeXml } from '../core/wrap.js'
+import { escapeField } from '../core/wrap.js'
 
 /**
  * The behaviour instruction disclosed alongside the catalog, by language.
@@ -41,7 +41,7 @@ export function renderCatalog(items: readonly KnowledgeCatalogItem[]): string | 
   const lines = ['<available_knowledge_packs>']
   for (const item of items) {
     const field = (tag: string, value: string | undefined): void => {
-      if (value !== undefined && value !== '') lines.push(`    <${tag}>${escapeXml(value)}</${tag}>`)
+      if (value !== undefined && value !== '') lines.push(`    <${tag}>${escapeField(value)}</${tag}>`)
     }
     lines.push('  <knowledge_pack>')
     field('name', item.name)

@@ -4,7 +4,7 @@
  * data-not-instructions preamble; the neutraliser (core/wrap.ts) keeps pack
  * text from opening, closing or forging one of our wrapper tags.
  */
-import { WRAPPER_PREAMBLES, escapeXml, neutralise, preambleLanguage } from '../core/wrap.js'
+import { WRAPPER_PREAMBLES, escapeField, neutralise, preambleLanguage } from '../core/wrap.js'
 import type { KnowledgeCatalogItem, PackProfile, PackStatus, PackTrust, RuntimeMode } from './schema.js'
 
 /** Attributes of one `<knowledge_pack>` wrapper (runtime standard Step 5: name, status, trust, grounding, profile, mode, selected paths, warnings). */
@@ -36,7 +36,7 @@ export interface WrapperAttributes {
 export function wrapKnowledge(attributes: WrapperAttributes, content: string): string {
   const language = preambleLanguage(attributes.language)
   const preamble = WRAPPER_PREAMBLES[language][attributes.runtime_mode === 'persona' ? 'persona' : 'data']
-  const attr = (key: string, value: string): string => ` ${key}="${escapeXml(value)}"`
+  const attr = (key: string, value: string): string => ` ${key}="${escapeField(value)}"`
   const grounding = attributes.grounding === 'off' ? 'none' : attributes.grounding
   const open =
     `<knowledge_pack${attr('name', attributes.name)}${attr('status', attributes.status)}${attr('trust', attributes.trust ?? 'unreviewed')}` +
