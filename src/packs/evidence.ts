@@ -107,7 +107,7 @@ async function readJson(pack: LoadedPack, path: string, evidence: PackEvidence):
     return undefined
   }
   try {
-    const read = await readBounded(resolved.absPath, MAX_EVIDENCE_BYTES)
+    const read = await readBounded(resolved.absPath, MAX_EVIDENCE_BYTES, pack.realRoot)
     if (read.truncated) {
       evidence.issues.push({
         severity: 'warning',

@@ -1,7 +1,8 @@
 /**
  * Reading one pack file for a client (MCP resources, the dashboard): the
  * guide (`KNOWLEDGE.md` as `<knowledge_pack_guide>`) or any file inside the
- * pack root, wrapped as data. Paths that leave the pack are refused.
+ * pack root, wrapped as data. Paths that leave the pack (`..`, symlinks, hard
+ * links to files outside) are refused.
  */
 import { KnowHubError } from '../core/errors.js'
 import { renderGuide } from './activate.js'
@@ -42,8 +43,14 @@ export async function readPackFile(pack: LoadedPack, path: string): Promise<Pack
   if (!resolved.exists) throw new KnowHubError('not_found', `No file "${resolved.path}" in knowledge pack "${name}"`, { pack: name, path })
   let read
   try {
-    read = await readBounded(resolved.realPath ?? resolved.absPath)
-  } catch {
+    read = await readBounded(resolved.realPath ?? resolved.absPath, undefined, pack.realRoot)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EHARDLINK') {
+      throw new KnowHubError('forbidden', `"${resolved.path}" in knowledge pack "${name}" is a hard link to a file outside the pack; refused`, {
+        pack: name,
+        path,
+      })
+    }
     throw new KnowHubError('not_found', `"${resolved.path}" in knowledge pack "${name}" is not a readable file`, { pack: name, path })
   }
   const note = read.truncated ? `\n\n[truncated: the file has ${read.size} bytes]` : ''

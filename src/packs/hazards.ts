@@ -97,7 +97,7 @@ export async function scanPack(
     const resolved = await resolvePackPath(pack.realRoot, file.path)
     if (!resolved.ok) continue
     try {
-      const bounded = await readBounded(resolved.absPath, Math.min(options.maxFileBytes ?? 4 * 2 ** 20, maxBytes - read))
+      const bounded = await readBounded(resolved.absPath, Math.min(options.maxFileBytes ?? 4 * 2 ** 20, maxBytes - read), pack.realRoot)
       read += Math.min(bounded.size, bounded.text.length)
       found.push(...scanText(file.path, bounded.text))
     } catch {

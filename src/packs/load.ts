@@ -78,7 +78,7 @@ async function locate(packRoot: string, location: string, options: LoadPackOptio
 type Read = { ok: true; read: CachedParse['read']; parsed: ParsedKnowledge } | { ok: false; result: LoadPackResult }
 
 async function readKnowledge(
-  located: { realLocation: string; plainFile: boolean },
+  located: { realRoot: string; realLocation: string; plainFile: boolean },
   context: PackContext,
   maxBytes: number,
   options: LoadPackOptions,
@@ -87,13 +87,20 @@ async function readKnowledge(
   try {
     const cached = options.cache ? await options.cache.lookup(located.realLocation, `${maxBytes}\u0000${JSON.stringify(context)}`) : undefined
     if (cached?.hit) return { ok: true, ...cached.hit }
-    const text = located.plainFile && !options.cache ? await readListedFile(located.realLocation, maxBytes) : await readBounded(located.realLocation, maxBytes)
+    const text =
+      located.plainFile && !options.cache
+        ? await readListedFile(located.realLocation, maxBytes, located.realRoot)
+        : await readBounded(located.realLocation, maxBytes, located.realRoot)
     const read = { hash: text.hash, size: text.size, truncated: text.truncated }
     const parsed = parseKnowledgeMarkdown(text.text, context)
     cached?.store({ read, parsed })
     return { ok: true, read, parsed }
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code
+    if (code === 'EHARDLINK') {
+      const message = 'KNOWLEDGE.md is a hard link to a file outside the pack root; not read.'
+      return { ok: false, result: reject('quarantined', [{ severity: 'error', code: 'path_escape', path: 'KNOWLEDGE.md', message }]) }
+    }
     if (code === 'ENOTREG' || code === 'EISDIR') {
       return {
         ok: false,

@@ -93,7 +93,7 @@ async function readSplitManifest(pack: LoadedPack, issues: PackDiagnostic[]): Pr
   if (!resolved.ok) return manifest
   let data: unknown
   try {
-    data = JSON.parse((await readBounded(resolved.absPath, 4 * 2 ** 20)).text)
+    data = JSON.parse((await readBounded(resolved.absPath, 4 * 2 ** 20, pack.realRoot)).text)
   } catch (error) {
     issues.push({
       severity: 'warning',
@@ -198,7 +198,7 @@ export class PackIndex {
         return undefined
       }
       try {
-        return { resource, read: await readBounded(resolved.absPath, maxBytes) }
+        return { resource, read: await readBounded(resolved.absPath, maxBytes, pack.realRoot) }
       } catch (error) {
         index.issues.push({
           severity: 'warning',

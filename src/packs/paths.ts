@@ -1,12 +1,13 @@
 /**
  * Safe access to files inside a pack: every path a pack names is
  * pack-relative, has no `..` segment, is not absolute, and after resolving
- * symlinks still lies inside the pack's real root. Reads are bounded.
+ * symlinks still lies inside the pack's real root. Reads are bounded, and a file
+ * with more than one hard link is read only when every link lies inside the pack.
  */
 import { createHash } from 'node:crypto'
-import { constants } from 'node:fs'
-import { open, realpath, stat } from 'node:fs/promises'
-import { posix, sep } from 'node:path'
+import { constants, type Stats } from 'node:fs'
+import { lstat, open, readdir, realpath, stat } from 'node:fs/promises'
+import { join, posix, sep } from 'node:path'
 import type { PackDiagnostic } from './schema.js'
 
 /**
@@ -153,11 +154,13 @@ export interface BoundedRead {
 /**
  * Reads a regular file as UTF-8, never more than `maxBytes` (cut at a
  * character boundary). Throws the underlying error for a missing file; a
- * directory, FIFO or device is refused with `ENOTREG` before any read.
+ * directory, FIFO or device is refused with `ENOTREG` before any read; a file
+ * with more than one hard link is refused with `EHARDLINK` unless every link
+ * lies inside `root` (see {@link checkHardlinks}).
  * @example
- * const { text, truncated } = await readBounded('/packs/a/KNOWLEDGE.md', 256 * 1024)
+ * const { text, truncated } = await readBounded('/packs/a/KNOWLEDGE.md', 256 * 1024, '/packs/a')
  */
-export async function readBounded(absPath: string, maxBytes = DEFAULT_MAX_FILE_BYTES): Promise<BoundedRead> {
+export async function readBounded(absPath: string, maxBytes = DEFAULT_MAX_FILE_BYTES, root?: string): Promise<BoundedRead> {
   const info = await stat(absPath)
   if (!info.isFile()) {
     const error = new Error(`${absPath} is not a regular file`) as NodeJS.ErrnoException
@@ -166,6 +169,14 @@ export async function readBounded(absPath: string, maxBytes = DEFAULT_MAX_FILE_B
   }
   const handle = await open(absPath, 'r')
   try {
+    // The file opened is the one checked (not swapped since the stat), and its links stay inside the pack.
+    const opened = await handle.stat()
+    if (opened.ino !== info.ino || opened.dev !== info.dev || !opened.isFile()) {
+      const error = new Error(`${absPath} changed while it was opened`) as NodeJS.ErrnoException
+      error.code = 'ENOTREG'
+      throw error
+    }
+    await checkHardlinks(absPath, opened, root)
     const wanted = Math.min(info.size, maxBytes)
     const buffer = Buffer.alloc(wanted)
     let offset = 0
@@ -191,15 +202,16 @@ export async function readBounded(absPath: string, maxBytes = DEFAULT_MAX_FILE_B
 
 /**
  * Like {@link readBounded} for a file a directory listing reported as regular:
- * three system calls (open, read, close) instead of five. It opens with
+ * four system calls (open, fstat for the link count, read, close) instead of six. It opens with
  * O_NONBLOCK, so a file swapped for a FIFO since the listing fails instead of
  * hanging. `size` is the file size when the file was read whole.
  * @example
- * const read = await readListedFile('/packs/a/KNOWLEDGE.md', 256 * 1024)
+ * const read = await readListedFile('/packs/a/KNOWLEDGE.md', 256 * 1024, '/packs/a')
  */
-export async function readListedFile(absPath: string, maxBytes: number): Promise<Omit<BoundedRead, 'mtimeMs'>> {
+export async function readListedFile(absPath: string, maxBytes: number, root?: string): Promise<Omit<BoundedRead, 'mtimeMs'>> {
   const handle = await open(absPath, constants.O_RDONLY | constants.O_NONBLOCK)
   try {
+    await checkHardlinks(absPath, await handle.stat(), root)
     const chunks: Buffer[] = []
     let total = 0
     for (let round = 0; ; round++) {
@@ -244,4 +256,53 @@ function utf8Boundary(buffer: Buffer, length: number): number {
  */
 export function sha256(data: string | Uint8Array): string {
   return `sha256:${createHash('sha256').update(data).digest('hex')}`
+}
+
+/** Most entries {@link checkHardlinks} visits looking for a file's other links. */
+const MAX_LINK_WALK = 20_000
+
+/**
+ * Refuses (`EHARDLINK`) a regular file with more than one hard link unless all its
+ * links lie inside `root` (the pack's real root): a hard link to `/etc/passwd`
+ * placed in a pack is the same file as `/etc/passwd`, so no symlink check sees it.
+ * The links inside are counted by walking `root` (not following symlinks, at most
+ * {@link MAX_LINK_WALK} entries) for the same device and inode; without `root`
+ * every multiply-linked file is refused. Files with one link cost nothing.
+ * @example
+ * await checkHardlinks(path, await handle.stat(), pack.realRoot) // throws EHARDLINK for a link to a file outside
+ */
+export async function checkHardlinks(absPath: string, info: Pick<Stats, 'nlink' | 'dev' | 'ino'>, root: string | undefined): Promise<void> {
+  if (info.nlink <= 1) return
+  const inside = root === undefined ? 0 : await countLinksInside(root, info.dev, info.ino, info.nlink)
+  if (inside >= info.nlink) return
+  const error = new Error(
+    `${absPath} has ${info.nlink} hard links and ${info.nlink - inside} of them lie outside the pack root; refused (copy the file into the pack instead)`,
+  ) as NodeJS.ErrnoException
+  error.code = 'EHARDLINK'
+  throw error
+}
+
+/** How many directory entries under `root` are the file (dev, ino); stops at `want` or after {@link MAX_LINK_WALK} entries. */
+async function countLinksInside(root: string, dev: number, ino: number, want: number): Promise<number> {
+  let found = 0
+  let visited = 0
+  const folders = [root]
+  for (let folder = folders.pop(); folder !== undefined && found < want && visited < MAX_LINK_WALK; folder = folders.pop()) {
+    let entries
+    try {
+      entries = await readdir(folder, { withFileTypes: true })
+    } catch {
+      continue
+    }
+    for (const entry of entries) {
+      if (++visited > MAX_LINK_WALK) break
+      const path = join(folder, entry.name)
+      if (entry.isDirectory()) folders.push(path)
+      else if (entry.isFile()) {
+        const info = await lstat(path).catch(() => undefined)
+        if (info && info.ino === ino && info.dev === dev) found++
+      }
+    }
+  }
+  return found
 }
