@@ -39,6 +39,8 @@ export const ErrorCode = {
   CONFIG: 'config_error',
   /** The database failed. */
   DATABASE: 'database_error',
+  /** The database cannot be reached (connection lost, server restarting or shutting down): try again; nothing was changed. */
+  DATABASE_UNAVAILABLE: 'database_unavailable',
   /** A bug: something that should not happen did. */
   INTERNAL: 'internal_error',
 } as const
@@ -65,6 +67,8 @@ export const STATUS_BY_CODE: Record<ErrorCode, number> = {
   [ErrorCode.LLM_TIMEOUT]: 504,
   // The index needs `knowhub reindex` before searches and saves work again.
   [ErrorCode.EMBEDDER_MISMATCH]: 503,
+  // A transient outage: the pool reconnects once the database is back.
+  [ErrorCode.DATABASE_UNAVAILABLE]: 503,
   [ErrorCode.CONFIG]: 500,
   [ErrorCode.DATABASE]: 500,
   [ErrorCode.INTERNAL]: 500,

@@ -5,7 +5,7 @@
  */
 import { existsSync, mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { KnowHubError } from '../core/errors.js'
+import { KnowHubError, isKnowHubError } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
 import { noopLogger } from '../core/logger.js'
 import { lockDirectory, type DirectoryLock } from './lockfile.js'
@@ -38,8 +38,36 @@ export interface Database extends Queryable {
   close(): Promise<void>
 }
 
+/** SQLSTATEs of a lost or refused connection: class 08, admin/crash shutdown, starting up, too many connections. */
+const UNAVAILABLE_SQLSTATES = /^(?:08...|57P0[1-3]|53300)$/u
+/** Socket errors and node-postgres messages of a connection that is gone or cannot be made. */
+const UNAVAILABLE_ERRNO = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN'])
+const UNAVAILABLE_MESSAGE =
+  /Connection terminated|connection error|not queryable|timeout exceeded when trying to connect/iu
+
+/**
+ * True when a driver error means the database cannot be reached right now (a server restart,
+ * a network cut), as opposed to a failing statement.
+ * @example
+ * if (isUnavailable(error)) client.release(true) // do not return a dead connection to the pool
+ */
+export function isUnavailable(error: unknown): boolean {
+  if (isKnowHubError(error)) return error.code === 'database_unavailable'
+  const e = error as { code?: unknown; message?: unknown } | undefined
+  const code = typeof e?.code === 'string' ? e.code : ''
+  return UNAVAILABLE_SQLSTATES.test(code) || UNAVAILABLE_ERRNO.has(code) || (typeof e?.message === 'string' && UNAVAILABLE_MESSAGE.test(e.message))
+}
+
 function databaseError(error: unknown, query: { text: string; values: unknown[] }): KnowHubError {
   const pgError = error as { message?: string; code?: string }
+  if (isUnavailable(error)) {
+    return new KnowHubError(
+      'database_unavailable',
+      'The database is unavailable (connection lost, or the server is restarting); nothing was changed, try again',
+      { ...(pgError.code ? { sqlstate: pgError.code } : {}) },
+      { cause: error },
+    )
+  }
   // Parameters are left out: they may carry user content. The query text is code.
   return new KnowHubError(
     'database_error',
@@ -142,6 +170,8 @@ export interface PostgresOptions {
   logger?: Logger
   /** Statements run on every new connection (e.g. `SET hnsw.iterative_scan = relaxed_order`). */
   onConnect?: string[]
+  /** Longest wait for a new connection before a request fails with `database_unavailable` (default 5 s): nothing hangs while the server is down. */
+  connectTimeoutMs?: number
 }
 
 /**
@@ -158,6 +188,9 @@ export async function openPostgres(options: PostgresOptions): Promise<Database> 
   const pool = new pg.Pool({
     connectionString: options.connectionString,
     max: options.max ?? 10,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? 5_000,
+    // Dead connections are noticed by the kernel too, not only on the next query.
+    keepAlive: true,
     ...(onConnect.length > 0
       ? {
           onConnect: async (client: { query: (text: string) => Promise<unknown> }) => {
@@ -180,34 +213,69 @@ export async function openPostgres(options: PostgresOptions): Promise<Database> 
   const queryOn = (target: Client): Queryable => ({
     query: <T extends Row>(query: Sql) => run(query, async (text, values) => (await target.query(text, values)).rows as T[]),
   })
+  // A connection of our own (transactions, locks): a failure to get one is `database_unavailable`,
+  // and one that lost its server is destroyed on release instead of going back to the pool.
+  // While checked out, a connection whose server goes away between two queries emits 'error' on
+  // the client: without a listener that would crash the process. It is logged, and the next query fails.
+  const onClientError = (error: Error) => logger.warn('store.connection_lost', { message: error.message })
+  const connect = async () => {
+    let client
+    try {
+      client = await pool.connect()
+    } catch (error) {
+      throw databaseError(error, { text: 'connect', values: [] })
+    }
+    client.on('error', onClientError)
+    return client
+  }
+  const release = (client: Awaited<ReturnType<typeof connect>>, broken: boolean): void => {
+    client.off('error', onClientError)
+    client.release(broken)
+  }
+  const statement = async (client: Client, text: string): Promise<void> => {
+    try {
+      await client.query(text, [])
+    } catch (error) {
+      throw databaseError(error, { text, values: [] })
+    }
+  }
   return {
     kind: 'postgres',
     ...queryOn(pool),
     async transaction(fn) {
-      const client = await pool.connect()
+      const client = await connect()
+      let broken = false
       try {
-        await client.query('BEGIN')
+        await statement(client, 'BEGIN')
         const result = await fn(queryOn(client))
-        await client.query('COMMIT')
+        await statement(client, 'COMMIT')
         return result
       } catch (error) {
-        await client.query('ROLLBACK').catch(() => {})
+        broken = isUnavailable(error)
+        if (!broken) await client.query('ROLLBACK').catch(() => {})
         throw error
       } finally {
-        client.release()
+        release(client, broken)
       }
     },
     async withLock(key, fn) {
-      const client = await pool.connect()
+      const client = await connect()
+      let broken = false
       try {
         await client.query('SELECT pg_advisory_lock(hashtext($1))', [key])
         try {
           return await fn({ ...queryOn(client), exec: async (text: string) => void (await client.query(text)) })
         } finally {
-          await client.query('SELECT pg_advisory_unlock(hashtext($1))', [key])
+          await client.query('SELECT pg_advisory_unlock(hashtext($1))', [key]).catch((error: unknown) => {
+            broken = isUnavailable(error)
+            if (!broken) throw error
+          })
         }
+      } catch (error) {
+        broken ||= isUnavailable(error)
+        throw isKnowHubError(error) ? error : databaseError(error, { text: 'advisory lock', values: [] })
       } finally {
-        client.release()
+        release(client, broken)
       }
     },
     close: () => pool.end(),

@@ -17,6 +17,8 @@ export interface TempPostgres {
   url: string
   /** The bin folder it was started from. */
   bin: string
+  /** Stops the server as an administrator would (fast shutdown: sessions are ended) and starts it again on the same port and data. */
+  restart(): Promise<void>
   stop(): Promise<void>
 }
 
@@ -92,28 +94,30 @@ export async function startTempPostgres(): Promise<TempPostgres> {
   const pgData = join(dataDir, 'data')
   execFileSync(...command(join(bin, 'initdb'), ['-D', pgData, '-A', 'trust', '-U', 'knowhub', '--no-sync', '-E', 'UTF8', '--locale=C']), { stdio: 'pipe' })
   const port = await freePort()
-  const server = spawn(
-    ...command(join(bin, 'postgres'), [
-      '-D',
-      pgData,
-      '-h',
-      '127.0.0.1',
-      '-p',
-      String(port),
-      '-k',
-      dataDir,
-      '-c',
-      'fsync=off',
-      '-c',
-      'synchronous_commit=off',
-      '-c',
-      'full_page_writes=off',
-      '-c',
-      'max_connections=200',
-    ]),
-    // Its own process group, so that stop() reaches postgres even behind runuser.
-    { stdio: 'ignore', detached: true },
-  )
+  const launch = (): ChildProcess =>
+    spawn(
+      ...command(join(bin, 'postgres'), [
+        '-D',
+        pgData,
+        '-h',
+        '127.0.0.1',
+        '-p',
+        String(port),
+        '-k',
+        dataDir,
+        '-c',
+        'fsync=off',
+        '-c',
+        'synchronous_commit=off',
+        '-c',
+        'full_page_writes=off',
+        '-c',
+        'max_connections=200',
+      ]),
+      // Its own process group, so that stop() reaches postgres even behind runuser.
+      { stdio: 'ignore', detached: true },
+    )
+  let server = launch()
   const url = `postgres://knowhub@127.0.0.1:${port}/postgres`
   try {
     await waitReady(url, server)
@@ -132,18 +136,28 @@ export async function startTempPostgres(): Promise<TempPostgres> {
     }
   }
   process.once('exit', orphan)
+  const shutdown = async (): Promise<void> => {
+    if (server.exitCode === null && server.pid) {
+      const running = server
+      const exited = new Promise((resolve) => {
+        running.once('exit', resolve)
+        setTimeout(resolve, 10_000)
+      })
+      process.kill(-(running.pid as number), 'SIGINT')
+      await exited
+    }
+  }
   return {
     url,
     bin,
+    async restart() {
+      await shutdown()
+      server = launch()
+      await waitReady(url, server)
+    },
     async stop() {
       process.off('exit', orphan)
-      if (server.exitCode === null && server.pid) {
-        process.kill(-server.pid, 'SIGINT')
-        await new Promise((resolve) => {
-          server.once('exit', resolve)
-          setTimeout(resolve, 5_000)
-        })
-      }
+      await shutdown()
       rmSync(dataDir, { recursive: true, force: true })
     },
   }
