@@ -42,8 +42,7 @@ export interface Database extends Queryable {
 const UNAVAILABLE_SQLSTATES = /^(?:08...|57P0[1-3]|53300)$/u
 /** Socket errors and node-postgres messages of a connection that is gone or cannot be made. */
 const UNAVAILABLE_ERRNO = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN'])
-const UNAVAILABLE_MESSAGE =
-  /Connection terminated|connection error|not queryable|timeout exceeded when trying to connect/iu
+const UNAVAILABLE_MESSAGE = /Connection terminated|connection error|not queryable|timeout exceeded when trying to connect/iu
 
 /**
  * True when a driver error means the database cannot be reached right now (a server restart,
