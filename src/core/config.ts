@@ -89,6 +89,8 @@ export const ServerConfig = z.object({
   rateLimit: z.number().min(0).default(50),
   /** Requests a token may make at once above the sustained rate (token-bucket size). */
   rateBurst: z.number().int().min(1).default(200),
+  /** On SIGTERM/SIGINT: how long requests in flight may take to finish before their connections are cut (ms). */
+  shutdownTimeoutMs: z.number().int().min(0).default(10_000),
   /** Extra Host header values accepted in local mode (DNS-rebinding protection), e.g. `knowhub.local:8420`. */
   allowedHosts: z.array(z.string().min(1)).default([]),
   /** Reverse proxies (addresses or CIDR ranges, e.g. `127.0.0.1`, `10.0.0.0/8`) whose `X-Forwarded-For` names the client; none by default. */

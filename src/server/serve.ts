@@ -45,7 +45,12 @@ export interface RunningServer {
   readonly port: number
   /** True in local mode (no token existed at start). */
   readonly local: boolean
-  close(): Promise<void>
+  /**
+   * Graceful stop: stops accepting connections, lets requests in flight finish (at most
+   * `timeoutMs`, default the config's `server.shutdownTimeoutMs`, then their connections are cut),
+   * and closes idle keep-alive connections. The hub (database) is the caller's to close after.
+   */
+  close(options?: { timeoutMs?: number }): Promise<void>
 }
 
 /** True for 127.0.0.0/8, ::1 and `localhost`. */
@@ -103,13 +108,39 @@ function listen(fetch: (request: Request, env: unknown) => Response | Promise<Re
   })
 }
 
-/** Stops accepting, and ends open (keep-alive) connections. */
-function closeServer(server: ServerType): Promise<void> {
-  return new Promise<void>((resolve, reject) => {
-    const s = server as ServerType & { closeAllConnections?: () => void }
-    s.close((error) => (error ? reject(error) : resolve()))
-    s.closeAllConnections?.()
+/** Counts the server's requests in flight — from the request to the last byte of its response — and resolves `idle()` once none is. */
+function inFlight(server: ServerType): { idle(): Promise<void> } {
+  let count = 0
+  let waiters: Array<() => void> = []
+  server.on('request', (_request: unknown, response: { once(event: 'close', listener: () => void): void }) => {
+    count++
+    response.once('close', () => {
+      if (--count === 0) {
+        for (const wake of waiters) wake()
+        waiters = []
+      }
+    })
   })
+  return { idle: () => (count === 0 ? Promise.resolve() : new Promise<void>((resolve) => waiters.push(resolve))) }
+}
+
+/**
+ * Stops accepting, closes idle keep-alive connections, waits for the requests in flight (at most
+ * `timeoutMs`), then ends every connection left.
+ */
+async function closeServer(server: ServerType, requests: ReturnType<typeof inFlight>, timeoutMs: number, logger: Logger): Promise<void> {
+  const s = server as ServerType & { closeAllConnections?: () => void; closeIdleConnections?: () => void }
+  const closed = new Promise<void>((resolve, reject) => s.close((error) => (error ? reject(error) : resolve())))
+  s.closeIdleConnections?.()
+  let timer: NodeJS.Timeout | undefined
+  const timedOut = await Promise.race([
+    requests.idle().then(() => false),
+    new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), timeoutMs))),
+  ])
+  clearTimeout(timer)
+  if (timedOut) logger.warn('server.shutdown_timeout', { timeoutMs })
+  s.closeAllConnections?.()
+  await closed
 }
 
 /**
@@ -160,7 +191,9 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     ...(dashboard ? { dashboard } : {}),
   })
 
+  let stopping: Promise<unknown> | undefined
   const server = await listen(app.fetch, host, options.port ?? settings.port)
+  const requests = inFlight(server)
   const port = (server.address() as AddressInfo).port
   bound.hosts = local
     ? new Set([`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`, `${urlHost(host).toLowerCase()}:${port}`, ...extraHosts])
@@ -179,9 +212,10 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     host,
     port,
     local,
-    close: async () => {
-      await closeServer(server)
-      await warming
+    close(closeOptions = {}) {
+      // Idempotent: a second call (a second signal) waits for the same shutdown.
+      stopping ??= closeServer(server, requests, closeOptions.timeoutMs ?? settings.shutdownTimeoutMs, logger).then(() => warming)
+      return stopping.then(() => undefined)
     },
   }
 }
