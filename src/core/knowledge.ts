@@ -308,9 +308,50 @@ export const ListInput = z.strictObject({
 })
 export type ListInput = z.input<typeof ListInput>
 
-/** `quality_score = score + helpful - 2 × harmful` (seed 003). */
-export function qualityScore(e: { score: number; helpful: number; harmful: number }): number {
-  return e.score + e.helpful - 2 * e.harmful
+/**
+ * `quality_score = score + helpful - 2 × harmful` (seed 003), where `harmful` is the weighted
+ * figure when there is one: one principal's repeated harmful cases count with diminishing
+ * weight (docs/feedback.md).
+ * @example
+ * qualityScore({ score: 3, helpful: 1, harmful: 2, harmful_weight: 1.25 }) // 1.5
+ */
+export function qualityScore(e: { score: number; helpful: number; harmful: number; harmful_weight?: number | undefined }): number {
+  return e.score + e.helpful - 2 * (e.harmful_weight ?? e.harmful)
+}
+
+/** Distinct non-owner voters an entry needs before their scores count (docs/feedback.md). */
+export const VOTE_QUORUM = 3
+
+/**
+ * An entry's score from its owner's score and the scores of its distinct non-owner voters
+ * (one each, docs/feedback.md): the owner's score until {@link VOTE_QUORUM} principals have
+ * voted, then the mean of the owner's score and the voters' median, a half rounded toward
+ * the owner's score. No single principal can bury or promote an entry for everyone: one
+ * vote moves a median of three or more only within the other votes' range, and the
+ * owner's half stays.
+ * @example
+ * combinedScore(3, [1]) // 3: one voter is no quorum
+ * combinedScore(4, [1, 1, 2]) // 3: (4 + 1) / 2, rounded toward 4
+ */
+export function combinedScore(ownerScore: number, votes: readonly number[]): number {
+  if (votes.length < VOTE_QUORUM) return ownerScore
+  const sorted = [...votes].sort((a, b) => a - b)
+  const mid = sorted.length >> 1
+  const median = sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
+  const mean = (ownerScore + median) / 2
+  return mean > ownerScore ? Math.floor(mean) : Math.ceil(mean)
+}
+
+/**
+ * The weight of a principal's harmful case on an entry, given how many it gave before:
+ * 1, then 1/4, 1/16, … — so one principal's harmful cases never weigh more than 4/3 in all
+ * (docs/feedback.md).
+ * @example
+ * harmfulCaseWeight(0) // 1
+ * harmfulCaseWeight(2) // 0.0625
+ */
+export function harmfulCaseWeight(earlier: number): number {
+  return 4 ** -earlier
 }
 
 /**

@@ -5,7 +5,7 @@
  */
 import { KnowHubError } from '../core/errors.js'
 import { BatchFeedbackInput, FeedbackInput, type FeedbackRecord, type BatchFeedbackResult, type KnowledgeEntry } from '../core/knowledge.js'
-import { canManage, requirePermission, visibleScopes, type Principal } from '../core/principal.js'
+import { canManage, defaultOwnerOf, requirePermission, visibleScopes, type Principal } from '../core/principal.js'
 import { parseWith } from '../core/validate.js'
 import type { KnowledgeRecord } from '../store/knowledge.js'
 import type { KnowledgeContext } from './context.js'
@@ -38,7 +38,7 @@ async function prepareEvolution(ctx: KnowledgeContext, record: KnowledgeRecord, 
   if (!canManage(principal, record.owner)) {
     throw new KnowHubError(
       'forbidden',
-      `Only the owner (${record.owner}) or an admin may evolve entry ${record.id}; helpful and harmful cases stay open to every reader`,
+      `Only the owner (${record.owner}) or an admin may evolve entry ${record.id}; helpful and harmful cases and score votes stay open to every writer who can see it`,
       {
         id: record.id,
         owner: record.owner,
@@ -72,13 +72,26 @@ async function writeEvolution(ctx: KnowledgeContext, record: KnowledgeRecord, ev
 }
 
 /**
+ * Who gave a case or a vote: the principal's user id, else its agent id, else its first
+ * other id (`anonymous` for a principal with none — they all count as one).
+ * @example
+ * feedbackGiver({ user: 'carol', org: 'acme', permissions: ['read', 'write'] }) // 'user:carol'
+ */
+export function feedbackGiver(principal: Principal): string {
+  return defaultOwnerOf(principal) ?? 'anonymous'
+}
+
+/**
  * A helpful and/or harmful case, a new score, and/or evolve feedback (needs an LLM).
- * Anyone who can see the entry may give feedback.
+ * Any principal with `write` that can see the entry may give feedback (docs/feedback.md):
+ * each case records its giver, and a non-owner's repeated harmful cases weigh less and
+ * less; a new score from the owner (or an admin) sets the owner's score, anyone else's is
+ * one vote, and the entry's score combines the two.
  * @example
  * await giveFeedback(ctx, id, { add_helpful_case: { task: 'scrape site A', outcome: 'worked' } }, principal)
  */
 export async function giveFeedback(ctx: KnowledgeContext, id: string, raw: unknown, principal: Principal): Promise<KnowledgeEntry> {
-  requirePermission(principal, 'read')
+  requirePermission(principal, 'write')
   const input = parseWith(FeedbackInput, raw, 'feedback')
   const visible = visibleScopes(principal)
   let record = await requireVisible(ctx.store, id, principal)
@@ -87,9 +100,16 @@ export async function giveFeedback(ctx: KnowledgeContext, id: string, raw: unkno
   const now = ctx.clock.now()
   const recorded = (c: Record<string, unknown>): FeedbackRecord => ({ ...c, timestamp: typeof c.timestamp === 'string' ? c.timestamp : now.toISOString() })
   const feedback = ctx.store.knowledge
-  if (input.add_helpful_case) record = (await feedback.addFeedback(id, visible, 'helpful', recorded(input.add_helpful_case), now)) ?? record
-  if (input.add_harmful_case) record = (await feedback.addFeedback(id, visible, 'harmful', recorded(input.add_harmful_case), now)) ?? record
-  if (input.update_score !== undefined) record = (await feedback.setScore(id, visible, input.update_score, now)) ?? record
+  const manager = canManage(principal, record.owner)
+  const giver = { id: feedbackGiver(principal), manager }
+  if (input.add_helpful_case) record = (await feedback.addFeedback(id, visible, 'helpful', recorded(input.add_helpful_case), giver, now)) ?? record
+  if (input.add_harmful_case) record = (await feedback.addFeedback(id, visible, 'harmful', recorded(input.add_harmful_case), giver, now)) ?? record
+  if (input.update_score !== undefined) {
+    const scored = manager
+      ? await feedback.setOwnerScore(id, visible, input.update_score, now)
+      : await feedback.voteScore(id, visible, giver.id, input.update_score, now)
+    record = scored ?? record
+  }
   if (evolution) record = await writeEvolution(ctx, record, evolution, visible, now)
   return toEntry(ctx.store, record)
 }
@@ -100,7 +120,7 @@ export async function giveFeedback(ctx: KnowledgeContext, id: string, raw: unkno
  * const { updated } = await batchFeedback(ctx, { feedback_list: [{ knowledge_id: id, is_helpful: true, case: { task: 't' } }] }, principal)
  */
 export async function batchFeedback(ctx: KnowledgeContext, raw: unknown, principal: Principal): Promise<BatchFeedbackResult> {
-  requirePermission(principal, 'read')
+  requirePermission(principal, 'write')
   const input = parseWith(BatchFeedbackInput, raw, 'batch feedback')
   const results: BatchFeedbackResult['results'] = []
   for (const item of input.feedback_list) {

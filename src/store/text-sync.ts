@@ -36,7 +36,8 @@ type Row = {
 }
 
 // search_tf as text: JSON.parse is several times faster than the driver's jsonb conversion.
-const COLUMNS = sql.raw('id, scopes, types, status, score, helpful, harmful, search_tf::text AS search_tf, search_len')
+// The index's harmful figure is the weighted one that seed 003's quality formula uses (docs/feedback.md).
+const COLUMNS = sql.raw('id, scopes, types, status, score, helpful, harmful_weight AS harmful, search_tf::text AS search_tf, search_len')
 
 function toEntry(row: Row): IndexedEntry {
   return {

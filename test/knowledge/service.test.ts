@@ -174,7 +174,10 @@ describe.each(BACKENDS)('knowledge service on %s', (backend) => {
     expect(after.eval.helpful).toBe(100)
     expect(after.eval.helpful_history).toHaveLength(100)
     expect(new Set(after.eval.helpful_history.map((c) => c.task)).size).toBe(100)
-    const harmed = await knowledge.feedback(entry.id, { add_harmful_case: { task: 'x', outcome: 'failed', reason: 'timeout' }, update_score: 5 }, carol)
+    // Issue 15.2: carol's score is one vote (no quorum yet); the owner's score sets it.
+    const voted = await knowledge.feedback(entry.id, { add_harmful_case: { task: 'x', outcome: 'failed', reason: 'timeout' }, update_score: 5 }, carol)
+    expect(voted.eval).toMatchObject({ harmful: 1, score: 3 })
+    const harmed = await knowledge.feedback(entry.id, { update_score: 5 }, alice)
     expect(harmed.eval).toMatchObject({ harmful: 1, score: 5 })
     expect(harmed.eval.harmful_history[0]).toMatchObject({ reason: 'timeout' })
     expect(typeof harmed.eval.harmful_history[0]?.timestamp).toBe('string')
@@ -419,7 +422,7 @@ describe.each(BACKENDS)('knowledge service on %s', (backend) => {
       expect((await cached.search(q, alice)).results.map((r) => r.id)).toEqual([other.id])
       expect(embeds).toBe(1)
       // …and a raw statement that bypasses the store.
-      await store.db.query(sql`UPDATE knowledge SET harmful = 0 WHERE id = ${mine.id}`)
+      await store.db.query(sql`UPDATE knowledge SET harmful = 0, harmful_weight = 0 WHERE id = ${mine.id}`)
       expect((await cached.search(q, alice)).results.map((r) => r.id)).toEqual([mine.id, other.id])
       expect(embeds).toBe(2)
     })

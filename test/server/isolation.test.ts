@@ -348,13 +348,14 @@ describe(`isolation matrix (seed ${SEED})`, () => {
     })
   }, 120_000)
 
-  it('writes: feedback needs visibility; edit, archive and delete need ownership (403 seen, 404 unseen)', async () => {
+  it('writes: feedback needs write and visibility; edit, archive and delete need ownership (403 seen, 404 unseen)', async () => {
     const pairs = actors.flatMap((actor) => sample(entries, 8).map((entry) => ({ actor, entry })))
     await inBatches(pairs, 6, async ({ actor, entry }) => {
       const visible = sees(actor, entry.scopes)
       const canWrite = actor.principal.permissions.includes('write')
       const feedback = await actor.api.put(`/api/knowledge/${entry.id}`, { add_helpful_case: { task: 'matrix', outcome: 'ok' } })
-      expect(feedback.status, why(actor, `feedback on ${entry.id}`)).toBe(visible ? 200 : 404)
+      // Issue 15.2: feedback needs `write` (a reader is refused before any lookup).
+      expect(feedback.status, why(actor, `feedback on ${entry.id}`)).toBe(canWrite ? (visible ? 200 : 404) : 403)
       const manage = visible ? (canWrite && manages(actor, entry.owner) ? 200 : 403) : canWrite ? 404 : 403
       const edit = await actor.api.patch(`/api/knowledge/${entry.id}`, { tags: { checked_by: actor.name } })
       expect(edit.status, why(actor, `edit ${entry.id} owned by ${entry.owner}`)).toBe(manage)
@@ -380,6 +381,11 @@ describe(`isolation matrix (seed ${SEED})`, () => {
       const r = await actor.api.post('/api/knowledge/batch_update', {
         feedback_list: chosen.map((e) => ({ knowledge_id: e.id, is_helpful: false, case: { task: 'matrix' } })),
       })
+      // Issue 15.2: feedback needs `write`.
+      if (!actor.principal.permissions.includes('write') && !actor.principal.permissions.includes('admin')) {
+        expect(r.status, why(actor, 'batch_update without write')).toBe(403)
+        return
+      }
       expect(r.status).toBe(200)
       r.body.results.forEach((result: { ok: boolean; error?: { code: string } }, i: number) => {
         const visible = sees(actor, chosen[i]!.scopes)

@@ -45,14 +45,19 @@ export function mergeQueries({ db, getDialect }: KnowledgeContext): KnowledgeMer
       try {
         return await db.transaction(async (tx) => {
           const id = merged.record.id
-          const marked = await tx.query<{ helpful: number; harmful: number }>(sql`UPDATE knowledge k SET status = 'merged', merged_into = ${id}
+          const marked = await tx.query<{
+            helpful: number
+            harmful: number
+            harmful_weight: number
+          }>(sql`UPDATE knowledge k SET status = 'merged', merged_into = ${id}
             WHERE k.id = ANY(${originalIds}::text[]) AND k.status = 'active' AND k.scopes && ${visible}::text[]
-            RETURNING k.helpful, k.harmful`)
+            RETURNING k.helpful, k.harmful, k.harmful_weight`)
           if (marked.length !== new Set(originalIds).size) throw new Rollback('originals_changed')
           const record: KnowledgeRecord = {
             ...merged.record,
             helpful: marked.reduce((sum, row) => sum + Number(row.helpful), 0),
             harmful: marked.reduce((sum, row) => sum + Number(row.harmful), 0),
+            harmful_weight: marked.reduce((sum, row) => sum + Number(row.harmful_weight), 0),
           }
           if (!(await insertRecord(tx, record, merged.doc, embeddingSql(getDialect(), merged.embedding), sql`ON CONFLICT (id) DO NOTHING`))) {
             throw new Rollback('id_taken')
@@ -60,8 +65,8 @@ export function mergeQueries({ db, getDialect }: KnowledgeContext): KnowledgeMer
           await tx.query(sql`INSERT INTO knowledge_version (knowledge_id, version, task, content, types, tags, scopes, resource_ids, reason, created_at)
             SELECT ${id}, o.n, k.task, k.content, k.types, k.tags, k.scopes, k.resource_ids, 'merged from ' || k.id, k.updated_at
             FROM unnest(${originalIds}::text[]) WITH ORDINALITY AS o(id, n) JOIN knowledge k ON k.id = o.id`)
-          await tx.query(sql`INSERT INTO knowledge_feedback (knowledge_id, kind, body, created_at)
-            SELECT ${id}, f.kind, f.body, f.created_at
+          await tx.query(sql`INSERT INTO knowledge_feedback (knowledge_id, kind, body, giver, created_at)
+            SELECT ${id}, f.kind, f.body, f.giver, f.created_at
             FROM unnest(${originalIds}::text[]) WITH ORDINALITY AS o(id, n) JOIN knowledge_feedback f ON f.knowledge_id = o.id
             ORDER BY o.n, f.seq`)
           return record

@@ -44,7 +44,6 @@ export interface KnowledgeRecordQueries {
     reason: string,
     at: Date,
   ): Promise<KnowledgeRecord | undefined>
-  setScore(id: string, visible: readonly string[], score: number, at: Date): Promise<KnowledgeRecord | undefined>
   /** Moves the confidence a share `rate` (0-1) of the way to `target` (0-1), atomically. */
   moveConfidence(id: string, visible: readonly string[], target: number, rate: number, at: Date): Promise<KnowledgeRecord | undefined>
   setStatus(id: string, visible: readonly string[], status: KnowledgeStatus, mergedInto: string | null, at: Date): Promise<KnowledgeRecord | undefined>
@@ -115,10 +114,6 @@ export function recordQueries({ db, getDialect }: KnowledgeContext): KnowledgeRe
         await setEmbedding(tx, id, embeddingSql(getDialect(), embedding))
         return toRecord(rows[0]!)
       })
-    },
-
-    async setScore(id, visible, score, at) {
-      return updateVisible(id, visible, sql`score = ${score}, updated_at = ${at.toISOString()}`)
     },
 
     async moveConfidence(id, visible, target, rate, at) {

@@ -24,6 +24,12 @@ export interface KnowledgeRecord {
   score: number
   helpful: number
   harmful: number
+  /**
+   * The harmful figure of seed 003's quality formula: each principal's n-th harmful case
+   * on the entry weighs 4^-(n-1) (docs/feedback.md). Absent on a record not read from the
+   * store, where it equals `harmful`.
+   */
+  harmful_weight?: number
   confidence: number
   status: KnowledgeStatus
   merged_into: string | null
@@ -49,7 +55,7 @@ export interface KnowledgeContext {
 
 /** The columns of a {@link KnowledgeRecord}, from `knowledge k`. */
 export const COLUMNS = sql.raw(`k.id, k.message_id, k.types, k.task, k.tags, k.scopes, k.owner, k.content, k.resource_ids,
-  k.source, k.score, k.helpful, k.harmful, k.confidence, k.status, k.merged_into, k.version, k.created_at, k.updated_at`)
+  k.source, k.score, k.helpful, k.harmful, k.harmful_weight, k.confidence, k.status, k.merged_into, k.version, k.created_at, k.updated_at`)
 
 /** A selected row as a {@link KnowledgeRecord} (numbers and dates converted). */
 export function toRecord(row: Record<string, unknown>): KnowledgeRecord {
@@ -58,6 +64,7 @@ export function toRecord(row: Record<string, unknown>): KnowledgeRecord {
     score: Number(row.score),
     helpful: Number(row.helpful),
     harmful: Number(row.harmful),
+    harmful_weight: Number(row.harmful_weight),
     confidence: Math.round(Number(row.confidence) * 1e6) / 1e6,
     created_at: new Date(row.created_at as string | Date),
     updated_at: new Date(row.updated_at as string | Date),
@@ -71,7 +78,7 @@ export function filterSql(filter: EntryFilter): Sql {
   if (filter.types && filter.types.length > 0) parts.push(sql`k.types && ${filter.types}::text[]`)
   if (filter.scopes && filter.scopes.length > 0) parts.push(sql`k.scopes && ${filter.scopes}::text[]`)
   if (filter.minScore !== undefined) parts.push(sql`k.score >= ${filter.minScore}`)
-  if (filter.nonNegativeQuality) parts.push(sql`(k.score + k.helpful - 2 * k.harmful) >= 0`)
+  if (filter.nonNegativeQuality) parts.push(sql`(k.score + k.helpful - 2 * k.harmful_weight) >= 0`)
   return sql.join(parts, ' AND ')
 }
 
@@ -132,9 +139,9 @@ export async function insertRecord(q: Queryable, r: KnowledgeRecord, doc: Search
   const vectorValue = embedding ? sql`, ${embedding}` : sql.empty
   const text = documentColumns(doc)
   const rows = await q.query(sql`INSERT INTO knowledge (id, message_id, types, task, tags, scopes, owner, content, resource_ids, source,
-      score, helpful, harmful, confidence, status, merged_into, version, search_doc, search_tf, search_len, created_at, updated_at${vectorColumn})
+      score, owner_score, helpful, harmful, harmful_weight, confidence, status, merged_into, version, search_doc, search_tf, search_len, created_at, updated_at${vectorColumn})
     VALUES (${r.id}, ${r.message_id}, ${r.types}::text[], ${r.task}, ${JSON.stringify(r.tags)}::jsonb, ${r.scopes}::text[], ${r.owner},
-      ${r.content}, ${r.resource_ids}::text[], ${JSON.stringify(r.source)}::jsonb, ${r.score}, ${r.helpful}, ${r.harmful},
+      ${r.content}, ${r.resource_ids}::text[], ${JSON.stringify(r.source)}::jsonb, ${r.score}, ${r.score}, ${r.helpful}, ${r.harmful}, ${r.harmful_weight ?? r.harmful},
       ${r.confidence}, ${r.status}, ${r.merged_into}, ${r.version}, ${text.tsvector}, ${text.tf}, ${text.length}, ${r.created_at.toISOString()}, ${r.updated_at.toISOString()}${vectorValue})
     ${onConflict}
     RETURNING id`)
