@@ -18,8 +18,7 @@ import { createSlimService, type SlimService } from '../knowledge/slim.js'
 import { createOpenAIChat, type LlmProvider } from '../llm/index.js'
 import type { PackService } from '../packs/service.js'
 import { openKeyring, type SecretKeyring } from '../resources/key-file.js'
-import { checkSecretKey } from '../resources/rotate.js'
-import { createSecretBox } from '../resources/secrets.js'
+import { openSecretBox } from '../resources/key-check.js'
 import { createResourceService, type ResourceService } from '../resources/service.js'
 import { openStore, type Store } from '../store/store.js'
 import { openPacks, type PackSource } from './packs.js'
@@ -101,7 +100,11 @@ export async function openKnowHub(config: unknown = {}, deps: OpenDeps = {}): Pr
     logger,
   })
   try {
-    await checkSecretKey(store, secrets.key, logger)
+    const secretBox = await openSecretBox(store, secrets.key, {
+      readOnly: parsed.secrets.readOnly,
+      keySource: secrets.source === 'config' ? 'KNOWHUB_SECRET_KEY' : secrets.source === 'file' ? `key file ${secrets.keyFile}` : 'an ephemeral key',
+      logger,
+    })
     const llm = deps.llm ?? buildLlm(parsed, store, logger, deps)
     const knowledge = await createKnowledgeService({
       store,
@@ -120,7 +123,7 @@ export async function openKnowHub(config: unknown = {}, deps: OpenDeps = {}): Pr
       ...deps.search,
       ...clock,
     })
-    const resources = createResourceService({ store, secrets: createSecretBox(secrets.key), logger, ...clock })
+    const resources = createResourceService({ store, secrets: secretBox, logger, ...clock })
     const packs = openPacks(parsed, { ...(deps.packs === undefined ? {} : { source: deps.packs }), embedder, logger, ...clock })
     const extraction = createExtractionService({ knowledge, resources, store, llm, logger, ...clock })
     const hub: KnowHub = {

@@ -29,6 +29,7 @@ export const ENV_VARS = {
   KNOWHUB_ORG: 'local principal: org id',
   KNOWHUB_SECRET_KEY: 'key of secrets at rest: 32 bytes as base64 or hex (default: the key file)',
   KNOWHUB_SECRET_KEY_FILE: 'key file of secrets at rest (default <data dir>/secret.key, created with mode 0600)',
+  KNOWHUB_SECRETS_READ_ONLY: '1: start even when the stored secrets need another key, refusing every secret write (default: refuse to start)',
   KNOWHUB_LOG_LEVEL: 'debug | info | warn | error (default: error for one-shot commands, which report problems in words; warn for mcp; info for start)',
   KNOWHUB_HOST: 'server: address to listen on (default 127.0.0.1; others need an API token)',
   KNOWHUB_PORT: 'server: port (default 8420)',
@@ -105,11 +106,12 @@ export function loadConfig(env: Env = process.env, options: { configFile?: strin
   if (env.KNOWHUB_DATA_DIR) config.dataDir = env.KNOWHUB_DATA_DIR
   if (env.DATABASE_URL) config.databaseUrl = env.DATABASE_URL
   if (env.KNOWHUB_AGENT_HOME) config.agent = { ...(file.agent as object | undefined), home: env.KNOWHUB_AGENT_HOME }
-  if (env.KNOWHUB_SECRET_KEY || env.KNOWHUB_SECRET_KEY_FILE)
+  if (env.KNOWHUB_SECRET_KEY || env.KNOWHUB_SECRET_KEY_FILE || env.KNOWHUB_SECRETS_READ_ONLY)
     config.secrets = {
       ...(file.secrets as object | undefined),
       ...(env.KNOWHUB_SECRET_KEY ? { key: env.KNOWHUB_SECRET_KEY } : {}),
       ...(env.KNOWHUB_SECRET_KEY_FILE ? { keyFile: env.KNOWHUB_SECRET_KEY_FILE } : {}),
+      ...(env.KNOWHUB_SECRETS_READ_ONLY ? { readOnly: ['1', 'true', 'yes'].includes(env.KNOWHUB_SECRETS_READ_ONLY.toLowerCase()) } : {}),
     }
   const provider = env.KNOWHUB_EMBEDDER
   if (provider) {

@@ -74,7 +74,7 @@ export interface RequestSpec<T> {
 
 const TRANSIENT_STATUS = new Set([429, 502, 503, 504])
 /** Server codes that a retry cannot fix even when their status looks transient. */
-const PERMANENT_CODES = new Set<string>(['embedder_mismatch', 'llm_not_configured'])
+const PERMANENT_CODES = new Set<string>(['embedder_mismatch', 'llm_not_configured', 'secrets_read_only'])
 
 function newRequestId(): string {
   return `req_${globalThis.crypto.randomUUID().replaceAll('-', '').slice(0, 20)}`

@@ -223,9 +223,13 @@ export const KnowHubConfig = z.object({
   /**
    * Key of the secrets at rest (resources' secure_body, AES-256-GCM): `key` is 32 bytes in
    * base64 or hex; otherwise `keyFile` (default `<dataDir>/secret.key`, created with mode 0600).
+   * KnowHub refuses to start when stored secrets were encrypted with another key, unless
+   * `readOnly` (`KNOWHUB_SECRETS_READ_ONLY=1`): then every secret write is refused instead.
    * Never print this part of the config.
    */
-  secrets: z.object({ key: z.string().min(1).optional(), keyFile: z.string().min(1).optional() }).default({}),
+  secrets: z
+    .object({ key: z.string().min(1).optional(), keyFile: z.string().min(1).optional(), readOnly: z.boolean().default(false) })
+    .default({ readOnly: false }),
   /** The principal used by the CLI and by the server in local mode. */
   principal: Principal.default({ user: 'local', permissions: ['read', 'write', 'secrets:read', 'admin'] }),
   /** Largest accepted entry content, in bytes. */

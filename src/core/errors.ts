@@ -37,6 +37,11 @@ export const ErrorCode = {
   LLM_INVALID_OUTPUT: 'llm_invalid_output',
   /** Configuration is invalid. */
   CONFIG: 'config_error',
+  /**
+   * The server runs with secrets read-only (started with a key that does not match the stored
+   * secrets, `KNOWHUB_SECRETS_READ_ONLY=1`): no secret can be written until it restarts with the right key.
+   */
+  SECRETS_READ_ONLY: 'secrets_read_only',
   /** The database failed. */
   DATABASE: 'database_error',
   /** The database cannot be reached (connection lost, server restarting or shutting down): try again; nothing was changed. */
@@ -69,6 +74,8 @@ export const STATUS_BY_CODE: Record<ErrorCode, number> = {
   [ErrorCode.EMBEDDER_MISMATCH]: 503,
   // A transient outage: the pool reconnects once the database is back.
   [ErrorCode.DATABASE_UNAVAILABLE]: 503,
+  // Until a restart with the right key: permanent for a client (src/client/http.ts does not retry it).
+  [ErrorCode.SECRETS_READ_ONLY]: 503,
   [ErrorCode.CONFIG]: 500,
   [ErrorCode.DATABASE]: 500,
   [ErrorCode.INTERNAL]: 500,

@@ -57,7 +57,7 @@ export async function getResource(ctx: ResourceContext, id: string, principal: P
   if (!record) throw notFound(id)
   const resource = toResource(record, ctx.clock.now())
   if (wantSecret && typeof record.secure_body === 'string' && canReadSecrets(principal, record.scopes)) {
-    resource.secure_body = ctx.secrets.decrypt(record.secure_body, record.id)
+    resource.secure_body = ctx.secrets.decrypt(record.secure_body, record.id, record.owner)
     ctx.logger.info('resource.secret.read', { id: record.id, owner: record.owner, by: memberScopes(principal) })
   }
   return resource

@@ -9,6 +9,7 @@ import { KnowHubError } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
 import { noopLogger } from '../core/logger.js'
 import { createKeyFileExclusive, readKeyFile, type SecretKeyring } from './key-file.js'
+import type { SecretTransform } from '../store/resources.js'
 import { SecretKey, createSecretBox } from './secrets.js'
 
 /** What {@link rotateSecrets} did. */
@@ -27,9 +28,7 @@ export interface SecretRewriter {
    * In one transaction, passes every stored secret to `transform` and writes back what it
    * returns (undefined: leave the row alone). Any throw rolls everything back.
    */
-  rewriteSecrets(
-    transform: (id: string, envelope: string) => { envelope: string; keyId: string } | undefined,
-  ): Promise<{ rewritten: number; unchanged: number }>
+  rewriteSecrets(transform: SecretTransform): Promise<{ rewritten: number; unchanged: number }>
 }
 
 /**
@@ -49,13 +48,13 @@ export async function rotateSecrets(
   if (oldKey.id === newKey.id) throw new KnowHubError('validation_error', 'The new key is the same as the old one')
   const oldBox = createSecretBox(oldKey)
   const newBox = createSecretBox(newKey)
-  const result = await store.resources.rewriteSecrets((id, envelope) => {
+  const result = await store.resources.rewriteSecrets(({ id, owner }, envelope) => {
     const keyId = oldBox.keyIdOf(envelope)
     if (keyId === newKey.id) {
-      newBox.decrypt(envelope, id) // proves it really is readable with the new key
+      newBox.decrypt(envelope, id, owner) // proves it really is readable with the new key
       return undefined
     }
-    return { envelope: newBox.encrypt(oldBox.decrypt(envelope, id), id), keyId: newKey.id }
+    return { envelope: newBox.encrypt(oldBox.decrypt(envelope, id, owner), id, owner), keyId: newKey.id }
   })
   logger.info('secrets.rotated', { rotated: result.rewritten, unchanged: result.unchanged, old_key_id: oldKey.id, new_key_id: newKey.id })
   return { rotated: result.rewritten, unchanged: result.unchanged, old_key_id: oldKey.id, new_key_id: newKey.id }

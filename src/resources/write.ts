@@ -1,7 +1,7 @@
 /**
  * Writing resources: save (create, or update the owner's resource with this id), update
  * and delete. The secret is encrypted here, before it reaches the store, with the
- * resource id as additional authenticated data; it never goes into a log field.
+ * resource's owner and id as additional authenticated data; it never goes into a log field.
  */
 import { KnowHubError } from '../core/errors.js'
 import { assertWritableScopes, canManage, defaultWriteScopes, foreignOwnerError, requirePermission, type Principal } from '../core/principal.js'
@@ -17,8 +17,17 @@ export interface ResourceTarget {
   owner?: string | undefined
 }
 
-function encryptFor(ctx: ResourceContext, id: string, secureBody: string | null | undefined): ResourceChange['secret'] {
-  return secureBody === undefined ? undefined : secureBody === null ? null : { envelope: ctx.secrets.encrypt(secureBody, id), keyId: ctx.secrets.keyId }
+function encryptFor(ctx: ResourceContext, id: string, owner: string, secureBody: string | null | undefined): ResourceChange['secret'] {
+  return secureBody === undefined ? undefined : secureBody === null ? null : { envelope: ctx.secrets.encrypt(secureBody, id, owner), keyId: ctx.secrets.keyId }
+}
+
+/**
+ * The secret's envelope is bound to its owner: a resource given to another owner with its
+ * secret kept has it re-encrypted for the new owner (in the update's transaction).
+ */
+function rebindFor(ctx: ResourceContext, record: ResourceRecord, owner: string): ResourceChange['rebind'] {
+  if (owner === record.owner || !record.has_secret) return undefined
+  return (envelope) => ({ envelope: ctx.secrets.encrypt(ctx.secrets.decrypt(envelope, record.id, record.owner), record.id, owner), keyId: ctx.secrets.keyId })
 }
 
 async function applyChange(ctx: ResourceContext, record: ResourceRecord, principal: Principal, change: ResourceChange): Promise<Resource> {
@@ -58,7 +67,7 @@ async function saveOver(ctx: ResourceContext, existing: ResourceRecord, input: S
   return applyChange(ctx, existing, principal, {
     title: input.title,
     body: given.has('body') ? input.body : existing.body,
-    ...(given.has('secure_body') ? { secret: encryptFor(ctx, input.id, input.secure_body) } : {}),
+    ...(given.has('secure_body') ? { secret: encryptFor(ctx, input.id, existing.owner, input.secure_body) } : {}),
     content_type: given.has('content_type') ? input.content_type : existing.content_type,
     metadata: given.has('metadata') ? input.metadata : existing.metadata,
     scopes,
@@ -73,7 +82,7 @@ async function insertNew(ctx: ResourceContext, input: SaveInput, owner: string, 
   assertWritableScopes(principal, scopes)
   assertSecretReadable(input.secure_body !== undefined, scopes)
   const now = ctx.clock.now()
-  const secret = encryptFor(ctx, input.id, input.secure_body) ?? null
+  const secret = encryptFor(ctx, input.id, owner, input.secure_body) ?? null
   const record = { id: input.id, title: input.title, body: input.body, content_type: input.content_type, metadata: input.metadata, scopes, owner }
   if (!(await ctx.store.resources.insert({ ...record, secret, created_at: now }))) return undefined
   ctx.logger.info('resource.saved', { id: input.id, owner, content_type: input.content_type, scopes, has_secret: secret !== null })
@@ -126,14 +135,15 @@ export async function updateResource(ctx: ResourceContext, id: string, raw: unkn
   if (input.owner !== undefined && input.owner !== record.owner && !canManage(principal, input.owner)) {
     throw new KnowHubError('forbidden', `You cannot give resource ${id} to ${input.owner}: the owner must be one of your own ids`, { id, owner: input.owner })
   }
+  const owner = input.owner ?? record.owner
   return applyChange(ctx, record, principal, {
     title: input.title ?? record.title,
     body: input.body ?? record.body,
-    ...(input.secure_body !== undefined ? { secret: encryptFor(ctx, id, input.secure_body) } : {}),
+    ...(input.secure_body !== undefined ? { secret: encryptFor(ctx, id, owner, input.secure_body) } : { rebind: rebindFor(ctx, record, owner) }),
     content_type: input.content_type ?? record.content_type,
     metadata: input.metadata ?? record.metadata,
     scopes,
-    owner: input.owner ?? record.owner,
+    owner,
   })
 }
 

@@ -11,7 +11,7 @@
  */
 import { DEFAULT_OWNER_KINDS, SCOPE_KINDS } from '../core/principal.js'
 import type { ResourceMetadata } from '../core/resources.js'
-import type { Database } from './database.js'
+import type { Database, Queryable } from './database.js'
 import type { Sql } from './sql.js'
 import { sql } from './sql.js'
 
@@ -66,6 +66,11 @@ export interface ResourceChange {
   title: string
   body: string
   secret?: { envelope: string; keyId: string } | null
+  /**
+   * With `secret` undefined: the stored secret (if any) is passed through this, under the
+   * update's row lock, and the result is stored (an owner change re-binds its envelope).
+   */
+  rebind?: ((envelope: string) => { envelope: string; keyId: string }) | undefined
   content_type: string
   metadata: ResourceMetadata
   scopes: string[]
@@ -190,10 +195,17 @@ export interface ResourceStore {
    * In one transaction (rows locked), passes every stored secret to `transform` and
    * writes back what it returns; undefined leaves the row alone. A throw rolls back all.
    */
-  rewriteSecrets(
-    transform: (id: string, envelope: string) => { envelope: string; keyId: string } | undefined,
-  ): Promise<{ rewritten: number; unchanged: number }>
+  rewriteSecrets(transform: SecretTransform): Promise<{ rewritten: number; unchanged: number }>
+  /**
+   * A one-time rewrite of the stored secrets, recorded in `knowhub_migrations` as `name`:
+   * like {@link rewriteSecrets} but only while `name` is not recorded there (and it is
+   * recorded in the same transaction). Returns undefined when it had run already.
+   */
+  upgradeSecrets(name: string, transform: SecretTransform): Promise<{ rewritten: number; unchanged: number } | undefined>
 }
+
+/** Given a stored secret's resource key and envelope: its replacement, or undefined to leave it. */
+export type SecretTransform = (key: ResourceKey, envelope: string) => { envelope: string; keyId: string } | undefined
 
 /**
  * The resource queries over a database.
@@ -251,21 +263,17 @@ function resourceWrites(db: Database): Pick<ResourceStore, 'insert' | 'update' |
     },
 
     async update(key, access, expectedVersion, change, at) {
-      const secret =
-        change.secret === undefined ? sql.empty : sql`, secure_body = ${change.secret?.envelope ?? null}, secret_key_id = ${change.secret?.keyId ?? null}`
-      const statement = sql`UPDATE resources r SET title = ${change.title}, body = ${change.body}, content_type = ${change.content_type},
-          metadata = ${JSON.stringify(change.metadata)}::jsonb, scopes = ${change.scopes}::text[], owner = ${change.owner}${secret},
-          version = r.version + 1, updated_at = ${at.toISOString()}
-        WHERE r.owner = ${key.owner} AND r.id = ${key.id} AND r.version = ${expectedVersion} AND ${visibleSql(access)}
-        RETURNING ${FULL}`
-      try {
-        const rows = await db.query(statement)
-        return rows[0] ? { record: toRecord(rows[0]) } : { conflict: 'changed' }
-      } catch (error) {
-        // A new owner that has this id already (unique key (owner, id)).
-        if ((error as { details?: { sqlstate?: unknown } }).details?.sqlstate === '23505') return { conflict: 'id_taken' }
-        throw error
+      if (change.secret === undefined && change.rebind) {
+        const rebind = change.rebind
+        return db.transaction(async (tx) => {
+          const rows = await tx.query<{ secure_body: string | null }>(sql`SELECT r.secure_body FROM resources r
+            WHERE r.owner = ${key.owner} AND r.id = ${key.id} AND r.version = ${expectedVersion} AND ${visibleSql(access)} FOR UPDATE`)
+          if (!rows[0]) return { conflict: 'changed' as const }
+          const stored = rows[0].secure_body
+          return updateRow(tx, key, access, expectedVersion, { ...change, rebind: undefined, secret: stored === null ? null : rebind(stored) }, at)
+        })
       }
+      return updateRow(db, key, access, expectedVersion, change, at)
     },
 
     async delete(key, access) {
@@ -275,8 +283,34 @@ function resourceWrites(db: Database): Pick<ResourceStore, 'insert' | 'update' |
   }
 }
 
+/** The UPDATE of one resource at `expectedVersion` (see {@link ResourceStore.update}). */
+async function updateRow(
+  q: Queryable,
+  key: ResourceKey,
+  access: ResourceAccess,
+  expectedVersion: number,
+  change: ResourceChange,
+  at: Date,
+): Promise<ResourceUpdateOutcome> {
+  const secret =
+    change.secret === undefined ? sql.empty : sql`, secure_body = ${change.secret?.envelope ?? null}, secret_key_id = ${change.secret?.keyId ?? null}`
+  const statement = sql`UPDATE resources r SET title = ${change.title}, body = ${change.body}, content_type = ${change.content_type},
+      metadata = ${JSON.stringify(change.metadata)}::jsonb, scopes = ${change.scopes}::text[], owner = ${change.owner}${secret},
+      version = r.version + 1, updated_at = ${at.toISOString()}
+    WHERE r.owner = ${key.owner} AND r.id = ${key.id} AND r.version = ${expectedVersion} AND ${visibleSql(access)}
+    RETURNING ${FULL}`
+  try {
+    const rows = await q.query(statement)
+    return rows[0] ? { record: toRecord(rows[0]) } : { conflict: 'changed' }
+  } catch (error) {
+    // A new owner that has this id already (unique key (owner, id)).
+    if ((error as { details?: { sqlstate?: unknown } }).details?.sqlstate === '23505') return { conflict: 'id_taken' }
+    throw error
+  }
+}
+
 /** The encrypted secrets as a whole: which keys encrypted them, and re-encryption (key rotation) in one transaction. */
-function resourceSecrets(db: Database): Pick<ResourceStore, 'secretKeyIds' | 'rewriteSecrets'> {
+function resourceSecrets(db: Database): Pick<ResourceStore, 'secretKeyIds' | 'rewriteSecrets' | 'upgradeSecrets'> {
   return {
     async secretKeyIds() {
       const rows = await db.query<{ key_id: string; count: number }>(
@@ -286,23 +320,36 @@ function resourceSecrets(db: Database): Pick<ResourceStore, 'secretKeyIds' | 're
     },
 
     async rewriteSecrets(transform) {
+      return db.transaction(async (tx) => rewriteIn(tx, transform))
+    },
+
+    async upgradeSecrets(name, transform) {
       return db.transaction(async (tx) => {
-        const rows = await tx.query<{ owner: string; id: string; secure_body: string }>(
-          sql`SELECT owner, id, secure_body FROM resources WHERE secure_body IS NOT NULL ORDER BY id, owner FOR UPDATE`,
-        )
-        let rewritten = 0
-        let unchanged = 0
-        for (const row of rows) {
-          const next = transform(row.id, row.secure_body)
-          if (!next) {
-            unchanged++
-            continue
-          }
-          await tx.query(sql`UPDATE resources SET secure_body = ${next.envelope}, secret_key_id = ${next.keyId} WHERE owner = ${row.owner} AND id = ${row.id}`)
-          rewritten++
-        }
-        return { rewritten, unchanged }
+        const done = await tx.query(sql`SELECT 1 FROM knowhub_migrations WHERE name = ${name}`)
+        if (done.length > 0) return undefined
+        const result = await rewriteIn(tx, transform)
+        await tx.query(sql`INSERT INTO knowhub_migrations (name) VALUES (${name}) ON CONFLICT (name) DO NOTHING`)
+        return result
       })
     },
   }
+}
+
+/** Passes every stored secret (rows locked) to `transform` and writes back what it returns. */
+async function rewriteIn(tx: Queryable, transform: SecretTransform): Promise<{ rewritten: number; unchanged: number }> {
+  const rows = await tx.query<{ owner: string; id: string; secure_body: string }>(
+    sql`SELECT owner, id, secure_body FROM resources WHERE secure_body IS NOT NULL ORDER BY id, owner FOR UPDATE`,
+  )
+  let rewritten = 0
+  let unchanged = 0
+  for (const row of rows) {
+    const next = transform({ owner: row.owner, id: row.id }, row.secure_body)
+    if (!next) {
+      unchanged++
+      continue
+    }
+    await tx.query(sql`UPDATE resources SET secure_body = ${next.envelope}, secret_key_id = ${next.keyId} WHERE owner = ${row.owner} AND id = ${row.id}`)
+    rewritten++
+  }
+  return { rewritten, unchanged }
 }

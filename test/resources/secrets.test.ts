@@ -5,6 +5,7 @@
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { createCipheriv, randomBytes } from 'node:crypto'
 import { inspect } from 'node:util'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { isKnowHubError } from '../../src/core/errors.js'
@@ -22,55 +23,80 @@ function thrown(fn: () => unknown): { code?: string; message: string; details?: 
   throw new Error('expected a throw')
 }
 
+const OWNER = 'user:alice'
+
 describe('secret envelope', () => {
   const key = SecretKey.generate()
   const box = createSecretBox(key)
 
   it('round-trips and names its key, never holding the plaintext', () => {
-    const envelope = box.encrypt(SECRET, 'credentials/website_a')
-    expect(envelope).toMatch(/^kh1\.[0-9a-f]{16}\.[A-Za-z0-9_-]{16}\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]+$/)
+    const envelope = box.encrypt(SECRET, 'credentials/website_a', OWNER)
+    expect(envelope).toMatch(/^kh2\.[0-9a-f]{16}\.[A-Za-z0-9_-]{16}\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]+$/)
     expect(envelope.split('.')[1]).toBe(key.id)
     expect(envelope).not.toContain('SecurePass123')
     expect(envelope).not.toContain(Buffer.from(SECRET).toString('base64'))
-    expect(box.decrypt(envelope, 'credentials/website_a')).toBe(SECRET)
+    expect(box.decrypt(envelope, 'credentials/website_a', OWNER)).toBe(SECRET)
     expect(box.keyIdOf(envelope)).toBe(key.id)
   })
 
+  it("binds the ciphertext to its owner too (AAD): the same id in another owner's namespace does not decrypt (issue 15.7)", () => {
+    const envelope = box.encrypt(SECRET, 'credentials/website_a', 'user:alice')
+    const error = thrown(() => box.decrypt(envelope, 'credentials/website_a', 'user:alice2'))
+    expect(error.code).toBe('internal_error')
+    expect(error.message).not.toContain('SecurePass123')
+    expect(box.decrypt(envelope, 'credentials/website_a', 'user:alice')).toBe(SECRET)
+  })
+
+  it('reads an old kh1 envelope only to upgrade it, bound to owner and id', () => {
+    // A kh1 envelope as the code before issue 15 wrote it: AES-256-GCM, AAD = knowhub:resource:<id>.
+    const iv = randomBytes(12)
+    const cipher = createCipheriv('aes-256-gcm', key.bytes(), iv, { authTagLength: 16 })
+    cipher.setAAD(Buffer.from('knowhub:resource:r', 'utf8'))
+    const ct = Buffer.concat([cipher.update(SECRET, 'utf8'), cipher.final()])
+    const legacy = ['kh1', key.id, iv.toString('base64url'), cipher.getAuthTag().toString('base64url'), ct.toString('base64url')].join('.')
+    expect(thrown(() => box.decrypt(legacy, 'r', OWNER)).message).toContain('old format')
+    const upgraded = box.upgrade(legacy, 'r', OWNER)!
+    expect(upgraded).toMatch(/^kh2\./)
+    expect(box.decrypt(upgraded, 'r', OWNER)).toBe(SECRET)
+    expect(box.upgrade(upgraded, 'r', OWNER)).toBeUndefined()
+    expect(thrown(() => box.upgrade(legacy, 'other', OWNER)).code).toBe('internal_error')
+  })
+
   it('uses a fresh IV every time', () => {
-    const a = box.encrypt(SECRET, 'r')
-    const b = box.encrypt(SECRET, 'r')
+    const a = box.encrypt(SECRET, 'r', OWNER)
+    const b = box.encrypt(SECRET, 'r', OWNER)
     expect(a).not.toBe(b)
     expect(a.split('.')[2]).not.toBe(b.split('.')[2])
   })
 
   it('binds the ciphertext to its resource id (AAD)', () => {
-    const envelope = box.encrypt(SECRET, 'credentials/website_a')
-    const error = thrown(() => box.decrypt(envelope, 'credentials/website_b'))
+    const envelope = box.encrypt(SECRET, 'credentials/website_a', OWNER)
+    const error = thrown(() => box.decrypt(envelope, 'credentials/website_b', OWNER))
     expect(error.code).toBe('internal_error')
     expect(error.message).toContain('credentials/website_b')
     expect(error.message).not.toContain('SecurePass123')
   })
 
   it('detects tampering with a clear error that leaks nothing', () => {
-    const envelope = box.encrypt(SECRET, 'r')
+    const envelope = box.encrypt(SECRET, 'r', OWNER)
     const parts = envelope.split('.')
     const ct = Buffer.from(parts[4]!, 'base64url')
     ct[0] = ct[0]! ^ 1
     const tampered = [...parts.slice(0, 4), ct.toString('base64url')].join('.')
-    const error = thrown(() => box.decrypt(tampered, 'r'))
+    const error = thrown(() => box.decrypt(tampered, 'r', OWNER))
     expect(error.code).toBe('internal_error')
     expect(error.message).toMatch(/altered/)
     expect(error.cause).toBeUndefined()
     expect(JSON.stringify(error)).not.toContain('SecurePass')
-    for (const broken of ['', 'kh1.x.y.z.w', 'plain text', `kh2${envelope.slice(3)}`, envelope.replace(/\.[^.]+$/, '.!!')]) {
-      expect(thrown(() => box.decrypt(broken, 'r')).code).toBe('internal_error')
+    for (const broken of ['', 'kh1.x.y.z.w', 'plain text', `kh9${envelope.slice(3)}`, envelope.replace(/\.[^.]+$/, '.!!')]) {
+      expect(thrown(() => box.decrypt(broken, 'r', OWNER)).code).toBe('internal_error')
     }
   })
 
   it('refuses another key with config_error naming both key ids', () => {
-    const envelope = box.encrypt(SECRET, 'r')
+    const envelope = box.encrypt(SECRET, 'r', OWNER)
     const other = createSecretBox(SecretKey.generate())
-    const error = thrown(() => other.decrypt(envelope, 'r'))
+    const error = thrown(() => other.decrypt(envelope, 'r', OWNER))
     expect(error.code).toBe('config_error')
     expect(error.message).toContain(key.id)
     expect(error.message).toContain(other.keyId)
@@ -78,13 +104,13 @@ describe('secret envelope', () => {
 
   it('a forged key id on a ciphertext of another key still fails authentication', () => {
     const other = SecretKey.generate()
-    const foreign = createSecretBox(other).encrypt(SECRET, 'r')
+    const foreign = createSecretBox(other).encrypt(SECRET, 'r', OWNER)
     const forged = foreign.replace(other.id, key.id)
-    expect(thrown(() => box.decrypt(forged, 'r')).code).toBe('internal_error')
+    expect(thrown(() => box.decrypt(forged, 'r', OWNER)).code).toBe('internal_error')
   })
 
   it('handles empty-ish, unicode and large secrets', () => {
-    for (const text of ['x', '密码：SecurePass123 🔑', 'a'.repeat(65_536)]) expect(box.decrypt(box.encrypt(text, 'r'), 'r')).toBe(text)
+    for (const text of ['x', '密码：SecurePass123 🔑', 'a'.repeat(65_536)]) expect(box.decrypt(box.encrypt(text, 'r', OWNER), 'r', OWNER)).toBe(text)
   })
 })
 

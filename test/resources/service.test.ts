@@ -356,7 +356,7 @@ describe.each(BACKENDS)('resources on %s', (backend) => {
     for (const secret of [PASSWORD, COOKIE, 'abc123XYZ', Buffer.from(COOKIE).toString('base64'), Buffer.from(PASSWORD).toString('hex')])
       expect(dump).not.toContain(secret)
     for (const row of rows) {
-      expect(row.secure_body).toMatch(new RegExp(`^kh1\\.${key.id}\\.`))
+      expect(row.secure_body).toMatch(new RegExp(`^kh2\\.${key.id}\\.`))
       expect(row.secret_key_id).toBe(key.id)
     }
   })
@@ -471,7 +471,7 @@ describe.each(BACKENDS)('resources on %s', (backend) => {
     await attempt(resources.update('cookies/a', { secure_body: COOKIE }, carol)) // forbidden
     await attempt(resources.update('cookies/a', { secure_body: 123 }, alice)) // wrong type
     await attempt(resources.update('cookies/a', { secure_body: `BigSecret-9999${'x'.repeat(70_000)}` }, alice)) // too_large
-    await store.db.query(sql`UPDATE resources SET secure_body = ${createSecretBox(key).encrypt(PASSWORD, 'elsewhere')} WHERE id = 'cookies/a'`)
+    await store.db.query(sql`UPDATE resources SET secure_body = ${createSecretBox(key).encrypt(PASSWORD, 'elsewhere', 'user:alice')} WHERE id = 'cookies/a'`)
     await attempt(resources.get('cookies/a', alice, { includeSecret: true })) // moved ciphertext
     await attempt(
       createResourceService({ store, secrets: createSecretBox(SecretKey.generate()), logger, clock }).get(credential.id, alice, { includeSecret: true }),
@@ -654,7 +654,7 @@ describe.each(BACKENDS)('resources on %s', (backend) => {
     for (const row of after.filter((r) => r.secure_body)) {
       expect(row.secret_key_id).toBe(next.id)
       expect(row.secure_body).not.toBe(before.find((b) => b.id === row.id)!.secure_body)
-      expect(() => createSecretBox(key).decrypt(row.secure_body!, row.id)).toThrow()
+      expect(() => createSecretBox(key).decrypt(row.secure_body!, row.id, 'user:alice')).toThrow()
     }
     const rotated = createResourceService({ store, secrets: createSecretBox(next), clock })
     expect((await rotated.get(credential.id, alice, { includeSecret: true })).secure_body).toBe(credential.secure_body)
@@ -665,7 +665,7 @@ describe.each(BACKENDS)('resources on %s', (backend) => {
     expect((await rotateSecrets(store, key, next)).unchanged).toBe(2)
     const third = SecretKey.generate()
     await store.db.query(
-      sql`UPDATE resources SET secure_body = ${createSecretBox(third).encrypt('x', 'cookies/a')}, secret_key_id = ${third.id} WHERE id = 'cookies/a'`,
+      sql`UPDATE resources SET secure_body = ${createSecretBox(third).encrypt('x', 'cookies/a', 'user:alice')}, secret_key_id = ${third.id} WHERE id = 'cookies/a'`,
     )
     const snapshot = await store.db.query(sql`SELECT id, secure_body FROM resources ORDER BY id`)
     await expectCode(rotateSecrets(store, next, SecretKey.generate()), 'config_error')
