@@ -11,7 +11,7 @@ import { noopLogger } from '../core/logger.js'
 import type { SecretTransform } from '../store/resources.js'
 import { createSecretBox, type SecretBox, type SecretKey } from './secrets.js'
 
-/** The name the one-time re-encryption of `kh1` secrets is recorded under in `knowhub_migrations`. */
+/** The name the one-time re-encryption of `kh1` secrets is recorded under (`knowhub_meta`, key `data-migration:<name>`). */
 export const SECRET_BINDING_MIGRATION = '0042_secret_owner_binding'
 
 /** What opening the secrets needs of the store (see `Store.resources`). */

@@ -197,8 +197,9 @@ export interface ResourceStore {
    */
   rewriteSecrets(transform: SecretTransform): Promise<{ rewritten: number; unchanged: number }>
   /**
-   * A one-time rewrite of the stored secrets, recorded in `knowhub_migrations` as `name`:
-   * like {@link rewriteSecrets} but only while `name` is not recorded there (and it is
+   * A one-time rewrite of the stored secrets (a data migration that needs the key), recorded
+   * in `knowhub_meta` under `data-migration:<name>` (`knowhub_migrations` lists the SQL files
+   * only): like {@link rewriteSecrets} but only while `name` is not recorded (and it is
    * recorded in the same transaction). Returns undefined when it had run already.
    */
   upgradeSecrets(name: string, transform: SecretTransform): Promise<{ rewritten: number; unchanged: number } | undefined>
@@ -325,10 +326,12 @@ function resourceSecrets(db: Database): Pick<ResourceStore, 'secretKeyIds' | 're
 
     async upgradeSecrets(name, transform) {
       return db.transaction(async (tx) => {
-        const done = await tx.query(sql`SELECT 1 FROM knowhub_migrations WHERE name = ${name}`)
+        const key = `data-migration:${name}`
+        const done = await tx.query(sql`SELECT 1 FROM knowhub_meta WHERE key = ${key}`)
         if (done.length > 0) return undefined
         const result = await rewriteIn(tx, transform)
-        await tx.query(sql`INSERT INTO knowhub_migrations (name) VALUES (${name}) ON CONFLICT (name) DO NOTHING`)
+        await tx.query(sql`INSERT INTO knowhub_meta (key, value) VALUES (${key}, ${JSON.stringify({ applied_at: new Date().toISOString(), ...result })}::jsonb)
+          ON CONFLICT (key) DO NOTHING`)
         return result
       })
     },

@@ -114,7 +114,7 @@ describe.each(BACKENDS)('secret key safety on %s', (backend) => {
       const [row] = await secretRows(hub)
       expect(row!.secure_body).toMatch(new RegExp(`^kh2\\.${keyA.id}\\.`))
       expect((await hub.resources.get('credentials/old', alice, { includeSecret: true })).secure_body).toBe(PASSWORD)
-      const recorded = await hub.store.db.query(sql`SELECT 1 FROM knowhub_migrations WHERE name = ${SECRET_BINDING_MIGRATION}`)
+      const recorded = await hub.store.db.query(sql`SELECT 1 FROM knowhub_meta WHERE key = ${`data-migration:${SECRET_BINDING_MIGRATION}`}`)
       expect(recorded).toHaveLength(1)
     } finally {
       await hub.close()
