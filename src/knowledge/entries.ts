@@ -28,6 +28,7 @@ import { parseWith } from '../core/validate.js'
 import type { KnowledgeRecord } from '../store/knowledge.js'
 import type { KnowledgeContext } from './context.js'
 import { embeddingText, searchDocument } from './document.js'
+import { pinResources } from './resource-pins.js'
 import { entryNotFound, requireManaged, requireVisible, toEntries, toEntry } from './view.js'
 
 /** A page of entries, newest first, and the cursor of the next page (null on the last). */
@@ -83,6 +84,7 @@ export async function saveEntry(ctx: KnowledgeContext, raw: unknown, principal: 
     owner,
     content: input.content,
     resource_ids: [...new Set(input.resource_ids)],
+    resource_owners: await pinResources(ctx.store, [...new Set(input.resource_ids)], principal, owner),
     source,
     score: input.score,
     helpful: 0,
@@ -167,6 +169,7 @@ export async function editEntry(ctx: KnowledgeContext, id: string, raw: unknown,
     tags: input.tags ?? record.tags,
     scopes: input.scopes ? [...new Set(input.scopes)] : record.scopes,
     resource_ids: input.resource_ids ?? record.resource_ids,
+    ...(input.resource_ids ? { resource_owners: await pinResources(ctx.store, input.resource_ids, principal, record.owner, record.resource_owners) } : {}),
   }
   const textChanged = change.task !== record.task || change.content !== record.content
   const embedding = textChanged ? await ctx.embedOne(embeddingText(change.task, change.content)) : undefined

@@ -93,6 +93,11 @@ export function mergedRecord(group: KnowledgeRecord[], now: Date, maxContentByte
       group.map((r) => r.resource_ids),
       100,
     ),
+    // Each original's pins (issue 15.8); an id two originals pin differently keeps the lead's.
+    resource_owners: Object.assign(
+      {},
+      ...[...group].reverse().map((r) => Object.fromEntries(r.resource_ids.map((id) => [id, r.resource_owners?.[id] ?? r.owner]))),
+    ) as Record<string, string>,
     source: {
       ...lead.source,
       urls: unite(

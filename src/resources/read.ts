@@ -4,9 +4,10 @@
  * Visibility is the store query's; the secret is decided here and nowhere else.
  */
 import { decodeCursor, encodeCursor } from '../core/cursor.js'
-import { Owner, hasPermission, memberScopes, requirePermission, type Principal } from '../core/principal.js'
+import { Owner, hasPermission, memberScopes, requirePermission, visibleScopes, type Principal } from '../core/principal.js'
 import { ListResourcesInput, resourceIdProblem, type ExpandedResource, type Resource, type ResourceListPage } from '../core/resources.js'
 import { parseWith } from '../core/validate.js'
+import type { ResourceKey } from '../store/resources.js'
 import { accessOf, notFound, validId, validOwner, type ResourceContext } from './context.js'
 import { canReadSecrets, toExpanded, toResource, toSummary } from './view.js'
 
@@ -111,20 +112,46 @@ export async function expandResources(ctx: ResourceContext, ids: readonly string
 }
 
 /**
- * Adds `resources` to each item (entries, search hits): the referenced resources the
- * caller can see itself, never their secrets, in one query for all items. A resource
- * referenced by an entry you can see is not thereby visible to you: those you cannot
- * see are left out.
+ * Adds `resources` to each entry (entries, search hits): the referenced resources the caller
+ * can see itself, never their secrets, in two queries for all items. Each reference resolves
+ * to the resource the entry's writer meant — the owner pinned when it was saved (issue
+ * 15.8; an unpinned id: the entry owner's own) — never to a same-id resource of someone else
+ * that the caller happens to see. A resource referenced by an entry you can see is not
+ * thereby visible to you: those you cannot see are left out.
  * @example
  * const results = await withResources(ctx, response.results, alice) // each with .resources
  */
-export async function withResources<T extends { resource_ids: readonly string[] }>(
+export async function withResources<T extends { id: string; resource_ids: readonly string[] }>(
   ctx: ResourceContext,
   items: readonly T[],
   principal: Principal,
 ): Promise<Array<T & { resources: ExpandedResource[] }>> {
-  const ids = [...new Set(items.flatMap((item) => item.resource_ids))]
-  const found = ids.length > 0 ? await expandResources(ctx, ids, principal) : []
-  const byId = new Map(found.map((resource) => [resource.id, resource]))
-  return items.map((item) => ({ ...item, resources: item.resource_ids.flatMap((id) => byId.get(id) ?? []) }))
+  requirePermission(principal, 'read')
+  const referring = items.filter((item) => item.resource_ids.length > 0)
+  if (referring.length === 0) return items.map((item) => ({ ...item, resources: [] }))
+  const pins = await ctx.store.knowledge.resourcePins(
+    referring.map((item) => item.id),
+    visibleScopes(principal),
+  )
+  const keyOf = (item: T, id: string): ResourceKey | undefined => {
+    const entry = pins.get(item.id)
+    return entry && resourceIdProblem(id) === undefined ? { owner: entry.pins[id] ?? entry.owner, id } : undefined
+  }
+  const keys = new Map<string, ResourceKey>()
+  for (const item of referring) {
+    for (const id of item.resource_ids) {
+      const key = keyOf(item, id)
+      if (key) keys.set(JSON.stringify([key.owner, key.id]), key)
+    }
+  }
+  const now = ctx.clock.now()
+  const found = await ctx.store.resources.getExact([...keys.values()], accessOf(principal))
+  const byKey = new Map(found.map((r) => [JSON.stringify([r.owner, r.id]), toExpanded(r, now)]))
+  return items.map((item) => ({
+    ...item,
+    resources: item.resource_ids.flatMap((id) => {
+      const key = keyOf(item, id)
+      return (key && byKey.get(JSON.stringify([key.owner, key.id]))) || []
+    }),
+  }))
 }

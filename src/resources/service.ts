@@ -55,7 +55,8 @@ export function createResourceService(deps: ResourceServiceDeps) {
     /** The resources behind `resource_ids` that the caller can see, never with secrets, see {@link expandResources}. */
     expandResources: (ids: readonly string[], principal: Principal): Promise<ExpandedResource[]> => expandResources(ctx, ids, principal),
     /** Items (entries, search hits) with `resources` added (`expand=resources`), see {@link withResources}. */
-    withResources: <T extends { resource_ids: readonly string[] }>(items: readonly T[], principal: Principal) => withResources(ctx, items, principal),
+    withResources: <T extends { id: string; resource_ids: readonly string[] }>(items: readonly T[], principal: Principal) =>
+      withResources(ctx, items, principal),
   }
 }
 

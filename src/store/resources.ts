@@ -183,6 +183,8 @@ export interface ResourceStore {
   get(id: string, access: ResourceAccess, options?: ResourceGetOptions): Promise<ResourceRecord | undefined>
   /** For each of `ids`, the visible resource resolved as in `get` (with body, never the secret). */
   getMany(ids: readonly string[], access: ResourceAccess): Promise<ResourceRecord[]>
+  /** The visible resources with exactly these keys (owner and id), without secrets, in no particular order. */
+  getExact(keys: readonly ResourceKey[], access: ResourceAccess): Promise<ResourceRecord[]>
   /** Summaries (no body, no secret) ordered by id then owner, after `after`. */
   list(filter: ResourceFilter, limit: number, after?: { id: string; owner?: string | undefined }): Promise<ResourceRecord[]>
   /** Applies a change if the resource is visible and still at `expectedVersion`. */
@@ -219,7 +221,7 @@ export function resourceStore(db: Database): ResourceStore {
 }
 
 /** Reads: one resource (resolved among the caller's namespaces), several, a page, the count. */
-function resourceReads(db: Database): Pick<ResourceStore, 'get' | 'getMany' | 'list' | 'count'> {
+function resourceReads(db: Database): Pick<ResourceStore, 'get' | 'getMany' | 'getExact' | 'list' | 'count'> {
   return {
     async get(id, access, options = {}) {
       const secret = options.secretScopes ? sql`, CASE WHEN r.scopes && ${options.secretScopes}::text[] THEN r.secure_body END AS secure_body` : sql.empty
@@ -233,6 +235,16 @@ function resourceReads(db: Database): Pick<ResourceStore, 'get' | 'getMany' | 'l
       if (ids.length === 0) return []
       const rows = await db.query(sql`SELECT DISTINCT ON (r.id) ${FULL} FROM resources r WHERE r.id = ANY(${ids}::text[]) AND ${visibleSql(access)}
         ORDER BY r.id, ${resolutionOrder(access)}`)
+      return rows.map(toRecord)
+    },
+
+    async getExact(keys, access) {
+      if (keys.length === 0) return []
+      const owners = keys.map((k) => k.owner)
+      const ids = keys.map((k) => k.id)
+      const rows = await db.query(sql`SELECT ${FULL} FROM resources r
+        JOIN unnest(${owners}::text[], ${ids}::text[]) AS wanted(owner, id) ON r.owner = wanted.owner AND r.id = wanted.id
+        WHERE ${visibleSql(access)}`)
       return rows.map(toRecord)
     },
 

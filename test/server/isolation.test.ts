@@ -47,6 +47,8 @@ interface Entry {
   owner: string
   marker: string
   resource_ids: string[]
+  /** Issue 15.8: the owner each id was pinned to at save time (the writer's resolution, else the entry owner). */
+  pins: string[]
 }
 interface Res {
   id: string
@@ -196,7 +198,8 @@ beforeAll(async () => {
         resource_ids,
       })
       expect(r.status, why(writer, 'saving an entry')).toBe(201)
-      entries.push({ id: r.body.id, scopes, owner: r.body.owner, marker, resource_ids })
+      const pins = resource_ids.map((id) => resolve(writer, id)?.owner ?? r.body.owner)
+      entries.push({ id: r.body.id, scopes, owner: r.body.owner, marker, resource_ids, pins })
     }
   }
 })
@@ -248,13 +251,13 @@ describe(`isolation matrix (seed ${SEED})`, () => {
     })
   })
 
-  it('expand=resources never shows a resource the caller cannot see itself, nor any secret', async () => {
+  it('expand=resources shows the resource the writer meant, never one the caller cannot see itself, nor any secret', async () => {
     await inBatches(actors, 4, async (actor) => {
       for (const entry of entries.filter((e) => sees(actor, e.scopes))) {
         const r = await actor.api.get(`/api/knowledge/${entry.id}?expand=resources`)
-        const expected = entry.resource_ids.flatMap((id) => {
-          const chosen = resolve(actor, id)
-          return chosen ? [`${chosen.id} ${chosen.owner}`] : []
+        const expected = entry.resource_ids.flatMap((id, i) => {
+          const chosen = resources.find((res) => res.id === id && res.owner === entry.pins[i])
+          return chosen && seesResource(actor, chosen) ? [`${chosen.id} ${chosen.owner}`] : []
         })
         expect(
           r.body.resources.map((x: { id: string; owner: string }) => `${x.id} ${x.owner}`),

@@ -38,12 +38,14 @@ export interface KnowledgeRecordQueries {
     id: string,
     visible: readonly string[],
     expectedVersion: number,
-    change: Pick<KnowledgeRecord, 'task' | 'content' | 'types' | 'tags' | 'scopes' | 'resource_ids'>,
+    change: Pick<KnowledgeRecord, 'task' | 'content' | 'types' | 'tags' | 'scopes' | 'resource_ids' | 'resource_owners'>,
     doc: SearchDocument,
     embedding: Float32Array | undefined,
     reason: string,
     at: Date,
   ): Promise<KnowledgeRecord | undefined>
+  /** The entry owner and resource pins of each visible entry, for expanding `resource_ids` (issue 15.8). */
+  resourcePins(ids: readonly string[], visible: readonly string[]): Promise<Map<string, { owner: string; pins: Record<string, string> }>>
   /** Moves the confidence a share `rate` (0-1) of the way to `target` (0-1), atomically. */
   moveConfidence(id: string, visible: readonly string[], target: number, rate: number, at: Date): Promise<KnowledgeRecord | undefined>
   setStatus(id: string, visible: readonly string[], status: KnowledgeStatus, mergedInto: string | null, at: Date): Promise<KnowledgeRecord | undefined>
@@ -101,12 +103,21 @@ export function recordQueries({ db, getDialect }: KnowledgeContext): KnowledgeRe
       return rows.map(toRecord)
     },
 
+    async resourcePins(ids, visible) {
+      if (ids.length === 0) return new Map()
+      const rows = await db.query<{ id: string; owner: string; resource_owners: Record<string, string> }>(
+        sql`SELECT k.id, k.owner, k.resource_owners FROM knowledge k WHERE k.id = ANY(${ids}::text[]) AND k.scopes && ${visible}::text[]`,
+      )
+      return new Map(rows.map((row) => [row.id, { owner: row.owner, pins: row.resource_owners ?? {} }]))
+    },
+
     async update(id, visible, expectedVersion, change, doc, embedding, reason, at) {
       const text = documentColumns(doc)
       return db.transaction(async (tx) => {
         if (!(await keepCurrentVersion(tx, id, visible, expectedVersion, reason))) return undefined
+        const pins = change.resource_owners ? sql`, resource_owners = ${JSON.stringify(change.resource_owners)}::jsonb` : sql.empty
         const rows = await tx.query(sql`UPDATE knowledge k SET task = ${change.task}, content = ${change.content}, types = ${change.types}::text[],
-            tags = ${JSON.stringify(change.tags)}::jsonb, scopes = ${change.scopes}::text[], resource_ids = ${change.resource_ids}::text[],
+            tags = ${JSON.stringify(change.tags)}::jsonb, scopes = ${change.scopes}::text[], resource_ids = ${change.resource_ids}::text[]${pins},
             search_doc = ${text.tsvector}, search_tf = ${text.tf}, search_len = ${text.length}, version = k.version + 1, updated_at = ${at.toISOString()}
           WHERE k.id = ${id} AND k.version = ${expectedVersion}
           RETURNING ${COLUMNS}`)

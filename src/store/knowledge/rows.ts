@@ -20,6 +20,12 @@ export interface KnowledgeRecord {
   owner: string
   content: string
   resource_ids: string[]
+  /**
+   * The owner of the resource each of `resource_ids` was resolved to when the entry was saved
+   * or edited (issue 15.8); an id without one resolves in the entry owner's namespace.
+   * Absent on a record not read from the store: nothing pinned.
+   */
+  resource_owners?: Record<string, string>
   source: Source
   score: number
   helpful: number
@@ -54,7 +60,7 @@ export interface KnowledgeContext {
 }
 
 /** The columns of a {@link KnowledgeRecord}, from `knowledge k`. */
-export const COLUMNS = sql.raw(`k.id, k.message_id, k.types, k.task, k.tags, k.scopes, k.owner, k.content, k.resource_ids,
+export const COLUMNS = sql.raw(`k.id, k.message_id, k.types, k.task, k.tags, k.scopes, k.owner, k.content, k.resource_ids, k.resource_owners,
   k.source, k.score, k.helpful, k.harmful, k.harmful_weight, k.confidence, k.status, k.merged_into, k.version, k.created_at, k.updated_at`)
 
 /** A selected row as a {@link KnowledgeRecord} (numbers and dates converted). */
@@ -65,6 +71,7 @@ export function toRecord(row: Record<string, unknown>): KnowledgeRecord {
     helpful: Number(row.helpful),
     harmful: Number(row.harmful),
     harmful_weight: Number(row.harmful_weight),
+    resource_owners: (row.resource_owners ?? {}) as Record<string, string>,
     confidence: Math.round(Number(row.confidence) * 1e6) / 1e6,
     created_at: new Date(row.created_at as string | Date),
     updated_at: new Date(row.updated_at as string | Date),
@@ -138,10 +145,10 @@ export async function insertRecord(q: Queryable, r: KnowledgeRecord, doc: Search
   const vectorColumn = embedding ? sql.raw(', embedding') : sql.empty
   const vectorValue = embedding ? sql`, ${embedding}` : sql.empty
   const text = documentColumns(doc)
-  const rows = await q.query(sql`INSERT INTO knowledge (id, message_id, types, task, tags, scopes, owner, content, resource_ids, source,
+  const rows = await q.query(sql`INSERT INTO knowledge (id, message_id, types, task, tags, scopes, owner, content, resource_ids, resource_owners, source,
       score, owner_score, helpful, harmful, harmful_weight, confidence, status, merged_into, version, search_doc, search_tf, search_len, created_at, updated_at${vectorColumn})
     VALUES (${r.id}, ${r.message_id}, ${r.types}::text[], ${r.task}, ${JSON.stringify(r.tags)}::jsonb, ${r.scopes}::text[], ${r.owner},
-      ${r.content}, ${r.resource_ids}::text[], ${JSON.stringify(r.source)}::jsonb, ${r.score}, ${r.score}, ${r.helpful}, ${r.harmful}, ${r.harmful_weight ?? r.harmful},
+      ${r.content}, ${r.resource_ids}::text[], ${JSON.stringify(r.resource_owners ?? {})}::jsonb, ${JSON.stringify(r.source)}::jsonb, ${r.score}, ${r.score}, ${r.helpful}, ${r.harmful}, ${r.harmful_weight ?? r.harmful},
       ${r.confidence}, ${r.status}, ${r.merged_into}, ${r.version}, ${text.tsvector}, ${text.tf}, ${text.length}, ${r.created_at.toISOString()}, ${r.updated_at.toISOString()}${vectorValue})
     ${onConflict}
     RETURNING id`)
