@@ -23,6 +23,12 @@ export interface RelevanceGate {
    * query (the hashed n-grams on Chinese text); otherwise the embedder's `similarityFloor`.
    */
   fallbackSimilarity: number
+  /**
+   * Once one candidate of the query passes the gate (the query has an answer), the others
+   * need only this share of the full-text strength threshold (or the similarity floor, as
+   * before): they follow the anchor. 1 gates every candidate alike.
+   */
+  followStrength: number
 }
 
 /**
@@ -30,14 +36,55 @@ export interface RelevanceGate {
  * "Relevance gate"): the strength and similarity that relevant entries clear and that the best
  * candidate of a query about nothing stored stays under.
  */
-export const DEFAULT_RELEVANCE_GATE: RelevanceGate = Object.freeze({ minTextStrength: 0.2, minTextStrengthCjk: 0.08, fallbackSimilarity: 0.3 })
+export const DEFAULT_RELEVANCE_GATE: RelevanceGate = Object.freeze({
+  minTextStrength: 0.2,
+  minTextStrengthCjk: 0.09,
+  fallbackSimilarity: 0.3,
+  followStrength: 0.25,
+})
 
 /**
  * In full-text-only mode (`mode: fulltext`) no vector similarity can back a weak lexical
- * match: the strength thresholds are halved (a query that shares two of four words with its
- * entry, the other two found nowhere, still passes; docs/retrieval.md).
+ * match: the Latin-script strength threshold is halved (a query that shares two of four words
+ * with its entry, the other two found nowhere, still passes; docs/retrieval.md). Not the CJK
+ * one: n-gram vectors back no Chinese match in hybrid mode either, and halved it answered
+ * 70% of the Chinese questions about absent topics.
  */
 export const FULLTEXT_ONLY_FACTOR = 0.5
+
+/** The thresholds of one query's gate: the anchor's, and the followers' full-text strength. */
+export interface QueryGate {
+  minTextStrength: number
+  minSimilarity: number
+  /** The strength a candidate needs once another has passed (the similarity floor stays). */
+  followTextStrength: number
+}
+
+/**
+ * The gate of one query: the threshold of its script (Latin or CJK), halved for a Latin query
+ * in full-text-only mode, the similarity floor (the embedder's, else the fallback) and the
+ * followers' share.
+ * @example
+ * queryGate(DEFAULT_RELEVANCE_GATE, { cjk: false, fulltextOnly: false, floor: 0.3 })
+ * // { minTextStrength: 0.2, minSimilarity: 0.3, followTextStrength: 0.05 }
+ */
+export function queryGate(gate: RelevanceGate, query: { cjk: boolean; fulltextOnly: boolean; floor: number | undefined }): QueryGate {
+  const minTextStrength = query.cjk ? gate.minTextStrengthCjk : gate.minTextStrength * (query.fulltextOnly ? FULLTEXT_ONLY_FACTOR : 1)
+  return { minTextStrength, minSimilarity: query.floor ?? gate.fallbackSimilarity, followTextStrength: minTextStrength * gate.followStrength }
+}
+
+/**
+ * The relevance gate over a query's fused candidates: nothing unless at least one candidate
+ * passes on its own merits ({@link passesGate}: the query has an answer); then every candidate
+ * with the followers' full-text strength, or the similarity floor. Order is kept.
+ * @example
+ * gateCandidates(fused, bound, queryGate(DEFAULT_RELEVANCE_GATE, { cjk: false, fulltextOnly: false, floor: 0.3 }))
+ */
+export function gateCandidates<T extends GateCandidate>(candidates: readonly T[], bound: number, gate: QueryGate): T[] {
+  if (!candidates.some((c) => passesGate(c, bound, gate))) return []
+  const follow = { minTextStrength: gate.followTextStrength, minSimilarity: gate.minSimilarity }
+  return candidates.filter((c) => passesGate(c, bound, follow))
+}
 
 /** A fused candidate as the gate reads it: its full-text score (if any) and vector similarity (if any). */
 export interface GateCandidate {

@@ -17,9 +17,9 @@ import { textQuery } from './document.js'
 import { fuse, fuseScores, type Fused } from './rank.js'
 import {
   DEFAULT_RELEVANCE_GATE,
-  FULLTEXT_ONLY_FACTOR,
-  passesGate,
+  gateCandidates,
   QUALITY_BOOST,
+  queryGate,
   relevanceRerank,
   textStrength,
   type RelevanceGate,
@@ -202,10 +202,8 @@ async function candidates(run: SearchRun, input: ParsedSearch, visible: string[]
     // A candidate that shares no search term with the query must be similar enough on its own.
     return fused.filter((c) => c.positions[0] !== null || (c.positions[1]?.score ?? -Infinity) >= (floor ?? -Infinity))
   }
-  const factor = input.mode === 'fulltext' ? FULLTEXT_ONLY_FACTOR : 1
-  const minTextStrength = factor * (isLargelyCjk(input.q) ? run.gate.minTextStrengthCjk : run.gate.minTextStrength)
-  const gate = { minTextStrength, minSimilarity: floor ?? run.gate.fallbackSimilarity }
-  return fused.filter((c) => passesGate(c, text.bound, gate))
+  const gate = queryGate(run.gate, { cjk: isLargelyCjk(input.q), fulltextOnly: input.mode === 'fulltext', floor })
+  return gateCandidates(fused, text.bound, gate)
 }
 
 /** One search, uncached: candidates, routing (when on), the shortlist's records, the rerank (quality within relevance). */

@@ -2,7 +2,18 @@
  * The relevance gate and the bounded quality rerank (issue 17), as pure functions.
  */
 import { describe, expect, it } from 'vitest'
-import { HARMFUL_PENALTY, passesGate, QUALITY_BOOST, qualityBoost, relevanceRerank, textStrength } from '../../src/knowledge/relevance.js'
+import {
+  DEFAULT_RELEVANCE_GATE,
+  FULLTEXT_ONLY_FACTOR,
+  gateCandidates,
+  HARMFUL_PENALTY,
+  passesGate,
+  QUALITY_BOOST,
+  qualityBoost,
+  queryGate,
+  relevanceRerank,
+  textStrength,
+} from '../../src/knowledge/relevance.js'
 
 const item = (id: string, fused: number, eval_: { score?: number; helpful?: number; harmful?: number } = {}, scopes = ['user:u']) => ({
   id,
@@ -52,6 +63,33 @@ describe('relevance gate', () => {
     ).toBe(false)
     expect(passesGate({ positions: [{ rank: 1, score: 1.9 }, null] }, 10, gate)).toBe(false)
     expect(passesGate({ positions: [null, { rank: 1, score: -0.2 }] }, 10, gate)).toBe(false)
+  })
+})
+
+describe('the gate over a query', () => {
+  const text = (id: string, score: number, similarity?: number) => ({
+    id,
+    positions: [{ rank: 1, score }, similarity === undefined ? null : { rank: 1, score: similarity }],
+  })
+  const gate = queryGate(DEFAULT_RELEVANCE_GATE, { cjk: false, fulltextOnly: false, floor: 0.3 })
+
+  it('returns nothing unless one candidate passes on its own merits', () => {
+    expect(gateCandidates([text('a', 1.9, 0.29), text('b', 1.5)], 10, gate)).toEqual([])
+  })
+
+  it('lets the others follow a passing candidate down to the followers’ strength, and no further', () => {
+    const kept = gateCandidates([text('anchor', 3), text('weak', 0.6), text('weaker', 0.4), text('similar', 0.1, 0.35)], 10, gate)
+    expect(gate.followTextStrength).toBeCloseTo(DEFAULT_RELEVANCE_GATE.minTextStrength * DEFAULT_RELEVANCE_GATE.followStrength)
+    expect(kept.map((c) => c.id)).toEqual(['anchor', 'weak', 'similar'])
+  })
+
+  it('halves the Latin threshold in full-text-only mode, never the CJK one', () => {
+    const latin = queryGate(DEFAULT_RELEVANCE_GATE, { cjk: false, fulltextOnly: true, floor: undefined })
+    expect(latin.minTextStrength).toBeCloseTo(DEFAULT_RELEVANCE_GATE.minTextStrength * FULLTEXT_ONLY_FACTOR)
+    expect(latin.minSimilarity).toBe(DEFAULT_RELEVANCE_GATE.fallbackSimilarity)
+    for (const fulltextOnly of [true, false]) {
+      expect(queryGate(DEFAULT_RELEVANCE_GATE, { cjk: true, fulltextOnly, floor: undefined }).minTextStrength).toBe(DEFAULT_RELEVANCE_GATE.minTextStrengthCjk)
+    }
   })
 })
 
