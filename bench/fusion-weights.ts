@@ -8,6 +8,7 @@
  */
 import { readFileSync } from 'node:fs'
 import { recallAtK } from '../src/eval/metrics.js'
+import { fusionFor } from '../src/knowledge/fusion-weights.js'
 import { fuseScores } from '../src/knowledge/rank.js'
 import { DEFAULT_RELEVANCE_GATE, gateCandidates, queryGate, type RelevanceGate } from '../src/knowledge/relevance.js'
 import type { Dump, DumpedQuery } from './fusion-dump.js'
@@ -54,6 +55,16 @@ export function answered(dump: Dump, lang: string, weigh: Weigh, mode: Mode = 'h
   return qs.filter((q) => replay(q, dump.depth, mode, weigh).length > 0).length / qs.length
 }
 
+/** Vector weight `a + b × overlap`, where overlap is the share of the vector list's first 10 that the full-text list's first 10 also holds. */
+function agreement(a: number, b: number): Weigh {
+  return (q) => {
+    const text = new Set(q.text_hits.slice(0, 10).map(([id]) => id))
+    const top = q.vector_hits.slice(0, 10)
+    const overlap = top.length ? top.filter(([id]) => text.has(id)).length / top.length : 0
+    return { fulltext: 1, vector: a + b * overlap }
+  }
+}
+
 function main(): void {
   const dumps = process.argv.slice(2).map((file) => JSON.parse(readFileSync(file, 'utf8')) as Dump)
   const fixed =
@@ -77,6 +88,13 @@ function main(): void {
           `  cjk ${cjk} follow ${follow}: fulltext ${ft.toFixed(3)} (no-answer EN/ZH ${na('fulltext')}), vector ${vec.toFixed(3)} (${na('vector')}), hybrid no-answer ${na('hybrid')}`,
         )
         for (const v of weights) console.log(`    vector weight ${v.toFixed(2)}: hybrid ${recall(dump, 'hybrid', fixed(v)).toFixed(3)}`)
+        const learned: Weigh = (q) => fusionFor(dump.embedder, q.cjk)
+        console.log(
+          `    learned (fusionFor): hybrid ${recall(dump, 'hybrid', learned).toFixed(3)}, no-answer EN/ZH ${['en', 'zh'].map((l) => pct(answered(dump, l, learned))).join(' / ')}`,
+        )
+        if (process.env.AGREE)
+          for (const [a, b] of process.env.AGREE.split(';').map((p) => p.split(',').map(Number)))
+            console.log(`    agreement ${a} + ${b} × overlap@10: hybrid ${recall(dump, 'hybrid', agreement(a!, b!)).toFixed(3)}`)
       }
   }
 }

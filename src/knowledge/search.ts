@@ -14,6 +14,7 @@ import { parseWith } from '../core/validate.js'
 import { DEFAULT_TEXT_RANKING, type KnowledgeRecord, type TextRanking } from '../store/knowledge.js'
 import type { KnowledgeContext } from './context.js'
 import { textQuery } from './document.js'
+import { fusionFor, type FusionOptions } from './fusion-weights.js'
 import { fuse, fuseScores, type Fused } from './rank.js'
 import {
   DEFAULT_RELEVANCE_GATE,
@@ -27,23 +28,7 @@ import {
 } from './relevance.js'
 import { createRouter, DEFAULT_ROUTING, type Router, type RoutingOptions } from './routing.js'
 
-/**
- * Fusion of the full-text and vector lists: `score` (min-max normalised scores,
- * weighted and summed) or `rrf` (reciprocal rank, `weight / (k + rank)`).
- */
-export interface FusionOptions {
-  method: 'score' | 'rrf'
-  fulltext: number
-  vector: number
-  /** The rank offset of `rrf` (default 60). */
-  k?: number
-}
-
-/**
- * Score fusion with the vector list at half the weight of BM25: see docs/retrieval.md
- * for the measurements behind it (score fusion beat rank fusion on every set).
- */
-export const DEFAULT_FUSION: FusionOptions = { method: 'score', fulltext: 1, vector: 0.5 }
+export { DEFAULT_FUSION, type FusionOptions } from './fusion-weights.js'
 
 /** Candidate list depths of a hybrid search. */
 export interface SearchDepth {
@@ -56,7 +41,10 @@ export const DEFAULT_SEARCH_DEPTH: SearchDepth = { fulltext: 50, vector: 50 }
 
 /** Tuning of the search (all optional; the defaults are measured in docs/retrieval.md). */
 export interface SearchOptions {
-  /** How the full-text and vector lists are fused (default {@link DEFAULT_FUSION}). */
+  /**
+   * How the full-text and vector lists are fused, for every query. Default: the embedder's
+   * learned weights for the query's script ({@link fusionFor}), else {@link DEFAULT_FUSION}.
+   */
   fusion?: FusionOptions
   /** BM25 parameters of the full-text list (default `DEFAULT_TEXT_RANKING`). */
   textRanking?: TextRanking
@@ -141,7 +129,8 @@ function toResult(r: Ranked, explain: boolean): SearchResult {
 /** What one search needs: the context, the tuning, and the query embedder. */
 interface SearchRun {
   ctx: KnowledgeContext
-  fusion: FusionOptions
+  /** Fixed fusion (an option), or undefined: per query, {@link fusionFor}. */
+  fusion: FusionOptions | undefined
   textRanking: TextRanking
   searchDepth: SearchDepth
   minSimilarity: number | undefined
@@ -176,7 +165,9 @@ function cachedQueryEmbedder(ctx: KnowledgeContext, size: number): (q: string) =
  */
 async function candidates(run: SearchRun, input: ParsedSearch, visible: string[]): Promise<Candidate[]> {
   const { store, embedder } = run.ctx
-  const { fusion, searchDepth } = run
+  const { searchDepth } = run
+  const cjk = isLargelyCjk(input.q)
+  const fusion = run.fusion ?? fusionFor(embedder.model, cjk)
   const filter = { visible, types: input.types, minScore: input.min_score, nonNegativeQuality: true }
   const textDepth = Math.max(searchDepth.fulltext, input.top_k * 4)
   const vectorDepth = Math.max(searchDepth.vector, input.top_k * 4)
@@ -202,7 +193,7 @@ async function candidates(run: SearchRun, input: ParsedSearch, visible: string[]
     // A candidate that shares no search term with the query must be similar enough on its own.
     return fused.filter((c) => c.positions[0] !== null || (c.positions[1]?.score ?? -Infinity) >= (floor ?? -Infinity))
   }
-  const gate = queryGate(run.gate, { cjk: isLargelyCjk(input.q), fulltextOnly: input.mode === 'fulltext', floor })
+  const gate = queryGate(run.gate, { cjk, fulltextOnly: input.mode === 'fulltext', floor })
   return gateCandidates(fused, text.bound, gate)
 }
 
@@ -255,7 +246,7 @@ export function createKnowledgeSearch(ctx: KnowledgeContext, options: SearchOpti
   const { store, logger } = ctx
   const run: SearchRun = {
     ctx,
-    fusion: options.fusion ?? DEFAULT_FUSION,
+    fusion: options.fusion,
     textRanking: options.textRanking ?? DEFAULT_TEXT_RANKING,
     searchDepth: options.searchDepth ?? DEFAULT_SEARCH_DEPTH,
     minSimilarity: options.minSimilarity,
