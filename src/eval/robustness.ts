@@ -185,8 +185,21 @@ export async function runFeedbackRobustness(options: {
 }
 
 /**
+ * The task and content of a near-duplicate of an entry: its content plus " (copy)". An entry
+ * whose task is its whole content (a plain document) is indexed once, as body; its copy keeps
+ * that shape (task and content both the copied text), or its task would be indexed again as a
+ * weighted title field and the copy would be far more relevant than the original, not near-equally.
+ * @example
+ * nearDuplicate({ task: 'Use pnpm', content: 'Use pnpm' }) // { task: 'Use pnpm (copy)', content: 'Use pnpm (copy)' }
+ */
+export function nearDuplicate(entry: { task: string; content: string }): { task: string; content: string } {
+  const content = `${entry.content} (copy)`
+  return entry.task.trim() === entry.content.trim() ? { task: `${entry.content.trim()} (copy)`, content } : { task: entry.task, content }
+}
+
+/**
  * Near-duplicate pairs: for up to `max` judged queries, a copy of the query's first relevant
- * document (its text plus " (copy)") is saved beside it, and 1-5 helpful cases go to one of the
+ * document ({@link nearDuplicate}: its text plus " (copy)") is saved beside it, and 1-5 helpful cases go to one of the
  * two, chosen at random; the one of higher quality score is the helpful one (the original may
  * carry earlier feedback; pairs of equal quality are skipped). A pair counts for the helpful
  * one when it ranks above the other in the query's results (the other absent counts too; the
@@ -210,10 +223,7 @@ async function nearDuplicatePairs(
     const conv = convOf(query)
     const principal = loaded.principal(conv)
     const original = await knowledge.get(idOf.get(docId)!, principal)
-    const copy = await knowledge.save(
-      { task: original.task, content: `${original.content} (copy)`, types: original.types, tags: original.tags, scopes: original.scopes },
-      principal,
-    )
+    const copy = await knowledge.save({ ...nearDuplicate(original), types: original.types, tags: original.tags, scopes: original.scopes }, principal)
     const votes = 1 + Math.floor(rand() * 5)
     const chosen = rand() < 0.5 ? original.id : copy.id
     await giveFeedback(
