@@ -130,14 +130,14 @@ export const HARMFUL_PENALTY = 0.2
 
 /**
  * The bounded quality boost of an entry, 0 for the quality of a new entry (3: seed 003's
- * default score, no feedback): `boost · tanh((q − 3) / 4)` above 3, `2 · boost ·
- * tanh(q − 3)` below. At the default boost one helpful case (quality 4) gives +0.024, five
- * +0.085; a quality of 2 (one helpful and one harmful case) −0.152, one harmful case (quality 1) −0.193.
+ * default score, no feedback): `boost · tanh((q − 3) / 2)` above 3, `2 · boost ·
+ * tanh(q − 3)` below. At the default boost one helpful case (quality 4) gives +0.046, five
+ * +0.099; a quality of 2 (one helpful and one harmful case) −0.152, one harmful case (quality 1) −0.193.
  * @example
- * qualityBoost(4) // ≈ 0.0245
+ * qualityBoost(4) // ≈ 0.0462
  */
 export function qualityBoost(quality: number, boost = QUALITY_BOOST): number {
-  return quality >= 3 ? boost * Math.tanh((quality - 3) / 4) : 2 * boost * Math.tanh(quality - 3)
+  return quality >= 3 ? boost * Math.tanh((quality - 3) / 2) : 2 * boost * Math.tanh(quality - 3)
 }
 
 /** A reranked candidate: seed 003's quality score, its scope priority, relevance and boost. */
