@@ -4,6 +4,7 @@
 import { realpathSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { Command, CommanderError } from 'commander'
+import { packageVersion } from '../app/version.js'
 import { KnowHubError } from '../core/errors.js'
 import { ENV_VARS } from './config.js'
 import { knowledgeCommands } from './commands/knowledge/index.js'
@@ -23,6 +24,7 @@ import { printError, printJsonError, processIo, type Io } from './output.js'
 export function buildProgram(io: Io = processIo): Command {
   const program = new Command('knowhub')
     .description('KnowHub: a knowledge hub for AI agents — knowledge packs, knowledge entries with scoped visibility and hybrid search.')
+    .version(packageVersion(), '-V, --version', 'print the version (package.json) and exit')
     .option('--config <file>', 'JSON config file (default: ./knowhub.config.json when present)')
     .addHelpText(
       'after',

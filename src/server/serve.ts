@@ -6,11 +6,11 @@
  *   (DNS-rebinding protection). Binding elsewhere without a token is refused.
  */
 import { randomBytes } from 'node:crypto'
-import { readFileSync } from 'node:fs'
 import type { AddressInfo } from 'node:net'
 import { serve, type ServerType } from '@hono/node-server'
 import { adminService } from '../app/admin.js'
 import type { KnowHub } from '../app/open.js'
+import { packageVersion } from '../app/version.js'
 import type { Clock } from '../core/clock.js'
 import { KnowHubError } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
@@ -57,15 +57,6 @@ export interface RunningServer {
 export function isLoopback(host: string): boolean {
   const h = host.replace(/^\[|\]$/g, '').toLowerCase()
   return h === 'localhost' || h === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h) || h === '::ffff:127.0.0.1'
-}
-
-function packageVersion(): string {
-  try {
-    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: unknown }
-    return typeof pkg.version === 'string' ? pkg.version : '0.0.0'
-  } catch {
-    return '0.0.0'
-  }
 }
 
 function describePrincipal(p: KnowHub['config']['principal']): string {

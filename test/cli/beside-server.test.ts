@@ -45,6 +45,14 @@ describe('the CLI beside a running server', () => {
     const id = (JSON.parse(save.stdout) as { id: string }).id
     // The server saw it: it is in its store.
     expect((await t.hub.knowledge.get(id, t.hub.config.principal)).task).toBe('Deploy with pnpm in Docker')
+    // knowhub edit runs there too (the API's PATCH), keeping the previous version.
+    const edit = await runCli('edit', id, '--content', 'corepack enable, then pnpm install --frozen-lockfile', '--tag', 'tool=pnpm', '--json')
+    expect(edit.code, edit.stderr).toBe(0)
+    expect(await t.hub.knowledge.get(id, t.hub.config.principal)).toMatchObject({
+      content: 'corepack enable, then pnpm install --frozen-lockfile',
+      tags: { tool: 'pnpm' },
+      version: 2,
+    })
     const status = await runCli('status', '--json')
     expect(JSON.parse(status.stdout)).toMatchObject({ entries: 1, principal: { user: 'local' } })
     const created = await runCli('token', 'create', '--user', 'alice', '--org', 'acme')

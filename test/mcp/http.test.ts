@@ -6,6 +6,8 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { RunningServer } from '../../src/server/serve.js'
 import { openTestHub, type TestHub } from '../server/helpers.js'
@@ -50,6 +52,8 @@ describe('/mcp (streamable HTTP, token mode)', () => {
 
   it('lists the knowledge tools and the goal tool (no pack tools: the server was given no packs) and calls each as the token principal', async () => {
     const client = await connect(alice)
+    const pkg = JSON.parse(readFileSync(join(import.meta.dirname, '..', '..', 'package.json'), 'utf8')) as { version: string }
+    expect(client.getServerVersion()).toMatchObject({ name: 'knowhub', version: pkg.version })
     const names = (await client.listTools()).tools.map((tool) => tool.name)
     expect(names).toEqual([
       'knowledge_search',

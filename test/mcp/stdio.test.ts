@@ -2,8 +2,9 @@
  * `knowhub mcp` over stdio: the real CLI spawned with `node --import tsx`, driven by
  * the official MCP client (StdioClientTransport). Calls every tool.
  */
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { execFile } from 'node:child_process'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { hostname, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js'
@@ -55,6 +56,8 @@ describe('knowhub mcp (stdio)', () => {
   it('serves every tool over stdio, with the pack catalog and pack resources', async () => {
     const client = await spawnMcp(['--project', PROJECT, '--no-user', '--scope', 'org:acme'], 'data-1')
     expect(client.getServerVersion()?.name).toBe('knowhub')
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }
+    expect(client.getServerVersion()?.version).toBe(pkg.version)
     const { tools } = await client.listTools()
     expect(tools.map((t) => t.name).sort()).toEqual(
       [
@@ -130,6 +133,27 @@ describe('knowhub mcp (stdio)', () => {
     expect(names).toHaveLength(10)
     expect(names).not.toContain('knowledge_pack_activate')
   })
+})
+
+describe('knowhub mcp on a held embedded database', () => {
+  it('says on stderr who holds it before exiting, instead of a silent closed connection', async () => {
+    // Held by this (test) process, which serves nothing: the lock file names it.
+    const data = join(dir, 'data-held')
+    mkdirSync(data, { recursive: true })
+    writeFileSync(join(data, 'db.lock'), JSON.stringify({ pid: process.pid, host: hostname(), started_at: '2026-11-23T00:00:00Z' }))
+    const second = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+      const child = execFile(
+        process.execPath,
+        ['--import', 'tsx', join(ROOT, 'test', 'mcp', 'run-cli.ts'), 'mcp', '--no-packs'],
+        { cwd: ROOT, env: { ...getDefaultEnvironment(), KNOWHUB_DATA_DIR: data, KNOWHUB_USER: 'dev' }, timeout: 60_000 },
+        (_error, stdout, stderr) => resolve({ code: child.exitCode, stdout, stderr }),
+      )
+    })
+    expect(second.code).toBe(1)
+    // stdout is the protocol channel: nothing there; the reason is on stderr.
+    expect(second.stdout).toBe('')
+    expect(second.stderr).toContain(`error [database_error]: The embedded database in ${data} is in use by process ${process.pid}`)
+  }, 90_000)
 })
 
 describe('knowhub mcp --url (stdio in front of a running server)', () => {

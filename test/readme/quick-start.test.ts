@@ -80,6 +80,7 @@ const CHECKS: Array<[RegExp, Check]> = [
   ],
   [/^npx knowhub search "selenium/, (ran, ids) => expect(ran.stdout).toContain(ids[0])],
   [/^npx knowhub list --types tool$/, (ran, ids) => expect(ran.stdout).toContain(ids[0])],
+  [/^npx knowhub edit \S+ --tag site=a /, (ran, ids) => expect(ran.stdout).toBe(`edited ${ids[0]} (now v2)\n`)],
   [/^npx knowhub show \S+ --versions$/, (ran, ids) => expect(ran.stdout).toContain(`${ids[0]}  [tool, strategy]`)],
   [/^npx knowhub feedback /, (ran) => expect(ran.stdout).toContain('helpful 1')],
   [
@@ -88,6 +89,7 @@ const CHECKS: Array<[RegExp, Check]> = [
   ],
   [/^npx knowhub status$/, (ran) => expect(ran.stdout).toMatch(/^entries: +1$/m)],
   [/^npx knowhub --help$/, (ran) => expect(ran.stdout).toContain('Usage: knowhub')],
+  [/^npx knowhub --version$/, (ran) => expect(ran.stdout).toMatch(/^\d+\.\d+\.\d+\n$/)],
   [/^curl -s localhost:\d+\/healthz$/, (ran) => expect(JSON.parse(ran.stdout)).toMatchObject({ status: 'ok' })],
   [/^curl -s -X POST localhost:\d+\/api\/knowledge /, (ran) => expect(JSON.parse(ran.stdout)).toMatchObject({ task: 'Deploy with pnpm in Docker' })],
   [
@@ -146,7 +148,7 @@ describe('README quick start', () => {
       expect(check, `no expectation for the README command: ${command}`).toBeDefined()
       check![1](ran, ids)
       // Each command that needs the data says, in one line, that it runs on the server.
-      if (command.startsWith('npx knowhub') && !command.includes('--help')) expect(ran.stderr, command).toMatch(ONE_LINE_NOTE)
+      if (command.startsWith('npx knowhub') && !/--help|--version/.test(command)) expect(ran.stderr, command).toMatch(ONE_LINE_NOTE)
     }
     expect(ids).toHaveLength(2)
   }, 600_000)

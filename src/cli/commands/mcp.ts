@@ -88,14 +88,16 @@ export function mcpCommand(_io: Io): Command {
     )
     .action(async (options: McpOptions, command: Command) => {
       // Loaded when the command runs: `knowhub --help` stays fast.
-      const [{ StdioServerTransport }, { createMcpServer }, { clientBackend }, { createClient }, { localBackend }, { openPacks }] = await Promise.all([
-        import('@modelcontextprotocol/sdk/server/stdio.js'),
-        import('../../mcp/server.js'),
-        import('../../client/backend.js'),
-        import('../../client/client.js'),
-        import('../../app/backend.js'),
-        import('../../app/packs.js'),
-      ])
+      const [{ StdioServerTransport }, { createMcpServer }, { clientBackend }, { createClient }, { localBackend }, { openPacks }, { packageVersion }] =
+        await Promise.all([
+          import('@modelcontextprotocol/sdk/server/stdio.js'),
+          import('../../mcp/server.js'),
+          import('../../client/backend.js'),
+          import('../../client/client.js'),
+          import('../../app/backend.js'),
+          import('../../app/packs.js'),
+          import('../../app/version.js'),
+        ])
       const env = cliEnv()
       const logger = createCliLogger(env.logLevel ?? 'warn')
       const globals = command.optsWithGlobals() as GlobalOptions
@@ -106,7 +108,7 @@ export function mcpCommand(_io: Io): Command {
         // The `tools` section of the config file gives the tool defaults; flags win.
         const defaults = toolDefaults(config.tools, options, principal.agent)
         const { packs } = await packService.discover()
-        const server = createMcpServer({ backend, packService, defaults, logger, ...(embedder ? { embedder } : {}) })
+        const server = createMcpServer({ backend, packService, defaults, logger, version: packageVersion(), ...(embedder ? { embedder } : {}) })
         const stopped = untilStdinEnds()
         await server.connect(new StdioServerTransport())
         logger.info('mcp.started', { transport: 'stdio', packs: packs.length, remote: options.url !== undefined })

@@ -1,5 +1,5 @@
 /**
- * `knowhub save | show | list | archive | restore | delete`: one entry at a time, or a page of them.
+ * `knowhub save | edit | show | list | archive | restore | delete`: one entry at a time, or a page of them.
  */
 import { readFileSync } from 'node:fs'
 import { Command, Option } from 'commander'
@@ -74,6 +74,43 @@ export function saveCommand(io: Io): Command {
       )
       if (options.json) printJson(io, entry)
       else io.out(`saved ${entry.id}`)
+    })
+}
+
+/** `knowhub edit ID`: change task, content, types, tags or scopes (the API's PATCH); the previous text is kept as a version. */
+export function editCommand(io: Io): Command {
+  return serverOptions(new Command('edit'))
+    .description('Edit an entry (owner or admin): task, content, types, tags, scopes; the previous version is kept')
+    .argument('<id>', 'knowledge id')
+    .option('--task <text>', 'the new task')
+    .option('--content <text>', 'the new content ("-" reads stdin)')
+    .option('--file <path>', 'read the new content from a file')
+    .option('--type <type>', `the new types (repeatable; replaces them): ${KNOWLEDGE_TYPES.join(', ')}`, collect)
+    .option('--tag <key=value>', 'the new tags (repeatable; replaces every tag)', collect)
+    .option('--no-tags', 'remove every tag')
+    .option('--scope <scope>', 'the new scopes (repeatable; replaces them)', collect)
+    .option('--reason <text>', 'why (kept with the previous version)')
+    .option('--json', 'print the entry as JSON')
+    .addHelpText(
+      'after',
+      '\nExample (ID is a placeholder: use an id from `knowhub list`):\n  knowhub edit ID --content "Use the staging test account" --reason "the old account was removed"',
+    )
+    .action(async (id: string, options, command: Command) => {
+      const content = options.content !== undefined || options.file ? readContent(options) : undefined
+      const tags = options.tags === false ? {} : options.tag ? parseTags(options.tag) : undefined
+      const body = {
+        ...(options.task !== undefined ? { task: options.task } : {}),
+        ...(content !== undefined ? { content } : {}),
+        ...(options.type ? { types: options.type } : {}),
+        ...(tags ? { tags } : {}),
+        ...(options.scope ? { scopes: options.scope } : {}),
+        ...(options.reason !== undefined ? { reason: options.reason } : {}),
+      }
+      if (Object.keys(body).every((k) => k === 'reason'))
+        throw new KnowHubError('validation_error', 'nothing to change: give --task, --content/--file, --type, --tag/--no-tags or --scope')
+      const entry = await withSession(sessionOptions(command), io, (session) => session.knowledge.edit(id, body))
+      if (options.json) return printJson(io, entry)
+      io.out(`edited ${entry.id} (now v${entry.version})`)
     })
 }
 

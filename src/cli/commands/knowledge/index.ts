@@ -1,10 +1,10 @@
 /**
- * `knowhub save | search | list | show | feedback | evolve | extract | archive | restore | delete | export | import | reindex`.
+ * `knowhub save | edit | search | list | show | feedback | evolve | extract | archive | restore | delete | export | import | reindex`.
  * Each parses options, calls one service function and prints the result.
  */
 import type { Command } from 'commander'
 import type { Io } from '../../output.js'
-import { lifecycleCommand, listCommand, saveCommand, showCommand } from './entries.js'
+import { editCommand, lifecycleCommand, listCommand, saveCommand, showCommand } from './entries.js'
 import { evolveCommand, feedbackCommand } from './feedback.js'
 import { extractCommand } from './extract.js'
 import { searchCommand } from './search.js'
@@ -18,6 +18,7 @@ import { exportCommand, importCommand, reindexCommand } from './transfer.js'
 export function knowledgeCommands(io: Io): Command[] {
   return [
     saveCommand(io),
+    editCommand(io),
     searchCommand(io),
     listCommand(io),
     showCommand(io),

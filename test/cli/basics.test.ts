@@ -1,0 +1,103 @@
+/**
+ * CLI basics: `knowhub --version` says package.json's version; `knowhub edit` changes an
+ * entry (task, content, types, tags, scopes) and keeps the previous version, refusing an
+ * edit that changes nothing or a bad value with a clear error.
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { runCli } from '../helpers/cli.js'
+
+const ROOT = join(import.meta.dirname, '..', '..')
+const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }
+let dir: string
+const saved = { ...process.env }
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'knowhub-basics-'))
+  process.env.KNOWHUB_DATA_DIR = join(dir, 'data')
+  process.env.KNOWHUB_USER = 'dev'
+  process.env.KNOWHUB_ORG = 'acme'
+  process.env.KNOWHUB_EMBEDDER = 'hashed'
+  delete process.env.DATABASE_URL
+  delete process.env.KNOWHUB_URL
+})
+afterAll(() => {
+  process.env = saved
+  rmSync(dir, { recursive: true, force: true })
+})
+
+describe('knowhub --version', () => {
+  it("prints package.json's version", async () => {
+    for (const flag of ['--version', '-V']) {
+      const run = await runCli(flag)
+      expect(run.code).toBe(0)
+      expect(run.stdout.trim()).toBe(pkg.version)
+    }
+  })
+})
+
+describe('knowhub edit', () => {
+  it('changes task, content, types, tags and scopes, keeping the previous version', async () => {
+    const save = await runCli('save', '--task', 'Log in to site A', '--content', 'Use the test account', '--type', 'tool', '--tag', 'site=a', '--json')
+    expect(save.code, save.stderr).toBe(0)
+    const id = (JSON.parse(save.stdout) as { id: string }).id
+
+    const edit = await runCli('edit', id, '--content', 'Use the staging test account', '--reason', 'the old account was removed')
+    expect(edit.code, edit.stderr).toBe(0)
+    expect(edit.stdout).toBe(`edited ${id} (now v2)`)
+    const all = await runCli(
+      'edit',
+      id,
+      '--task',
+      'Log in to site A (staging)',
+      '--type',
+      'tool',
+      '--type',
+      'strategy',
+      '--tag',
+      'site=a',
+      '--tag',
+      'env=staging',
+      '--scope',
+      'user:dev',
+      '--scope',
+      'org:acme',
+      '--json',
+    )
+    expect(all.code, all.stderr).toBe(0)
+    expect(JSON.parse(all.stdout)).toMatchObject({
+      task: 'Log in to site A (staging)',
+      content: 'Use the staging test account',
+      types: ['tool', 'strategy'],
+      tags: { site: 'a', env: 'staging' },
+      scopes: ['user:dev', 'org:acme'],
+      version: 3,
+    })
+    const untagged = JSON.parse((await runCli('edit', id, '--no-tags', '--json')).stdout) as { tags: object }
+    expect(untagged.tags).toEqual({})
+    const shown = await runCli('show', id, '--versions')
+    expect(shown.stdout).toContain('Use the test account')
+    expect(shown.stdout).toContain('the old account was removed')
+  })
+
+  it('refuses an edit that changes nothing, a bad value and an unknown id, in words', async () => {
+    const save = await runCli('save', '--task', 'Rotate logs', '--content', 'copytruncate', '--type', 'tool', '--json')
+    const id = (JSON.parse(save.stdout) as { id: string }).id
+    const nothing = await runCli('edit', id)
+    expect(nothing.code).toBe(1)
+    expect(nothing.stderr).toContain('error [validation_error]: nothing to change')
+    const reasonOnly = await runCli('edit', id, '--reason', 'why not')
+    expect(reasonOnly.stderr).toContain('nothing to change')
+    const badType = await runCli('edit', id, '--type', 'magic')
+    expect(badType.code).toBe(1)
+    expect(badType.stderr).toContain('error [validation_error]')
+    const badTag = await runCli('edit', id, '--tag', 'novalue')
+    expect(badTag.stderr).toContain('--tag must be key=value')
+    const missing = await runCli('edit', 'knowledge-20990101000000-zzzz', '--task', 'x')
+    expect(missing.code).toBe(1)
+    expect(missing.stderr).toContain('error [not_found]')
+    expect(JSON.parse((await runCli('show', id, '--json')).stdout)).toMatchObject({ content: 'copytruncate', version: 1 })
+  })
+})
