@@ -44,7 +44,7 @@ export function printJsonError(io: Io, error: unknown): void {
   printJson(io, { error: body })
 }
 
-/** A progress reporter: a bar on a terminal, a line every 10% otherwise. */
+/** A progress reporter: a bar on a terminal, a line every 10% otherwise; nothing while there is nothing to do (never `0/0`). */
 export function progress(io: Io, label: string): { update: (done: number, total: number) => void; stop: () => void } {
   if (io.interactive) {
     // Loaded when a bar is shown: most commands never show one.
@@ -56,6 +56,7 @@ export function progress(io: Io, label: string): { update: (done: number, total:
     let started = false
     return {
       update(done, total) {
+        if (total <= 0) return
         if (!started) {
           bar.start(total, done)
           started = true
@@ -67,7 +68,8 @@ export function progress(io: Io, label: string): { update: (done: number, total:
   let lastDecile = -1
   return {
     update(done, total) {
-      const decile = total === 0 ? 10 : Math.floor((done / total) * 10)
+      if (total <= 0) return
+      const decile = Math.floor((done / total) * 10)
       if (decile !== lastDecile) {
         lastDecile = decile
         io.err(`${label}: ${done}/${total}`)

@@ -2,6 +2,7 @@
  * Entry operations: save, get, versions, list, edit, archive, restore, delete. Each takes
  * the calling principal; visibility is enforced by the store's queries, ownership here.
  */
+import type { z } from 'zod'
 import { decodeCursor, encodeCursor } from '../core/cursor.js'
 import { KnowHubError } from '../core/errors.js'
 import { newKnowledgeId } from '../core/ids.js'
@@ -55,27 +56,24 @@ function defaultOwner(principal: Principal, agentId: string | undefined): string
 }
 
 /**
- * Saves a new entry. Scopes default to the caller's own user (or first) scope; owner to the caller.
+ * A new entry's record, without its id, from the body of a save (already parsed): scopes
+ * default to the caller's own user (or first) scope, owner to the caller; both checked
+ * against what the caller may write. Shared by `saveEntry` and the import of save-shaped lines.
  * @example
- * const entry = await saveEntry(ctx, { task: 'Log in to site A', content: 'Use the test account', types: ['tool'] }, principal)
+ * const base = newEntryRecord(SaveKnowledgeInput.parse(body), principal, new Date())
  */
-export async function saveEntry(ctx: KnowledgeContext, raw: unknown, principal: Principal): Promise<KnowledgeEntry> {
-  requirePermission(principal, 'write')
-  const input = parseWith(SaveKnowledgeInput, raw, 'knowledge entry')
-  ctx.checkContentSize(input.content)
-  ctx.requireVectors()
+export function newEntryRecord(input: z.output<typeof SaveKnowledgeInput>, principal: Principal, now: Date): Omit<KnowledgeRecord, 'id'> {
   const scopes = input.scopes ?? defaultWriteScopes(principal)
   if (scopes.length === 0) throw new KnowHubError('forbidden', 'The caller belongs to no scope it could write to')
   assertWritableScopes(principal, scopes)
   const owner = input.owner ?? defaultOwner(principal, input.source.agent_id)
   if (!canManage(principal, owner)) throw foreignOwnerError(principal, owner, 'entries')
-  const now = ctx.clock.now()
   const source = Source.parse({
     ...input.source,
     timestamp: input.source.timestamp ?? now.toISOString(),
     message_id: input.source.message_id ?? input.message_id,
   })
-  const base = {
+  return {
     message_id: input.message_id,
     types: input.types,
     task: input.task,
@@ -96,6 +94,20 @@ export async function saveEntry(ctx: KnowledgeContext, raw: unknown, principal: 
     created_at: now,
     updated_at: now,
   }
+}
+
+/**
+ * Saves a new entry. Scopes default to the caller's own user (or first) scope; owner to the caller.
+ * @example
+ * const entry = await saveEntry(ctx, { task: 'Log in to site A', content: 'Use the test account', types: ['tool'] }, principal)
+ */
+export async function saveEntry(ctx: KnowledgeContext, raw: unknown, principal: Principal): Promise<KnowledgeEntry> {
+  requirePermission(principal, 'write')
+  const input = parseWith(SaveKnowledgeInput, raw, 'knowledge entry')
+  ctx.checkContentSize(input.content)
+  ctx.requireVectors()
+  const now = ctx.clock.now()
+  const base = newEntryRecord(input, principal, now)
   const doc = searchDocument(base.task, base.content, base.tags)
   const embedding = await ctx.embedOne(embeddingText(base.task, base.content))
   for (let attempt = 0; attempt < 8; attempt++) {

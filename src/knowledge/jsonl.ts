@@ -1,5 +1,7 @@
 import { KnowHubError, isKnowHubError } from '../core/errors.js'
-import { KnowledgeExportLine, type ImportReport } from '../core/knowledge.js'
+import type { Clock } from '../core/clock.js'
+import { newKnowledgeId } from '../core/ids.js'
+import { KnowledgeExportLine, SaveKnowledgeInput, type FeedbackRecord, type ImportReport, type KnowledgeVersion } from '../core/knowledge.js'
 import type { Logger } from '../core/logger.js'
 import { assertWritableScopes, canManage, requirePermission, type Principal } from '../core/principal.js'
 import { checkJsonLimits } from '../core/json-limits.js'
@@ -8,6 +10,7 @@ import type { Embedder } from '../embed/embedder.js'
 import type { ImportItem, KnowledgeRecord } from '../store/knowledge.js'
 import type { Store } from '../store/store.js'
 import { embeddingText, searchDocument } from './document.js'
+import { newEntryRecord } from './entries.js'
 
 export interface ImportOptions {
   /** `atomic` (default): any bad line imports nothing. `partial`: good lines are imported, bad ones reported. */
@@ -32,6 +35,18 @@ interface ImportDeps {
   principal: Principal
   maxContentBytes: number
   logger: Logger
+  /** The time of entries made from save-shaped lines. */
+  clock: Clock
+}
+
+/** One checked line, ready to write. `fresh`: made from a save-shaped line, its id new (another is drawn on a clash). */
+interface CheckedLine {
+  line: number
+  record: KnowledgeRecord
+  helpful_history: FeedbackRecord[]
+  harmful_history: FeedbackRecord[]
+  versions: KnowledgeVersion[]
+  fresh: boolean
 }
 
 function lineError(line: number, error: unknown): ImportReport['errors'][number] {
@@ -39,8 +54,23 @@ function lineError(line: number, error: unknown): ImportReport['errors'][number]
   return { line, code: 'invalid_import', message: (error as Error).message }
 }
 
-/** Parses and checks one line; throws a KnowHubError describing what is wrong. */
-function checkLine(text: string, deps: ImportDeps): KnowledgeExportLine {
+function invalid(issuesOf: { error: Parameters<typeof toValidationIssues>[0] }, shape: string): KnowHubError {
+  const issues = toValidationIssues(issuesOf.error)
+  return new KnowHubError('invalid_import', `${shape}${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, { issues })
+}
+
+function checkSize(content: string, deps: ImportDeps): void {
+  const bytes = Buffer.byteLength(content, 'utf8')
+  if (bytes > deps.maxContentBytes) throw new KnowHubError('too_large', `content is ${bytes} bytes; the limit is ${deps.maxContentBytes}`)
+}
+
+/**
+ * Parses and checks one line; throws a KnowHubError describing what is wrong. A JSON object
+ * with an `id` is a line of the export format (strict: a field we do not know would be lost);
+ * one without is the body `POST /api/knowledge` takes (task, content, types, tags, scopes,
+ * owner, source, score…), saved as a new entry with the same defaults and checks as a save.
+ */
+function checkLine(text: string, line: number, deps: ImportDeps): CheckedLine {
   let json: unknown
   try {
     json = JSON.parse(text)
@@ -48,17 +78,39 @@ function checkLine(text: string, deps: ImportDeps): KnowledgeExportLine {
     throw new KnowHubError('invalid_import', `not valid JSON (${(error as Error).message})`)
   }
   checkJsonLimits(json)
-  const parsed = ImportLine.safeParse(json)
-  if (!parsed.success) {
-    const issues = toValidationIssues(parsed.error)
-    throw new KnowHubError('invalid_import', issues.map((i) => `${i.path}: ${i.message}`).join('; '), { issues })
+  if (json === null || typeof json !== 'object' || Array.isArray(json))
+    throw new KnowHubError('invalid_import', 'a line must be a JSON object (an exported entry, or a POST /api/knowledge body)')
+  if (!('id' in json)) {
+    const parsed = SaveKnowledgeInput.safeParse(json)
+    if (!parsed.success) throw invalid(parsed, '(read as a POST /api/knowledge body: the line has no id) ')
+    checkSize(parsed.data.content, deps)
+    const now = deps.clock.now()
+    return {
+      line,
+      record: { id: newKnowledgeId(now), ...newEntryRecord(parsed.data, deps.principal, now) },
+      helpful_history: [],
+      harmful_history: [],
+      versions: [],
+      fresh: true,
+    }
   }
+  const parsed = ImportLine.safeParse(json)
+  if (!parsed.success) throw invalid(parsed, '')
   const entry = parsed.data
-  const bytes = Buffer.byteLength(entry.content, 'utf8')
-  if (bytes > deps.maxContentBytes) throw new KnowHubError('too_large', `content is ${bytes} bytes; the limit is ${deps.maxContentBytes}`)
+  checkSize(entry.content, deps)
   assertWritableScopes(deps.principal, entry.scopes)
   if (!canManage(deps.principal, entry.owner)) throw new KnowHubError('forbidden', `owner ${entry.owner} is not one of your ids`)
-  return entry
+  for (const date of [entry.created_at, entry.updated_at]) {
+    if (Number.isNaN(new Date(date).getTime())) throw new KnowHubError('invalid_import', `invalid date "${date}"`)
+  }
+  return {
+    line,
+    record: toRecord(entry),
+    helpful_history: entry.eval.helpful_history,
+    harmful_history: entry.eval.harmful_history,
+    versions: entry.versions,
+    fresh: false,
+  }
 }
 
 function toRecord(entry: KnowledgeExportLine): KnowledgeRecord {
@@ -96,7 +148,7 @@ export async function importJsonl(deps: ImportDeps, lines: AsyncIterable<string>
   const onConflict = options.onConflict ?? 'error'
   const batchSize = options.batchSize ?? 200
   const errors: ImportReport['errors'] = []
-  const accepted: Array<{ line: number; entry: KnowledgeExportLine }> = []
+  const accepted: CheckedLine[] = []
   const seen = new Map<string, number>()
   let lineNo = 0
   for await (const raw of lines) {
@@ -104,31 +156,36 @@ export async function importJsonl(deps: ImportDeps, lines: AsyncIterable<string>
     const text = raw.trim()
     if (text === '') continue
     try {
-      const entry = checkLine(text, deps)
-      for (const date of [entry.created_at, entry.updated_at]) {
-        if (Number.isNaN(new Date(date).getTime())) throw new KnowHubError('invalid_import', `invalid date "${date}"`)
-      }
-      const first = seen.get(entry.id)
-      if (first !== undefined) throw new KnowHubError('invalid_import', `duplicate id ${entry.id} (first on line ${first})`)
-      seen.set(entry.id, lineNo)
-      accepted.push({ line: lineNo, entry })
+      const item = checkLine(text, lineNo, deps)
+      const first = seen.get(item.record.id)
+      if (first !== undefined && !item.fresh) throw new KnowHubError('invalid_import', `duplicate id ${item.record.id} (first on line ${first})`)
+      while (seen.has(item.record.id)) item.record.id = newKnowledgeId(item.record.created_at)
+      seen.set(item.record.id, lineNo)
+      accepted.push(item)
     } catch (error) {
       errors.push(lineError(lineNo, error))
     }
   }
   const existing = new Set<string>()
   for (let i = 0; i < accepted.length; i += 1000) {
-    for (const id of await deps.store.knowledge.exists(accepted.slice(i, i + 1000).map((a) => a.entry.id))) existing.add(id)
+    for (const id of await deps.store.knowledge.exists(accepted.slice(i, i + 1000).map((a) => a.record.id))) existing.add(id)
   }
   let skipped = 0
-  const toImport = accepted.filter(({ line, entry }) => {
-    if (!existing.has(entry.id)) return true
+  const toImport = accepted.filter((item) => {
+    const { id } = item.record
+    if (!existing.has(id)) return true
+    if (item.fresh) {
+      // A new entry whose drawn id an existing one has (same second, same suffix): draw another.
+      while (existing.has(item.record.id) || seen.has(item.record.id)) item.record.id = newKnowledgeId(item.record.created_at)
+      seen.set(item.record.id, item.line)
+      return true
+    }
     if (onConflict === 'skip') {
       skipped++
       return false
     }
     if (onConflict === 'error') {
-      errors.push({ line, code: 'conflict', message: `entry ${entry.id} exists already (use onConflict skip or replace)` })
+      errors.push({ line: item.line, code: 'conflict', message: `entry ${id} exists already (use onConflict skip or replace)` })
       return false
     }
     return true
@@ -139,20 +196,20 @@ export async function importJsonl(deps: ImportDeps, lines: AsyncIterable<string>
     return { imported: 0, skipped: 0, errors }
   }
   const total = toImport.length
-  options.onProgress?.(0, total)
+  if (total > 0) options.onProgress?.(0, total)
   async function* batches(): AsyncGenerator<ImportItem[]> {
     let done = 0
     for (let i = 0; i < toImport.length; i += batchSize) {
       const slice = toImport.slice(i, i + batchSize)
-      const vectors = await deps.embedder.embed(slice.map(({ entry }) => embeddingText(entry.task, entry.content)))
-      yield slice.map(({ entry }, j) => ({
-        record: toRecord(entry),
-        doc: searchDocument(entry.task, entry.content, entry.tags),
+      const vectors = await deps.embedder.embed(slice.map(({ record }) => embeddingText(record.task, record.content)))
+      yield slice.map((item, j) => ({
+        record: item.record,
+        doc: searchDocument(item.record.task, item.record.content, item.record.tags),
         embedding: vectors[j],
-        helpful_history: entry.eval.helpful_history,
-        harmful_history: entry.eval.harmful_history,
-        versions: entry.versions,
-        replace: existing.has(entry.id),
+        helpful_history: item.helpful_history,
+        harmful_history: item.harmful_history,
+        versions: item.versions,
+        replace: !item.fresh && existing.has(item.record.id),
       }))
       done += slice.length
       options.onProgress?.(done, total)

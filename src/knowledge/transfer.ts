@@ -28,7 +28,9 @@ export async function* exportEntries(ctx: KnowledgeContext, principal: Principal
 }
 
 /**
- * Imports JSONL written by {@link exportEntries} (lossless round trip). Every line is checked
+ * Imports JSONL written by {@link exportEntries} (lossless round trip), or lines in the shape
+ * `POST /api/knowledge` takes (no `id`: each becomes a new entry, as a save would make it),
+ * detected line by line. Every line is checked
  * first; in `atomic` mode (default) one bad line imports nothing, in `partial` mode the
  * good lines are imported. Bad lines are reported by line number.
  * @example
@@ -42,7 +44,7 @@ export async function importEntries(
 ): Promise<ImportReport> {
   ctx.requireVectors()
   const report = await importJsonl(
-    { store: ctx.store, embedder: ctx.embedder, principal, maxContentBytes: ctx.maxContentBytes, logger: ctx.logger },
+    { store: ctx.store, embedder: ctx.embedder, principal, maxContentBytes: ctx.maxContentBytes, logger: ctx.logger, clock: ctx.clock },
     lines,
     options,
   )

@@ -171,7 +171,8 @@ function knowledgePaths(): Record<string, Record<string, unknown>> {
     },
     '/api/knowledge/import': {
       post: {
-        summary: 'Import JSONL as the export writes it: all or nothing unless mode=partial; bad lines reported by number',
+        summary:
+          'Import JSONL: lines as the export writes them (with an id) or POST /api/knowledge bodies (without one: new entries), detected per line; all or nothing unless mode=partial; bad lines reported by number',
         parameters: queryParameters(ImportQuery),
         requestBody: { required: true, content: { 'application/x-ndjson': { schema: { type: 'string' } } } },
         responses: { 200: json('ImportReport'), ...ERRORS },

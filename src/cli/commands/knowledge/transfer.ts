@@ -1,10 +1,11 @@
 /**
  * `knowhub export | import | reindex`: whole-store operations, with progress on long work.
  */
-import { createReadStream, createWriteStream } from 'node:fs'
+import { createReadStream, createWriteStream, statSync } from 'node:fs'
 import { once } from 'node:events'
 import { createInterface } from 'node:readline'
 import { Command, Option } from 'commander'
+import { KnowHubError } from '../../../core/errors.js'
 import { withHub, withSession } from '../../context.js'
 import { globals, serverOptions, sessionOptions } from '../../options.js'
 import { printJson, progress, type Io } from '../../output.js'
@@ -36,15 +37,36 @@ export function exportCommand(io: Io): Command {
     })
 }
 
-/** `knowhub import FILE [--partial] [--on-conflict]`: JSONL as written by export. */
+/** A file to import, checked before anything opens: a missing one or a folder is said in words. */
+function assertReadableFile(file: string): void {
+  let isFile: boolean
+  try {
+    isFile = statSync(file).isFile()
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    throw new KnowHubError(
+      code === 'ENOENT' ? 'not_found' : 'validation_error',
+      code === 'ENOENT' ? `There is no file ${file} to import (give a JSONL file, or - for stdin)` : `Cannot read ${file}: ${(error as Error).message}`,
+      { file },
+    )
+  }
+  if (!isFile) throw new KnowHubError('validation_error', `${file} is not a file (give a JSONL file, or - for stdin)`, { file })
+}
+
+/** `knowhub import FILE [--partial] [--on-conflict]`: JSONL as written by export, or POST /api/knowledge bodies. */
 export function importCommand(io: Io): Command {
   return serverOptions(new Command('import'))
-    .description('Import entries from JSONL (as written by export)')
+    .description('Import entries from JSONL: lines as written by export, or POST /api/knowledge bodies (task, content, types…), detected per line')
     .argument('<file>', 'JSONL file ("-" for stdin)')
     .option('--partial', 'import the valid lines even if some are bad (default: all or nothing)')
     .addOption(new Option('--on-conflict <action>', 'when an id exists already').choices(['error', 'skip', 'replace']).default('error'))
     .option('--json', 'print the report as JSON')
+    .addHelpText(
+      'after',
+      '\nA line with an "id" is an exported entry, imported as it was (histories and versions too); a line without one is\nthe body POST /api/knowledge takes, e.g. {"task":"Log in to site A","content":"Use the test account","types":["tool"]},\nsaved as a new entry (scopes and owner default to yours).',
+    )
     .action(async (file: string, options, command: Command) => {
+      if (file !== '-') assertReadableFile(file)
       const report = await withSession(sessionOptions(command), io, async (session) => {
         const input = file === '-' ? process.stdin : createReadStream(file, 'utf8')
         const lines = createInterface({ input, crlfDelay: Infinity })
