@@ -82,7 +82,6 @@ export function newEntryRecord(input: z.output<typeof SaveKnowledgeInput>, princ
     owner,
     content: input.content,
     resource_ids: [...new Set(input.resource_ids)],
-    resource_owners: await pinResources(ctx.store, [...new Set(input.resource_ids)], principal, owner),
     source,
     score: input.score,
     helpful: 0,
@@ -107,7 +106,9 @@ export async function saveEntry(ctx: KnowledgeContext, raw: unknown, principal: 
   ctx.checkContentSize(input.content)
   ctx.requireVectors()
   const now = ctx.clock.now()
-  const base = newEntryRecord(input, principal, now)
+  const fields = newEntryRecord(input, principal, now)
+  // Each resource id is pinned to the owner of the resource it resolves to for the writer (#15.8).
+  const base = { ...fields, resource_owners: await pinResources(ctx.store, fields.resource_ids, principal, fields.owner) }
   const doc = searchDocument(base.task, base.content, base.tags)
   const embedding = await ctx.embedOne(embeddingText(base.task, base.content))
   for (let attempt = 0; attempt < 8; attempt++) {
