@@ -26,13 +26,16 @@ describe('the weights a search uses', () => {
   let learned: EvalHub
   let fixed: EvalHub
   beforeAll(async () => {
-    learned = await openEvalHub({ embedder: createHashedEmbedder({ dimension: 256 }) })
-    fixed = await openEvalHub({ embedder: createHashedEmbedder({ dimension: 256 }), service: { fusion: { method: 'score', fulltext: 1, vector: 0.9 } } })
+    // Two embedded databases: opened side by side (each takes tens of seconds on a loaded machine).
+    ;[learned, fixed] = await Promise.all([
+      openEvalHub({ embedder: createHashedEmbedder({ dimension: 256 }) }),
+      openEvalHub({ embedder: createHashedEmbedder({ dimension: 256 }), service: { fusion: { method: 'score', fulltext: 1, vector: 0.9 } } }),
+    ])
     for (const hub of [learned, fixed]) {
       await hub.knowledge.save(login, alice)
       await hub.knowledge.save({ task: 'Deploy with pnpm in Docker', content: 'run corepack enable before pnpm install', types: ['tool'] }, alice)
     }
-  }, 60_000)
+  }, 180_000)
   afterAll(async () => {
     await learned?.close()
     await fixed?.close()
