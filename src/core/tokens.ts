@@ -26,6 +26,22 @@ export const CreateTokenInput = z
 export type CreateTokenInput = z.input<typeof CreateTokenInput>
 
 /**
+ * What is worth pointing out about a token's permissions when it is created: `write`
+ * without `secrets:read` (or `admin`) lets its holder store secrets (a resource's
+ * `secure_body`) that it can never read back.
+ * @example
+ * tokenPermissionWarnings(['read', 'write']) // ['this token may store secrets … but not read them …']
+ */
+export function tokenPermissionWarnings(permissions: readonly string[]): string[] {
+  const reads = permissions.includes('secrets:read') || permissions.includes('admin')
+  if (permissions.includes('write') && !reads)
+    return [
+      'this token may store secrets (a resource secure_body, with write) but not read them back (no secrets:read): add --perm secrets:read if its holder should read what it stores',
+    ]
+  return []
+}
+
+/**
  * A token as listed: everything but the token (which is never stored).
  * @example
  * TokenInfo.parse(await tokens.revoke('tok_abc123def456')).status // 'revoked'

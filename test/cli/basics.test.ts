@@ -1,7 +1,8 @@
 /**
  * CLI basics: `knowhub --version` says package.json's version; `knowhub edit` changes an
  * entry (task, content, types, tags, scopes) and keeps the previous version, refusing an
- * edit that changes nothing or a bad value with a clear error.
+ * edit that changes nothing or a bad value with a clear error; `token create --perm` takes a
+ * comma list and warns about a token that may store secrets it cannot read.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -99,5 +100,34 @@ describe('knowhub edit', () => {
     expect(missing.code).toBe(1)
     expect(missing.stderr).toContain('error [not_found]')
     expect(JSON.parse((await runCli('show', id, '--json')).stdout)).toMatchObject({ content: 'copytruncate', version: 1 })
+  })
+})
+
+describe('knowhub token create --perm', () => {
+  it('takes a comma list as well as repeated --perm, and points out a token that may store secrets it cannot read', async () => {
+    const listed = await runCli('token', 'create', '--user', 'alice', '--perm', 'read,write', '--json')
+    expect(listed.code, listed.stdout).toBe(0)
+    const created = JSON.parse(listed.stdout) as { principal: { permissions: string[] }; warnings?: string[] }
+    expect(created.principal.permissions).toEqual(['read', 'write'])
+    expect(created.warnings).toEqual([
+      expect.stringContaining('may store secrets (a resource secure_body, with write) but not read them back (no secrets:read)'),
+    ])
+
+    const mixed = await runCli('token', 'create', '--user', 'bob', '--perm', 'read', '--perm', 'write, secrets:read')
+    expect(mixed.code, mixed.stderr).toBe(0)
+    expect(mixed.stderr).toMatch(/for user:bob \(read, write, secrets:read\)/)
+    expect(mixed.stderr).not.toContain('warning:')
+
+    const plain = await runCli('token', 'create', '--user', 'carol')
+    expect(plain.stderr).toMatch(/^warning: this token may store secrets/m)
+    const readOnly = await runCli('token', 'create', '--user', 'dave', '--perm', 'read')
+    expect(readOnly.stderr).not.toContain('warning:')
+
+    const bad = await runCli('token', 'create', '--user', 'eve', '--perm', 'read,frobnicate')
+    expect(bad.code).toBe(1)
+    expect(bad.stderr).toContain('error [validation_error]')
+    const empty = await runCli('token', 'create', '--user', 'eve', '--perm', ',')
+    expect(empty.code).toBe(1)
+    expect(empty.stderr).toContain('give at least one permission')
   })
 })

@@ -3,12 +3,19 @@
  * token is printed once; only its hash is stored.
  */
 import { Command } from 'commander'
-import type { TokenInfo } from '../../core/tokens.js'
+import { tokenPermissionWarnings, type TokenInfo } from '../../core/tokens.js'
 import { withSession } from '../context.js'
 import { serverOptions, sessionOptions } from '../options.js'
 import { printJson, type Io } from '../output.js'
 
-const collect = (value: string, previous: string[] = []): string[] => [...previous, value]
+/** `--perm read,write` and `--perm read --perm write` alike. */
+const collectList = (value: string, previous: string[] = []): string[] => [
+  ...previous,
+  ...value
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean),
+]
 
 function describe(info: TokenInfo): string {
   const p = info.principal
@@ -25,11 +32,11 @@ export function tokenCommand(io: Io): Command {
     .option('--project <id>', 'project id')
     .option('--team <id>', 'team id')
     .option('--org <id>', 'org id')
-    .option('--perm <permission>', 'a permission (repeatable): read, write, secrets:read, admin (default: read and write)', collect)
+    .option('--perm <permissions>', 'permissions, comma-separated or repeated: read, write, secrets:read, admin (default: read,write)', collectList)
     .option('--name <name>', 'a label for the token')
     .option('--expires <iso>', 'expiry, an ISO 8601 date-time such as 2027-01-01T00:00:00Z')
     .option('--json', 'print JSON (includes the token)')
-    .addHelpText('after', '\nExample:\n  knowhub token create --user alice --org acme --perm read --perm write --name "alice laptop"')
+    .addHelpText('after', '\nExample:\n  knowhub token create --user alice --org acme --perm read,write,secrets:read --name "alice laptop"')
     .action(async (options, command: Command) => {
       const created = await withSession(sessionOptions(command), io, (session) =>
         session.tokens.create({
@@ -43,8 +50,10 @@ export function tokenCommand(io: Io): Command {
           ...(options.expires ? { expires_at: options.expires } : {}),
         }),
       )
-      if (options.json) return printJson(io, created)
+      const warnings = tokenPermissionWarnings(created.principal.permissions)
+      if (options.json) return printJson(io, warnings.length > 0 ? { ...created, warnings } : created)
       io.out(created.token)
+      for (const warning of warnings) io.err(`warning: ${warning}`)
       io.err(`created ${created.id} for ${describe(created)}${created.expires_at ? `, expires ${created.expires_at}` : ''}`)
       io.err('This token is shown only now: store it safely. Send it as "Authorization: Bearer <token>".')
     })
