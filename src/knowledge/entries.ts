@@ -58,7 +58,8 @@ function defaultOwner(principal: Principal, agentId: string | undefined): string
 /**
  * A new entry's record, without its id, from the body of a save (already parsed): scopes
  * default to the caller's own user (or first) scope, owner to the caller; both checked
- * against what the caller may write. Shared by `saveEntry` and the import of save-shaped lines.
+ * against what the caller may write. Shared by `saveEntry` (which pins the resources too) and
+ * the import of save-shaped lines (whose resources, like an exported line's, follow the owner).
  * @example
  * const base = newEntryRecord(SaveKnowledgeInput.parse(body), principal, new Date())
  */
