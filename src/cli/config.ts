@@ -6,7 +6,7 @@ import { readFileSync, existsSync } from 'node:fs'
 import { delimiter } from 'node:path'
 import { KnowHubError } from '../core/errors.js'
 import { KnowHubConfig } from '../core/config.js'
-import { parseWith } from '../core/validate.js'
+import { parseWith, type ValidationIssue } from '../core/validate.js'
 
 /** Environment variables KnowHub reads (documented in the README). */
 export const ENV_VARS = {
@@ -160,5 +160,52 @@ export function loadConfig(env: Env = process.env, options: { configFile?: strin
     for (const [key, value] of Object.entries(ids)) if (value) principal[key] = value
     config.principal = principal
   }
-  return parseWith(KnowHubConfig, config, 'configuration')
+  try {
+    return parseWith(KnowHubConfig, config, 'configuration')
+  } catch (error) {
+    throw nameTheVariables(error, env)
+  }
+}
+
+/** Which environment variable sets which configuration path (only the ones that take a value as given). */
+const ENV_PATHS: Record<string, string> = {
+  dataDir: 'KNOWHUB_DATA_DIR',
+  databaseUrl: 'DATABASE_URL',
+  'agent.home': 'KNOWHUB_AGENT_HOME',
+  'secrets.key': 'KNOWHUB_SECRET_KEY',
+  'secrets.keyFile': 'KNOWHUB_SECRET_KEY_FILE',
+  'embedder.provider': 'KNOWHUB_EMBEDDER',
+  'embedder.dimension': 'KNOWHUB_EMBED_DIM',
+  'embedder.baseUrl': 'KNOWHUB_EMBED_URL',
+  'embedder.model': 'KNOWHUB_EMBED_MODEL',
+  'embedder.apiKey': 'KNOWHUB_EMBED_API_KEY',
+  'embedder.path': 'KNOWHUB_EMBED_PATH',
+  'llm.url': 'KNOWHUB_LLM_URL',
+  'llm.model': 'KNOWHUB_LLM_MODEL',
+  'llm.apiKey': 'KNOWHUB_LLM_API_KEY',
+  'server.host': 'KNOWHUB_HOST',
+  'server.port': 'KNOWHUB_PORT',
+  'server.bodyLimit': 'KNOWHUB_BODY_LIMIT',
+  'server.rateLimit': 'KNOWHUB_RATE_LIMIT',
+  'principal.user': 'KNOWHUB_USER',
+  'principal.agent': 'KNOWHUB_AGENT',
+  'principal.project': 'KNOWHUB_PROJECT',
+  'principal.team': 'KNOWHUB_TEAM',
+  'principal.org': 'KNOWHUB_ORG',
+}
+
+/**
+ * A configuration error names what the user set: an issue at a path an environment variable
+ * set (e.g. `embedder.baseUrl` from KNOWHUB_EMBED_URL) is reported as that variable.
+ */
+function nameTheVariables(error: unknown, env: Env): unknown {
+  if (!(error instanceof KnowHubError) || error.code !== 'validation_error') return error
+  const issues = (error.details as { issues?: ValidationIssue[] } | undefined)?.issues ?? []
+  const named = issues.map((issue) => {
+    const variable = ENV_PATHS[issue.path]
+    return variable && env[variable] !== undefined ? { ...issue, path: `${variable} (${issue.path})` } : issue
+  })
+  const first = named[0]
+  const more = named.length > 1 ? ` (and ${named.length - 1} more)` : ''
+  return new KnowHubError('config_error', `Invalid configuration: ${first ? `${first.path}: ${first.message}` : 'invalid'}${more}`, { issues: named })
 }
