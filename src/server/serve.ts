@@ -7,6 +7,7 @@
  */
 import { randomBytes } from 'node:crypto'
 import type { AddressInfo } from 'node:net'
+import type { Duplex } from 'node:stream'
 import { serve, type ServerType } from '@hono/node-server'
 import { adminService } from '../app/admin.js'
 import type { KnowHub } from '../app/open.js'
@@ -89,6 +90,7 @@ function assertSafeBind(local: boolean, host: string, principal: KnowHub['config
 function listen(fetch: (request: Request, env: unknown) => Response | Promise<Response>, host: string, port: number): Promise<ServerType> {
   return new Promise((resolve, reject) => {
     const s = serve({ fetch, hostname: host, port }, () => resolve(s))
+    s.on('clientError', answerMalformed)
     s.once('error', (error: NodeJS.ErrnoException) => {
       reject(
         error.code === 'EADDRINUSE'
@@ -97,6 +99,21 @@ function listen(fetch: (request: Request, env: unknown) => Response | Promise<Re
       )
     })
   })
+}
+
+/**
+ * A request Node's HTTP parser refuses (raw non-ASCII bytes in the URL, a broken request line or
+ * header) gets a JSON error body that says what to fix, instead of Node's bare 400.
+ */
+function answerMalformed(error: NodeJS.ErrnoException, socket: Duplex): void {
+  if (!socket.writable || !error.code?.startsWith('HPE_')) return void socket.destroy()
+  const tooLarge = error.code === 'HPE_HEADER_OVERFLOW'
+  const message = tooLarge
+    ? 'The request headers are too large'
+    : 'The request is not valid HTTP. A URL must be ASCII: percent-encode other characters (q=%E6%97%A5%E6%9C%AC for q=日本, as encodeURIComponent does; curl -G --data-urlencode "q=日本")'
+  const body = JSON.stringify({ error: { code: 'validation_error', message, details: { reason: error.code } } })
+  const status = tooLarge ? '431 Request Header Fields Too Large' : '400 Bad Request'
+  socket.end(`HTTP/1.1 ${status}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`)
 }
 
 /** Counts the server's requests in flight — from the request to the last byte of its response — and resolves `idle()` once none is. */
