@@ -31,6 +31,7 @@ export const ENV_VARS = {
   KNOWHUB_SECRET_KEY_FILE: 'key file of secrets at rest (default <data dir>/secret.key, created with mode 0600)',
   KNOWHUB_SECRETS_READ_ONLY: '1: start even when the stored secrets need another key, refusing every secret write (default: refuse to start)',
   KNOWHUB_LOG_LEVEL: 'debug | info | warn | error (default: error for one-shot commands, which report problems in words; warn for mcp; info for start)',
+  KNOWHUB_LOG_FORMAT: 'json | pretty: log lines as JSON or for people (default: pretty on a terminal, JSON otherwise)',
   KNOWHUB_HOST: 'server: address to listen on (default 127.0.0.1; others need an API token)',
   KNOWHUB_PORT: 'server: port (default 8420)',
   KNOWHUB_BODY_LIMIT: 'server: largest request body in bytes (default 2097152)',
@@ -53,6 +54,8 @@ export function processEnv(): Env {
 export interface CliEnv {
   /** KNOWHUB_LOG_LEVEL */
   logLevel: string | undefined
+  /** KNOWHUB_LOG_FORMAT: json | pretty (undefined: decided by whether stderr is a terminal). */
+  logFormat: 'json' | 'pretty' | undefined
   /** KNOWHUB_URL: a running KnowHub server to talk to. */
   url: string | undefined
   /** KNOWHUB_TOKEN: the API token for `url`. */
@@ -69,10 +72,17 @@ export interface CliEnv {
 export function cliEnv(env: Env = process.env): CliEnv {
   return {
     logLevel: env.KNOWHUB_LOG_LEVEL || undefined,
+    logFormat: logFormat(env.KNOWHUB_LOG_FORMAT),
     url: env.KNOWHUB_URL || undefined,
     token: env.KNOWHUB_TOKEN || undefined,
     agent: env.KNOWHUB_AGENT || undefined,
   }
+}
+
+function logFormat(value: string | undefined): 'json' | 'pretty' | undefined {
+  if (!value) return undefined
+  if (value === 'json' || value === 'pretty') return value
+  throw new KnowHubError('config_error', `KNOWHUB_LOG_FORMAT must be json or pretty, got "${value}"`)
 }
 
 function readConfigFile(env: Env, explicit?: string): Record<string, unknown> {

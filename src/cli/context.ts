@@ -11,18 +11,45 @@ import type { Logger } from '../core/logger.js'
 import { cliEnv, loadConfig, processEnv } from './config.js'
 import type { Io } from './output.js'
 
+/** How log lines look: JSON lines, or human lines (`HH:MM:ss INFO GET /api/… 200 3 ms`). */
+export type LogFormat = 'json' | 'pretty'
+
+/** The request-log fields a pretty line shows in its message instead of below it. */
+const REQUEST_FIELDS = ['request_id', 'method', 'path', 'status', 'duration_ms', 'caller']
+
+/** A pino-pretty stream on stderr (loaded only when a terminal or KNOWHUB_LOG_FORMAT=pretty asks for it). */
+function prettyStream(colorize: boolean): NodeJS.WritableStream {
+  const pretty = createRequire(import.meta.url)('pino-pretty') as (options: Record<string, unknown>) => NodeJS.WritableStream
+  return pretty({
+    destination: 2,
+    sync: true,
+    colorize,
+    translateTime: 'SYS:HH:MM:ss',
+    ignore: ['pid', 'hostname', ...REQUEST_FIELDS].join(','),
+    messageFormat: (log: Record<string, unknown>, messageKey: string) =>
+      log[messageKey] === 'http.request'
+        ? `${String(log.method)} ${String(log.path)} ${String(log.status)} ${String(log.duration_ms)} ms  (${String(log.caller ?? '-')}, ${String(log.request_id)})`
+        : String(log[messageKey] ?? ''),
+  })
+}
+
 /**
  * A pino logger on stderr, behind the library Logger interface. The default level is
  * KNOWHUB_LOG_LEVEL, else `error`: one-shot commands report problems themselves, in words,
  * and a JSON warning line beside that message would say it twice. Long-running commands
- * pass their own default (`warn` for `knowhub mcp`, `info` for `knowhub start`).
+ * pass their own default (`warn` for `knowhub mcp`, `info` for `knowhub start`). Lines are
+ * human-readable on a terminal and JSON otherwise; KNOWHUB_LOG_FORMAT (json | pretty) decides.
  * @example
  * const logger = createCliLogger(cliEnv().logLevel ?? 'warn')
  */
-export function createCliLogger(level = cliEnv().logLevel ?? 'error'): Logger {
+export function createCliLogger(
+  level = cliEnv().logLevel ?? 'error',
+  format: LogFormat = cliEnv().logFormat ?? (process.stderr.isTTY ? 'pretty' : 'json'),
+): Logger {
   // Loaded on first use: commands that log nothing (and `--help`) never pay for it.
   const pino = createRequire(import.meta.url)('pino') as typeof Pino
-  const log = pino({ level, redact: { paths: ['*.apiKey', '*.secure_body', '*.token', '*.password'], censor: '[redacted]' } }, pino.destination(2))
+  const options = { level, redact: { paths: ['*.apiKey', '*.secure_body', '*.token', '*.password'], censor: '[redacted]' } }
+  const log = pino(options, format === 'pretty' ? prettyStream(Boolean(process.stderr.isTTY)) : pino.destination(2))
   return {
     debug: (message, fields) => log.debug(fields ?? {}, message),
     info: (message, fields) => log.info(fields ?? {}, message),

@@ -2,6 +2,7 @@
  * `knowhub start` (alias `serve`): runs the HTTP server until SIGINT/SIGTERM and
  * prints its URL.
  */
+import { resolve } from 'node:path'
 import { Command } from 'commander'
 import { KnowHubError } from '../../core/errors.js'
 import { toolDefaults } from '../tool-options.js'
@@ -59,9 +60,21 @@ export function serverCommand(io: Io): Command {
         io.out(
           `KnowHub listening on ${server.url} — dashboard at ${server.url}/, API reference at ${server.url}/docs (${server.local ? 'local mode: no API token exists, requests act as the local principal' : 'token mode: requests need an API token'}); MCP at ${server.url}/mcp with ${packs.length} knowledge pack${packs.length === 1 ? '' : 's'}`,
         )
+        io.out(`  data: ${databaseLabel(hub.config)} · embedder: ${hub.embedder.model} · logs: stderr (KNOWHUB_LOG_FORMAT=json|pretty)`)
         const signal = await untilSignal()
         logger.info('server.stopping', { signal })
         await server.close()
       })
     })
+}
+
+/** Where the data lives, for the banner: the embedded database's folder, or the PostgreSQL server without its password. */
+function databaseLabel(config: { dataDir: string; databaseUrl?: string | undefined }): string {
+  if (!config.databaseUrl) return `${resolve(config.dataDir)} (embedded database)`
+  try {
+    const url = new URL(config.databaseUrl)
+    return `PostgreSQL at ${url.host}${url.pathname}`
+  } catch {
+    return 'PostgreSQL (DATABASE_URL)'
+  }
 }
