@@ -142,7 +142,7 @@ function checkType(data: Record<string, unknown>, context: PackContext, checks: 
         'error',
         'unknown_type',
         'type',
-        `\`type\` "${type}" is neither a standard type nor namespaced (\`custom:<name>\`) nor allowed by config; the pack is skipped.`,
+        `\`type\` "${type}" is neither a standard type nor namespaced (\`custom:<name>\`) nor allowed by config (packs.allowedTypes); the pack is skipped. Standard types: ${STANDARD_PACK_TYPES.join(', ')}.`,
       ),
     )
     checks.skip = true

@@ -150,6 +150,11 @@ describe('validation table (seed 000), one row per test', () => {
     const r = await row('unknown-type')
     expect(!r.ok && r.rejected.outcome).toBe('skipped')
     expect(codes(r)).toContain('unknown_type')
+    // The message lists what would be accepted.
+    const message = r.ok ? '' : r.rejected.issues.find((i) => i.code === 'unknown_type')!.message
+    expect(message).toContain('Standard types: ')
+    for (const type of ['domain-reference', 'brand-product', 'content-ontology']) expect(message).toContain(type)
+    expect(message).toContain('packs.allowedTypes')
   })
 
   it('unknown but namespaced type → loaded', async () => {
