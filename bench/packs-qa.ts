@@ -8,10 +8,19 @@
  * false-missing rate (answerable judgements whose context holds every fact
  * but `missing` still names something), gap detection (judgements asking for
  * a fact no pack has that get a `missing` entry), and tokens used.
+ *
+ * Side by side with the standard's reference CLI: with KNOWHUB_BENCH_AK_REF set
+ * to its `bin/agentknowledge-ref.mjs` (limecloud/agentknowledge, not shipped
+ * here), every judgement also runs `resolve-context PACK --query TASK` for each
+ * of its packs; the files it selects, read in its order, are scored the same
+ * way: with no budget (all of them), and as a client with a budget would use
+ * them (whole files in order while they fit).
  */
+import { execFileSync } from 'node:child_process'
 import { readFileSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { PackIndexCache, loadPack, resolveContext, type LoadedPack } from '../src/packs/index.js'
+import { countTokens } from '../src/packs/tokens.js'
 import { round, writeResults, type BenchResult } from './lib.js'
 
 const DATA = join(import.meta.dirname, 'data', 'packs-qa')
@@ -114,6 +123,63 @@ export async function runQaBudget(
   return report
 }
 
+/** What the reference CLI's selection holds, per budget (0 = no budget). */
+export interface ReferenceReport {
+  budget: number
+  fact_recall: number
+  judgement_recall: number
+  tokens_mean: number
+  over_budget: number
+}
+
+/** The files the reference CLI selects for one task and pack, as text in its order. */
+function referenceSelection(cli: string, pack: LoadedPack, task: string): string[] {
+  const out = execFileSync(process.execPath, [cli, 'resolve-context', pack.realRoot, '--query', task], { encoding: 'utf8' })
+  const parsed = JSON.parse(out) as { selected_files?: string[] }
+  return (parsed.selected_files ?? []).map((file) => readFileSync(join(pack.realRoot, file), 'utf8'))
+}
+
+/** Scores the reference CLI's selections at each budget (0 = every selected file). */
+export function runReference(cli: string, packs: Map<string, LoadedPack>, judgements: readonly Judgement[], budgets: readonly number[]): ReferenceReport[] {
+  const selections = judgements.map((j) => j.packs.flatMap((name) => referenceSelection(cli, packs.get(name)!, j.task)))
+  return [0, ...budgets].map((budget) => {
+    let facts = 0
+    let found = 0
+    let whole = 0
+    let answerable = 0
+    let tokens = 0
+    let over = 0
+    judgements.forEach((j, i) => {
+      const files = selections[i]!
+      const all = countTokens(files.join('\n\n'))
+      if (budget > 0 && all > budget) over++
+      let used = 0
+      const kept: string[] = []
+      for (const text of files) {
+        const cost = countTokens(text)
+        if (budget > 0 && used + cost > budget) break
+        kept.push(text)
+        used += cost
+      }
+      tokens += used
+      const context = normalise(kept.join('\n\n'))
+      const absent = j.facts.filter((f) => !context.includes(normalise(f)))
+      facts += j.facts.length
+      found += j.facts.length - absent.length
+      if (j.expect_missing) return
+      answerable++
+      if (absent.length === 0) whole++
+    })
+    return {
+      budget,
+      fact_recall: round(facts === 0 ? 1 : found / facts, 3),
+      judgement_recall: round(answerable === 0 ? 1 : whole / answerable, 3),
+      tokens_mean: round(tokens / Math.max(1, judgements.length), 0),
+      over_budget: round(over / Math.max(1, judgements.length), 3),
+    }
+  })
+}
+
 /** The packs-qa benchmark: one table row per measure and budget; failures in bench/results/packs-qa.json. */
 export async function runPacksQaBench(): Promise<BenchResult[]> {
   const { packs, judgements } = await loadQaSet()
@@ -129,6 +195,19 @@ export async function runPacksQaBench(): Promise<BenchResult[]> {
     results.push({ name: `gap detection @${r.budget}`, value: r.gap_detection, unit: 'ratio', note: 'tasks asking for a fact no pack has' })
     results.push({ name: `tokens used @${r.budget}`, value: r.tokens_mean, unit: 'tokens (mean)' })
   }
-  writeResults('packs-qa-detail', results, { reports })
+  const cli = process.env.KNOWHUB_BENCH_AK_REF
+  const reference = cli ? runReference(cli, packs, judgements, BUDGETS) : []
+  for (const r of reference) {
+    const at = r.budget === 0 ? 'no budget' : `@${r.budget}`
+    const ref = 'reference CLI resolve-context'
+    results.push({ name: `${ref} fact recall ${at}`, value: r.fact_recall, unit: 'ratio', note: `judgement recall ${r.judgement_recall}` })
+    results.push({
+      name: `${ref} tokens used ${at}`,
+      value: r.tokens_mean,
+      unit: 'tokens (mean)',
+      ...(r.budget > 0 ? { note: `selection over budget in ${Math.round(r.over_budget * 100)}% of tasks` } : {}),
+    })
+  }
+  writeResults('packs-qa-detail', results, { reports, reference })
   return results
 }
