@@ -97,111 +97,101 @@ function readConfigFile(env: Env, explicit?: string): Record<string, unknown> {
   }
 }
 
-function number(env: Env, name: string): number | undefined {
-  const raw = env[name]
-  if (raw === undefined || raw === '') return undefined
-  const value = Number(raw)
-  if (!Number.isFinite(value)) throw new KnowHubError('config_error', `${name} must be a number, got "${raw}"`)
-  return value
+/** How a variable's text becomes a configuration value. */
+type EnvKind = 'text' | 'number' | 'flag' | 'list' | 'paths'
+
+/**
+ * Which environment variable sets which configuration path, and how: the one table that
+ * drives loadConfig and names the variable in its errors. The environment wins over the file.
+ */
+const CONFIG_ENV: readonly { variable: keyof typeof ENV_VARS; path: string; kind?: EnvKind }[] = [
+  { variable: 'KNOWHUB_DATA_DIR', path: 'dataDir' },
+  { variable: 'DATABASE_URL', path: 'databaseUrl' },
+  { variable: 'KNOWHUB_AGENT_HOME', path: 'agent.home' },
+  { variable: 'KNOWHUB_SECRET_KEY', path: 'secrets.key' },
+  { variable: 'KNOWHUB_SECRET_KEY_FILE', path: 'secrets.keyFile' },
+  { variable: 'KNOWHUB_SECRETS_READ_ONLY', path: 'secrets.readOnly', kind: 'flag' },
+  { variable: 'KNOWHUB_EMBEDDER', path: 'embedder.provider' },
+  { variable: 'KNOWHUB_EMBED_DIM', path: 'embedder.dimension', kind: 'number' },
+  { variable: 'KNOWHUB_EMBED_URL', path: 'embedder.baseUrl' },
+  { variable: 'KNOWHUB_EMBED_MODEL', path: 'embedder.model' },
+  { variable: 'KNOWHUB_EMBED_API_KEY', path: 'embedder.apiKey' },
+  { variable: 'KNOWHUB_EMBED_PATH', path: 'embedder.path' },
+  { variable: 'KNOWHUB_LLM_URL', path: 'llm.url' },
+  { variable: 'KNOWHUB_LLM_MODEL', path: 'llm.model' },
+  { variable: 'KNOWHUB_LLM_API_KEY', path: 'llm.apiKey' },
+  { variable: 'KNOWHUB_HOST', path: 'server.host' },
+  { variable: 'KNOWHUB_PORT', path: 'server.port', kind: 'number' },
+  { variable: 'KNOWHUB_BODY_LIMIT', path: 'server.bodyLimit', kind: 'number' },
+  { variable: 'KNOWHUB_RATE_LIMIT', path: 'server.rateLimit', kind: 'number' },
+  { variable: 'KNOWHUB_TRUSTED_PROXIES', path: 'server.trustedProxies', kind: 'list' },
+  { variable: 'KNOWHUB_PACK_PATHS', path: 'packs.paths', kind: 'paths' },
+  { variable: 'KNOWHUB_USER', path: 'principal.user' },
+  { variable: 'KNOWHUB_AGENT', path: 'principal.agent' },
+  { variable: 'KNOWHUB_PROJECT', path: 'principal.project' },
+  { variable: 'KNOWHUB_TEAM', path: 'principal.team' },
+  { variable: 'KNOWHUB_ORG', path: 'principal.org' },
+]
+
+/** A variable's value as its kind reads it; `current` is what the file set at that path. */
+function envValue(variable: string, raw: string, kind: EnvKind, current: unknown): unknown {
+  switch (kind) {
+    case 'number': {
+      const value = Number(raw)
+      if (!Number.isFinite(value)) throw new KnowHubError('config_error', `${variable} must be a number, got "${raw}"`)
+      return value
+    }
+    case 'flag':
+      return ['1', 'true', 'yes'].includes(raw.toLowerCase())
+    case 'list':
+      return raw
+        .split(',')
+        .map((entry) => entry.trim())
+        .filter(Boolean)
+    case 'paths':
+      return [...raw.split(delimiter).filter(Boolean), ...(Array.isArray(current) ? current : [])]
+    case 'text':
+      return raw
+  }
+}
+
+/** Reads or sets a dotted path in a plain object, making the objects on the way. */
+function atPath(target: Record<string, unknown>, path: string): { get: () => unknown; set: (value: unknown) => void } {
+  const keys = path.split('.')
+  const last = keys.pop()!
+  let node = target
+  for (const key of keys) {
+    const next = node[key]
+    node = node[key] = next !== null && typeof next === 'object' && !Array.isArray(next) ? (next as Record<string, unknown>) : {}
+  }
+  return { get: () => node[last], set: (value) => (node[last] = value) }
 }
 
 /**
  * Builds the configuration from the config file and environment (env wins).
+ * Embedder variables apply with KNOWHUB_EMBEDDER (naming another provider than the file's
+ * drops the file's embedder settings); any principal variable gives the local principal
+ * every permission unless the file lists them.
  * @example
  * const config = loadConfig(process.env)
  */
 export function loadConfig(env: Env = process.env, options: { configFile?: string } = {}): KnowHubConfig {
   const file = readConfigFile(env, options.configFile)
-  const config: Record<string, unknown> = { ...file }
-  if (env.KNOWHUB_DATA_DIR) config.dataDir = env.KNOWHUB_DATA_DIR
-  if (env.DATABASE_URL) config.databaseUrl = env.DATABASE_URL
-  if (env.KNOWHUB_AGENT_HOME) config.agent = { ...(file.agent as object | undefined), home: env.KNOWHUB_AGENT_HOME }
-  if (env.KNOWHUB_SECRET_KEY || env.KNOWHUB_SECRET_KEY_FILE || env.KNOWHUB_SECRETS_READ_ONLY)
-    config.secrets = {
-      ...(file.secrets as object | undefined),
-      ...(env.KNOWHUB_SECRET_KEY ? { key: env.KNOWHUB_SECRET_KEY } : {}),
-      ...(env.KNOWHUB_SECRET_KEY_FILE ? { keyFile: env.KNOWHUB_SECRET_KEY_FILE } : {}),
-      ...(env.KNOWHUB_SECRETS_READ_ONLY ? { readOnly: ['1', 'true', 'yes'].includes(env.KNOWHUB_SECRETS_READ_ONLY.toLowerCase()) } : {}),
-    }
+  const config = structuredClone(file) as Record<string, unknown>
   const provider = env.KNOWHUB_EMBEDDER
-  if (provider) {
-    const fileEmbedder = (file.embedder ?? {}) as Record<string, unknown>
-    const base = fileEmbedder.provider === provider ? fileEmbedder : {}
-    const dimension = number(env, 'KNOWHUB_EMBED_DIM')
-    config.embedder = {
-      ...base,
-      provider,
-      ...(dimension !== undefined ? { dimension } : {}),
-      ...(env.KNOWHUB_EMBED_URL ? { baseUrl: env.KNOWHUB_EMBED_URL } : {}),
-      ...(env.KNOWHUB_EMBED_MODEL ? { model: env.KNOWHUB_EMBED_MODEL } : {}),
-      ...(env.KNOWHUB_EMBED_API_KEY ? { apiKey: env.KNOWHUB_EMBED_API_KEY } : {}),
-      ...(env.KNOWHUB_EMBED_PATH ? { path: env.KNOWHUB_EMBED_PATH } : {}),
-    }
-  }
-  const llm = { url: env.KNOWHUB_LLM_URL, model: env.KNOWHUB_LLM_MODEL, apiKey: env.KNOWHUB_LLM_API_KEY }
-  if (Object.values(llm).some(Boolean)) {
-    config.llm = { ...(file.llm as object | undefined), ...Object.fromEntries(Object.entries(llm).filter(([, value]) => value)) }
-  }
-  const server: Record<string, unknown> = { ...(file.server as object | undefined) }
-  if (env.KNOWHUB_HOST) server.host = env.KNOWHUB_HOST
-  if (env.KNOWHUB_TRUSTED_PROXIES)
-    server.trustedProxies = env.KNOWHUB_TRUSTED_PROXIES.split(',')
-      .map((entry) => entry.trim())
-      .filter(Boolean)
-  for (const [name, key] of [
-    ['KNOWHUB_PORT', 'port'],
-    ['KNOWHUB_BODY_LIMIT', 'bodyLimit'],
-    ['KNOWHUB_RATE_LIMIT', 'rateLimit'],
-  ] as const) {
-    const value = number(env, name)
-    if (value !== undefined) server[key] = value
-  }
-  if (Object.keys(server).length > 0) config.server = server
-  const packPaths = (env.KNOWHUB_PACK_PATHS ?? '').split(delimiter).filter(Boolean)
-  if (packPaths.length > 0) {
-    const filePacks = (file.packs ?? {}) as Record<string, unknown>
-    const filePaths = Array.isArray(filePacks.paths) ? (filePacks.paths as unknown[]) : []
-    config.packs = { ...filePacks, paths: [...packPaths, ...filePaths] }
-  }
-  const ids = { user: env.KNOWHUB_USER, agent: env.KNOWHUB_AGENT, project: env.KNOWHUB_PROJECT, team: env.KNOWHUB_TEAM, org: env.KNOWHUB_ORG }
-  if (Object.values(ids).some(Boolean)) {
-    const filePrincipal = (file.principal ?? {}) as Record<string, unknown>
-    const principal: Record<string, unknown> = { permissions: ['read', 'write', 'secrets:read', 'admin'], ...filePrincipal }
-    for (const [key, value] of Object.entries(ids)) if (value) principal[key] = value
-    config.principal = principal
+  if (provider && (file.embedder as { provider?: unknown } | undefined)?.provider !== provider) config.embedder = {}
+  const given = CONFIG_ENV.filter(({ variable, path }) => env[variable] && (provider || !path.startsWith('embedder.')))
+  if (given.some(({ path }) => path.startsWith('principal.')))
+    config.principal = { permissions: ['read', 'write', 'secrets:read', 'admin'], ...(file.principal as object | undefined) }
+  for (const { variable, path, kind = 'text' } of given) {
+    const slot = atPath(config, path)
+    slot.set(envValue(variable, env[variable]!, kind, slot.get()))
   }
   try {
     return parseWith(KnowHubConfig, config, 'configuration')
   } catch (error) {
     throw nameTheVariables(error, env)
   }
-}
-
-/** Which environment variable sets which configuration path (only the ones that take a value as given). */
-const ENV_PATHS: Record<string, string> = {
-  dataDir: 'KNOWHUB_DATA_DIR',
-  databaseUrl: 'DATABASE_URL',
-  'agent.home': 'KNOWHUB_AGENT_HOME',
-  'secrets.key': 'KNOWHUB_SECRET_KEY',
-  'secrets.keyFile': 'KNOWHUB_SECRET_KEY_FILE',
-  'embedder.provider': 'KNOWHUB_EMBEDDER',
-  'embedder.dimension': 'KNOWHUB_EMBED_DIM',
-  'embedder.baseUrl': 'KNOWHUB_EMBED_URL',
-  'embedder.model': 'KNOWHUB_EMBED_MODEL',
-  'embedder.apiKey': 'KNOWHUB_EMBED_API_KEY',
-  'embedder.path': 'KNOWHUB_EMBED_PATH',
-  'llm.url': 'KNOWHUB_LLM_URL',
-  'llm.model': 'KNOWHUB_LLM_MODEL',
-  'llm.apiKey': 'KNOWHUB_LLM_API_KEY',
-  'server.host': 'KNOWHUB_HOST',
-  'server.port': 'KNOWHUB_PORT',
-  'server.bodyLimit': 'KNOWHUB_BODY_LIMIT',
-  'server.rateLimit': 'KNOWHUB_RATE_LIMIT',
-  'principal.user': 'KNOWHUB_USER',
-  'principal.agent': 'KNOWHUB_AGENT',
-  'principal.project': 'KNOWHUB_PROJECT',
-  'principal.team': 'KNOWHUB_TEAM',
-  'principal.org': 'KNOWHUB_ORG',
 }
 
 /**
@@ -212,7 +202,7 @@ function nameTheVariables(error: unknown, env: Env): unknown {
   if (!(error instanceof KnowHubError) || error.code !== 'validation_error') return error
   const issues = (error.details as { issues?: ValidationIssue[] } | undefined)?.issues ?? []
   const named = issues.map((issue) => {
-    const variable = ENV_PATHS[issue.path]
+    const variable = CONFIG_ENV.find(({ path }) => issue.path === path || issue.path.startsWith(`${path}.`))?.variable
     return variable && env[variable] !== undefined ? { ...issue, path: `${variable} (${issue.path})` } : issue
   })
   const first = named[0]

@@ -20,6 +20,51 @@ function failure(run: () => unknown): KnowHubError {
   throw new Error('expected a configuration error')
 }
 
+function withFile<T>(content: object, run: (file: string) => T): T {
+  const dir = mkdtempSync(join(tmpdir(), 'knowhub-config-'))
+  try {
+    const file = join(dir, 'knowhub.json')
+    writeFileSync(file, JSON.stringify(content))
+    return run(file)
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+describe('environment over the config file', () => {
+  it('sets nested values beside those of the file, in the kind of each variable', () => {
+    const config = withFile({ secrets: { keyFile: '/etc/k' }, server: { port: 9000, host: '0.0.0.0' } }, (file) =>
+      loadConfig(
+        { KNOWHUB_SECRET_KEY: 'a'.repeat(64), KNOWHUB_SECRETS_READ_ONLY: 'Yes', KNOWHUB_PORT: '9100', KNOWHUB_TRUSTED_PROXIES: ' 10.0.0.1 ,, 10.1.0.0/16 ' },
+        { configFile: file },
+      ),
+    )
+    expect(config.secrets).toMatchObject({ key: 'a'.repeat(64), keyFile: '/etc/k', readOnly: true })
+    expect(config.server).toMatchObject({ port: 9100, host: '0.0.0.0', trustedProxies: ['10.0.0.1', '10.1.0.0/16'] })
+  })
+
+  it('applies embedder variables only with KNOWHUB_EMBEDDER, and another provider drops the embedder of the file', () => {
+    const file = { embedder: { provider: 'hashed', dimension: 64 } }
+    expect(withFile(file, (f) => loadConfig({ KNOWHUB_EMBED_DIM: '128' }, { configFile: f })).embedder).toMatchObject({ provider: 'hashed', dimension: 64 })
+    expect(withFile(file, (f) => loadConfig({ KNOWHUB_EMBEDDER: 'hashed', KNOWHUB_EMBED_DIM: '128' }, { configFile: f })).embedder).toMatchObject({
+      dimension: 128,
+    })
+    const sentence = withFile(file, (f) => loadConfig({ KNOWHUB_EMBEDDER: 'sentence' }, { configFile: f })).embedder
+    expect(sentence.provider).toBe('sentence')
+    expect(sentence).not.toHaveProperty('dimension', 64)
+  })
+
+  it('gives a principal set by variables every permission unless the file lists them', () => {
+    expect(loadConfig({ KNOWHUB_USER: 'ann', KNOWHUB_ORG: 'acme' }).principal).toMatchObject({
+      user: 'ann',
+      org: 'acme',
+      permissions: ['read', 'write', 'secrets:read', 'admin'],
+    })
+    const listed = withFile({ principal: { permissions: ['read'] } }, (f) => loadConfig({ KNOWHUB_USER: 'ann' }, { configFile: f }))
+    expect(listed.principal).toMatchObject({ user: 'ann', permissions: ['read'] })
+  })
+})
+
 describe('configuration errors', () => {
   it('name the environment variable that set the bad value', () => {
     const error = failure(() => loadConfig({ KNOWHUB_EMBEDDER: 'openai', KNOWHUB_EMBED_URL: 'not a url', KNOWHUB_EMBED_MODEL: 'm' }))
@@ -27,6 +72,9 @@ describe('configuration errors', () => {
     expect(error.message).toBe('Invalid configuration: KNOWHUB_EMBED_URL (embedder.baseUrl): Invalid URL')
     const llm = failure(() => loadConfig({ KNOWHUB_LLM_URL: 'ftp:/nowhere x', KNOWHUB_LLM_MODEL: 'm' }))
     expect(llm.message).toContain('KNOWHUB_LLM_URL (llm.url)')
+    expect(failure(() => loadConfig({ KNOWHUB_PORT: '84x' })).message).toBe('KNOWHUB_PORT must be a number, got "84x"')
+    const proxies = failure(() => loadConfig({ KNOWHUB_RATE_LIMIT: '-1' }))
+    expect(proxies.message).toContain('KNOWHUB_RATE_LIMIT (server.rateLimit)')
   })
 
   it('name the configuration path when the config file set it', () => {
