@@ -112,13 +112,11 @@ export function createRouter(llm: LlmProvider | undefined, options: RoutingOptio
           ids = { generation: generation ?? -1, ids: picked }
           if (generation !== undefined && options.cacheSize > 0) cache.set(key, ids)
         } catch (error) {
-          if (deadline.aborted && !isKnowHubError(error)) {
-            logger.warn('knowledge.search.routing.fallback', { reason: 'llm_timeout' })
-            return hybrid('llm_timeout')
-          }
-          if (!isKnowHubError(error) || !error.code.startsWith('llm_')) throw error
-          logger.warn('knowledge.search.routing.fallback', { reason: error.code })
-          return hybrid(error.code)
+          const reason =
+            deadline.aborted && !isKnowHubError(error) ? 'llm_timeout' : isKnowHubError(error) && error.code.startsWith('llm_') ? error.code : undefined
+          if (!reason) throw error
+          logger.warn('knowledge.search.routing.fallback', { reason })
+          return hybrid(reason)
         }
       }
       const byId = new Map(considered.map((c) => [c.id, c]))
