@@ -6,14 +6,12 @@
  * budget, the lowest-priority optional part is cut; only the mandatory parts left, the
  * system prompt is shortened. The budget is never exceeded.
  */
-import { decode, encode } from 'gpt-tokenizer'
 import { wrapEntries, type EntryView } from '../core/wrap-entries.js'
-import { countTokens } from '../packs/tokens.js'
+import { PLAIN_TEXT, countTokens, tokenizer } from '../packs/tokens.js'
 import type { ContextPart } from '../core/agent.js'
 
 export { countTokens }
 
-const PLAIN = { disallowedSpecial: new Set<string>() }
 /** Below this many tokens left, a text part is cut rather than shortened to a stub. */
 const MIN_SHORTENED = 24
 
@@ -24,12 +22,13 @@ const MIN_SHORTENED = 24
  */
 export function truncateTokens(text: string, max: number, marker = ''): string {
   if (max <= 0) return ''
-  const tokens = encode(text, PLAIN)
+  const { encode, decode } = tokenizer()
+  const tokens = encode(text, PLAIN_TEXT)
   if (tokens.length <= max) return text
   const room = Math.max(0, max - countTokens(marker))
   // A cut inside a multi-byte character decodes to U+FFFD: drop it.
   let kept = decode(tokens.slice(0, room)).replace(/\uFFFD+$/u, '')
-  while (kept !== '' && countTokens(kept + marker) > max) kept = decode(encode(kept, PLAIN).slice(0, -1)).replace(/\uFFFD+$/u, '')
+  while (kept !== '' && countTokens(kept + marker) > max) kept = decode(encode(kept, PLAIN_TEXT).slice(0, -1)).replace(/\uFFFD+$/u, '')
   return kept === '' ? '' : kept + marker
 }
 

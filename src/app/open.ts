@@ -97,6 +97,7 @@ export async function openKnowHub(config: unknown = {}, deps: OpenDeps = {}): Pr
     dataDir: parsed.dataDir,
     ...(parsed.databaseUrl ? { databaseUrl: parsed.databaseUrl } : {}),
     ...(fulltext ? { fulltext } : {}),
+    ...(parsed.embedded.sharedBuffers ? { sharedBuffers: parsed.embedded.sharedBuffers } : {}),
     logger,
   })
   try {

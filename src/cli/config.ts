@@ -13,6 +13,7 @@ export const ENV_VARS = {
   KNOWHUB_CONFIG: 'path of a JSON config file (default: ./knowhub.config.json when present)',
   KNOWHUB_DATA_DIR: 'folder of the embedded database (default ./.knowhub)',
   DATABASE_URL: 'PostgreSQL connection string: use a server instead of the embedded database',
+  KNOWHUB_SHARED_BUFFERS: 'shared_buffers of the embedded database, e.g. 64MB (default 128MB for start and mcp, 16MB for one-shot commands)',
   KNOWHUB_EMBEDDER: 'sentence (default, offline) | hashed (offline, lighter) | openai | local',
   KNOWHUB_EMBED_DIM: 'vector dimension (hashed: default 512; openai: requested dimensions)',
   KNOWHUB_EMBED_URL: 'OpenAI-compatible API root, e.g. http://127.0.0.1:11434/v1',
@@ -107,6 +108,7 @@ type EnvKind = 'text' | 'number' | 'flag' | 'list' | 'paths'
 const CONFIG_ENV: readonly { variable: keyof typeof ENV_VARS; path: string; kind?: EnvKind }[] = [
   { variable: 'KNOWHUB_DATA_DIR', path: 'dataDir' },
   { variable: 'DATABASE_URL', path: 'databaseUrl' },
+  { variable: 'KNOWHUB_SHARED_BUFFERS', path: 'embedded.sharedBuffers' },
   { variable: 'KNOWHUB_AGENT_HOME', path: 'agent.home' },
   { variable: 'KNOWHUB_SECRET_KEY', path: 'secrets.key' },
   { variable: 'KNOWHUB_SECRET_KEY_FILE', path: 'secrets.keyFile' },

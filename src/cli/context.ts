@@ -87,18 +87,23 @@ export function heldError(config: KnowHubConfig, holder: FolderHolder): KnowHubE
   })
 }
 
+/** shared_buffers of the embedded database for a one-shot command: PGlite zeroes the pool at every open. */
+const ONE_SHOT_SHARED_BUFFERS = '16MB'
+
 /**
  * Opens KnowHub from env + config file, runs `fn`, and always closes it. A held embedded
  * database is refused at once, before any model loads. A one-shot command (the default)
  * searches in SQL when the config says `search.fulltext: auto`: building the in-memory
- * index would cost more than the one search it serves. `longRunning` commands (the
- * server, the MCP server) keep `auto`, which is the in-memory index on the embedded database.
+ * index would cost more than the one search it serves; and it opens the embedded database
+ * with a small buffer pool unless told otherwise. `longRunning` commands (the server, the
+ * MCP server) keep `auto`, which is the in-memory index on the embedded database.
  */
 export async function withHub<T>(options: GlobalOptions & { longRunning?: boolean; packs?: PackSource }, fn: (hub: KnowHub) => Promise<T>): Promise<T> {
   const config = readConfig(options)
   const holder = folderHolder(config)
   if (holder) throw heldError(config, holder)
   if (!options.longRunning && config.search.fulltext === 'auto') config.search.fulltext = 'sql'
+  if (!options.longRunning) config.embedded.sharedBuffers ??= ONE_SHOT_SHARED_BUFFERS
   const { openKnowHub } = await import('../app/open.js')
   const hub = await openKnowHub(config, {
     logger: createCliLogger(cliEnv().logLevel ?? (options.longRunning ? 'warn' : 'error')),

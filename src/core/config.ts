@@ -213,11 +213,27 @@ export type AgentConfig = z.output<typeof AgentConfig>
  * KnowHub's configuration. Only entry points read env vars and files; they build
  * this object and pass it (or parts of it) down.
  */
+/** The embedded database (PGlite). */
+export const EmbeddedConfig = z.object({
+  /**
+   * PostgreSQL's `shared_buffers` for the embedded database, e.g. `64MB`. Default: PGlite's
+   * (128MB) for long-running processes (`knowhub start`, `knowhub mcp`, the library) and
+   * `16MB` for one-shot CLI commands, which read a few pages and exit.
+   */
+  sharedBuffers: z
+    .string()
+    .regex(/^[1-9][0-9]*(kB|MB|GB)$/u, 'a size such as 16MB, 512kB or 1GB')
+    .optional(),
+})
+export type EmbeddedConfig = z.output<typeof EmbeddedConfig>
+
 export const KnowHubConfig = z.object({
   /** Folder of the embedded database and other local state. */
   dataDir: z.string().default('.knowhub'),
   /** When set, a PostgreSQL server is used instead of the embedded database. */
   databaseUrl: z.string().optional(),
+  /** The embedded database's settings (ignored with `databaseUrl`). */
+  embedded: EmbeddedConfig.default({}),
   /** The embedder; default `sentence` (offline, see docs/embeddings.md). `hashed` is the lighter offline choice. */
   embedder: EmbedderConfig.default({ provider: 'sentence', hashedDimension: 512, semanticWeight: 0.7 }),
   /**

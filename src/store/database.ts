@@ -99,6 +99,12 @@ export interface PGliteOptions {
    * folder that holds a database already, or when the file does not exist.
    */
   template?: string
+  /**
+   * PostgreSQL's `shared_buffers` (e.g. `16MB`; default PGlite's 128MB). PGlite zeroes the
+   * whole pool at every open: a one-shot command that reads a few pages opens ~0.5 s faster
+   * and ~150 MB smaller with 16MB. The data itself is unaffected.
+   */
+  sharedBuffers?: string
 }
 
 /**
@@ -119,7 +125,12 @@ export async function openPGlite(options: PGliteOptions): Promise<Database> {
   if (template) options.logger?.info('store.template', { template: options.template })
   let pglite
   try {
-    pglite = await PGlite.create({ dataDir: options.dataDir, extensions: { vector }, ...(template ? { loadDataDir: template } : {}) })
+    pglite = await PGlite.create({
+      dataDir: options.dataDir,
+      extensions: { vector },
+      ...(template ? { loadDataDir: template } : {}),
+      ...(options.sharedBuffers ? { startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${options.sharedBuffers}`] } : {}),
+    })
   } catch (error) {
     lock?.release()
     const reason = error instanceof Error && error.message ? error.message : String((error as { errno?: unknown })?.errno ?? error)

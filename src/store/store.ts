@@ -37,6 +37,8 @@ export interface OpenStoreOptions {
    * processes may write to one server; `memory` is refused there).
    */
   fulltext?: 'memory' | 'sql'
+  /** The embedded database's `shared_buffers` (e.g. `16MB`); default PGlite's (128MB). Ignored for a server. */
+  sharedBuffers?: string
   logger?: Logger
 }
 
@@ -145,7 +147,12 @@ async function openDatabase(options: OpenStoreOptions, logger: Logger): Promise<
   }
   const dataDir = options.dataDir ?? '.knowhub'
   const template = await usableTemplate()
-  return openPGlite({ dataDir: dataDir.startsWith('memory://') ? dataDir : join(dataDir, EMBEDDED_DB_FOLDER), logger, ...(template ? { template } : {}) })
+  return openPGlite({
+    dataDir: dataDir.startsWith('memory://') ? dataDir : join(dataDir, EMBEDDED_DB_FOLDER),
+    logger,
+    ...(template ? { template } : {}),
+    ...(options.sharedBuffers ? { sharedBuffers: options.sharedBuffers } : {}),
+  })
 }
 
 /** The vector column's state against the configured embedder, and the operations that change it. */

@@ -73,6 +73,10 @@ describe('configuration errors', () => {
     const llm = failure(() => loadConfig({ KNOWHUB_LLM_URL: 'ftp:/nowhere x', KNOWHUB_LLM_MODEL: 'm' }))
     expect(llm.message).toContain('KNOWHUB_LLM_URL (llm.url)')
     expect(failure(() => loadConfig({ KNOWHUB_PORT: '84x' })).message).toBe('KNOWHUB_PORT must be a number, got "84x"')
+    expect(failure(() => loadConfig({ KNOWHUB_SHARED_BUFFERS: '16 MB' })).message).toBe(
+      'Invalid configuration: KNOWHUB_SHARED_BUFFERS (embedded.sharedBuffers): a size such as 16MB, 512kB or 1GB',
+    )
+    expect(loadConfig({ KNOWHUB_SHARED_BUFFERS: '64MB' }).embedded.sharedBuffers).toBe('64MB')
     const proxies = failure(() => loadConfig({ KNOWHUB_RATE_LIMIT: '-1' }))
     expect(proxies.message).toContain('KNOWHUB_RATE_LIMIT (server.rateLimit)')
   })

@@ -34,10 +34,12 @@ describe('embedded database template', () => {
     } finally {
       await db.close()
     }
-    // Opened again with the template: the folder's own database, not a new copy.
-    const again = await openPGlite({ dataDir, template: file })
+    // Opened again with the template: the folder's own database, not a new copy; a smaller
+    // buffer pool (what one-shot commands use) changes nothing but the pool.
+    const again = await openPGlite({ dataDir, template: file, sharedBuffers: '16MB' })
     try {
       expect(await again.query(sql`SELECT n FROM kept`)).toEqual([{ n: 7 }])
+      expect(await again.query(sql`SHOW shared_buffers`)).toEqual([{ shared_buffers: '16MB' }])
     } finally {
       await again.close()
     }

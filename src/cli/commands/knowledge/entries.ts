@@ -3,7 +3,6 @@
  */
 import { readFileSync } from 'node:fs'
 import { Command, Option } from 'commander'
-import { createTwoFilesPatch } from 'diff'
 import { KnowHubError } from '../../../core/errors.js'
 import { KNOWLEDGE_TYPES, type KnowledgeEntry, type KnowledgeVersion } from '../../../core/knowledge.js'
 import { withSession } from '../../context.js'
@@ -115,7 +114,8 @@ export function editCommand(io: Io): Command {
 }
 
 /** Each previous version in full, then what changed from it to the next one (a unified diff of task and content). */
-function printVersions(io: Io, versions: KnowledgeVersion[], current: KnowledgeEntry): void {
+async function printVersions(io: Io, versions: KnowledgeVersion[], current: KnowledgeEntry): Promise<void> {
+  const { createTwoFilesPatch } = await import('diff')
   const texts = [
     ...versions.map((v) => ({ version: v.version, task: v.task, content: v.content })),
     { version: current.version, task: current.task, content: current.content },
@@ -144,7 +144,7 @@ export function showCommand(io: Io): Command {
       }))
       if (options.json) return printJson(io, versions ? { ...entry, versions } : entry)
       printEntry(io, entry)
-      if (versions) printVersions(io, versions, entry)
+      if (versions) await printVersions(io, versions, entry)
     })
 }
 
