@@ -12,7 +12,8 @@
  * | no profile                           | loaded as wiki-first, compatibility warning     |
  * | archived / disputed                  | loaded; discovery hides / activation confirms   |
  */
-import { parseDocument } from 'yaml'
+import { createRequire } from 'node:module'
+import type * as Yaml from 'yaml'
 import { validateFrontmatter, type PackContext } from './frontmatter.js'
 import { formatDiagnostic, type KnowledgeCatalogItem, type PackDiagnostic } from './schema.js'
 
@@ -25,6 +26,14 @@ export const MAX_FRONTMATTER_CHARS = 64 * 1024
 
 /** Frontmatter and body split out of a KNOWLEDGE.md. */
 export type SplitFrontmatter = { ok: true; yaml: string; body: string; bodyLine: number } | { ok: false; diagnostic: PackDiagnostic }
+
+let yamlModule: typeof Yaml | undefined
+
+/** The `yaml` package, loaded on the first frontmatter parsed: commands that read no pack never pay for its 70 modules. */
+function yamlParser(): typeof Yaml {
+  yamlModule ??= createRequire(import.meta.url)('yaml') as typeof Yaml
+  return yamlModule
+}
 
 /**
  * Splits `---`-fenced YAML frontmatter from the Markdown body. Accepts a BOM
@@ -81,7 +90,7 @@ export function splitFrontmatter(text: string): SplitFrontmatter {
 export type ParsedYaml = { ok: true; data: Record<string, unknown>; repaired: boolean } | { ok: false; diagnostic: PackDiagnostic }
 
 function yamlToObject(yaml: string): { data?: unknown; error?: string } {
-  const doc = parseDocument(yaml, { prettyErrors: true, uniqueKeys: true })
+  const doc = yamlParser().parseDocument(yaml, { prettyErrors: true, uniqueKeys: true })
   const first = doc.errors[0]
   if (first) return { error: first.message.split('\n')[0] ?? 'invalid YAML' }
   try {
