@@ -26,6 +26,7 @@ import type { PackStateFile, PackStateStore } from './state.js'
 import { UsageLog, type UsageLogOptions } from './usage-log.js'
 import type { PackActivationMode } from './run-records.js'
 import { validatePath, validateRunFile, type PackValidationReport, type RunValidationReport } from './validate.js'
+import { initPack, type PackInitOptions, type PackInitResult } from './scaffold.js'
 
 /** Options of {@link createPackService}. */
 export interface PackServiceOptions {
@@ -136,6 +137,8 @@ export interface PackService {
   listFiles(options?: { maxFiles?: number }): Promise<{ item: KnowledgeCatalogItem; resources: PackResource[] }[]>
   /** Validates a pack folder, a KNOWLEDGE.md or a folder of packs, with the discovery's allowed types. */
   validate(path: string): Promise<PackValidationSummary>
+  /** Scaffolds a new document-first pack in `<dir>/<name>/` (the discovery's allowed types accepted); see {@link initPack}. */
+  init(options: Omit<PackInitOptions, 'allowedTypes'>): Promise<PackInitResult>
   /** Checks a record file (compile run, context resolution, selection eval, source map) against the standard's schemas. */
   validateRun(path: string): Promise<RunValidationReport>
   /** Where discovery looked and every pack it found, shadowed, archived or rejected. */
@@ -290,6 +293,7 @@ export function createPackService(options: PackServiceOptions = {}): PackService
       const allowedTypes = discovery.allowedTypes
       return validationSummary(await validatePath(path, { ...(allowedTypes ? { allowedTypes } : {}), logger }))
     },
+    init: (init) => initPack({ ...init, allowedTypes: discovery.allowedTypes }),
     validateRun: (path) => validateRunFile(path),
     doctor: async () => doctorReport(await current()),
     async setEnabled(name, enabled) {

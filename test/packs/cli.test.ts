@@ -242,3 +242,78 @@ describe('knowhub packs', () => {
     expect(json.locations).toHaveLength(6)
   })
 })
+
+describe('knowhub packs init', () => {
+  it('scaffolds a document-first pack that validate passes with no errors or warnings, and that resolves', async () => {
+    const { dir, cleanup } = await tempDir()
+    try {
+      const made = await run(['init', 'acme-notes', '--dir', dir, '--type', 'brand-product', '--language', 'de'])
+      expect(made.exitCode).toBe(0)
+      expect(made.out).toContain('Created pack acme-notes (brand-product, document-first, status draft)')
+      const root = join(dir, 'acme-notes')
+      const guide = await readFile(join(root, 'KNOWLEDGE.md'), 'utf8')
+      expect(guide).toContain('profile: document-first')
+      expect(guide).toContain('primaryDocument: documents/acme-notes.md')
+      expect(guide).toContain('language: de')
+      expect(await readFile(join(root, 'documents/acme-notes.md'), 'utf8')).toContain('Replace this')
+      expect(await readFile(join(root, 'compiled/splits/acme-notes/overview.md'), 'utf8')).toContain('Replace this split')
+
+      const checked = await run(['validate', root, '--json'])
+      expect(checked.exitCode).toBe(0)
+      const summary = JSON.parse(checked.out) as { ok: boolean; errors: number; warnings: number; packs: { outcome: string; issues: unknown[] }[] }
+      expect(summary).toMatchObject({ ok: true, errors: 0, warnings: 0 })
+      expect(summary.packs).toEqual([expect.objectContaining({ outcome: 'loaded', issues: [] })])
+
+      const resolved = await run([
+        'resolve',
+        'What is the overview?',
+        '--path',
+        dir,
+        '--no-user',
+        '--project',
+        dir,
+        '--pack',
+        'acme-notes',
+        '--confirm',
+        '--json',
+      ])
+      expect(resolved.exitCode).toBe(0)
+      expect(resolved.out).toContain('compiled/splits/acme-notes/overview.md')
+
+      // A namespaced type and --json; the type a config allows.
+      const custom = JSON.parse((await run(['init', 'team-notes', '--dir', dir, '--type', 'custom:notes', '--json'])).out) as { root: string; files: string[] }
+      expect(custom.files).toEqual(['KNOWLEDGE.md', 'documents/team-notes.md', 'compiled/splits/team-notes/overview.md'])
+      expect((await run(['validate', custom.root])).exitCode).toBe(0)
+      expect((await run(['init', 'legacy', '--dir', dir, '--type', 'legacy-notes', '--allow-type', 'legacy-notes'])).exitCode).toBe(0)
+    } finally {
+      await cleanup()
+    }
+  })
+
+  it('refuses an existing non-empty target, an invalid name (naming the rule), an unknown type and a bad language', async () => {
+    const { dir, cleanup } = await tempDir()
+    try {
+      await writeTree(dir, { 'taken/notes.md': '# mine\n' })
+      const taken = await run(['init', 'taken', '--dir', dir])
+      expect(taken.exitCode).toBe(1)
+      expect(taken.err).toContain('[conflict]')
+      expect(taken.err).toContain('already exists and is not an empty folder')
+      expect(await readFile(join(dir, 'taken/notes.md'), 'utf8')).toBe('# mine\n')
+
+      const badName = await run(['init', 'Acme_Notes', '--dir', dir])
+      expect(badName.exitCode).toBe(1)
+      expect(badName.err).toContain('Invalid pack name "Acme_Notes"')
+      expect(badName.err).toContain('lowercase letters a-z, digits 0-9 and single hyphens')
+      const long = await run(['init', 'a'.repeat(65), '--dir', dir, '--json'])
+      expect(JSON.parse(long.out)).toMatchObject({ error: { code: 'validation_error' } })
+
+      const badType = await run(['init', 'fine', '--dir', dir, '--type', 'marketing-notes'])
+      expect(badType.err).toContain('Invalid pack type "marketing-notes"')
+      expect(badType.err).toContain('brand-product')
+      expect((await run(['init', 'fine', '--dir', dir, '--language', 'english!'])).err).toContain('Invalid language')
+      expect((await run(['validate', dir, '--json'])).out).not.toContain('"fine"')
+    } finally {
+      await cleanup()
+    }
+  })
+})

@@ -1,5 +1,5 @@
 /**
- * `knowhub packs list | show | activate | resolve | validate | validate-run | doctor`:
+ * `knowhub packs list | show | activate | resolve | init | validate | validate-run | doctor`:
  * the knowledge-pack client on the command line. Thin: the commander
  * definitions are here; each subcommand (commands/packs/*.ts) makes one call
  * into the packs service, built from the flags and the `packs` config, and
@@ -8,7 +8,7 @@
 import { Command, InvalidArgumentError } from 'commander'
 import { noopLogger, type Logger } from '../../core/logger.js'
 import type { Embedder } from '../../embed/embedder.js'
-import { GroundingPolicy } from '../../packs/schema.js'
+import { GroundingPolicy, STANDARD_PACK_TYPES } from '../../packs/schema.js'
 import { ResolveIntent } from '../../packs/resolve/intent.js'
 import type { PackService } from '../../packs/service.js'
 import type { PackFlags } from '../../packs/options.js'
@@ -18,6 +18,7 @@ import { printError, printJsonError, processIo, type Io } from '../output.js'
 import type { PacksAction, PacksOptions } from './packs/action.js'
 import { activateAction } from './packs/activate.js'
 import { doctorAction } from './packs/doctor.js'
+import { initAction } from './packs/init.js'
 import { listAction } from './packs/list.js'
 import { resolveAction } from './packs/resolve.js'
 import { showAction } from './packs/show.js'
@@ -125,6 +126,15 @@ function addSubcommands(packs: Command, run: Run): void {
     .option('--no-log-pack-runs', "do not write into the packs' runs/ (when the config turns it on)")
     .option('--embed', 'blend in similarity from the configured embedder (no database is opened; slow: section vectors are not kept between calls)')
     .action(run(resolveAction))
+
+  packs
+    .command('init')
+    .description('Create a new document-first pack (KNOWLEDGE.md, a primary document, one split) with placeholder text')
+    .argument('<name>', 'pack name: lowercase letters, digits and single hyphens (also the folder name)')
+    .option('--dir <dir>', 'folder in which <name>/ is created (default: the current folder)')
+    .option('--type <type>', `pack type: a standard type (${STANDARD_PACK_TYPES.join(', ')}) or custom:<name>`, 'domain-reference')
+    .option('--language <tag>', 'language of the content (en, de, zh-CN, …)', 'en')
+    .action(run(initAction))
 
   packs
     .command('validate')
