@@ -4,12 +4,14 @@
  * OpenAI-compatible stub scripting the tool calls.
  */
 import { execFile } from 'node:child_process'
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runAgent } from '../../examples/agent-loop/agent.js'
+import { openExampleStore, parseExampleArgs } from '../../examples/agent-loop/store.js'
 import { createClient } from '../../src/client/index.js'
 import { startOpenAIStub, type ChatRequest, type OpenAIStub } from '../helpers/openai-stub.js'
 import { openTestHub, type TestHub } from '../server/helpers.js'
@@ -78,10 +80,61 @@ describe('examples/agent-loop', () => {
         timeout: 60_000,
       },
     )
+    expect(stdout.split('\n')[0]).toBe(`Store: the KnowHub server at ${url}.`)
     expect(stdout).toContain('→ knowledge_save(')
     expect(stdout).toMatch(/saved knowledge-\S+, found \d+ after, and recorded a helpful case\./)
     expect(stdout).toContain('4 tool call(s), 0 failed.')
   })
+
+  it('npm run example without a server or data folder uses a temporary store, removed afterwards, and says so', async () => {
+    const tmp = mkdtempSync(join(tmpdir(), 'knowhub-example-test-'))
+    try {
+      const { stdout } = await promisify(execFile)(
+        process.execPath,
+        ['--import', 'tsx', join(root, 'examples/agent-loop/main.ts'), 'Bust', 'a', 'CDN', 'cache'],
+        {
+          cwd: root,
+          env: { ...process.env, TMPDIR: tmp, KNOWHUB_URL: '', KNOWHUB_DATA_DIR: '', KNOWHUB_EMBEDDER: 'hashed', OPENAI_MODEL: '' },
+          timeout: 150_000,
+        },
+      )
+      const first = stdout.split('\n')[0] ?? ''
+      const used = /^Store: a temporary data folder (\S+), removed afterwards/.exec(first)?.[1]
+      expect(used, first).toBeDefined()
+      expect(used!.startsWith(join(tmp, 'knowhub-example-'))).toBe(true)
+      expect(stdout).toContain('Found 0 entries before')
+      expect(stdout).toContain('4 tool call(s), 0 failed.')
+      expect(existsSync(used!)).toBe(false)
+      expect(readdirSync(tmp).filter((f) => f.startsWith('knowhub-example-'))).toEqual([])
+    } finally {
+      rmSync(tmp, { recursive: true, force: true })
+    }
+  }, 180_000)
+
+  it('--data-dir DIR keeps that folder, and goes through the server that holds it when one does', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'knowhub-example-dir-'))
+    const env = { ...process.env, KNOWHUB_URL: '', KNOWHUB_EMBEDDER: 'hashed' }
+    expect(parseExampleArgs(['--data-dir', dir, 'Bust', 'a', 'cache'])).toEqual({ task: 'Bust a cache', dataDir: dir })
+    expect(parseExampleArgs(['--url=http://h:1', 'x'])).toEqual({ task: 'x', url: 'http://h:1' })
+    const started = await openExampleStore({ task: 't', dataDir: dir }, env)
+    try {
+      expect(started.label).toBe(`Store: data folder ${dir} (kept).`)
+      const first = await runAgent({ knowhubUrl: started.url, task: 'Bust a CDN cache' })
+      expect(first.answer).toMatch(/^Found 0 entries before/)
+      // A second run on the same folder while the first server holds it: through that server, with the lock's key.
+      const beside = await openExampleStore({ task: 't' }, { ...env, KNOWHUB_DATA_DIR: dir })
+      expect(beside.url).toBe(started.url)
+      expect(beside.label).toBe(`Store: data folder ${dir}, through the KnowHub server at ${started.url} that holds it.`)
+      expect(beside.token).toMatch(/\S{16,}/)
+      const second = await runAgent({ knowhubUrl: beside.url, token: beside.token!, task: 'Bust a CDN cache' })
+      expect(second.answer).toMatch(/^Found 1 entry before/)
+      await beside.close()
+    } finally {
+      await started.close()
+    }
+    expect(existsSync(join(dir, 'db'))).toBe(true)
+    rmSync(dir, { recursive: true, force: true })
+  }, 240_000)
 
   it('with a model: the loop runs the model’s tool calls and returns its answer', async () => {
     const seen: ChatRequest[] = []
