@@ -1,10 +1,11 @@
 /**
- * What a server offers its administrators beside the knowledge API: the hub's status and
- * its API tokens (`/api/status`, `/api/tokens`), each call checked for the `admin`
+ * What a server offers its administrators beside the knowledge API: the hub's status, its
+ * API tokens and re-owning entries (`/api/status`, `/api/tokens`, `/api/reown`), each call checked for the `admin`
  * permission. The one-shot CLI uses them when a running server holds the embedded
  * database (`knowhub status`, `knowhub token create` beside `npm start`).
  */
 import type { HubStatus } from '../core/api.js'
+import type { ReownResult } from '../core/knowledge.js'
 import { requirePermission, type Principal } from '../core/principal.js'
 import type { CreatedToken, TokenInfo } from '../core/tokens.js'
 import type { KnowHub } from './open.js'
@@ -18,6 +19,8 @@ export interface AdminService {
     list(principal: Principal): Promise<TokenInfo[]>
     revoke(id: string, principal: Principal): Promise<TokenInfo>
   }
+  /** Re-owns or shares every entry of one owner (the knowledge service's `reown`). */
+  reown(input: unknown, principal: Principal): Promise<ReownResult>
 }
 
 /**
@@ -26,7 +29,7 @@ export interface AdminService {
  * const admin = adminService(hub)
  * await admin.tokens.create({ user: 'alice', org: 'acme' }, hub.config.principal)
  */
-export function adminService(hub: Pick<KnowHub, 'status' | 'tokens'>): AdminService {
+export function adminService(hub: Pick<KnowHub, 'status' | 'tokens' | 'knowledge'>): AdminService {
   const admin = (principal: Principal): void => requirePermission(principal, 'admin')
   return {
     async status(principal) {
@@ -46,6 +49,10 @@ export function adminService(hub: Pick<KnowHub, 'status' | 'tokens'>): AdminServ
         admin(principal)
         return hub.tokens.revoke(id)
       },
+    },
+    async reown(input, principal) {
+      admin(principal)
+      return hub.knowledge.reown(input, principal)
     },
   }
 }

@@ -1,6 +1,6 @@
 /**
  * What a one-shot command does with KnowHub, wherever KnowHub runs: a `HubSession` is the
- * knowledge, slim, status and token operations acting as one caller — in this process on
+ * knowledge, slim, status, token and reown operations acting as one caller — in this process on
  * an open hub (`localSession`, as the config's principal), or over HTTP on a running server
  * (`serverSession`, as the token's principal, or the server's local principal with its
  * local key). The CLI picks one (src/cli/context.ts); its commands never know which.
@@ -14,6 +14,8 @@ import type {
   KnowledgeEntry,
   KnowledgeListPage,
   KnowledgeVersion,
+  ReownInput,
+  ReownResult,
   SaveKnowledgeInput,
   SearchResponse,
 } from '../core/knowledge.js'
@@ -63,6 +65,8 @@ export interface HubSession {
     list(): Promise<TokenInfo[]>
     revoke(id: string): Promise<TokenInfo>
   }
+  /** Re-owns or shares every entry of one owner (needs the `admin` permission). */
+  reown(input: ReownInput): Promise<ReownResult>
   /** Database, embedder, entries, and who is asking. */
   status(): Promise<HubStatus>
 }
@@ -96,6 +100,7 @@ export function localSession(hub: KnowHub): HubSession {
     },
     slim: { slim: (input) => slim.slim(input, me), unmerge: (id) => slim.unmerge(id, me) },
     tokens: { create: (input) => tokens.create(input), list: () => tokens.list(), revoke: (id) => tokens.revoke(id) },
+    reown: (input) => knowledge.reown(input, me),
     status: () => hub.status(),
   }
 }
@@ -154,6 +159,7 @@ export function serverSession(client: KnowHubClient): HubSession {
       list: () => mapped(() => client.admin.tokens.list()),
       revoke: (id) => mapped(() => client.admin.tokens.revoke(id)),
     },
+    reown: (input) => mapped(() => client.admin.reown(input)),
     status: () => mapped(() => client.admin.status()),
   }
 }

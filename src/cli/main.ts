@@ -14,6 +14,7 @@ import { slimCommands } from './commands/slim.js'
 import { packsCommand } from './commands/packs.js'
 import { serverCommand } from './commands/server.js'
 import { tokenCommand } from './commands/token.js'
+import { reownCommand } from './commands/reown.js'
 import { evalCommand } from './commands/eval.js'
 import { mcpCommand } from './commands/mcp.js'
 import { migrateCommand } from './commands/migrate.js'
@@ -40,6 +41,7 @@ export function buildProgram(io: Io = processIo): Command {
     packsCommand({ io }),
     serverCommand(io),
     tokenCommand(io),
+    reownCommand(io),
     evalCommand(io),
     mcpCommand(io),
     migrateCommand(io),

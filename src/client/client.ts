@@ -8,7 +8,7 @@ import { AssembledContext, type AgentContextRequest } from '../core/agent.js'
 import { Deleted, Health, HubStatus, OpenApiDocument } from '../core/api.js'
 import { GoalTree, type GoalRequest } from '../core/goals.js'
 import type { BatchFeedbackInput, EditKnowledgeInput, FeedbackInput, ListInput, SaveKnowledgeInput, SearchInput } from '../core/knowledge.js'
-import type { ImportQuery } from '../core/knowledge.js'
+import type { ImportQuery, ReownInput } from '../core/knowledge.js'
 import {
   BatchFeedbackResult,
   ImportReport,
@@ -16,6 +16,7 @@ import {
   KnowledgeEntryView,
   KnowledgeListPage,
   KnowledgeVersions,
+  ReownResult,
   SearchResponse,
 } from '../core/knowledge.js'
 import type { CreateTokenInput } from '../core/tokens.js'
@@ -276,7 +277,7 @@ function agentCalls(call: Call) {
   }
 }
 
-/** The admin calls (`/api/status`, `/api/tokens`): they need the `admin` permission. */
+/** The admin calls (`/api/status`, `/api/tokens`, `/api/reown`): they need the `admin` permission. */
 function adminCalls(call: Call) {
   return {
     /** `GET /api/status`: database, embedder, entries, and the caller's principal. */
@@ -292,6 +293,9 @@ function adminCalls(call: Call) {
       revoke: async (id: string, opts?: CallOptions) =>
         call({ method: 'POST', path: `/api/tokens/${encodeURIComponent(id)}/revoke`, retry: 'idempotent', schema: TokenInfo }, opts),
     },
+    /** `POST /api/reown`: every entry of one owner to another owner and/or shared with more scopes (safe to repeat: a second run changes nothing). */
+    reown: async (input: ReownInput, opts?: CallOptions) =>
+      call({ method: 'POST', path: '/api/reown', body: input, retry: 'idempotent', schema: ReownResult }, opts),
   }
 }
 

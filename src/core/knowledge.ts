@@ -127,6 +127,43 @@ export const EditKnowledgeInput = z
   .refine((v) => Object.keys(v).some((k) => k !== 'reason'), 'nothing to change')
 export type EditKnowledgeInput = z.input<typeof EditKnowledgeInput>
 
+/**
+ * The body of `POST /api/reown` (admin): every entry owned by `from` gets the owner `to`
+ * (its `from` scope becomes the `to` scope) and/or the added `scopes`. Each changed entry
+ * keeps its previous version with the reason.
+ * @example
+ * ReownInput.parse({ from: 'user:local', to: 'user:alice', scopes: ['org:acme'], dry_run: true })
+ */
+export const ReownInput = z
+  .strictObject({
+    from: Owner,
+    to: Owner.optional(),
+    scopes: z.array(Scope).max(20).optional(),
+    dry_run: z.boolean().optional(),
+    reason: Text(2000).optional(),
+  })
+  .refine((v) => v.to !== undefined || (v.scopes?.length ?? 0) > 0, 'give to (a new owner), scopes (to share with), or both')
+export type ReownInput = z.input<typeof ReownInput>
+
+/**
+ * What a reown did (or, with `dry_run`, would do): how many entries `from` owns, and which of them change.
+ * @example
+ * const { changed, ids } = ReownResult.parse(await res.json())
+ */
+export const ReownResult = z.object({
+  from: z.string(),
+  to: z.string(),
+  added_scopes: z.array(z.string()),
+  dry_run: z.boolean(),
+  /** Entries owned by `from` (any status). */
+  owned: z.number().int(),
+  /** Entries changed (with `dry_run`: that would change); the others already had the owner and scopes. */
+  changed: z.number().int(),
+  ids: z.array(z.string()),
+  reason: z.string(),
+})
+export type ReownResult = z.infer<typeof ReownResult>
+
 /** Feedback on one entry: the body of `PUT /api/knowledge/{id}` (seed 003). `null` counts as absent. */
 export const FeedbackInput = z
   .strictObject({

@@ -1,12 +1,12 @@
 /**
  * The knowledge service: one object over the parts of this folder — entries (save, get,
  * list, edit, archive, delete: entries.ts), feedback (feedback.ts), search (search.ts),
- * export/import (transfer.ts) and reindex (reindex.ts) — sharing one context (context.ts).
+ * export/import (transfer.ts), reown (reown.ts) and reindex (reindex.ts) — sharing one context (context.ts).
  * Every operation takes the calling principal; visibility is enforced by the store's queries.
  */
 import type { Clock } from '../core/clock.js'
 import { systemClock } from '../core/clock.js'
-import { MAX_CONTENT_BYTES, type KnowledgeEntry, type KnowledgeVersion, type SearchResponse } from '../core/knowledge.js'
+import { MAX_CONTENT_BYTES, type KnowledgeEntry, type KnowledgeVersion, type ReownResult, type SearchResponse } from '../core/knowledge.js'
 import type { Logger } from '../core/logger.js'
 import { noopLogger } from '../core/logger.js'
 import type { Principal } from '../core/principal.js'
@@ -18,6 +18,7 @@ import { deleteEntry, editEntry, entryVersions, getEntry, listEntries, saveEntry
 import { batchFeedback, giveFeedback, type BatchFeedbackResult } from './feedback.js'
 import type { ImportOptions, ImportReport } from './jsonl.js'
 import { refreshSearchDocs, reindexEntries } from './reindex.js'
+import { reownEntries } from './reown.js'
 import { createKnowledgeSearch, type SearchOptions } from './search.js'
 import { exportEntries, importEntries } from './transfer.js'
 
@@ -65,6 +66,8 @@ export interface KnowledgeService {
   search(raw: unknown, principal: Principal): Promise<SearchResponse>
   exportJsonl(principal: Principal, options?: { batchSize?: number }): AsyncGenerator<string>
   importJsonl(lines: AsyncIterable<string> | Iterable<string>, principal: Principal, options?: ImportOptions): Promise<ImportReport>
+  /** Admin: gives every entry of one owner a new owner and/or added scopes (`ReownInput`); each change keeps the previous version. */
+  reown(raw: unknown, principal: Principal): Promise<ReownResult>
   /** Re-embeds every entry with the configured embedder; returns how many. */
   reindex(options?: { onProgress?: (done: number, total: number) => void; batchSize?: number }): Promise<number>
 }
@@ -104,6 +107,7 @@ export async function createKnowledgeService(deps: KnowledgeServiceDeps): Promis
     delete: (id, principal) => deleteEntry(ctx, id, principal),
     exportJsonl: (principal, options) => exportEntries(ctx, principal, options),
     importJsonl: (lines, principal, options) => importEntries(ctx, lines, principal, options),
+    reown: (raw, principal) => reownEntries(ctx, raw, principal),
     reindex: (options) => reindexEntries(ctx, options),
   }
 }

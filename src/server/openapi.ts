@@ -19,6 +19,8 @@ import {
   KnowledgeListPage,
   KnowledgeVersions,
   ListInput,
+  ReownInput,
+  ReownResult,
   SaveKnowledgeInput,
   SearchInput,
   SearchResponse,
@@ -122,6 +124,8 @@ function components(): Record<string, JsonSchema> {
     CreatedToken: schema(CreatedToken, 'output'),
     TokenInfo: schema(TokenInfo, 'output'),
     TokenList: schema(z.object({ items: z.array(TokenInfo) }), 'output'),
+    ReownInput: schema(ReownInput, 'input'),
+    ReownResult: schema(ReownResult, 'output'),
   }
 }
 
@@ -196,6 +200,14 @@ function adminPaths(): Record<string, Record<string, unknown>> {
       },
     },
     '/api/tokens/{id}/revoke': { post: { summary: 'Revoke an API token (admin)', parameters: [tokenId], responses: { 200: json('TokenInfo'), ...ERRORS } } },
+    '/api/reown': {
+      post: {
+        summary:
+          'Give every entry of one owner a new owner and/or more scopes (admin), e.g. entries saved in local mode (user:local) after the switch to token mode; each changed entry keeps its previous version with the reason; dry_run only reports',
+        requestBody: body('ReownInput'),
+        responses: { 200: json('ReownResult'), ...ERRORS },
+      },
+    },
   }
 }
 

@@ -1,6 +1,6 @@
 /**
  * All SQL about knowledge entries, one file per responsibility under `knowledge/`:
- * entries (`records.ts`), feedback, versions, import (`transfer.ts`), merges, full-text
+ * entries (`records.ts`), feedback, versions, import (`transfer.ts`), merges, reown, full-text
  * search (`search-text.ts`) and its upkeep (`search-docs.ts`), vectors
  * (`search-vector.ts`); shared row and filter SQL in `rows.ts`. Every read takes the
  * caller's visible scopes and puts them in the WHERE clause (`scopes && visible`):
@@ -10,6 +10,7 @@ import type { Database } from './database.js'
 import { feedbackQueries, type KnowledgeFeedbackQueries } from './knowledge/feedback.js'
 import { mergeQueries, type KnowledgeMergeQueries } from './knowledge/merge.js'
 import { recordQueries, type KnowledgeRecordQueries } from './knowledge/records.js'
+import { reownQueries, type KnowledgeReownQueries } from './knowledge/reown.js'
 import type { KnowledgeContext } from './knowledge/rows.js'
 import { searchDocQueries, type KnowledgeSearchDocQueries } from './knowledge/search-docs.js'
 import { textQueries, type KnowledgeTextQueries } from './knowledge/search-text.js'
@@ -21,11 +22,13 @@ import type { VectorDialect } from './vectors.js'
 
 export { TITLE_WEIGHT, type KnowledgeRecord, type SearchDocument } from './knowledge/rows.js'
 export type { ImportItem } from './knowledge/transfer.js'
+export type { ReownChange } from './knowledge/reown.js'
 export type {
   KnowledgeFeedbackQueries,
   KnowledgeImportQueries,
   KnowledgeMergeQueries,
   KnowledgeRecordQueries,
+  KnowledgeReownQueries,
   KnowledgeSearchDocQueries,
   KnowledgeTextQueries,
   KnowledgeVectorQueries,
@@ -53,6 +56,7 @@ export interface KnowledgeStore
     KnowledgeFeedbackQueries,
     KnowledgeVersionQueries,
     KnowledgeMergeQueries,
+    KnowledgeReownQueries,
     KnowledgeTextQueries,
     KnowledgeSearchDocQueries,
     KnowledgeVectorQueries {}
@@ -73,6 +77,7 @@ export function knowledgeStore(db: Database, getDialect: () => VectorDialect | u
     ...feedbackQueries(context),
     ...versionQueries(context),
     ...mergeQueries(context),
+    ...reownQueries(context),
     ...textQueries(context, textIndex),
     ...searchDocQueries(context, textIndex !== undefined),
     ...vectorQueries(context),

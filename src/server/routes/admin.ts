@@ -1,5 +1,5 @@
 /**
- * `GET /api/status` and `/api/tokens` (create, list, revoke): the admin operations of a
+ * `GET /api/status`, `/api/tokens` (create, list, revoke) and `POST /api/reown`: the admin operations of a
  * server (src/app/admin.ts checks the `admin` permission on each).
  */
 import { Hono } from 'hono'
@@ -13,5 +13,6 @@ export function adminRoutes(admin: AdminService): Hono<AppEnv> {
   app.post('/tokens', async (c) => c.json(await admin.tokens.create(await readJson(c), caller(c).principal), 201))
   app.get('/tokens', async (c) => c.json({ items: await admin.tokens.list(caller(c).principal) }))
   app.post('/tokens/:id/revoke', async (c) => c.json(await admin.tokens.revoke(c.req.param('id'), caller(c).principal)))
+  app.post('/reown', async (c) => c.json(await admin.reown(await readJson(c), caller(c).principal)))
   return app
 }
