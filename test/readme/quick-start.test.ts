@@ -4,7 +4,7 @@
  * and every other command runs in order while it serves — the CLI through `npx knowhub`,
  * the HTTP examples through curl. `npx` and `npm` are shims on PATH that run this checkout's
  * CLI from source; the only edits are the port (a free one instead of 8420) and the placeholder
- * id (the one `save` printed). A command the test has no expectation for fails it: when the
+ * `<ENTRY_ID>` (the id the first `save` printed). A command the test has no expectation for fails it: when the
  * README changes, this test changes with it.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
@@ -18,7 +18,8 @@ import { afterAll, describe, expect, it } from 'vitest'
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 const TSX = join(ROOT, 'node_modules/.bin/tsx')
 const CLI = join(ROOT, 'test/mcp/run-cli.ts')
-const PLACEHOLDER_ID = 'knowledge-20261122004512-k3x9'
+/** The README's placeholder for an entry id, replaced by the id the first `save` printed. */
+const PLACEHOLDER_ID = '<ENTRY_ID>'
 
 /**
  * The shell commands of the README's "Quick start" section, in order: continuation lines
@@ -97,6 +98,13 @@ const CHECKS: Array<[RegExp, Check]> = [
     (ran) => expect((JSON.parse(ran.stdout) as { results: Array<{ task: string }> }).results.map((r) => r.task)).toContain('Deploy with pnpm in Docker'),
   ],
   [/^npx knowhub token create /, (ran) => expect(ran.stdout).toMatch(/^kh_\S+$/m)],
+  [
+    /^npx knowhub reown --from local --to alice --scope org:acme --dry-run$/,
+    (ran, ids) => {
+      expect(ran.stdout).toMatch(/^user:local owns 2 entries: would change 2 \(to user:alice, shared with org:acme\); dry run, nothing changed$/m)
+      expect(ran.stdout).toContain(`  ${ids[0]}`)
+    },
+  ],
   [/^npx knowhub search "用户/, (ran, ids) => expect(ran.stdout).toContain(ids[1])],
 ]
 
@@ -139,6 +147,9 @@ describe('README quick start', () => {
     server = started.child
 
     const ids: string[] = []
+    // Placeholders are marked as such (`<ENTRY_ID>`), never an id that looks real.
+    expect(commands.filter((c) => /knowledge-\d{14}-/.test(c))).toEqual([])
+    expect(commands.filter((c) => c.includes(PLACEHOLDER_ID)).length).toBeGreaterThan(0)
     for (const written of commands.slice(3)) {
       const command = written.replaceAll('localhost:8420', `localhost:${port}`).replaceAll(PLACEHOLDER_ID, ids[0] ?? PLACEHOLDER_ID)
       const result = spawnSync('bash', ['-c', command], { cwd: dir, env, encoding: 'utf8', timeout: 120_000 })
