@@ -1,6 +1,6 @@
 /**
  * What a one-shot command does with KnowHub, wherever KnowHub runs: a `HubSession` is the
- * knowledge, slim, status, token and reown operations acting as one caller — in this process on
+ * knowledge, resource, slim, status, token and reown operations acting as one caller — in this process on
  * an open hub (`localSession`, as the config's principal), or over HTTP on a running server
  * (`serverSession`, as the token's principal, or the server's local principal with its
  * local key). The CLI picks one (src/cli/context.ts); its commands never know which.
@@ -19,10 +19,11 @@ import type {
   SaveKnowledgeInput,
   SearchResponse,
 } from '../core/knowledge.js'
+import type { Resource, ResourceListPage, SaveResourceInput, UpdateResourceInput } from '../core/resources.js'
 import type { SlimResult, UnmergeResult } from '../core/slim.js'
 import type { CreatedToken, CreateTokenInput, TokenInfo } from '../core/tokens.js'
 import { toKnowHubError } from '../client/backend.js'
-import type { KnowHubClient, ListKnowledgeQuery, SearchQuery, SlimOptions } from '../client/client.js'
+import type { KnowHubClient, ListKnowledgeQuery, ListResourcesQuery, SearchQuery, SlimOptions } from '../client/client.js'
 import { parseWith } from '../core/validate.js'
 import type { KnowHub } from './open.js'
 
@@ -54,6 +55,16 @@ export interface HubSession {
     importJsonl(lines: AsyncIterable<string>, options?: SessionImportOptions): Promise<ImportReport>
     /** Knowledge from a conversation (the `POST /api/knowledge/extract` body, checked here or by the server). */
     extract(body: unknown): Promise<ExtractResult>
+  }
+  /** Resources (ids are namespaced by owner: `owner` picks one owner's; default the caller's, else the one it sees first). */
+  readonly resources: {
+    /** Creates, or updates the owner's resource with this id (`created` says which). */
+    save(input: SaveResourceInput): Promise<{ resource: Resource; created: boolean }>
+    update(id: string, input: UpdateResourceInput, target?: { owner?: string }): Promise<Resource>
+    get(id: string, options?: { includeSecret?: boolean; owner?: string }): Promise<Resource>
+    list(query: ListResourcesQuery): Promise<ResourceListPage>
+    /** Deletes it for good; says whose it was. */
+    delete(id: string, target?: { owner?: string }): Promise<{ owner: string }>
   }
   readonly slim: {
     slim(input: SlimOptions): Promise<SlimResult>
@@ -97,6 +108,13 @@ export function localSession(hub: KnowHub): HubSession {
       exportJsonl: () => knowledge.exportJsonl(me),
       importJsonl: (lines, options = {}) => knowledge.importJsonl(lines, me, options),
       extract: (body) => hub.extraction.extract(body, me),
+    },
+    resources: {
+      save: (input) => hub.resources.upsert(input, me),
+      update: (id, input, target = {}) => hub.resources.update(id, input, me, target),
+      get: (id, options = {}) => hub.resources.get(id, me, options),
+      list: (query) => hub.resources.list(query, me),
+      delete: (id, target = {}) => hub.resources.delete(id, me, target),
     },
     slim: { slim: (input) => slim.slim(input, me), unmerge: (id) => slim.unmerge(id, me) },
     tokens: { create: (input) => tokens.create(input), list: () => tokens.list(), revoke: (id) => tokens.revoke(id) },
@@ -151,6 +169,22 @@ export function serverSession(client: KnowHubClient): HubSession {
       extract: async (body) => {
         const input = parseWith(ExtractInput, body, 'extraction request')
         return mapped(() => k.extract(input))
+      },
+    },
+    resources: {
+      // A resource is created at version 1; saving over an existing one raises its version.
+      save: async (input) => {
+        const resource = await mapped(() => client.resources.save(input))
+        return { resource, created: resource.version === 1 }
+      },
+      update: (id, input, target = {}) => mapped(() => client.resources.update(id, input, target)),
+      get: (id, options = {}) => mapped(() => client.resources.get(id, options)),
+      list: (query) => mapped(() => client.resources.list(query)),
+      // The API's answer does not name the owner: find the resource first, then delete exactly that one.
+      delete: async (id, target = {}) => {
+        const { owner } = await mapped(() => client.resources.get(id, { includeSecret: false, ...target }))
+        await mapped(() => client.resources.delete(id, { owner }))
+        return { owner }
       },
     },
     slim: { slim: (input) => mapped(() => k.slim(input)), unmerge: (id) => mapped(() => k.unmerge(id)) },

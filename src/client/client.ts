@@ -90,8 +90,13 @@ export type SlimOptions = Omit<SlimInput, 'threshold' | 'min_overlap' | 'dry_run
   limit?: number
 }
 
+/** Which owner's resource a call means (`?owner=kind:id`; ids are namespaced by owner). Default: the caller's, else the one it sees first. */
+export interface ResourceTargetOptions extends CallOptions {
+  owner?: string
+}
+
 /** Options of `resources.get`. */
-export interface GetResourceOptions extends CallOptions {
+export interface GetResourceOptions extends ResourceTargetOptions {
   /** Ask for `secure_body` (default true; shown only with `secrets:read` in the resource's scope). */
   includeSecret?: boolean
 }
@@ -250,15 +255,24 @@ function resourceCalls(call: Call) {
     /** `GET /api/resource/{id}`: `secure_body` only for callers with `secrets:read` in its scope. */
     get: async (id: string, opts?: GetResourceOptions) =>
       call(
-        { method: 'GET', path: `/api/resource/${resourcePath(id)}`, query: { include_secret: opts?.includeSecret }, retry: 'idempotent', schema: Resource },
+        {
+          method: 'GET',
+          path: `/api/resource/${resourcePath(id)}`,
+          query: { include_secret: opts?.includeSecret, owner: opts?.owner },
+          retry: 'idempotent',
+          schema: Resource,
+        },
         opts,
       ),
     /** `PUT /api/resource/{id}`: the fields to change (`secure_body: null` removes the secret). */
-    update: async (id: string, input: UpdateResourceInput, opts?: CallOptions) =>
-      call({ method: 'PUT', path: `/api/resource/${resourcePath(id)}`, body: input, retry: 'idempotent', schema: Resource }, opts),
+    update: async (id: string, input: UpdateResourceInput, opts?: ResourceTargetOptions) =>
+      call(
+        { method: 'PUT', path: `/api/resource/${resourcePath(id)}`, query: { owner: opts?.owner }, body: input, retry: 'idempotent', schema: Resource },
+        opts,
+      ),
     /** `DELETE /api/resource/{id}` (owner or admin). Answers `{ id, deleted }` (the server's `owner` is not passed on). */
-    delete: async (id: string, opts?: CallOptions) =>
-      call({ method: 'DELETE', path: `/api/resource/${resourcePath(id)}`, retry: 'idempotent', schema: Deleted }, opts),
+    delete: async (id: string, opts?: ResourceTargetOptions) =>
+      call({ method: 'DELETE', path: `/api/resource/${resourcePath(id)}`, query: { owner: opts?.owner }, retry: 'idempotent', schema: Deleted }, opts),
     /** `GET /api/resource`: one page of summaries (never bodies or secrets). */
     list: async (query: ListResourcesQuery = {}, opts?: CallOptions) =>
       call({ method: 'GET', path: '/api/resource', query: { ...query }, retry: 'idempotent', schema: ResourceListPage }, opts),

@@ -14,6 +14,7 @@ export {
   type ClientOptions,
   type ExpandOption,
   type GetResourceOptions,
+  type ResourceTargetOptions,
   type KnowHubClient,
   type ListKnowledgeQuery,
   type ListResourcesQuery,

@@ -66,6 +66,40 @@ describe('the CLI beside a running server', () => {
     expect(reindex.stderr).toContain(`held by the KnowHub server at ${server.url}`)
   })
 
+  it('resource save | get | list | update | delete run on the server holding the folder (secrets encrypted there)', async () => {
+    if (t.hub.config.databaseUrl) return
+    process.env.KNOWHUB_DATA_DIR = t.dataDir
+    const note = `knowhub: the KnowHub server at ${server.url} (process ${process.pid}) holds ${t.dataDir}: running this command there`
+    const secretFile = join(dir, 'cookie.txt')
+    writeFileSync(secretFile, 'session_id=beside-4411')
+    const save = await runCli('resource', 'save', 'cookies/site_a', '--title', 'Site A cookie', '--type', 'cookie', '--secret-file', secretFile)
+    expect(save.code, save.stderr).toBe(0)
+    expect(save.stdout).toBe('saved cookies/site_a (owner user:local, v1) (secret encrypted)')
+    expect(save.stderr.split('\n')).toEqual([note])
+    // The server holds it, encrypted with the data folder's key.
+    expect(await t.hub.resources.get('cookies/site_a', t.hub.config.principal, { includeSecret: true })).toMatchObject({
+      secure_body: 'session_id=beside-4411',
+    })
+
+    const again = await runCli('resource', 'save', 'cookies/site_a', '--title', 'Site A cookie (renewed)', '--type', 'cookie')
+    expect(again.stdout).toBe('updated cookies/site_a (owner user:local, v2) (secret encrypted)')
+    const shown = await runCli('resource', 'get', 'cookies/site_a', '--show-secret')
+    expect(shown.code, shown.stderr).toBe(0)
+    expect(shown.stdout).toContain('title:   Site A cookie (renewed)')
+    expect(shown.stdout).toContain('--- secure_body ---\nsession_id=beside-4411')
+    const listed = await runCli('resource', 'list', '--type', 'cookie', '--json')
+    expect((JSON.parse(listed.stdout) as { items: { id: string }[] }).items.map((r) => r.id)).toEqual(['cookies/site_a'])
+    const updated = await runCli('resource', 'update', 'cookies/site_a', '--of', 'user:local', '--title', 'Site A cookie (v3)')
+    expect(updated.stdout).toBe('updated cookies/site_a (v3)')
+    const missing = await runCli('resource', 'get', 'cookies/site_b', '--json')
+    expect(missing.code).toBe(1)
+    expect(JSON.parse(missing.stdout)).toMatchObject({ error: { code: 'not_found' } })
+    const deleted = await runCli('resource', 'delete', 'cookies/site_a')
+    expect(deleted.code, deleted.stderr).toBe(0)
+    expect(deleted.stdout).toBe('deleted cookies/site_a (owner user:local)')
+    expect((await t.hub.resources.list({}, t.hub.config.principal)).items).toEqual([])
+  })
+
   it('runs on the server --url names, with --token', async () => {
     process.env.KNOWHUB_DATA_DIR = join(dir, 'unused')
     const key = t.hub.config.databaseUrl

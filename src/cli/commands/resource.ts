@@ -3,13 +3,16 @@
  * Secrets are never taken from a command-line argument (visible in `ps` and shell
  * history): only from a file or stdin — except the new key of `secrets rotate --new-key`,
  * which may be (`-` reads it from stdin). `get` prints a secret only with `--show-secret`.
+ * The resource commands run on the server holding the data folder when one does (or the
+ * one `--url` names), like the knowledge commands; `secrets` needs the database itself.
  */
 import { readFileSync } from 'node:fs'
 import { Command } from 'commander'
 import { KnowHubError } from '../../core/errors.js'
 import { RESOURCE_CONTENT_TYPES, type Resource } from '../../core/resources.js'
 import type { SecretKeyRotation } from '../../resources/rotate.js'
-import { withHub, type GlobalOptions } from '../context.js'
+import { withHub, withSession, type GlobalOptions } from '../context.js'
+import { serverOptions, sessionOptions } from '../options.js'
 import { oneLine, printJson, type Io } from '../output.js'
 
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value]
@@ -89,7 +92,7 @@ function contentOptions(command: Command): Command {
 
 function saveCommand(io: Io): Command {
   return contentOptions(
-    new Command('save')
+    serverOptions(new Command('save'))
       .description("Save a resource in its owner's namespace (default: yours); saving an id you own already updates it")
       .argument('<id>', 'path-like id, e.g. code/selenium/login')
       .requiredOption('--title <text>', 'a short title'),
@@ -102,20 +105,17 @@ function saveCommand(io: Io): Command {
       const secure = readSecret(options)
       const body = readText(options.body, options.bodyFile, 'the body')
       const metadata = parseMeta(options.meta, options)
-      const { resource: saved, created } = await withHub(globals(command), (hub) =>
-        hub.resources.upsert(
-          {
-            id,
-            title: options.title,
-            ...(body !== undefined ? { body } : {}),
-            ...(secure !== undefined ? { secure_body: secure } : {}),
-            ...(options.type ? { content_type: options.type } : {}),
-            ...(metadata ? { metadata } : {}),
-            ...(options.scope ? { scopes: options.scope } : {}),
-            ...(options.owner ? { owner: options.owner } : {}),
-          },
-          hub.config.principal,
-        ),
+      const { resource: saved, created } = await withSession(sessionOptions(command), io, (session) =>
+        session.resources.save({
+          id,
+          title: options.title,
+          ...(body !== undefined ? { body } : {}),
+          ...(secure !== undefined ? { secure_body: secure } : {}),
+          ...(options.type ? { content_type: options.type } : {}),
+          ...(metadata ? { metadata } : {}),
+          ...(options.scope ? { scopes: options.scope } : {}),
+          ...(options.owner ? { owner: options.owner } : {}),
+        }),
       )
       if (options.json) printJson(io, saved)
       else io.out(`${created ? 'saved' : 'updated'} ${saved.id} (owner ${saved.owner}, v${saved.version})${saved.has_secret ? ' (secret encrypted)' : ''}`)
@@ -124,7 +124,7 @@ function saveCommand(io: Io): Command {
 
 function updateCommand(io: Io): Command {
   return contentOptions(
-    new Command('update')
+    serverOptions(new Command('update'))
       .description('Change a resource (owner or admin); only the given fields change')
       .argument('<id>', 'resource id')
       .option('--title <text>', 'a new title')
@@ -135,8 +135,8 @@ function updateCommand(io: Io): Command {
     if (secure !== undefined && options.removeSecret) throw new KnowHubError('validation_error', 'use a new secret or --remove-secret, not both')
     const body = readText(options.body, options.bodyFile, 'the body')
     const metadata = parseMeta(options.meta, options)
-    const updated = await withHub(globals(command), (hub) =>
-      hub.resources.update(
+    const updated = await withSession(sessionOptions(command), io, (session) =>
+      session.resources.update(
         id,
         {
           ...(options.title ? { title: options.title } : {}),
@@ -148,7 +148,6 @@ function updateCommand(io: Io): Command {
           ...(options.scope ? { scopes: options.scope } : {}),
           ...(options.owner ? { owner: options.owner } : {}),
         },
-        hub.config.principal,
         options.of ? { owner: options.of } : {},
       ),
     )
@@ -158,15 +157,15 @@ function updateCommand(io: Io): Command {
 }
 
 function getCommand(io: Io): Command {
-  return new Command('get')
+  return serverOptions(new Command('get'))
     .description('Show one resource; the secret only with --show-secret (and secrets:read in its scope)')
     .argument('<id>', 'resource id')
     .option('--show-secret', 'decrypt and show secure_body')
     .option('--owner <kind:id>', "this owner's resource (ids are namespaced by owner; default: yours, else the one you see first)")
     .option('--json', 'print JSON')
     .action(async (id: string, options, command: Command) => {
-      const found = await withHub(globals(command), (hub) =>
-        hub.resources.get(id, hub.config.principal, { includeSecret: Boolean(options.showSecret), ...(options.owner ? { owner: options.owner } : {}) }),
+      const found = await withSession(sessionOptions(command), io, (session) =>
+        session.resources.get(id, { includeSecret: Boolean(options.showSecret), ...(options.owner ? { owner: options.owner } : {}) }),
       )
       if (options.json) return printJson(io, found)
       printResource(io, found)
@@ -176,7 +175,7 @@ function getCommand(io: Io): Command {
 }
 
 function listCommand(io: Io): Command {
-  return new Command('list')
+  return serverOptions(new Command('list'))
     .description('List resources ordered by id (never with secrets)')
     .option('--prefix <prefix>', 'only ids starting with this, e.g. code/selenium/')
     .option('--type <list>', 'comma-separated content types', csv)
@@ -189,19 +188,16 @@ function listCommand(io: Io): Command {
     .option('--json', 'print JSON')
     .action(async (options, command: Command) => {
       if (options.expired && options.notExpired) throw new KnowHubError('validation_error', 'use --expired or --not-expired, not both')
-      const page = await withHub(globals(command), (hub) =>
-        hub.resources.list(
-          {
-            limit: options.limit,
-            ...(options.prefix ? { prefix: options.prefix } : {}),
-            ...(options.type ? { content_type: options.type } : {}),
-            ...(options.scopes ? { scopes: options.scopes } : {}),
-            ...(options.owner ? { owner: options.owner } : {}),
-            ...(options.expired ? { expired: true } : options.notExpired ? { expired: false } : {}),
-            ...(options.cursor ? { cursor: options.cursor } : {}),
-          },
-          hub.config.principal,
-        ),
+      const page = await withSession(sessionOptions(command), io, (session) =>
+        session.resources.list({
+          limit: options.limit,
+          ...(options.prefix ? { prefix: options.prefix } : {}),
+          ...(options.type ? { content_type: options.type } : {}),
+          ...(options.scopes ? { scopes: options.scopes } : {}),
+          ...(options.owner ? { owner: options.owner } : {}),
+          ...(options.expired ? { expired: true } : options.notExpired ? { expired: false } : {}),
+          ...(options.cursor ? { cursor: options.cursor } : {}),
+        }),
       )
       if (options.json) return printJson(io, page)
       if (page.items.length === 0) io.out('no resources')
@@ -215,12 +211,12 @@ function listCommand(io: Io): Command {
 }
 
 function deleteCommand(io: Io): Command {
-  return new Command('delete')
+  return serverOptions(new Command('delete'))
     .description('Delete a resource for good (owner or admin)')
     .argument('<id>', 'resource id')
     .option('--owner <kind:id>', "this owner's resource (default: yours, else the one you see first)")
     .action(async (id: string, options, command: Command) => {
-      const { owner } = await withHub(globals(command), (hub) => hub.resources.delete(id, hub.config.principal, options.owner ? { owner: options.owner } : {}))
+      const { owner } = await withSession(sessionOptions(command), io, (session) => session.resources.delete(id, options.owner ? { owner: options.owner } : {}))
       io.out(`deleted ${id} (owner ${owner})`)
     })
 }
