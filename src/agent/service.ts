@@ -52,14 +52,12 @@ export interface AgentService {
 }
 
 /**
- * Creates the agent service.
+ * The settings in force for an agent config: its values, else the defaults.
  * @example
- * const agent = createAgentService({ store, knowledge, packs, config: { home: '/srv/agents' } })
- * const { messages, report } = await agent.assembleContext({ agent: 'book_agent', task: 'Write chapter 3', principal })
+ * agentSettings({ home: '/srv/agents' }).budget // 16000
  */
-export function createAgentService(deps: AgentServiceDeps): AgentService {
-  const config = deps.config ?? {}
-  const settings = {
+export function agentSettings(config: AgentServiceDeps['config'] = {}): AgentSettings & { compactThreshold: number } {
+  return {
     home: config.home,
     language: config.language ?? 'en',
     budget: config.budget ?? 16_000,
@@ -69,6 +67,16 @@ export function createAgentService(deps: AgentServiceDeps): AgentService {
     defaultsDir: config.defaultsDir,
     compactThreshold: config.compactThreshold ?? 70_000,
   }
+}
+
+/**
+ * Creates the agent service.
+ * @example
+ * const agent = createAgentService({ store, knowledge, packs, config: { home: '/srv/agents' } })
+ * const { messages, report } = await agent.assembleContext({ agent: 'book_agent', task: 'Write chapter 3', principal })
+ */
+export function createAgentService(deps: AgentServiceDeps): AgentService {
+  const settings = agentSettings(deps.config)
   const clock = deps.clock ?? systemClock
   const logger = deps.logger ?? noopLogger
   const assembly = { store: deps.store, knowledge: deps.knowledge, packs: deps.packs, settings, clock, logger }

@@ -5,7 +5,9 @@
  * (`serverSession`, as the token's principal, or the server's local principal with its
  * local key). The CLI picks one (src/cli/context.ts); its commands never know which.
  */
+import type { AssembleContextInput, AssembledContext } from '../core/agent.js'
 import type { HubStatus } from '../core/api.js'
+import { KnowHubError } from '../core/errors.js'
 import { ExtractInput, type ExtractResult } from '../core/extract.js'
 import type {
   EditKnowledgeInput,
@@ -76,6 +78,11 @@ export interface HubSession {
     list(): Promise<TokenInfo[]>
     revoke(id: string): Promise<TokenInfo>
   }
+  /**
+   * An agent's assembled starting context (seed 004). `home` and `template` name files on this
+   * machine: over HTTP the server's agent home decides, and they are refused.
+   */
+  agentContext(input: AssembleContextInput): Promise<AssembledContext>
   /** Re-owns or shares every entry of one owner (needs the `admin` permission). */
   reown(input: ReownInput): Promise<ReownResult>
   /** Database, embedder, entries, and who is asking. */
@@ -118,6 +125,7 @@ export function localSession(hub: KnowHub): HubSession {
     },
     slim: { slim: (input) => slim.slim(input, me), unmerge: (id) => slim.unmerge(id, me) },
     tokens: { create: (input) => tokens.create(input), list: () => tokens.list(), revoke: (id) => tokens.revoke(id) },
+    agentContext: (input) => hub.agent.assembleContext({ ...input, principal: me }),
     reown: (input) => knowledge.reown(input, me),
     status: () => hub.status(),
   }
@@ -192,6 +200,15 @@ export function serverSession(client: KnowHubClient): HubSession {
       create: (input) => mapped(() => client.admin.tokens.create(input)),
       list: () => mapped(() => client.admin.tokens.list()),
       revoke: (id) => mapped(() => client.admin.tokens.revoke(id)),
+    },
+    agentContext: async ({ home, template, knowledgeFiles, ...rest }) => {
+      if (home !== undefined || template !== undefined) {
+        throw new KnowHubError(
+          'validation_error',
+          `--home and --template choose files on this machine; the server at ${client.baseUrl} assembles the context from its own agent home (agent.home, KNOWHUB_AGENT_HOME): leave them out, or run with the server stopped`,
+        )
+      }
+      return mapped(() => client.agent.context({ ...rest, ...(knowledgeFiles && knowledgeFiles.length > 0 ? { knowledge_files: knowledgeFiles } : {}) }))
     },
     reown: (input) => mapped(() => client.admin.reown(input)),
     status: () => mapped(() => client.admin.status()),

@@ -19,7 +19,9 @@ const saved = { ...process.env }
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'knowhub-beside-'))
-  t = await openTestHub({ embedder: { provider: 'hashed', dimension: 64 } })
+  mkdirSync(join(dir, 'agents', 'deployer'), { recursive: true })
+  writeFileSync(join(dir, 'agents', 'deployer', 'knowledge.md'), '## @deploy: ship a release\nContract: run the checks first.\n')
+  t = await openTestHub({ embedder: { provider: 'hashed', dimension: 64 }, agent: { home: join(dir, 'agents') } })
   server = await t.start()
   delete process.env.DATABASE_URL
   delete process.env.KNOWHUB_URL
@@ -98,6 +100,26 @@ describe('the CLI beside a running server', () => {
     expect(deleted.code, deleted.stderr).toBe(0)
     expect(deleted.stdout).toBe('deleted cookies/site_a (owner user:local)')
     expect((await t.hub.resources.list({}, t.hub.config.principal)).items).toEqual([])
+  })
+
+  it('agent context runs on the server (its agent home); agent index needs no database', async () => {
+    if (t.hub.config.databaseUrl) return
+    process.env.KNOWHUB_DATA_DIR = t.dataDir
+    const context = await runCli('agent', 'context', 'deployer', '--task', 'Deploy with pnpm in Docker', '--budget', '4000', '--json')
+    expect(context.code, context.stderr).toBe(0)
+    expect(context.stderr).toContain(`knowhub: the KnowHub server at ${server.url}`)
+    const assembled = JSON.parse(context.stdout) as { messages: { content: string }[]; report: { budget: number } }
+    expect(assembled.report.budget).toBe(4000)
+    expect(assembled.messages.map((m) => m.content).join('\n')).toContain('@deploy')
+    const local = await runCli('agent', 'context', 'deployer', '--home', join(dir, 'agents'))
+    expect(local.code).toBe(1)
+    expect(local.stderr).toContain('--home and --template choose files on this machine')
+
+    const index = await runCli('agent', 'index', 'deployer', '--home', join(dir, 'agents'))
+    expect(index.code, index.stderr).toBe(0)
+    expect(index.stderr).toBe('')
+    expect(index.stdout).toContain('functions')
+    expect(index.stdout).toContain('@deploy')
   })
 
   it('runs on the server --url names, with --token', async () => {

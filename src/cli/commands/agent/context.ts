@@ -3,13 +3,14 @@
  * messages, then the budget report; `--json` prints `{ messages, report }`.
  */
 import { Command, Option } from 'commander'
-import { withHub } from '../../context.js'
-import { collect, globals, intOption } from '../../options.js'
+import { loadConfig, processEnv } from '../../config.js'
+import { withSession } from '../../context.js'
+import { collect, globals, intOption, serverOptions, sessionOptions } from '../../options.js'
 import { printJson, type Io } from '../../output.js'
 
 /** `knowhub agent context NAME [--task] [--file …] [--budget] [--home] [--template] [--language] [--json]`. */
 export function agentContextCommand(io: Io): Command {
-  return new Command('context')
+  return serverOptions(new Command('context'))
     .description('Assemble an agent’s starting context: system prompt, compact memory, knowledge within a token budget (and write its function index)')
     .argument('<name>', 'the agent (its folder in the agent home)')
     .option('--task <text>', 'the task: entries related to it are added')
@@ -21,8 +22,8 @@ export function agentContextCommand(io: Io): Command {
     .option('--json', 'print JSON: { messages, report }')
     .addHelpText('after', '\nExample:\n  knowhub agent context book_agent --task "Write chapter 3" --budget 8000')
     .action(async (name: string, options, command: Command) => {
-      const result = await withHub(globals(command), (hub) =>
-        hub.agent.assembleContext({
+      const result = await withSession(sessionOptions(command), io, (session) =>
+        session.agentContext({
           agent: name,
           knowledgeFiles: options.file,
           ...(options.task !== undefined ? { task: options.task } : {}),
@@ -30,7 +31,6 @@ export function agentContextCommand(io: Io): Command {
           ...(options.home !== undefined ? { home: options.home } : {}),
           ...(options.template !== undefined ? { template: options.template } : {}),
           ...(options.language !== undefined ? { language: options.language } : {}),
-          principal: hub.config.principal,
         }),
       )
       if (options.json) return printJson(io, result)
@@ -57,14 +57,15 @@ export function agentIndexCommand(io: Io): Command {
     .addOption(new Option('--language <lang>', 'language of the default self-awareness file').choices(['en', 'zh']))
     .option('--json', 'print the index as JSON')
     .action(async (name: string, options, command: Command) => {
-      const result = await withHub(globals(command), (hub) =>
-        hub.agent.indexFunctions({
-          agent: name,
-          knowledgeFiles: options.file,
-          ...(options.home !== undefined ? { home: options.home } : {}),
-          ...(options.language !== undefined ? { language: options.language } : {}),
-        }),
-      )
+      // Files only: no database is opened, so it runs beside a server holding the data folder.
+      const config = loadConfig(processEnv(), globals(command).config ? { configFile: globals(command).config } : {})
+      const { indexAgentFunctions } = await import('../../../app/agent-files.js')
+      const result = await indexAgentFunctions(config, {
+        agent: name,
+        knowledgeFiles: options.file,
+        ...(options.home !== undefined ? { home: options.home } : {}),
+        ...(options.language !== undefined ? { language: options.language } : {}),
+      })
       if (options.json) return printJson(io, result.index)
       io.out(`wrote ${result.path}: ${result.functions} functions`)
       for (const f of Object.values(result.index.functions)) io.out(`  @${f.name}  ${f.func_type.padEnd(8)} ${f.path}:${f.line}  ${f.summary}`)
