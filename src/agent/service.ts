@@ -23,8 +23,8 @@ import type { AssembleContextInput, AssembledContext, FunctionIndex } from '../c
 export interface AgentServiceDeps {
   store: Store
   knowledge: Pick<KnowledgeService, 'search'>
-  /** The knowledge packs (their catalog goes into the context); none: no catalog. */
-  packs?: Pick<PackService, 'catalog'> | undefined
+  /** The knowledge packs (their catalog goes into the context); none: no catalog. A remote caller gets `forCaller`'s view (none without it). */
+  packs?: (Pick<PackService, 'catalog'> & Partial<Pick<PackService, 'forCaller'>>) | undefined
   /** The chat model compaction summarises with; none: `compact` answers `llm_not_configured`. */
   llm?: LlmProvider | undefined
   /** Extraction run on each compacted span (the knowledge service's); none: skipped and reported. */
@@ -39,8 +39,11 @@ export interface AgentServiceDeps {
 export interface AgentService {
   /** The settings in force (home, language, budget, thresholds). */
   readonly settings: AgentSettings & { compactThreshold: number }
-  /** Assembles an agent's starting context within its token budget. */
-  assembleContext(input: AssembleContextInput & { principal: Principal }): Promise<AssembledContext>
+  /**
+   * Assembles an agent's starting context within its token budget. `remote`: for a caller over
+   * HTTP or `/mcp` (the pack catalog is the packs it may see, with pack-relative paths).
+   */
+  assembleContext(input: AssembleContextInput & { principal: Principal; remote?: boolean }): Promise<AssembledContext>
   /** Regenerates the agent's `knowledge_function_index.json`. */
   indexFunctions(
     input: Pick<AssembleContextInput, 'agent' | 'home' | 'knowledgeFiles' | 'language'>,
@@ -83,7 +86,8 @@ export function createAgentService(deps: AgentServiceDeps): AgentService {
   const goals = { goals: goalStore(deps.store.db), store: deps.store, knowledge: deps.knowledge, clock, language: settings.language }
   return {
     settings,
-    assembleContext: ({ principal, ...input }) => assembleAgentContext(assembly, input, principal),
+    assembleContext: ({ principal, remote, ...input }) =>
+      assembleAgentContext(remote ? { ...assembly, packs: deps.packs?.forCaller?.(principal) } : assembly, input, principal),
     indexFunctions: (input) => indexAgentFunctions(settings, input, clock),
     goal: (request, principal) => runGoal(goals, request, principal),
     compact: (input, principal) => compactHistory({ llm: deps.llm, extract: deps.extract, settings, clock, logger }, input, principal),

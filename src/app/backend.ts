@@ -30,22 +30,23 @@ export interface ToolServices {
 }
 
 /** The agent methods of a backend: goal trees and the assembled context, as `principal`. */
-function agentMethods(agent: NonNullable<ToolServices['agent']>, principal: Principal): Pick<ToolBackend, 'goal' | 'agentContext'> {
+function agentMethods(agent: NonNullable<ToolServices['agent']>, principal: Principal, remote: boolean): Pick<ToolBackend, 'goal' | 'agentContext'> {
   return {
     goal: (body) => agent.goal(body, principal),
     agentContext: (body) => {
       const { knowledge_files: knowledgeFiles, ...rest } = parseWith(AgentContextRequest, body, 'agent context request')
-      return agent.assembleContext({ ...rest, ...(knowledgeFiles ? { knowledgeFiles } : {}), principal })
+      return agent.assembleContext({ ...rest, ...(knowledgeFiles ? { knowledgeFiles } : {}), principal, ...(remote ? { remote } : {}) })
     },
   }
 }
 
 /**
- * A backend over in-process services, acting as `principal`.
+ * A backend over in-process services, acting as `principal`; `remote`: for a caller over
+ * HTTP (`/mcp`), whose agent context shows only the packs it may see, by pack-relative paths.
  * @example
  * const backend = servicesBackend({ knowledge: hub.knowledge, resources: hub.resources, slim: hub.slim }, principal)
  */
-export function servicesBackend(services: ToolServices, principal: Principal): ToolBackend {
+export function servicesBackend(services: ToolServices, principal: Principal, options: { remote?: boolean } = {}): ToolBackend {
   const { knowledge, resources, slim } = services
   return {
     search: (query) => knowledge.search(query, principal),
@@ -61,7 +62,7 @@ export function servicesBackend(services: ToolServices, principal: Principal): T
     },
     resourceSave: (body) => resources.save(body, principal),
     resourceGet: (id, options = {}) => resources.get(id, principal, options),
-    ...(services.agent ? agentMethods(services.agent, principal) : {}),
+    ...(services.agent ? agentMethods(services.agent, principal, options.remote === true) : {}),
   }
 }
 

@@ -10,6 +10,7 @@ import type { Clock } from '../core/clock.js'
 import type { KnowHubConfig } from '../core/config.js'
 import type { Logger } from '../core/logger.js'
 import type { Embedder } from '../embed/embedder.js'
+import { resolveAccessRules } from '../packs/access.js'
 import { packDiscoveryOptions, packUsageLog, type PackFlags } from '../packs/options.js'
 import { join, resolve } from 'node:path'
 import { createPackService, type PackService } from '../packs/service.js'
@@ -57,6 +58,8 @@ export function openPacks(config: KnowHubConfig, options: OpenPacksOptions = {})
     ...(config.packs.requireApproval ? { trustGate: { scopes: ['project'] } } : {}),
     indexCache: toolPackIndexCache(options.logger),
     ...(options.usageLog ? { usageLog: packUsageLog(options.usageLog, config.packs, places.cwd) } : {}),
+    // Who sees which pack roots through the server (remote callers: `packs.forCaller(principal)`).
+    access: resolveAccessRules(config.packs.access, places.cwd),
     ...shared,
   })
 }

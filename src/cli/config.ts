@@ -42,6 +42,8 @@ export const ENV_VARS = {
   KNOWHUB_TOKEN: 'the API token for KNOWHUB_URL',
   KNOWHUB_AGENT_HOME: 'the agent home: each agent in <home>/<name>/ (default ~/.agent)',
   KNOWHUB_PACK_PATHS: `extra knowledge-pack folders, separated by "${delimiter}" (before packs.paths of the config file)`,
+  KNOWHUB_PACK_ACCESS:
+    'server: who sees which pack folders, ROOT=SCOPE,SCOPE;ROOT=SCOPE (e.g. /srv/packs/acme=org:acme,user:bob; before packs.access of the config file)',
 } as const
 
 type Env = Record<string, string | undefined>
@@ -99,7 +101,7 @@ function readConfigFile(env: Env, explicit?: string): Record<string, unknown> {
 }
 
 /** How a variable's text becomes a configuration value. */
-type EnvKind = 'text' | 'number' | 'flag' | 'list' | 'paths'
+type EnvKind = 'text' | 'number' | 'flag' | 'list' | 'paths' | 'pack-access'
 
 /**
  * Which environment variable sets which configuration path, and how: the one table that
@@ -128,6 +130,7 @@ const CONFIG_ENV: readonly { variable: keyof typeof ENV_VARS; path: string; kind
   { variable: 'KNOWHUB_RATE_LIMIT', path: 'server.rateLimit', kind: 'number' },
   { variable: 'KNOWHUB_TRUSTED_PROXIES', path: 'server.trustedProxies', kind: 'list' },
   { variable: 'KNOWHUB_PACK_PATHS', path: 'packs.paths', kind: 'paths' },
+  { variable: 'KNOWHUB_PACK_ACCESS', path: 'packs.access', kind: 'pack-access' },
   { variable: 'KNOWHUB_USER', path: 'principal.user' },
   { variable: 'KNOWHUB_AGENT', path: 'principal.agent' },
   { variable: 'KNOWHUB_PROJECT', path: 'principal.project' },
@@ -152,6 +155,8 @@ function envValue(variable: string, raw: string, kind: EnvKind, current: unknown
         .filter(Boolean)
     case 'paths':
       return [...raw.split(delimiter).filter(Boolean), ...(Array.isArray(current) ? current : [])]
+    case 'pack-access':
+      return [...packAccessFromEnv(raw), ...(Array.isArray(current) ? current : [])]
     case 'text':
       return raw
   }
@@ -194,6 +199,26 @@ export function loadConfig(env: Env = process.env, options: { configFile?: strin
   } catch (error) {
     throw nameTheVariables(error, env)
   }
+}
+
+/** `ROOT=SCOPE,SCOPE;ROOT=SCOPE` (KNOWHUB_PACK_ACCESS) as `packs.access` rules; a part without `=` is a `config_error`. */
+function packAccessFromEnv(value: string): { root: string; allow: string[] }[] {
+  return value
+    .split(';')
+    .map((part) => part.trim())
+    .filter(Boolean)
+    .map((part) => {
+      const at = part.lastIndexOf('=')
+      const root = part.slice(0, Math.max(at, 0)).trim()
+      const allow = part
+        .slice(at + 1)
+        .split(',')
+        .map((scope) => scope.trim())
+        .filter(Boolean)
+      if (at < 0 || root === '' || allow.length === 0)
+        throw new KnowHubError('config_error', `KNOWHUB_PACK_ACCESS: "${part}" is not ROOT=SCOPE[,SCOPE] (e.g. /srv/packs/acme=org:acme,user:bob)`)
+      return { root, allow }
+    })
 }
 
 /**

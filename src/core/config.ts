@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import { LLM_TASKS } from './llm.js'
-import { Owner, Principal, Scope } from './principal.js'
+import { Owner, Permission, Principal, Scope } from './principal.js'
 
 /** Which embedding provider to use. */
 export const EmbedderConfig = z.discriminatedUnion('provider', [
@@ -131,6 +131,25 @@ export const SearchConfig = z.object({
 export type SearchConfig = z.output<typeof SearchConfig>
 
 /**
+ * Who may see the packs under one folder on a server (`knowhub start`: HTTP, `/mcp`, the
+ * dashboard). A pack under `root` (the longest matching root decides) is shown only to a
+ * principal holding one of the `allow` scopes (`user:ID`, `org:ID`, `team:ID`, `project:ID`,
+ * `agent:ID`; `public`: every principal) and, when set, `permission`. To anyone else it does
+ * not exist (`not_found`, absent from the catalog). Packs under no rule are every principal's.
+ * @example
+ * PackAccessRule.parse({ root: '/srv/packs/acme', allow: ['org:acme', 'user:bob'] })
+ */
+export const PackAccessRule = z.strictObject({
+  /** A pack folder (absolute, or relative to the server's working folder). */
+  root: z.string().min(1),
+  /** Scopes that see the packs under `root`; `public`: every principal. */
+  allow: z.array(Scope).min(1),
+  /** A permission the principal must also hold (e.g. `admin`). */
+  permission: Permission.optional(),
+})
+export type PackAccessRule = z.output<typeof PackAccessRule>
+
+/**
  * Knowledge packs for `knowhub packs`, `knowhub mcp` and `knowhub start` (see
  * docs/packs.md). The defaults are the discovery defaults; command-line flags win.
  * @example
@@ -161,7 +180,11 @@ export const PacksConfig = z.object({
   /** Trust gate: project packs need `knowhub packs approve NAME` (recorded per digest) before activation or resolution. */
   requireApproval: z.boolean().default(false),
   /** Where enable/disable choices and approvals are kept (default `<dataDir>/packs-state.json`). */
-  stateFile: z.string().min(1).optional(),
+  stateFile: z
+    .string()
+    .min(1)
+    .optional() /** Who sees which pack roots through the server (default: every principal sees every pack). See {@link PackAccessRule}. */,
+  access: z.array(PackAccessRule).default([]),
 })
 export type PacksConfig = z.output<typeof PacksConfig>
 

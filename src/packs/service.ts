@@ -8,8 +8,10 @@
  */
 import { systemClock, type Clock } from '../core/clock.js'
 import { KnowHubError } from '../core/errors.js'
+import type { Principal } from '../core/principal.js'
 import { noopLogger, type Logger } from '../core/logger.js'
 import type { Embedder } from '../embed/embedder.js'
+import { relativise, remotePathMap, restrictDiscovery, type PathMap, type ResolvedAccessRule } from './access.js'
 import { activatePack, type Activation, type ActivationMode } from './activate.js'
 import { CATALOG_INSTRUCTIONS, catalogLanguage, renderCatalog } from './catalog.js'
 import { discoverPacks, type DiscoverOptions, type DiscoveryResult, type ShadowRecord } from './discover.js'
@@ -46,6 +48,8 @@ export interface PackServiceOptions {
   trustGate?: TrustGate
   /** Usage records of every resolve (seed 000 Step 8); none when absent, or with neither `dir` nor `packRuns`. */
   usageLog?: Pick<UsageLogOptions, 'dir' | 'packRuns'>
+  /** Who sees which pack roots through {@link PackService.forCaller} (`packs.access`, resolved); none: every pack is everyone's. */
+  access?: readonly ResolvedAccessRule[]
   logger?: Logger
   clock?: Clock
 }
@@ -147,6 +151,13 @@ export interface PackService {
   setEnabled(name: string, enabled: boolean): Promise<{ name: string; enabled: boolean }>
   /** Approves a pack's current digest for use (trust gate), persisted in the state file. */
   approve(name: string): Promise<{ name: string; digest: string }>
+  /**
+   * The same service as a remote caller (HTTP, `/mcp`, the dashboard) acting as `principal`
+   * sees it: only the packs the `access` rules give it (others are `not_found`, as unknown
+   * names), and pack-relative paths (`packs/<name>/…`) instead of the server's absolute ones.
+   * `validate`, `validateRun`, `setEnabled` and `approve` are `forbidden` there.
+   */
+  forCaller(principal: Principal): PackService
 }
 
 function fixedResult(packs: readonly LoadedPack[]): DiscoveryResult {
@@ -199,6 +210,7 @@ export function createPackService(options: PackServiceOptions = {}): PackService
   const logger = options.logger ?? noopLogger
   const cache = options.indexCache ?? new PackIndexCache({ logger })
   const discovery = options.discovery ?? {}
+  const access = options.access ?? []
   let found: Promise<DiscoveryResult> | undefined = options.packs ? Promise.resolve(fixedResult(options.packs)) : undefined
   let known: readonly LoadedPack[] = options.packs ?? []
   let usageLog: Promise<UsageLog> | undefined
@@ -212,7 +224,97 @@ export function createPackService(options: PackServiceOptions = {}): PackService
     )
     return found
   }
-  const current = (): Promise<DiscoveryResult> => found ?? discover()
+  const store = (): PackStateStore => {
+    if (!options.state) throw new KnowHubError('config_error', 'No packs state file is configured; enabling, disabling and approving packs need one.')
+    return options.state
+  }
+  const recordUsage = async (result: ResolveResult, packs: readonly LoadedPack[], activation: PackActivationMode): Promise<void> => {
+    const settings = options.usageLog
+    if (!settings || (settings.dir === undefined && settings.packRuns !== true)) return
+    usageLog ??= UsageLog.create({ ...settings, logger, clock: options.clock ?? systemClock })
+    await (await usageLog).record(result, packs, { activation: () => activation })
+  }
+  const base = packServiceView({ options, discovery, cache, logger, discover, current: () => found ?? discover(), known: () => known, store, recordUsage })
+  // What remote callers see instead of absolute paths, per discovery result.
+  const pathMaps = new WeakMap<DiscoveryResult, ReturnType<typeof remotePathMap>>()
+  const pathMap = async () => {
+    const result = await (found ?? discover())
+    let map = pathMaps.get(result)
+    if (!map) pathMaps.set(result, (map = remotePathMap(result)))
+    return map
+  }
+  return {
+    ...base,
+    forCaller(principal) {
+      const scoped = packServiceView({
+        options,
+        discovery,
+        cache,
+        logger,
+        discover: async () => restrictDiscovery(await discover(), access, principal),
+        current: async () => restrictDiscovery(await (found ?? discover()), access, principal),
+        known: () => restrictDiscovery(fixedResult(known), access, principal).packs,
+        store,
+        recordUsage,
+      })
+      return remoteView(scoped, pathMap)
+    },
+  }
+}
+
+/**
+ * A view for remote callers: every answer with the server's absolute paths replaced
+ * (`packs/<name>/…`); nothing that takes a server path.
+ */
+function remoteView(view: Omit<PackService, 'forCaller'>, pathMap: () => Promise<PathMap>): PackService {
+  const shown = async <T>(answer: Promise<T>): Promise<T> => relativise(await answer, await pathMap())
+  const refused = (what: string) => () => Promise.reject(new KnowHubError('forbidden', `${what} is not available to remote callers`))
+  const self: PackService = {
+    discover: () => shown(view.discover()),
+    available: () => {
+      const packs = view.available()
+      return relativise(packs, remotePathMap(fixedResult(packs)))
+    },
+    catalog: async (options) => {
+      const catalog = await shown(view.catalog(options))
+      // The XML again from the shown items: escaping in it must not keep a path from being replaced.
+      const xml = renderCatalog(catalog.items)
+      const { xml: _xml, ...rest } = catalog
+      return { ...rest, ...(xml === undefined ? {} : { xml }) }
+    },
+    select: (selection) => shown(view.select(selection)),
+    show: (name) => shown(view.show(name)),
+    activate: (name, options) => shown(view.activate(name, options)),
+    resolve: (request) => shown(view.resolve(request)),
+    readFile: (name, path) => shown(view.readFile(name, path)),
+    listFiles: (options) => shown(view.listFiles(options)),
+    doctor: () => shown(view.doctor()),
+    validate: refused('Validating a server path'),
+    validateRun: refused('Validating a server file'),
+    setEnabled: refused('Enabling or disabling a pack'),
+    approve: refused('Approving a pack'),
+    init: refused('Creating a pack on the server'),
+    forCaller: () => self,
+  }
+  return self
+}
+
+/** What one view of the packs service shares with the others. */
+interface ViewDeps {
+  options: PackServiceOptions
+  discovery: DiscoverOptions
+  cache: PackIndexCache
+  logger: Logger
+  discover(): Promise<DiscoveryResult>
+  current(): Promise<DiscoveryResult>
+  known(): readonly LoadedPack[]
+  store(): PackStateStore
+  recordUsage(result: ResolveResult, packs: readonly LoadedPack[], activation: PackActivationMode): Promise<void>
+}
+
+/** The packs service over one view of the packs: every pack (local callers), or the packs one principal may see. */
+function packServiceView(deps: ViewDeps): Omit<PackService, 'forCaller'> {
+  const { options, discovery, cache, logger, current, store, recordUsage } = deps
   const noState: PackStateFile = { version: 1, disabled: [], approvals: {} }
   const view = async (): Promise<GatedPacks> => gatePacks(await current(), options.state ? await options.state.read() : noState, options.trustGate)
   /** The pack by name or path, when it may enter model context. */
@@ -234,20 +336,9 @@ export function createPackService(options: PackServiceOptions = {}): PackService
       return pack
     })
   }
-  const store = (): PackStateStore => {
-    if (!options.state) throw new KnowHubError('config_error', 'No packs state file is configured; enabling, disabling and approving packs need one.')
-    return options.state
-  }
-  const recordUsage = async (result: ResolveResult, packs: readonly LoadedPack[], activation: PackActivationMode): Promise<void> => {
-    const settings = options.usageLog
-    if (!settings || (settings.dir === undefined && settings.packRuns !== true)) return
-    usageLog ??= UsageLog.create({ ...settings, logger, clock: options.clock ?? systemClock })
-    await (await usageLog).record(result, packs, { activation: () => activation })
-  }
-
   return {
-    discover,
-    available: () => known,
+    discover: deps.discover,
+    available: deps.known,
     catalog: async ({ language } = {}) => catalogOf(await view(), language),
     select,
     async show(name) {

@@ -21,6 +21,7 @@ import type { McpServerOptions } from '../mcp/server.js'
 import type { ResourceService } from '../resources/service.js'
 import type { AdminService } from '../app/admin.js'
 import { servicesBackend } from '../app/backend.js'
+import { toolPackService } from '../tools/packs.js'
 import { errorHandler, notFoundHandler } from './errors.js'
 import { caller, type AppEnv, type Connection } from './http.js'
 import { authenticate } from './middleware/auth.js'
@@ -147,9 +148,18 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route('/api/resource', resourceRoutes({ resources: deps.resources }))
   if (deps.agent) app.route('/api', agentRoutes({ agent: deps.agent }))
   if (deps.admin) app.route('/api', adminRoutes(deps.admin))
-  app.all('/mcp', (c) =>
-    handleMcpRequest(c.req.raw, { version: deps.version ?? '0.0.0', logger, ...deps.mcp, backend: servicesBackend(deps, caller(c).principal) }),
-  )
+  // Pack tools and resources at /mcp: the packs the caller may see, by pack-relative paths (packs.access).
+  const packs = deps.mcp?.packService ?? toolPackService({ ...deps.mcp, logger })
+  app.all('/mcp', (c) => {
+    const { principal } = caller(c)
+    return handleMcpRequest(c.req.raw, {
+      version: deps.version ?? '0.0.0',
+      logger,
+      ...deps.mcp,
+      ...(packs ? { packService: packs.forCaller(principal) } : {}),
+      backend: servicesBackend(deps, principal, { remote: true }),
+    })
+  })
   if (deps.dashboard) app.route('/', deps.dashboard.routes)
 
   app.notFound(notFoundHandler)

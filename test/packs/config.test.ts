@@ -22,6 +22,7 @@ describe('the packs section of the configuration', () => {
       respectGitignore: discovery.respectGitignore,
       useRunsDir: false,
       requireApproval: false,
+      access: [],
     })
     expect(loadConfig({}).packs).toEqual(config)
     expect(DiscoverOptions.parse(packDiscoveryOptions({ project: '/p', user: false }, config, HERE))).toEqual(
@@ -60,5 +61,16 @@ describe('the packs section of the configuration', () => {
       dir: '/flag-logs',
       packRuns: false,
     })
+  })
+
+  it('reads who sees which pack roots from packs.access and KNOWHUB_PACK_ACCESS (before the file), refusing a malformed value in words', () => {
+    const env = { KNOWHUB_PACK_ACCESS: '/srv/packs/acme=org:acme, user:bob ; /srv/packs/ops=team:ops' }
+    expect(loadConfig(env).packs.access).toEqual([
+      { root: '/srv/packs/acme', allow: ['org:acme', 'user:bob'] },
+      { root: '/srv/packs/ops', allow: ['team:ops'] },
+    ])
+    expect(() => loadConfig({ KNOWHUB_PACK_ACCESS: '/srv/packs/acme' })).toThrow(/KNOWHUB_PACK_ACCESS: "\/srv\/packs\/acme" is not ROOT=SCOPE/)
+    expect(() => loadConfig({ KNOWHUB_PACK_ACCESS: '/srv/packs/acme=acme' })).toThrow(/scope must be public or kind:id/)
+    expect(() => PacksConfig.parse({ access: [{ root: '/x', allow: ['org:a'], permission: 'owner' }] })).toThrow()
   })
 })

@@ -73,28 +73,29 @@ function resourceRoutes(s: DashboardServices): Hono<AppEnv> {
 
 function packRoutes(s: DashboardServices): Hono<AppEnv> {
   const app = new Hono<AppEnv>()
-  const packs = () => s.packs
   app.get('/', async (c) => {
-    const service = packs()
-    if (!service) return c.json({ configured: false, catalog: null, doctor: null })
+    if (!s.packs) return c.json({ configured: false, catalog: null, doctor: null })
+    const service = s.packs.forCaller(caller(c).principal)
     const [catalog, doctor] = [await service.catalog({ language: 'auto' }), await service.doctor()]
     return c.json({ configured: true, catalog, doctor })
   })
-  app.get('/:name', async (c) => c.json(await requirePacks(s).show(c.req.param('name'))))
+  app.get('/:name', async (c) => c.json(await packsOf(s, caller(c).principal).show(c.req.param('name'))))
   app.post('/:name/activate', async (c) => {
     const body = (await readJson(c, { optional: true })) as { confirm?: unknown } | undefined
-    return c.json(await requirePacks(s).activate(c.req.param('name'), { confirm: body?.confirm === true }))
+    return c.json(await packsOf(s, caller(c).principal).activate(c.req.param('name'), { confirm: body?.confirm === true }))
   })
   app.post('/resolve', async (c) => {
     const input = parseWith(ResolvePreview, await readJson(c), 'resolve preview')
-    return c.json(await requirePacks(s).resolve({ task: input.task, budget: input.budget, ...(input.packs?.length ? { packs: input.packs } : {}) }))
+    const packs = packsOf(s, caller(c).principal)
+    return c.json(await packs.resolve({ task: input.task, budget: input.budget, ...(input.packs?.length ? { packs: input.packs } : {}) }))
   })
   return app
 }
 
-function requirePacks(s: DashboardServices): PackService {
+/** The packs as the caller sees them (see `PackService.forCaller`); `not_found` when the server has none. */
+function packsOf(s: DashboardServices, principal: Principal): PackService {
   if (!s.packs) throw new KnowHubError('not_found', 'No knowledge packs are configured on this server')
-  return s.packs
+  return s.packs.forCaller(principal)
 }
 
 function tokenRoutes(s: DashboardServices): Hono<AppEnv> {
