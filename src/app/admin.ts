@@ -1,6 +1,6 @@
 /**
  * What a server offers its administrators beside the knowledge API: the hub's status, its
- * API tokens and re-owning entries (`/api/status`, `/api/tokens`, `/api/reown`), each call checked for the `admin`
+ * API tokens, re-owning entries and backups (`/api/status`, `/api/tokens`, `/api/reown`, `/api/admin/backup`), each checked for the `admin`
  * permission. The one-shot CLI uses them when a running server holds the embedded
  * database (`knowhub status`, `knowhub token create` beside `npm start`).
  */
@@ -8,6 +8,7 @@ import type { HubStatus } from '../core/api.js'
 import type { ReownResult } from '../core/knowledge.js'
 import { requirePermission, type Principal } from '../core/principal.js'
 import type { CreatedToken, TokenInfo } from '../core/tokens.js'
+import { backupHub } from './backup.js'
 import type { KnowHub } from './open.js'
 
 /** The admin operations of a server, each for a caller with the `admin` permission. */
@@ -21,6 +22,8 @@ export interface AdminService {
   }
   /** Re-owns or shares every entry of one owner (the knowledge service's `reown`). */
   reown(input: unknown, principal: Principal): Promise<ReownResult>
+  /** A backup file of the embedded database, consistent while the server writes (`knowhub backup`); PostgreSQL: use pg_dump. */
+  backup(principal: Principal): Promise<Uint8Array>
 }
 
 /**
@@ -29,7 +32,7 @@ export interface AdminService {
  * const admin = adminService(hub)
  * await admin.tokens.create({ user: 'alice', org: 'acme' }, hub.config.principal)
  */
-export function adminService(hub: Pick<KnowHub, 'status' | 'tokens' | 'knowledge'>): AdminService {
+export function adminService(hub: Pick<KnowHub, 'status' | 'tokens' | 'knowledge' | 'store'>): AdminService {
   const admin = (principal: Principal): void => requirePermission(principal, 'admin')
   return {
     async status(principal) {
@@ -53,6 +56,10 @@ export function adminService(hub: Pick<KnowHub, 'status' | 'tokens' | 'knowledge
     async reown(input, principal) {
       admin(principal)
       return hub.knowledge.reown(input, principal)
+    },
+    async backup(principal) {
+      admin(principal)
+      return backupHub(hub)
     },
   }
 }

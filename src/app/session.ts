@@ -27,6 +27,7 @@ import type { CreatedToken, CreateTokenInput, TokenInfo } from '../core/tokens.j
 import { toKnowHubError } from '../client/backend.js'
 import type { KnowHubClient, ListKnowledgeQuery, ListResourcesQuery, SearchQuery, SlimOptions } from '../client/client.js'
 import { parseWith } from '../core/validate.js'
+import { backupHub } from './backup.js'
 import type { KnowHub } from './open.js'
 
 /** How an import treats bad lines and existing ids (see `ImportOptions` of the knowledge service). */
@@ -87,6 +88,8 @@ export interface HubSession {
   reown(input: ReownInput): Promise<ReownResult>
   /** Database, embedder, entries, and who is asking. */
   status(): Promise<HubStatus>
+  /** A backup file of the embedded database (needs `admin` over HTTP); PostgreSQL: a `validation_error` naming pg_dump. */
+  backup(): Promise<Uint8Array>
 }
 
 /**
@@ -128,6 +131,7 @@ export function localSession(hub: KnowHub): HubSession {
     agentContext: (input) => hub.agent.assembleContext({ ...input, principal: me }),
     reown: (input) => knowledge.reown(input, me),
     status: () => hub.status(),
+    backup: () => backupHub(hub),
   }
 }
 
@@ -212,5 +216,7 @@ export function serverSession(client: KnowHubClient): HubSession {
     },
     reown: (input) => mapped(() => client.admin.reown(input)),
     status: () => mapped(() => client.admin.status()),
+    // A large database takes a while to dump and send: ten minutes, no retry of a half-sent body.
+    backup: () => mapped(() => client.admin.backup({ timeoutMs: 600_000 })),
   }
 }

@@ -69,7 +69,8 @@ export interface SessionOptions extends GlobalOptions {
   token?: string
 }
 
-function readConfig(options: GlobalOptions): KnowHubConfig {
+/** The configuration of a command: env + config file (`--config`). */
+export function readConfig(options: GlobalOptions): KnowHubConfig {
   return loadConfig(processEnv(), options.config ? { configFile: options.config } : {})
 }
 

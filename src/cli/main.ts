@@ -19,6 +19,7 @@ import { evalCommand } from './commands/eval.js'
 import { mcpCommand } from './commands/mcp.js'
 import { migrateCommand } from './commands/migrate.js'
 import { agentCommand } from './commands/agent/index.js'
+import { backupCommands } from './commands/backup.js'
 import { printError, printJsonError, processIo, type Io } from './output.js'
 
 /** Builds the program (exported for in-process tests). */
@@ -45,6 +46,7 @@ export function buildProgram(io: Io = processIo): Command {
     evalCommand(io),
     mcpCommand(io),
     migrateCommand(io),
+    ...backupCommands(io),
     agentCommand(io),
   ])
     program.addCommand(command)

@@ -310,6 +310,12 @@ function adminCalls(call: Call) {
     /** `POST /api/reown`: every entry of one owner to another owner and/or shared with more scopes (safe to repeat: a second run changes nothing). */
     reown: async (input: ReownInput, opts?: CallOptions) =>
       call({ method: 'POST', path: '/api/reown', body: input, retry: 'idempotent', schema: ReownResult }, opts),
+    /** `POST /api/admin/backup`: a backup file of the server's embedded database (`knowhub restore` reads it). Give it a long `timeoutMs`. */
+    backup: async (opts?: CallOptions) =>
+      call(
+        { method: 'POST', path: '/api/admin/backup', retry: 'idempotent', responseBytes: 'application/vnd.knowhub.backup', schema: z.instanceof(Uint8Array) },
+        opts,
+      ),
   }
 }
 

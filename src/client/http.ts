@@ -70,6 +70,8 @@ export interface RequestSpec<T> {
   contentType?: string
   /** The response body is text of this type (JSONL), returned as it is instead of parsed as JSON. */
   responseText?: string
+  /** The response body is bytes of this type (a backup file), returned as a `Uint8Array`. */
+  responseBytes?: string
 }
 
 const TRANSIENT_STATUS = new Set([429, 502, 503, 504])
@@ -193,7 +195,7 @@ export async function send<T>(transport: TransportOptions, spec: RequestSpec<T>,
   const retries = Math.max(0, options.retries ?? transport.retry.retries)
   const timeoutMs = options.timeoutMs ?? transport.timeoutMs
   const headers: Record<string, string> = {
-    accept: spec.responseText ?? 'application/json',
+    accept: spec.responseBytes ?? spec.responseText ?? 'application/json',
     ...transport.headers,
     ...options.headers,
     'x-request-id': requestId,
@@ -212,9 +214,13 @@ export async function send<T>(transport: TransportOptions, spec: RequestSpec<T>,
     const signal = combine(options.signal ? [options.signal, timeout] : [timeout])
     let response: Response
     let text: string
+    let bytes: Uint8Array | undefined
     try {
       response = await transport.fetch(url, { method: spec.method, headers, body: body ?? null, signal, redirect: 'follow' })
-      text = await response.text()
+      if (spec.responseBytes && response.ok) {
+        bytes = new Uint8Array(await response.arrayBuffer())
+        text = ''
+      } else text = await response.text()
     } catch (cause) {
       if (options.signal?.aborted) {
         throw new KnowHubClientError('aborted', `${spec.method} ${spec.path} was aborted`, { ...context, cause })
@@ -234,7 +240,7 @@ export async function send<T>(transport: TransportOptions, spec: RequestSpec<T>,
       throw failure
     }
 
-    if (response.ok) return decode(transport, spec, response, text, context)
+    if (response.ok) return bytes ? spec.schema.parse(bytes) : decode(transport, spec, response, text, context)
 
     const error = responseError(response, text, context)
     const transient = TRANSIENT_STATUS.has(response.status) && !PERMANENT_CODES.has(error.serverCode ?? error.code)

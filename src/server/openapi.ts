@@ -186,7 +186,7 @@ function knowledgePaths(): Record<string, Record<string, unknown>> {
   }
 }
 
-/** `/api/status` and `/api/tokens`: for callers with the admin permission. */
+/** `/api/status`, `/api/tokens` and `/api/admin/backup`: for callers with the admin permission. */
 function adminPaths(): Record<string, Record<string, unknown>> {
   const tokenId = { name: 'id', in: 'path', required: true, schema: { type: 'string' } }
   return {
@@ -206,6 +206,18 @@ function adminPaths(): Record<string, Record<string, unknown>> {
           'Give every entry of one owner a new owner and/or more scopes (admin), e.g. entries saved in local mode (user:local) after the switch to token mode; each changed entry keeps its previous version with the reason; dry_run only reports',
         requestBody: body('ReownInput'),
         responses: { 200: json('ReownResult'), ...ERRORS },
+      },
+    },
+    '/api/admin/backup': {
+      post: {
+        summary: 'A backup file of the embedded database, consistent while the server writes (admin; PostgreSQL: 400, use pg_dump)',
+        responses: {
+          200: {
+            description: 'The backup file (knowhub restore reads it)',
+            content: { 'application/vnd.knowhub.backup': { schema: { type: 'string', format: 'binary' } } },
+          },
+          ...ERRORS,
+        },
       },
     },
   }

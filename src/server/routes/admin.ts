@@ -1,5 +1,5 @@
 /**
- * `GET /api/status`, `/api/tokens` (create, list, revoke) and `POST /api/reown`: the admin operations of a
+ * `GET /api/status`, `/api/tokens` (create, list, revoke), `POST /api/reown` and `POST /api/admin/backup`: the admin operations of a
  * server (src/app/admin.ts checks the `admin` permission on each).
  */
 import { Hono } from 'hono'
@@ -14,5 +14,14 @@ export function adminRoutes(admin: AdminService): Hono<AppEnv> {
   app.get('/tokens', async (c) => c.json({ items: await admin.tokens.list(caller(c).principal) }))
   app.post('/tokens/:id/revoke', async (c) => c.json(await admin.tokens.revoke(c.req.param('id'), caller(c).principal)))
   app.post('/reown', async (c) => c.json(await admin.reown(await readJson(c), caller(c).principal)))
+  // The backup file (src/store/backup.ts) as it is: `knowhub backup` beside a running server.
+  app.post('/admin/backup', async (c) => {
+    const bytes = await admin.backup(caller(c).principal)
+    return c.body(bytes as Uint8Array<ArrayBuffer>, 200, {
+      'content-type': 'application/vnd.knowhub.backup',
+      'content-disposition': 'attachment; filename="knowhub.backup"',
+      'cache-control': 'no-store',
+    })
+  })
   return app
 }

@@ -181,11 +181,14 @@ export function lifecycleCommand(io: Io, name: 'archive' | 'restore' | 'delete',
     .description(description)
     .argument('<id>', 'knowledge id')
     .option('--json', name === 'delete' ? 'print JSON ({"id","deleted":true}, as the API)' : 'print the entry as JSON')
-    .action(async (id: string, options: { json?: boolean }, command: Command) => {
-      const entry = await withSession(sessionOptions(command), io, async (session): Promise<KnowledgeEntry | undefined> =>
-        name === 'delete' ? void (await session.knowledge.delete(id)) : session.knowledge[name](id),
-      )
-      if (options.json) return printJson(io, entry ?? { id, deleted: true })
-      io.out(`${name}d ${id}`)
-    })
+    .action((id: string, options: { json?: boolean }, command: Command) => runLifecycle(io, name, id, options, command))
+}
+
+/** Archives, restores or deletes entry `id` and prints the result (also `knowhub restore ID`, which shares its name with restoring a backup). */
+export async function runLifecycle(io: Io, name: 'archive' | 'restore' | 'delete', id: string, options: { json?: boolean }, command: Command): Promise<void> {
+  const entry = await withSession(sessionOptions(command), io, async (session): Promise<KnowledgeEntry | undefined> =>
+    name === 'delete' ? void (await session.knowledge.delete(id)) : session.knowledge[name](id),
+  )
+  if (options.json) return printJson(io, entry ?? { id, deleted: true })
+  io.out(`${name}d ${id}`)
 }

@@ -1,5 +1,6 @@
 /**
- * `knowhub save | edit | search | list | show | feedback | evolve | extract | archive | restore | delete | export | import | reindex`.
+ * `knowhub save | edit | search | list | show | feedback | evolve | extract | archive | delete | export | import | reindex`
+ * (and `restore ID`, in ../backup.ts beside restoring a backup file).
  * Each parses options, calls one service function and prints the result.
  */
 import type { Command } from 'commander'
@@ -26,7 +27,7 @@ export function knowledgeCommands(io: Io): Command[] {
     evolveCommand(io),
     extractCommand(io),
     lifecycleCommand(io, 'archive', 'Archive an entry: hidden from search and list, kept in full'),
-    lifecycleCommand(io, 'restore', 'Make an archived or merged entry active again'),
+    // `knowhub restore ID` (an archived or merged entry) is part of `knowhub restore ID|FILE` (../backup.ts).
     lifecycleCommand(io, 'delete', 'Delete an entry and its history for good'),
     exportCommand(io),
     importCommand(io),

@@ -1,0 +1,51 @@
+/**
+ * Backups of the embedded database for the entry points: a backup of an open hub (the CLI in
+ * this process, or `POST /api/admin/backup` on the server that holds the folder) and a restore
+ * into a configured data folder (never through a server: it replaces the folder a server would
+ * hold). The file format and every check are in src/store/backup.ts.
+ */
+import { join } from 'node:path'
+import type { KnowHubConfig } from '../core/config.js'
+import { KnowHubError } from '../core/errors.js'
+import type { Logger } from '../core/logger.js'
+import { createBackup, restoreBackup, type BackupCounts, type BackupManifest, type RestoreOptions } from '../store/backup.js'
+import { EMBEDDED_DB_FOLDER } from '../store/lockfile.js'
+import type { KnowHub } from './open.js'
+import { packageVersion } from './version.js'
+
+/** What `knowhub backup` says about PostgreSQL. */
+export const PG_DUMP_HINT =
+  'this KnowHub uses a PostgreSQL server (DATABASE_URL): back it up with PostgreSQL\'s own tools, e.g. pg_dump --format=custom --file=knowhub.dump "$DATABASE_URL", and restore with pg_restore (docs/operations.md, "Backups")'
+
+/** What `knowhub restore` says about PostgreSQL. */
+export const PG_RESTORE_HINT =
+  'knowhub restore fills the embedded database; this KnowHub uses a PostgreSQL server (DATABASE_URL): restore a pg_dump file with pg_restore (docs/operations.md, "Backups")'
+
+/**
+ * A backup file of the hub's embedded database (see src/store/backup.ts); a `validation_error`
+ * naming pg_dump on a PostgreSQL server.
+ * @example
+ * writeFileSync('kh.backup', await backupHub(hub))
+ */
+export async function backupHub(hub: Pick<KnowHub, 'store'>): Promise<Uint8Array> {
+  if (hub.store.db.kind !== 'pglite') throw new KnowHubError('validation_error', `knowhub backup copies the embedded database; ${PG_DUMP_HINT}`)
+  return createBackup(hub.store.db, { knowhubVersion: packageVersion() })
+}
+
+/**
+ * Restores a backup file's bytes into the embedded database of `config.dataDir`
+ * (`<dataDir>/db`): refused on PostgreSQL, on a held folder, and over an existing database
+ * without `force`; checked and loaded before anything is replaced (src/store/backup.ts).
+ * @example
+ * const { counts } = await restoreDataFolder(config, readFileSync('kh.backup'), { force: false })
+ */
+export async function restoreDataFolder(
+  config: Pick<KnowHubConfig, 'dataDir' | 'databaseUrl'>,
+  bytes: Uint8Array,
+  options: Omit<RestoreOptions, 'logger'> & { logger?: Logger } = {},
+): Promise<{ manifest: BackupManifest; counts: BackupCounts; dbDir: string }> {
+  if (config.databaseUrl) throw new KnowHubError('validation_error', PG_RESTORE_HINT)
+  if (config.dataDir.startsWith('memory://')) throw new KnowHubError('validation_error', 'An in-memory database cannot be restored into: set a data folder')
+  const dbDir = join(config.dataDir, EMBEDDED_DB_FOLDER)
+  return { ...(await restoreBackup(bytes, dbDir, options)), dbDir }
+}
