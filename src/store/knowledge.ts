@@ -63,8 +63,8 @@ export interface KnowledgeStore
 
 /**
  * The knowledge queries over a database. `getDialect` gives undefined until a vector
- * table exists for the configured embedder; with `textIndex`, full-text search runs in
- * that in-memory index instead of SQL.
+ * table exists for the configured embedder; with `textIndex`, full-text and vector search
+ * run in that in-memory index instead of SQL.
  * @example
  * const knowledge = knowledgeStore(db, () => dialect, syncedTextIndex(db))
  * await knowledge.get(id, visibleScopes(principal))
@@ -80,6 +80,6 @@ export function knowledgeStore(db: Database, getDialect: () => VectorDialect | u
     ...reownQueries(context),
     ...textQueries(context, textIndex),
     ...searchDocQueries(context, textIndex !== undefined),
-    ...vectorQueries(context),
+    ...vectorQueries(context, textIndex),
   }
 }

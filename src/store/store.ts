@@ -116,7 +116,11 @@ export async function openStore(options: OpenStoreOptions = {}): Promise<Store> 
     return {
       db,
       pgvector,
-      knowledge: knowledgeStore(db, () => vectors.dialect(), fulltext === 'memory' ? syncedTextIndex(db, { logger }) : undefined),
+      knowledge: knowledgeStore(
+        db,
+        () => vectors.dialect(),
+        fulltext === 'memory' ? syncedTextIndex(db, { logger, vectorKey: () => vectors.key() }) : undefined,
+      ),
       resources: resourceStore(db),
       llmUsage: llmUsageStore(db),
       prepareVectors: (embedder, prepareOptions) => vectors.prepare(embedder, prepareOptions),
@@ -159,6 +163,11 @@ async function openDatabase(options: OpenStoreOptions, logger: Logger): Promise<
 interface VectorSlot {
   dialect(): VectorDialect | undefined
   state(): VectorState | undefined
+  /**
+   * While vectors can be searched: a key that changes whenever the vector column may have
+   * changed wholesale without row writes (created, dropped, converted); else undefined.
+   */
+  key(): string | undefined
   prepare(embedder: { model: string; dimension: number }, options?: { rebuild?: boolean }): Promise<VectorState>
   bulkLoad<T>(load: () => Promise<T>): Promise<T>
   convert(): Promise<VectorConversion>
@@ -168,15 +177,19 @@ interface VectorSlot {
 function vectorSlot(db: Database, pgvector: boolean, logger: Logger): VectorSlot {
   let dialect: VectorDialect | undefined
   let state: VectorState | undefined
+  // Counts column changes that write no rows (a rebuild drops the column; a conversion retypes it).
+  let epoch = 0
   return {
     dialect: () => dialect,
     state: () => state,
+    key: () => (dialect && state?.status === 'ready' ? `${epoch}:${state.info.backend}:${state.info.model}:${state.info.dimension}` : undefined),
     async prepare(embedder, prepareOptions = {}) {
       const stored = await readVectorIndexInfo(db)
       const backend = pgvector ? 'pgvector' : 'array'
       if (!stored || prepareOptions.rebuild) {
         const info: VectorIndexInfo = { model: embedder.model, dimension: embedder.dimension, backend }
         await createVectorColumn(db, info, { rebuild: prepareOptions.rebuild ?? false })
+        epoch++
         dialect = vectorDialect(backend)
         state = { status: 'ready', info }
       } else if (stored.model !== embedder.model || stored.dimension !== embedder.dimension) {
@@ -211,6 +224,7 @@ function vectorSlot(db: Database, pgvector: boolean, logger: Logger): VectorSlot
         if (error instanceof KnowHubError) throw error
         throw new KnowHubError('database_error', `Cannot convert the vectors: ${(error as Error).message}`, {}, { cause: error })
       }
+      epoch++
       if (conversion.info && state?.status === 'ready') {
         dialect = vectorDialect(conversion.info.backend)
         state = { status: 'ready', info: conversion.info }

@@ -1,9 +1,10 @@
 /**
- * An in-memory full-text index of knowledge entries: postings of every term with its
- * weighted frequency, and the fields search filters on (scopes, types, status, score,
- * counters). It answers BM25 exactly — every matching entry is scored — with core's one
+ * An in-memory index of knowledge entries: postings of every term with its weighted
+ * frequency, each entry's embedding, and the fields search filters on (scopes, types,
+ * status, score, counters). It answers BM25 exactly — every matching entry is scored — with core's one
  * scorer and the same statistics and tie order as the SQL path of `searchText`, in well
- * under a millisecond at 10k entries. Pure data structure, no I/O: `text-sync.ts` keeps
+ * under a millisecond at 10k entries, and vector search by an exact cosine scan over the
+entries that pass the same filter (`text-index/vectors.ts`). Pure data structure, no I/O: `text-sync.ts` keeps
  * it equal to the table. Its parts: the entry columns (`text-index/entries.ts`), the
  * postings (`postings.ts`), filters and their cached verdicts (`filter.ts`) and the
  * best-hits list (`top-k.ts`).
@@ -13,6 +14,7 @@ import { EntryTable, type IndexedEntry } from './text-index/entries.js'
 import { compileFilter, FAILS, PASSES, UNCHECKED, VerdictCache } from './text-index/filter.js'
 import { PostingLists, type Postings } from './text-index/postings.js'
 import { offerHit } from './text-index/top-k.js'
+import { VectorColumns } from './text-index/vectors.js'
 import { planTextQuery, textQueryBound, type EntryFilter, type RankedId, type TextHits, type TextRanking } from './text-query.js'
 
 export type { IndexedEntry }
@@ -30,6 +32,13 @@ export interface TextIndex {
   search(terms: readonly string[], filter: EntryFilter, limit: number, ranking: TextRanking): RankedId[]
   /** {@link TextIndex.search} with the query's best possible score over the visible entries. */
   searchWithBound(terms: readonly string[], filter: EntryFilter, limit: number, ranking: TextRanking, boundTerms?: readonly string[]): TextHits
+  /**
+   * The entries that pass `filter` and have an embedding, by cosine similarity to `vector`
+   * (best first, ties by id), at most `limit`: an exact scan, as the SQL path without an
+   * HNSW index answers. A zero vector, or one of another dimension than the stored ones,
+   * finds nothing; entries with a zero vector are never found.
+   */
+  searchVector(vector: Float32Array, filter: EntryFilter, limit: number): RankedId[]
 }
 
 /** How many filters keep their per-entry verdicts between searches (until the index changes). */
@@ -117,8 +126,10 @@ export function createTextIndex(): TextIndex {
   const postings = new PostingLists()
   const verdictCache = new VerdictCache(VERDICT_CACHE)
   const scratch: Scratch = { scores: new Float64Array(table.capacity), touched: new Int32Array(table.capacity) }
+  const vectors = new VectorColumns()
 
   const removeSlot = (slot: number) => {
+    vectors.remove(slot)
     for (const term of table.release(slot)) postings.remove(term, slot)
   }
 
@@ -132,10 +143,12 @@ export function createTextIndex(): TextIndex {
       const existing = table.slot(entry.id)
       if (existing !== undefined && table.sameText(existing, entry)) {
         table.updateFields(existing, entry)
+        vectors.set(existing, entry.embedding ?? undefined, table.capacity)
         return
       }
       if (existing !== undefined) removeSlot(existing)
       const slot = table.place(entry)
+      vectors.set(slot, entry.embedding ?? undefined, table.capacity)
       for (const term of table.terms[slot]!) postings.add(term, slot, Number(entry.tf[term]))
     },
 
@@ -150,6 +163,7 @@ export function createTextIndex(): TextIndex {
       verdictCache.clear()
       table.clear()
       postings.clear()
+      vectors.clear()
     },
 
     search(terms, filter, limit, ranking) {
@@ -164,6 +178,27 @@ export function createTextIndex(): TextIndex {
       }
       const verdicts = verdictCache.for(filter, table.capacity)
       return searchIndex(table, postings, verdicts, scratch, { terms, boundTerms, filter, limit, ranking })
+    },
+
+    searchVector(vector, filter, limit) {
+      if (table.size === 0 || limit <= 0) return []
+      const { ids } = table
+      const similarities = vectors.similarities(vector, ids.length)
+      if (!similarities) return []
+      const verdicts = verdictCache.for(filter, table.capacity)
+      const passes = compileFilter(filter, table)
+      const [unchecked, pass] = [UNCHECKED, PASSES]
+      const best: RankedId[] = []
+      for (let slot = 0; slot < ids.length; slot++) {
+        const similarity = similarities[slot]!
+        // NaN: no vector (or a zero one); a free slot has none.
+        if (!(similarity >= -1)) continue
+        let verdict = verdicts[slot]!
+        if (verdict === unchecked) verdicts[slot] = verdict = passes(slot) ? pass : FAILS
+        if (verdict !== pass) continue
+        if (best.length < limit || similarity >= best[best.length - 1]!.score) offerHit(best, ids[slot]!, similarity, limit)
+      }
+      return best
     },
   }
 }

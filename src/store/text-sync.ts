@@ -1,6 +1,6 @@
 /**
- * Keeps an in-memory full-text index (`text-index.ts`) equal to the knowledge table of an
- * embedded database. The table's triggers log every changed entry id in `knowledge_change`
+ * Keeps an in-memory index (`text-index.ts`: full text and vectors) equal to the knowledge
+ * table of an embedded database. The table's triggers log every changed entry id in `knowledge_change`
  * (migration 0006) whatever path writes; before each search the index reads the log past
  * the last sequence number it applied, re-reads those entries, and applies them. A
  * TRUNCATE, a long log or the first search rebuild the whole index.
@@ -13,7 +13,7 @@
 import type { Logger } from '../core/logger.js'
 import { noopLogger } from '../core/logger.js'
 import type { Database } from './database.js'
-import { sql } from './sql.js'
+import { sql, type Sql } from './sql.js'
 import { createTextIndex, type IndexedEntry, type TextIndex } from './text-index.js'
 
 /** More changes than this since the last sync: rebuild instead of applying them one by one. */
@@ -33,11 +33,16 @@ type Row = {
   harmful: number
   search_tf: string
   search_len: number
+  embedding?: string | null
 }
 
 // search_tf as text: JSON.parse is several times faster than the driver's jsonb conversion.
 // The index's harmful figure is the weighted one that seed 003's quality formula uses (docs/feedback.md).
-const COLUMNS = sql.raw('id, scopes, types, status, score, helpful, harmful_weight AS harmful, search_tf::text AS search_tf, search_len')
+const TEXT_COLUMNS = 'id, scopes, types, status, score, helpful, harmful_weight AS harmful, search_tf::text AS search_tf, search_len'
+const COLUMNS = sql.raw(TEXT_COLUMNS)
+// With a vector column: the embedding too, as JSON text (pgvector's `[…]`, real[]'s `{…}`
+// turned into `[…]`): JSON.parse reads it several times faster than the driver parses arrays.
+const WITH_VECTORS = sql.raw(`${TEXT_COLUMNS}, translate(embedding::text, '{}', '[]') AS embedding`)
 
 function toEntry(row: Row): IndexedEntry {
   return {
@@ -50,6 +55,7 @@ function toEntry(row: Row): IndexedEntry {
     harmful: Number(row.harmful),
     tf: JSON.parse(row.search_tf) as Record<string, number>,
     length: Number(row.search_len),
+    embedding: row.embedding ? (JSON.parse(row.embedding) as number[]) : null,
   }
 }
 
@@ -68,14 +74,25 @@ export interface SyncedTextIndex {
   readonly generation: number
 }
 
+/** Options of {@link syncedTextIndex}. */
+export interface SyncedTextIndexOptions {
+  logger?: Logger
+  /**
+   * Whether the table has a vector column the index should hold, as a key that changes
+   * whenever its contents may change wholesale (another embedder, a conversion): undefined
+   * while there is none. A new key rebuilds the index on the next sync.
+   */
+  vectorKey?: () => string | undefined
+}
+
 /** Reads the whole table into a new index; returns it with the log position it reflects. */
-async function buildIndex(db: Database, logger: Logger): Promise<{ index: TextIndex; applied: number }> {
+async function buildIndex(db: Database, columns: Sql, logger: Logger): Promise<{ index: TextIndex; applied: number }> {
   const started = performance.now()
   const top = await db.query<{ position: string | null }>(sql`SELECT max(seq)::text AS position FROM knowledge_change`)
   const index = createTextIndex()
   let after = ''
   for (;;) {
-    const rows = await db.query<Row>(sql`SELECT ${COLUMNS} FROM knowledge WHERE id > ${after} ORDER BY id LIMIT ${PAGE}`)
+    const rows = await db.query<Row>(sql`SELECT ${columns} FROM knowledge WHERE id > ${after} ORDER BY id LIMIT ${PAGE}`)
     for (const row of rows) index.upsert(toEntry(row))
     if (rows.length < PAGE) break
     after = rows[rows.length - 1]!.id
@@ -86,8 +103,8 @@ async function buildIndex(db: Database, logger: Logger): Promise<{ index: TextIn
 }
 
 /** Re-reads the entries with these ids into the index; ids no longer in the table are removed. */
-async function applyChanges(db: Database, index: TextIndex, ids: readonly string[]): Promise<void> {
-  const rows = await db.query<Row>(sql`SELECT ${COLUMNS} FROM knowledge WHERE id = ANY(${ids}::text[])`)
+async function applyChanges(db: Database, columns: Sql, index: TextIndex, ids: readonly string[]): Promise<void> {
+  const rows = await db.query<Row>(sql`SELECT ${columns} FROM knowledge WHERE id = ANY(${ids}::text[])`)
   const present = new Set<string>()
   for (const row of rows) {
     index.upsert(toEntry(row))
@@ -103,22 +120,28 @@ async function applyChanges(db: Database, index: TextIndex, ids: readonly string
  * await text.sync()
  * text.index.search(['selenium'], { visible }, 50, DEFAULT_TEXT_RANKING)
  */
-export function syncedTextIndex(db: Database, options: { logger?: Logger } = {}): SyncedTextIndex {
+export function syncedTextIndex(db: Database, options: SyncedTextIndexOptions = {}): SyncedTextIndex {
   const logger = options.logger ?? noopLogger
+  const vectorKey = options.vectorKey ?? (() => undefined)
   let index: TextIndex = createTextIndex()
   let applied = 0
   let built = false
+  // The vector key the index was built with.
+  let builtWith: string | undefined
   let pruned = 0
   let running: Promise<void> | undefined
   let queued: Promise<void> | undefined
 
+  const columns = () => (builtWith === undefined ? COLUMNS : WITH_VECTORS)
+
   async function rebuild(): Promise<void> {
-    ;({ index, applied } = await buildIndex(db, logger))
+    builtWith = vectorKey()
+    ;({ index, applied } = await buildIndex(db, columns(), logger))
     built = true
   }
 
   async function run(): Promise<void> {
-    if (!built) return rebuild()
+    if (!built || builtWith !== vectorKey()) return rebuild()
     // (The position is read as text: int8 may exceed a JS number in other drivers' hands; order by the column.)
     const changes = await db.query<{ position: string; id: string | null }>(
       sql`SELECT seq::text AS position, id FROM knowledge_change WHERE seq > ${applied} ORDER BY seq LIMIT ${MAX_INCREMENTAL + 1}`,
@@ -127,7 +150,7 @@ export function syncedTextIndex(db: Database, options: { logger?: Logger } = {})
     if (changes.length > MAX_INCREMENTAL || changes.some((c) => c.id === null)) {
       await rebuild()
     } else {
-      await applyChanges(db, index, [...new Set(changes.map((c) => c.id!))])
+      await applyChanges(db, columns(), index, [...new Set(changes.map((c) => c.id!))])
       applied = Number(changes[changes.length - 1]!.position)
     }
     if (applied - pruned >= PRUNE_AFTER) {

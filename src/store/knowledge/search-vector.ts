@@ -2,6 +2,7 @@
  * Embeddings of knowledge entries: vector search, stored vectors (slim) and reindexing.
  */
 import { sql } from '../sql.js'
+import type { SyncedTextIndex } from '../text-sync.js'
 import type { EntryFilter, RankedId } from '../text-query.js'
 import { embeddingSql, filterSql, olderThan, setEmbedding, type KnowledgeContext } from './rows.js'
 
@@ -19,15 +20,22 @@ export interface KnowledgeVectorQueries {
 }
 
 /**
- * The vector queries over a database; they find nothing until a vector table exists.
+ * The vector queries over a database; they find nothing until a vector table exists. With
+ * `textIndex` (the embedded database's in-memory index), vector search is its exact scan
+ * over the same visible, filtered entries instead of SQL (PGlite's HNSW index: approximate
+ * and tens of milliseconds a query).
  * @example
  * const hits = await vectorQueries({ db, getDialect }).searchVector(queryVector, { visible }, 20)
  */
-export function vectorQueries({ db, getDialect }: KnowledgeContext): KnowledgeVectorQueries {
+export function vectorQueries({ db, getDialect }: KnowledgeContext, textIndex?: SyncedTextIndex): KnowledgeVectorQueries {
   return {
     async searchVector(vector, filter, limit) {
       const dialect = getDialect()
       if (!dialect) return []
+      if (textIndex) {
+        await textIndex.sync()
+        return textIndex.index.searchVector(vector, filter, limit)
+      }
       const distance = dialect.distance(sql.raw('k.embedding'), dialect.param(vector))
       const rows = await db.query<{ id: string; distance: number }>(sql`SELECT k.id, ${distance} AS distance
         FROM knowledge k

@@ -17,6 +17,8 @@ export interface IndexedEntry {
   tf: Readonly<Record<string, number>>
   /** Length in terms (the stored `search_len`). */
   length: number
+  /** The stored embedding (absent or null: none), searched by `searchVector`. */
+  embedding?: ArrayLike<number> | null | undefined
 }
 
 /**
