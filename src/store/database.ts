@@ -33,6 +33,12 @@ export interface Database extends Queryable {
    * and an in-memory database: nothing holds them exclusively.
    */
   announce?(server: { url: string; key: string }): void
+  /**
+   * Calls `onNotify` for every notification on `channel` (LISTEN), from when the returned
+   * promise resolves. PGlite only: its notifications arrive with the response of the
+   * committing statement, before that statement's promise resolves. Absent on a server pool.
+   */
+  listen?(channel: string, onNotify: () => void): Promise<void>
   /** The embedded database's files as a gzipped tarball (PGlite only: how a template is made). */
   dumpDataDir?(): Promise<Uint8Array>
   close(): Promise<void>
@@ -161,6 +167,7 @@ export async function openPGlite(options: PGliteOptions): Promise<Database> {
       }
     },
     ...(lock ? { announce: lock.announce } : {}),
+    listen: async (channel, onNotify) => void (await db.listen(channel, () => onNotify())),
     dumpDataDir: async () => new Uint8Array(await (await db.dumpDataDir('gzip')).arrayBuffer()),
     close: async () => {
       try {

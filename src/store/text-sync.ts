@@ -5,6 +5,9 @@
  * the last sequence number it applied, re-reads those entries, and applies them. A
  * TRUNCATE, a long log or the first search rebuild the whole index.
  *
+ * On PGlite the triggers also notify a channel (migration 0030) that the index listens on:
+ * while no notification came since the last read of the log, a sync runs no query at all.
+ *
  * This relies on the embedded database running one statement at a time, in order (PGlite):
  * an entry read after a log row always reflects at least that change. On a PostgreSQL
  * server, concurrent transactions can commit out of sequence order, so the server path
@@ -16,6 +19,8 @@ import type { Database } from './database.js'
 import { sql, type Sql } from './sql.js'
 import { createTextIndex, type IndexedEntry, type TextIndex } from './text-index.js'
 
+/** The channel the change log's triggers notify (migration 0030). */
+const CHANGE_CHANNEL = 'knowhub_knowledge_change'
 /** More changes than this since the last sync: rebuild instead of applying them one by one. */
 const MAX_INCREMENTAL = 5_000
 /** Rows read per page when rebuilding. */
@@ -131,6 +136,10 @@ export function syncedTextIndex(db: Database, options: SyncedTextIndexOptions = 
   let pruned = 0
   let running: Promise<void> | undefined
   let queued: Promise<void> | undefined
+  // With LISTEN on the change channel (PGlite): whether a change may have been logged since
+  // the last read of the log. While false, a sync has nothing to read.
+  let listening = false
+  let dirty = true
 
   const columns = () => (builtWith === undefined ? COLUMNS : WITH_VECTORS)
 
@@ -141,6 +150,23 @@ export function syncedTextIndex(db: Database, options: SyncedTextIndexOptions = 
   }
 
   async function run(): Promise<void> {
+    if (!listening && db.listen) {
+      // Before the first read of the log: every change after it notifies.
+      await db.listen(CHANGE_CHANNEL, () => {
+        dirty = true
+      })
+      listening = true
+    }
+    dirty = false
+    try {
+      await apply()
+    } catch (error) {
+      dirty = true
+      throw error
+    }
+  }
+
+  async function apply(): Promise<void> {
     if (!built || builtWith !== vectorKey()) return rebuild()
     // (The position is read as text: int8 may exceed a JS number in other drivers' hands; order by the column.)
     const changes = await db.query<{ position: string; id: string | null }>(
@@ -161,6 +187,9 @@ export function syncedTextIndex(db: Database, options: SyncedTextIndexOptions = 
   }
 
   function sync(): Promise<void> {
+    // Nothing logged since the last read began: a run in flight (it began after every change
+    // so far) or none at all is up to date.
+    if (listening && !dirty && built && builtWith === vectorKey()) return running ?? Promise.resolve()
     if (queued) return queued
     if (running) {
       queued = running

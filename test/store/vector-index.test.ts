@@ -13,7 +13,8 @@ import { filterSql } from '../../src/store/knowledge/rows.js'
 import { sql } from '../../src/store/sql.js'
 import type { Store } from '../../src/store/store.js'
 import { createTextIndex, type IndexedEntry } from '../../src/store/text-index.js'
-import type { EntryFilter, RankedId } from '../../src/store/text-query.js'
+import { DEFAULT_TEXT_RANKING, type EntryFilter, type RankedId } from '../../src/store/text-query.js'
+import { syncedTextIndex } from '../../src/store/text-sync.js'
 import { vectorDialect } from '../../src/store/vectors.js'
 import { openTestStore } from '../helpers/stores.js'
 
@@ -206,6 +207,26 @@ describe('in-memory vector search equals exact vector search in SQL on PGlite, w
     expect(await store.knowledge.searchVector(vector!, filters[0]!, 20)).toEqual([])
     await knowledge.save({ task: 'selenium login', content: 'use a proxy rotation', types: ['tool'] }, alice)
     await expectSameAsSql('truncate, then a save')
+  })
+
+  it('runs no SQL to sync an unchanged table (the change log notifies), and sees the next write by any path', async () => {
+    await knowledge.save({ task: 'selenium proxy login', content: 'notify the index', types: ['tool'] }, alice)
+    let queries = 0
+    const counted = { ...store.db, query: ((query) => (queries++, store.db.query(query))) as Store['db']['query'] }
+    const synced = syncedTextIndex(counted)
+    await synced.sync()
+    const afterBuild = queries
+    for (let i = 0; i < 5; i++) await synced.sync()
+    await Promise.all([synced.sync(), synced.sync()])
+    expect(queries).toBe(afterBuild)
+    const [row] = await store.db.query<{ id: string }>(sql`SELECT id FROM knowledge WHERE task = 'selenium proxy login' ORDER BY id LIMIT 1`)
+    await store.db.query(sql`UPDATE knowledge SET scopes = ARRAY['user:carol'] WHERE id = ${row!.id}`)
+    await synced.sync()
+    expect(queries).toBeGreaterThan(afterBuild)
+    expect(synced.index.search(['selenium', 'proxy', 'login'], { visible: ['user:carol'] }, 10, DEFAULT_TEXT_RANKING).map((h) => h.id)).toEqual([row!.id])
+    const settled = queries
+    await synced.sync()
+    expect(queries).toBe(settled)
   })
 
   it("never shows another tenant's entries, and they move no score", async () => {
