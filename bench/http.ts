@@ -5,10 +5,14 @@
  * its event loop. Reports req/s, p50/p90/p99 latency, errors and non-2xx answers.
  *
  *   npx tsx bench/http.ts [--seconds 60] [--entries 10000] [--connections 16] [--embedder default|sentence|hashed]
- *                         [--cache-size 1000] [--profile DIR]
+ *                         [--cache-size 1000] [--queries repeat|fresh] [--workload search|mixed] [--data DIR] [--profile DIR]
  *
  * `--cache-size 0` turns the server's search response cache off, so that every request
- * runs a search; `--profile DIR` writes a CPU profile of the server process.
+ * runs a search; `--queries fresh` sends every query once only (none repeats, so neither the
+ * response cache nor the query-vector cache ever hits; `repeat`, the default, rotates 1,000);
+ * `--workload mixed` sends 50% searches, 15% gets, 10% lists, 15% saves and 10% feedback
+ * (`POST /api/knowledge/batch_update`, one item); `--profile DIR` writes a CPU profile of the
+ * server process.
  */
 import { fork, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -105,11 +109,15 @@ async function serveChild(dataDir: string, entries: number, embedder: string, ca
   // The token's principal (user bench, project p0, org acme) cannot see the team:other quarter.
   const principal = { user: 'bench', project: 'p0', org: 'acme', team: 'other', permissions: ['admin' as const] }
   const started = performance.now()
-  const lines = corpus(entries, 42).docs.map((doc, i) => exportLine(i, doc))
-  const report = await hub.knowledge.importJsonl(lines, principal, { mode: 'partial', batchSize: 500 })
-  if (report.errors.length > 0) throw new Error(`import failed: ${JSON.stringify(report.errors.slice(0, 3))}`)
+  // A kept data folder (--data) is seeded once.
+  if ((await hub.store.knowledge.count()) === 0) {
+    const lines = corpus(entries, 42).docs.map((doc, i) => exportLine(i, doc))
+    const report = await hub.knowledge.importJsonl(lines, principal, { mode: 'partial', batchSize: 500 })
+    if (report.errors.length > 0) throw new Error(`import failed: ${JSON.stringify(report.errors.slice(0, 3))}`)
+  }
+  await hub.knowledge.warmUp()
   const seedSeconds = (performance.now() - started) / 1000
-  const { token } = await hub.tokens.create({ user: 'bench', project: 'p0', org: 'acme', permissions: ['read'], name: 'bench' })
+  const { token } = await hub.tokens.create({ user: 'bench', project: 'p0', org: 'acme', permissions: ['read', 'write'], name: 'bench' })
   const server = await startServer({ hub, host: '127.0.0.1', port: 0 })
   process.send!({ type: 'ready', url: server.url, token, seedSeconds, entries } satisfies FromChild)
   await new Promise<void>((resolve) => process.on('message', (message: ToChild) => message.type === 'stop' && resolve()))
@@ -146,10 +154,62 @@ export interface HttpBenchOptions {
   connections?: number
   /** The server's embedder: `default` (the configured default, `sentence`), `sentence` or `hashed`. */
   embedder?: string
+  /** A data folder kept between runs (`--data DIR`): seeded when empty, not removed. Default: a new temporary one. */
+  dataDir?: string
   /** Write a CPU profile of the server process to this folder (`--profile DIR`). */
   profileDir?: string
   /** The server's search response cache (default 1000, as configured by default; 0: every search runs). */
   cacheSize?: number
+  /** `repeat` (default): 1,000 queries in rotation; `fresh`: no query is ever sent twice. */
+  queries?: 'repeat' | 'fresh'
+  /** `search` (default): searches only; `mixed`: 50% search, 15% get, 10% list, 15% save, 10% feedback. */
+  workload?: 'search' | 'mixed'
+}
+
+/**
+ * Queries never sent before: 2-4 consecutive words of a random entry, each window once
+ * (about 2 million distinct windows at 10k entries).
+ */
+export function freshQueries(docs: ReadonlyArray<{ task: string; content: string }>, seed: number): () => string {
+  const random = rng(seed)
+  const seen = new Set<string>()
+  return () => {
+    for (;;) {
+      const doc = docs[Math.floor(random() * docs.length)]!
+      const all = `${doc.task} ${doc.content}`.split(' ')
+      const start = Math.floor(random() * Math.max(1, all.length - 4))
+      const q = all.slice(start, start + 2 + Math.floor(random() * 3)).join(' ')
+      if (!seen.has(q)) {
+        seen.add(q)
+        return q
+      }
+    }
+  }
+}
+
+/** One request of the mixed workload: 50% search, 15% get, 10% list, 15% save, 10% feedback. */
+function mixedRequest(
+  random: () => number,
+  search: () => string,
+  entries: number,
+  sentence: (n: number) => string,
+): { kind: string; method: 'GET' | 'POST'; path: string; body?: string } {
+  // An entry the token sees: the bench user's, project's and org's quarters (not team:other's).
+  const visibleId = () => {
+    let i = Math.floor(random() * entries)
+    if (i % 4 === 3) i = i - 1
+    return `knowledge-bench-${String(i).padStart(7, '0')}`
+  }
+  const r = random()
+  if (r < 0.5) return { kind: 'search', method: 'GET', path: search() }
+  if (r < 0.65) return { kind: 'get', method: 'GET', path: `/api/knowledge/${visibleId()}` }
+  if (r < 0.75) return { kind: 'list', method: 'GET', path: `/api/knowledge?limit=20${random() < 0.5 ? '&types=tool' : ''}` }
+  if (r < 0.9) {
+    const body = { task: sentence(8), content: sentence(40), types: [TYPES[Math.floor(random() * TYPES.length)]], scopes: ['project:p0'] }
+    return { kind: 'save', method: 'POST', path: '/api/knowledge', body: JSON.stringify(body) }
+  }
+  const feedback = { feedback_list: [{ knowledge_id: visibleId(), is_helpful: random() < 0.8, case: { task: sentence(4), outcome: 'ok' } }] }
+  return { kind: 'feedback', method: 'POST', path: '/api/knowledge/batch_update', body: JSON.stringify(feedback) }
 }
 
 /** Seeds, serves, loads `GET /api/knowledge/search` and reports throughput and latency. */
@@ -157,18 +217,38 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Benc
   const seconds = options.seconds ?? 60
   const entries = options.entries ?? 10_000
   const connections = options.connections ?? 16
-  const dataDir = mkdtempSync(join(tmpdir(), 'knowhub-http-bench-'))
-  const { queries } = corpus(entries, 42)
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'knowhub-http-bench-'))
+  const { docs, queries } = corpus(entries, 42)
   const embedder = options.embedder ?? 'default'
   const cacheSize = options.cacheSize ?? 1000
+  const fresh = options.queries === 'fresh'
+  const workload = options.workload ?? 'search'
   const { child, ready } = await startChild(dataDir, entries, embedder, cacheSize, options.profileDir)
   console.error(`seeded ${ready.entries} entries in ${round(ready.seedSeconds, 1)} s; server at ${ready.url}`)
   try {
     const types = ['', '&types=tool', '&types=strategy,plan', '']
     let next = 0
+    const nextQuery = fresh ? freshQueries(docs, 7) : () => queries[next % queries.length]!
     const path = () => {
-      const i = next++
-      return `/api/knowledge/search?q=${encodeURIComponent(queries[i % queries.length]!)}&top_k=5&min_score=3${types[i % types.length]}`
+      const i = next
+      const q = nextQuery()
+      next++
+      return `/api/knowledge/search?q=${encodeURIComponent(q)}&top_k=5&min_score=3${types[i % types.length]}`
+    }
+    const random = rng(11)
+    const words = docs.slice(0, 200).flatMap((doc) => doc.content.split(' '))
+    const sentence = (n: number) => Array.from({ length: n }, () => words[Math.floor(random() * words.length)]!).join(' ')
+    const kinds = new Map<string, number>()
+    const setupRequest = (req: autocannon.Request): autocannon.Request => {
+      if (workload === 'search') return { ...req, method: 'GET', path: path() }
+      const request = mixedRequest(random, path, entries, sentence)
+      kinds.set(request.kind, (kinds.get(request.kind) ?? 0) + 1)
+      return {
+        ...req,
+        method: request.method,
+        path: request.path,
+        ...(request.body ? { body: request.body, headers: { ...req.headers, 'content-type': 'application/json' } } : { body: undefined }),
+      }
     }
     // Warm up (JIT, PGlite caches), then measure.
     await autocannon({
@@ -176,35 +256,44 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Benc
       connections,
       duration: Math.min(5, seconds),
       headers: { authorization: `Bearer ${ready.token}` },
-      requests: [{ setupRequest: (req) => ({ ...req, path: path() }) }],
+      requests: [{ setupRequest }],
     })
+    kinds.clear()
     const result = await autocannon({
       url: ready.url,
       connections,
       duration: seconds,
       headers: { authorization: `Bearer ${ready.token}` },
-      requests: [{ setupRequest: (req) => ({ ...req, path: path() }) }],
+      requests: [{ setupRequest }],
     })
     const errors = result.errors + result.timeouts + result.non2xx
-    const cache = cacheSize > 0 ? `response cache ${cacheSize} (1000 distinct queries repeat)` : 'no response cache'
-    const note = `${entries} entries, PGlite, ${embedder} embedder, ${cache}, ${connections} connections, ${seconds} s, token auth, rate limit off, load ${os
+    const cache = cacheSize > 0 ? `response cache ${cacheSize}` : 'no response cache'
+    const queryNote = fresh ? 'every query new' : '1000 distinct queries repeat'
+    const mix = workload === 'mixed' ? `mixed workload (${[...kinds].map(([k, n]) => `${k} ${n}`).join(', ')}), ` : ''
+    const note = `${mix}${entries} entries, PGlite, ${embedder} embedder, ${cache}, ${queryNote}, ${connections} connections, ${seconds} s, token auth, rate limit off, load ${os
       .loadavg()
       .map((l) => l.toFixed(1))
       .join(' ')}`
+    const name = workload === 'mixed' ? 'http mixed' : 'http search'
     return [
-      { name: 'http search throughput', value: round(result.requests.average, 0), unit: 'req/s', target: '≥ 1000', note },
-      { name: 'http search p50', value: round(result.latency.p50, 1), unit: 'ms' },
-      { name: 'http search p90', value: round(result.latency.p90, 1), unit: 'ms' },
-      { name: 'http search p99', value: round(result.latency.p99, 1), unit: 'ms', target: '≤ 50 ms' },
-      { name: 'http search requests', value: result.requests.total, unit: 'requests', note: `${result['2xx']} 2xx` },
+      { name: `${name} throughput`, value: round(result.requests.average, 0), unit: 'req/s', target: workload === 'mixed' ? '≥ 300' : '≥ 1000', note },
+      { name: `${name} p50`, value: round(result.latency.p50, 1), unit: 'ms' },
+      { name: `${name} p90`, value: round(result.latency.p90, 1), unit: 'ms' },
+      { name: `${name} p99`, value: round(result.latency.p99, 1), unit: 'ms', target: workload === 'mixed' ? '≤ 150 ms' : '≤ 50 ms' },
+      { name: `${name} requests`, value: result.requests.total, unit: 'requests', note: `${result['2xx']} 2xx` },
       {
-        name: 'http search errors',
+        name: `${name} errors`,
         value: errors,
         unit: 'requests',
         target: '0',
         note: `${result.errors} socket errors, ${result.timeouts} timeouts, ${result.non2xx} non-2xx`,
       },
-      { name: 'http seed (bulk import)', value: round(ready.seedSeconds, 1), unit: 's', note: `${entries} entries` },
+      {
+        name: 'http seed (bulk import)',
+        value: round(ready.seedSeconds, 1),
+        unit: 's',
+        note: `${entries} entries (none when a kept --data folder had them), and the in-memory index build`,
+      },
     ]
   } finally {
     const exited = new Promise((resolve) => child.once('exit', resolve))
@@ -212,7 +301,7 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Benc
     const timer = setTimeout(() => child.kill(), 60_000)
     await exited
     clearTimeout(timer)
-    rmSync(dataDir, { recursive: true, force: true })
+    if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true })
   }
 }
 
@@ -230,6 +319,9 @@ if (process.argv[2] === '--child') {
       embedder: { type: 'string' },
       profile: { type: 'string' },
       'cache-size': { type: 'string' },
+      queries: { type: 'string' },
+      workload: { type: 'string' },
+      data: { type: 'string' },
     },
   })
   const results = await runHttpBench({
@@ -239,6 +331,9 @@ if (process.argv[2] === '--child') {
     ...(values.embedder ? { embedder: values.embedder } : {}),
     ...(values.profile ? { profileDir: values.profile } : {}),
     ...(values['cache-size'] !== undefined ? { cacheSize: Number(values['cache-size']) } : {}),
+    ...(values.queries === 'fresh' ? { queries: 'fresh' as const } : {}),
+    ...(values.workload === 'mixed' ? { workload: 'mixed' as const } : {}),
+    ...(values.data ? { dataDir: values.data } : {}),
   })
   printTable('HTTP', results)
   console.log(`\nwrote ${writeResults('http', results)}`)
