@@ -8,7 +8,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { progress, type Io } from '../../src/cli/output.js'
+import { formatDuration, progress, type Io } from '../../src/cli/output.js'
 import { runCli } from '../helpers/cli.js'
 import { openTestHub } from '../server/helpers.js'
 
@@ -143,10 +143,17 @@ describe('knowhub import', () => {
     bar.update(0, 0)
     bar.stop()
     expect(lines).toEqual([])
-    const some = progress(io, 'importing')
-    some.update(0, 2)
-    some.update(2, 2)
-    expect(lines).toEqual(['importing: 0/2', 'importing: 2/2'])
+    let clock = 0
+    const some = progress(io, 'importing', () => clock)
+    some.update(0, 2000)
+    clock = 1000
+    some.update(400, 2000)
+    clock = 2000
+    some.update(2000, 2000)
+    // The rate so far and the time left at that rate.
+    expect(lines).toEqual(['importing: 0/2000', 'importing: 400/2000 (400/s, 4 s left)', 'importing: 2000/2000 (1,000/s, 0 s left)'])
+    expect(formatDuration(3725)).toBe('1 h 02 min')
+    expect(formatDuration(185)).toBe('3 min 05 s')
   })
 
   it("takes POST-shaped lines through a server's import endpoint too (--url)", async () => {
