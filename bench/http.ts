@@ -91,8 +91,9 @@ export function exportLine(i: number, doc: { task: string; content: string; type
   })
 }
 
-type ToChild = { type: 'stop' }
-type FromChild = { type: 'ready'; url: string; token: string; seedSeconds: number; entries: number } | { type: 'error'; message: string }
+type ToChild = { type: 'stop' } | { type: 'cpu' }
+type FromChild =
+  { type: 'ready'; url: string; token: string; seedSeconds: number; entries: number } | { type: 'error'; message: string } | { type: 'cpu'; micros: number }
 
 /** The child: seeds the database, starts the server, reports its URL and a token, waits for `stop`. */
 async function serveChild(dataDir: string, entries: number, embedder: string, cacheSize: number): Promise<void> {
@@ -120,7 +121,13 @@ async function serveChild(dataDir: string, entries: number, embedder: string, ca
   const { token } = await hub.tokens.create({ user: 'bench', project: 'p0', org: 'acme', permissions: ['read', 'write'], name: 'bench' })
   const server = await startServer({ hub, host: '127.0.0.1', port: 0 })
   process.send!({ type: 'ready', url: server.url, token, seedSeconds, entries } satisfies FromChild)
-  await new Promise<void>((resolve) => process.on('message', (message: ToChild) => message.type === 'stop' && resolve()))
+  await new Promise<void>((resolve) =>
+    process.on('message', (message: ToChild) => {
+      if (message.type === 'stop') resolve()
+      // The server's CPU time so far (all threads): per request, a figure other load on the machine hardly moves.
+      else if (message.type === 'cpu') process.send!({ type: 'cpu', micros: process.cpuUsage().user + process.cpuUsage().system } satisfies FromChild)
+    }),
+  )
   await server.close()
   await hub.close()
   // The IPC channel keeps a child alive: let go of it so the process can exit.
@@ -140,7 +147,9 @@ function startChild(
     execArgv,
   })
   return new Promise((resolve, reject) => {
-    child.once('message', (message: FromChild) => (message.type === 'ready' ? resolve({ child, ready: message }) : reject(new Error(message.message))))
+    child.once('message', (message: FromChild) =>
+      message.type === 'ready' ? resolve({ child, ready: message }) : reject(new Error(message.type === 'error' ? message.message : 'unexpected message')),
+    )
     child.once('exit', (code) => reject(new Error(`the server process exited with code ${code}`)))
   })
 }
@@ -259,6 +268,17 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Benc
       requests: [{ setupRequest }],
     })
     kinds.clear()
+    const cpu = () =>
+      new Promise<number>((resolve) => {
+        const onMessage = (message: FromChild) => {
+          if (message.type !== 'cpu') return
+          child.off('message', onMessage)
+          resolve(message.micros)
+        }
+        child.on('message', onMessage)
+        child.send({ type: 'cpu' } satisfies ToChild)
+      })
+    const cpuBefore = await cpu()
     const result = await autocannon({
       url: ready.url,
       connections,
@@ -266,6 +286,7 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Benc
       headers: { authorization: `Bearer ${ready.token}` },
       requests: [{ setupRequest }],
     })
+    const cpuMs = (await cpu()) / 1000 - cpuBefore / 1000
     const errors = result.errors + result.timeouts + result.non2xx
     const cache = cacheSize > 0 ? `response cache ${cacheSize}` : 'no response cache'
     const queryNote = fresh ? 'every query new' : '1000 distinct queries repeat'
@@ -281,6 +302,12 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Benc
       { name: `${name} p90`, value: round(result.latency.p90, 1), unit: 'ms' },
       { name: `${name} p99`, value: round(result.latency.p99, 1), unit: 'ms', target: workload === 'mixed' ? '≤ 150 ms' : '≤ 50 ms' },
       { name: `${name} requests`, value: result.requests.total, unit: 'requests', note: `${result['2xx']} 2xx` },
+      {
+        name: `${name} server CPU per request`,
+        value: round(cpuMs / Math.max(1, result.requests.total), 2),
+        unit: 'ms',
+        note: 'server process user + system time over the run / requests (all threads): hardly moved by other load on the machine',
+      },
       {
         name: `${name} errors`,
         value: errors,
