@@ -4,7 +4,7 @@
  * (bench/data/zh-agent), each in a fresh embedded store with the default
  * offline configuration, in every search mode.
  *
- *   npx tsx bench/eval.ts [--sets turns-dev,facts-dev,zh-agent] [--modes hybrid,fulltext,vector] [--limit N]
+ *   npx tsx bench/eval.ts [--sets turns-dev,facts-dev,zh-agent] [--modes hybrid,fulltext,vector] [--limit N] [--embed-cache FILE]
  *
  * Prints a table and writes bench/results/eval.json.
  */
@@ -14,6 +14,7 @@ import { parseArgs } from 'node:util'
 import { pathToFileURL } from 'node:url'
 import { KnowHubConfig } from '../src/core/config.js'
 import { loadRetrievalSet } from '../src/eval/dataset.js'
+import { cachedEmbedder } from '../src/eval/embed-cache.js'
 import { EVAL_MODES, formatEvalTable, loadIntoKnowledge, roundMetrics, runRetrievalEval, type EvalMetrics, type EvalMode } from '../src/eval/harness.js'
 import { evalEmbedder, openEvalHub, type EvalEmbedderName } from '../src/app/eval.js'
 import type { FusionOptions } from '../src/knowledge/service.js'
@@ -38,6 +39,8 @@ export interface EvalBenchOptions {
   /** The embedder: the default configuration's (`config`, default), `hashed` or `sentence`. */
   embedder?: EvalEmbedderName
   fusion?: FusionOptions
+  /** A file of cached vectors (src/eval/embed-cache.ts): later runs skip the embedding. */
+  embedCache?: string
   log?: (line: string) => void
 }
 
@@ -56,7 +59,8 @@ export async function evalRuns(options: EvalBenchOptions = {}): Promise<Array<{ 
     const set = await loadRetrievalSet(spec.dir)
     for (const w of set.warnings) log(`${name}: ${w.path}: ${w.message}`)
     const config = KnowHubConfig.parse({})
-    const embedder = await evalEmbedder(options.embedder ?? 'config', config.embedder)
+    const base = await evalEmbedder(options.embedder ?? 'config', config.embedder)
+    const embedder = options.embedCache ? cachedEmbedder(base, options.embedCache) : base
     const hub = await openEvalHub({ embedder, ...(options.fusion ? { service: { fusion: options.fusion } } : {}) })
     try {
       const loaded = await loadIntoKnowledge(hub.knowledge, set)
@@ -126,6 +130,7 @@ async function main(): Promise<void> {
       'skip-no-rerank': { type: 'boolean', default: false },
       embedder: { type: 'string' },
       fusion: { type: 'string' },
+      'embed-cache': { type: 'string' },
     },
   })
   const options: EvalBenchOptions = { log: (line) => console.error(line) }
@@ -134,6 +139,7 @@ async function main(): Promise<void> {
   if (values.limit) options.limit = Number(values.limit)
   if (values['skip-no-rerank']) options.noRerank = false
   if (values.embedder) options.embedder = values.embedder as EvalEmbedderName
+  if (values['embed-cache']) options.embedCache = values['embed-cache']
   // --fusion score:1:0.5 or rrf:1:1:60 (method:fulltext:vector[:k]), for experiments
   if (values.fusion) {
     const [method, fulltext, vector, k] = values.fusion.split(':')

@@ -5,7 +5,7 @@
  * replays fusion and the relevance gate over these lists offline, so that fusion weights can be
  * compared without reloading the store (docs/retrieval.md, "Fusion weights").
  *
- *   npx tsx bench/fusion-dump.ts --set turns-dev --embedder hashed --out /tmp/turns-hashed.json
+ *   npx tsx bench/fusion-dump.ts --set turns-dev --embedder hashed --out /tmp/turns-hashed.json [--embed-cache /tmp/hashed.vectors]
  */
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
@@ -15,6 +15,7 @@ import { isLargelyCjk } from '../src/core/text/index.js'
 import { visibleScopes, type Principal } from '../src/core/principal.js'
 import { evalEmbedder, openEvalHub, type EvalEmbedderName } from '../src/app/eval.js'
 import { convOf, loadRetrievalSet } from '../src/eval/dataset.js'
+import { cachedEmbedder } from '../src/eval/embed-cache.js'
 import { loadIntoKnowledge } from '../src/eval/harness.js'
 import { textQuery } from '../src/knowledge/document.js'
 import { DEFAULT_SEARCH_DEPTH } from '../src/knowledge/search.js'
@@ -55,10 +56,13 @@ const noAnswer = (name: string) =>
     .map((l) => (JSON.parse(l) as { text: string }).text)
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { set: { type: 'string' }, embedder: { type: 'string' }, out: { type: 'string' } } })
+  const { values } = parseArgs({
+    options: { set: { type: 'string' }, embedder: { type: 'string' }, out: { type: 'string' }, 'embed-cache': { type: 'string' } },
+  })
   const name = values.set ?? 'zh-agent'
   const set = await loadRetrievalSet(SET_DIRS[name] ?? name)
-  const embedder = await evalEmbedder((values.embedder ?? 'hashed') as EvalEmbedderName, KnowHubConfig.parse({}).embedder)
+  const base = await evalEmbedder((values.embedder ?? 'hashed') as EvalEmbedderName, KnowHubConfig.parse({}).embedder)
+  const embedder = values['embed-cache'] ? cachedEmbedder(base, values['embed-cache']) : base
   const hub = await openEvalHub({ embedder })
   try {
     const loaded = await loadIntoKnowledge(hub.knowledge, set)
@@ -97,7 +101,8 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((error: unknown) => {
-  console.error(error)
-  process.exitCode = 1
-})
+if (import.meta.url === `file://${process.argv[1]}`)
+  main().catch((error: unknown) => {
+    console.error(error)
+    process.exitCode = 1
+  })

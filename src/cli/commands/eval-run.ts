@@ -10,6 +10,7 @@ import { join, resolve } from 'node:path'
 import { KnowHubError } from '../../core/errors.js'
 import { KnowHubConfig } from '../../core/config.js'
 import { convOf, loadRetrievalSet, type RetrievalSet } from '../../eval/dataset.js'
+import { cachedEmbedder } from '../../eval/embed-cache.js'
 import {
   EVAL_MODES,
   formatEvalTable,
@@ -100,6 +101,8 @@ export interface EvalOptions {
   absent?: string[]
   feedback?: boolean
   gate: boolean
+  /** A file of cached vectors (read, and appended to): see src/eval/embed-cache.ts. */
+  embedCache?: string
 }
 
 /** What one evaluation measured. */
@@ -234,11 +237,12 @@ export async function runEval(io: Io, dirArg: string, options: EvalOptions, glob
       '--routing llm needs an LLM: set llm.url and llm.model in the config file, or KNOWHUB_LLM_URL and KNOWHUB_LLM_MODEL',
     )
   }
-  const embedder = await evalEmbedder(
+  const base = await evalEmbedder(
     options.embedder === 'config' ? 'config' : options.embedder,
     (options.embedder === 'config' ? config?.embedder : undefined) ?? KnowHubConfig.parse({}).embedder,
     logger,
   )
+  const embedder = options.embedCache ? cachedEmbedder(base, resolve(options.embedCache)) : base
   const measured = await evaluate(
     io,
     await openEvalHub({

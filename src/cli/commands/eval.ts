@@ -48,6 +48,7 @@ export function evalCommand(io: Io): Command {
     .option('--out <file>', 'also write the JSON report to a file')
     .option('--json', 'print the JSON report instead of the table')
     .option('--absent <files...>', 'also search these queries (JSONL, topics absent from the set) in every conv and report the share answered')
+    .option('--embed-cache <file>', 'keep computed vectors in this file and reuse them in later runs (same embedder: the same vectors, without the wait)')
     .option('--feedback', 'also measure feedback robustness (random helpful and harmful cases, near-duplicate pairs); runs last')
     .addHelpText(
       'after',
