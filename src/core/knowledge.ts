@@ -282,6 +282,11 @@ export const SearchExplain = z.object({
   relevance: z.number(),
   /** The bounded quality boost added to `relevance` for the final order (docs/retrieval.md). */
   quality_boost: z.number(),
+  /**
+   * When the query names a day or a month, or asks when: what the entry's date or its time
+   * expressions added to `fused` (docs/retrieval.md, "Time in questions").
+   */
+  time_boost: z.number().optional(),
 })
 export type SearchExplain = z.output<typeof SearchExplain>
 

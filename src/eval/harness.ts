@@ -6,6 +6,7 @@
  */
 import { KnowHubError } from '../core/errors.js'
 import { KNOWLEDGE_ID } from '../core/ids.js'
+import { absoluteDate } from '../core/text/dates.js'
 import { Principal } from '../core/principal.js'
 import type { KnowledgeService } from '../knowledge/service.js'
 import { convOf, inScopeGroup, type RetrievalQuery, type RetrievalSet } from './dataset.js'
@@ -53,6 +54,12 @@ function taskAndContent(doc: RetrievalSet['docs'][number]): { task: string; cont
   return { task: `${(cut > SHORT_TASK / 2 ? head.slice(0, cut) : head).trim()} …`, content: doc.text }
 }
 
+/** A document's `meta.date` as the entry's source timestamp, when it names a day ("1:56 pm on 8 May, 2023"). */
+function documentTimestamp(doc: RetrievalSet['docs'][number]): { timestamp?: string } {
+  const date = typeof doc.meta.date === 'string' ? absoluteDate(doc.meta.date) : undefined
+  return date ? { timestamp: date.toISOString() } : {}
+}
+
 function exportLine(id: string, doc: RetrievalSet['docs'][number], scope: string, at: string): string {
   const { task, content } = taskAndContent(doc)
   return JSON.stringify({
@@ -65,7 +72,7 @@ function exportLine(id: string, doc: RetrievalSet['docs'][number], scope: string
     owner: 'user:eval',
     content,
     resource_ids: [],
-    source: { name: '', category: 'exp', urls: [], agent_id: '', submitted_by: 'eval', message_id: '', trace_id: '' },
+    source: { name: '', category: 'exp', urls: [], agent_id: '', submitted_by: 'eval', message_id: '', trace_id: '', ...documentTimestamp(doc) },
     eval: { score: 3, helpful: 0, harmful: 0, confidence: 0.5, helpful_history: [], harmful_history: [] },
     status: 'active',
     merged_into: null,

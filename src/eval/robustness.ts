@@ -223,7 +223,17 @@ async function nearDuplicatePairs(
     const conv = convOf(query)
     const principal = loaded.principal(conv)
     const original = await knowledge.get(idOf.get(docId)!, principal)
-    const copy = await knowledge.save({ ...nearDuplicate(original), types: original.types, tags: original.tags, scopes: original.scopes }, principal)
+    // The same experience: the copy keeps the original's date (search prefers entries dated on a date the question names).
+    const copy = await knowledge.save(
+      {
+        ...nearDuplicate(original),
+        types: original.types,
+        tags: original.tags,
+        scopes: original.scopes,
+        ...(original.source.timestamp ? { source: { timestamp: original.source.timestamp } } : {}),
+      },
+      principal,
+    )
     const votes = 1 + Math.floor(rand() * 5)
     const chosen = rand() < 0.5 ? original.id : copy.id
     await giveFeedback(

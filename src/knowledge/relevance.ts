@@ -7,6 +7,7 @@
  */
 import { qualityScore } from '../core/knowledge.js'
 import { scopePriority } from '../core/principal.js'
+import { CJK_FUNCTION_WORDS, hasCjk, PACK_BIGRAM_PARTICLE } from '../core/text/index.js'
 import type { RerankItem } from './rank.js'
 
 /** The relevance gate's thresholds (see {@link DEFAULT_RELEVANCE_GATE}). */
@@ -38,7 +39,7 @@ export interface RelevanceGate {
  */
 export const DEFAULT_RELEVANCE_GATE: RelevanceGate = Object.freeze({
   minTextStrength: 0.2,
-  minTextStrengthCjk: 0.09,
+  minTextStrengthCjk: 0.08,
   fallbackSimilarity: 0.3,
   followStrength: 0.25,
 })
@@ -76,14 +77,43 @@ export function queryGate(gate: RelevanceGate, query: { cjk: boolean; fulltextOn
 /**
  * The relevance gate over a query's fused candidates: nothing unless at least one candidate
  * passes on its own merits ({@link passesGate}: the query has an answer); then every candidate
- * with the followers' full-text strength, or the similarity floor. Order is kept.
+ * with the followers' full-text strength, or the similarity floor. Order is kept. With
+ * `sharesContent` (Chinese queries, see {@link contentTerms}), a candidate anchors by full-text
+ * strength only when it shares a content term with the query (by similarity as before).
  * @example
  * gateCandidates(fused, bound, queryGate(DEFAULT_RELEVANCE_GATE, { cjk: false, fulltextOnly: false, floor: 0.3 }))
  */
-export function gateCandidates<T extends GateCandidate>(candidates: readonly T[], bound: number, gate: QueryGate): T[] {
-  if (!candidates.some((c) => passesGate(c, bound, gate))) return []
+export function gateCandidates<T extends GateCandidate>(
+  candidates: readonly T[],
+  bound: number,
+  gate: QueryGate,
+  sharesContent?: (candidate: T) => boolean,
+): T[] {
+  const anchors = (c: T) =>
+    sharesContent === undefined || sharesContent(c)
+      ? passesGate(c, bound, gate)
+      : passesGate(c, bound, { minTextStrength: Infinity, minSimilarity: gate.minSimilarity })
+  if (!candidates.some(anchors)) return []
   const follow = { minTextStrength: gate.followTextStrength, minSimilarity: gate.minSimilarity }
   return candidates.filter((c) => passesGate(c, bound, follow))
+}
+
+/**
+ * The query terms that can anchor a Chinese query's answer ({@link gateCandidates}): Latin
+ * words, and CJK terms of two or more characters that are not function words
+ * ({@link CJK_FUNCTION_WORDS}) nor a two-character term with a particle in it (是什, 的导:
+ * `PACK_BIGRAM_PARTICLE`). A question about something absent matches stored entries on
+ * single characters (调, 年, 图, 回) and function words (什么, 怎么) only; a paraphrase of a
+ * stored entry shares at least one real word with it (docs/retrieval.md, "The Chinese anchor").
+ * @example
+ * contentTerms(['饺子馅', '怎么', '调', '多汁']) // ['饺子馅', '多汁']
+ */
+export function contentTerms(terms: readonly string[]): string[] {
+  return terms.filter((term) => {
+    if (!hasCjk(term)) return true
+    const length = [...term].length
+    return length >= 2 && !CJK_FUNCTION_WORDS.has(term) && !(length === 2 && PACK_BIGRAM_PARTICLE.test(term))
+  })
 }
 
 /** A fused candidate as the gate reads it: its full-text score (if any) and vector similarity (if any). */

@@ -11,12 +11,14 @@ import { createLru } from '../core/lru.js'
 import { requirePermission, visibleScopes, type Principal } from '../core/principal.js'
 import { isLargelyCjk } from '../core/text/index.js'
 import { parseWith } from '../core/validate.js'
-import { DEFAULT_TEXT_RANKING, type KnowledgeRecord, type TextRanking } from '../store/knowledge.js'
+import { DEFAULT_TEXT_RANKING, type KnowledgeRecord, type KnowledgeStore, type TextRanking } from '../store/knowledge.js'
 import type { KnowledgeContext } from './context.js'
+import { boostByTime, timeQuery } from './dates.js'
 import { textQuery } from './document.js'
 import { fusionFor, type FusionOptions } from './fusion-weights.js'
 import { fuse, fuseScores, type Fused } from './rank.js'
 import {
+  contentTerms,
   DEFAULT_RELEVANCE_GATE,
   gateCandidates,
   QUALITY_BOOST,
@@ -93,8 +95,8 @@ export interface KnowledgeSearch {
 const MAX_CACHED_RESPONSE_CHARS = 256 * 1024
 
 type ParsedSearch = ReturnType<typeof SearchInput.parse>
-type Candidate = Fused & { strength: number | null }
-type Ranked = Reranked<KnowledgeRecord & Pick<Candidate, 'fused' | 'positions' | 'strength'>>
+type Candidate = Fused & { strength: number | null; time_boost?: number }
+type Ranked = Reranked<KnowledgeRecord & Pick<Candidate, 'fused' | 'positions' | 'strength' | 'time_boost'>>
 
 /** A search result as the API returns it, with the per-stage figures when asked for. */
 function toResult(r: Ranked, explain: boolean): SearchResult {
@@ -122,6 +124,7 @@ function toResult(r: Ranked, explain: boolean): SearchResult {
       relevance: r.relevance,
       quality_boost: r.quality_boost,
     }
+    if (r.time_boost !== undefined) result.explain.time_boost = r.time_boost
   }
   return result
 }
@@ -194,12 +197,51 @@ async function candidates(run: SearchRun, input: ParsedSearch, visible: string[]
     return fused.filter((c) => c.positions[0] !== null || (c.positions[1]?.score ?? -Infinity) >= (floor ?? -Infinity))
   }
   const gate = queryGate(run.gate, { cjk, fulltextOnly: input.mode === 'fulltext', floor })
-  return gateCandidates(fused, text.bound, gate)
+  return gateCandidates(fused, text.bound, gate, cjk ? await contentMatches(run, input.q, filter, textDepth) : undefined)
+}
+
+/**
+ * For a Chinese query: which candidates share a content term with it (relevance.ts,
+ * `contentTerms`) — every full-text hit when all its terms are content terms, else the hits
+ * of a second full-text search over the content terms alone.
+ */
+async function contentMatches(
+  run: SearchRun,
+  q: string,
+  filter: Parameters<KnowledgeStore['searchTextWithBound']>[1],
+  depth: number,
+): Promise<((c: Candidate) => boolean) | undefined> {
+  const { terms } = textQuery(q)
+  const content = contentTerms(terms)
+  if (content.length === terms.length) return undefined
+  if (content.length === 0) return () => false
+  const hits = await run.ctx.store.knowledge.searchTextWithBound({ terms: content }, filter, depth * 2, run.textRanking)
+  const ids = new Set(hits.hits.map((h) => h.id))
+  return (c) => ids.has(c.id)
+}
+
+/**
+ * When the query names a day or a month, or asks when, candidates dated then or saying when
+ * gain a share of the best fused score and the list is sorted again (dates.ts); otherwise it is
+ * returned as is, without reading a record.
+ */
+async function timeFirst(run: SearchRun, q: string, fused: Candidate[], visible: string[]): Promise<Candidate[]> {
+  const time = timeQuery(q)
+  if (!time || fused.length === 0) return fused
+  const records = new Map(
+    (
+      await run.ctx.store.knowledge.getMany(
+        fused.map((c) => c.id),
+        visible,
+      )
+    ).map((r) => [r.id, r]),
+  )
+  return boostByTime(fused, time, (id) => records.get(id)).sort((a, b) => b.fused - a.fused)
 }
 
 /** One search, uncached: candidates, routing (when on), the shortlist's records, the rerank (quality within relevance). */
 async function runSearch(run: SearchRun, input: ParsedSearch, visible: string[], generation?: number): Promise<SearchResponse> {
-  const fused = await candidates(run, input, visible)
+  const fused = await timeFirst(run, input.q, await candidates(run, input, visible), visible)
   const getRecords = (ids: string[]): Promise<KnowledgeRecord[]> => run.ctx.store.knowledge.getMany(ids, visible)
   const size = input.rerank ? input.top_k * 2 : input.top_k
   const { shortlist, routing } = await run.router.route(input.q, input.top_k, fused, size, input.routing, getRecords, generation)
@@ -213,7 +255,9 @@ async function runSearch(run: SearchRun, input: ParsedSearch, visible: string[],
   )
   const items = shortlist.flatMap((c) => {
     const r = records.get(c.id)
-    return r ? [{ ...r, fused: c.fused, positions: c.positions, strength: c.strength }] : []
+    return r
+      ? [{ ...r, fused: c.fused, positions: c.positions, strength: c.strength, ...(c.time_boost !== undefined ? { time_boost: c.time_boost } : {}) }]
+      : []
   })
   const reranked = relevanceRerank(items, visible, input.min_score, run.qualityBoost)
   const ranked = input.rerank ? reranked : reranked.sort((a, b) => b.fused - a.fused)

@@ -3,6 +3,7 @@
  */
 import { describe, expect, it } from 'vitest'
 import {
+  contentTerms,
   DEFAULT_RELEVANCE_GATE,
   FULLTEXT_ONLY_FACTOR,
   gateCandidates,
@@ -81,6 +82,17 @@ describe('the gate over a query', () => {
     const kept = gateCandidates([text('anchor', 3), text('weak', 0.6), text('weaker', 0.4), text('similar', 0.1, 0.35)], 10, gate)
     expect(gate.followTextStrength).toBeCloseTo(DEFAULT_RELEVANCE_GATE.minTextStrength * DEFAULT_RELEVANCE_GATE.followStrength)
     expect(kept.map((c) => c.id)).toEqual(['anchor', 'weak', 'similar'])
+  })
+
+  it('lets a Chinese answer be anchored by full-text strength only by a candidate that shares a content term', () => {
+    const cjk = queryGate(DEFAULT_RELEVANCE_GATE, { cjk: true, fulltextOnly: false, floor: undefined })
+    const candidates = [text('single-chars', 3), text('follower', 0.5)]
+    expect(gateCandidates(candidates, 10, cjk).map((c) => c.id)).toEqual(['single-chars', 'follower'])
+    expect(gateCandidates(candidates, 10, cjk, () => false)).toEqual([])
+    expect(gateCandidates(candidates, 10, cjk, (c) => c.id === 'single-chars').map((c) => c.id)).toEqual(['single-chars', 'follower'])
+    // Similarity still anchors on its own.
+    expect(gateCandidates([text('similar', 0.1, 0.35)], 10, cjk, () => false).map((c) => c.id)).toEqual(['similar'])
+    expect(contentTerms(['饺子馅', '怎么', '调', '才', '多汁', '么调', 'npm', '是什', '导火索'])).toEqual(['饺子馅', '多汁', '么调', 'npm', '导火索'])
   })
 
   it('halves the Latin threshold in full-text-only mode, never the CJK one', () => {

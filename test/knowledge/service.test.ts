@@ -237,6 +237,66 @@ describe.each(BACKENDS)('knowledge service on %s', (backend) => {
       expect(Object.keys(response.results[0]!).sort()).toEqual(['content', 'eval', 'id', 'quality_score', 'resource_ids', 'scopes', 'tags', 'task', 'types'])
     })
 
+    it('prefers the entries dated on a day or month the query names, and for a "when" question the entry that says when', async () => {
+      const july = await knowledge.save(
+        {
+          task: 'Melanie painted a sunset',
+          content: 'Melanie: I painted a sunset painting, my favourite painting to paint',
+          source: { timestamp: '2023-07-10T12:00:00Z' },
+          types: ['usecase'],
+        },
+        alice,
+      )
+      const october = await knowledge.save(
+        {
+          task: 'Melanie painted a lake',
+          content: 'Melanie: I finished a new painting of a lake',
+          source: { timestamp: '2023-10-13T18:00:00Z' },
+          types: ['usecase'],
+        },
+        alice,
+      )
+      expect((await knowledge.search({ q: 'What did Melanie paint?' }, alice)).results[0]?.id).toBe(july.id)
+      for (const q of ['What did Melanie paint in October 2023?', 'What did Melanie paint on October 13, 2023?', 'What did Melanie paint in October?']) {
+        const response = await knowledge.search({ q, explain: true }, alice)
+        expect(
+          response.results.map((r) => r.id),
+          q,
+        ).toEqual([october.id, july.id])
+        expect(response.results[0]?.explain?.time_boost, q).toBeGreaterThan(0)
+        expect(response.results[1]?.explain?.time_boost, q).toBe(0)
+      }
+      // A year alone prefers nothing; no date at all: no figure.
+      expect((await knowledge.search({ q: 'What did Melanie paint in 2023?', explain: true }, alice)).results[0]?.explain).not.toHaveProperty('time_boost')
+      expect((await knowledge.search({ q: 'What did Melanie paint?', explain: true }, alice)).results[0]?.explain).not.toHaveProperty('time_boost')
+
+      await truncateKnowledge(store)
+      const group = await knowledge.save(
+        { task: 'Caroline support group', content: 'Caroline: the support group was powerful, the support group stories moved me', types: ['usecase'] },
+        alice,
+      )
+      const went = await knowledge.save(
+        { task: 'Caroline went to a support group', content: 'Caroline: I went to a support group yesterday', types: ['usecase'] },
+        alice,
+      )
+      expect((await knowledge.search({ q: 'Caroline support group' }, alice)).results.map((r) => r.id)).toEqual([group.id, went.id])
+      expect((await knowledge.search({ q: 'When did Caroline go to the support group?' }, alice)).results.map((r) => r.id)).toEqual([went.id, group.id])
+    })
+
+    it('answers no Chinese question whose only shared terms with the entries are single characters or function words', async () => {
+      const target = await knowledge.save(
+        { task: '用户编码风格偏好', content: '用户偏好使用 TypeScript 而非 JavaScript,注重类型安全', types: ['user_profile'] },
+        alice,
+      )
+      await knowledge.save({ task: '调试接口的顺序', content: '调用接口前才看日志是什么原因都找不到的:先看日志,再调参数', types: ['strategy'] }, alice)
+      await knowledge.save({ task: '红色告警回调', content: '告警回调失败时最多重试三回', types: ['tool'] }, alice)
+      for (const q of ['饺子馅怎么调才多汁', '红楼梦一共多少回', '辛亥革命的导火索是什么']) {
+        expect((await knowledge.search({ q, min_score: 0 }, alice)).results, q).toEqual([])
+      }
+      // A paraphrase that shares a real word still finds its entry.
+      expect((await knowledge.search({ q: '这个用户写代码时喜欢什么样的类型风格' }, alice)).results[0]?.id).toBe(target.id)
+    })
+
     it('finds a Chinese entry from a Chinese query that shares words but no whole phrase', async () => {
       const target = await knowledge.save(
         { task: '用户编码风格偏好', content: '用户偏好使用 TypeScript 而非 JavaScript,注重类型安全', types: ['user_profile'] },

@@ -5,7 +5,16 @@
  */
 export { CJK_RUN, cjkBigrams, cjkSegments, cjkWords, hasCjk, isLargelyCjk, type CjkSegments } from './cjk.js'
 export { latinWords, segment, type Segments } from './tokenize.js'
-export { EMBEDDER_CJK_PARTICLES, EMBEDDER_STOP_WORDS, PACK_BIGRAM_PARTICLE, PACK_STOP_WORDS, PACK_ZH_STOP_WORDS, SEARCH_STOP_WORDS } from './stop-words.js'
+export {
+  CJK_FUNCTION_WORDS,
+  EMBEDDER_CJK_PARTICLES,
+  EMBEDDER_STOP_WORDS,
+  PACK_BIGRAM_PARTICLE,
+  PACK_STOP_WORDS,
+  PACK_ZH_STOP_WORDS,
+  SEARCH_STOP_WORDS,
+} from './stop-words.js'
 export { IRREGULAR_FORMS, stemWord } from './stem.js'
 export { searchTerms } from './terms.js'
 export { KNOWLEDGE_BM25, PACK_BM25, Bm25, bm25, bm25Bound, bm25Idf, type Bm25Params } from './bm25.js'
+export { absoluteDate, asksWhen, dateMatches, mentionsTime, namedDates, type NamedDate } from './dates.js'

@@ -94,3 +94,12 @@ export const EMBEDDER_CJK_PARTICLES: ReadonlySet<string> = words(
  * PACK_BIGRAM_PARTICLE.test('池的') // true
  */
 export const PACK_BIGRAM_PARTICLE = /[的了是吗呢吧啊和与或及把被对]/u
+
+/**
+ * Chinese function words that are no evidence that an entry answers a question: the pack
+ * resolver's Chinese stop words and the embedder's particles together. The relevance gate
+ * lets a Chinese query's answer be anchored only by other terms (knowledge/relevance.ts).
+ * @example
+ * CJK_FUNCTION_WORDS.has('什么') // true
+ */
+export const CJK_FUNCTION_WORDS: ReadonlySet<string> = new Set([...PACK_ZH_STOP_WORDS, ...EMBEDDER_CJK_PARTICLES])
