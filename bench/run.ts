@@ -24,6 +24,9 @@ const BENCHES: Record<string, Runner> = {
   agent: async (quick) => (await import('./agent.js')).runAgentBench(quick ? { iterations: 20 } : {}),
   startup: async (quick) => (await import('./startup.js')).runStartupBench(quick ? { runs: 1 } : {}),
   cli: async (quick) => (await import('./startup.js')).runCliBench(quick ? { runs: 3 } : {}),
+  pgscale: async (quick) => (await import('./pg-scale.js')).runPgScaleBench(quick ? { sizes: [10_000], queries: 50 } : {}),
+  memory: async (quick) => (await import('./memory.js')).runMemoryBench(quick ? { sizes: [10_000] } : {}),
+  peers: async (quick) => (await import('./peers.js')).runPeersBench(quick ? { sets: ['zh-agent'] } : {}),
 }
 
 const { values } = parseArgs({ options: { only: { type: 'string' }, quick: { type: 'boolean', default: false } } })

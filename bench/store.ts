@@ -20,7 +20,7 @@ import { percentile, printTable, rng, round, writeResults, type BenchResult } fr
 const TYPES = ['strategy', 'tool', 'usecase', 'definition', 'plan', 'user_profile'] as const
 
 /** A Zipf-distributed synthetic vocabulary of pronounceable words. */
-function vocabulary(size: number, random: () => number): string[] {
+export function vocabulary(size: number, random: () => number): string[] {
   const syllables = ['ka', 'lo', 'mi', 'ren', 'sto', 'pa', 'dex', 'vin', 'tor', 'qu', 'ash', 'bel', 'cor', 'fy', 'gun', 'hal', 'jet', 'mur', 'nix', 'ost']
   const words = new Set<string>()
   while (words.size < size) {
@@ -32,7 +32,7 @@ function vocabulary(size: number, random: () => number): string[] {
   return [...words]
 }
 
-function zipfSampler(words: string[], random: () => number): () => string {
+export function zipfSampler(words: string[], random: () => number): () => string {
   const weights = words.map((_, i) => 1 / (i + 1))
   const total = weights.reduce((a, b) => a + b, 0)
   const cumulative: number[] = []
@@ -51,7 +51,7 @@ function zipfSampler(words: string[], random: () => number): () => string {
   }
 }
 
-function exportLine(i: number, task: string, content: string, type: string, scope: string): string {
+export function exportLine(i: number, task: string, content: string, type: string, scope: string): string {
   const at = new Date(Date.UTC(2026, 0, 1) + i * 1000).toISOString()
   return JSON.stringify({
     id: `knowledge-bench-${String(i).padStart(7, '0')}`,
