@@ -140,17 +140,47 @@ export async function setEmbedding(q: Queryable, id: string, value: Sql | undefi
   if (value) await q.query(sql`UPDATE knowledge SET embedding = ${value} WHERE id = ${id}`)
 }
 
+/** The inserted columns of an entry row, in the order of {@link recordValues}. */
+const INSERT_COLUMNS = sql.raw(`id, message_id, types, task, tags, scopes, owner, content, resource_ids, resource_owners, source,
+      score, owner_score, helpful, harmful, harmful_weight, confidence, status, merged_into, version, search_doc, search_tf, search_len, created_at, updated_at`)
+
+/** One entry row's values (`(…)`), with its full-text columns and, when given, its embedding. */
+function recordValues(r: KnowledgeRecord, doc: SearchDocument, embedding: Sql | undefined): Sql {
+  const vectorValue = embedding ? sql`, ${embedding}` : sql.empty
+  const text = documentColumns(doc)
+  return sql`(${r.id}, ${r.message_id}, ${r.types}::text[], ${r.task}, ${JSON.stringify(r.tags)}::jsonb, ${r.scopes}::text[], ${r.owner},
+      ${r.content}, ${r.resource_ids}::text[], ${JSON.stringify(r.resource_owners ?? {})}::jsonb, ${JSON.stringify(r.source)}::jsonb, ${r.score}, ${r.score}, ${r.helpful}, ${r.harmful}, ${r.harmful_weight ?? r.harmful},
+      ${r.confidence}, ${r.status}, ${r.merged_into}, ${r.version}, ${text.tsvector}, ${text.tf}, ${text.length}, ${r.created_at.toISOString()}, ${r.updated_at.toISOString()}${vectorValue})`
+}
+
 /** Inserts one entry row with its full-text columns (and embedding); false when `onConflict` skipped it. */
 export async function insertRecord(q: Queryable, r: KnowledgeRecord, doc: SearchDocument, embedding: Sql | undefined, onConflict: Sql): Promise<boolean> {
   const vectorColumn = embedding ? sql.raw(', embedding') : sql.empty
-  const vectorValue = embedding ? sql`, ${embedding}` : sql.empty
-  const text = documentColumns(doc)
-  const rows = await q.query(sql`INSERT INTO knowledge (id, message_id, types, task, tags, scopes, owner, content, resource_ids, resource_owners, source,
-      score, owner_score, helpful, harmful, harmful_weight, confidence, status, merged_into, version, search_doc, search_tf, search_len, created_at, updated_at${vectorColumn})
-    VALUES (${r.id}, ${r.message_id}, ${r.types}::text[], ${r.task}, ${JSON.stringify(r.tags)}::jsonb, ${r.scopes}::text[], ${r.owner},
-      ${r.content}, ${r.resource_ids}::text[], ${JSON.stringify(r.resource_owners ?? {})}::jsonb, ${JSON.stringify(r.source)}::jsonb, ${r.score}, ${r.score}, ${r.helpful}, ${r.harmful}, ${r.harmful_weight ?? r.harmful},
-      ${r.confidence}, ${r.status}, ${r.merged_into}, ${r.version}, ${text.tsvector}, ${text.tf}, ${text.length}, ${r.created_at.toISOString()}, ${r.updated_at.toISOString()}${vectorValue})
+  const rows = await q.query(sql`INSERT INTO knowledge (${INSERT_COLUMNS}${vectorColumn})
+    VALUES ${recordValues(r, doc, embedding)}
     ${onConflict}
     RETURNING id`)
   return rows.length > 0
+}
+
+/** Rows per multi-row INSERT: 26 parameters a row, within PostgreSQL's 65,535 parameters a statement. */
+export const INSERT_ROWS_PER_STATEMENT = 500
+
+/**
+ * Inserts entry rows with one multi-row INSERT per {@link INSERT_ROWS_PER_STATEMENT} rows (a
+ * bulk import: one round trip and one statement instead of one a row). `embeddings[i]` is the
+ * vector parameter of `rows[i]` (NULL where undefined); `withEmbedding` adds the column.
+ */
+export async function insertRecords(
+  q: Queryable,
+  rows: ReadonlyArray<{ record: KnowledgeRecord; doc: SearchDocument; embedding: Sql | undefined }>,
+  withEmbedding: boolean,
+): Promise<void> {
+  const vectorColumn = withEmbedding ? sql.raw(', embedding') : sql.empty
+  for (let i = 0; i < rows.length; i += INSERT_ROWS_PER_STATEMENT) {
+    const values = rows
+      .slice(i, i + INSERT_ROWS_PER_STATEMENT)
+      .map((row) => recordValues(row.record, row.doc, withEmbedding ? (row.embedding ?? sql`NULL`) : undefined))
+    await q.query(sql`INSERT INTO knowledge (${INSERT_COLUMNS}${vectorColumn}) VALUES ${sql.join(values)}`)
+  }
 }

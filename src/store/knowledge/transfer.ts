@@ -6,7 +6,7 @@ import type { FeedbackRecord, KnowledgeVersion } from '../../core/knowledge.js'
 import type { Queryable } from '../database.js'
 import { sql } from '../sql.js'
 import { insertFeedback } from './feedback.js'
-import { embeddingSql, insertRecord, type KnowledgeContext, type KnowledgeRecord, type SearchDocument } from './rows.js'
+import { embeddingSql, insertRecords, type KnowledgeContext, type KnowledgeRecord, type SearchDocument } from './rows.js'
 import { insertVersion } from './versions.js'
 
 /** One entry to import, with everything an export line carries. */
@@ -36,34 +36,50 @@ export interface KnowledgeImportQueries {
  * const imported = await importQueries({ db, getDialect }).importBatches(batches, true)
  */
 export function importQueries({ db, getDialect }: KnowledgeContext): KnowledgeImportQueries {
+  // One DELETE for the replaced entries, multi-row INSERTs for the rows, then histories and versions.
   const insertBatch = async (tx: Queryable, items: ImportItem[]): Promise<void> => {
+    const replaced = items.filter((item) => item.replace).map((item) => item.record.id)
+    if (replaced.length > 0) await tx.query(sql`DELETE FROM knowledge WHERE id = ANY(${replaced}::text[])`)
+    const dialect = getDialect()
+    await insertRecords(
+      tx,
+      items.map((item) => ({ record: item.record, doc: item.doc, embedding: embeddingSql(dialect, item.embedding) })),
+      dialect !== undefined,
+    )
     for (const item of items) {
       const r = item.record
-      if (item.replace) await tx.query(sql`DELETE FROM knowledge WHERE id = ${r.id}`)
-      await insertRecord(tx, r, item.doc, embeddingSql(getDialect(), item.embedding), sql.empty)
       const at = r.updated_at.toISOString()
       for (const body of item.helpful_history) await insertFeedback(tx, r.id, 'helpful', body, at)
       for (const body of item.harmful_history) await insertFeedback(tx, r.id, 'harmful', body, at)
       for (const v of item.versions) await insertVersion(tx, r.id, v)
     }
   }
+  // The next batch is prepared (parsed, embedded: CPU in this process) while the database
+  // inserts the current one; a failure of either stops the import.
+  const eachBatch = async (batches: AsyncIterable<ImportItem[]>, insert: (items: ImportItem[]) => Promise<void>): Promise<number> => {
+    const iterator = batches[Symbol.asyncIterator]()
+    let count = 0
+    let next = iterator.next()
+    for (;;) {
+      const current = await next
+      if (current.done) return count
+      const inserted = insert(current.value)
+      next = iterator.next()
+      // Seen by `await next` on the next turn; not an unhandled rejection meanwhile.
+      next.catch(() => {})
+      try {
+        await inserted
+      } catch (error) {
+        await iterator.return?.()
+        throw error
+      }
+      count += current.value.length
+    }
+  }
   return {
     async importBatches(batches, atomic) {
-      let count = 0
-      if (atomic) {
-        await db.transaction(async (tx) => {
-          for await (const items of batches) {
-            await insertBatch(tx, items)
-            count += items.length
-          }
-        })
-      } else {
-        for await (const items of batches) {
-          await db.transaction((tx) => insertBatch(tx, items))
-          count += items.length
-        }
-      }
-      return count
+      if (atomic) return db.transaction((tx) => eachBatch(batches, (items) => insertBatch(tx, items)))
+      return eachBatch(batches, (items) => db.transaction((tx) => insertBatch(tx, items)))
     },
   }
 }

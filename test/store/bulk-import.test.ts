@@ -1,0 +1,94 @@
+/**
+ * Bulk import (issue 18): multi-row INSERTs, and BM25 statistics kept once per statement
+ * (migration 0035). After imports (new entries, replaced ones, several scopes per entry),
+ * a delete and an update, the per-scope statistics must equal those recomputed from the
+ * rows themselves, on every backend.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { Principal } from '../../src/core/principal.js'
+import { createHashedEmbedder } from '../../src/embed/hashed.js'
+import { createKnowledgeService, type KnowledgeService } from '../../src/knowledge/service.js'
+import { sql } from '../../src/store/sql.js'
+import type { Store } from '../../src/store/store.js'
+import { BACKENDS, openTestStore } from '../helpers/stores.js'
+
+const admin = Principal.parse({ user: 'u', project: 'p', team: 't', permissions: ['admin'] })
+
+function line(i: number, content: string, scopes: string[]): string {
+  return JSON.stringify({
+    id: `knowledge-20260101000000-${String(i).padStart(4, '0')}`,
+    message_id: '',
+    types: ['tool'],
+    task: `entry ${i}`,
+    tags: {},
+    scopes,
+    owner: 'user:u',
+    content,
+    resource_ids: [],
+    source: { name: '', category: 'exp', urls: [], agent_id: '', submitted_by: '', message_id: '', trace_id: '' },
+    eval: { score: 3, helpful: 0, harmful: 0, confidence: 0.5, helpful_history: [], harmful_history: [] },
+    status: 'active',
+    merged_into: null,
+    version: 1,
+    created_at: '2026-01-01T00:00:00.000Z',
+    updated_at: '2026-01-01T00:00:00.000Z',
+    versions: [],
+  })
+}
+
+const SCOPES = [['user:u'], ['project:p'], ['user:u', 'team:t'], ['team:t', 'team:t', 'project:p']]
+const WORDS = ['proxy', 'rotation', 'selenium', 'login', 'captcha', 'solver', 'retry', 'backoff']
+
+describe.each(BACKENDS)('bulk import on %s', (backend) => {
+  let store: Store
+  let cleanup: () => Promise<void>
+  let knowledge: KnowledgeService
+
+  beforeAll(async () => {
+    const opened = await openTestStore(backend, { fulltext: 'sql' })
+    store = opened.store
+    cleanup = opened.cleanup
+    knowledge = await createKnowledgeService({ store, embedder: createHashedEmbedder({ dimension: 64 }) })
+  })
+  afterAll(async () => cleanup())
+
+  /** The statistics as stored, and as recomputed from the rows (terms with df 0 left out). */
+  async function statistics() {
+    const stored = await store.db.query(sql`SELECT term, scope, df FROM knowledge_scope_term WHERE df <> 0 ORDER BY term, scope`)
+    const derived = await store.db.query(sql`SELECT lexeme AS term, s.scope, count(*)::int AS df
+      FROM knowledge k, LATERAL (SELECT DISTINCT unnest(k.scopes) AS scope) s, unnest(tsvector_to_array(k.search_doc)) AS lexeme
+      GROUP BY lexeme, s.scope ORDER BY lexeme, s.scope`)
+    const storedDocs = await store.db.query(sql`SELECT scope, docs::int, total_len::int FROM knowledge_scope_stats WHERE docs <> 0 ORDER BY scope`)
+    const derivedDocs = await store.db.query(sql`SELECT s.scope, count(*)::int AS docs, sum(k.search_len)::int AS total_len
+      FROM knowledge k, LATERAL (SELECT DISTINCT unnest(k.scopes) AS scope) s GROUP BY s.scope ORDER BY s.scope`)
+    return { stored: { terms: stored, docs: storedDocs }, derived: { terms: derived, docs: derivedDocs } }
+  }
+
+  it('keeps the per-scope statistics exact through batched imports, replacements, a delete and an edit', async () => {
+    const first = Array.from({ length: 1_200 }, (_, i) => line(i, `${WORDS[i % 8]} ${WORDS[(i * 3) % 8]} note ${i % 13}`, SCOPES[i % 4]!))
+    // 1,200 lines in batches of 700: multi-row statements of 500 and 200 rows.
+    expect((await knowledge.importJsonl(first, admin, { mode: 'partial', batchSize: 700 })).errors).toEqual([])
+    // Replace a hundred entries (other text, other scopes) and add fifty.
+    const second = Array.from({ length: 150 }, (_, j) => line(1_150 + j, `${WORDS[j % 8]} replaced ${j % 5}`, SCOPES[(j + 1) % 4]!))
+    const replaced = await knowledge.importJsonl(second, admin, { mode: 'atomic', onConflict: 'replace', batchSize: 40 })
+    expect(replaced).toMatchObject({ imported: 150, errors: [] })
+    await store.db.query(sql`DELETE FROM knowledge WHERE id LIKE ${'knowledge-20260101000000-00%'}`)
+    await store.db.query(sql`UPDATE knowledge SET scopes = ${['org:o']}::text[] WHERE id = ${'knowledge-20260101000000-0500'}`)
+    const { stored, derived } = await statistics()
+    expect(stored.docs).toEqual(derived.docs)
+    expect(stored.terms).toEqual(derived.terms)
+    // 1,200, plus the hundred new ids 1200-1299 (1150-1199 were replaced), less the hundred ids 0000-0099.
+    expect((await store.db.query<{ n: number }>(sql`SELECT count(*)::int AS n FROM knowledge`))[0]!.n).toBe(1_200)
+  })
+
+  it('updates the statistics once per statement on insert and delete (migration 0035), once per row on update', async () => {
+    const triggers = await store.db.query<{ name: string; per_row: boolean }>(sql`SELECT tgname AS name, (tgtype & 1) = 1 AS per_row
+      FROM pg_trigger WHERE tgrelid = 'knowledge'::regclass AND tgname LIKE 'knowledge_scope_search_stats_%' ORDER BY tgname`)
+    expect(triggers).toEqual([
+      { name: 'knowledge_scope_search_stats_delete', per_row: false },
+      { name: 'knowledge_scope_search_stats_insert', per_row: false },
+      { name: 'knowledge_scope_search_stats_truncate', per_row: false },
+      { name: 'knowledge_scope_search_stats_update', per_row: true },
+    ])
+  })
+})
