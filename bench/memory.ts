@@ -1,6 +1,6 @@
 /**
  * Memory of the built CLI (issue 18; `npm run build` first): RSS of `knowhub start` idle on an
- * empty store with the `hashed` and the `sentence` embedder, then (hashed) at 10k and 100k
+ * empty store (first start, then a restart) with the `hashed` and the `sentence` embedder, then (hashed) at 10k and 100k
  * entries, idle and after a first search, and the peak of a `knowhub eval` of the LoCoMo turns
  * (../shared/corpus/locomo/turns-dev, read in place). Each process runs with
  * bench/memory-probe.mjs preloaded, which reports what holds the memory: V8's heap, external
@@ -8,14 +8,16 @@
  * Postgres; the sentence model's TensorFlow.js backend), and anonymous vs file-backed RSS.
  * Goals: idle ≤ 200 MB, 10k entries ≤ 350 MB, 100k ≤ 1 GB.
  *
- *   npx tsx bench/memory.ts [--sizes 10000,100000] [--eval hashed,sentence]
+ *   npx tsx bench/memory.ts [--sizes 10000,100000] [--eval hashed,sentence] [--skip-empty]
  */
 import { spawn, type ChildProcess } from 'node:child_process'
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import os, { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
+import { openKnowHub } from '../src/app/open.js'
+import { Principal } from '../src/core/principal.js'
 import { printTable, rng, round, writeResults, type BenchResult } from './lib.js'
 import { exportLine, vocabulary, zipfSampler } from './store.js'
 
@@ -69,7 +71,8 @@ function readSnapshot(file: string): Snapshot | undefined {
 async function snapshot(p: Probed): Promise<Snapshot> {
   const before = readSnapshot(p.probeFile)?.seq ?? 0
   p.child.kill('SIGUSR2')
-  const deadline = Date.now() + 10_000
+  // A busy process (building its indexes at start, on a loaded machine) answers late.
+  const deadline = Date.now() + 180_000
   while (Date.now() < deadline) {
     const s = readSnapshot(p.probeFile)
     if (s && s.seq > before) return s
@@ -136,30 +139,30 @@ async function measureServer(results: BenchResult[], label: string, home: string
   })
 }
 
-/** Adds synthetic entries (bench/store.ts's generator) with the CLI's import, `hashed`. */
+/**
+ * Adds synthetic entries (bench/store.ts's generator), `hashed`, through the knowledge
+ * service's import in this process (the same code as `knowhub import`, without a process per
+ * chunk), into the data folder the measured server then opens.
+ */
 async function importEntries(home: string, from: number, to: number): Promise<number> {
   const random = rng(42)
   const sample = zipfSampler(vocabulary(20_000, random), random)
   const sentence = (n: number) => Array.from({ length: n }, sample).join(' ')
   const types = ['strategy', 'tool', 'usecase', 'definition', 'plan']
+  const loader = Principal.parse({ user: 'bench', permissions: ['admin'] })
   const started = performance.now()
-  for (let start = from; start < to; start += 25_000) {
-    const end = Math.min(to, start + 25_000)
-    const lines: string[] = []
-    for (let i = start; i < end; i++) lines.push(exportLine(i, sentence(6 + (i % 6)), sentence(30 + (i % 40)), types[i % types.length]!, 'user:bench'))
-    const file = join(home, 'entries.jsonl')
-    writeFileSync(file, lines.join('\n') + '\n')
-    const env: NodeJS.ProcessEnv = {
-      PATH: process.env.PATH,
-      HOME: home,
-      KNOWHUB_DATA_DIR: join(home, 'data'),
-      KNOWHUB_EMBEDDER: 'hashed',
-      KNOWHUB_USER: 'bench',
+  const hub = await openKnowHub({ dataDir: join(home, 'data'), embedder: { provider: 'hashed', hashedDimension: 512 } })
+  try {
+    for (let start = from; start < to; start += 25_000) {
+      const end = Math.min(to, start + 25_000)
+      const lines: string[] = []
+      for (let i = start; i < end; i++) lines.push(exportLine(i, sentence(6 + (i % 6)), sentence(30 + (i % 40)), types[i % types.length]!, 'user:bench'))
+      const report = await hub.knowledge.importJsonl(lines, loader, { mode: 'partial', batchSize: 1000 })
+      if (report.errors.length > 0) throw new Error(`import failed: ${JSON.stringify(report.errors.slice(0, 3))}`)
+      console.error(`memory: ${end} entries imported (${round((end - from) / ((performance.now() - started) / 1000), 0)} entries/s; ${load()})`)
     }
-    const p = launch(['import', file, '--partial'], env, join(home, 'probe-import.json'))
-    const code = await p.exited
-    if (code !== 0) throw new Error(`knowhub import failed (${code}):\n${p.output().slice(-2000)}`)
-    console.error(`memory: ${end} entries imported (${round((end - from) / ((performance.now() - started) / 1000), 0)} entries/s; ${load()})`)
+  } finally {
+    await hub.close()
   }
   return (to - from) / ((performance.now() - started) / 1000)
 }
@@ -199,15 +202,17 @@ async function measureEval(results: BenchResult[], embedder: string): Promise<vo
   }
 }
 
-export async function runMemoryBench(options: { sizes?: number[]; evals?: string[] } = {}): Promise<BenchResult[]> {
+export async function runMemoryBench(options: { sizes?: number[]; evals?: string[]; skipEmpty?: boolean } = {}): Promise<BenchResult[]> {
   if (!existsSync(BIN)) throw new Error(`${BIN} is missing: run npm run build first`)
   const sizes = options.sizes ?? [10_000, 100_000]
   const evals = options.evals ?? ['hashed']
   const results: BenchResult[] = []
-  for (const embedder of ['hashed', 'sentence']) {
+  for (const embedder of options.skipEmpty ? [] : ['hashed', 'sentence']) {
     const home = mkdtempSync(join(tmpdir(), 'knowhub-bench-memory-'))
     try {
       await measureServer(results, `knowhub start, empty store, ${embedder}`, home, embedder, '≤ 200 MB')
+      // A restart on the same folder: without the first start's template unpacking and migrations.
+      await measureServer(results, `knowhub start again, empty store, ${embedder}`, home, embedder, '≤ 200 MB')
     } finally {
       rmSync(home, { recursive: true, force: true })
     }
@@ -219,7 +224,7 @@ export async function runMemoryBench(options: { sizes?: number[]; evals?: string
       const rate = await importEntries(home, loaded, size)
       loaded = size
       await measureServer(results, `knowhub start, ${size} entries, hashed`, home, 'hashed', size <= 10_000 ? '≤ 350 MB' : '≤ 1 GB')
-      results[results.length - 2]!.note += `; imported with knowhub import at ${round(rate, 0)} entries/s`
+      results[results.length - 2]!.note += `; entries imported in-process at ${round(rate, 0)} entries/s`
     }
   } finally {
     rmSync(home, { recursive: true, force: true })
@@ -229,10 +234,11 @@ export async function runMemoryBench(options: { sizes?: number[]; evals?: string
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const { values } = parseArgs({ options: { sizes: { type: 'string' }, eval: { type: 'string' } } })
+  const { values } = parseArgs({ options: { sizes: { type: 'string' }, eval: { type: 'string' }, 'skip-empty': { type: 'boolean' } } })
   const results = await runMemoryBench({
     ...(values.sizes ? { sizes: values.sizes.split(',').map(Number) } : {}),
     ...(values.eval ? { evals: values.eval.split(',') } : {}),
+    ...(values['skip-empty'] ? { skipEmpty: true } : {}),
   })
   printTable('Memory of knowhub start and knowhub eval', results)
   console.log(`\nwrote ${writeResults('memory', results)}`)
