@@ -65,6 +65,31 @@ export async function loadQaSet(): Promise<{ packs: Map<string, LoadedPack>; jud
   return { packs, judgements }
 }
 
+/** Fact and judgement recall over one run of the set: each judgement's context is added once. */
+function recallTally() {
+  let facts = 0
+  let found = 0
+  let whole = 0
+  let answerable = 0
+  return {
+    /** Counts `context` for `j` and returns the facts it lacks. */
+    add(j: Judgement, context: string): string[] {
+      const text = normalise(context)
+      const absent = j.facts.filter((f) => !text.includes(normalise(f)))
+      facts += j.facts.length
+      found += j.facts.length - absent.length
+      if (!j.expect_missing) {
+        answerable++
+        if (absent.length === 0) whole++
+      }
+      return absent
+    },
+    factRecall: () => round(facts === 0 ? 1 : found / facts, 3),
+    judgementRecall: () => round(answerable === 0 ? 1 : whole / answerable, 3),
+    answerable: () => answerable,
+  }
+}
+
 /** Runs every judgement at one budget. */
 export async function runQaBudget(
   packs: Map<string, LoadedPack>,
@@ -72,10 +97,7 @@ export async function runQaBudget(
   budget: number,
   cache: PackIndexCache,
 ): Promise<QaBudgetReport> {
-  let facts = 0
-  let found = 0
-  let whole = 0
-  let answerable = 0
+  const recall = recallTally()
   let falseMissing = 0
   let absentAsked = 0
   let gapsFound = 0
@@ -98,26 +120,21 @@ export async function runQaBudget(
     })
     const r = await resolveContext({ task: j.task, packs: selected, budget, confirmed: true, cache })
     tokens += r.tokens
-    const context = normalise(r.context)
-    const absent = j.facts.filter((f) => !context.includes(normalise(f)))
-    facts += j.facts.length
-    found += j.facts.length - absent.length
+    const absent = recall.add(j, r.context)
     if (j.expect_missing) {
       absentAsked++
       if (r.missing.length > 0) gapsFound++
       continue
     }
-    answerable++
-    if (absent.length === 0) whole++
-    else report.failures.push({ id: j.id, task: j.task, absent, missing: r.missing })
+    if (absent.length > 0) report.failures.push({ id: j.id, task: j.task, absent, missing: r.missing })
     if (absent.length === 0 && r.missing.length > 0) {
       falseMissing++
       report.false_missing.push({ id: j.id, task: j.task, missing: r.missing })
     }
   }
-  report.fact_recall = round(facts === 0 ? 1 : found / facts, 3)
-  report.judgement_recall = round(answerable === 0 ? 1 : whole / answerable, 3)
-  report.false_missing_rate = round(answerable === 0 ? 0 : falseMissing / answerable, 3)
+  report.fact_recall = recall.factRecall()
+  report.judgement_recall = recall.judgementRecall()
+  report.false_missing_rate = round(recall.answerable() === 0 ? 0 : falseMissing / recall.answerable(), 3)
   report.gap_detection = round(absentAsked === 0 ? 1 : gapsFound / absentAsked, 3)
   report.tokens_mean = round(tokens / Math.max(1, judgements.length), 0)
   return report
@@ -143,10 +160,7 @@ function referenceSelection(cli: string, pack: LoadedPack, task: string): string
 export function runReference(cli: string, packs: Map<string, LoadedPack>, judgements: readonly Judgement[], budgets: readonly number[]): ReferenceReport[] {
   const selections = judgements.map((j) => j.packs.flatMap((name) => referenceSelection(cli, packs.get(name)!, j.task)))
   return [0, ...budgets].map((budget) => {
-    let facts = 0
-    let found = 0
-    let whole = 0
-    let answerable = 0
+    const recall = recallTally()
     let tokens = 0
     let over = 0
     judgements.forEach((j, i) => {
@@ -162,18 +176,12 @@ export function runReference(cli: string, packs: Map<string, LoadedPack>, judgem
         used += cost
       }
       tokens += used
-      const context = normalise(kept.join('\n\n'))
-      const absent = j.facts.filter((f) => !context.includes(normalise(f)))
-      facts += j.facts.length
-      found += j.facts.length - absent.length
-      if (j.expect_missing) return
-      answerable++
-      if (absent.length === 0) whole++
+      recall.add(j, kept.join('\n\n'))
     })
     return {
       budget,
-      fact_recall: round(facts === 0 ? 1 : found / facts, 3),
-      judgement_recall: round(answerable === 0 ? 1 : whole / answerable, 3),
+      fact_recall: recall.factRecall(),
+      judgement_recall: recall.judgementRecall(),
       tokens_mean: round(tokens / Math.max(1, judgements.length), 0),
       over_budget: round(over / Math.max(1, judgements.length), 3),
     }
