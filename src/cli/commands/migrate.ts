@@ -22,7 +22,7 @@ export function migrateCommand(io: Io): Command {
       if (!/^postgres(ql)?:\/\/\S+$/.test(options.to)) {
         throw new KnowHubError('validation_error', `--to must be a postgres:// or postgresql:// connection string, got "${options.to}"`)
       }
-      const report = await withHub(command.optsWithGlobals() as GlobalOptions, async (hub) => {
+      const report = await withHub({ ...(command.optsWithGlobals() as GlobalOptions), bulk: true }, async (hub) => {
         if (hub.config.databaseUrl === options.to) throw new KnowHubError('validation_error', '--to names the database KnowHub is using already')
         const bar = progress(io, 'copying')
         try {

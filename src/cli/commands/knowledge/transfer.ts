@@ -17,7 +17,7 @@ export function exportCommand(io: Io): Command {
     .option('-o, --out <file>', 'write to a file instead of stdout')
     .option('--json', 'with --out, print {"exported","file"} as JSON (stdout is JSONL already without it); errors as JSON')
     .action(async (options, command: Command) => {
-      const count = await withSession(sessionOptions(command), io, async (session) => {
+      const count = await withSession({ ...sessionOptions(command), bulk: true }, io, async (session) => {
         const stream = options.out ? createWriteStream(options.out) : process.stdout
         let count = 0
         for await (const line of session.knowledge.exportJsonl()) {
@@ -67,7 +67,7 @@ export function importCommand(io: Io): Command {
     )
     .action(async (file: string, options, command: Command) => {
       if (file !== '-') assertReadableFile(file)
-      const report = await withSession(sessionOptions(command), io, async (session) => {
+      const report = await withSession({ ...sessionOptions(command), bulk: true }, io, async (session) => {
         const input = file === '-' ? process.stdin : createReadStream(file, 'utf8')
         const lines = createInterface({ input, crlfDelay: Infinity })
         const bar = progress(io, 'importing')
@@ -100,7 +100,7 @@ export function reindexCommand(io: Io): Command {
     .option('--vectors', 'only convert real[] vectors to pgvector + HNSW after installing pgvector (no re-embedding; JSON {"status","vectors"})')
     .action(async (options: { json?: boolean; vectors?: boolean }, command: Command) => {
       if (options.vectors) {
-        const conversion = await withHub(globals(command), (hub) => hub.store.convertVectors())
+        const conversion = await withHub({ ...globals(command), bulk: true }, (hub) => hub.store.convertVectors())
         if (options.json) return printJson(io, { status: conversion.status, vectors: conversion.vectors })
         return io.out(
           conversion.status === 'converted'
@@ -110,7 +110,7 @@ export function reindexCommand(io: Io): Command {
               : 'no vectors stored yet',
         )
       }
-      const result = await withHub(globals(command), async (hub) => {
+      const result = await withHub({ ...globals(command), bulk: true }, async (hub) => {
         const bar = progress(io, 'reindexing')
         try {
           const reindexed = await hub.knowledge.reindex({ onProgress: bar.update })
