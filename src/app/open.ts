@@ -64,6 +64,11 @@ export interface OpenDeps {
   llm?: LlmProvider
   /** First backoff delay of the configured LLM's retries in ms (default 500). */
   llmRetryBaseDelayMs?: number
+  /**
+   * Start loading the embedder's model at once, beside opening the database, for a caller
+   * that will embed soon (a server, a search); a failure is logged and the first embed retries.
+   */
+  warmEmbedder?: boolean
 }
 
 /** The configured chat model, its token usage added to the store's counters; undefined without `llm`. */
@@ -92,6 +97,7 @@ export async function openKnowHub(config: unknown = {}, deps: OpenDeps = {}): Pr
   const clock = deps.clock ? { clock: deps.clock } : {}
   const secrets = openKeyring({ key: parsed.secrets.key, keyFile: parsed.secrets.keyFile, dataDir: parsed.dataDir, logger })
   const embedder = deps.embedder ?? (await createEmbedder(parsed.embedder, { logger, ...(deps.fetch ? { fetch: deps.fetch } : {}) }))
+  if (deps.warmEmbedder) embedder.warmUp?.().catch((error: Error) => logger.warn('embedder.warmup_failed', { message: error.message }))
   const fulltext = parsed.search.fulltext === 'auto' ? undefined : parsed.search.fulltext
   const store = await openStore({
     dataDir: parsed.dataDir,

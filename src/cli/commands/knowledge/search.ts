@@ -20,7 +20,7 @@ export function searchCommand(io: Io): Command {
     .addOption(new Option('--routing <mode>', 'semantic routing by the LLM for this search (default: search.routing)').choices(['off', 'llm']))
     .option('--json', 'print JSON (the API’s response shape)')
     .action(async (query: string, options, command: Command) => {
-      const response = await withSession(sessionOptions(command), io, (session) =>
+      const response = await withSession({ ...sessionOptions(command), embeds: options.mode !== 'fulltext' }, io, (session) =>
         session.knowledge.search({
           q: query,
           top_k: options.topK,
