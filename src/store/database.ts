@@ -3,7 +3,7 @@
  * with pgvector) and node-postgres (a PostgreSQL server). Everything above the
  * store speaks to this interface; SQL is built only with the `sql` tag.
  */
-import { existsSync, mkdirSync, readFileSync } from 'node:fs'
+import { copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { KnowHubError, isKnowHubError } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
@@ -100,9 +100,10 @@ export interface PGliteOptions {
   dataDir: string
   logger?: Logger
   /**
-   * A gzipped dump of an initialised database (src/store/template.ts) that a new folder
-   * starts from instead of running initdb, which costs most of a first start. Ignored for a
-   * folder that holds a database already, or when the file does not exist.
+   * An initialised database that a new folder starts from instead of running initdb, which
+   * costs most of a first start: a data directory shut down cleanly (src/store/template.ts),
+   * copied; or a gzipped dump (a backup), which PGlite unpacks. Ignored for a folder that
+   * holds a database already, or when it does not exist.
    */
   template?: string
   /**
@@ -111,6 +112,17 @@ export interface PGliteOptions {
    * and ~150 MB smaller with 16MB. The data itself is unaffected.
    */
   sharedBuffers?: string
+}
+
+/**
+ * Copies a data directory into a new folder, PG_VERSION last: a folder without it counts as
+ * new, so a copy cut short (a full disk, a kill) is simply made again at the next open.
+ */
+function copyDataDirectory(from: string, to: string): void {
+  for (const name of readdirSync(from)) {
+    if (name !== 'PG_VERSION') cpSync(join(from, name), join(to, name), { recursive: true, force: true })
+  }
+  copyFileSync(join(from, 'PG_VERSION'), join(to, 'PG_VERSION'))
 }
 
 /**
@@ -127,8 +139,23 @@ export async function openPGlite(options: PGliteOptions): Promise<Database> {
     lock = lockDirectory(options.dataDir)
   }
   const fresh = !options.dataDir.startsWith('memory://') && !existsSync(join(options.dataDir, 'PG_VERSION'))
-  const template = fresh && options.template && existsSync(options.template) ? new Blob([readFileSync(options.template)]) : undefined
-  if (template) options.logger?.info('store.template', { template: options.template })
+  const source = fresh && options.template && existsSync(options.template) ? options.template : undefined
+  let template: Blob | undefined
+  if (source) {
+    options.logger?.info('store.template', { template: source })
+    try {
+      if (statSync(source).isDirectory()) copyDataDirectory(source, options.dataDir)
+      else template = new Blob([readFileSync(source)])
+    } catch (error) {
+      lock?.release()
+      throw new KnowHubError(
+        'database_error',
+        `Cannot start ${options.dataDir} from ${source}: ${(error as Error).message}`,
+        { dataDir: options.dataDir },
+        { cause: error },
+      )
+    }
+  }
   let pglite
   try {
     pglite = await PGlite.create({

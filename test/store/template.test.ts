@@ -4,7 +4,7 @@
  * template whose migrations changed is not used, and a missing template file only means
  * initdb runs as before.
  */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
@@ -18,11 +18,16 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
 describe('embedded database template', () => {
   it('starts a new folder migrated; an existing folder keeps its data', async () => {
-    const file = join(dir, 'template.tgz')
+    const file = join(dir, 'template')
     const built = await buildTemplate(file)
     expect(built.bytes).toBeGreaterThan(100_000)
+    expect(existsSync(join(file, 'PG_VERSION'))).toBe(true)
+    // Shut down cleanly, nothing of the build left beside it.
+    expect(existsSync(join(file, 'postmaster.pid'))).toBe(false)
+    expect(existsSync(`${file}.lock`)).toBe(false)
+    expect(existsSync(`${file}.build-${process.pid}`)).toBe(false)
     expect(await usableTemplate(file)).toBe(file)
-    expect(await usableTemplate(join(dir, 'missing.tgz'))).toBeUndefined()
+    expect(await usableTemplate(join(dir, 'missing'))).toBeUndefined()
 
     const dataDir = join(dir, 'db')
     const db = await openPGlite({ dataDir, template: file })
@@ -47,7 +52,7 @@ describe('embedded database template', () => {
 
   it('is used while its migrations are unchanged: later ones run after it; a changed one rules it out', async () => {
     const all = await loadMigrations()
-    const older = join(dir, 'older.tgz')
+    const older = join(dir, 'older')
     await buildTemplate(older, all.slice(0, -1))
     expect(await usableTemplate(older, all)).toBe(older)
     const db = await openPGlite({ dataDir: join(dir, 'from-older'), template: older })
@@ -63,10 +68,27 @@ describe('embedded database template', () => {
 
   it('runs initdb as before when the template file is missing', async () => {
     const dataDir = join(dir, 'plain')
-    const db = await openPGlite({ dataDir, template: join(dir, 'missing.tgz') })
+    const db = await openPGlite({ dataDir, template: join(dir, 'missing') })
     try {
       expect(existsSync(join(dataDir, 'PG_VERSION'))).toBe(true)
       expect((await migrate(db)).length).toBeGreaterThan(0)
+    } finally {
+      await db.close()
+    }
+  }, 300_000)
+
+  it('copies the template again into a folder whose copy was cut short', async () => {
+    const file = join(dir, 'template')
+    if (!existsSync(file)) await buildTemplate(file)
+    const dataDir = join(dir, 'cut-short')
+    // What a kill during the copy leaves: some of the files, one of them truncated, no PG_VERSION.
+    mkdirSync(dataDir, { recursive: true })
+    cpSync(join(file, 'global'), join(dataDir, 'global'), { recursive: true })
+    writeFileSync(join(dataDir, 'postgresql.conf'), '# trunc')
+    const db = await openPGlite({ dataDir, template: file })
+    try {
+      expect(await migrate(db)).toEqual([])
+      expect(await db.query(sql`SELECT count(*)::int AS n FROM knowledge`)).toEqual([{ n: 0 }])
     } finally {
       await db.close()
     }
