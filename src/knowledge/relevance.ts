@@ -20,6 +20,13 @@ export interface RelevanceGate {
   /** The same for a query that is largely Chinese/Japanese/Korean text (`isLargelyCjk`). */
   minTextStrengthCjk: number
   /**
+   * What a CJK query's anchor needs when it shares only **one** content term with the query
+   * ({@link contentTerms}); two or more shared content terms need `minTextStrengthCjk`. A
+   * question about something absent meets a stored entry on one word (北京, 规则, 时间); a
+   * paraphrase of it shares two (docs/retrieval.md, "The Chinese anchor").
+   */
+  minTextStrengthCjkOneTerm: number
+  /**
    * Cosine similarity a candidate needs on its own when the embedder gives no floor for the
    * query (the hashed n-grams on Chinese text); otherwise the embedder's `similarityFloor`.
    */
@@ -40,6 +47,7 @@ export interface RelevanceGate {
 export const DEFAULT_RELEVANCE_GATE: RelevanceGate = Object.freeze({
   minTextStrength: 0.2,
   minTextStrengthCjk: 0.08,
+  minTextStrengthCjkOneTerm: 0.1,
   fallbackSimilarity: 0.3,
   followStrength: 0.25,
 })
@@ -59,6 +67,8 @@ export interface QueryGate {
   minSimilarity: number
   /** The strength a candidate needs once another has passed (the similarity floor stays). */
   followTextStrength: number
+  /** CJK queries: the anchor's strength when it shares one content term only (see {@link gateCandidates}). */
+  oneTermTextStrength?: number
 }
 
 /**
@@ -71,15 +81,36 @@ export interface QueryGate {
  */
 export function queryGate(gate: RelevanceGate, query: { cjk: boolean; fulltextOnly: boolean; floor: number | undefined }): QueryGate {
   const minTextStrength = query.cjk ? gate.minTextStrengthCjk : gate.minTextStrength * (query.fulltextOnly ? FULLTEXT_ONLY_FACTOR : 1)
-  return { minTextStrength, minSimilarity: query.floor ?? gate.fallbackSimilarity, followTextStrength: minTextStrength * gate.followStrength }
+  const queryGate: QueryGate = {
+    minTextStrength,
+    minSimilarity: query.floor ?? gate.fallbackSimilarity,
+    followTextStrength: minTextStrength * gate.followStrength,
+  }
+  if (query.cjk) queryGate.oneTermTextStrength = Math.max(minTextStrength, gate.minTextStrengthCjkOneTerm)
+  return queryGate
+}
+
+/**
+ * The full-text strength a candidate needs to anchor a query's answer, given how many of the
+ * query's content terms it shares (`undefined`: not counted — a Latin-script query): none —
+ * only similarity can anchor it; one — the gate's one-term strength (CJK); two or more — the
+ * gate's strength.
+ * @example
+ * anchorStrength(queryGate(DEFAULT_RELEVANCE_GATE, { cjk: true, fulltextOnly: false, floor: undefined }), 1) // 0.1
+ */
+export function anchorStrength(gate: QueryGate, sharedContent: number | undefined): number {
+  if (sharedContent === undefined) return gate.minTextStrength
+  if (sharedContent <= 0) return Infinity
+  return sharedContent === 1 ? (gate.oneTermTextStrength ?? gate.minTextStrength) : gate.minTextStrength
 }
 
 /**
  * The relevance gate over a query's fused candidates: nothing unless at least one candidate
  * passes on its own merits ({@link passesGate}: the query has an answer); then every candidate
  * with the followers' full-text strength, or the similarity floor. Order is kept. With
- * `sharesContent` (Chinese queries, see {@link contentTerms}), a candidate anchors by full-text
- * strength only when it shares a content term with the query (by similarity as before).
+ * `sharedContent` (Chinese queries: how many of the query's content terms, {@link contentTerms},
+ * a candidate shares), a candidate anchors by full-text strength only when it shares one — at
+ * the one-term strength when it shares just one ({@link anchorStrength}); by similarity as before.
  * @example
  * gateCandidates(fused, bound, queryGate(DEFAULT_RELEVANCE_GATE, { cjk: false, fulltextOnly: false, floor: 0.3 }))
  */
@@ -87,12 +118,9 @@ export function gateCandidates<T extends GateCandidate>(
   candidates: readonly T[],
   bound: number,
   gate: QueryGate,
-  sharesContent?: (candidate: T) => boolean,
+  sharedContent?: (candidate: T) => number,
 ): T[] {
-  const anchors = (c: T) =>
-    sharesContent === undefined || sharesContent(c)
-      ? passesGate(c, bound, gate)
-      : passesGate(c, bound, { minTextStrength: Infinity, minSimilarity: gate.minSimilarity })
+  const anchors = (c: T) => passesGate(c, bound, { minTextStrength: anchorStrength(gate, sharedContent?.(c)), minSimilarity: gate.minSimilarity })
   if (!candidates.some(anchors)) return []
   const follow = { minTextStrength: gate.followTextStrength, minSimilarity: gate.minSimilarity }
   return candidates.filter((c) => passesGate(c, bound, follow))

@@ -14,7 +14,7 @@ import { parseWith } from '../core/validate.js'
 import { DEFAULT_TEXT_RANKING, type KnowledgeRecord, type KnowledgeStore, type TextRanking } from '../store/knowledge.js'
 import type { KnowledgeContext } from './context.js'
 import { boostByTime, timeQuery } from './dates.js'
-import { textQuery } from './document.js'
+import { searchDocument, textQuery } from './document.js'
 import { fusionFor, type FusionOptions } from './fusion-weights.js'
 import { fuse, fuseScores, type Fused } from './rank.js'
 import {
@@ -25,6 +25,7 @@ import {
   queryGate,
   relevanceRerank,
   textStrength,
+  type QueryGate,
   type RelevanceGate,
   type Reranked,
 } from './relevance.js'
@@ -197,27 +198,53 @@ async function candidates(run: SearchRun, input: ParsedSearch, visible: string[]
     return fused.filter((c) => c.positions[0] !== null || (c.positions[1]?.score ?? -Infinity) >= (floor ?? -Infinity))
   }
   const gate = queryGate(run.gate, { cjk, fulltextOnly: input.mode === 'fulltext', floor })
-  return gateCandidates(fused, text.bound, gate, cjk ? await contentMatches(run, input.q, filter, textDepth) : undefined)
+  const shared = cjk ? await sharedContent(run, input.q, filter, textDepth, fused, gate, visible) : undefined
+  return gateCandidates(fused, text.bound, gate, shared)
 }
 
 /**
- * For a Chinese query: which candidates share a content term with it (relevance.ts,
- * `contentTerms`) — every full-text hit when all its terms are content terms, else the hits
- * of a second full-text search over the content terms alone.
+ * For a Chinese query: how many of its content terms (relevance.ts, `contentTerms`) each
+ * candidate shares, as far as the gate needs to know (`anchorStrength`). Which candidates share
+ * one: every full-text hit when all the query's terms are content terms, else the hits of a
+ * second full-text search over the content terms alone. How many: counted, from the entries'
+ * full-text documents, only for the candidates whose strength lies between the two anchor
+ * thresholds, and only when no candidate that shares a content term clears the higher one.
  */
-async function contentMatches(
+async function sharedContent(
   run: SearchRun,
   q: string,
   filter: Parameters<KnowledgeStore['searchTextWithBound']>[1],
   depth: number,
-): Promise<((c: Candidate) => boolean) | undefined> {
+  fused: Candidate[],
+  gate: QueryGate,
+  visible: string[],
+): Promise<(c: Candidate) => number> {
   const { terms } = textQuery(q)
   const content = contentTerms(terms)
-  if (content.length === terms.length) return undefined
-  if (content.length === 0) return () => false
-  const hits = await run.ctx.store.knowledge.searchTextWithBound({ terms: content }, filter, depth * 2, run.textRanking)
-  const ids = new Set(hits.hits.map((h) => h.id))
-  return (c) => ids.has(c.id)
+  if (content.length === 0) return () => 0
+  const sharing =
+    content.length === terms.length
+      ? (c: Candidate) => c.positions[0] !== null
+      : await (async () => {
+          const hits = await run.ctx.store.knowledge.searchTextWithBound({ terms: content }, filter, depth * 2, run.textRanking)
+          const ids = new Set(hits.hits.map((h) => h.id))
+          return (c: Candidate) => ids.has(c.id)
+        })()
+  const oneTerm = gate.oneTermTextStrength ?? gate.minTextStrength
+  const between = (c: Candidate) => sharing(c) && (c.strength ?? 0) >= gate.minTextStrength && (c.strength ?? 0) < oneTerm
+  const counts = new Map<string, number>()
+  if (!fused.some((c) => sharing(c) && (c.strength ?? 0) >= oneTerm) && fused.some(between)) {
+    const wanted = new Set(content)
+    const records = await run.ctx.store.knowledge.getMany(
+      fused.filter(between).map((c) => c.id),
+      visible,
+    )
+    for (const r of records) {
+      const doc = searchDocument(r.task, r.content, r.tags)
+      counts.set(r.id, new Set([...doc.title, ...doc.body].filter((t) => wanted.has(t))).size)
+    }
+  }
+  return (c) => (sharing(c) ? (counts.get(c.id) ?? 1) : 0)
 }
 
 /**

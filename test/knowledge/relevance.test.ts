@@ -3,6 +3,7 @@
  */
 import { describe, expect, it } from 'vitest'
 import {
+  anchorStrength,
   contentTerms,
   DEFAULT_RELEVANCE_GATE,
   FULLTEXT_ONLY_FACTOR,
@@ -88,11 +89,26 @@ describe('the gate over a query', () => {
     const cjk = queryGate(DEFAULT_RELEVANCE_GATE, { cjk: true, fulltextOnly: false, floor: undefined })
     const candidates = [text('single-chars', 3), text('follower', 0.5)]
     expect(gateCandidates(candidates, 10, cjk).map((c) => c.id)).toEqual(['single-chars', 'follower'])
-    expect(gateCandidates(candidates, 10, cjk, () => false)).toEqual([])
-    expect(gateCandidates(candidates, 10, cjk, (c) => c.id === 'single-chars').map((c) => c.id)).toEqual(['single-chars', 'follower'])
+    expect(gateCandidates(candidates, 10, cjk, () => 0)).toEqual([])
+    expect(gateCandidates(candidates, 10, cjk, (c) => (c.id === 'single-chars' ? 1 : 0)).map((c) => c.id)).toEqual(['single-chars', 'follower'])
     // Similarity still anchors on its own.
-    expect(gateCandidates([text('similar', 0.1, 0.35)], 10, cjk, () => false).map((c) => c.id)).toEqual(['similar'])
+    expect(gateCandidates([text('similar', 0.1, 0.35)], 10, cjk, () => 0).map((c) => c.id)).toEqual(['similar'])
     expect(contentTerms(['饺子馅', '怎么', '调', '才', '多汁', '么调', 'npm', '是什', '导火索'])).toEqual(['饺子馅', '多汁', '么调', 'npm', '导火索'])
+  })
+
+  it('asks more strength of a Chinese anchor that shares one content term than of one that shares two', () => {
+    const cjk = queryGate(DEFAULT_RELEVANCE_GATE, { cjk: true, fulltextOnly: false, floor: undefined })
+    expect(cjk.oneTermTextStrength).toBe(DEFAULT_RELEVANCE_GATE.minTextStrengthCjkOneTerm)
+    expect(anchorStrength(cjk, 1)).toBeGreaterThan(anchorStrength(cjk, 2))
+    expect(anchorStrength(cjk, 0)).toBe(Infinity)
+    // Strength 0.09 over a bound of 10: between the two thresholds (0.08 and 0.1).
+    const candidates = [text('between', 0.9), text('follower', 0.3)]
+    expect(gateCandidates(candidates, 10, cjk, () => 1)).toEqual([])
+    expect(gateCandidates(candidates, 10, cjk, (c) => (c.id === 'between' ? 2 : 1)).map((c) => c.id)).toEqual(['between', 'follower'])
+    // A Latin-script query counts no content terms: its one threshold.
+    const latin = queryGate(DEFAULT_RELEVANCE_GATE, { cjk: false, fulltextOnly: false, floor: 0.3 })
+    expect(latin.oneTermTextStrength).toBeUndefined()
+    expect(anchorStrength(latin, undefined)).toBe(DEFAULT_RELEVANCE_GATE.minTextStrength)
   })
 
   it('halves the Latin threshold in full-text-only mode, never the CJK one', () => {

@@ -8,6 +8,7 @@ import { isKnowHubError, type ErrorCode } from '../../src/core/errors.js'
 import { GENERATED_KNOWLEDGE_ID } from '../../src/core/ids.js'
 import { Principal } from '../../src/core/principal.js'
 import { createHashedEmbedder } from '../../src/embed/hashed.js'
+import { DEFAULT_RELEVANCE_GATE } from '../../src/knowledge/relevance.js'
 import { createKnowledgeService, type KnowledgeService } from '../../src/knowledge/service.js'
 import type { Store } from '../../src/store/store.js'
 import { sql } from '../../src/store/sql.js'
@@ -295,6 +296,36 @@ describe.each(BACKENDS)('knowledge service on %s', (backend) => {
       }
       // A paraphrase that shares a real word still finds its entry.
       expect((await knowledge.search({ q: '这个用户写代码时喜欢什么样的类型风格' }, alice)).results[0]?.id).toBe(target.id)
+    })
+
+    it('asks more full-text strength of a Chinese answer that shares one content term with the question than of one that shares several', async () => {
+      const embedder = createHashedEmbedder({ dimension: 256 })
+      const room = await knowledge.save({ task: '北京机房迁移记录', content: '北京机房的服务器迁移到上海,迁移窗口定在周末夜里', types: ['usecase'] }, alice)
+      await knowledge.save({ task: '用户编码风格偏好', content: '用户偏好使用 TypeScript 而非 JavaScript,注重类型安全', types: ['user_profile'] }, alice)
+      await knowledge.save({ task: '部署服务到生产环境', content: '先在预发环境验证,再灰度发布', types: ['plan'] }, alice)
+      const absent = '明天北京会下雪吗' // shares 北京 only
+      const present = '机房什么时候迁移到上海' // shares 机房, 迁移, 上海
+      const strengthOf = async (q: string) => {
+        const off = await createKnowledgeService({ store, embedder, searchCacheSize: 0, gate: false })
+        const hit = (await off.search({ q, explain: true }, alice)).results.find((r) => r.id === room.id)
+        return hit?.explain?.fulltext_strength ?? 0
+      }
+      const [weak, strong] = [await strengthOf(absent), await strengthOf(present)]
+      expect(weak).toBeGreaterThan(0)
+      expect(strong).toBeGreaterThan(0)
+      // Thresholds around the two strengths: both clear the several-terms one, neither the one-term one.
+      const gate = {
+        ...DEFAULT_RELEVANCE_GATE,
+        minTextStrengthCjk: Math.min(weak, strong) * 0.9,
+        minTextStrengthCjkOneTerm: Math.max(weak, strong) * 1.1,
+        fallbackSimilarity: 2,
+      }
+      const gated = await createKnowledgeService({ store, embedder, searchCacheSize: 0, gate })
+      expect((await gated.search({ q: absent }, alice)).results).toEqual([])
+      expect((await gated.search({ q: present }, alice)).results[0]?.id).toBe(room.id)
+      // Without the one-term rule (both thresholds equal), the absent topic is answered.
+      const equal = await createKnowledgeService({ store, embedder, searchCacheSize: 0, gate: { ...gate, minTextStrengthCjkOneTerm: gate.minTextStrengthCjk } })
+      expect((await equal.search({ q: absent }, alice)).results[0]?.id).toBe(room.id)
     })
 
     it('finds a Chinese entry from a Chinese query that shares words but no whole phrase', async () => {
