@@ -9,10 +9,12 @@
  *   npx tsx bench/ranking-lab.ts /tmp/h17/turns-dev-sentence.json [VARIANT=…]
  *
  * Variants (env): TITLE=w (title weight), DATE=b (date boost), ENT=l (entity expansion),
- * ZHCOV=c (CJK anchor needs bigram coverage c).
+ * ZHCOV=c (CJK anchor needs bigram coverage c). EXP=next (dialogue neighbours: K= top k, L= next
+ * turn's share, P= previous turn's), EXP=both (candidates in both lists lifted by B2=), EXP=miss
+ * (CAT=, N=: the misses of a category); QSTOP=w,… (query words dropped), K1= and BM25B= (BM25).
  */
 import { readFileSync } from 'node:fs'
-import { KNOWLEDGE_BM25, bm25, bm25Bound, bm25Idf } from '../src/core/text/bm25.js'
+import { KNOWLEDGE_BM25 as BASE_BM25, bm25, bm25Bound, bm25Idf } from '../src/core/text/bm25.js'
 import { absoluteDate, dateMatches, namedDates } from '../src/core/text/dates.js'
 import { mean, mrrAtK, ndcgAtK, recallAtK } from '../src/eval/metrics.js'
 import { convOf, loadRetrievalSet, type RetrievalSet } from '../src/eval/dataset.js'
@@ -56,8 +58,11 @@ export function buildIndex(docs: Doc[], titleWeight: number): Index {
 }
 
 /** BM25 over the index: the top `limit` and the query's bound (store/text-query.ts). */
+const KNOWLEDGE_BM25 = { k1: Number(process.env.K1 ?? BASE_BM25.k1), b: Number(process.env.BM25B ?? BASE_BM25.b) }
+const QSTOP = new Set((process.env.QSTOP ?? '').split(',').filter(Boolean))
 export function search(index: Index, q: string, limit = 50, extra: Map<string, number> = new Map()): { hits: Array<[string, number]>; bound: number } {
-  const { terms, boundTerms = terms } = textQuery(q)
+  const kept = QSTOP.size ? q.replace(/[A-Za-z']+/g, (w) => (QSTOP.has(w.toLowerCase()) ? ' ' : w)) : q
+  const { terms, boundTerms = terms } = textQuery(kept)
   const n = index.ids.length
   const counted = new Set([...terms.filter((t) => index.df.has(t)), ...boundTerms])
   const bound = [...counted]
@@ -254,4 +259,78 @@ if (import.meta.url === `file://${process.argv[1]}`) {
         for (const m of (process.env.M ?? '1,2').split(',').map(Number))
           print(`entities ${l} top ${k} in >= ${m}`, await evaluate(dump, entityExpansion(l, k, m)))
   if (exp === 'title') for (const w of (process.env.W ?? '1,1.5,2,3,4').split(',').map(Number)) print(`title ${w}`, await evaluate(dump, {}, w))
+}
+
+if (import.meta.url === `file://${process.argv[1]}` && process.env.EXP === 'both') {
+  const dump = JSON.parse(readFileSync(process.argv[2]!, 'utf8')) as Dump
+  /** CombMNZ-like: candidates found by both lists gain `b` × the best fused score. */
+  const inBoth = (b: number): Variant => ({
+    post(q, gated) {
+      if (gated.length === 0) return gated
+      const best = Math.max(...gated.map((c) => c.fused))
+      return gated.map((c) => (c.positions[0] && c.positions[1] ? { ...c, fused: c.fused + b * best } : c))
+    },
+  })
+  for (const b of (process.env.B2 ?? '0.05,0.1,0.2').split(',').map(Number))
+    print(`date 0.5 + when 0.2 + both-lists ${b}`, await evaluate(dump, both(both(dateBoost(0.5), whenBoost(0.2)), inBoth(b))))
+}
+
+if (import.meta.url === `file://${process.argv[1]}` && process.env.EXP === 'miss') {
+  const dump = JSON.parse(readFileSync(process.argv[2]!, 'utf8')) as Dump
+  const { byConv, set } = await indexes(dump.set, 2)
+  const convOfQuery = new Map(set.queries.map((q) => [q.id, convOf(q)]))
+  const qtext = new Map(set.queries.map((q) => [q.id, q.text]))
+  const dtext = new Map(set.docs.map((d) => [d.id, d.text]))
+  const v = both(dateBoost(0.5), whenBoost(0.2))
+  let shown = 0
+  for (const q of dump.judged) {
+    if (String(q.category) !== (process.env.CAT ?? '4')) continue
+    const ids = rank(q, byConv.get(convOfQuery.get(q.id)!)!, dump, v)
+    const rel = Object.keys(q.relevant ?? {})
+    const missed = rel.filter((id) => !ids.includes(id))
+    if (missed.length === 0) continue
+    if (shown++ >= Number(process.env.N ?? 15)) break
+    console.log(`Q ${qtext.get(q.id)}`)
+    for (const id of missed) console.log(`   missed ${id}: ${(dtext.get(id) ?? '').slice(0, 160)}`)
+    console.log(`   top1 ${ids[0]}: ${(dtext.get(ids[0] ?? '') ?? '').slice(0, 120)}`)
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}` && process.env.EXP === 'next') {
+  const dump = JSON.parse(readFileSync(process.argv[2]!, 'utf8')) as Dump
+  /**
+   * Dialogue neighbours (measured, not in the product: needs a store lookup by source trace):
+   * the turn after each of the top `k` candidates gains `l` × that candidate's fused score
+   * (added as a candidate when the lists missed it). Turn ids are `conv:Dsession:turn`.
+   */
+  const next = (l: number, k: number, prev = 0): Variant => ({
+    post(q, gated, index) {
+      if (gated.length === 0) return gated
+      const known = new Set(index.ids)
+      const out = new Map(gated.map((c) => [c.id, { ...c }]))
+      const top = gated
+        .slice()
+        .sort((a, b) => b.fused - a.fused)
+        .slice(0, k)
+      for (const c of top) {
+        const m = /^(.*:D\d+:)(\d+)$/.exec(c.id)
+        if (!m) continue
+        for (const [delta, w] of [
+          [1, l],
+          [-1, prev],
+        ] as const) {
+          if (w === 0) continue
+          const id = `${m[1]}${Number(m[2]) + delta}`
+          if (!known.has(id)) continue
+          const cur = out.get(id) ?? { id, fused: 0, positions: [null, null] }
+          out.set(id, { ...cur, fused: cur.fused + w * c.fused })
+        }
+      }
+      return [...out.values()]
+    },
+  })
+  for (const k of (process.env.K ?? '3,5,10').split(',').map(Number))
+    for (const l of (process.env.L ?? '0.3,0.5,0.7').split(',').map(Number))
+      for (const p of (process.env.P ?? '0').split(',').map(Number))
+        print(`next turn ${l} prev ${p} of top ${k}`, await evaluate(dump, both(both(dateBoost(0.5), whenBoost(0.2)), next(l, k, p))))
 }
