@@ -301,7 +301,7 @@ if (import.meta.url === `file://${process.argv[1]}` && process.env.EXP === 'next
   /**
    * Dialogue neighbours (measured, not in the product: needs a store lookup by source trace):
    * the turn after each of the top `k` candidates gains `l` × that candidate's fused score
-   * (added as a candidate when the lists missed it). Turn ids are `conv:Dsession:turn`.
+   * (added as a candidate when the lists missed it). Ids: turns `conv:Dsession:turn`, facts `conv:Ssession:Fn`.
    */
   const next = (l: number, k: number, prev = 0): Variant => ({
     post(q, gated, index) {
@@ -313,7 +313,7 @@ if (import.meta.url === `file://${process.argv[1]}` && process.env.EXP === 'next
         .sort((a, b) => b.fused - a.fused)
         .slice(0, k)
       for (const c of top) {
-        const m = /^(.*:D\d+:)(\d+)$/.exec(c.id)
+        const m = /^(.*:(?:D\d+:|S\d+:F))(\d+)$/.exec(c.id)
         if (!m) continue
         for (const [delta, w] of [
           [1, l],
