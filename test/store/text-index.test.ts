@@ -15,6 +15,7 @@ import { openStore, type Store } from '../../src/store/store.js'
 import { createTextIndex, type IndexedEntry } from '../../src/store/text-index.js'
 import { DEFAULT_TEXT_RANKING, type EntryFilter, type RankedId } from '../../src/store/text-query.js'
 import { createTestDatabase, openTestStore } from '../helpers/stores.js'
+import { driveWritePaths } from '../helpers/write-paths.js'
 
 const entry = (id: string, tf: Record<string, number>, more: Partial<IndexedEntry> = {}): IndexedEntry => ({
   id,
@@ -139,42 +140,9 @@ describe('the in-memory index matches BM25 in SQL on PGlite, whatever path write
   afterAll(async () => cleanup())
 
   it('after saves, edits, feedback, archive, delete, import, merge and unmerge through the service', async () => {
-    const words = ['selenium', 'login', 'captcha', 'proxy', 'rotation', 'agent', 'notes', 'deploy', 'docker', 'pnpm']
-    const saved: string[] = []
-    for (let i = 0; i < 40; i++) {
-      const content = `${words.filter((_, w) => (i + w) % 3 === 0).join(' ')} ${'filler '.repeat(i % 5)}${i % 4 === 0 ? '用户偏好使用 TypeScript 类型安全' : ''}`
-      const entry = await knowledge.save(
-        {
-          task: `task ${i} ${words[i % words.length]}`,
-          content,
-          types: [i % 2 ? 'tool' : 'strategy'],
-          scopes: [['user:alice', 'project:p', 'org:acme'][i % 3]!],
-          score: 1 + (i % 5),
-        },
-        alice,
-      )
-      saved.push(entry.id)
-    }
-    await expectSameAsSql('saves')
-    await knowledge.edit(saved[0]!, { content: 'now about pnpm and docker only' }, alice)
-    await knowledge.edit(saved[1]!, { scopes: ['user:alice'], types: ['plan'] }, alice)
-    await knowledge.feedback(saved[2]!, { add_harmful_case: { task: 't', outcome: 'bad' } }, alice)
-    await knowledge.feedback(saved[2]!, { add_harmful_case: { task: 't', outcome: 'bad' } }, alice)
-    await knowledge.feedback(saved[3]!, { update_score: 1 }, alice)
-    await knowledge.archive(saved[4]!, alice)
-    await knowledge.delete(saved[5]!, alice)
-    await expectSameAsSql('edits, feedback, archive, delete')
-    const exported: string[] = []
-    for await (const line of knowledge.exportJsonl(alice)) exported.push(line)
-    const copies = exported.slice(0, 10).map((line) => JSON.stringify({ ...JSON.parse(line), id: `${JSON.parse(line).id}-copy` }))
-    expect((await knowledge.importJsonl(copies, alice)).imported).toBe(10)
-    await expectSameAsSql('import')
-    const { slimKnowledge, unmergeKnowledge } = await import('../../src/knowledge/slim.js')
-    const slim = await slimKnowledge({ store, embedder: createHashedEmbedder({ dimension: 64 }) }, { threshold: 0.9 }, admin)
-    expect(slim.merged).toBeGreaterThan(0)
-    await expectSameAsSql('merge')
-    await unmergeKnowledge({ store, embedder: createHashedEmbedder({ dimension: 64 }) }, slim.groups.find((g) => g.kept_id)!.kept_id!, admin)
-    await expectSameAsSql('unmerge')
+    await driveWritePaths({ store, embedder: createHashedEmbedder({ dimension: 64 }), knowledge, author: alice, admin }, expectSameAsSql, {
+      contentSuffix: '用户偏好使用 TypeScript 类型安全',
+    })
   })
 
   it('after raw SQL writes that bypass the store, and after TRUNCATE', async () => {

@@ -17,6 +17,7 @@ import { DEFAULT_TEXT_RANKING, type EntryFilter, type RankedId } from '../../src
 import { syncedTextIndex } from '../../src/store/text-sync.js'
 import { vectorDialect } from '../../src/store/vectors.js'
 import { openTestStore } from '../helpers/stores.js'
+import { driveWritePaths } from '../helpers/write-paths.js'
 
 const entry = (id: string, embedding: number[] | null, more: Partial<IndexedEntry> = {}): IndexedEntry => ({
   id,
@@ -151,46 +152,7 @@ describe('in-memory vector search equals exact vector search in SQL on PGlite, w
   afterAll(async () => cleanup())
 
   it('after saves, edits, feedback, archive, delete, import, merge, unmerge and reindex through the service', async () => {
-    const words = ['selenium', 'login', 'captcha', 'proxy', 'rotation', 'agent', 'notes', 'deploy', 'docker', 'pnpm']
-    const saved: string[] = []
-    for (let i = 0; i < 40; i++) {
-      const content = `${words.filter((_, w) => (i + w) % 3 === 0).join(' ')} ${'filler '.repeat(i % 5)}`
-      const entry = await knowledge.save(
-        {
-          task: `task ${i} ${words[i % words.length]}`,
-          content,
-          types: [i % 2 ? 'tool' : 'strategy'],
-          scopes: [['user:alice', 'project:p', 'org:acme'][i % 3]!],
-          score: 1 + (i % 5),
-        },
-        alice,
-      )
-      saved.push(entry.id)
-    }
-    await expectSameAsSql('saves')
-    await knowledge.edit(saved[0]!, { content: 'now about pnpm and docker only' }, alice)
-    await knowledge.edit(saved[1]!, { scopes: ['user:alice'], types: ['plan'] }, alice)
-    await knowledge.feedback(saved[2]!, { add_harmful_case: { task: 't', outcome: 'bad' } }, alice)
-    await knowledge.feedback(saved[2]!, { add_harmful_case: { task: 't', outcome: 'bad' } }, alice)
-    await knowledge.feedback(saved[3]!, { update_score: 1 }, alice)
-    await knowledge.archive(saved[4]!, alice)
-    await knowledge.delete(saved[5]!, alice)
-    await expectSameAsSql('edits, feedback, archive, delete')
-    const exported: string[] = []
-    for await (const line of knowledge.exportJsonl(alice)) exported.push(line)
-    const copies = exported
-      .slice(0, 10)
-      .map((line) => JSON.stringify({ ...JSON.parse(line), id: `${JSON.parse(line).id}-copy`, task: `copy ${JSON.parse(line).task}` }))
-    expect((await knowledge.importJsonl(copies, alice)).imported).toBe(10)
-    await expectSameAsSql('import')
-    const { slimKnowledge, unmergeKnowledge } = await import('../../src/knowledge/slim.js')
-    const slim = await slimKnowledge({ store, embedder }, { threshold: 0.9 }, admin)
-    expect(slim.merged).toBeGreaterThan(0)
-    await expectSameAsSql('merge')
-    await unmergeKnowledge({ store, embedder }, slim.groups.find((g) => g.kept_id)!.kept_id!, admin)
-    await expectSameAsSql('unmerge')
-    expect(await knowledge.reindex()).toBeGreaterThan(40)
-    await expectSameAsSql('reindex')
+    await driveWritePaths({ store, embedder, knowledge, author: alice, admin }, expectSameAsSql, { reindex: true })
   })
 
   it('after raw SQL writes that bypass the store, and after TRUNCATE', async () => {
