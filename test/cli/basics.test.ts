@@ -4,30 +4,14 @@
  * edit that changes nothing or a bad value with a clear error; `token create --perm` takes a
  * comma list and warns about a token that may store secrets it cannot read.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { runCli } from '../helpers/cli.js'
+import { describe, expect, it } from 'vitest'
+import { runCli, useCliEnv } from '../helpers/cli.js'
 
 const ROOT = join(import.meta.dirname, '..', '..')
 const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }
-let dir: string
-const saved = { ...process.env }
-
-beforeAll(() => {
-  dir = mkdtempSync(join(tmpdir(), 'knowhub-basics-'))
-  process.env.KNOWHUB_DATA_DIR = join(dir, 'data')
-  process.env.KNOWHUB_USER = 'dev'
-  process.env.KNOWHUB_ORG = 'acme'
-  process.env.KNOWHUB_EMBEDDER = 'hashed'
-  delete process.env.DATABASE_URL
-  delete process.env.KNOWHUB_URL
-})
-afterAll(() => {
-  process.env = saved
-  rmSync(dir, { recursive: true, force: true })
-})
+useCliEnv('basics', { KNOWHUB_USER: 'dev', KNOWHUB_ORG: 'acme', KNOWHUB_EMBEDDER: 'hashed' })
 
 describe('knowhub --version', () => {
   it("prints package.json's version", async () => {

@@ -4,30 +4,14 @@
  * server's import endpoint; all or nothing by default; a missing file said in words; no
  * `0/0` progress line.
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { formatDuration, progress, type Io } from '../../src/cli/output.js'
-import { runCli } from '../helpers/cli.js'
+import { runCli, useCliEnv } from '../helpers/cli.js'
 import { openTestHub } from '../server/helpers.js'
 
-let dir: string
-const saved = { ...process.env }
-
-beforeAll(() => {
-  dir = mkdtempSync(join(tmpdir(), 'knowhub-import-'))
-  process.env.KNOWHUB_DATA_DIR = join(dir, 'data')
-  process.env.KNOWHUB_USER = 'dev'
-  process.env.KNOWHUB_ORG = 'acme'
-  process.env.KNOWHUB_EMBEDDER = 'hashed'
-  delete process.env.DATABASE_URL
-  delete process.env.KNOWHUB_URL
-})
-afterAll(() => {
-  process.env = saved
-  rmSync(dir, { recursive: true, force: true })
-})
+const env = useCliEnv('import', { KNOWHUB_USER: 'dev', KNOWHUB_ORG: 'acme', KNOWHUB_EMBEDDER: 'hashed' })
 
 const postShaped = [
   {
@@ -55,7 +39,7 @@ interface Entry {
 }
 
 function write(name: string, lines: unknown[]): string {
-  const file = join(dir, name)
+  const file = join(env.dir, name)
   writeFileSync(file, lines.map((l) => (typeof l === 'string' ? l : JSON.stringify(l))).join('\n') + '\n')
   return file
 }
@@ -64,7 +48,7 @@ describe('knowhub import', () => {
   it('imports exported lines and POST /api/knowledge bodies side by side, and export stays lossless', async () => {
     const save = await runCli('save', '--task', 'Log in to site A', '--content', 'Use the test account', '--type', 'tool', '--json')
     expect(save.code, save.stderr).toBe(0)
-    const exported = join(dir, 'one.jsonl')
+    const exported = join(env.dir, 'one.jsonl')
     expect((await runCli('export', '-o', exported)).code).toBe(0)
     const exportedLine = readFileSync(exported, 'utf8').trim()
     // The exported entry (replaced by itself) and two POST-shaped lines, in one file.
@@ -89,8 +73,8 @@ describe('knowhub import', () => {
     expect(list.items.find((e) => e.task === 'Rotate logs')).toMatchObject({ scopes: ['user:dev'], owner: 'user:dev', eval: { score: 3 } })
 
     // Export → import with replace → export: the same text (lossless).
-    const before = join(dir, 'all-before.jsonl')
-    const after = join(dir, 'all-after.jsonl')
+    const before = join(env.dir, 'all-before.jsonl')
+    const after = join(env.dir, 'all-after.jsonl')
     await runCli('export', '-o', before)
     expect((await runCli('import', before, '--on-conflict', 'replace')).stdout).toContain('imported 3, skipped 0, bad lines 0')
     await runCli('export', '-o', after)
@@ -119,11 +103,11 @@ describe('knowhub import', () => {
   })
 
   it('says in words that the file is missing or a folder, not ENOENT', async () => {
-    const missing = await runCli('import', join(dir, 'nope.jsonl'))
+    const missing = await runCli('import', join(env.dir, 'nope.jsonl'))
     expect(missing.code).toBe(1)
-    expect(missing.stderr).toBe(`error [not_found]: There is no file ${join(dir, 'nope.jsonl')} to import (give a JSONL file, or - for stdin)`)
+    expect(missing.stderr).toBe(`error [not_found]: There is no file ${join(env.dir, 'nope.jsonl')} to import (give a JSONL file, or - for stdin)`)
     expect(missing.stderr).not.toContain('ENOENT')
-    const folder = join(dir, 'a-folder')
+    const folder = join(env.dir, 'a-folder')
     mkdirSync(folder)
     const json = await runCli('import', folder, '--json')
     expect(JSON.parse(json.stdout)).toMatchObject({
@@ -132,7 +116,7 @@ describe('knowhub import', () => {
   })
 
   it('never prints 0/0 progress: nothing to write, nothing printed', async () => {
-    const exported = join(dir, 'skip.jsonl')
+    const exported = join(env.dir, 'skip.jsonl')
     await runCli('export', '-o', exported)
     const run = await runCli('import', exported, '--on-conflict', 'skip')
     expect(run.stdout).toMatch(/imported 0, skipped \d+, bad lines 0/)

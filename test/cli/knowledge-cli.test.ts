@@ -2,28 +2,15 @@
  * The knowledge commands, run in-process through the real program against an
  * embedded database in a temp dir.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { runCli } from '../helpers/cli.js'
+import { describe, expect, it } from 'vitest'
+import { runCli, useCliEnv } from '../helpers/cli.js'
 
-let dir: string
 const run = runCli
 
 describe('knowhub knowledge commands', () => {
-  const saved = { ...process.env }
-  beforeAll(() => {
-    dir = mkdtempSync(join(tmpdir(), 'knowhub-cli-'))
-    process.env.KNOWHUB_DATA_DIR = join(dir, 'data')
-    process.env.KNOWHUB_USER = 'dev'
-    process.env.KNOWHUB_ORG = 'acme'
-    delete process.env.DATABASE_URL
-  })
-  afterAll(() => {
-    process.env = saved
-    rmSync(dir, { recursive: true, force: true })
-  })
+  const env = useCliEnv('cli', { KNOWHUB_USER: 'dev', KNOWHUB_ORG: 'acme' })
 
   it('saves, searches, shows, gives feedback, lists, exports and imports', async () => {
     const save = await run(
@@ -62,7 +49,7 @@ describe('knowhub knowledge commands', () => {
     expect((await run('list', '--types', 'tool')).stdout).toContain(entry.id)
     expect((await run('list', '--types', 'plan')).stdout).toContain('no entries')
 
-    const file = join(dir, 'backup.jsonl')
+    const file = join(env.dir, 'backup.jsonl')
     expect((await run('export', '-o', file)).code).toBe(0)
     expect(readFileSync(file, 'utf8').trim().split('\n')).toHaveLength(1)
     const again = await run('import', file)
@@ -72,7 +59,7 @@ describe('knowhub knowledge commands', () => {
   })
 
   it('reports bad import lines by number and imports nothing by default', async () => {
-    const file = join(dir, 'bad.jsonl')
+    const file = join(env.dir, 'bad.jsonl')
     writeFileSync(file, '{"id": "x"}\nnot json\n')
     const result = await run('import', file)
     expect(result.code).toBe(1)
