@@ -9,7 +9,7 @@
  * response cache), where a search's time goes (every SQL statement it issues, timed), and
  * EXPLAIN (ANALYZE, BUFFERS) of each statement of one hybrid search.
  *
- *   npx tsx bench/pg-scale.ts [--sizes 100000,1000000] [--queries 200] [--batch 1000]
+ *   npx tsx bench/pg-scale.ts [--sizes 100000,1000000] [--queries 200] [--batch 1000] [--reuse]
  */
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
@@ -34,6 +34,11 @@ export interface PgScaleOptions {
   batch?: number
   /** Lines handed to one importJsonl call (the import keeps its lines in memory). */
   chunk?: number
+  /**
+   * With KNOWHUB_BENCH_PG_URL: a database that already holds at least a size's entries (from
+   * an earlier run) is searched as it is, not loaded again (for iterating on search SQL).
+   */
+  reuse?: boolean
 }
 
 const load = (): string =>
@@ -123,8 +128,100 @@ export async function runPgScaleBench(options: PgScaleOptions = {}): Promise<Ben
       sql`SELECT version() AS v, (SELECT extversion FROM pg_extension WHERE extname = 'vector') AS pgvector`,
     )
     console.error(`pg-scale: ${String(version?.v).slice(0, 40)}, pgvector ${String((version as Record<string, unknown>).pgvector)}`)
+    // Search: one client, no response cache, every statement timed.
+    const searchBench = async (size: number): Promise<void> => {
+      const timings = new Map<string, number[]>()
+      const captured: Sql[] = []
+      let capture = false
+      const db = store.db as { query: typeof store.db.query }
+      const query = db.query.bind(store.db)
+      db.query = (async (q: Sql) => {
+        const start = performance.now()
+        try {
+          return await query(q)
+        } finally {
+          const k = kind(q.build().text)
+          const list = timings.get(k) ?? []
+          list.push(performance.now() - start)
+          timings.set(k, list)
+          if (capture) captured.push(q)
+        }
+      }) as typeof store.db.query
+      try {
+        for (const q of queries.slice(0, 20)) await knowledge.search({ q, top_k: 5, min_score: 0 }, principal)
+        for (const mode of ['hybrid', 'fulltext'] as const) {
+          timings.clear()
+          const times: number[] = []
+          for (const q of queries) {
+            const start = performance.now()
+            await knowledge.search({ q, top_k: 5, min_score: 0, mode }, principal)
+            times.push(performance.now() - start)
+          }
+          times.sort((a, b) => a - b)
+          const label = mode === 'hybrid' ? 'hybrid search' : 'full-text search'
+          const total = times.reduce((a, b) => a + b, 0)
+          const parts = [...timings.entries()].map(([k, list]) => ({ k, ms: list.reduce((a, b) => a + b, 0), n: list.length })).sort((a, b) => b.ms - a.ms)
+          const breakdown = parts.map((p) => `${p.k} ${round((100 * p.ms) / total, 0)}% (${round(p.ms / p.n, 2)} ms × ${round(p.n / times.length, 1)})`)
+          const sqlShare = round((100 * parts.reduce((a, p) => a + p.ms, 0)) / total, 0)
+          results.push({
+            name: `pgvector ${label} p50 @${size}`,
+            value: round(percentile(times, 50)),
+            unit: 'ms',
+            note: `${queries.length} queries, one client, ${load()}`,
+          })
+          results.push({
+            name: `pgvector ${label} p95 @${size}`,
+            value: round(percentile(times, 95)),
+            unit: 'ms',
+            ...(mode === 'hybrid' && size >= 1_000_000 ? { target: '≤ 15 ms' } : {}),
+            note: `SQL ${sqlShare}% of the time: ${breakdown.join('; ')}`,
+          })
+          console.error(
+            `pg-scale ${mode} @${size}: p50 ${round(percentile(times, 50))} ms, p95 ${round(percentile(times, 95))} ms; SQL ${sqlShare}%: ${breakdown.join('; ')} (${load()})`,
+          )
+        }
+        // EXPLAIN ANALYZE of the statements of one hybrid search (a typical query).
+        capture = true
+        await knowledge.search({ q: queries[1]!, top_k: 5, min_score: 0 }, principal)
+        capture = false
+      } finally {
+        db.query = query
+      }
+      explains[`@${size} "${queries[1]}"`] = []
+      for (const q of captured) {
+        const explained = new Sql([`EXPLAIN (ANALYZE, BUFFERS) ${q.strings[0] ?? ''}`, ...q.strings.slice(1)], q.values)
+        const rows = await store.db.query<{ 'QUERY PLAN': string }>(explained)
+        const plan = rows
+          .map((r) => r['QUERY PLAN'])
+          .join('\n')
+          .replace(/'\[[-\d.,e]+\]'::vector/g, "'[…]'::vector")
+        explains[`@${size} "${queries[1]}"`]!.push(`-- ${kind(q.build().text)}\n${plan}`)
+        const exec = /Execution Time: ([\d.]+) ms/.exec(plan)?.[1]
+        results.push({
+          name: `EXPLAIN ${kind(q.build().text)} @${size}`,
+          value: Number(exec),
+          unit: 'ms',
+          note: plan
+            .split('\n')
+            .slice(0, 2)
+            .map((l) => l.trim().replace(/\s+/g, ' '))
+            .join(' | ')
+            .slice(0, 200),
+        })
+      }
+    }
     let loaded = 0
     for (const size of sizes) {
+      if (options.reuse) {
+        const [row] = await store.db.query<{ n: string }>(sql`SELECT count(*) AS n FROM knowledge`)
+        if (Number(row?.n) >= size) {
+          console.error(`pg-scale: reusing the ${row?.n} entries already loaded (--reuse)`)
+          await store.db.query(sql`${new Sql([CREATE_HNSW], [])}`)
+          loaded = size
+          await searchBench(size)
+          continue
+        }
+      }
       // Load: without the HNSW index, then build it once.
       await store.db.query(sql`DROP INDEX IF EXISTS knowledge_embedding_hnsw`)
       const t0 = performance.now()
@@ -208,86 +305,7 @@ export async function runPgScaleBench(options: PgScaleOptions = {}): Promise<Ben
         note: `table ${mb(s.heap)} MB + toast ${mb(s.toast)} MB, HNSW ${mb(s.hnsw)} MB, GIN ${mb(s.gin)} MB, term stats ${mb(s.terms)} MB`,
       })
 
-      // Search: one client, no response cache, every statement timed.
-      const timings = new Map<string, number[]>()
-      const captured: Sql[] = []
-      let capture = false
-      const db = store.db as { query: typeof store.db.query }
-      const query = db.query.bind(store.db)
-      db.query = (async (q: Sql) => {
-        const start = performance.now()
-        try {
-          return await query(q)
-        } finally {
-          const k = kind(q.build().text)
-          const list = timings.get(k) ?? []
-          list.push(performance.now() - start)
-          timings.set(k, list)
-          if (capture) captured.push(q)
-        }
-      }) as typeof store.db.query
-      try {
-        for (const q of queries.slice(0, 20)) await knowledge.search({ q, top_k: 5, min_score: 0 }, principal)
-        for (const mode of ['hybrid', 'fulltext'] as const) {
-          timings.clear()
-          const times: number[] = []
-          for (const q of queries) {
-            const start = performance.now()
-            await knowledge.search({ q, top_k: 5, min_score: 0, mode }, principal)
-            times.push(performance.now() - start)
-          }
-          times.sort((a, b) => a - b)
-          const label = mode === 'hybrid' ? 'hybrid search' : 'full-text search'
-          const total = times.reduce((a, b) => a + b, 0)
-          const parts = [...timings.entries()].map(([k, list]) => ({ k, ms: list.reduce((a, b) => a + b, 0), n: list.length })).sort((a, b) => b.ms - a.ms)
-          const breakdown = parts.map((p) => `${p.k} ${round((100 * p.ms) / total, 0)}% (${round(p.ms / p.n, 2)} ms × ${round(p.n / times.length, 1)})`)
-          const sqlShare = round((100 * parts.reduce((a, p) => a + p.ms, 0)) / total, 0)
-          results.push({
-            name: `pgvector ${label} p50 @${size}`,
-            value: round(percentile(times, 50)),
-            unit: 'ms',
-            note: `${queries.length} queries, one client, ${load()}`,
-          })
-          results.push({
-            name: `pgvector ${label} p95 @${size}`,
-            value: round(percentile(times, 95)),
-            unit: 'ms',
-            ...(mode === 'hybrid' && size >= 1_000_000 ? { target: '≤ 15 ms' } : {}),
-            note: `SQL ${sqlShare}% of the time: ${breakdown.join('; ')}`,
-          })
-          console.error(
-            `pg-scale ${mode} @${size}: p50 ${round(percentile(times, 50))} ms, p95 ${round(percentile(times, 95))} ms; SQL ${sqlShare}%: ${breakdown.join('; ')} (${load()})`,
-          )
-        }
-        // EXPLAIN ANALYZE of the statements of one hybrid search (a typical query).
-        capture = true
-        await knowledge.search({ q: queries[1]!, top_k: 5, min_score: 0 }, principal)
-        capture = false
-      } finally {
-        db.query = query
-      }
-      explains[`@${size} "${queries[1]}"`] = []
-      for (const q of captured) {
-        const explained = new Sql([`EXPLAIN (ANALYZE, BUFFERS) ${q.strings[0] ?? ''}`, ...q.strings.slice(1)], q.values)
-        const rows = await store.db.query<{ 'QUERY PLAN': string }>(explained)
-        const plan = rows
-          .map((r) => r['QUERY PLAN'])
-          .join('\n')
-          .replace(/'\[[-\d.,e]+\]'::vector/g, "'[…]'::vector")
-        explains[`@${size} "${queries[1]}"`]!.push(`-- ${kind(q.build().text)}\n${plan}`)
-        const exec = /Execution Time: ([\d.]+) ms/.exec(plan)?.[1]
-        results.push({
-          name: `EXPLAIN ${kind(q.build().text)} @${size}`,
-          value: Number(exec),
-          unit: 'ms',
-          note: plan
-            .split('\n')
-            .slice(0, 2)
-            .map((l) => l.trim().replace(/\s+/g, ' '))
-            .join(' | ')
-            .slice(0, 200),
-        })
-      }
+      await searchBench(size)
     }
   } finally {
     await store.close()
@@ -305,11 +323,14 @@ export async function runPgScaleBench(options: PgScaleOptions = {}): Promise<Ben
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const { values } = parseArgs({ options: { sizes: { type: 'string' }, queries: { type: 'string' }, batch: { type: 'string' } } })
+  const { values } = parseArgs({
+    options: { sizes: { type: 'string' }, queries: { type: 'string' }, batch: { type: 'string' }, reuse: { type: 'boolean' } },
+  })
   const results = await runPgScaleBench({
     ...(values.sizes ? { sizes: values.sizes.split(',').map(Number) } : {}),
     ...(values.queries ? { queries: Number(values.queries) } : {}),
     ...(values.batch ? { batch: Number(values.batch) } : {}),
+    reuse: values.reuse === true,
   })
   printTable('PostgreSQL + pgvector at scale', results)
   console.log(`\nwrote ${writeResults('pgscale', results)}`)

@@ -9,7 +9,7 @@ import { createHashedEmbedder } from '../../src/embed/hashed.js'
 import { textQuery } from '../../src/knowledge/document.js'
 import { createKnowledgeService, type KnowledgeService } from '../../src/knowledge/service.js'
 import { DEFAULT_TEXT_RANKING, planTextQuery } from '../../src/store/knowledge.js'
-import { sql } from '../../src/store/sql.js'
+import { Sql, sql } from '../../src/store/sql.js'
 import type { Store } from '../../src/store/store.js'
 import { BACKENDS, openTestStore } from '../helpers/stores.js'
 
@@ -153,5 +153,62 @@ describe.each(BACKENDS)('bounded full-text search in SQL on %s', (backend) => {
     expect(rows[0]!.reloptions).toContain('gin_pending_list_limit=128')
     const stats = await store.db.query<{ n: number }>(sql`SELECT count(*)::int AS n FROM knowledge_scope_term WHERE df > 0`)
     expect(stats[0]!.n).toBeGreaterThan(5)
+  })
+})
+
+describe.each(BACKENDS)('full-text candidates on a larger table on %s', (backend) => {
+  let store: Store
+  let cleanup: () => Promise<void>
+  const principal = Principal.parse({ user: 'u', project: 'p', permissions: ['read', 'write'] })
+  const filter = { visible: visibleScopes(principal) }
+
+  beforeAll(async () => {
+    const opened = await openTestStore(backend, { fulltext: 'sql' })
+    store = opened.store
+    cleanup = opened.cleanup
+    // 20,000 entries of ~1.5 kB (a third of them rows the caller cannot see); "common" in
+    // every one, "rare" in one in forty: a table where the planner, left alone, intersects
+    // the text index with the scopes index.
+    await store.db.query(sql`INSERT INTO knowledge (id, types, task, scopes, owner, content, score, owner_score,
+      search_doc, search_tf, search_len, created_at, updated_at)
+      SELECT 'knowledge-20260101000000-' || lpad(i::text, 6, '0'), ARRAY['tool'], 'entry ' || i,
+        ARRAY[CASE WHEN i % 3 = 0 THEN 'org:other' ELSE 'project:p' END], 'user:u',
+        (SELECT string_agg(md5(i::text || '-' || j::text), ' ') FROM generate_series(1, 45) j), 3, 3,
+        CASE WHEN i % 40 = 0 THEN array_to_tsvector(ARRAY['common', 'rare']) ELSE array_to_tsvector(ARRAY['common']) END,
+        CASE WHEN i % 40 = 0 THEN '{"common": 1, "rare": 1}'::jsonb ELSE '{"common": 1}'::jsonb END,
+        CASE WHEN i % 40 = 0 THEN 2 ELSE 1 END, now(), now()
+      FROM generate_series(1, 20000) i`)
+    await store.knowledge.analyze()
+  }, 120_000)
+  afterAll(async () => cleanup())
+
+  it('filters visibility on the rows the text index finds, not through the scopes index, when the caller sees most entries', async () => {
+    // The caller sees two thirds of the entries: intersecting the text index with the scopes
+    // index would read the scopes index over most of the table (issue 18: 75,000 rows at 100k).
+    const statements: Sql[] = []
+    const db = store.db as { query: typeof store.db.query }
+    const query = db.query.bind(store.db)
+    db.query = (async (q: Sql) => {
+      if (q.build().text.includes('search_tf->>')) statements.push(q)
+      return query(q)
+    }) as typeof store.db.query
+    let hits
+    try {
+      hits = await store.knowledge.searchText(textQuery('rare common'), filter, 10)
+    } finally {
+      db.query = query
+    }
+    // The same hits as the exact path: the entries with "rare" the caller sees, by id (equal scores).
+    const rare = await store.db.query<{ id: string }>(
+      sql`SELECT id FROM knowledge WHERE search_doc @@ 'rare'::tsquery AND scopes && ${filter.visible}::text[] ORDER BY id LIMIT 10`,
+    )
+    expect(hits!.map((hit) => hit.id)).toEqual(rare.map((row) => row.id))
+    expect(statements.length).toBeGreaterThan(0)
+    for (const statement of statements) {
+      const explained = new Sql([`EXPLAIN ${statement.strings[0] ?? ''}`, ...statement.strings.slice(1)], statement.values)
+      const plan = (await store.db.query<{ 'QUERY PLAN': string }>(explained)).map((row) => row['QUERY PLAN']).join('\n')
+      expect(plan).toContain('knowledge_search_idx')
+      expect(plan).not.toContain('knowledge_scopes_idx')
+    }
   })
 })
