@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Principal } from '../../src/core/principal.js'
 import { createHashedEmbedder } from '../../src/embed/hashed.js'
 import { createKnowledgeService, type KnowledgeService } from '../../src/knowledge/service.js'
+import { vectorBinary } from '../../src/store/knowledge/transfer.js'
 import { sql } from '../../src/store/sql.js'
 import type { Store } from '../../src/store/store.js'
 import { BACKENDS, openTestStore } from '../helpers/stores.js'
@@ -90,5 +91,46 @@ describe.each(BACKENDS)('bulk import on %s', (backend) => {
       { name: 'knowledge_scope_search_stats_truncate', per_row: false },
       { name: 'knowledge_scope_search_stats_update', per_row: true },
     ])
+  })
+})
+
+describe.each(BACKENDS)('imported vectors on %s', (backend) => {
+  it('stores each imported embedding exactly as the embedder made it (binary on a pgvector server, text elsewhere)', async () => {
+    const { store, cleanup } = await openTestStore(backend)
+    try {
+      const hashed = createHashedEmbedder({ dimension: 64 })
+      const made: Float32Array[] = []
+      const recorded = {
+        ...hashed,
+        embed: async (texts: string[]) => {
+          const vectors = await hashed.embed(texts)
+          made.push(...vectors)
+          return vectors
+        },
+      }
+      const knowledge = await createKnowledgeService({ store, embedder: recorded })
+      const lines = Array.from({ length: 3 }, (_, i) => line(i, `${WORDS[i]} ${WORDS[i + 1]} notes`, ['user:u']))
+      expect((await knowledge.importJsonl(lines, admin, { mode: 'atomic' })).errors).toEqual([])
+      const rows = await store.db.query<{ v: string }>(sql`SELECT embedding::text AS v FROM knowledge ORDER BY id`)
+      expect(made).toHaveLength(3)
+      // The same vectors written as text (the dialect's form before), as the database prints them.
+      const expected = []
+      for (const vector of made) {
+        const [row] = await store.db.query<{ v: string }>(
+          store.pgvector ? sql`SELECT (${`[${vector.join(',')}]`}::vector)::text AS v` : sql`SELECT (${`{${vector.join(',')}}`}::real[])::text AS v`,
+        )
+        expected.push(row!.v)
+      }
+      expect(rows.map((row) => row.v)).toEqual(expected)
+    } finally {
+      await cleanup()
+    }
+  })
+})
+
+describe('vectorBinary', () => {
+  it("writes pgvector's binary input: dimension, an unused word, big-endian float4s, non-finite as 0", () => {
+    const buffer = vectorBinary(new Float32Array([0.5, -1, Number.NaN]))
+    expect([...buffer]).toEqual([0, 3, 0, 0, 0x3f, 0, 0, 0, 0xbf, 0x80, 0, 0, 0, 0, 0, 0])
   })
 })

@@ -4,7 +4,8 @@
  */
 import type { FeedbackRecord, KnowledgeVersion } from '../../core/knowledge.js'
 import type { Queryable } from '../database.js'
-import { sql } from '../sql.js'
+import { sql, type Sql } from '../sql.js'
+import type { VectorDialect } from '../vectors.js'
 import { insertFeedback } from './feedback.js'
 import { embeddingSql, insertRecords, type KnowledgeContext, type KnowledgeRecord, type SearchDocument } from './rows.js'
 import { insertVersion } from './versions.js'
@@ -19,6 +20,32 @@ export interface ImportItem {
   versions: KnowledgeVersion[]
   /** Replace an existing entry with the same id. */
   replace: boolean
+}
+
+/**
+ * pgvector's binary input (`vector_recv`: dimension and an unused word as int16, then each
+ * float4, big-endian): the same stored values as the text form (a non-finite component is
+ * stored as 0, as there), without formatting ~10 kB of decimals per entry here and parsing
+ * them in the server (0.4 ms of an entry's ~0.9 ms of import CPU in this process).
+ */
+export function vectorBinary(vector: Float32Array): Buffer {
+  const buffer = Buffer.allocUnsafe(4 + 4 * vector.length)
+  buffer.writeInt16BE(vector.length, 0)
+  buffer.writeInt16BE(0, 2)
+  for (let i = 0; i < vector.length; i++) {
+    const value = vector[i]!
+    buffer.writeFloatBE(Number.isFinite(value) ? value : 0, 4 + 4 * i)
+  }
+  return buffer
+}
+
+/**
+ * An imported embedding as a parameter: binary on a PostgreSQL server with pgvector (node-pg
+ * sends a Buffer in binary format), else the dialect's text form (PGlite, `real[]`).
+ */
+function importedEmbedding(kind: 'pglite' | 'postgres', dialect: VectorDialect | undefined, embedding: Float32Array | undefined): Sql | undefined {
+  if (kind === 'postgres' && dialect?.backend === 'pgvector' && embedding) return sql`${vectorBinary(embedding)}::vector`
+  return embeddingSql(dialect, embedding)
 }
 
 /** The import query of the knowledge store. */
@@ -43,7 +70,7 @@ export function importQueries({ db, getDialect }: KnowledgeContext): KnowledgeIm
     const dialect = getDialect()
     await insertRecords(
       tx,
-      items.map((item) => ({ record: item.record, doc: item.doc, embedding: embeddingSql(dialect, item.embedding) })),
+      items.map((item) => ({ record: item.record, doc: item.doc, embedding: importedEmbedding(db.kind, dialect, item.embedding) })),
       dialect !== undefined,
     )
     for (const item of items) {
