@@ -1,92 +1,15 @@
 /**
- * The only place that reads environment variables and the config file. It
- * builds a KnowHubConfig and hands it to the composition root.
+ * The only place that reads the config file. It builds a KnowHubConfig from it and the
+ * environment (env.ts) and hands it to the composition root.
  */
 import { readFileSync, existsSync } from 'node:fs'
 import { delimiter } from 'node:path'
 import { KnowHubError } from '../core/errors.js'
 import { KnowHubConfig } from '../core/config.js'
 import { parseWith, type ValidationIssue } from '../core/validate.js'
+import { processEnv, type ENV_VARS, type Env } from './env.js'
 
-/** Environment variables KnowHub reads (documented in the README). */
-export const ENV_VARS = {
-  KNOWHUB_CONFIG: 'path of a JSON config file (default: ./knowhub.config.json when present)',
-  KNOWHUB_DATA_DIR: 'folder of the embedded database (default ./.knowhub)',
-  DATABASE_URL: 'PostgreSQL connection string: use a server instead of the embedded database',
-  KNOWHUB_SHARED_BUFFERS: 'shared_buffers of the embedded database, e.g. 64MB (default 128MB for start and mcp, 16MB for one-shot commands)',
-  KNOWHUB_EMBEDDER: 'sentence (default, offline) | hashed (offline, lighter) | openai | local',
-  KNOWHUB_EMBED_DIM: 'vector dimension (hashed: default 512; openai: requested dimensions)',
-  KNOWHUB_EMBED_URL: 'OpenAI-compatible API root, e.g. http://127.0.0.1:11434/v1',
-  KNOWHUB_EMBED_MODEL: 'embedding model name for the openai provider',
-  KNOWHUB_EMBED_API_KEY: 'API key for the openai provider',
-  KNOWHUB_EMBED_PATH: 'folder of a local ONNX model for the local provider',
-  KNOWHUB_LLM_URL: 'OpenAI-compatible chat API root for routing, evolve, slim and extraction, e.g. https://openrouter.ai/api/v1',
-  KNOWHUB_LLM_MODEL: 'the chat model, e.g. google/gemini-2.0-flash-001 (llm.models in the config file: one per task)',
-  KNOWHUB_LLM_API_KEY: 'API key of the chat endpoint',
-  KNOWHUB_USER: 'local principal: user id (default "local")',
-  KNOWHUB_AGENT: 'local principal: agent id',
-  KNOWHUB_PROJECT: 'local principal: project id',
-  KNOWHUB_TEAM: 'local principal: team id',
-  KNOWHUB_ORG: 'local principal: org id',
-  KNOWHUB_SECRET_KEY: 'key of secrets at rest: 32 bytes as base64 or hex (default: the key file)',
-  KNOWHUB_SECRET_KEY_FILE: 'key file of secrets at rest (default <data dir>/secret.key, created with mode 0600)',
-  KNOWHUB_SECRETS_READ_ONLY: '1: start even when the stored secrets need another key, refusing every secret write (default: refuse to start)',
-  KNOWHUB_LOG_LEVEL: 'debug | info | warn | error (default: error for one-shot commands, which report problems in words; warn for mcp; info for start)',
-  KNOWHUB_LOG_FORMAT: 'json | pretty: log lines as JSON or for people (default: pretty on a terminal, JSON otherwise)',
-  KNOWHUB_HOST: 'server: address to listen on (default 127.0.0.1; others need an API token)',
-  KNOWHUB_PORT: 'server: port (default 8420)',
-  KNOWHUB_BODY_LIMIT: 'server: largest request body in bytes (default 2097152)',
-  KNOWHUB_RATE_LIMIT: 'server: requests per second per token (default 50; 0 = off)',
-  KNOWHUB_TRUSTED_PROXIES: 'server: reverse proxies (comma-separated addresses or CIDR ranges) whose X-Forwarded-For names the client',
-  KNOWHUB_URL: 'a KnowHub server that one-shot commands and `knowhub mcp` run on (default: the server holding the data folder, if any)',
-  KNOWHUB_TOKEN: 'the API token for KNOWHUB_URL',
-  KNOWHUB_AGENT_HOME: 'the agent home: each agent in <home>/<name>/ (default ~/.agent)',
-  KNOWHUB_PACK_PATHS: `extra knowledge-pack folders, separated by "${delimiter}" (before packs.paths of the config file)`,
-  KNOWHUB_PACK_ACCESS:
-    'server: who sees which pack folders, ROOT=SCOPE,SCOPE;ROOT=SCOPE (e.g. /srv/packs/acme=org:acme,user:bob; before packs.access of the config file)',
-} as const
-
-type Env = Record<string, string | undefined>
-
-/** The process environment: the one place that reads it. */
-export function processEnv(): Env {
-  return process.env
-}
-
-/** Settings of the CLI itself (not of the hub), from the environment. */
-export interface CliEnv {
-  /** KNOWHUB_LOG_LEVEL */
-  logLevel: string | undefined
-  /** KNOWHUB_LOG_FORMAT: json | pretty (undefined: decided by whether stderr is a terminal). */
-  logFormat: 'json' | 'pretty' | undefined
-  /** KNOWHUB_URL: a running KnowHub server to talk to. */
-  url: string | undefined
-  /** KNOWHUB_TOKEN: the API token for `url`. */
-  token: string | undefined
-  /** KNOWHUB_AGENT: the local principal's agent id. */
-  agent: string | undefined
-}
-
-/**
- * The CLI's own settings from the environment.
- * @example
- * const { logLevel } = cliEnv()
- */
-export function cliEnv(env: Env = process.env): CliEnv {
-  return {
-    logLevel: env.KNOWHUB_LOG_LEVEL || undefined,
-    logFormat: logFormat(env.KNOWHUB_LOG_FORMAT),
-    url: env.KNOWHUB_URL || undefined,
-    token: env.KNOWHUB_TOKEN || undefined,
-    agent: env.KNOWHUB_AGENT || undefined,
-  }
-}
-
-function logFormat(value: string | undefined): 'json' | 'pretty' | undefined {
-  if (!value) return undefined
-  if (value === 'json' || value === 'pretty') return value
-  throw new KnowHubError('config_error', `KNOWHUB_LOG_FORMAT must be json or pretty, got "${value}"`)
-}
+export { ENV_VARS, cliEnv, processEnv, type CliEnv } from './env.js'
 
 function readConfigFile(env: Env, explicit?: string): Record<string, unknown> {
   const path = explicit ?? env.KNOWHUB_CONFIG ?? (existsSync('knowhub.config.json') ? 'knowhub.config.json' : undefined)
@@ -182,7 +105,7 @@ function atPath(target: Record<string, unknown>, path: string): { get: () => unk
  * @example
  * const config = loadConfig(process.env)
  */
-export function loadConfig(env: Env = process.env, options: { configFile?: string } = {}): KnowHubConfig {
+export function loadConfig(env: Env = processEnv(), options: { configFile?: string } = {}): KnowHubConfig {
   const file = readConfigFile(env, options.configFile)
   const config = structuredClone(file) as Record<string, unknown>
   const provider = env.KNOWHUB_EMBEDDER

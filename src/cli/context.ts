@@ -9,7 +9,7 @@ import type { HubSession } from '../app/session.js'
 import type { KnowHubConfig } from '../core/config.js'
 import { KnowHubError } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
-import { cliEnv, loadConfig, processEnv } from './config.js'
+import { cliEnv, processEnv } from './env.js'
 import type { Io } from './output.js'
 
 /** How log lines look: JSON lines, or human lines (`HH:MM:ss INFO GET /api/… 200 3 ms`). */
@@ -80,8 +80,12 @@ export interface SessionOptions extends GlobalOptions {
   token?: string
 }
 
-/** The configuration of a command: env + config file (`--config`). */
-export function readConfig(options: GlobalOptions): KnowHubConfig {
+/**
+ * The configuration of a command: env + config file (`--config`). Its schema loads here, when a
+ * command first needs it: `--help` and commands that run on a server never do.
+ */
+export async function readConfig(options: GlobalOptions): Promise<KnowHubConfig> {
+  const { loadConfig } = await import('./config.js')
   return loadConfig(processEnv(), options.config ? { configFile: options.config } : {})
 }
 
@@ -124,7 +128,7 @@ function preferBaselineWasm(): void {
  * in-memory index on the embedded database.
  */
 export async function withHub<T>(options: GlobalOptions & WorkloadOptions & { packs?: PackSource }, fn: (hub: KnowHub) => Promise<T>): Promise<T> {
-  const config = readConfig(options)
+  const config = await readConfig(options)
   const holder = folderHolder(config)
   if (holder) throw heldError(config, holder)
   if (!options.longRunning && config.search.fulltext === 'auto') config.search.fulltext = 'sql'
@@ -159,7 +163,7 @@ export async function withSession<T>(
   const env = cliEnv()
   const url = options.url ?? env.url
   if (url) return fn(await remoteSession(url, options.token ?? env.token))
-  const config = readConfig(options)
+  const config = await readConfig(options)
   const holder = folderHolder(config)
   if (holder?.owner?.url) {
     io.err(`knowhub: the KnowHub server at ${holder.owner.url} (process ${holder.owner.pid}) holds ${config.dataDir}: running this command there`)

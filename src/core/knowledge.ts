@@ -8,13 +8,13 @@ import { Owner, Scope } from './principal.js'
 import { ExpandedResource } from './resources.js'
 import { KNOWLEDGE_ID } from './ids.js'
 import { nullAsAbsent, nullAsDefault } from './validate.js'
+import { KNOWLEDGE_STATUSES, KNOWLEDGE_TYPES } from './vocabulary.js'
 
-export const KNOWLEDGE_TYPES = ['user_profile', 'strategy', 'tool', 'usecase', 'definition', 'plan'] as const
+export { KNOWLEDGE_STATUSES, KNOWLEDGE_TYPES }
 /** What kind of knowledge an entry holds. */
 export const KnowledgeType = z.enum(KNOWLEDGE_TYPES)
 export type KnowledgeType = z.infer<typeof KnowledgeType>
 
-export const KNOWLEDGE_STATUSES = ['active', 'merged', 'archived'] as const
 export const KnowledgeStatus = z.enum(KNOWLEDGE_STATUSES)
 export type KnowledgeStatus = z.infer<typeof KnowledgeStatus>
 

@@ -8,6 +8,7 @@ import { Deleted, listPage } from './api.js'
 import { KnowHubError } from './errors.js'
 import { Owner, Scope } from './principal.js'
 import { nullAsAbsent, nullAsDefault } from './validate.js'
+import { RESOURCE_CONTENT_TYPES } from './vocabulary.js'
 
 /** Largest `body`, in UTF-8 bytes (1 MiB). Larger bodies are refused with `too_large`. */
 export const MAX_RESOURCE_BODY_BYTES = 1_048_576
@@ -78,7 +79,7 @@ export function resourceIdFromPath(rawPath: string): string {
   return id
 }
 
-export const RESOURCE_CONTENT_TYPES = ['code', 'credential', 'cookie', 'text', 'markdown', 'json', 'url', 'file'] as const
+export { RESOURCE_CONTENT_TYPES }
 const CUSTOM_CONTENT_TYPE = /^x-[a-z0-9][a-z0-9._-]{0,62}$/
 
 /**

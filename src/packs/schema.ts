@@ -5,6 +5,7 @@
  * standard defines (grounding, producedBy, …).
  */
 import { z } from 'zod'
+import { formatDiagnostic, GROUNDING_POLICIES, STANDARD_PACK_TYPES } from './vocabulary.js'
 
 /**
  * Lifecycle status of a pack.
@@ -53,7 +54,7 @@ export type PackGrounding = z.infer<typeof PackGrounding>
  * @example
  * GroundingPolicy.parse('required')
  */
-export const GroundingPolicy = z.enum(['required', 'recommended', 'none', 'off'])
+export const GroundingPolicy = z.enum(GROUNDING_POLICIES)
 export type GroundingPolicy = z.infer<typeof GroundingPolicy>
 
 /**
@@ -89,25 +90,7 @@ export type PackScope = z.infer<typeof PackScope>
  */
 export const SCOPE_PRECEDENCE: readonly PackScope[] = ['project', 'user', 'extra', 'builtin']
 
-/**
- * The standard's pack types. Anything else must be namespaced (`custom:x`, `acme:y`) or allowed by config.
- * @example
- * STANDARD_PACK_TYPES.includes('brand-product') // true
- */
-export const STANDARD_PACK_TYPES = [
-  'personal-profile',
-  'brand-persona',
-  'brand-product',
-  'organization-knowhow',
-  'content-operations',
-  'private-domain-operations',
-  'live-commerce-operations',
-  'campaign-operations',
-  'growth-strategy',
-  'content-ontology',
-  'domain-reference',
-  'research-wiki',
-] as const
+export { STANDARD_PACK_TYPES }
 
 /**
  * Provenance of the Skill or tool that produced the pack.
@@ -260,12 +243,4 @@ export interface RejectedPack {
   issues: PackDiagnostic[]
 }
 
-/**
- * Formats a diagnostic as one line: `warning name_mismatch [name]: …`.
- * @example
- * formatDiagnostic({ severity: 'warning', code: 'name_mismatch', field: 'name', message: 'x' }) // 'warning name_mismatch [name]: x'
- */
-export function formatDiagnostic(diagnostic: PackDiagnostic): string {
-  const where = diagnostic.field ?? diagnostic.path
-  return `${diagnostic.severity} ${diagnostic.code}${where ? ` [${where}]` : ''}: ${diagnostic.message}`
-}
+export { formatDiagnostic }

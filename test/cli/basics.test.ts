@@ -2,16 +2,53 @@
  * CLI basics: `knowhub --version` says package.json's version; `knowhub edit` changes an
  * entry (task, content, types, tags, scopes) and keeps the previous version, refusing an
  * edit that changes nothing or a bad value with a clear error; `token create --perm` takes a
- * comma list and warns about a token that may store secrets it cannot read.
+ * comma list and warns about a token that may store secrets it cannot read; `--help` loads no
+ * schema library.
  */
-import { readFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { existsSync, readFileSync } from 'node:fs'
+import { dirname, join, resolve } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { runCli, useCliEnv } from '../helpers/cli.js'
 
 const ROOT = join(import.meta.dirname, '..', '..')
 const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }
 useCliEnv('basics', { KNOWHUB_USER: 'dev', KNOWHUB_ORG: 'acme', KNOWHUB_EMBEDDER: 'hashed' })
+
+/**
+ * The modules `from` loads when it is imported: its static `import … from` and `export … from`
+ * (not `import type`, not `import()`), transitively; packages by name.
+ */
+function eagerImports(from: string): Set<string> {
+  const seen = new Set<string>()
+  const visit = (file: string): void => {
+    if (seen.has(file)) return
+    seen.add(file)
+    if (!file.startsWith('/')) return
+    const source = readFileSync(file, 'utf8')
+    for (const m of source.matchAll(/^(?:import|export)\s+(?!type\b)(?:[^;'"]*?\sfrom\s+)?['"]([^'"]+)['"]/gm)) {
+      const spec = m[1]!
+      if (!spec.startsWith('.')) visit(spec.split('/')[0]!.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]!)
+      else {
+        const target = resolve(dirname(file), spec.replace(/\.js$/, '.ts'))
+        visit(existsSync(target) ? target : target.replace(/\.ts$/, '/index.ts'))
+      }
+    }
+  }
+  visit(from)
+  return seen
+}
+
+describe('knowhub --help', () => {
+  it('loads no schema library: the configuration, data-model and pack schemas load when a command runs', () => {
+    const loaded = eagerImports(join(ROOT, 'src', 'cli', 'main.ts'))
+    // The walk sees the command definitions (a sanity check of the walk itself)...
+    expect(loaded.has(join(ROOT, 'src', 'cli', 'commands', 'packs.ts'))).toBe(true)
+    expect(loaded.has('commander')).toBe(true)
+    // ...and neither zod nor the modules built on it.
+    expect(loaded.has('zod')).toBe(false)
+    for (const schema of ['core/config.ts', 'core/knowledge.ts', 'packs/schema.ts']) expect(loaded.has(join(ROOT, 'src', schema))).toBe(false)
+  })
+})
 
 describe('knowhub --version', () => {
   it("prints package.json's version", async () => {

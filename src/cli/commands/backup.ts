@@ -49,7 +49,7 @@ function backupCommand(io: Io): Command {
     .action(async (file: string, options: { json?: boolean }, command: Command) => {
       const session = sessionOptions(command)
       const target = resolve(file)
-      if (!session.url && readConfig(session).databaseUrl) {
+      if (!session.url && (await readConfig(session)).databaseUrl) {
         const { PG_DUMP_HINT } = await import('../../app/backup.js')
         throw new KnowHubError('validation_error', `knowhub backup copies the embedded database; ${PG_DUMP_HINT}`)
       }
@@ -108,7 +108,7 @@ function restoreCommand(io: Io): Command {
     )
     .action(async (file: string, options: { dataDir?: string; force?: boolean; json?: boolean }, command: Command) => {
       if (!namesBackupFile(file, options)) return runLifecycle(io, 'restore', file, options, command)
-      const config = readConfig(command.optsWithGlobals() as GlobalOptions)
+      const config = await readConfig(command.optsWithGlobals() as GlobalOptions)
       if (options.dataDir) config.dataDir = options.dataDir
       const { restoreDataFolder, PG_RESTORE_HINT } = await import('../../app/backup.js')
       if (config.databaseUrl) throw new KnowHubError('validation_error', PG_RESTORE_HINT)

@@ -11,7 +11,7 @@ import type { PackService } from '../../packs/service.js'
 import type { ToolBackend } from '../../tools/backend.js'
 import { folderHolder } from '../../app/locate.js'
 import { createCliLogger, heldError, withHub, type GlobalOptions } from '../context.js'
-import { cliEnv, loadConfig, processEnv } from '../config.js'
+import { cliEnv, processEnv } from '../env.js'
 import { collect } from '../options.js'
 import { toolDefaults } from '../tool-options.js'
 import type { Io } from '../output.js'
@@ -101,7 +101,7 @@ export function mcpCommand(_io: Io): Command {
       const env = cliEnv()
       const logger = createCliLogger(env.logLevel ?? 'warn')
       const globals = command.optsWithGlobals() as GlobalOptions
-      const config = loadConfig(processEnv(), globals.config ? { configFile: globals.config } : {})
+      const config = (await import('../config.js')).loadConfig(processEnv(), globals.config ? { configFile: globals.config } : {})
       // The `packs` section of the config file adds folders, types and limits; flags win.
       const packSource: PackSource = options.packs === false ? false : options
       const serve = async (backend: ToolBackend, principal: { agent?: string | undefined }, packService: PackService, embedder?: Embedder): Promise<void> => {

@@ -8,12 +8,11 @@
 import { Command, InvalidArgumentError } from 'commander'
 import { noopLogger, type Logger } from '../../core/logger.js'
 import type { Embedder } from '../../embed/embedder.js'
-import { GroundingPolicy, STANDARD_PACK_TYPES } from '../../packs/schema.js'
-import { ResolveIntent } from '../../packs/resolve/intent.js'
+import { GROUNDING_POLICIES, RESOLVE_INTENTS, STANDARD_PACK_TYPES } from '../../packs/vocabulary.js'
 import type { PackService } from '../../packs/service.js'
 import type { PackFlags } from '../../packs/options.js'
 import type { KnowHubConfig } from '../../core/config.js'
-import { loadConfig, processEnv } from '../config.js'
+import { processEnv } from '../env.js'
 import { printError, printJsonError, processIo, type Io } from '../output.js'
 import type { PacksAction, PacksOptions } from './packs/action.js'
 import { activateAction } from './packs/activate.js'
@@ -73,7 +72,7 @@ function runner(io: Io, logger: Logger, env: Record<string, string | undefined>)
       const opts = command.optsWithGlobals() as PacksOptions
       try {
         // The config file (`--config`: the global option), its `packs` section and KNOWHUB_PACK_PATHS; flags win.
-        const config = loadConfig(env, typeof opts.config === 'string' ? { configFile: opts.config } : {})
+        const config = (await import('../config.js')).loadConfig(env, typeof opts.config === 'string' ? { configFile: opts.config } : {})
         const embedder = opts.embed === true ? await (await import('../../embed/factory.js')).createEmbedder(config.embedder, { logger }) : undefined
         try {
           await action({ packs: await packServiceFor(opts, config, logger, embedder), opts, args, io })
@@ -118,8 +117,8 @@ function addSubcommands(packs: Command, run: Run): void {
     .argument('<task>', 'the task text')
     .option('--pack <name>', 'pack to use (repeatable; default: packs whose description matches the task)', collect)
     .option('--budget <tokens>', 'token budget', positiveInt, 8000)
-    .option('--grounding <policy>', 'required | recommended | none (off is read as none)', oneOf(GroundingPolicy.options))
-    .option('--intent <intent>', `task intent (${ResolveIntent.options.join(' | ')}); detected when absent`, oneOf(ResolveIntent.options))
+    .option('--grounding <policy>', 'required | recommended | none (off is read as none)', oneOf(GROUNDING_POLICIES))
+    .option('--intent <intent>', `task intent (${RESOLVE_INTENTS.join(' | ')}); detected when absent`, oneOf(RESOLVE_INTENTS))
     .option('--confirm', 'confirm use of disputed packs')
     .option('--log-dir <dir>', 'append usage records to <dir>/knowledge-usage.jsonl (default: packs.logDir)')
     .option('--log-pack-runs', "also append usage records to each pack's runs/usage.jsonl (default: packs.useRunsDir)")

@@ -6,7 +6,7 @@ import { resolve } from 'node:path'
 import { Command } from 'commander'
 import { KnowHubError } from '../../core/errors.js'
 import { toolDefaults } from '../tool-options.js'
-import { cliEnv } from '../config.js'
+import { cliEnv } from '../env.js'
 import { createCliLogger, withHub, type GlobalOptions } from '../context.js'
 import type { Io } from '../output.js'
 

@@ -3,7 +3,7 @@
  * token is printed once; only its hash is stored.
  */
 import { Command } from 'commander'
-import { tokenPermissionWarnings, type TokenInfo } from '../../core/tokens.js'
+import type { TokenInfo } from '../../core/tokens.js'
 import { withSession } from '../context.js'
 import { serverOptions, sessionOptions } from '../options.js'
 import { printJson, type Io } from '../output.js'
@@ -50,6 +50,7 @@ export function tokenCommand(io: Io): Command {
           ...(options.expires ? { expires_at: options.expires } : {}),
         }),
       )
+      const { tokenPermissionWarnings } = await import('../../core/tokens.js')
       const warnings = tokenPermissionWarnings(created.principal.permissions)
       if (options.json) return printJson(io, warnings.length > 0 ? { ...created, warnings } : created)
       io.out(created.token)

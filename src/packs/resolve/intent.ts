@@ -3,13 +3,14 @@
  * Chinese cue words) unless the caller says.
  */
 import { z } from 'zod'
+import { RESOLVE_INTENTS } from '../vocabulary.js'
 
 /**
  * What the task needs from the packs. `cite`, `verify`, `ingest` and `dispute` unlock `sources/`.
  * @example
  * await resolveContext({ task, packs, intent: ResolveIntent.parse('cite') })
  */
-export const ResolveIntent = z.enum(['answer', 'detail', 'cite', 'verify', 'ingest', 'dispute'])
+export const ResolveIntent = z.enum(RESOLVE_INTENTS)
 export type ResolveIntent = z.infer<typeof ResolveIntent>
 
 const EVIDENCE_INTENT =

@@ -3,7 +3,7 @@
  * messages, then the budget report; `--json` prints `{ messages, report }`.
  */
 import { Command, Option } from 'commander'
-import { loadConfig, processEnv } from '../../config.js'
+import { processEnv } from '../../env.js'
 import { withSession } from '../../context.js'
 import { collect, globals, intOption, serverOptions, sessionOptions } from '../../options.js'
 import { printJson, type Io } from '../../output.js'
@@ -58,7 +58,7 @@ export function agentIndexCommand(io: Io): Command {
     .option('--json', 'print the index as JSON')
     .action(async (name: string, options, command: Command) => {
       // Files only: no database is opened, so it runs beside a server holding the data folder.
-      const config = loadConfig(processEnv(), globals(command).config ? { configFile: globals(command).config } : {})
+      const config = (await import('../../config.js')).loadConfig(processEnv(), globals(command).config ? { configFile: globals(command).config } : {})
       const { indexAgentFunctions } = await import('../../../app/agent-files.js')
       const result = await indexAgentFunctions(config, {
         agent: name,

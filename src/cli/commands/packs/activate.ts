@@ -1,5 +1,5 @@
 /** `knowhub packs activate NAME [--mode tool|file] [--confirm]`. */
-import { formatDiagnostic } from '../../../packs/schema.js'
+import { formatDiagnostic } from '../../../packs/vocabulary.js'
 import { printJson } from '../../output.js'
 import { severityMark, type PacksAction } from './action.js'
 

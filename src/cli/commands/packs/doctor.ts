@@ -1,5 +1,5 @@
 /** `knowhub packs doctor`: every location scanned, and every pack found, shadowed, rejected or archived. */
-import { formatDiagnostic } from '../../../packs/schema.js'
+import { formatDiagnostic } from '../../../packs/vocabulary.js'
 import { printJson } from '../../output.js'
 import { severityMark, type PacksAction } from './action.js'
 

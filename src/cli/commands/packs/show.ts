@@ -1,5 +1,5 @@
 /** `knowhub packs show NAME`: one pack's metadata, diagnostics and resources. */
-import { formatDiagnostic } from '../../../packs/schema.js'
+import { formatDiagnostic } from '../../../packs/vocabulary.js'
 import { printJson } from '../../output.js'
 import { severityMark, type PacksAction } from './action.js'
 

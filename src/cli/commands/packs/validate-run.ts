@@ -1,5 +1,5 @@
 /** `knowhub packs validate-run FILE`: a record file against the standard's schemas; exit code 1 on errors (for CI). */
-import { formatDiagnostic } from '../../../packs/schema.js'
+import { formatDiagnostic } from '../../../packs/vocabulary.js'
 import { printJson } from '../../output.js'
 import { severityMark, type PacksAction } from './action.js'
 

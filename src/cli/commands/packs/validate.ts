@@ -1,6 +1,6 @@
 /** `knowhub packs validate PATH`: strict validation for pack authors; exit code 1 on errors (for CI). */
 import { resolve } from 'node:path'
-import { formatDiagnostic } from '../../../packs/schema.js'
+import { formatDiagnostic } from '../../../packs/vocabulary.js'
 import { printJson } from '../../output.js'
 import { severityMark, type PacksAction } from './action.js'
 
