@@ -335,6 +335,7 @@ export function createKnowledgeSearch(ctx: KnowledgeContext, options: SearchOpti
     async warmUp() {
       const started = performance.now()
       await store.knowledge.searchGeneration()
+      await store.knowledge.warmRecords()
       logger.info('knowledge.search.ready', { ms: Math.round(performance.now() - started) })
     },
 

@@ -10,6 +10,7 @@ import type { Database } from './database.js'
 import { feedbackQueries, type KnowledgeFeedbackQueries } from './knowledge/feedback.js'
 import { mergeQueries, type KnowledgeMergeQueries } from './knowledge/merge.js'
 import { recordQueries, type KnowledgeRecordQueries } from './knowledge/records.js'
+import type { RecordCache } from './record-cache.js'
 import { reownQueries, type KnowledgeReownQueries } from './knowledge/reown.js'
 import type { KnowledgeContext } from './knowledge/rows.js'
 import { searchDocQueries, type KnowledgeSearchDocQueries } from './knowledge/search-docs.js'
@@ -64,15 +65,17 @@ export interface KnowledgeStore
 /**
  * The knowledge queries over a database. `getDialect` gives undefined until a vector
  * table exists for the configured embedder; with `textIndex`, full-text and vector search
- * run in that in-memory index instead of SQL.
+ * run in that in-memory index instead of SQL, and with `records` too (a cache the index's
+ * sync drops changed entries from: its `onChange`), `get` and `getMany` read through it.
  * @example
- * const knowledge = knowledgeStore(db, () => dialect, syncedTextIndex(db))
+ * const records = new RecordCache()
+ * const knowledge = knowledgeStore(db, () => dialect, syncedTextIndex(db, { onChange: (ids) => records.drop(ids) }), records)
  * await knowledge.get(id, visibleScopes(principal))
  */
-export function knowledgeStore(db: Database, getDialect: () => VectorDialect | undefined, textIndex?: SyncedTextIndex): KnowledgeStore {
+export function knowledgeStore(db: Database, getDialect: () => VectorDialect | undefined, textIndex?: SyncedTextIndex, records?: RecordCache): KnowledgeStore {
   const context: KnowledgeContext = { db, getDialect }
   return {
-    ...recordQueries(context),
+    ...recordQueries(context, textIndex && records ? { cache: records, sync: () => textIndex.sync() } : undefined),
     ...importQueries(context),
     ...feedbackQueries(context),
     ...versionQueries(context),

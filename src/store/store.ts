@@ -9,6 +9,7 @@ import { knowledgeStore, type KnowledgeStore } from './knowledge.js'
 import { llmUsageStore, type LlmUsageStore } from './llm-usage.js'
 import { migrate } from './migrate.js'
 import { resourceStore, type ResourceStore } from './resources.js'
+import { RecordCache } from './record-cache.js'
 import { sql } from './sql.js'
 import { syncedTextIndex } from './text-sync.js'
 import {
@@ -113,14 +114,14 @@ export async function openStore(options: OpenStoreOptions = {}): Promise<Store> 
       })
     }
     const vectors = vectorSlot(db, pgvector, logger)
+    // The embedded store: candidates from the in-memory index, the records of a search's
+    // shortlist from a cache that the index's sync keeps current.
+    const records = fulltext === 'memory' ? new RecordCache() : undefined
+    const textIndex = fulltext === 'memory' ? syncedTextIndex(db, { logger, vectorKey: () => vectors.key(), onChange: (ids) => records?.drop(ids) }) : undefined
     return {
       db,
       pgvector,
-      knowledge: knowledgeStore(
-        db,
-        () => vectors.dialect(),
-        fulltext === 'memory' ? syncedTextIndex(db, { logger, vectorKey: () => vectors.key() }) : undefined,
-      ),
+      knowledge: knowledgeStore(db, () => vectors.dialect(), textIndex, records),
       resources: resourceStore(db),
       llmUsage: llmUsageStore(db),
       prepareVectors: (embedder, prepareOptions) => vectors.prepare(embedder, prepareOptions),

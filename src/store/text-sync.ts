@@ -88,6 +88,12 @@ export interface SyncedTextIndexOptions {
    * while there is none. A new key rebuilds the index on the next sync.
    */
   vectorKey?: () => string | undefined
+  /**
+   * Called with the ids of the entries a sync found changed, right after it read them from the
+   * log and before the sync resolves; with undefined when it rebuilt the whole index (anything
+   * may have changed). A record cache drops them (`record-cache.ts`).
+   */
+  onChange?: (ids?: readonly string[]) => void
 }
 
 /** Reads the whole table into a new index; returns it with the log position it reflects. */
@@ -128,6 +134,7 @@ async function applyChanges(db: Database, columns: Sql, index: TextIndex, ids: r
 export function syncedTextIndex(db: Database, options: SyncedTextIndexOptions = {}): SyncedTextIndex {
   const logger = options.logger ?? noopLogger
   const vectorKey = options.vectorKey ?? (() => undefined)
+  const onChange = options.onChange ?? (() => {})
   let index: TextIndex = createTextIndex()
   let applied = 0
   let built = false
@@ -147,6 +154,8 @@ export function syncedTextIndex(db: Database, options: SyncedTextIndexOptions = 
     builtWith = vectorKey()
     ;({ index, applied } = await buildIndex(db, columns(), logger))
     built = true
+    // After the log was read: rows fetched from now on reflect every change up to its top.
+    onChange(undefined)
   }
 
   async function run(): Promise<void> {
@@ -176,7 +185,9 @@ export function syncedTextIndex(db: Database, options: SyncedTextIndexOptions = 
     if (changes.length > MAX_INCREMENTAL || changes.some((c) => c.id === null)) {
       await rebuild()
     } else {
-      await applyChanges(db, columns(), index, [...new Set(changes.map((c) => c.id!))])
+      const ids = [...new Set(changes.map((c) => c.id!))]
+      onChange(ids)
+      await applyChanges(db, columns(), index, ids)
       applied = Number(changes[changes.length - 1]!.position)
     }
     if (applied - pruned >= PRUNE_AFTER) {

@@ -3,6 +3,7 @@
  * read and every change of an existing entry takes the caller's visible scopes.
  */
 import type { KnowledgeStatus, Tags } from '../../core/knowledge.js'
+import type { RecordCache } from '../record-cache.js'
 import { sql, type Sql } from '../sql.js'
 import type { EntryFilter } from '../text-query.js'
 import {
@@ -25,6 +26,8 @@ export interface KnowledgeRecordQueries {
   /** Inserts an entry; returns false when the id is taken. */
   insert(record: KnowledgeRecord, doc: SearchDocument, embedding: Float32Array | undefined): Promise<boolean>
   get(id: string, visible: readonly string[]): Promise<KnowledgeRecord | undefined>
+  /** With a record cache (the embedded store): fills it with the table's records and waits; else nothing. */
+  warmRecords(): Promise<void>
   getMany(ids: readonly string[], visible: readonly string[]): Promise<KnowledgeRecord[]>
   exists(ids: readonly string[]): Promise<string[]>
   list(filter: EntryFilter, limit: number, after?: { created_at: Date; id: string }): Promise<KnowledgeRecord[]>
@@ -56,18 +59,119 @@ export interface KnowledgeRecordQueries {
 }
 
 /**
- * The entry queries over a database.
+ * Records kept in memory (the embedded store): the cache, and the sync of the change log
+ * that drops what changed from it. Every read through the cache syncs first.
+ */
+export interface CachedRecords {
+  cache: RecordCache
+  sync(): Promise<void>
+}
+
+/** Whether an entry with these scopes is visible to a caller seeing `visible` (SQL's `scopes && visible`). */
+function visibleTo(scopes: readonly string[], visible: readonly string[]): boolean {
+  for (const scope of scopes) if (visible.includes(scope)) return true
+  return false
+}
+
+/** Records read per page when filling the cache. */
+const FILL_PAGE = 500
+
+/**
+ * `getMany` through the record cache: synced with the change log first, the records held and
+ * visible to the caller from memory, the others from the database with the same visibility
+ * clause (and kept). After the cache was emptied (the index rebuilt), a fill reads the table
+ * into it page by page, in the background of the reads that follow. Callers get copies:
+ * nothing they change reaches the cache.
+ */
+function cachedReader(db: KnowledgeContext['db'], cached: CachedRecords) {
+  const { cache } = cached
+  let filledFor = 0
+  let filling: Promise<void> = Promise.resolve()
+
+  async function fill(cleared: number): Promise<void> {
+    let after = ''
+    while (cache.clears === cleared && cache.size < cache.max) {
+      const mark = cache.mark()
+      const rows = (await db.query(sql`SELECT ${COLUMNS} FROM knowledge k WHERE k.id > ${after} ORDER BY k.id LIMIT ${FILL_PAGE}`)).map(toRecord)
+      cache.put(mark, rows)
+      if (rows.length < FILL_PAGE) return
+      after = rows[rows.length - 1]!.id
+    }
+  }
+
+  /** Syncs, and starts a fill when the cache was emptied since the last one. */
+  async function sync(): Promise<void> {
+    await cached.sync()
+    if (cache.clears !== filledFor) {
+      filledFor = cache.clears
+      // Only an optimisation: a failed page (e.g. the store closing) leaves reads to the database.
+      filling = fill(filledFor).catch(() => {})
+    }
+  }
+
+  return {
+    async getMany(ids: readonly string[], visible: readonly string[]): Promise<KnowledgeRecord[]> {
+      await sync()
+      const found: KnowledgeRecord[] = []
+      const missing: string[] = []
+      for (const id of new Set(ids)) {
+        const record = cache.get(id)
+        if (!record) missing.push(id)
+        else if (visibleTo(record.scopes, visible)) found.push(record)
+      }
+      if (missing.length > 0) {
+        const mark = cache.mark()
+        const rows = (await db.query(sql`SELECT ${COLUMNS} FROM knowledge k WHERE k.id = ANY(${missing}::text[]) AND k.scopes && ${visible}::text[]`)).map(
+          toRecord,
+        )
+        cache.put(mark, rows)
+        found.push(...rows)
+      }
+      return found.map(copyRecord)
+    },
+
+    /** Syncs and waits for the fill to finish. */
+    async warm(): Promise<void> {
+      await sync()
+      await filling
+    },
+  }
+}
+
+/** A copy of a record whose arrays and objects are its own. */
+function copyRecord(r: KnowledgeRecord): KnowledgeRecord {
+  return {
+    ...r,
+    types: [...r.types],
+    tags: Object.fromEntries(Object.entries(r.tags).map(([key, value]) => [key, Array.isArray(value) ? [...value] : value])),
+    scopes: [...r.scopes],
+    resource_ids: [...r.resource_ids],
+    ...(r.resource_owners ? { resource_owners: { ...r.resource_owners } } : {}),
+    source: { ...r.source, ...(Array.isArray(r.source.urls) ? { urls: [...r.source.urls] } : {}) },
+    created_at: new Date(r.created_at),
+    updated_at: new Date(r.updated_at),
+  }
+}
+
+/**
+ * The entry queries over a database; with `cached` (the embedded store), `get` and `getMany`
+ * read through its record cache.
  * @example
  * const records = recordQueries({ db, getDialect })
  * const entry = await records.get(id, visibleScopes(principal))
  */
-export function recordQueries({ db, getDialect }: KnowledgeContext): KnowledgeRecordQueries {
+export function recordQueries({ db, getDialect }: KnowledgeContext, cached?: CachedRecords): KnowledgeRecordQueries {
   /** An UPDATE of one visible entry, returning it. */
   const updateVisible = async (id: string, visible: readonly string[], set: Sql) => {
     const rows = await db.query(sql`UPDATE knowledge k SET ${set} WHERE k.id = ${id} AND k.scopes && ${visible}::text[] RETURNING ${COLUMNS}`)
     return rows[0] ? toRecord(rows[0]) : undefined
   }
+  const reader = cached ? cachedReader(db, cached) : undefined
   return {
+    async warmRecords() {
+      await reader?.warm()
+    },
+
     async insert(record, doc, embedding) {
       return db.transaction(async (tx) => {
         return insertRecord(tx, record, doc, embeddingSql(getDialect(), embedding), sql`ON CONFLICT (id) DO NOTHING`)
@@ -75,12 +179,14 @@ export function recordQueries({ db, getDialect }: KnowledgeContext): KnowledgeRe
     },
 
     async get(id, visible) {
+      if (reader) return (await reader.getMany([id], visible))[0]
       const rows = await db.query(sql`SELECT ${COLUMNS} FROM knowledge k WHERE k.id = ${id} AND k.scopes && ${visible}::text[]`)
       return rows[0] ? toRecord(rows[0]) : undefined
     },
 
     async getMany(ids, visible) {
       if (ids.length === 0) return []
+      if (reader) return reader.getMany(ids, visible)
       const rows = await db.query(sql`SELECT ${COLUMNS} FROM knowledge k WHERE k.id = ANY(${ids}::text[]) AND k.scopes && ${visible}::text[]`)
       return rows.map(toRecord)
     },
