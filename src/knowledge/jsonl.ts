@@ -23,9 +23,6 @@ export interface ImportOptions {
 
 export type { ImportReport }
 
-/** From this many rows on, an import rebuilds the vector index once instead of row by row. */
-const BULK_LOAD_ROWS = 500
-
 /** The strict form of an export line: a field we do not know would be lost, so it is an error. */
 const ImportLine = KnowledgeExportLine.strict()
 
@@ -215,9 +212,7 @@ export async function importJsonl(deps: ImportDeps, lines: AsyncIterable<string>
       options.onProgress?.(done, total)
     }
   }
-  // Large loads skip the row-by-row HNSW index maintenance and build it once at the end.
-  const load = () => deps.store.knowledge.importBatches(batches(), mode === 'atomic')
-  const imported = total >= BULK_LOAD_ROWS ? await deps.store.bulkLoad(load) : await load()
+  const imported = await deps.store.knowledge.importBatches(batches(), mode === 'atomic')
   deps.logger.info('knowledge.imported', { imported, skipped, errors: errors.length })
   return { imported, skipped, errors }
 }

@@ -45,17 +45,15 @@ export async function reindexEntries(
   let done = 0
   let after = ''
   options.onProgress?.(0, total)
-  await store.bulkLoad(async () => {
-    for (;;) {
-      const rows = await store.knowledge.scan(after, batchSize)
-      if (rows.length === 0) break
-      const vectors = await embedder.embed(rows.map((r) => embeddingText(r.task, r.content)))
-      await store.knowledge.setEmbeddings(rows.map((r, i) => ({ id: r.id, embedding: vectors[i]! })))
-      done += rows.length
-      after = rows[rows.length - 1]!.id
-      options.onProgress?.(done, total)
-    }
-  })
+  for (;;) {
+    const rows = await store.knowledge.scan(after, batchSize)
+    if (rows.length === 0) break
+    const vectors = await embedder.embed(rows.map((r) => embeddingText(r.task, r.content)))
+    await store.knowledge.setEmbeddings(rows.map((r, i) => ({ id: r.id, embedding: vectors[i]! })))
+    done += rows.length
+    after = rows[rows.length - 1]!.id
+    options.onProgress?.(done, total)
+  }
   await store.knowledge.analyze()
   ctx.logger.info('knowledge.reindexed', { count: done, model: embedder.model })
   return done

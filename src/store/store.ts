@@ -15,7 +15,7 @@ import { syncedTextIndex } from './text-sync.js'
 import {
   convertToPgvector,
   createVectorColumn,
-  withoutHnswIndex,
+  dropHnswIndex,
   detectPgvector,
   readVectorIndexInfo,
   vectorDialect,
@@ -68,12 +68,6 @@ export interface Store {
   prepareVectors(embedder: { model: string; dimension: number }, options?: { rebuild?: boolean }): Promise<VectorState>
   vectorState(): VectorState | undefined
   /**
-   * Runs a bulk load (import, reindex) on the embedded database without the HNSW index and
-   * rebuilds it afterwards: about ten times faster than indexing row by row. A plain call
-   * without pgvector and on a PostgreSQL server (where the shared index must stay usable).
-   */
-  bulkLoad<T>(load: () => Promise<T>): Promise<T>
-  /**
    * Converts vectors stored as `real[]` (written while the server lacked pgvector) to
    * pgvector's `vector(N)` with an HNSW index, once the extension is installed
    * (`knowhub reindex --vectors`). No re-embedding; all or nothing. `config_error` when
@@ -106,7 +100,8 @@ export async function openStore(options: OpenStoreOptions = {}): Promise<Store> 
     if (fulltext === 'sql' && db.kind === 'pglite') await db.query(sql.raw(CHANGE_LOG_OFF))
     await migrate(db, { logger })
     const pgvector = await detectPgvector(db, logger)
-    if (pgvector && db.kind === 'pglite') await db.query(sql`SET hnsw.iterative_scan = relaxed_order`)
+    // The embedded database keeps no HNSW index (see dropHnswIndex): one made by an earlier version goes.
+    if (pgvector && db.kind === 'pglite') await dropHnswIndex(db)
     if (!pgvector) {
       logger.warn('store.vector.fallback', {
         message:
@@ -126,7 +121,6 @@ export async function openStore(options: OpenStoreOptions = {}): Promise<Store> 
       llmUsage: llmUsageStore(db),
       prepareVectors: (embedder, prepareOptions) => vectors.prepare(embedder, prepareOptions),
       vectorState: () => vectors.state(),
-      bulkLoad: (load) => vectors.bulkLoad(load),
       convertVectors: () => vectors.convert(),
       announceServer: (server) => {
         if (!db.announce) return false
@@ -170,11 +164,10 @@ interface VectorSlot {
    */
   key(): string | undefined
   prepare(embedder: { model: string; dimension: number }, options?: { rebuild?: boolean }): Promise<VectorState>
-  bulkLoad<T>(load: () => Promise<T>): Promise<T>
   convert(): Promise<VectorConversion>
 }
 
-/** See {@link Store.prepareVectors}, {@link Store.bulkLoad} and {@link Store.convertVectors}. */
+/** See {@link Store.prepareVectors} and {@link Store.convertVectors}. */
 function vectorSlot(db: Database, pgvector: boolean, logger: Logger): VectorSlot {
   let dialect: VectorDialect | undefined
   let state: VectorState | undefined
@@ -189,7 +182,7 @@ function vectorSlot(db: Database, pgvector: boolean, logger: Logger): VectorSlot
       const backend = pgvector ? 'pgvector' : 'array'
       if (!stored || prepareOptions.rebuild) {
         const info: VectorIndexInfo = { model: embedder.model, dimension: embedder.dimension, backend }
-        await createVectorColumn(db, info, { rebuild: prepareOptions.rebuild ?? false })
+        await createVectorColumn(db, info, { rebuild: prepareOptions.rebuild ?? false, hnsw: db.kind !== 'pglite' })
         epoch++
         dialect = vectorDialect(backend)
         state = { status: 'ready', info }
@@ -208,9 +201,6 @@ function vectorSlot(db: Database, pgvector: boolean, logger: Logger): VectorSlot
       }
       return state
     },
-    // Only the embedded database drops and rebuilds the HNSW index around a bulk load: on a
-    // server other KnowHub processes keep searching (and writing) meanwhile.
-    bulkLoad: (load) => (dialect?.backend === 'pgvector' && db.kind === 'pglite' ? withoutHnswIndex(db, load) : load()),
     async convert() {
       if (!pgvector) {
         throw new KnowHubError(

@@ -54,31 +54,18 @@ export function vectorDialect(backend: VectorBackend): VectorDialect {
 }
 
 const META_KEY = 'embedding'
-/** Memory for one HNSW index build after a bulk load (a setting of that session only). */
+/** Memory for one HNSW index build (`knowhub reindex --vectors` on a server; a setting of that session only). */
 const HNSW_BUILD_MEMORY = '256MB'
 const CREATE_HNSW = 'CREATE INDEX IF NOT EXISTS knowledge_embedding_hnsw ON knowledge USING hnsw (embedding vector_cosine_ops)'
 
 /**
- * Runs `load` with the HNSW index dropped and builds it again afterwards (even when `load`
- * fails). In PGlite, inserting into an HNSW index row by row costs 10-20 ms a row; building
- * it once after a bulk load is about ten times faster. Searches meanwhile scan exactly.
+ * Drops the HNSW index (kept only on PostgreSQL servers). The embedded database keeps none: its
+ * server searches vectors in memory (`text-index/vectors.ts`), and one-shot commands scan them
+ * exactly in SQL (about 80 ms at 10k entries of 512 numbers, against 57 ms through the index
+ * at the same load), while upkeep of the index cost every save and every bulk load's build.
  */
-export async function withoutHnswIndex<T>(db: Database, load: () => Promise<T>): Promise<T> {
+export async function dropHnswIndex(db: Database): Promise<void> {
   await db.withLock('knowhub:migrate', (conn) => conn.exec('DROP INDEX IF EXISTS knowledge_embedding_hnsw'))
-  try {
-    return await load()
-  } finally {
-    // pgvector builds an HNSW index much faster while the graph fits in maintenance_work_mem
-    // (PGlite's default is 64 MB: about 25k vectors of 512 dimensions).
-    await db.withLock('knowhub:migrate', async (conn) => {
-      await conn.exec(`SET maintenance_work_mem = '${HNSW_BUILD_MEMORY}'`)
-      try {
-        await conn.exec(CREATE_HNSW)
-      } finally {
-        await conn.exec('RESET maintenance_work_mem')
-      }
-    })
-  }
 }
 
 /** Is the pgvector extension usable here? Creates it when available. */
@@ -141,12 +128,13 @@ export async function convertToPgvector(db: Database): Promise<VectorConversion>
 }
 
 /**
- * Adds the `embedding` column (and with pgvector its HNSW index) to `knowledge` for an
- * embedder; with `rebuild`, drops the old column first. The vectors live on the entry row
+ * Adds the `embedding` column (and with pgvector its HNSW index, unless `hnsw` is false: the
+ * embedded database keeps none, see {@link dropHnswIndex}) to `knowledge` for an embedder; with
+ * `rebuild`, drops the old column first. The vectors live on the entry row
  * so that pgvector's filtered (iterative) index scan applies the visibility filter itself.
  * Runs under the migration lock; dimension and backend come from code, never input.
  */
-export async function createVectorColumn(db: Database, info: VectorIndexInfo, options: { rebuild?: boolean } = {}): Promise<void> {
+export async function createVectorColumn(db: Database, info: VectorIndexInfo, options: { rebuild?: boolean; hnsw?: boolean } = {}): Promise<void> {
   if (!Number.isInteger(info.dimension) || info.dimension < 1 || info.dimension > 16_000) {
     throw new KnowHubError('config_error', `Invalid embedding dimension ${info.dimension}`)
   }
@@ -159,7 +147,7 @@ export async function createVectorColumn(db: Database, info: VectorIndexInfo, op
         await conn.exec('ALTER TABLE knowledge DROP COLUMN IF EXISTS embedding')
       }
       await conn.exec(`ALTER TABLE knowledge ADD COLUMN IF NOT EXISTS embedding ${column}`)
-      if (info.backend === 'pgvector') await conn.exec(CREATE_HNSW)
+      if (info.backend === 'pgvector' && options.hnsw !== false) await conn.exec(CREATE_HNSW)
       await conn.query(sql`INSERT INTO knowhub_meta (key, value) VALUES (${META_KEY}, ${JSON.stringify(info)}::jsonb)
         ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value`)
       await conn.exec('COMMIT')

@@ -4,7 +4,7 @@
  * `KNOWHUB_TEST_BACKENDS=pglite,postgres npm test`. Nothing is skipped silently: a listed
  * backend that is not there fails the whole run in global-setup.ts with a message.
  *
- * - `pglite`: the embedded database in a temp dir (with pgvector, HNSW).
+ * - `pglite`: the embedded database in a temp dir (with pgvector; no HNSW index: vectors are scanned exactly).
  * - `postgres`: a PostgreSQL 15 server database where the vector extension is NOT created
  *   (its owner may not create it): vectors are `real[]` and searched exactly.
  * - `pgvector`: a database on the same server with the vector extension: `vector(N)` + HNSW.
