@@ -287,6 +287,13 @@ export const SearchExplain = z.object({
    * expressions added to `fused` (docs/retrieval.md, "Time in questions").
    */
   time_boost: z.number().optional(),
+  /**
+   * Dialogue neighbours: the candidate whose neighbour in its trace (`source.trace_id`) this
+   * entry is and that lifted it most, and what all such candidates added to `fused`
+   * (docs/retrieval.md, "Dialogue neighbours").
+   */
+  neighbour_of: z.string().optional(),
+  neighbour_lift: z.number().optional(),
 })
 export type SearchExplain = z.output<typeof SearchExplain>
 

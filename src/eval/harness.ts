@@ -60,6 +60,16 @@ function documentTimestamp(doc: RetrievalSet['docs'][number]): { timestamp?: str
   return date ? { timestamp: date.toISOString() } : {}
 }
 
+/**
+ * A document's conversation, as the entry's source trace: `<conv>:<meta.session>` when the
+ * document names a session (LoCoMo's turns and facts), else none — documents without one are
+ * not a dialogue. Their order within the trace is the file order (each entry's `created_at`).
+ */
+function documentTrace(doc: RetrievalSet['docs'][number]): string {
+  const session = doc.meta.session
+  return typeof session === 'string' || typeof session === 'number' ? `${convOf(doc)}:${session}`.slice(0, 200) : ''
+}
+
 function exportLine(id: string, doc: RetrievalSet['docs'][number], scope: string, at: string): string {
   const { task, content } = taskAndContent(doc)
   return JSON.stringify({
@@ -72,7 +82,16 @@ function exportLine(id: string, doc: RetrievalSet['docs'][number], scope: string
     owner: 'user:eval',
     content,
     resource_ids: [],
-    source: { name: '', category: 'exp', urls: [], agent_id: '', submitted_by: 'eval', message_id: '', trace_id: '', ...documentTimestamp(doc) },
+    source: {
+      name: '',
+      category: 'exp',
+      urls: [],
+      agent_id: '',
+      submitted_by: 'eval',
+      message_id: doc.id.slice(0, 200),
+      trace_id: documentTrace(doc),
+      ...documentTimestamp(doc),
+    },
     eval: { score: 3, helpful: 0, harmful: 0, confidence: 0.5, helpful_history: [], harmful_history: [] },
     status: 'active',
     merged_into: null,

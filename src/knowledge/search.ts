@@ -16,6 +16,7 @@ import type { KnowledgeContext } from './context.js'
 import { boostByTime, timeQuery } from './dates.js'
 import { searchDocument, textQuery } from './document.js'
 import { fusionFor, type FusionOptions } from './fusion-weights.js'
+import { DEFAULT_NEIGHBOUR_LIFT, liftNeighbours, topByFused, type NeighbourLift } from './neighbours.js'
 import { fuse, fuseScores, type Fused } from './rank.js'
 import {
   contentTerms,
@@ -32,6 +33,7 @@ import {
 import { createRouter, DEFAULT_ROUTING, type Router, type RoutingOptions } from './routing.js'
 
 export { DEFAULT_FUSION, type FusionOptions } from './fusion-weights.js'
+export { DEFAULT_NEIGHBOUR_LIFT, type NeighbourLift } from './neighbours.js'
 
 /** Candidate list depths of a hybrid search. */
 export interface SearchDepth {
@@ -66,6 +68,12 @@ export interface SearchOptions {
   /** How far feedback moves a candidate, in relative relevance (default {@link QUALITY_BOOST}). */
   qualityBoost?: number
   /**
+   * Dialogue neighbours (default {@link DEFAULT_NEIGHBOUR_LIFT}): after the gate, the best
+   * candidates lift the entries before and after them in their trace (`source.trace_id`,
+   * creation order). `false` turns it off.
+   */
+  neighbours?: NeighbourLift | false
+  /**
    * How many query embeddings are kept, most recently used first (default 1,000; 0 turns the
    * cache off). Embedders are deterministic, so a repeated query skips the embedder.
    */
@@ -96,8 +104,8 @@ export interface KnowledgeSearch {
 const MAX_CACHED_RESPONSE_CHARS = 256 * 1024
 
 type ParsedSearch = ReturnType<typeof SearchInput.parse>
-type Candidate = Fused & { strength: number | null; time_boost?: number }
-type Ranked = Reranked<KnowledgeRecord & Pick<Candidate, 'fused' | 'positions' | 'strength' | 'time_boost'>>
+type Candidate = Fused & { strength: number | null; time_boost?: number; neighbour_of?: string; neighbour_lift?: number }
+type Ranked = Reranked<KnowledgeRecord & Pick<Candidate, 'fused' | 'positions' | 'strength' | 'time_boost' | 'neighbour_of' | 'neighbour_lift'>>
 
 /** A search result as the API returns it, with the per-stage figures when asked for. */
 function toResult(r: Ranked, explain: boolean): SearchResult {
@@ -126,6 +134,8 @@ function toResult(r: Ranked, explain: boolean): SearchResult {
       quality_boost: r.quality_boost,
     }
     if (r.time_boost !== undefined) result.explain.time_boost = r.time_boost
+    if (r.neighbour_of !== undefined) result.explain.neighbour_of = r.neighbour_of
+    if (r.neighbour_lift !== undefined) result.explain.neighbour_lift = r.neighbour_lift
   }
   return result
 }
@@ -140,6 +150,7 @@ interface SearchRun {
   minSimilarity: number | undefined
   gate: RelevanceGate | false
   qualityBoost: number
+  neighbours: NeighbourLift | false
   embedQuery: (q: string) => Promise<Float32Array>
   router: Router
 }
@@ -266,9 +277,21 @@ async function timeFirst(run: SearchRun, q: string, fused: Candidate[], visible:
   return boostByTime(fused, time, (id) => records.get(id)).sort((a, b) => b.fused - a.fused)
 }
 
+/**
+ * Dialogue neighbours (neighbours.ts): the best candidates lift the visible entries before and
+ * after them in their trace, found in one store query; the list is sorted again.
+ */
+async function withNeighbours(run: SearchRun, fused: Candidate[], visible: string[]): Promise<Candidate[]> {
+  if (run.neighbours === false || fused.length === 0) return fused
+  const top = topByFused(fused, run.neighbours.depth).map((c) => c.id)
+  const around = await run.ctx.store.knowledge.traceNeighbours(top, visible)
+  if (around.length === 0) return fused
+  return liftNeighbours(fused, around, run.neighbours, (id): Candidate => ({ id, fused: 0, positions: [null, null], strength: null }))
+}
+
 /** One search, uncached: candidates, routing (when on), the shortlist's records, the rerank (quality within relevance). */
 async function runSearch(run: SearchRun, input: ParsedSearch, visible: string[], generation?: number): Promise<SearchResponse> {
-  const fused = await timeFirst(run, input.q, await candidates(run, input, visible), visible)
+  const fused = await withNeighbours(run, await timeFirst(run, input.q, await candidates(run, input, visible), visible), visible)
   const getRecords = (ids: string[]): Promise<KnowledgeRecord[]> => run.ctx.store.knowledge.getMany(ids, visible)
   const size = input.rerank ? input.top_k * 2 : input.top_k
   const { shortlist, routing } = await run.router.route(input.q, input.top_k, fused, size, input.routing, getRecords, generation)
@@ -280,11 +303,22 @@ async function runSearch(run: SearchRun, input: ParsedSearch, visible: string[],
       )
     ).map((r) => [r.id, r]),
   )
+  const types = input.types && input.types.length > 0 ? input.types : undefined
   const items = shortlist.flatMap((c) => {
     const r = records.get(c.id)
-    return r
-      ? [{ ...r, fused: c.fused, positions: c.positions, strength: c.strength, ...(c.time_boost !== undefined ? { time_boost: c.time_boost } : {}) }]
-      : []
+    // A neighbour the lists did not find has not been through the search's type filter.
+    if (!r || (types && c.neighbour_lift !== undefined && !r.types.some((t) => types.includes(t)))) return []
+    return [
+      {
+        ...r,
+        fused: c.fused,
+        positions: c.positions,
+        strength: c.strength,
+        ...(c.time_boost !== undefined ? { time_boost: c.time_boost } : {}),
+        ...(c.neighbour_of !== undefined ? { neighbour_of: c.neighbour_of } : {}),
+        ...(c.neighbour_lift !== undefined ? { neighbour_lift: c.neighbour_lift } : {}),
+      },
+    ]
   })
   const reranked = relevanceRerank(items, visible, input.min_score, run.qualityBoost)
   const ranked = input.rerank ? reranked : reranked.sort((a, b) => b.fused - a.fused)
@@ -323,6 +357,7 @@ export function createKnowledgeSearch(ctx: KnowledgeContext, options: SearchOpti
     minSimilarity: options.minSimilarity,
     gate: options.gate ?? DEFAULT_RELEVANCE_GATE,
     qualityBoost: options.qualityBoost ?? QUALITY_BOOST,
+    neighbours: options.neighbours ?? DEFAULT_NEIGHBOUR_LIFT,
     embedQuery: cachedQueryEmbedder(ctx, options.queryCacheSize ?? 1000),
     router: createRouter(ctx.llm, options.routing ?? DEFAULT_ROUTING, logger),
   }

@@ -1,6 +1,7 @@
 /**
  * All SQL about knowledge entries, one file per responsibility under `knowledge/`:
- * entries (`records.ts`), feedback, versions, import (`transfer.ts`), merges, reown, full-text
+ * entries (`records.ts`), feedback, versions, import (`transfer.ts`), merges, reown, dialogue
+ * neighbours (`neighbours.ts`), full-text
  * search (`search-text.ts`) and its upkeep (`search-docs.ts`), vectors
  * (`search-vector.ts`); shared row and filter SQL in `rows.ts`. Every read takes the
  * caller's visible scopes and puts them in the WHERE clause (`scopes && visible`):
@@ -9,6 +10,7 @@
 import type { Database } from './database.js'
 import { feedbackQueries, type KnowledgeFeedbackQueries } from './knowledge/feedback.js'
 import { mergeQueries, type KnowledgeMergeQueries } from './knowledge/merge.js'
+import { neighbourQueries, type KnowledgeNeighbourQueries } from './knowledge/neighbours.js'
 import { recordQueries, type KnowledgeRecordQueries } from './knowledge/records.js'
 import type { RecordCache } from './record-cache.js'
 import { reownQueries, type KnowledgeReownQueries } from './knowledge/reown.js'
@@ -24,10 +26,12 @@ import type { VectorDialect } from './vectors.js'
 export { TITLE_WEIGHT, type KnowledgeRecord, type SearchDocument } from './knowledge/rows.js'
 export type { ImportItem } from './knowledge/transfer.js'
 export type { ReownChange } from './knowledge/reown.js'
+export type { TraceNeighbours } from './knowledge/neighbours.js'
 export type {
   KnowledgeFeedbackQueries,
   KnowledgeImportQueries,
   KnowledgeMergeQueries,
+  KnowledgeNeighbourQueries,
   KnowledgeRecordQueries,
   KnowledgeReownQueries,
   KnowledgeSearchDocQueries,
@@ -57,6 +61,7 @@ export interface KnowledgeStore
     KnowledgeFeedbackQueries,
     KnowledgeVersionQueries,
     KnowledgeMergeQueries,
+    KnowledgeNeighbourQueries,
     KnowledgeReownQueries,
     KnowledgeTextQueries,
     KnowledgeSearchDocQueries,
@@ -80,6 +85,7 @@ export function knowledgeStore(db: Database, getDialect: () => VectorDialect | u
     ...feedbackQueries(context),
     ...versionQueries(context),
     ...mergeQueries(context),
+    ...neighbourQueries(context),
     ...reownQueries(context),
     ...textQueries(context, textIndex),
     ...searchDocQueries(context, textIndex !== undefined),
