@@ -2,6 +2,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import os from 'node:os'
+import { KNOWLEDGE_BM25, bm25Bound, bm25Idf } from '../src/core/text/bm25.js'
 
 export interface BenchResult {
   name: string
@@ -53,3 +54,18 @@ export function writeResults(name: string, results: readonly BenchResult[], extr
 
 /** A small deterministic PRNG (mulberry32; src/core/random.ts). */
 export { seededRandom as rng } from '../src/core/random.js'
+
+/**
+ * The best BM25 score an entry of a collection of `n` could reach for `terms`: the bounds of the
+ * 32 rarest, summed, as the knowledge service computes a query's bound (the ranking labs; `params`
+ * default to the service's k1 and b).
+ * @example
+ * const bound = scoreBound(index.ids.length, index.df, ['selenium', 'login'])
+ */
+export function scoreBound(n: number, df: ReadonlyMap<string, number>, terms: Iterable<string>, params = KNOWLEDGE_BM25): number {
+  return [...terms]
+    .map((t) => bm25Idf(n, df.get(t) ?? 0))
+    .sort((a, b) => b - a)
+    .slice(0, 32)
+    .reduce((s, idf) => s + bm25Bound(params, idf), 0)
+}

@@ -14,7 +14,7 @@
  * (CAT=, N=: the misses of a category); QSTOP=w,… (query words dropped), K1= and BM25B= (BM25).
  */
 import { readFileSync } from 'node:fs'
-import { KNOWLEDGE_BM25 as BASE_BM25, bm25, bm25Bound, bm25Idf } from '../src/core/text/bm25.js'
+import { KNOWLEDGE_BM25 as BASE_BM25, bm25 } from '../src/core/text/bm25.js'
 import { absoluteDate, dateMatches, namedDates } from '../src/core/text/dates.js'
 import { mean, mrrAtK, ndcgAtK, recallAtK } from '../src/eval/metrics.js'
 import { convOf, loadRetrievalSet, type RetrievalSet } from '../src/eval/dataset.js'
@@ -25,6 +25,7 @@ import { fuseScores, type Fused } from '../src/knowledge/rank.js'
 import { DEFAULT_RELEVANCE_GATE, gateCandidates, queryGate, textStrength } from '../src/knowledge/relevance.js'
 import type { Dump, DumpedQuery } from './fusion-dump.js'
 import { SET_DIRS } from './fusion-dump.js'
+import { scoreBound } from './lib.js'
 
 const env = (name: string, fallback: number) => (process.env[name] !== undefined ? Number(process.env[name]) : fallback)
 
@@ -65,11 +66,7 @@ export function search(index: Index, q: string, limit = 50, extra: Map<string, n
   const { terms, boundTerms = terms } = textQuery(kept)
   const n = index.ids.length
   const counted = new Set([...terms.filter((t) => index.df.has(t)), ...boundTerms])
-  const bound = [...counted]
-    .map((t) => bm25Idf(n, index.df.get(t) ?? 0))
-    .sort((a, b) => b - a)
-    .slice(0, 32)
-    .reduce((s, idf) => s + bm25Bound(KNOWLEDGE_BM25, idf), 0)
+  const bound = scoreBound(n, index.df, counted, KNOWLEDGE_BM25)
   const scorer = bm25(KNOWLEDGE_BM25, n, index.total)
   const weights = new Map<string, number>(terms.map((t) => [t, 1]))
   for (const [t, w] of extra) if (!weights.has(t)) weights.set(t, w)

@@ -10,7 +10,7 @@
  * judged queries that miss a relevant entry and the absent questions that are answered.
  */
 import { readFileSync } from 'node:fs'
-import { KNOWLEDGE_BM25, bm25, bm25Bound, bm25Idf } from '../src/core/text/bm25.js'
+import { KNOWLEDGE_BM25, bm25 } from '../src/core/text/bm25.js'
 import { searchTerms } from '../src/core/text/index.js'
 import { CJK_RUN, cjkSegments } from '../src/core/text/cjk.js'
 import { convOf, loadRetrievalSet } from '../src/eval/dataset.js'
@@ -21,6 +21,7 @@ import { fuseScores } from '../src/knowledge/rank.js'
 import { contentTerms, DEFAULT_RELEVANCE_GATE, gateCandidates, queryGate, textStrength } from '../src/knowledge/relevance.js'
 import type { Dump, DumpedQuery } from './fusion-dump.js'
 import { SET_DIRS } from './fusion-dump.js'
+import { scoreBound } from './lib.js'
 
 /** The CJK characters of a text, one a character (NFKC). */
 const cjkUnigrams = (text: string): string[] => [...(text.normalize('NFKC').match(CJK_RUN) ?? []).join('')]
@@ -78,11 +79,7 @@ function buildIndex(docs: Array<{ id: string; text: string; meta: Record<string,
 function search(index: Index, terms: string[], boundTerms: string[]): { hits: Array<{ id: string; score: number }>; bound: number } {
   const n = index.ids.length
   const counted = new Set([...terms.filter((t) => index.df.has(t) && !t.startsWith('·')), ...boundTerms])
-  const bound = [...counted]
-    .map((t) => bm25Idf(n, index.df.get(t) ?? 0))
-    .sort((a, b) => b - a)
-    .slice(0, 32)
-    .reduce((s, idf) => s + bm25Bound(KNOWLEDGE_BM25, idf), 0)
+  const bound = scoreBound(n, index.df, counted)
   const scorer = bm25(KNOWLEDGE_BM25, n, index.total)
   const hits: Array<{ id: string; score: number }> = []
   index.tf.forEach((tf, i) => {
