@@ -44,11 +44,8 @@ export function liftNeighbours<T extends Fused>(
   for (const c of topByFused(candidates, lift.depth)) {
     const n = around.get(c.id)
     if (!n) continue
-    for (const [id, share] of [
-      [n.next, lift.next],
-      [n.previous, lift.previous],
-    ] as const) {
-      if (id === null || share <= 0) continue
+    for (const [id, share] of [...n.next.map((id) => [id, lift.next] as const), ...n.previous.map((id) => [id, lift.previous] as const)]) {
+      if (share <= 0) continue
       const gain = share * c.fused
       const cur: Lifted<T> = out.get(id) ?? make(id)
       const total = (cur.neighbour_lift ?? 0) + gain

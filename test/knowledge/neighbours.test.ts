@@ -88,4 +88,31 @@ describe.each(BACKENDS)('dialogue neighbours on %s', (backend) => {
     expect(on.results[0]!.explain!.neighbour_of).toBeUndefined()
     expect(on).toEqual(await search(plain, 'rotate api keys', alice))
   })
+  it('gives entries of a trace created at the same moment one place: lifted alike, never each other', async () => {
+    const question = await turn('Melanie: What did you name your new puppy?', 'p1')
+    const reply = await turn('Caroline: We called him Biscuit after his colour.', 'p1')
+    const after = await turn('Melanie: Adorable, I love golden retrievers.', 'p1')
+    // The same reply saved twice at the same moment (an import keeps a creation time).
+    const original = await knowledge.get(reply, alice)
+    const twin = `${reply}-twin`
+    const line = JSON.stringify({ ...original, id: twin, content: `${original.content} (again)`, versions: [] })
+    expect((await knowledge.importJsonl([line], alice)).imported).toBe(1)
+
+    const { results } = await search(knowledge, 'new puppy name', alice)
+    const byId = new Map(results.map((r) => [r.id, r]))
+    expect(results[0]!.id).toBe(question)
+    // Both are the place after the question: the same lift, from it.
+    for (const id of [reply, twin]) {
+      expect(byId.get(id)!.explain).toMatchObject({ neighbour_of: question })
+      expect(byId.get(id)!.explain!.neighbour_lift).toBeCloseTo(0.5 * results[0]!.explain!.fused, 6)
+    }
+    // Searching for the reply itself: each copy lifts the turns either side, not the other copy.
+    const biscuit = await search(knowledge, 'called Biscuit colour', alice)
+    const lifted = new Map(biscuit.results.map((r) => [r.id, r.explain!.neighbour_of]))
+    expect([...lifted.keys()].sort()).toEqual([after, question, reply, twin].sort())
+    expect(lifted.get(reply)).toBeUndefined()
+    expect(lifted.get(twin)).toBeUndefined()
+    expect([reply, twin]).toContain(lifted.get(after))
+    expect([reply, twin]).toContain(lifted.get(question))
+  })
 })

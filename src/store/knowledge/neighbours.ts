@@ -1,25 +1,27 @@
 /**
- * Dialogue neighbours: for a set of entries, the entry before and the entry after each in its
- * conversation (`source.trace_id`). A trace's order is creation order, `(created_at, id)`: the
- * order agents saved its entries, and the order of the lines of a JSONL import (each line keeps
- * its `created_at`). Only active entries the caller may see count, on both sides: the "next"
- * entry is the next *visible* one, so nothing a caller sees depends on entries it cannot see.
+ * Dialogue neighbours: for a set of entries, the entries before and after each in its
+ * conversation (`source.trace_id`). A trace's order is creation order (`created_at`): the order
+ * agents saved its entries, and the order of the lines of a JSONL import (each line keeps its
+ * `created_at`). Entries of a trace created at the same moment hold one place in it (the same
+ * turn saved twice, a near-duplicate): they are neighbours of the same entries, never of each
+ * other. Only active entries the caller may see count, on both sides: the "next" place is the
+ * next *visible* one, so nothing a caller sees depends on entries it cannot see.
  */
 import { sql } from '../sql.js'
 import type { KnowledgeContext } from './rows.js'
 
-/** The visible entries either side of one entry in its trace (null at a trace's ends). */
+/** The visible entries at the places either side of one entry in its trace (none at a trace's ends). */
 export interface TraceNeighbours {
   id: string
-  previous: string | null
-  next: string | null
+  previous: string[]
+  next: string[]
 }
 
 /** The neighbour queries of the knowledge store. */
 export interface KnowledgeNeighbourQueries {
   /**
-   * For each visible active entry of `ids` that has a `source.trace_id`: the previous and next
-   * visible active entries of its trace in creation order `(created_at, id)`. One query.
+   * For each visible active entry of `ids` that has a `source.trace_id`: the visible active
+   * entries of its trace at the previous and the next `created_at` (by id). One query.
    */
   traceNeighbours(ids: readonly string[], visible: readonly string[]): Promise<TraceNeighbours[]>
 }
@@ -34,16 +36,17 @@ export function neighbourQueries({ db }: KnowledgeContext): KnowledgeNeighbourQu
   return {
     async traceNeighbours(ids, visible) {
       if (ids.length === 0) return []
-      const rows = await db.query<{ id: string; previous: string | null; next: string | null }>(sql`
-        SELECT c.id,
-          (SELECT p.id FROM knowledge p
-            WHERE (p.source->>'trace_id') = (c.source->>'trace_id') AND p.status = 'active' AND p.scopes && ${visible}::text[]
-              AND (p.created_at, p.id) < (c.created_at, c.id)
-            ORDER BY p.created_at DESC, p.id DESC LIMIT 1) AS previous,
-          (SELECT n.id FROM knowledge n
-            WHERE (n.source->>'trace_id') = (c.source->>'trace_id') AND n.status = 'active' AND n.scopes && ${visible}::text[]
-              AND (n.created_at, n.id) > (c.created_at, c.id)
-            ORDER BY n.created_at, n.id LIMIT 1) AS next
+      const place = (direction: 'previous' | 'next') => {
+        const [compare, pick] = direction === 'previous' ? [sql.raw('<'), sql.raw('max')] : [sql.raw('>'), sql.raw('min')]
+        return sql`ARRAY(SELECT n.id FROM knowledge n
+          WHERE (n.source->>'trace_id') = (c.source->>'trace_id') AND n.status = 'active' AND n.scopes && ${visible}::text[]
+            AND n.created_at = (SELECT ${pick}(m.created_at) FROM knowledge m
+              WHERE (m.source->>'trace_id') = (c.source->>'trace_id') AND m.status = 'active' AND m.scopes && ${visible}::text[]
+                AND m.created_at ${compare} c.created_at)
+          ORDER BY n.id)`
+      }
+      const rows = await db.query<{ id: string; previous: string[]; next: string[] }>(sql`
+        SELECT c.id, ${place('previous')} AS previous, ${place('next')} AS next
         FROM knowledge c
         WHERE c.id = ANY(${ids}::text[]) AND c.status = 'active' AND c.scopes && ${visible}::text[]
           AND coalesce(c.source->>'trace_id', '') <> ''`)
