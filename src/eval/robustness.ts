@@ -215,6 +215,7 @@ async function nearDuplicatePairs(
   const docs = new Map(loaded.set.docs.map((d) => [d.id, d]))
   let pairs = 0
   let won = 0
+  let copies = 0
   for (const query of loaded.set.queries) {
     if (pairs >= max) break
     const judged = loaded.set.qrels.get(query.id)
@@ -223,17 +224,24 @@ async function nearDuplicatePairs(
     const conv = convOf(query)
     const principal = loaded.principal(conv)
     const original = await knowledge.get(idOf.get(docId)!, principal)
-    // The same experience: the copy keeps the original's date (search prefers entries dated on a date the question names).
-    const copy = await knowledge.save(
-      {
-        ...nearDuplicate(original),
-        types: original.types,
-        tags: original.tags,
-        scopes: original.scopes,
-        ...(original.source.timestamp ? { source: { timestamp: original.source.timestamp } } : {}),
-      },
-      principal,
-    )
+    // The same experience, saved at the same moment of the same conversation: the copy keeps the
+    // original's source (its date, which search prefers for questions naming it, and its trace)
+    // and its creation time, so that it holds the original's place among its dialogue neighbours
+    // (imported, as only an import keeps a creation time), with no feedback of its own.
+    // A document can be the first relevant one of several queries: one copy for each.
+    const copyId = `${original.id}-copy${++copies}`
+    const line = JSON.stringify({
+      ...original,
+      ...nearDuplicate(original),
+      id: copyId,
+      eval: { score: original.eval.score, helpful: 0, harmful: 0, confidence: 0.5, helpful_history: [], harmful_history: [] },
+      updated_at: original.created_at,
+      version: 1,
+      versions: [],
+    })
+    const imported = await knowledge.importJsonl([line], principal)
+    if (imported.imported !== 1) throw new KnowHubError('internal_error', `Cannot save a near-duplicate of ${original.id}: ${JSON.stringify(imported)}`)
+    const copy = await knowledge.get(copyId, principal)
     const votes = 1 + Math.floor(rand() * 5)
     const chosen = rand() < 0.5 ? original.id : copy.id
     await giveFeedback(
