@@ -13,6 +13,7 @@ import { createKnowledgeService, type KnowledgeService } from '../../src/knowled
 import type { Store } from '../../src/store/store.js'
 import { sql } from '../../src/store/sql.js'
 import { BACKENDS, openTestStore, truncateKnowledge } from '../helpers/stores.js'
+import { exportedEntry } from '../helpers/entries.js'
 
 const alice = Principal.parse({ user: 'alice', agent: 'research', project: 'p1', team: 't1', org: 'acme' })
 const bob = Principal.parse({ user: 'bob', project: 'p2', org: 'other' })
@@ -555,24 +556,14 @@ describe.each(BACKENDS)('knowledge service on %s', (backend) => {
 
   it('reports bad import lines by number: atomic imports nothing, partial imports the rest', async () => {
     const good = (id: string) =>
-      JSON.stringify({
+      exportedEntry({
         id,
-        message_id: '',
-        types: ['tool'],
         task: 't',
-        tags: {},
+        content: 'c',
         scopes: ['user:alice'],
         owner: 'user:alice',
-        content: 'c',
-        resource_ids: [],
-        source: { name: '', category: 'exp', urls: [], agent_id: '', submitted_by: '', message_id: '', trace_id: '' },
-        eval: { score: 3, helpful: 0, harmful: 0, confidence: 0.5, helpful_history: [], harmful_history: [] },
-        status: 'active',
-        merged_into: null,
-        version: 1,
         created_at: '2026-03-05T12:00:00.000Z',
         updated_at: '2026-03-05T12:00:00.000Z',
-        versions: [],
       })
     const lines = [
       good('knowledge-20260305120000-aaaa'),

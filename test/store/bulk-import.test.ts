@@ -12,29 +12,12 @@ import { vectorBinary } from '../../src/store/knowledge/transfer.js'
 import { sql } from '../../src/store/sql.js'
 import type { Store } from '../../src/store/store.js'
 import { BACKENDS, openTestStore } from '../helpers/stores.js'
+import { exportedEntry } from '../helpers/entries.js'
 
 const admin = Principal.parse({ user: 'u', project: 'p', team: 't', permissions: ['admin'] })
 
 function line(i: number, content: string, scopes: string[]): string {
-  return JSON.stringify({
-    id: `knowledge-20260101000000-${String(i).padStart(4, '0')}`,
-    message_id: '',
-    types: ['tool'],
-    task: `entry ${i}`,
-    tags: {},
-    scopes,
-    owner: 'user:u',
-    content,
-    resource_ids: [],
-    source: { name: '', category: 'exp', urls: [], agent_id: '', submitted_by: '', message_id: '', trace_id: '' },
-    eval: { score: 3, helpful: 0, harmful: 0, confidence: 0.5, helpful_history: [], harmful_history: [] },
-    status: 'active',
-    merged_into: null,
-    version: 1,
-    created_at: '2026-01-01T00:00:00.000Z',
-    updated_at: '2026-01-01T00:00:00.000Z',
-    versions: [],
-  })
+  return exportedEntry({ id: `knowledge-20260101000000-${String(i).padStart(4, '0')}`, task: `entry ${i}`, content, scopes })
 }
 
 const SCOPES = [['user:u'], ['project:p'], ['user:u', 'team:t'], ['team:t', 'team:t', 'project:p']]

@@ -12,6 +12,7 @@ import { DEFAULT_TEXT_RANKING, planTextQuery } from '../../src/store/knowledge.j
 import { Sql, sql } from '../../src/store/sql.js'
 import type { Store } from '../../src/store/store.js'
 import { BACKENDS, openTestStore } from '../helpers/stores.js'
+import { exportedEntry } from '../helpers/entries.js'
 
 describe('planTextQuery', () => {
   const ranking = { ...DEFAULT_TEXT_RANKING, candidates: 100 }
@@ -79,24 +80,12 @@ describe.each(BACKENDS)('bounded full-text search in SQL on %s', (backend) => {
     for (let i = 0; i < 120; i++) {
       const words = ['agent notes', i % 3 === 0 ? 'proxy rotation' : 'plain text', i % 20 === 0 ? 'selenium login' : '', i % 30 === 1 ? 'captcha solver' : '']
       lines.push(
-        JSON.stringify({
+        exportedEntry({
           id: `knowledge-20260101000000-${String(i).padStart(4, '0')}`,
-          message_id: '',
           types: [i % 2 ? 'tool' : 'strategy'],
           task: `entry ${i}`,
-          tags: {},
           scopes: [i % 5 === 4 ? 'org:other' : i % 2 ? 'user:u' : 'project:p'],
-          owner: 'user:u',
           content: words.join(' ') + ' filler '.repeat(i % 7),
-          resource_ids: [],
-          source: { name: '', category: 'exp', urls: [], agent_id: '', submitted_by: '', message_id: '', trace_id: '' },
-          eval: { score: 3, helpful: 0, harmful: 0, confidence: 0.5, helpful_history: [], harmful_history: [] },
-          status: 'active',
-          merged_into: null,
-          version: 1,
-          created_at: '2026-01-01T00:00:00.000Z',
-          updated_at: '2026-01-01T00:00:00.000Z',
-          versions: [],
         }),
       )
     }
