@@ -22,6 +22,7 @@ import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import autocannon from 'autocannon'
 import { printTable, rng, round, writeResults, type BenchResult } from './lib.js'
+import { exportLine as storeExportLine } from './store.js'
 
 const TYPES = ['strategy', 'tool', 'usecase', 'definition', 'plan', 'user_profile'] as const
 const SCOPES = ['user:bench', 'project:p0', 'org:acme', 'team:other'] as const
@@ -69,26 +70,7 @@ export function corpus(size: number, seed: number): { docs: Array<{ task: string
 }
 
 export function exportLine(i: number, doc: { task: string; content: string; type: string; scope: string }): string {
-  const at = new Date(Date.UTC(2026, 0, 1) + i * 1000).toISOString()
-  return JSON.stringify({
-    id: `knowledge-bench-${String(i).padStart(7, '0')}`,
-    message_id: '',
-    types: [doc.type],
-    task: doc.task,
-    tags: {},
-    scopes: [doc.scope],
-    owner: 'user:bench',
-    content: doc.content,
-    resource_ids: [],
-    source: { name: '', category: 'exp', urls: [], agent_id: '', submitted_by: '', message_id: '', trace_id: '' },
-    eval: { score: 3 + (i % 3), helpful: i % 5, harmful: i % 7 === 0 ? 1 : 0, confidence: 0.5, helpful_history: [], harmful_history: [] },
-    status: 'active',
-    merged_into: null,
-    version: 1,
-    created_at: at,
-    updated_at: at,
-    versions: [],
-  })
+  return storeExportLine(i, doc.task, doc.content, doc.type, doc.scope, { score: 3 + (i % 3), helpful: i % 5, harmful: i % 7 === 0 ? 1 : 0 })
 }
 
 type ToChild = { type: 'stop' } | { type: 'cpu' }

@@ -51,7 +51,14 @@ export function zipfSampler(words: string[], random: () => number): () => string
   }
 }
 
-export function exportLine(i: number, task: string, content: string, type: string, scope: string): string {
+export function exportLine(
+  i: number,
+  task: string,
+  content: string,
+  type: string,
+  scope: string,
+  feedback: { score: number; helpful: number; harmful: number } = { score: 3, helpful: 0, harmful: 0 },
+): string {
   const at = new Date(Date.UTC(2026, 0, 1) + i * 1000).toISOString()
   return JSON.stringify({
     id: `knowledge-bench-${String(i).padStart(7, '0')}`,
@@ -64,7 +71,7 @@ export function exportLine(i: number, task: string, content: string, type: strin
     content,
     resource_ids: [],
     source: { name: '', category: 'exp', urls: [], agent_id: '', submitted_by: '', message_id: '', trace_id: '' },
-    eval: { score: 3, helpful: 0, harmful: 0, confidence: 0.5, helpful_history: [], harmful_history: [] },
+    eval: { ...feedback, confidence: 0.5, helpful_history: [], harmful_history: [] },
     status: 'active',
     merged_into: null,
     version: 1,
