@@ -35,19 +35,17 @@ WebAssembly.Memory = new Proxy(Memory, {
     return memory
   },
 })
-const instantiate = WebAssembly.instantiate
-WebAssembly.instantiate = async function (...args) {
-  const from = origin()
-  const result = await instantiate.apply(this, args)
-  noteExports(result.instance ?? result, from)
-  return result
-}
-if (WebAssembly.instantiateStreaming) {
-  const streaming = WebAssembly.instantiateStreaming
-  WebAssembly.instantiateStreaming = async function (...args) {
+// instantiate answers an instance (given a module) or { module, instance }; instantiateStreaming the latter.
+for (const [name, instanceOf] of [
+  ['instantiate', (result) => result.instance ?? result],
+  ['instantiateStreaming', (result) => result.instance],
+]) {
+  const original = WebAssembly[name]
+  if (!original) continue
+  WebAssembly[name] = async function (...args) {
     const from = origin()
-    const result = await streaming.apply(this, args)
-    noteExports(result.instance, from)
+    const result = await original.apply(this, args)
+    noteExports(instanceOf(result), from)
     return result
   }
 }
