@@ -85,7 +85,7 @@ export function knowledgeStore(db: Database, getDialect: () => VectorDialect | u
     ...feedbackQueries(context),
     ...versionQueries(context),
     ...mergeQueries(context),
-    ...neighbourQueries(context),
+    ...neighbourQueries(context, textIndex),
     ...reownQueries(context),
     ...textQueries(context, textIndex),
     ...searchDocQueries(context, textIndex !== undefined),

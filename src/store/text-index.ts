@@ -15,6 +15,7 @@ import { compileFilter, FAILS, PASSES, UNCHECKED, VerdictCache } from './text-in
 import { PostingLists, type Postings } from './text-index/postings.js'
 import { offerHit } from './text-index/top-k.js'
 import { VectorColumns } from './text-index/vectors.js'
+import type { TraceNeighbours } from './knowledge/neighbours.js'
 import { planTextQuery, textQueryBound, type EntryFilter, type RankedId, type TextHits, type TextRanking } from './text-query.js'
 
 export type { IndexedEntry }
@@ -39,6 +40,12 @@ export interface TextIndex {
    * finds nothing; entries with a zero vector are never found.
    */
   searchVector(vector: Float32Array, filter: EntryFilter, limit: number): RankedId[]
+  /**
+   * For each active entry of `ids` in a trace that one of `visible` may see: the visible active
+   * entries of its trace at the previous and the next creation time (each list by id), as
+   * `knowledge/neighbours.ts` answers in SQL.
+   */
+  traceNeighbours(ids: readonly string[], visible: readonly string[]): TraceNeighbours[]
 }
 
 /** How many filters keep their per-entry verdicts between searches (until the index changes). */
@@ -112,6 +119,44 @@ function searchIndex(
     if (best.length < query.limit || value >= best[best.length - 1]!.score) offerHit(best, table.ids[slot]!, value, query.limit)
   }
   return { hits: best, bound }
+}
+
+/** The neighbours of each visible active entry of `ids` in its trace (see {@link TextIndex.traceNeighbours}). */
+function traceNeighbours(table: EntryTable, ids: readonly string[], visibleNames: readonly string[]): TraceNeighbours[] {
+  const active = table.symbolOf('active')
+  if (active === undefined) return []
+  const visible = new Set(visibleNames.flatMap((name) => table.symbolOf(name) ?? []))
+  const sees = (slot: number) => {
+    if (table.status[slot] !== active) return false
+    const scopes = table.scopes[slot]!
+    for (let i = 0; i < scopes.length; i++) if (visible.has(scopes[i]!)) return true
+    return false
+  }
+  const out: TraceNeighbours[] = []
+  for (const id of new Set(ids)) {
+    const slot = table.slot(id)
+    if (slot === undefined || table.trace[slot] === '' || !sees(slot)) continue
+    const at = table.created[slot]!
+    let before = -Infinity
+    let after = Infinity
+    let previous: string[] = []
+    let next: string[] = []
+    for (const other of table.traceSlots.get(table.trace[slot]!)!) {
+      const when = table.created[other]!
+      if (when === at || when < before || when > after || !sees(other)) continue
+      const otherId = table.ids[other]!
+      if (when < at) {
+        if (when > before) [before, previous] = [when, []]
+        previous.push(otherId)
+      } else {
+        if (when < after) [after, next] = [when, []]
+        next.push(otherId)
+      }
+    }
+    const byId = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)
+    out.push({ id, previous: previous.sort(byId), next: next.sort(byId) })
+  }
+  return out
 }
 
 /**
@@ -199,6 +244,10 @@ export function createTextIndex(): TextIndex {
         if (best.length < limit || similarity >= best[best.length - 1]!.score) offerHit(best, ids[slot]!, similarity, limit)
       }
       return best
+    },
+
+    traceNeighbours(ids, visible) {
+      return traceNeighbours(table, ids, visible)
     },
   }
 }

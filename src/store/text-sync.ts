@@ -38,12 +38,17 @@ type Row = {
   harmful: number
   search_tf: string
   search_len: number
+  trace: string | null
+  created_us: string
   embedding?: string | null
 }
 
 // search_tf as text: JSON.parse is several times faster than the driver's jsonb conversion.
 // The index's harmful figure is the weighted one that seed 003's quality formula uses (docs/feedback.md).
-const TEXT_COLUMNS = 'id, scopes, types, status, score, helpful, harmful_weight AS harmful, search_tf::text AS search_tf, search_len'
+// A trace's order is creation order to the microsecond (knowledge/neighbours.ts): as an integer,
+// exact in a JS number until the year 2255.
+const TEXT_COLUMNS =
+  "id, scopes, types, status, score, helpful, harmful_weight AS harmful, search_tf::text AS search_tf, search_len, source->>'trace_id' AS trace, (extract(epoch FROM created_at) * 1000000)::int8::text AS created_us"
 const COLUMNS = sql.raw(TEXT_COLUMNS)
 // With a vector column: the embedding too, as JSON text (pgvector's `[…]`, real[]'s `{…}`
 // turned into `[…]`): JSON.parse reads it several times faster than the driver parses arrays.
@@ -61,6 +66,8 @@ function toEntry(row: Row): IndexedEntry {
     tf: JSON.parse(row.search_tf) as Record<string, number>,
     length: Number(row.search_len),
     embedding: row.embedding ? (JSON.parse(row.embedding) as number[]) : null,
+    trace: row.trace,
+    created: Number(row.created_us),
   }
 }
 

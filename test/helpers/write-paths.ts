@@ -40,6 +40,8 @@ export async function driveWritePaths(
         types: [i % 2 ? 'tool' : 'strategy'],
         scopes: [['user:alice', 'project:p', 'org:acme'][i % 3]!],
         score: 1 + (i % 5),
+        // Four conversations, and entries outside any (dialogue neighbours).
+        ...(i % 5 === 4 ? {} : { source: { trace_id: `conversation-${i % 4}` } }),
       },
       author,
     )

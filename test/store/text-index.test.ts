@@ -9,7 +9,7 @@ import { Principal, visibleScopes } from '../../src/core/principal.js'
 import { createHashedEmbedder } from '../../src/embed/hashed.js'
 import { textQuery } from '../../src/knowledge/document.js'
 import { createKnowledgeService, type KnowledgeService } from '../../src/knowledge/service.js'
-import { knowledgeStore, type KnowledgeStore } from '../../src/store/knowledge.js'
+import { knowledgeStore, type KnowledgeStore, type TraceNeighbours } from '../../src/store/knowledge.js'
 import { sql } from '../../src/store/sql.js'
 import { openStore, type Store } from '../../src/store/store.js'
 import { createTextIndex, type IndexedEntry } from '../../src/store/text-index.js'
@@ -100,6 +100,47 @@ describe('createTextIndex', () => {
   })
 })
 
+describe('createTextIndex: dialogue neighbours', () => {
+  const turn = (id: string, trace: string, created: number, more: Partial<IndexedEntry> = {}) => entry(id, { word: 1 }, { trace, created, ...more })
+  const around = (index: ReturnType<typeof createTextIndex>, ids: string[], visible = ['user:u']) =>
+    index.traceNeighbours(ids, visible).sort((a, b) => (a.id < b.id ? -1 : 1))
+
+  it('names the visible active entries at the places either side, entries of one moment sharing a place', () => {
+    const index = createTextIndex()
+    index.upsert(turn('a', 't', 1))
+    index.upsert(turn('b2', 't', 2))
+    index.upsert(turn('b1', 't', 2))
+    index.upsert(turn('hidden', 't', 3, { scopes: ['user:other'] }))
+    index.upsert(turn('archived', 't', 3.5, { status: 'archived' }))
+    index.upsert(turn('c', 't', 4))
+    index.upsert(turn('other', 'u', 3))
+    index.upsert(turn('loose', '', 3))
+    expect(around(index, ['a', 'b1', 'c', 'loose', 'hidden', 'archived', 'unknown', 'a'])).toEqual([
+      { id: 'a', previous: [], next: ['b1', 'b2'] },
+      { id: 'b1', previous: ['a'], next: ['c'] },
+      { id: 'c', previous: ['b1', 'b2'], next: [] },
+    ])
+    // The hidden entry counts for a caller who sees it.
+    expect(around(index, ['c'], ['user:u', 'user:other'])).toEqual([{ id: 'c', previous: ['hidden'], next: [] }])
+  })
+
+  it('follows an entry that moves to another trace, is archived or removed', () => {
+    const index = createTextIndex()
+    index.upsert(turn('a', 't', 1))
+    index.upsert(turn('b', 't', 2))
+    index.upsert(turn('c', 't', 3))
+    index.upsert(turn('b', 'u', 2))
+    expect(around(index, ['a'])).toEqual([{ id: 'a', previous: [], next: ['c'] }])
+    index.upsert(turn('c', 't', 3, { status: 'archived' }))
+    expect(around(index, ['a'])).toEqual([{ id: 'a', previous: [], next: [] }])
+    index.upsert(turn('d', 't', 5))
+    index.remove('a')
+    expect(around(index, ['d', 'a'])).toEqual([{ id: 'd', previous: [], next: [] }])
+    index.clear()
+    expect(around(index, ['d'])).toEqual([])
+  })
+})
+
 describe('the in-memory index matches BM25 in SQL on PGlite, whatever path writes', () => {
   let store: Store
   let cleanup: () => Promise<void>
@@ -128,6 +169,13 @@ describe('the in-memory index matches BM25 in SQL on PGlite, whatever path write
         expect(normalise(memory), `${step}: "${q}" ${JSON.stringify(filter)}`).toEqual(normalise(reference))
       }
     }
+    // Dialogue neighbours: every entry's places either side in its trace, per caller.
+    const ids = (await store.db.query<{ id: string }>(sql`SELECT id FROM knowledge ORDER BY id`)).map((r) => r.id)
+    const byId = (rows: TraceNeighbours[]) => rows.slice().sort((a, b) => (a.id < b.id ? -1 : 1))
+    for (const visible of [visibleScopes(alice), ['user:bob', 'public'], ['project:p']]) {
+      const memory = await store.knowledge.traceNeighbours(ids, visible)
+      expect(byId(memory), `${step}: neighbours seen by ${visible.join(',')}`).toEqual(byId(await exactSql.traceNeighbours(ids, visible)))
+    }
   }
 
   beforeAll(async () => {
@@ -143,6 +191,10 @@ describe('the in-memory index matches BM25 in SQL on PGlite, whatever path write
     await driveWritePaths({ store, embedder: createHashedEmbedder({ dimension: 64 }), knowledge, author: alice, admin }, expectSameAsSql, {
       contentSuffix: '用户偏好使用 TypeScript 类型安全',
     })
+    // The comparison above had neighbours to compare.
+    const ids = (await store.db.query<{ id: string }>(sql`SELECT id FROM knowledge ORDER BY id`)).map((r) => r.id)
+    const around = await store.knowledge.traceNeighbours(ids, visibleScopes(alice))
+    expect(around.filter((n) => n.next.length > 0 && n.previous.length > 0).length).toBeGreaterThan(10)
   })
 
   it('after raw SQL writes that bypass the store, and after TRUNCATE', async () => {

@@ -8,6 +8,7 @@
  * next *visible* one, so nothing a caller sees depends on entries it cannot see.
  */
 import { sql } from '../sql.js'
+import type { SyncedTextIndex } from '../text-sync.js'
 import type { KnowledgeContext } from './rows.js'
 
 /** The visible entries at the places either side of one entry in its trace (none at a trace's ends). */
@@ -27,15 +28,21 @@ export interface KnowledgeNeighbourQueries {
 }
 
 /**
- * The neighbour queries over a database (index `knowledge_trace_idx`, migration 0021).
+ * The neighbour queries over a database (index `knowledge_trace_idx`, migration 0021), or
+ * over `textIndex` (the embedded database's in-memory index) when given: a search then asks
+ * the database nothing.
  * @example
  * const { traceNeighbours } = neighbourQueries({ db, getDialect })
  * const around = await traceNeighbours(['knowledge-20260101000000-abcd'], visibleScopes(principal))
  */
-export function neighbourQueries({ db }: KnowledgeContext): KnowledgeNeighbourQueries {
+export function neighbourQueries({ db }: KnowledgeContext, textIndex?: SyncedTextIndex): KnowledgeNeighbourQueries {
   return {
     async traceNeighbours(ids, visible) {
       if (ids.length === 0) return []
+      if (textIndex) {
+        await textIndex.sync()
+        return textIndex.index.traceNeighbours(ids, visible)
+      }
       const place = (direction: 'previous' | 'next') => {
         const [compare, pick] = direction === 'previous' ? [sql.raw('<'), sql.raw('max')] : [sql.raw('>'), sql.raw('min')]
         return sql`ARRAY(SELECT n.id FROM knowledge n

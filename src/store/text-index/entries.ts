@@ -19,6 +19,10 @@ export interface IndexedEntry {
   length: number
   /** The stored embedding (absent or null: none), searched by `searchVector`. */
   embedding?: ArrayLike<number> | null | undefined
+  /** `source.trace_id` (absent, null or '': none): the conversation the entry belongs to. */
+  trace?: string | null | undefined
+  /** `created_at` in microseconds since the epoch: the entry's place in its trace. */
+  created?: number | undefined
 }
 
 /**
@@ -41,6 +45,11 @@ export class EntryTable {
   score = new Float64Array(this.capacity)
   /** score + helpful − 2 × harmful. */
   quality = new Float64Array(this.capacity)
+  /** `created_at` in microseconds (the place in a trace). */
+  created = new Float64Array(this.capacity)
+  /** Each slot's trace ('' for none), and the slots of each trace. */
+  readonly trace: string[] = []
+  readonly traceSlots = new Map<string, Set<number>>()
   lengths = new Float64Array(this.capacity)
   totalLength = 0
   /**
@@ -103,6 +112,25 @@ export class EntryTable {
     this.status[slot] = this.symbol(entry.status)
     this.score[slot] = Number(entry.score)
     this.quality[slot] = Number(entry.score) + Number(entry.helpful) - 2 * Number(entry.harmful)
+    this.created[slot] = Number(entry.created ?? 0)
+    this.setTrace(slot, entry.trace ?? '')
+  }
+
+  /** Moves a slot to another trace ('' for none). */
+  private setTrace(slot: number, trace: string): void {
+    const was = this.trace[slot] ?? ''
+    if (was === trace) return
+    if (was !== '') {
+      const members = this.traceSlots.get(was)!
+      members.delete(slot)
+      if (members.size === 0) this.traceSlots.delete(was)
+    }
+    this.trace[slot] = trace
+    if (trace !== '') {
+      let members = this.traceSlots.get(trace)
+      if (!members) this.traceSlots.set(trace, (members = new Set()))
+      members.add(slot)
+    }
   }
 
   /** Replaces the filtered fields of an occupied slot, keeping the per-scope statistics in step. */
@@ -144,6 +172,7 @@ export class EntryTable {
       this.termFreqs.push(new Float32Array(0))
       this.scopes.push(new Int32Array(0))
       this.types.push(new Int32Array(0))
+      this.trace.push('')
       if (this.ids.length > this.capacity) this.grow()
     }
     this.setFields(slot, entry)
@@ -166,6 +195,7 @@ export class EntryTable {
     this.ids[slot] = undefined
     this.terms[slot] = []
     this.termFreqs[slot] = new Float32Array(0)
+    this.setTrace(slot, '')
     this.free.push(slot)
     return released
   }
@@ -176,6 +206,8 @@ export class EntryTable {
     this.termFreqs.length = 0
     this.scopes.length = 0
     this.types.length = 0
+    this.trace.length = 0
+    this.traceSlots.clear()
     this.free.length = 0
     this.slotOf.clear()
     this.lists.clear()
@@ -197,6 +229,7 @@ export class EntryTable {
     this.score = growF(this.score)
     this.quality = growF(this.quality)
     this.lengths = growF(this.lengths)
+    this.created = growF(this.created)
     this.capacity = next
   }
 }
