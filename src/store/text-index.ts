@@ -15,8 +15,7 @@ import { compileFilter, FAILS, PASSES, UNCHECKED, VerdictCache } from './text-in
 import { PostingLists, type Postings } from './text-index/postings.js'
 import { offerHit } from './text-index/top-k.js'
 import { VectorColumns } from './text-index/vectors.js'
-import type { TraceNeighbours } from './knowledge/neighbours.js'
-import { planTextQuery, textQueryBound, type EntryFilter, type RankedId, type TextHits, type TextRanking } from './text-query.js'
+import { planTextQuery, textQueryBound, type EntryFilter, type RankedId, type TextHits, type TextRanking, type TraceNeighbours } from './text-query.js'
 
 export type { IndexedEntry }
 

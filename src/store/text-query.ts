@@ -139,3 +139,10 @@ export interface RankedId {
   id: string
   score: number
 }
+
+/** The visible entries at the places either side of one entry in its trace (none at a trace's ends). */
+export interface TraceNeighbours {
+  id: string
+  previous: string[]
+  next: string[]
+}

@@ -8,15 +8,11 @@
  * next *visible* one, so nothing a caller sees depends on entries it cannot see.
  */
 import { sql } from '../sql.js'
+import type { TraceNeighbours } from '../text-query.js'
 import type { SyncedTextIndex } from '../text-sync.js'
 import type { KnowledgeContext } from './rows.js'
 
-/** The visible entries at the places either side of one entry in its trace (none at a trace's ends). */
-export interface TraceNeighbours {
-  id: string
-  previous: string[]
-  next: string[]
-}
+export type { TraceNeighbours }
 
 /** The neighbour queries of the knowledge store. */
 export interface KnowledgeNeighbourQueries {
