@@ -107,12 +107,21 @@ export interface PGliteOptions {
    */
   template?: string
   /**
-   * PostgreSQL's `shared_buffers` (e.g. `16MB`; default PGlite's 128MB). PGlite zeroes the
-   * whole pool at every open: a one-shot command that reads a few pages opens ~0.5 s faster
-   * and ~150 MB smaller with 16MB. The data itself is unaffected.
+   * PostgreSQL's `shared_buffers` (e.g. `16MB`; default {@link DEFAULT_SHARED_BUFFERS}). PGlite
+   * zeroes the whole pool at every open and never gives its memory back: a one-shot command
+   * that reads a few pages opens ~0.5 s faster and ~150 MB smaller with 16MB. The data itself
+   * is unaffected.
    */
   sharedBuffers?: string
 }
+
+/**
+ * The embedded database's `shared_buffers` unless told otherwise: 32MB, not initdb's 128MB. A
+ * server answers searches, `get` and neighbours from its in-memory indexes and record cache
+ * (issue 18), so the pool mostly serves writes and listings; 32MB keeps ~100 MB less resident
+ * (docs/scale.md, "Memory").
+ */
+export const DEFAULT_SHARED_BUFFERS = '32MB'
 
 /**
  * Copies a data directory into a new folder, PG_VERSION last: a folder without it counts as
@@ -162,7 +171,7 @@ export async function openPGlite(options: PGliteOptions): Promise<Database> {
       dataDir: options.dataDir,
       extensions: { vector },
       ...(template ? { loadDataDir: template } : {}),
-      ...(options.sharedBuffers ? { startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${options.sharedBuffers}`] } : {}),
+      startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${options.sharedBuffers ?? DEFAULT_SHARED_BUFFERS}`],
     })
   } catch (error) {
     lock?.release()

@@ -34,6 +34,8 @@ describe('embedded database template', () => {
     try {
       expect(await migrate(db)).toEqual([])
       expect(await db.query(sql`SELECT to_regclass('knowledge') IS NOT NULL AS present`)).toEqual([{ present: true }])
+      // A 32MB buffer pool unless told otherwise, not initdb's 128MB (docs/scale.md, "Memory").
+      expect(await db.query(sql`SHOW shared_buffers`)).toEqual([{ shared_buffers: '32MB' }])
       await db.query(sql`CREATE TABLE kept (n int)`)
       await db.query(sql`INSERT INTO kept VALUES (7)`)
     } finally {
