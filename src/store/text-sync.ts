@@ -23,8 +23,8 @@ import { createTextIndex, type IndexedEntry, type TextIndex } from './text-index
 const CHANGE_CHANNEL = 'knowhub_knowledge_change'
 /** More changes than this since the last sync: rebuild instead of applying them one by one. */
 const MAX_INCREMENTAL = 5_000
-/** Rows read per page when rebuilding. */
-const PAGE = 5_000
+/** Rows read per page when rebuilding: each page is parsed at once (terms and vectors as JSON text), so a smaller page keeps the build's transient heap, which the process keeps, small. */
+const PAGE = 1_000
 /** Applied log rows kept before they are pruned. */
 const PRUNE_AFTER = 2_000
 
