@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
-import { inject } from 'vitest'
+import { afterAll, beforeAll, inject } from 'vitest'
 import { openStore, type OpenStoreOptions, type Store } from '../../src/store/store.js'
 import { sql } from '../../src/store/sql.js'
 import { NO_EXTENSION_ROLE, serverBackends, testBackends, type Backend } from './backends.js'
@@ -75,6 +75,28 @@ export async function openTestStore(
     cleanup: async () => {
       await store.close()
       await database.drop()
+    },
+  }
+}
+
+/**
+ * A migrated store on a new test database for one `describe` block: opened in a `beforeAll`
+ * registered here (so before the block's own hooks run) and dropped after the block.
+ * `store` is valid inside hooks and tests.
+ * @example
+ * const db = useTestStore(backend, { fulltext: 'sql' })
+ * it('counts', async () => expect(await db.store.knowledge.count()).toBe(0))
+ */
+export function useTestStore(backend: Backend, options: Pick<OpenStoreOptions, 'fulltext'> = {}): { readonly store: Store } {
+  let opened: Awaited<ReturnType<typeof openTestStore>> | undefined
+  beforeAll(async () => {
+    opened = await openTestStore(backend, options)
+  }, 120_000)
+  afterAll(async () => opened?.cleanup())
+  return {
+    get store() {
+      if (!opened) throw new Error('useTestStore: the store is open only inside hooks and tests')
+      return opened.store
     },
   }
 }
