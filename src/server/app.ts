@@ -16,7 +16,6 @@ import type { Clock } from '../core/clock.js'
 import type { Logger } from '../core/logger.js'
 import { noopLogger } from '../core/logger.js'
 import type { KnowledgeService } from '../knowledge/service.js'
-import { handleMcpRequest } from '../mcp/http.js'
 import type { McpServerOptions } from '../mcp/server.js'
 import type { ResourceService } from '../resources/service.js'
 import type { AdminService } from '../app/admin.js'
@@ -150,8 +149,10 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   if (deps.admin) app.route('/api', adminRoutes(deps.admin))
   // Pack tools and resources at /mcp: the packs the caller may see, by pack-relative paths (packs.access).
   const packs = deps.mcp?.packService ?? toolPackService({ ...deps.mcp, logger })
-  app.all('/mcp', (c) => {
+  // The MCP SDK (~7 MB of heap) loads with the first /mcp request, not with every server.
+  app.all('/mcp', async (c) => {
     const { principal } = caller(c)
+    const { handleMcpRequest } = await import('../mcp/http.js')
     return handleMcpRequest(c.req.raw, {
       version: deps.version ?? '0.0.0',
       logger,
