@@ -184,8 +184,17 @@ export async function openPGlite(options: PGliteOptions): Promise<Database> {
     )
   }
   const db = pglite
-  const queryOn = (target: { query: (text: string, values: unknown[]) => Promise<{ rows: unknown[] }> }): Queryable => ({
-    query: <T extends Row>(query: Sql) => run(query, async (text, values) => (await target.query(text, values)).rows as T[]),
+  // A byte-array parameter goes in binary (the type's receive function, e.g. pgvector's
+  // vector_recv for an imported embedding) instead of through PGlite's text serializers.
+  const defaultSerializers = db.serializers as Record<number, ((value: unknown) => string) | undefined>
+  const binaryAware = {
+    serializers: new Proxy({} as Record<number, (value: unknown) => unknown>, {
+      get: (_target, type) => (value: unknown) => (value instanceof Uint8Array ? value : (defaultSerializers[Number(type)]?.(value) ?? String(value))),
+    }),
+  }
+  const queryOn = (target: { query: (text: string, values: unknown[], options?: object) => Promise<{ rows: unknown[] }> }): Queryable => ({
+    query: <T extends Row>(query: Sql) =>
+      run(query, async (text, values) => (await target.query(text, values, values.some((v) => v instanceof Uint8Array) ? binaryAware : undefined)).rows as T[]),
   })
   return {
     kind: 'pglite',

@@ -1,8 +1,9 @@
 /**
  * Bulk import (issue 18): multi-row INSERTs, and BM25 statistics kept once per statement
- * (migration 0035). After imports (new entries, replaced ones, several scopes per entry),
- * a delete and an update, the per-scope statistics must equal those recomputed from the
- * rows themselves, on every backend.
+ * (migration 0035), or on the embedded database once per import (migration 0022). After
+ * imports (new entries, replaced ones, several scopes per entry), a delete and an update,
+ * the per-scope statistics must equal those recomputed from the rows themselves, on every
+ * backend. Embeddings are sent in binary wherever the column is pgvector's.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Principal } from '../../src/core/principal.js'
@@ -12,6 +13,7 @@ import { vectorBinary } from '../../src/store/knowledge/transfer.js'
 import { sql } from '../../src/store/sql.js'
 import type { Store } from '../../src/store/store.js'
 import { BACKENDS, openTestStore } from '../helpers/stores.js'
+import type { ImportItem } from '../../src/store/knowledge.js'
 import { exportedEntry } from '../helpers/entries.js'
 
 const admin = Principal.parse({ user: 'u', project: 'p', team: 't', permissions: ['admin'] })
@@ -78,7 +80,7 @@ describe.each(BACKENDS)('bulk import on %s', (backend) => {
 })
 
 describe.each(BACKENDS)('imported vectors on %s', (backend) => {
-  it('stores each imported embedding exactly as the embedder made it (binary on a pgvector server, text elsewhere)', async () => {
+  it('stores each imported embedding exactly as the embedder made it (binary where the column is pgvector, text for real[])', async () => {
     const { store, cleanup } = await openTestStore(backend)
     try {
       const hashed = createHashedEmbedder({ dimension: 64 })
@@ -115,5 +117,78 @@ describe('vectorBinary', () => {
   it("writes pgvector's binary input: dimension, an unused word, big-endian float4s, non-finite as 0", () => {
     const buffer = vectorBinary(new Float32Array([0.5, -1, Number.NaN]))
     expect([...buffer]).toEqual([0, 3, 0, 0, 0x3f, 0, 0, 0, 0xbf, 0x80, 0, 0, 0, 0, 0, 0])
+  })
+})
+
+describe('bulk import statistics on the embedded database (migration 0022)', () => {
+  let store: Store
+  let cleanup: () => Promise<void>
+  let knowledge: KnowledgeService
+
+  beforeAll(async () => {
+    const opened = await openTestStore('pglite', { fulltext: 'sql' })
+    store = opened.store
+    cleanup = opened.cleanup
+    knowledge = await createKnowledgeService({ store, embedder: createHashedEmbedder({ dimension: 64 }) })
+  })
+  afterAll(async () => cleanup())
+
+  const enabled = async () =>
+    (await store.db.query<{ on: string }>(sql`SELECT tgenabled AS on FROM pg_trigger WHERE tgname = 'knowledge_scope_search_stats_insert'`))[0]!.on
+
+  it('adds the statistics of an all-or-nothing import once, by one statement, and turns the insert trigger back on', async () => {
+    const lines = Array.from({ length: 600 }, (_, i) => line(5_000 + i, `${WORDS[i % 8]} ${WORDS[(i * 5) % 8]} shared`, SCOPES[i % 4]!))
+    expect(await knowledge.importJsonl(lines, admin, { mode: 'atomic', batchSize: 100 })).toMatchObject({ imported: 600, errors: [] })
+    // Six batches: with a statement trigger each would have rewritten the shared rows (six command ids).
+    const commands = await store.db.query<{ n: number }>(sql`SELECT count(DISTINCT cmin::text)::int AS n FROM knowledge_scope_term`)
+    expect(commands[0]!.n).toBe(1)
+    expect(await enabled()).toBe('O')
+    const derived = await store.db.query(sql`SELECT lexeme AS term, s.scope, count(*)::int AS df
+      FROM knowledge k, LATERAL (SELECT DISTINCT unnest(k.scopes) AS scope) s, unnest(tsvector_to_array(k.search_doc)) AS lexeme
+      GROUP BY lexeme, s.scope ORDER BY lexeme, s.scope`)
+    expect(await store.db.query(sql`SELECT term, scope, df FROM knowledge_scope_term WHERE df <> 0 ORDER BY term, scope`)).toEqual(derived)
+  })
+
+  it('a failed import leaves the statistics and the trigger as they were', async () => {
+    const before = await store.db.query(sql`SELECT term, scope, df FROM knowledge_scope_term ORDER BY term, scope`)
+    const item = (id: string): ImportItem => ({
+      record: {
+        ...JSON.parse(line(0, 'proxy rotation failed', ['user:u'])),
+        id,
+        created_at: new Date(),
+        updated_at: new Date(),
+        score: 3,
+        helpful: 0,
+        harmful: 0,
+        confidence: 0.5,
+      },
+      doc: { title: ['failed'], body: ['proxy', 'rotation', 'failed'] },
+      embedding: undefined,
+      helpful_history: [],
+      harmful_history: [],
+      versions: [],
+      replace: false,
+    })
+    async function* batches() {
+      yield [item('knowledge-20260101000000-9001')]
+      // The same id again: the second INSERT fails after the first went in.
+      yield [item('knowledge-20260101000000-9001')]
+    }
+    await expect(store.knowledge.importBatches(batches(), true)).rejects.toThrow()
+    expect(await enabled()).toBe('O')
+    expect(await store.db.query(sql`SELECT term, scope, df FROM knowledge_scope_term ORDER BY term, scope`)).toEqual(before)
+    expect(await store.db.query(sql`SELECT id FROM knowledge WHERE id = ${'knowledge-20260101000000-9001'}`)).toEqual([])
+  })
+})
+
+describe('binary parameters on the embedded database', () => {
+  it("reads a byte array as its type's binary input (pgvector: vector_recv)", async () => {
+    const { store, cleanup } = await openTestStore('pglite')
+    try {
+      const rows = await store.db.query<{ v: string }>(sql`SELECT (${vectorBinary(new Float32Array([0.5, -1, 0.25]))}::vector)::text AS v`)
+      expect(rows[0]!.v).toBe('[0.5,-1,0.25]')
+    } finally {
+      await cleanup()
+    }
   })
 })
