@@ -26,6 +26,7 @@ const BENCHES: Record<string, Runner> = {
   cli: async (quick) => (await import('./startup.js')).runCliBench(quick ? { runs: 3 } : {}),
   pgscale: async (quick) => (await import('./pg-scale.js')).runPgScaleBench(quick ? { sizes: [10_000], queries: 50 } : {}),
   memory: async (quick) => (await import('./memory.js')).runMemoryBench(quick ? { sizes: [10_000] } : {}),
+  import: async (quick) => (await import('./import.js')).runImportBench(quick ? { hashed: 2_000, sentence: 100 } : {}),
   peers: async (quick) => (await import('./peers.js')).runPeersBench(quick ? { sets: ['zh-agent'] } : {}),
 }
 
