@@ -36,7 +36,8 @@ export interface PgScaleOptions {
   chunk?: number
   /**
    * With KNOWHUB_BENCH_PG_URL: a database that already holds at least a size's entries (from
-   * an earlier run) is searched as it is, not loaded again (for iterating on search SQL).
+   * an earlier run) is searched as it is, not loaded again (for iterating on search SQL); one
+   * that holds fewer is loaded on from its count (an interrupted load).
    */
   reuse?: boolean
 }
@@ -93,6 +94,13 @@ const ownCpu = (): number => {
   return (usage.user + usage.system) / 1e6
 }
 
+/** The benchmark's queries: 2-4 words drawn from the same Zipf vocabulary as the entries (the same list every run). */
+export function scaleQueries(count: number): string[] {
+  const queryRandom = rng(7)
+  const querySample = zipfSampler(vocabulary(20_000, rng(42)), queryRandom)
+  return Array.from({ length: count }, () => Array.from({ length: 2 + Math.floor(queryRandom() * 3) }, querySample).join(' '))
+}
+
 export async function runPgScaleBench(options: PgScaleOptions = {}): Promise<BenchResult[]> {
   const sizes = options.sizes ?? [100_000]
   const queryCount = options.queries ?? 200
@@ -112,10 +120,7 @@ export async function runPgScaleBench(options: PgScaleOptions = {}): Promise<Ben
     type: TYPES[i % TYPES.length]!,
     scope: ['user:bench', 'project:p0', 'org:acme', 'team:other'][i % 4]!,
   })
-  // Queries: 2-4 words drawn from the same Zipf vocabulary as the entries.
-  const queryRandom = rng(7)
-  const querySample = zipfSampler(vocabulary(20_000, rng(42)), queryRandom)
-  const queries = Array.from({ length: queryCount }, () => Array.from({ length: 2 + Math.floor(queryRandom() * 3) }, querySample).join(' '))
+  const queries = scaleQueries(queryCount)
 
   const pgServer = process.env.KNOWHUB_BENCH_PG_URL ? undefined : await startTempPostgres()
   const url = process.env.KNOWHUB_BENCH_PG_URL ?? pgServer!.url
@@ -221,6 +226,10 @@ export async function runPgScaleBench(options: PgScaleOptions = {}): Promise<Ben
           await searchBench(size)
           continue
         }
+        // Fewer: the load goes on after them (an interrupted load; the texts of the rest come
+        // from a fresh random sequence, the same distributions).
+        loaded = Math.max(loaded, Number(row?.n))
+        if (loaded > 0) console.error(`pg-scale: continuing after the ${loaded} entries already loaded (--reuse)`)
       }
       // Load: without the HNSW index, then build it once.
       await store.db.query(sql`DROP INDEX IF EXISTS knowledge_embedding_hnsw`)
