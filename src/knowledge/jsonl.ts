@@ -208,6 +208,7 @@ export async function importJsonl(deps: ImportDeps, lines: AsyncIterable<string>
         versions: item.versions,
         replace: !item.fresh && existing.has(item.record.id),
       }))
+      // Resumed when the store asks for the next batch: this one is written.
       done += slice.length
       options.onProgress?.(done, total)
     }

@@ -56,6 +56,10 @@ describe('knowhub import', () => {
     const run = await runCli('import', mixed, '--on-conflict', 'replace', '--json')
     expect(run.code, run.stdout).toBe(0)
     expect(JSON.parse(run.stdout)).toEqual({ imported: 3, skipped: 0, errors: [] })
+    // No silent phase: before the first write and after the last one, a line says what runs.
+    expect(run.stderr).toContain(`importing: reading and checking ${mixed}…`)
+    expect(run.stderr).toContain('importing: 3/3')
+    expect(run.stderr.indexOf('importing: 3/3')).toBeLessThan(run.stderr.indexOf('importing: finishing (search statistics, commit)…'))
 
     const list = JSON.parse((await runCli('list', '--json', '-n', '10')).stdout) as { items: Entry[] }
     expect(list.items).toHaveLength(3)

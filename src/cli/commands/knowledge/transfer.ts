@@ -71,11 +71,20 @@ export function importCommand(io: Io): Command {
         const input = file === '-' ? process.stdin : createReadStream(file, 'utf8')
         const lines = createInterface({ input, crlfDelay: Infinity })
         const bar = progress(io, 'importing')
+        // The slow parts without a bar say so: reading and checking every line before the first
+        // write, and the search statistics and commit after the last one.
+        io.err(`importing: reading and checking ${file === '-' ? 'standard input' : file}…`)
         try {
           return await session.knowledge.importJsonl(lines, {
             mode: options.partial ? 'partial' : 'atomic',
             onConflict: options.onConflict,
-            onProgress: bar.update,
+            onProgress: (done, total) => {
+              bar.update(done, total)
+              if (done === total && total > 0) {
+                bar.stop()
+                io.err('importing: finishing (search statistics, commit)…')
+              }
+            },
           })
         } finally {
           bar.stop()
