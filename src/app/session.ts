@@ -27,7 +27,6 @@ import type { CreatedToken, CreateTokenInput, TokenInfo } from '../core/tokens.j
 import { toKnowHubError } from '../client/backend.js'
 import type { KnowHubClient, ListKnowledgeQuery, ListResourcesQuery, SearchQuery, SlimOptions } from '../client/client.js'
 import { parseWith } from '../core/validate.js'
-import { backupHub } from './backup.js'
 import type { KnowHub } from './open.js'
 
 /** How an import treats bad lines and existing ids (see `ImportOptions` of the knowledge service). */
@@ -131,7 +130,8 @@ export function localSession(hub: KnowHub): HubSession {
     agentContext: (input) => hub.agent.assembleContext({ ...input, principal: me }),
     reown: (input) => knowledge.reown(input, me),
     status: () => hub.status(),
-    backup: () => backupHub(hub),
+    // Loaded on use: the backup code (store, zlib, migrations) is no part of a session on a server.
+    backup: async () => (await import('./backup.js')).backupHub(hub),
   }
 }
 

@@ -187,7 +187,12 @@ export async function withSession<T>(
   return withHub(options, (hub) => fn(localSession(hub)))
 }
 
+/** A session on the server at `url`, over `node:http` (src/cli/http-requester.ts): no undici in a one-shot command. */
 async function remoteSession(url: string, token: string | undefined): Promise<HubSession> {
-  const [{ createClient }, { serverSession }] = await Promise.all([import('../client/client.js'), import('../app/session.js')])
-  return serverSession(createClient({ baseUrl: url, ...(token ? { token } : {}) }))
+  const [{ createClientOver }, { requesterFor }, { serverSession }] = await Promise.all([
+    import('../client/client.js'),
+    import('./http-requester.js'),
+    import('../app/session.js'),
+  ])
+  return serverSession(createClientOver(requesterFor(url), { baseUrl: url, ...(token ? { token } : {}) }))
 }

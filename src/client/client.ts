@@ -28,7 +28,7 @@ import type { ExtractInput } from '../core/extract.js'
 import { ExtractResult } from '../core/extract.js'
 import { SlimResult, UnmergeResult } from '../core/slim.js'
 import { KnowHubClientError } from './errors.js'
-import { send, type CallOptions, type FetchLike, type RequestSpec, type RetryOptions, type TransportOptions } from './http.js'
+import { fetchRequester, send, type CallOptions, type FetchLike, type RequestSpec, type Requester, type RetryOptions, type TransportOptions } from './http.js'
 
 /**
  * The server's default address (`knowhub start`).
@@ -140,13 +140,12 @@ function feedbackRetry(body: FeedbackInput): 'idempotent' | 'unsafe' {
 type Call = <T>(spec: RequestSpec<T>, opts?: CallOptions) => Promise<T>
 
 /** The transport settings of a client: the options with their defaults filled in. */
-function transportOf(options: ClientOptions): TransportOptions {
-  const fetchImpl = options.fetch ?? ((url: string, init: RequestInit) => globalThis.fetch(url, init))
+function transportOf(options: Omit<ClientOptions, 'fetch'>, request: Requester): TransportOptions {
   const retry = options.retry === false ? { retries: 0 } : (options.retry ?? {})
   return {
     baseUrl: (options.baseUrl ?? DEFAULT_BASE_URL).replace(/\/+$/, ''),
     token: options.token,
-    fetch: fetchImpl,
+    request,
     timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
     retry: {
       retries: retry.retries ?? 2,
@@ -329,7 +328,19 @@ function adminCalls(call: Call) {
  * await kh.knowledge.update(entry.id, { add_helpful_case: { task: 'scrape site A', outcome: 'worked' } })
  */
 export function createClient(options: ClientOptions = {}) {
-  const transport = transportOf(options)
+  return createClientOver(fetchRequester(options.fetch ?? ((url: string, init: RequestInit) => globalThis.fetch(url, init))), options)
+}
+
+/**
+ * A client whose requests go through `request` instead of `fetch`: the same calls, retries,
+ * validation and errors. The CLI passes its `node:http` requester (src/cli/http-requester.ts):
+ * Node's `fetch` loads undici on first use, ~80 ms of a one-shot command. Not part of
+ * `knowhub/client` (a library user passes `fetch` to {@link createClient}).
+ * @example
+ * const kh = createClientOver(fetchRequester(fetch), { baseUrl: 'http://127.0.0.1:8420' })
+ */
+export function createClientOver(request: Requester, options: Omit<ClientOptions, 'fetch'> = {}) {
+  const transport = transportOf(options, request)
   const call: Call = (spec, opts) => send(transport, spec, callOptions(opts))
   return {
     /** The base URL calls go to. */

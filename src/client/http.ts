@@ -11,6 +11,39 @@ import { KnowHubClientError, isServerErrorCode } from './errors.js'
 /** What the client needs of `fetch` (the global one, undici's, or a test's). */
 export type FetchLike = (url: string, init: RequestInit) => Promise<Response>
 
+/** The parts of a response the transport reads; a fetch `Response` is one. */
+export interface HttpResponse {
+  readonly ok: boolean
+  readonly status: number
+  readonly statusText: string
+  readonly headers: { get(name: string): string | null }
+  text(): Promise<string>
+  arrayBuffer(): Promise<ArrayBuffer>
+}
+
+/** One HTTP request as the transport sends it. */
+export interface HttpRequest {
+  method: string
+  headers: Record<string, string>
+  body: string | null
+  signal: AbortSignal
+}
+
+/**
+ * Sends one HTTP request: `fetch` (see {@link fetchRequester}) or another transport (the CLI's
+ * `node:http` one). A failure to get a response rejects; the transport maps it.
+ */
+export type Requester = (url: string, request: HttpRequest) => Promise<HttpResponse>
+
+/**
+ * A requester over a `fetch` (redirects followed, as fetch does by default).
+ * @example
+ * const request = fetchRequester((url, init) => globalThis.fetch(url, init))
+ */
+export function fetchRequester(fetchImpl: FetchLike): Requester {
+  return (url, request) => fetchImpl(url, { ...request, redirect: 'follow' })
+}
+
 /** When and how often a call is retried. */
 export interface RetryOptions {
   /** Retries after the first attempt (default 2; 0 turns retries off). */
@@ -40,7 +73,7 @@ export interface CallOptions {
 export interface TransportOptions {
   baseUrl: string
   token?: string | undefined
-  fetch: FetchLike
+  request: Requester
   timeoutMs: number
   retry: Required<RetryOptions>
   headers: Record<string, string>
@@ -160,7 +193,7 @@ interface ErrorContext {
 }
 
 /** A non-2xx response as a client error: the server's code and details when it sent its error body. */
-function responseError(response: Response, text: string, context: ErrorContext): KnowHubClientError {
+function responseError(response: HttpResponse, text: string, context: ErrorContext): KnowHubClientError {
   const requestId = response.headers.get('x-request-id') ?? context.requestId
   const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'))
   const parsed = parseJson(text)
@@ -212,11 +245,11 @@ export async function send<T>(transport: TransportOptions, spec: RequestSpec<T>,
     const canRetry = attempt <= retries
     const timeout = AbortSignal.timeout(timeoutMs)
     const signal = combine(options.signal ? [options.signal, timeout] : [timeout])
-    let response: Response
+    let response: HttpResponse
     let text: string
     let bytes: Uint8Array | undefined
     try {
-      response = await transport.fetch(url, { method: spec.method, headers, body: body ?? null, signal, redirect: 'follow' })
+      response = await transport.request(url, { method: spec.method, headers, body: body ?? null, signal })
       if (spec.responseBytes && response.ok) {
         bytes = new Uint8Array(await response.arrayBuffer())
         text = ''
@@ -263,15 +296,17 @@ async function wait(ms: number, signal: AbortSignal | undefined, context: ErrorC
   }
 }
 
+/** The reason of a failed request: fetch wraps the socket's error (`fetch failed`, cause ECONNREFUSED); node:http throws it as it is. */
 function networkReason(cause: unknown): string {
-  const error = cause as { message?: unknown; cause?: { code?: unknown; message?: unknown } } | null
+  const error = cause as { code?: unknown; message?: unknown; cause?: { code?: unknown; message?: unknown } } | null
   const inner = error?.cause
   if (inner && typeof inner.code === 'string') return inner.code
   if (inner && typeof inner.message === 'string') return inner.message
+  if (typeof error?.code === 'string') return error.code
   return typeof error?.message === 'string' ? error.message : 'unknown error'
 }
 
-function decode<T>(transport: TransportOptions, spec: RequestSpec<T>, response: Response, text: string, context: ErrorContext): T {
+function decode<T>(transport: TransportOptions, spec: RequestSpec<T>, response: HttpResponse, text: string, context: ErrorContext): T {
   const requestId = response.headers.get('x-request-id') ?? context.requestId
   if (spec.responseText) return spec.schema.parse(text)
   const parsed = parseJson(text)

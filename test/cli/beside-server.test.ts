@@ -4,6 +4,7 @@
  * refused at once when the folder is held by a process that serves nothing, or when the
  * command needs the database itself.
  */
+import { spawn } from 'node:child_process'
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { hostname, tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -12,6 +13,7 @@ import type { RunningServer } from '../../src/server/serve.js'
 import { runCli } from '../helpers/cli.js'
 import { openTestHub, type TestHub } from '../server/helpers.js'
 
+const ROOT = join(import.meta.dirname, '..', '..')
 let t: TestHub
 let server: RunningServer
 let dir: string
@@ -120,6 +122,26 @@ describe('the CLI beside a running server', () => {
     expect(index.stderr).toBe('')
     expect(index.stdout).toContain('functions')
     expect(index.stdout).toContain('@deploy')
+  })
+
+  it('talks to the server over node:http: a one-shot command never loads undici (fetch costs ~80 ms to load)', async () => {
+    if (t.hub.config.databaseUrl) return
+    const probe =
+      'data:text/javascript,process.on("exit",()=>process.stderr.write("undici loaded: "+process.moduleLoadList.some((m)=>m.includes("undici"))+"\\n"))'
+    const child = spawn(process.execPath, ['--import', 'tsx', '--import', probe, join(ROOT, 'test', 'mcp', 'run-cli.ts'), 'status', '--json'], {
+      cwd: ROOT,
+      env: { ...process.env, KNOWHUB_DATA_DIR: t.dataDir },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+    const code = await new Promise<number | null>((resolve) => child.once('close', resolve))
+    expect(code, stderr).toBe(0)
+    expect(stderr).toContain(`knowhub: the KnowHub server at ${server.url}`)
+    expect(JSON.parse(stdout)).toHaveProperty('entries')
+    expect(stderr).toContain('undici loaded: false')
   })
 
   it('runs on the server --url names, with --token', async () => {
