@@ -112,10 +112,23 @@ async function withServer<T>(home: string, embedder: string, fn: (p: Probed, url
         fail(new Error(`knowhub start exited (${code}):\n${p.output()}`))
       })
     })
+    // `knowhub start` answers full-text-only until the embedder's model has loaded: the figures are taken with it loaded.
+    await embedderReady(url)
     return await fn(p, url)
   } finally {
     p.child.kill('SIGTERM')
     await p.exited
+  }
+}
+
+/** Waits until `/healthz` no longer reports the embedder `loading` (60 s at most). */
+async function embedderReady(url: string): Promise<void> {
+  const deadline = Date.now() + 60_000
+  for (;;) {
+    const health = (await (await fetch(`${url}/healthz`)).json()) as { embedder?: string }
+    if (health.embedder !== 'loading') return
+    if (Date.now() > deadline) throw new Error(`the embedder of ${url} was still loading after 60 s`)
+    await new Promise((r) => setTimeout(r, 100))
   }
 }
 

@@ -127,6 +127,7 @@ export async function openKnowHub(config: unknown = {}, deps: OpenDeps = {}): Pr
       },
       llm,
       ...(parsed.search.minSimilarity !== undefined ? { minSimilarity: parsed.search.minSimilarity } : {}),
+      whileModelLoads: parsed.search.whileModelLoads === 'full-text' ? 'full-text' : 'wait',
       ...deps.search,
       ...clock,
     })

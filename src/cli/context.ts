@@ -72,6 +72,8 @@ export interface WorkloadOptions {
   bulk?: boolean
   /** Embeds text soon (a search, a server): the embedder's model loads beside the database. */
   embeds?: boolean
+  /** What `search.whileModelLoads: auto` means here (default `wait`): `knowhub start` answers full-text-only meanwhile. */
+  whileModelLoads?: 'full-text' | 'wait'
 }
 
 /** Options of the commands that may run on a server: `--url` (KNOWHUB_URL) and `--token` (KNOWHUB_TOKEN). */
@@ -144,6 +146,7 @@ export async function withHub<T>(options: GlobalOptions & WorkloadOptions & { pa
   const holder = folderHolder(config)
   if (holder) throw heldError(config, holder)
   if (!options.longRunning && config.search.fulltext === 'auto') config.search.fulltext = 'sql'
+  if (config.search.whileModelLoads === 'auto') config.search.whileModelLoads = options.whileModelLoads ?? 'wait'
   if (!options.longRunning) config.embedded.sharedBuffers ??= ONE_SHOT_SHARED_BUFFERS
   if (!options.longRunning && !options.bulk) preferBaselineWasm()
   else preferHotWasmTiering()

@@ -40,11 +40,12 @@ export const Deleted = z.object({ id: z.string(), deleted: z.literal(true) })
 export type Deleted = z.output<typeof Deleted>
 
 /**
- * The response of `GET /healthz`.
+ * The response of `GET /healthz`: `embedder` is `loading` until the embedder's model has
+ * loaded (searches may be full-text-only meanwhile, see `search.whileModelLoads`), then `ready`.
  * @example
- * Health.parse({ status: 'ok', version: '0.1.0' })
+ * Health.parse({ status: 'ok', version: '0.1.0', embedder: 'ready' })
  */
-export const Health = z.object({ status: z.literal('ok'), version: z.string() })
+export const Health = z.object({ status: z.literal('ok'), version: z.string(), embedder: z.enum(['loading', 'ready']).optional() })
 export type Health = z.output<typeof Health>
 
 /**

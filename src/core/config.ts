@@ -127,6 +127,14 @@ export const SearchConfig = z.object({
   routingTimeoutMs: z.number().int().positive().default(3000),
   /** Routing decisions kept while the knowledge table is unchanged (0: off). */
   routingCacheSize: z.number().int().min(0).max(100_000).default(1000),
+  /**
+   * A hybrid search while the embedder's model is still loading (the sentence embedder's, about
+   * 1-2 s after start): `full-text` answers from the full-text list alone at once and says so
+   * (`vectors: { status: 'skipped', reason: 'embedder_loading' }`); `wait` waits for the model.
+   * `auto` (default): `full-text` for `knowhub start`, `wait` everywhere else (the library,
+   * `knowhub mcp`, one-shot commands). `/healthz` reports `embedder: loading | ready`.
+   */
+  whileModelLoads: z.enum(['auto', 'full-text', 'wait']).default('auto'),
 })
 export type SearchConfig = z.output<typeof SearchConfig>
 

@@ -328,8 +328,24 @@ export type SearchResultView = z.output<typeof SearchResultView>
 export const SearchRouting = z.object({ mode: z.enum(['off', 'llm']), status: z.enum(['off', 'used', 'fallback']), reason: z.string().optional() })
 export type SearchRouting = z.output<typeof SearchRouting>
 
-/** The response of `GET /api/knowledge/search` (seed 003: `results`, `count`; `routing` when routing was asked for). */
-export const SearchResponse = z.object({ results: z.array(SearchResultView), count: z.number().int(), routing: SearchRouting.optional() })
+/**
+ * A hybrid search answered without its vector list: `embedder_loading` while the embedder's
+ * model is still loading on a server set to answer full-text-only meanwhile
+ * (`search.whileModelLoads: full-text`, the default of `knowhub start`).
+ */
+export const SearchVectors = z.object({ status: z.literal('skipped'), reason: z.enum(['embedder_loading']) })
+export type SearchVectors = z.output<typeof SearchVectors>
+
+/**
+ * The response of `GET /api/knowledge/search` (seed 003: `results`, `count`; `routing` when
+ * routing was asked for; `vectors` when a hybrid search skipped its vector list).
+ */
+export const SearchResponse = z.object({
+  results: z.array(SearchResultView),
+  count: z.number().int(),
+  routing: SearchRouting.optional(),
+  vectors: SearchVectors.optional(),
+})
 export type SearchResponse = z.output<typeof SearchResponse>
 
 /** A page of `GET /api/knowledge`, newest first: pass `next_cursor` back as `cursor` for the next page. */

@@ -19,5 +19,12 @@ export interface Embedder {
   embed(texts: readonly string[], options?: { signal?: AbortSignal }): Promise<Float32Array[]>
   /** Loads what the first `embed` would (a model), ahead of it; absent when there is nothing to load. */
   warmUp?(): Promise<void>
+  /**
+   * False while `embed` would wait for a model that has not finished loading (the sentence
+   * embedder's USE lite, in its thread); true once it would not. Absent: never waits for a
+   * model (nothing to load, or a remote service). A server may answer searches full-text-only
+   * meanwhile (`search.whileModelLoads`).
+   */
+  ready?(): boolean
   close?(): Promise<void>
 }

@@ -30,6 +30,8 @@ export const SENTENCE_VERSION = 2
 interface UseModel {
   /** `background`: this call alone does not keep the process alive (a warm-up). */
   embed(input: string[], background?: boolean): Promise<Float32Array[]>
+  /** True once the thread has embedded a text: the model is loaded. */
+  loaded(): boolean
 }
 
 /**
@@ -78,6 +80,7 @@ function loadUseModel(): UseModel {
   // The calls the process waits for (not warm-ups): the thread is referenced while there are any.
   const holding = new Set<number>()
   let next = 0
+  let loaded = false
   const fail = (message: string, cause?: unknown): void => {
     if (shared === model) shared = undefined
     const error = new KnowHubError('embedder_failed', `The Universal Sentence Encoder lite model failed: ${message}`, {}, cause ? { cause } : {})
@@ -92,13 +95,17 @@ function loadUseModel(): UseModel {
     if (holding.delete(reply.id) && holding.size === 0) worker.unref()
     if (reply.error !== undefined)
       pending.reject(new KnowHubError('embedder_failed', `Cannot embed with the Universal Sentence Encoder lite model: ${reply.error}`))
-    else pending.resolve(reply.vectors)
+    else {
+      loaded = true
+      pending.resolve(reply.vectors)
+    }
   })
   worker.on('error', (error) => fail(error.message, error))
   worker.on('exit', (code) => fail(`its thread exited (code ${code})`))
   // After the listeners: attaching one references the thread again.
   worker.unref()
   const model: UseModel = {
+    loaded: () => loaded,
     embed: (texts, background = false) =>
       new Promise((resolve, reject) => {
         const id = next++
@@ -128,6 +135,7 @@ export async function createUseEmbedder(): Promise<Embedder> {
     // Loading finishes with the first text the model embeds: warming up embeds one, without
     // keeping a process that has nothing else to do alive for it.
     warmUp: async () => void (await model.embed(['warm up'], true)),
+    ready: () => model.loaded(),
     async embed(texts, options) {
       const out: Float32Array[] = []
       for (let i = 0; i < texts.length; i += BATCH) {
@@ -180,11 +188,15 @@ export async function createSentenceEmbedder(options: SentenceEmbedderOptions = 
   // The model loads on the first English text (or `warmUp`), not here: commands that embed
   // nothing (list, show, status) never pay for it, and a server listens before it is ready.
   let use: Promise<Embedder> | undefined
+  let useEmbedder: Embedder | undefined
   const useModel = (): Promise<Embedder> =>
-    (use ??= createUseEmbedder().catch((error: unknown) => {
-      use = undefined
-      throw error
-    }))
+    (use ??= createUseEmbedder().then(
+      (embedder) => (useEmbedder = embedder),
+      (error: unknown) => {
+        use = undefined
+        throw error
+      },
+    ))
   const dimension = USE_DIMENSION + hashedDimension
   const a = Math.sqrt(weight)
   const b = Math.sqrt(1 - weight)
@@ -196,6 +208,8 @@ export async function createSentenceEmbedder(options: SentenceEmbedderOptions = 
     // is compared by its hashed part alone: the hashed embedder's rule (no floor) applies.
     similarityFloor: (query) => (isLargelyCjk(query) ? hashed.similarityFloor?.(query) : 0.3),
     warmUp: async () => (await useModel()).warmUp?.(),
+    // Not before USE lite has loaded (started by `warmUp` or the first English text).
+    ready: () => useEmbedder?.ready?.() ?? false,
     async embed(texts, embedOptions) {
       const lexical = await hashed.embed(texts, embedOptions)
       const english = texts.flatMap((text, i) => (isLargelyCjk(text) ? [] : [i]))

@@ -88,6 +88,13 @@ export interface SearchOptions {
   searchCacheSize?: number
   /** Semantic routing (default off; see routing.ts). */
   routing?: RoutingOptions
+  /**
+   * A hybrid search while the embedder's model is still loading (`embedder.ready()` false):
+   * `wait` (default) waits for it; `full-text` answers from the full-text list alone at once,
+   * says so in the response (`vectors: { status: 'skipped', reason: 'embedder_loading' }`),
+   * keeps no cached copy, and has the model loaded in the background.
+   */
+  whileModelLoads?: 'full-text' | 'wait'
 }
 
 /** The search part of the knowledge service. */
@@ -366,6 +373,18 @@ export function createKnowledgeSearch(ctx: KnowledgeContext, options: SearchOpti
   const searchCacheSize = options.searchCacheSize ?? 1000
   const searchCache = createLru<string, { generation: number; response: SearchResponse }>(searchCacheSize)
 
+  /** A hybrid search answered full-text-only while the model loads (never cached: the next one may be hybrid). */
+  let loading: Promise<void> | undefined
+  const whileLoading = async (input: ParsedSearch, visible: string[]): Promise<SearchResponse> => {
+    // Nothing may have started the load (a server warms the embedder up; a library caller may not).
+    loading ??= ctx.embedder.warmUp?.().catch((error: Error) => {
+      loading = undefined
+      logger.warn('knowledge.search.model_load_failed', { message: error.message })
+    })
+    const response = await runSearch(run, { ...input, mode: 'fulltext' }, visible)
+    return { ...response, vectors: { status: 'skipped', reason: 'embedder_loading' } }
+  }
+
   return {
     async warmUp() {
       const started = performance.now()
@@ -379,6 +398,7 @@ export function createKnowledgeSearch(ctx: KnowledgeContext, options: SearchOpti
       const input = parseWith(SearchInput, raw, 'search')
       const visible = visibleScopes(principal)
       if (input.mode !== 'fulltext') ctx.requireVectors()
+      if (input.mode === 'hybrid' && options.whileModelLoads === 'full-text' && ctx.embedder.ready?.() === false) return whileLoading(input, visible)
       // The table's generation also keys routing decisions (routing.ts).
       const routingCache = (options.routing?.cacheSize ?? 0) > 0 && ctx.llm !== undefined
       const generation = searchCacheSize > 0 || routingCache ? await store.knowledge.searchGeneration() : undefined

@@ -96,6 +96,8 @@ export interface AppDeps {
   dashboard?: DashboardMount
   /** `/api/status` and `/api/tokens` for callers with the `admin` permission. */
   admin?: AdminService
+  /** Whether the embedder's model has loaded, for `/healthz` (`embedder: loading | ready`); absent: not reported. */
+  embedderReady?: () => boolean
 }
 
 /** Paths anyone may call: liveness and the API description. */
@@ -142,7 +144,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.use('*', rateLimit({ limiter: createRateLimiter({ perSecond: deps.rateLimit?.perSecond ?? 0, burst: deps.rateLimit?.burst ?? 1, clock }) }))
   app.use('*', bodyLimit({ maxBytes: deps.bodyLimit }))
 
-  app.route('/', metaRoutes({ version: deps.version ?? '0.0.0' }))
+  app.route('/', metaRoutes({ version: deps.version ?? '0.0.0', embedderReady: deps.embedderReady }))
   app.route('/api/knowledge', knowledgeRoutes({ knowledge: deps.knowledge, resources: deps.resources, slim: deps.slim, extraction: deps.extraction }))
   app.route('/api/resource', resourceRoutes({ resources: deps.resources }))
   if (deps.agent) app.route('/api', agentRoutes({ agent: deps.agent }))

@@ -186,6 +186,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     extraction: hub.extraction,
     agent: hub.agent,
     admin: adminService(hub),
+    embedderReady: () => hub.embedder.ready?.() ?? true,
     authenticate,
     logger,
     version: packageVersion(),

@@ -49,7 +49,7 @@ const seleniumEntry: SaveKnowledgeInput = {
 
 describe('meta', () => {
   it('healthz and openapi', async () => {
-    expect(await kh.healthz()).toEqual({ status: 'ok', version: expect.any(String) })
+    expect(await kh.healthz()).toEqual({ status: 'ok', version: expect.any(String), embedder: expect.stringMatching(/^(loading|ready)$/) })
     const doc = await createClient({ baseUrl: url }).openapi()
     expect(doc.openapi).toBe('3.1.0')
     expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/api/knowledge/search', '/api/knowledge/{id}', '/api/resource/{id}']))

@@ -44,7 +44,10 @@ describe('sentence embedder (offline default)', () => {
 
   it('runs USE lite off the main thread: the event loop stays free while it embeds', async () => {
     const embedder = await createEmbedder(EmbedderConfig.parse({ provider: 'sentence' }))
+    // Not ready until USE lite has loaded (a server answers full-text-only meanwhile, search.whileModelLoads).
+    expect(embedder.ready!()).toBe(false)
     await embedder.warmUp!()
+    expect(embedder.ready!()).toBe(true)
     const texts = Array.from({ length: 96 }, (_, i) => `how do I configure the build pipeline for service number ${i} with caching and retries`)
     // Event-loop utilisation: the share of the time this thread was busy rather than waiting.
     // Inference on this thread keeps it near 1 however loaded the machine is; in a worker the

@@ -455,7 +455,8 @@ describe('seed 003 HTTP API', () => {
   it('GET /healthz and GET /api/openapi.json (no token needed)', async () => {
     const anonymous = client(url)
     const health = await anonymous.get('/healthz')
-    expect(health.body).toEqual({ status: 'ok', version: expect.any(String) })
+    // `embedder`: loading until the sentence model has loaded, then ready.
+    expect(health.body).toEqual({ status: 'ok', version: expect.any(String), embedder: expect.stringMatching(/^(loading|ready)$/) })
     const doc = await anonymous.get('/api/openapi.json')
     expect(doc.status).toBe(200)
     expect(doc.body.openapi).toBe('3.1.0')
