@@ -16,6 +16,15 @@ export interface Embedder {
    * or text the vectors cannot judge alone, such as Chinese for n-gram vectors).
    */
   similarityFloor?(query: string): number | undefined
+  /**
+   * The cosine similarity at which an entry that shares **no search term** with `query` can on
+   * its own show that the query has an answer (the relevance gate's anchor, in hybrid search);
+   * an entry the full-text list also found needs only the {@link similarityFloor}. Semantic
+   * models give unrelated questions a similarity above their floor to some short entries of a
+   * large store: this floor sits above what questions about absent topics reach
+   * (docs/retrieval.md, "A lone vector anchor"). Undefined: the similarity floor.
+   */
+  anchorFloor?(query: string): number | undefined
   embed(texts: readonly string[], options?: { signal?: AbortSignal }): Promise<Float32Array[]>
   /** Loads what the first `embed` would (a model), ahead of it; absent when there is nothing to load. */
   warmUp?(): Promise<void>

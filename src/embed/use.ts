@@ -27,6 +27,12 @@ export const USE_DIMENSION = 512
  */
 export const SENTENCE_VERSION = 2
 
+/**
+ * The similarity an English entry that shares no search term with the query needs to anchor
+ * the query's answer on its own (`Embedder.anchorFloor`; the similarity floor is 0.3).
+ */
+export const SENTENCE_ANCHOR_FLOOR = 0.45
+
 interface UseModel {
   /** `background`: this call alone does not keep the process alive (a warm-up). */
   embed(input: string[], background?: boolean): Promise<Float32Array[]>
@@ -207,6 +213,10 @@ export async function createSentenceEmbedder(options: SentenceEmbedderOptions = 
     // search floor 0.3 costs at most 0.002 of recall@10 there (docs/embeddings.md). CJK text
     // is compared by its hashed part alone: the hashed embedder's rule (no floor) applies.
     similarityFloor: (query) => (isLargelyCjk(query) ? hashed.similarityFloor?.(query) : 0.3),
+    // Questions about topics absent from LoCoMo's stores reached at most 0.41 against a turn that
+    // shares no word with them (a few hundred entries each): an English answer anchored by the
+    // vectors alone needs 0.45 (docs/retrieval.md, "A lone vector anchor"). CJK: the floor.
+    anchorFloor: (query) => (isLargelyCjk(query) ? undefined : SENTENCE_ANCHOR_FLOOR),
     warmUp: async () => (await useModel()).warmUp?.(),
     // Not before USE lite has loaded (started by `warmUp` or the first English text).
     ready: () => useEmbedder?.ready?.() ?? false,

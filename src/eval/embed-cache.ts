@@ -56,6 +56,7 @@ export function cachedEmbedder(inner: Embedder, file: string): Embedder & { read
       return misses
     },
     ...(inner.similarityFloor ? { similarityFloor: (query: string) => inner.similarityFloor!(query) } : {}),
+    ...(inner.anchorFloor ? { anchorFloor: (query: string) => inner.anchorFloor!(query) } : {}),
     ...(inner.warmUp ? { warmUp: () => inner.warmUp!() } : {}),
     ...(inner.close ? { close: () => inner.close!() } : {}),
     async embed(texts, options) {

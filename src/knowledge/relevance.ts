@@ -69,6 +69,11 @@ export interface QueryGate {
   followTextStrength: number
   /** CJK queries: the anchor's strength when it shares one content term only (see {@link gateCandidates}). */
   oneTermTextStrength?: number
+  /**
+   * The similarity a candidate that the full-text list did not find (it shares no search term
+   * with the query) needs to anchor the answer on its own; default `minSimilarity`.
+   */
+  loneSimilarity?: number
 }
 
 /**
@@ -79,14 +84,15 @@ export interface QueryGate {
  * queryGate(DEFAULT_RELEVANCE_GATE, { cjk: false, fulltextOnly: false, floor: 0.3 })
  * // { minTextStrength: 0.2, minSimilarity: 0.3, followTextStrength: 0.05 }
  */
-export function queryGate(gate: RelevanceGate, query: { cjk: boolean; fulltextOnly: boolean; floor: number | undefined }): QueryGate {
+export function queryGate(
+  gate: RelevanceGate,
+  query: { cjk: boolean; fulltextOnly: boolean; floor: number | undefined; anchorFloor?: number | undefined },
+): QueryGate {
   const minTextStrength = query.cjk ? gate.minTextStrengthCjk : gate.minTextStrength * (query.fulltextOnly ? FULLTEXT_ONLY_FACTOR : 1)
-  const queryGate: QueryGate = {
-    minTextStrength,
-    minSimilarity: query.floor ?? gate.fallbackSimilarity,
-    followTextStrength: minTextStrength * gate.followStrength,
-  }
+  const minSimilarity = query.floor ?? gate.fallbackSimilarity
+  const queryGate: QueryGate = { minTextStrength, minSimilarity, followTextStrength: minTextStrength * gate.followStrength }
   if (query.cjk) queryGate.oneTermTextStrength = Math.max(minTextStrength, gate.minTextStrengthCjkOneTerm)
+  if (query.anchorFloor !== undefined && query.anchorFloor > minSimilarity) queryGate.loneSimilarity = query.anchorFloor
   return queryGate
 }
 
@@ -111,6 +117,9 @@ export function anchorStrength(gate: QueryGate, sharedContent: number | undefine
  * `sharedContent` (Chinese queries: how many of the query's content terms, {@link contentTerms},
  * a candidate shares), a candidate anchors by full-text strength only when it shares one — at
  * the one-term strength when it shares just one ({@link anchorStrength}); by similarity as before.
+ * A candidate that the full-text list did not find anchors by similarity only at the gate's
+ * `loneSimilarity` (the embedder's anchor floor), when it has one: a semantic embedder finds
+ * something near any question in a large store, a shared word is the corroboration.
  * @example
  * gateCandidates(fused, bound, queryGate(DEFAULT_RELEVANCE_GATE, { cjk: false, fulltextOnly: false, floor: 0.3 }))
  */
@@ -120,7 +129,11 @@ export function gateCandidates<T extends GateCandidate>(
   gate: QueryGate,
   sharedContent?: (candidate: T) => number,
 ): T[] {
-  const anchors = (c: T) => passesGate(c, bound, { minTextStrength: anchorStrength(gate, sharedContent?.(c)), minSimilarity: gate.minSimilarity })
+  const anchors = (c: T) =>
+    passesGate(c, bound, {
+      minTextStrength: anchorStrength(gate, sharedContent?.(c)),
+      minSimilarity: c.positions[0] ? gate.minSimilarity : (gate.loneSimilarity ?? gate.minSimilarity),
+    })
   if (!candidates.some(anchors)) return []
   const follow = { minTextStrength: gate.followTextStrength, minSimilarity: gate.minSimilarity }
   return candidates.filter((c) => passesGate(c, bound, follow))

@@ -215,7 +215,9 @@ async function candidates(run: SearchRun, input: ParsedSearch, visible: string[]
     // A candidate that shares no search term with the query must be similar enough on its own.
     return fused.filter((c) => c.positions[0] !== null || (c.positions[1]?.score ?? -Infinity) >= (floor ?? -Infinity))
   }
-  const gate = queryGate(run.gate, { cjk, fulltextOnly: input.mode === 'fulltext', floor })
+  // Only a search with a full-text list can tell a lone vector hit from a corroborated one.
+  const anchorFloor = input.mode === 'hybrid' ? embedder.anchorFloor?.(input.q) : undefined
+  const gate = queryGate(run.gate, { cjk, fulltextOnly: input.mode === 'fulltext', floor, anchorFloor })
   const shared = cjk ? await sharedContent(run, input.q, filter, textDepth, fused, gate, visible) : undefined
   return gateCandidates(fused, text.bound, gate, shared)
 }

@@ -8,7 +8,7 @@ import { performance } from 'node:perf_hooks'
 import { describe, expect, it } from 'vitest'
 import { EmbedderConfig, KnowHubConfig } from '../../src/core/config.js'
 import { createEmbedder } from '../../src/embed/factory.js'
-import { isLargelyCjk, USE_DIMENSION } from '../../src/embed/use.js'
+import { isLargelyCjk, SENTENCE_ANCHOR_FLOOR, USE_DIMENSION } from '../../src/embed/use.js'
 
 function cosine(a: Float32Array, b: Float32Array): number {
   let dot = 0
@@ -21,6 +21,15 @@ describe('sentence embedder (offline default)', () => {
     expect(KnowHubConfig.parse({}).embedder).toEqual({ provider: 'sentence', hashedDimension: 512, semanticWeight: 0.7 })
     expect(EmbedderConfig.parse({ provider: 'hashed' })).toEqual({ provider: 'hashed', dimension: 512 })
     expect(() => EmbedderConfig.parse({ provider: 'sentence', semanticWeight: 2 })).toThrow()
+  })
+
+  it('asks more similarity of an English entry that shares no word with the query than of one that does', async () => {
+    const embedder = await createEmbedder(EmbedderConfig.parse({ provider: 'sentence' }))
+    expect(embedder.similarityFloor?.('How deep is the Mariana Trench?')).toBe(0.3)
+    expect(embedder.anchorFloor?.('How deep is the Mariana Trench?')).toBe(SENTENCE_ANCHOR_FLOOR)
+    expect(SENTENCE_ANCHOR_FLOOR).toBeGreaterThan(0.3)
+    // Chinese text is compared by its n-grams alone: their rule (the floor) applies.
+    expect(embedder.anchorFloor?.('马里亚纳海沟有多深')).toBeUndefined()
   })
 
   it('embeds English by meaning and words, Chinese by n-grams only', async () => {

@@ -111,6 +111,21 @@ describe('the gate over a query', () => {
     expect(anchorStrength(latin, undefined)).toBe(DEFAULT_RELEVANCE_GATE.minTextStrength)
   })
 
+  it('lets a candidate that shares no search term anchor by similarity only at the embedder’s anchor floor', () => {
+    const vectorOnly = (id: string, similarity: number) => ({ id, positions: [null, { rank: 1, score: similarity }] })
+    const anchored = queryGate(DEFAULT_RELEVANCE_GATE, { cjk: false, fulltextOnly: false, floor: 0.3, anchorFloor: 0.45 })
+    expect(anchored.loneSimilarity).toBe(0.45)
+    // An absent topic: the nearest turn is above the floor but shares no word, and no candidate is strong.
+    expect(gateCandidates([vectorOnly('near', 0.4), text('word', 0.5, 0.2)], 10, anchored)).toEqual([])
+    // Corroborated: the full-text list found it too (any shared term), so the floor is enough.
+    expect(gateCandidates([vectorOnly('near', 0.4), text('word', 0.1, 0.31)], 10, anchored).map((c) => c.id)).toEqual(['near', 'word'])
+    // Similar enough on its own, and once anchored the others follow at the plain floor.
+    expect(gateCandidates([vectorOnly('close', 0.5), vectorOnly('near', 0.35)], 10, anchored).map((c) => c.id)).toEqual(['close', 'near'])
+    // Without an anchor floor (or one under the floor), nothing changes.
+    expect(gateCandidates([vectorOnly('near', 0.4)], 10, gate).map((c) => c.id)).toEqual(['near'])
+    expect(queryGate(DEFAULT_RELEVANCE_GATE, { cjk: false, fulltextOnly: false, floor: 0.3, anchorFloor: 0.2 }).loneSimilarity).toBeUndefined()
+  })
+
   it('halves the Latin threshold in full-text-only mode, never the CJK one', () => {
     const latin = queryGate(DEFAULT_RELEVANCE_GATE, { cjk: false, fulltextOnly: true, floor: undefined })
     expect(latin.minTextStrength).toBeCloseTo(DEFAULT_RELEVANCE_GATE.minTextStrength * FULLTEXT_ONLY_FACTOR)

@@ -377,6 +377,35 @@ describe.each(BACKENDS)('knowledge service on %s', (backend) => {
       expect(ids).toEqual([user.id, project.id, org.id])
     })
 
+    it('answers from an entry that shares no word with the query only at the embedder’s anchor floor', async () => {
+      const base = createHashedEmbedder({ dimension: 256 })
+      const e = await knowledge.save({ task: 'rotate API keys', content: 'rotate keys every 90 days with the vault CLI', types: ['plan'] }, alice)
+      const misspelt = 'rotaate vaullt kees' // no shared search term: only the vectors find it
+      const off = await createKnowledgeService({ store, embedder: base, searchCacheSize: 0, gate: false, minSimilarity: -1 })
+      const hit = (await off.search({ q: misspelt, explain: true }, alice)).results.find((r) => r.id === e.id)
+      expect(hit?.explain?.fulltext_rank).toBeNull()
+      const similarity = hit?.explain?.vector_similarity ?? 0
+      expect(similarity).toBeGreaterThan(0)
+      const withFloors = (anchor: number | undefined) =>
+        createKnowledgeService({
+          store,
+          embedder: {
+            model: base.model,
+            dimension: base.dimension,
+            embed: (t: readonly string[]) => base.embed(t),
+            similarityFloor: () => similarity * 0.9,
+            anchorFloor: () => anchor,
+          },
+          searchCacheSize: 0,
+        })
+      const strict = await withFloors(similarity * 1.1)
+      expect((await strict.search({ q: misspelt }, alice)).results).toEqual([])
+      // Vector-only mode has no full-text list to corroborate with: the similarity floor applies.
+      expect((await strict.search({ q: misspelt, mode: 'vector' }, alice)).results[0]?.id).toBe(e.id)
+      expect((await (await withFloors(similarity * 0.95)).search({ q: misspelt }, alice)).results[0]?.id).toBe(e.id)
+      expect((await (await withFloors(undefined)).search({ q: misspelt }, alice)).results[0]?.id).toBe(e.id)
+    })
+
     it('runs full-text only and vector only', async () => {
       const e = await knowledge.save({ task: 'rotate API keys', content: 'rotate keys every 90 days with the vault CLI', types: ['plan'] }, alice)
       expect((await knowledge.search({ q: 'rotate vault keys', mode: 'fulltext' }, alice)).results[0]?.id).toBe(e.id)
