@@ -77,13 +77,7 @@ export class VectorColumns {
     if (this.scratch.length < this.norms.length) this.scratch = new Float64Array(this.norms.length)
     const dots = this.scratch
     const n = Math.min(slots, this.norms.length)
-    dots.fill(0, 0, n)
-    for (let i = 0; i < query.length; i++) {
-      const value = query[i]!
-      if (value === 0 || !Number.isFinite(value)) continue
-      const column = this.columns[i]!
-      for (let slot = 0; slot < n; slot++) dots[slot]! += column[slot]! * value
-    }
+    this.dots(query, dots, n)
     const { norms } = this
     for (let slot = 0; slot < n; slot++) {
       const norm = norms[slot]!
@@ -91,6 +85,30 @@ export class VectorColumns {
       dots[slot] = cosine > 1 ? 1 : cosine < -1 ? -1 : cosine
     }
     return dots
+  }
+
+  /**
+   * The dot products of the first `n` slots with the query's non-zero numbers, into `dots`.
+   * Four columns per pass over the slots: the pass reads and writes `dots` once for four
+   * columns, which is most of the memory traffic (about 3× faster than one column a pass at
+   * 100k entries; docs/retrieval.md, "Search latency").
+   */
+  private dots(query: Float32Array, dots: Float64Array, n: number): void {
+    const used: number[] = []
+    for (let i = 0; i < query.length; i++) if (query[i] !== 0 && Number.isFinite(query[i]!)) used.push(i)
+    const { columns } = this
+    const rest = used.length % 4
+    dots.fill(0, 0, n)
+    for (let k = 0; k < rest; k++) {
+      const column = columns[used[k]!]!
+      const value = query[used[k]!]!
+      for (let slot = 0; slot < n; slot++) dots[slot]! += column[slot]! * value
+    }
+    for (let k = rest; k < used.length; k += 4) {
+      const [a, b, c, d] = [columns[used[k]!]!, columns[used[k + 1]!]!, columns[used[k + 2]!]!, columns[used[k + 3]!]!]
+      const [va, vb, vc, vd] = [query[used[k]!]!, query[used[k + 1]!]!, query[used[k + 2]!]!, query[used[k + 3]!]!]
+      for (let slot = 0; slot < n; slot++) dots[slot]! += a[slot]! * va + b[slot]! * vb + c[slot]! * vc + d[slot]! * vd
+    }
   }
 
   private reset(dimension: number, capacity: number): void {
