@@ -148,7 +148,7 @@ export async function runStoreBench(options: { sizes?: number[]; backends?: Arra
         // warm up, then measure each mode: hybrid (the default) and full-text only
         for (const q of queries.slice(0, 10)) await knowledge.search({ q, top_k: 5, min_score: 0 }, principal)
         const n = backend === 'postgres' && size >= 100_000 ? Math.min(queries.length, 30) : queries.length
-        const vectorNote = `hashed 512-d vectors, ${store.pgvector ? 'pgvector HNSW' : 'exact real[] (no pgvector)'}, full-text ${backend === 'pglite' ? 'in memory' : 'in SQL'}`
+        const vectorNote = `hashed 512-d vectors, ${backend === 'pglite' ? 'exact scan in memory' : store.pgvector ? 'pgvector HNSW' : 'exact real[] (no pgvector)'}, full-text ${backend === 'pglite' ? 'in memory' : 'in SQL'}`
         for (const mode of ['hybrid', 'fulltext'] as const) {
           const times: number[] = []
           for (const q of queries.slice(0, n)) {
