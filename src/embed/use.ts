@@ -135,12 +135,21 @@ const BATCH = 16
  */
 export async function createUseEmbedder(): Promise<Embedder> {
   const model = loadUseModel()
+  let warming: Promise<void> | undefined
   return {
     model: 'use-lite-en',
     dimension: USE_DIMENSION,
     // Loading finishes with the first text the model embeds: warming up embeds one, without
     // keeping a process that has nothing else to do alive for it.
-    warmUp: async () => void (await model.embed(['warm up'], true)),
+    // One warm-up per model, however many callers ask (a server's open and its serve() both do).
+    warmUp: () =>
+      (warming ??= model.embed(['warm up'], true).then(
+        () => undefined,
+        (error: unknown) => {
+          warming = undefined
+          throw error
+        },
+      )),
     ready: () => model.loaded(),
     async embed(texts, options) {
       const out: Float32Array[] = []
