@@ -619,24 +619,14 @@ describe.each(BACKENDS)('knowledge service on %s', (backend) => {
   it('bulk-imports 600 entries with the vector index rebuilt once, and finds them', async () => {
     const at = '2026-03-05T12:00:00.000Z'
     const lines = Array.from({ length: 600 }, (_, i) =>
-      JSON.stringify({
+      exportedEntry({
         id: `knowledge-20260305120000-b${String(i).padStart(3, '0')}`,
-        message_id: '',
-        types: ['tool'],
         task: `bulk task ${i} topic${i % 50}`,
-        tags: {},
         scopes: ['user:alice'],
         owner: 'user:alice',
         content: `entry number ${i} about subject${i % 37}`,
-        resource_ids: [],
-        source: { name: '', category: 'exp', urls: [], agent_id: '', submitted_by: '', message_id: '', trace_id: '' },
-        eval: { score: 3, helpful: 0, harmful: 0, confidence: 0.5, helpful_history: [], harmful_history: [] },
-        status: 'active',
-        merged_into: null,
-        version: 1,
         created_at: at,
         updated_at: at,
-        versions: [],
       }),
     )
     expect((await knowledge.importJsonl(lines, alice)).imported).toBe(600)

@@ -75,9 +75,9 @@ export function importQueries({ db, getDialect }: KnowledgeContext): KnowledgeIm
       items.map((item) => ({ record: item.record, doc: item.doc, embedding: importedEmbedding(dialect, item.embedding) })),
       dialect !== undefined,
     )
-    for (const item of items) inserted.push(item.record.id)
     for (const item of items) {
       const r = item.record
+      inserted.push(r.id)
       const at = r.updated_at.toISOString()
       for (const body of item.helpful_history) await insertFeedback(tx, r.id, 'helpful', body, at)
       for (const body of item.harmful_history) await insertFeedback(tx, r.id, 'harmful', body, at)
