@@ -12,7 +12,7 @@ entries that pass the same filter (`text-index/vectors.ts`). Pure data structure
 import { bm25 } from '../core/text/index.js'
 import { EntryTable, type IndexedEntry } from './text-index/entries.js'
 import { compileFilter, FAILS, PASSES, UNCHECKED, VerdictCache } from './text-index/filter.js'
-import { PostingLists, type Postings } from './text-index/postings.js'
+import { PostingLists, visibleFrequency } from './text-index/postings.js'
 import { offerHit } from './text-index/top-k.js'
 import { VectorColumns } from './text-index/vectors.js'
 import { planTextQuery, textQueryBound, type EntryFilter, type RankedId, type TextHits, type TextRanking, type TraceNeighbours } from './text-query.js'
@@ -56,17 +56,6 @@ interface Scratch {
   touched: Int32Array
 }
 
-/** A term's document frequency over the visible scopes: each posting once per visible scope of its entry. */
-function visibleFrequency(table: EntryTable, list: Postings, visible: ReadonlySet<number>): number {
-  const { slots, size } = list
-  let df = 0
-  for (let i = 0; i < size; i++) {
-    const scopes = table.scopes[slots[i]!]!
-    for (let j = 0; j < scopes.length; j++) if (visible.has(scopes[j]!)) df++
-  }
-  return df
-}
-
 /**
  * BM25 of `terms` over the entries of `table` that pass `filter`, best first, at most
  * `limit`: every matching entry is scored (the plan's terms are all candidate terms).
@@ -84,7 +73,7 @@ function searchIndex(
   const visible = new Set(query.filter.visible.flatMap((name) => table.symbolOf(name) ?? []))
   const stats = [...new Set(query.terms)].flatMap((term) => {
     const list = postings.get(term)
-    const df = list ? visibleFrequency(table, list, visible) : 0
+    const df = list ? visibleFrequency(list, visible) : 0
     return df > 0 ? [{ term, df }] : []
   })
   const collection = table.visibleStats(visible)
@@ -174,7 +163,8 @@ export function createTextIndex(): TextIndex {
 
   const removeSlot = (slot: number) => {
     vectors.remove(slot)
-    for (const term of table.release(slot)) postings.remove(term, slot)
+    const scopes = table.scopes[slot]!
+    for (const term of table.release(slot)) postings.remove(term, slot, scopes)
   }
 
   return {
@@ -186,14 +176,17 @@ export function createTextIndex(): TextIndex {
       verdictCache.clear()
       const existing = table.slot(entry.id)
       if (existing !== undefined && table.sameText(existing, entry)) {
+        const scopes = table.scopes[existing]!
         table.updateFields(existing, entry)
+        // Shared lists: the same scopes are the same array.
+        if (table.scopes[existing] !== scopes) for (const term of table.terms[existing]!) postings.rescope(term, scopes, table.scopes[existing]!)
         vectors.set(existing, entry.embedding ?? undefined, table.capacity)
         return
       }
       if (existing !== undefined) removeSlot(existing)
       const slot = table.place(entry)
       vectors.set(slot, entry.embedding ?? undefined, table.capacity)
-      for (const term of table.terms[slot]!) postings.add(term, slot, Number(entry.tf[term]))
+      for (const term of table.terms[slot]!) postings.add(term, slot, Number(entry.tf[term]), table.scopes[slot]!)
     },
 
     remove(id) {

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest'
 import { EntryTable, type IndexedEntry } from '../../src/store/text-index/entries.js'
 import { compileFilter, VerdictCache } from '../../src/store/text-index/filter.js'
-import { PostingLists } from '../../src/store/text-index/postings.js'
+import { PostingLists, visibleFrequency } from '../../src/store/text-index/postings.js'
 import { offerHit } from '../../src/store/text-index/top-k.js'
 import type { RankedId } from '../../src/store/text-query.js'
 
@@ -25,17 +25,36 @@ const entry = (id: string, more: Partial<IndexedEntry> = {}): IndexedEntry => ({
 describe('PostingLists', () => {
   it('grows a list past its first size and removes by moving the last posting into the hole', () => {
     const lists = new PostingLists()
-    for (let slot = 0; slot < 10; slot++) lists.add('proxy', slot, slot + 1)
+    const scopes = Int32Array.of(0)
+    for (let slot = 0; slot < 10; slot++) lists.add('proxy', slot, slot + 1, scopes)
     expect(lists.get('proxy')!.size).toBe(10)
-    lists.remove('proxy', 2)
-    lists.remove('proxy', 99)
-    lists.remove('absent', 0)
+    lists.remove('proxy', 2, scopes)
+    lists.remove('proxy', 99, scopes)
+    lists.remove('absent', 0, scopes)
     const list = lists.get('proxy')!
     expect(list.size).toBe(9)
     expect(list.slots[2]).toBe(9)
     expect(list.tfs[2]).toBe(10)
-    for (let slot = 0; slot < 10; slot++) lists.remove('proxy', slot)
+    for (let slot = 0; slot < 10; slot++) lists.remove('proxy', slot, scopes)
     expect(lists.get('proxy')).toBeUndefined()
+  })
+
+  it("counts a term's entries per scope through adds, removes and scope changes", () => {
+    const lists = new PostingLists()
+    const [u, team, org] = [0, 1, 2]
+    lists.add('proxy', 0, 1, Int32Array.of(u))
+    lists.add('proxy', 1, 1, Int32Array.of(u, team))
+    lists.add('proxy', 2, 1, Int32Array.of(org))
+    const df = (visible: number[]) => visibleFrequency(lists.get('proxy')!, visible)
+    // An entry counts once per visible scope it is in.
+    expect([df([u]), df([team]), df([u, team]), df([u, team, org]), df([3])]).toEqual([2, 1, 3, 4, 0])
+    lists.remove('proxy', 7, Int32Array.of(u))
+    expect(df([u, team, org])).toBe(4)
+    lists.rescope('proxy', Int32Array.of(u, team), Int32Array.of(org))
+    expect([df([u]), df([team]), df([org])]).toEqual([1, 0, 2])
+    lists.remove('proxy', 0, Int32Array.of(u))
+    expect([df([u]), df([org])]).toEqual([0, 2])
+    expect([...lists.get('proxy')!.scopeCounts.keys()]).toEqual([org])
   })
 })
 

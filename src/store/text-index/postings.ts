@@ -1,6 +1,8 @@
 /**
  * Postings of the in-memory full-text index: for each term, the slots of the entries that
- * contain it and the term's weighted frequency in each, in growable typed arrays.
+ * contain it and the term's weighted frequency in each, in growable typed arrays, and how
+ * many of those entries are in each scope (the term's document frequency per scope, which
+ * BM25 sums over a caller's visible scopes).
  */
 
 /** One term's postings: parallel arrays of slots and frequencies, `size` of them in use. */
@@ -8,6 +10,28 @@ export interface Postings {
   slots: Int32Array
   tfs: Float32Array
   size: number
+  /** Per scope symbol: the entries of this list in that scope (an entry counts once per scope it is in). */
+  scopeCounts: Map<number, number>
+}
+
+/** Adds `sign` to the term's count of every scope in `scopes`. */
+function count(list: Postings, scopes: Int32Array, sign: 1 | -1): void {
+  for (let i = 0; i < scopes.length; i++) {
+    const scope = scopes[i]!
+    const n = (list.scopeCounts.get(scope) ?? 0) + sign
+    if (n === 0) list.scopeCounts.delete(scope)
+    else list.scopeCounts.set(scope, n)
+  }
+}
+
+/**
+ * The term's document frequency over `visible` (scope symbols, each once): each entry counts
+ * once per visible scope it is in, as the collection size does (`EntryTable.visibleStats`).
+ */
+export function visibleFrequency(list: Postings, visible: Iterable<number>): number {
+  let df = 0
+  for (const scope of visible) df += list.scopeCounts.get(scope) ?? 0
+  return df
 }
 
 /**
@@ -26,10 +50,10 @@ export class PostingLists {
     return this.lists.get(term)
   }
 
-  /** Adds slot `slot` with frequency `tf` to the term's list. */
-  add(term: string, slot: number, tf: number): void {
+  /** Adds slot `slot`, whose entry is in `scopes`, with frequency `tf` to the term's list. */
+  add(term: string, slot: number, tf: number, scopes: Int32Array): void {
     let list = this.lists.get(term)
-    if (!list) this.lists.set(term, (list = { slots: new Int32Array(4), tfs: new Float32Array(4), size: 0 }))
+    if (!list) this.lists.set(term, (list = { slots: new Int32Array(4), tfs: new Float32Array(4), size: 0, scopeCounts: new Map() }))
     if (list.size === list.slots.length) {
       const slotsGrown = new Int32Array(list.size * 2)
       slotsGrown.set(list.slots)
@@ -41,10 +65,11 @@ export class PostingLists {
     list.slots[list.size] = slot
     list.tfs[list.size] = tf
     list.size++
+    count(list, scopes, 1)
   }
 
-  /** Removes slot `slot` from the term's list (a list left empty is dropped). */
-  remove(term: string, slot: number): void {
+  /** Removes slot `slot`, whose entry is in `scopes`, from the term's list (a list left empty is dropped). */
+  remove(term: string, slot: number, scopes: Int32Array): void {
     const list = this.lists.get(term)
     if (!list) return
     const at = list.slots.subarray(0, list.size).indexOf(slot)
@@ -52,7 +77,16 @@ export class PostingLists {
     list.size--
     list.slots[at] = list.slots[list.size]!
     list.tfs[at] = list.tfs[list.size]!
+    count(list, scopes, -1)
     if (list.size === 0) this.lists.delete(term)
+  }
+
+  /** Moves a slot of the term's list from the scopes `from` to `to` (its entry's scopes changed). */
+  rescope(term: string, from: Int32Array, to: Int32Array): void {
+    const list = this.lists.get(term)
+    if (!list) return
+    count(list, from, -1)
+    count(list, to, 1)
   }
 
   clear(): void {
