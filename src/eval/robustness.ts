@@ -9,7 +9,8 @@
  *   relevant entries, one of each with helpful feedback: how often the helpful one ranks
  *   first (goal ≥ 95%).
  */
-import { readFile } from 'node:fs/promises'
+import { readFile, stat } from 'node:fs/promises'
+import { join } from 'node:path'
 import { KnowHubError } from '../core/errors.js'
 import { qualityScore } from '../core/knowledge.js'
 import type { KnowledgeService } from '../knowledge/service.js'
@@ -30,16 +31,19 @@ export interface NoAnswerMetrics {
 
 /**
  * Reads a no-answer query file (`queries.jsonl` lines: `{"id","text"}`; blank lines and blank
- * texts skipped).
+ * texts skipped), or the `queries.jsonl` of a folder (`bench/data/no-answer-en`).
  * @example
  * const queries = await readNoAnswerQueries('bench/data/no-answer-en/queries.jsonl')
  */
-export async function readNoAnswerQueries(file: string): Promise<RetrievalQuery[]> {
+export async function readNoAnswerQueries(path: string): Promise<RetrievalQuery[]> {
   let text: string
+  let file = path
   try {
+    if ((await stat(path)).isDirectory()) file = join(path, 'queries.jsonl')
     text = await readFile(file, 'utf8')
   } catch (error) {
-    throw new KnowHubError('not_found', `Cannot read the no-answer queries ${file}: ${(error as Error).message}`, { file })
+    const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'there is no such file' : (error as Error).message
+    throw new KnowHubError('not_found', `Cannot read the no-answer queries ${file}: ${reason}`, { file })
   }
   const out: RetrievalQuery[] = []
   for (const [index, raw] of text.split('\n').entries()) {

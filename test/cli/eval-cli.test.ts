@@ -3,7 +3,7 @@
  * to a temp dir, KnowHub's Chinese set (bench/data/zh-agent) with --limit, and the
  * errors for missing folders, missing files and malformed lines.
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -203,8 +203,18 @@ describe('knowhub eval', () => {
     expect(report.feedback).toMatchObject({ seed: 17, entries: 6 })
     expect(report.feedback!.recall10_after).toBeGreaterThanOrEqual(0)
     expect(report.feedback!.pairs).toBeGreaterThan(0)
-    const table = await run('eval', writeSet('trust2'), '--embedder', 'hashed', '--absent', absent)
-    expect(table.stdout).toMatch(/no-answer .*absent\.jsonl hybrid: 0 of 4 searches/)
+    // A folder stands for its queries.jsonl, as bench/data/no-answer-en does.
+    const folder = join(dir, 'absent-set')
+    mkdirSync(folder)
+    copyFileSync(absent, join(folder, 'queries.jsonl'))
+    const table = await run('eval', writeSet('trust2'), '--embedder', 'hashed', '--absent', folder)
+    expect(table.code, table.stderr).toBe(0)
+    expect(table.stdout).toMatch(/no-answer .*absent-set hybrid: 0 of 4 searches/)
+    const empty = join(dir, 'absent-empty')
+    mkdirSync(empty)
+    const missing = await run('eval', writeSet('trust3'), '--embedder', 'hashed', '--absent', empty)
+    expect(missing.code).toBe(1)
+    expect(missing.stderr).toMatch(/error \[not_found\]: Cannot read the no-answer queries .*absent-empty.queries\.jsonl: there is no such file/)
   })
 
   it('gives clear errors: missing folder, missing files, malformed lines, nothing judged, bad options', async () => {

@@ -47,7 +47,10 @@ export function evalCommand(io: Io): Command {
     .option('--per-query', 'also report each query: its ranked document ids and recall@10 (JSON), or the queries not fully found (table)')
     .option('--out <file>', 'also write the JSON report to a file')
     .option('--json', 'print the JSON report instead of the table')
-    .option('--absent <files...>', 'also search these queries (JSONL, topics absent from the set) in every conv and report the share answered')
+    .option(
+      '--absent <files...>',
+      'also search these queries (JSONL files, or folders with a queries.jsonl: topics absent from the set) in every conv and report the share answered',
+    )
     .option('--embed-cache <file>', 'keep computed vectors in this file and reuse them in later runs (same embedder: the same vectors, without the wait)')
     .option('--feedback', 'also measure feedback robustness (random helpful and harmful cases, near-duplicate pairs); runs last')
     .addHelpText(
