@@ -1,9 +1,12 @@
 /**
- * The vectors of the in-memory index, column by column (one Float32Array per dimension,
- * one number per slot of the entry table), and each slot's norm (0: no vector). Search is
- * an exact scan — the cosine similarity of every entry — in about a millisecond at 10k
- * entries for a hashed query, where PGlite's HNSW index took tens. Pure data, no I/O.
+ * The vectors of the in-memory index, column by column (one column per dimension, one number
+ * per slot of the entry table), and each slot's norm (0: no vector). Search is an exact scan —
+ * the cosine similarity of every entry — in about a millisecond at 10k entries for a hashed
+ * query, where PGlite's HNSW index took tens. The columns live in a WebAssembly memory, where
+ * the SIMD kernel of `dot-kernel.ts` sums the products (JavaScript does the same sums where
+ * the runtime has no SIMD). Pure data, no I/O.
  */
+import { createDotKernel, createWasmMemory, type DotKernel, type WasmMemory } from './dot-kernel.js'
 
 /**
  * Slots per block of the columns. The columns grow a block at a time, as slots are used: one
@@ -13,6 +16,16 @@
  * old and the doubled arrays while it grew).
  */
 const BLOCK = 2048
+
+/** Bytes of a WebAssembly memory page. */
+const PAGE = 65_536
+
+/**
+ * The memory's layout: at 0, the kernel's scratch of one block's dot products (f64, with room
+ * for the odd slot the kernel writes past the end); the blocks from {@link FIRST_BLOCK} on,
+ * each `dimension × BLOCK` f32 (a multiple of 16 bytes, so every block and column stays aligned).
+ */
+const FIRST_BLOCK = (BLOCK + 2) * 8
 
 /**
  * The vector columns of the index's slots.
@@ -26,13 +39,30 @@ export class VectorColumns {
   dimension = 0
   /**
    * The columns, a block of slots at a time: block `b` holds slots `b × BLOCK` to
-   * `(b + 1) × BLOCK − 1`, column `i` of them at `i × BLOCK`. One column per dimension: a query
-   * touches only the columns of its non-zero numbers (a hashed n-gram query has a few dozen of
-   * 512), each read in order.
+   * `(b + 1) × BLOCK − 1`, column `i` of them at `i × BLOCK` numbers from the block's start.
+   * One column per dimension: a query touches only the columns of its non-zero numbers (a
+   * hashed n-gram query has a few dozen of 512), each read in order. Byte offsets into `memory`.
    */
-  private blocks: Float32Array[] = []
+  private blocks: number[] = []
+  private memory: WasmMemory = createWasmMemory()
+  private kernel: DotKernel | undefined
+  /** Views of the memory, made again when it grows (growing detaches the old buffer). */
+  private heap: { f32: Float32Array; f64: Float64Array } | undefined
   private norms = new Float64Array(0)
   private scratch = new Float64Array(0)
+
+  private readonly simd: boolean
+
+  /** `simd: false` sums in JavaScript even where the runtime has WebAssembly SIMD (the same sums; for tests). */
+  constructor(options: { simd?: boolean } = {}) {
+    this.simd = options.simd !== false
+    this.kernel = this.simd ? createDotKernel(this.memory) : undefined
+  }
+
+  /** Whether the dot products run in the WebAssembly SIMD kernel. */
+  get usesSimd(): boolean {
+    return this.kernel !== undefined
+  }
 
   /** Whether the slot holds a vector. */
   has(slot: number): boolean {
@@ -52,12 +82,12 @@ export class VectorColumns {
     if (vector.length !== this.dimension) this.reset(vector.length)
     this.fit(slot, capacity)
     const { dimension } = this
-    const block = this.blocks[Math.floor(slot / BLOCK)]!
-    const at = slot % BLOCK
+    const { f32 } = this.views()
+    const start = this.blocks[Math.floor(slot / BLOCK)]! / 4 + (slot % BLOCK)
     let norm = 0
     for (let i = 0; i < dimension; i++) {
       const value = Number.isFinite(vector[i]!) ? Math.fround(vector[i]!) : 0
-      block[i * BLOCK + at] = value
+      f32[start + i * BLOCK] = value
       norm += value * value
     }
     this.norms[slot] = Math.sqrt(norm)
@@ -68,16 +98,15 @@ export class VectorColumns {
     if (slot >= this.norms.length) return
     this.norms[slot] = 0
     const block = this.blocks[Math.floor(slot / BLOCK)]
-    if (!block) return
-    const at = slot % BLOCK
-    for (let i = 0; i < this.dimension; i++) block[i * BLOCK + at] = 0
+    if (block === undefined) return
+    const { f32 } = this.views()
+    const start = block / 4 + (slot % BLOCK)
+    for (let i = 0; i < this.dimension; i++) f32[start + i * BLOCK] = 0
   }
 
+  /** Drops every vector and the memory that held them. */
   clear(): void {
-    this.dimension = 0
-    this.blocks = []
-    this.norms = new Float64Array(0)
-    this.scratch = new Float64Array(0)
+    this.reset(0)
   }
 
   /**
@@ -109,44 +138,77 @@ export class VectorColumns {
 
   /**
    * The dot products of the first `n` slots with the query's non-zero numbers, into `dots`
-   * (0 for a slot past the blocks). Block by block, four columns per pass over the block's
-   * slots: the pass reads and writes `dots` once for four columns, which is most of the memory
-   * traffic (about 3× faster than one column a pass at 100k entries; docs/retrieval.md,
-   * "Search latency"). Each slot adds the same products in the same order as one pass over
-   * whole columns would.
+   * (0 for a slot past the blocks). Block by block, the columns of the query's non-zero numbers
+   * that are left over from groups of four one at a time, then four columns per pass over the
+   * block's slots: the pass reads and writes the sums once for four columns, which is most of
+   * the memory traffic (about 3× faster than one column a pass at 100k entries;
+   * docs/retrieval.md, "Search latency"). Each slot adds the same products in the same order
+   * as one pass over whole columns would, in the kernel and in JavaScript alike.
    */
   private dots(query: Float32Array, dots: Float64Array, n: number): void {
     const used: number[] = []
     for (let i = 0; i < query.length; i++) if (query[i] !== 0 && Number.isFinite(query[i]!)) used.push(i)
-    const { blocks } = this
+    const { blocks, kernel } = this
+    const { f32, f64 } = this.views()
     const rest = used.length % 4
+    // Byte offset of a used column within a block.
+    const column = used.map((dimension) => dimension * BLOCK * 4)
     dots.fill(0, 0, n)
     for (let b = 0; b < blocks.length && b * BLOCK < n; b++) {
       const block = blocks[b]!
       const base = b * BLOCK
       const end = Math.min(BLOCK, n - base)
+      if (kernel) {
+        f64.fill(0, 0, end + 1)
+        for (let k = 0; k < rest; k++) kernel.dots1(0, end, block + column[k]!, query[used[k]!]!)
+        for (let k = rest; k < used.length; k += 4) {
+          const [va, vb, vc, vd] = [query[used[k]!]!, query[used[k + 1]!]!, query[used[k + 2]!]!, query[used[k + 3]!]!]
+          kernel.dots4(0, end, block + column[k]!, block + column[k + 1]!, block + column[k + 2]!, block + column[k + 3]!, va, vb, vc, vd)
+        }
+        dots.set(f64.subarray(0, end), base)
+        continue
+      }
+      const first = block / 4
       for (let k = 0; k < rest; k++) {
-        const column = used[k]! * BLOCK
+        const a = first + column[k]! / 4
         const value = query[used[k]!]!
-        for (let at = 0; at < end; at++) dots[base + at]! += block[column + at]! * value
+        for (let at = 0; at < end; at++) dots[base + at]! += f32[a + at]! * value
       }
       for (let k = rest; k < used.length; k += 4) {
-        const [a, b2, c, d] = [used[k]! * BLOCK, used[k + 1]! * BLOCK, used[k + 2]! * BLOCK, used[k + 3]! * BLOCK]
+        const [a, b2, c, d] = [first + column[k]! / 4, first + column[k + 1]! / 4, first + column[k + 2]! / 4, first + column[k + 3]! / 4]
         const [va, vb, vc, vd] = [query[used[k]!]!, query[used[k + 1]!]!, query[used[k + 2]!]!, query[used[k + 3]!]!]
-        for (let at = 0; at < end; at++) dots[base + at]! += block[a + at]! * va + block[b2 + at]! * vb + block[c + at]! * vc + block[d + at]! * vd
+        for (let at = 0; at < end; at++) dots[base + at]! += f32[a + at]! * va + f32[b2 + at]! * vb + f32[c + at]! * vc + f32[d + at]! * vd
       }
     }
   }
 
+  /** The memory's views, made again after it grew. */
+  private views(): { f32: Float32Array; f64: Float64Array } {
+    const { buffer } = this.memory
+    if (!this.heap || this.heap.f32.buffer !== buffer) this.heap = { f32: new Float32Array(buffer), f64: new Float64Array(buffer) }
+    return this.heap
+  }
+
+  /** Starts over with vectors of `dimension` numbers (0: none), in a new memory. */
   private reset(dimension: number): void {
     this.dimension = dimension
     this.blocks = []
+    this.memory = createWasmMemory()
+    this.kernel = this.simd ? createDotKernel(this.memory) : undefined
+    this.heap = undefined
     this.norms = new Float64Array(0)
+    this.scratch = new Float64Array(0)
   }
 
   /** Adds the blocks up to the one of `slot`, and grows the norms to `capacity` slots. */
   private fit(slot: number, capacity: number): void {
-    while (this.blocks.length * BLOCK <= slot) this.blocks.push(new Float32Array(this.dimension * BLOCK))
+    const blockBytes = this.dimension * BLOCK * 4
+    while (this.blocks.length * BLOCK <= slot) {
+      const at = FIRST_BLOCK + this.blocks.length * blockBytes
+      const needed = Math.ceil((at + blockBytes) / PAGE) - this.memory.buffer.byteLength / PAGE
+      if (needed > 0) this.memory.grow(needed)
+      this.blocks.push(at)
+    }
     if (this.norms.length > slot && this.norms.length >= capacity) return
     const norms = new Float64Array(Math.max(capacity, slot + 1))
     norms.set(this.norms)
