@@ -48,6 +48,12 @@ export function createWasmMemory(): WasmMemory {
 
 let compiled: object | null | undefined
 
+/** Whether this runtime runs the kernel (WebAssembly SIMD); checked once. */
+export function dotKernelAvailable(): boolean {
+  if (compiled === undefined) compiled = wasm.validate(DOT_KERNEL_BYTES) ? new wasm.Module(DOT_KERNEL_BYTES) : null
+  return compiled !== null
+}
+
 /**
  * The kernel over `memory`, or undefined where this runtime has no WebAssembly SIMD (the
  * caller then computes the same sums in JavaScript).
@@ -57,7 +63,6 @@ let compiled: object | null | undefined
  * kernel?.dots4(0, 2048, a, b, c, d, va, vb, vc, vd)
  */
 export function createDotKernel(memory: WasmMemory): DotKernel | undefined {
-  if (compiled === undefined) compiled = wasm.validate(DOT_KERNEL_BYTES) ? new wasm.Module(DOT_KERNEL_BYTES) : null
-  if (compiled === null) return undefined
-  return new wasm.Instance(compiled, { env: { memory } }).exports as DotKernel
+  if (!dotKernelAvailable()) return undefined
+  return new wasm.Instance(compiled!, { env: { memory } }).exports as DotKernel
 }

@@ -6,7 +6,7 @@
  * the SIMD kernel of `dot-kernel.ts` sums the products (JavaScript does the same sums where
  * the runtime has no SIMD). Pure data, no I/O.
  */
-import { createDotKernel, createWasmMemory, type DotKernel, type WasmMemory } from './dot-kernel.js'
+import { createDotKernel, createWasmMemory, dotKernelAvailable, type DotKernel, type WasmMemory } from './dot-kernel.js'
 
 /**
  * Slots per block of the columns. The columns grow a block at a time, as slots are used: one
@@ -44,8 +44,8 @@ export class VectorColumns {
    * hashed n-gram query has a few dozen of 512), each read in order. Byte offsets into `memory`.
    */
   private blocks: number[] = []
-  private memory: WasmMemory = createWasmMemory()
-  private kernel: DotKernel | undefined
+  /** The memory of the blocks and its kernel, made with the first block (an index without vectors has none). */
+  private space: { memory: WasmMemory; kernel: DotKernel | undefined } | undefined
   /** Views of the memory, made again when it grows (growing detaches the old buffer). */
   private heap: { f32: Float32Array; f64: Float64Array } | undefined
   private norms = new Float64Array(0)
@@ -56,12 +56,11 @@ export class VectorColumns {
   /** `simd: false` sums in JavaScript even where the runtime has WebAssembly SIMD (the same sums; for tests). */
   constructor(options: { simd?: boolean } = {}) {
     this.simd = options.simd !== false
-    this.kernel = this.simd ? createDotKernel(this.memory) : undefined
   }
 
   /** Whether the dot products run in the WebAssembly SIMD kernel. */
   get usesSimd(): boolean {
-    return this.kernel !== undefined
+    return this.simd && dotKernelAvailable()
   }
 
   /** Whether the slot holds a vector. */
@@ -148,12 +147,14 @@ export class VectorColumns {
   private dots(query: Float32Array, dots: Float64Array, n: number): void {
     const used: number[] = []
     for (let i = 0; i < query.length; i++) if (query[i] !== 0 && Number.isFinite(query[i]!)) used.push(i)
-    const { blocks, kernel } = this
+    const { blocks } = this
+    dots.fill(0, 0, n)
+    if (blocks.length === 0) return
+    const kernel = this.space?.kernel
     const { f32, f64 } = this.views()
     const rest = used.length % 4
     // Byte offset of a used column within a block.
     const column = used.map((dimension) => dimension * BLOCK * 4)
-    dots.fill(0, 0, n)
     for (let b = 0; b < blocks.length && b * BLOCK < n; b++) {
       const block = blocks[b]!
       const base = b * BLOCK
@@ -184,7 +185,7 @@ export class VectorColumns {
 
   /** The memory's views, made again after it grew. */
   private views(): { f32: Float32Array; f64: Float64Array } {
-    const { buffer } = this.memory
+    const { buffer } = this.space!.memory
     if (!this.heap || this.heap.f32.buffer !== buffer) this.heap = { f32: new Float32Array(buffer), f64: new Float64Array(buffer) }
     return this.heap
   }
@@ -193,8 +194,7 @@ export class VectorColumns {
   private reset(dimension: number): void {
     this.dimension = dimension
     this.blocks = []
-    this.memory = createWasmMemory()
-    this.kernel = this.simd ? createDotKernel(this.memory) : undefined
+    this.space = undefined
     this.heap = undefined
     this.norms = new Float64Array(0)
     this.scratch = new Float64Array(0)
@@ -204,9 +204,14 @@ export class VectorColumns {
   private fit(slot: number, capacity: number): void {
     const blockBytes = this.dimension * BLOCK * 4
     while (this.blocks.length * BLOCK <= slot) {
+      if (!this.space) {
+        const memory = createWasmMemory()
+        this.space = { memory, kernel: this.simd ? createDotKernel(memory) : undefined }
+      }
+      const { memory } = this.space
       const at = FIRST_BLOCK + this.blocks.length * blockBytes
-      const needed = Math.ceil((at + blockBytes) / PAGE) - this.memory.buffer.byteLength / PAGE
-      if (needed > 0) this.memory.grow(needed)
+      const needed = Math.ceil((at + blockBytes) / PAGE) - memory.buffer.byteLength / PAGE
+      if (needed > 0) memory.grow(needed)
       this.blocks.push(at)
     }
     if (this.norms.length > slot && this.norms.length >= capacity) return
