@@ -11,6 +11,7 @@ import type { Duplex } from 'node:stream'
 import { serve, type ServerType } from '@hono/node-server'
 import { adminService } from '../app/admin.js'
 import type { KnowHub } from '../app/open.js'
+import { compactHeap } from '../app/heap.js'
 import { packageVersion } from '../app/version.js'
 import type { Clock } from '../core/clock.js'
 import { KnowHubError } from '../core/errors.js'
@@ -37,6 +38,12 @@ export interface StartServerOptions {
    * (`createDashboard` of src/server/dashboard/).
    */
   dashboard?: DashboardMount | ((api: { authenticate: Authenticator; latency: LatencyWindow }) => DashboardMount)
+  /**
+   * After the warm-up (the in-memory index built, the record cache filled), one compacting
+   * garbage collection gives the heap its build left behind back to the system
+   * (`src/app/heap.ts`; `knowhub start`: RSS at 100k entries 823 -> 643 MB). Default false.
+   */
+  compactHeapAfterWarmUp?: boolean
 }
 
 export interface RunningServer {
@@ -212,8 +219,13 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   hub.store.announceServer({ url: host === '0.0.0.0' || host === '::' ? `http://127.0.0.1:${port}` : url, key: localKey })
   logger.info('server.started', { url, mode: local ? 'local' : 'token' })
   // Build the search index now rather than on the first request; a search meanwhile waits for it.
-  const warming = Promise.all([hub.knowledge.warmUp(), hub.embedder.warmUp?.()]).catch((error: Error) =>
-    logger.warn('server.warmup_failed', { message: error.message }),
+  const warming = Promise.all([hub.knowledge.warmUp(), hub.embedder.warmUp?.()]).then(
+    () => {
+      if (!options.compactHeapAfterWarmUp) return
+      const { before, after, ms } = compactHeap()
+      logger.info('server.heap_compacted', { heapMbBefore: Math.round(before / 2 ** 20), heapMbAfter: Math.round(after / 2 ** 20), ms })
+    },
+    (error: Error) => logger.warn('server.warmup_failed', { message: error.message }),
   )
 
   return {

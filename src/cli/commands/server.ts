@@ -53,6 +53,7 @@ export function serverCommand(io: Io): Command {
           hub,
           logger,
           mcp: { packService: hub.packs, defaults: toolDefaults(hub.config.tools) },
+          compactHeapAfterWarmUp: true,
           dashboard: (api) => createDashboard({ hub, apiAuthenticate: api.authenticate, latency: api.latency, packs: hub.packs }),
           ...(options.host ? { host: options.host } : {}),
           ...(options.port !== undefined ? { port: options.port } : {}),
