@@ -36,9 +36,8 @@ export interface IndexedEntry {
 export class EntryTable {
   capacity = 1024
   readonly ids: Array<string | undefined> = []
-  /** Each entry's terms, and their weighted frequencies in the same order. */
+  /** Each entry's terms (their weighted frequencies, in the same order, are in the frequency pool). */
   readonly terms: string[][] = []
-  readonly termFreqs: Float32Array[] = []
   readonly scopes: Int32Array[] = []
   readonly types: Int32Array[] = []
   status = new Int32Array(this.capacity)
@@ -61,6 +60,16 @@ export class EntryTable {
   readonly scopeDocs: number[] = []
   readonly scopeLength: number[] = []
   private readonly free: number[] = []
+  /**
+   * The weighted term frequencies of every slot in one array: a slot's are at `freqAt[slot]`,
+   * `terms[slot].length` of them. A released slot's become garbage, dropped when the pool is
+   * full and at least half of it is garbage. (A Float32Array per entry cost about as much again
+   * in array objects and allocations as its numbers.)
+   */
+  private freqs = new Float32Array(1024)
+  private freqAt = new Int32Array(this.capacity)
+  private freqEnd = 0
+  private freqGarbage = 0
   private readonly slotOf = new Map<string, number>()
   // Small integers for scope, type and status strings: filters compare numbers.
   private readonly symbols = new Map<string, number>()
@@ -98,9 +107,10 @@ export class EntryTable {
   /** True when `entry` has the terms and frequencies the slot has. */
   sameText(slot: number, entry: IndexedEntry): boolean {
     const slotTerms = this.terms[slot]!
-    const freqs = this.termFreqs[slot]!
+    const { freqs } = this
+    const at = this.freqAt[slot]!
     if (this.lengths[slot] !== entry.length || slotTerms.length !== Object.keys(entry.tf).length) return false
-    for (let i = 0; i < slotTerms.length; i++) if (entry.tf[slotTerms[i]!] !== freqs[i]) return false
+    for (let i = 0; i < slotTerms.length; i++) if (entry.tf[slotTerms[i]!] !== freqs[at + i]) return false
     return true
   }
 
@@ -169,7 +179,6 @@ export class EntryTable {
     if (slot === this.ids.length) {
       this.ids.push(undefined)
       this.terms.push([])
-      this.termFreqs.push(new Float32Array(0))
       this.scopes.push(new Int32Array(0))
       this.types.push(new Int32Array(0))
       this.trace.push('')
@@ -177,8 +186,11 @@ export class EntryTable {
     }
     this.setFields(slot, entry)
     const entryTerms = Object.keys(entry.tf)
+    // Before the slot has its terms: a compaction of the pool meanwhile copies none for it.
+    const at = this.reserveFreqs(entryTerms.length)
+    for (let i = 0; i < entryTerms.length; i++) this.freqs[at + i] = Number(entry.tf[entryTerms[i]!])
+    this.freqAt[slot] = at
     this.terms[slot] = entryTerms
-    this.termFreqs[slot] = Float32Array.from(entryTerms, (term) => Number(entry.tf[term]))
     this.lengths[slot] = entry.length
     this.slotOf.set(entry.id, slot)
     this.totalLength += entry.length
@@ -194,7 +206,7 @@ export class EntryTable {
     this.slotOf.delete(this.ids[slot]!)
     this.ids[slot] = undefined
     this.terms[slot] = []
-    this.termFreqs[slot] = new Float32Array(0)
+    this.freqGarbage += released.length
     this.setTrace(slot, '')
     this.free.push(slot)
     return released
@@ -203,7 +215,9 @@ export class EntryTable {
   clear(): void {
     this.ids.length = 0
     this.terms.length = 0
-    this.termFreqs.length = 0
+    this.freqs = new Float32Array(1024)
+    this.freqEnd = 0
+    this.freqGarbage = 0
     this.scopes.length = 0
     this.types.length = 0
     this.trace.length = 0
@@ -216,6 +230,35 @@ export class EntryTable {
     this.scopeLength.length = 0
   }
 
+  /** Room for `n` frequencies at the end of the pool (dropping the garbage or growing it first): where they go. */
+  private reserveFreqs(n: number): number {
+    if (this.freqEnd + n > this.freqs.length) {
+      const live = this.freqEnd - this.freqGarbage
+      // At least half garbage: the live frequencies are copied together into a pool of their size (with room).
+      const size = Math.max(1024, Math.ceil((this.freqGarbage * 2 >= this.freqEnd ? live : this.freqs.length) * 1.5) + n)
+      const pool = new Float32Array(size)
+      if (this.freqGarbage * 2 >= this.freqEnd) {
+        let end = 0
+        for (let slot = 0; slot < this.terms.length; slot++) {
+          const count = this.terms[slot]!.length
+          if (count === 0) continue
+          const at = this.freqAt[slot]!
+          pool.set(this.freqs.subarray(at, at + count), end)
+          this.freqAt[slot] = end
+          end += count
+        }
+        this.freqEnd = end
+        this.freqGarbage = 0
+      } else {
+        pool.set(this.freqs.subarray(0, this.freqEnd))
+      }
+      this.freqs = pool
+    }
+    const at = this.freqEnd
+    this.freqEnd += n
+    return at
+  }
+
   private grow(): void {
     const next = this.capacity * 2
     const growF = (a: Float64Array) => {
@@ -223,6 +266,9 @@ export class EntryTable {
       b.set(a)
       return b
     }
+    const freqAtGrown = new Int32Array(next)
+    freqAtGrown.set(this.freqAt)
+    this.freqAt = freqAtGrown
     const statusGrown = new Int32Array(next)
     statusGrown.set(this.status)
     this.status = statusGrown
