@@ -133,13 +133,27 @@ export function preferHotWasmTiering(): void {
 }
 
 /**
+ * Keeps the event loop alive (a referenced timer) until the returned function is called.
+ * When an await waits on nothing libuv knows (a WebAssembly compile, a promise PGlite resolves
+ * from its WebAssembly), Node finds the loop empty and, before looking again, waits for every
+ * background task of the platform to finish, V8's optimising compiles of PGlite's module
+ * included: the main thread then sits idle. Opening the embedded database met this ~0.2 s after
+ * PGlite's start (the next setImmediate ran 180-200 ms late; 0.3 ms with a timer referenced).
+ */
+export function keepLoopAlive(): () => void {
+  const timer = setInterval(() => {}, 2 ** 30)
+  return () => clearInterval(timer)
+}
+
+/**
  * Opens KnowHub from env + config file, runs `fn`, and always closes it. A held embedded
  * database is refused at once, before any model loads. A one-shot command (the default)
  * searches in SQL when the config says `search.fulltext: auto`: building the in-memory
  * index would cost more than the one search it serves; and it opens the embedded database
  * with a small buffer pool unless told otherwise, on baseline WebAssembly code unless it is
  * `bulk`. `longRunning` commands (the server, the MCP server) keep `auto`, which is the
- * in-memory index on the embedded database.
+ * in-memory index on the embedded database. The event loop is kept alive meanwhile
+ * ({@link keepLoopAlive}).
  */
 export async function withHub<T>(options: GlobalOptions & WorkloadOptions & { packs?: PackSource }, fn: (hub: KnowHub) => Promise<T>): Promise<T> {
   const config = await readConfig(options)
@@ -150,16 +164,21 @@ export async function withHub<T>(options: GlobalOptions & WorkloadOptions & { pa
   if (!options.longRunning) config.embedded.sharedBuffers ??= ONE_SHOT_SHARED_BUFFERS
   if (!options.longRunning && !options.bulk) preferBaselineWasm()
   else preferHotWasmTiering()
-  const { openKnowHub } = await import('../app/open.js')
-  const hub = await openKnowHub(config, {
-    logger: createCliLogger(cliEnv().logLevel ?? (options.longRunning ? 'warn' : 'error')),
-    ...(options.packs === undefined ? {} : { packs: options.packs }),
-    ...(options.embeds || options.longRunning ? { warmEmbedder: true } : {}),
-  })
+  const release = keepLoopAlive()
   try {
-    return await fn(hub)
+    const { openKnowHub } = await import('../app/open.js')
+    const hub = await openKnowHub(config, {
+      logger: createCliLogger(cliEnv().logLevel ?? (options.longRunning ? 'warn' : 'error')),
+      ...(options.packs === undefined ? {} : { packs: options.packs }),
+      ...(options.embeds || options.longRunning ? { warmEmbedder: true } : {}),
+    })
+    try {
+      return await fn(hub)
+    } finally {
+      await hub.close()
+    }
   } finally {
-    await hub.close()
+    release()
   }
 }
 
