@@ -40,7 +40,7 @@ export default tseslint.config(
   },
   {
     // Only entry points, benchmarks, examples and tests talk to the console.
-    files: ['src/cli/**', 'bench/**', 'examples/**', 'test/**', 'bin/**', 'web/build.ts'],
+    files: ['src/cli/**', 'bench/**', 'examples/**', 'test/**', 'bin/**', 'web/build.ts', 'scripts/**'],
     languageOptions: { globals: { process: 'readonly', console: 'readonly' } },
     rules: { 'no-console': 'off' },
   },

@@ -17,11 +17,13 @@ import { execFile } from 'node:child_process'
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, relative, resolve } from 'node:path'
+import { pathToFileURL } from 'node:url'
 import { promisify } from 'node:util'
 import ts from 'typescript'
 import { describe, expect, it } from 'vitest'
 import * as resources from '../../src/resources/index.js'
 import { exportsWithoutExample } from '../helpers/examples.js'
+import { bundleCli } from '../../scripts/bundle-cli.js'
 
 const root = join(import.meta.dirname, '..', '..')
 
@@ -98,10 +100,14 @@ describe('public surface', () => {
         expect(existsSync(built(target.import)), `${subpath} → ${target.import}`).toBe(true)
         expect(existsSync(built(target.types)), `${subpath} → ${target.types}`).toBe(true)
       }
+      // bin/knowhub.js runs the CLI's bundle (scripts/bundle-cli.ts, after tsc in `npm run build`), else dist/cli/main.js.
       const bin = readFileSync(join(root, pkg.bin.knowhub!), 'utf8')
-      const binTarget = /from '\.\.\/dist\/([^']+)'/.exec(bin)?.[1]
-      expect(binTarget).toBe('cli/main.js')
-      expect(existsSync(join(out, binTarget!))).toBe(true)
+      const binTargets = [...bin.matchAll(/import\('\.\.\/dist\/([^']+)'\)/g)].map((match) => match[1])
+      expect(binTargets).toEqual(['bundle/knowhub.js', 'cli/main.js'])
+      await bundleCli({ dist: out })
+      for (const target of binTargets) expect(existsSync(join(out, target!)), target).toBe(true)
+      const bundled = (await import(pathToFileURL(join(out, 'bundle', 'knowhub.js')).href)) as { main?: unknown }
+      expect(typeof bundled.main).toBe('function')
     } finally {
       rmSync(out, { recursive: true, force: true })
     }
