@@ -17,6 +17,7 @@ import {
   createVectorColumn,
   dropHnswIndex,
   detectPgvector,
+  pgvectorInstalled,
   readVectorIndexInfo,
   vectorDialect,
   type VectorConversion,
@@ -99,7 +100,8 @@ export async function openStore(options: OpenStoreOptions = {}): Promise<Store> 
   try {
     if (fulltext === 'sql' && db.kind === 'pglite') await db.query(sql.raw(CHANGE_LOG_OFF))
     await migrate(db, { logger })
-    const pgvector = await detectPgvector(db, logger)
+    // PGlite always carries pgvector (openPGlite loads it): once the extension is installed, one catalog row says so.
+    const pgvector = (db.kind === 'pglite' && (await pgvectorInstalled(db))) || (await detectPgvector(db, logger))
     // The embedded database keeps no HNSW index (see dropHnswIndex): one made by an earlier version goes.
     if (pgvector && db.kind === 'pglite') await dropHnswIndex(db)
     if (!pgvector) {
