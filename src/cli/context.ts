@@ -170,7 +170,8 @@ export async function withHub<T>(options: GlobalOptions & WorkloadOptions & { pa
     const hub = await openKnowHub(config, {
       logger: createCliLogger(cliEnv().logLevel ?? (options.longRunning ? 'warn' : 'error')),
       ...(options.packs === undefined ? {} : { packs: options.packs }),
-      ...(options.embeds || options.longRunning ? { warmEmbedder: true } : {}),
+      // A server that answers full-text while the model loads (knowhub start) loads it once it listens (serve()'s warm-up).
+      ...(options.embeds || (options.longRunning && config.search.whileModelLoads !== 'full-text') ? { warmEmbedder: true } : {}),
     })
     try {
       return await fn(hub)

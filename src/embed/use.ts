@@ -146,7 +146,10 @@ const BATCH = 16
  * const [a, b] = await use.embed(['How do I bake bread?', 'a recipe for a loaf'])
  */
 export async function createUseEmbedder(): Promise<Embedder> {
-  const model = loadUseModel()
+  // The model's thread starts with the first warm-up or embed, not with the embedder: a server
+  // that answers full-text while the model loads starts it once it listens, so that loading does
+  // not compete with opening the database for the machine's cores. `loadUseModel` keeps one
+  // thread a process, and starts a new one after a failure.
   let warming: Promise<void> | undefined
   return {
     model: 'use-lite-en',
@@ -155,20 +158,22 @@ export async function createUseEmbedder(): Promise<Embedder> {
     // keeping a process that has nothing else to do alive for it.
     // One warm-up per model, however many callers ask (a server's open and its serve() both do).
     warmUp: () =>
-      (warming ??= model.embed(['warm up'], true).then(
-        () => undefined,
-        (error: unknown) => {
-          warming = undefined
-          throw error
-        },
-      )),
-    ready: () => model.loaded(),
+      (warming ??= loadUseModel()
+        .embed(['warm up'], true)
+        .then(
+          () => undefined,
+          (error: unknown) => {
+            warming = undefined
+            throw error
+          },
+        )),
+    ready: () => shared?.loaded() ?? false,
     async embed(texts, options) {
       const out: Float32Array[] = []
       for (let i = 0; i < texts.length; i += BATCH) {
         options?.signal?.throwIfAborted()
         const batch = texts.slice(i, i + BATCH).map((text) => (text.trim() === '' ? ' ' : text))
-        const vectors = await model.embed(batch)
+        const vectors = await loadUseModel().embed(batch)
         for (const vector of vectors) out.push(normalise(vector))
       }
       return out
