@@ -235,9 +235,10 @@ export class EntryTable {
     if (this.freqEnd + n > this.freqs.length) {
       const live = this.freqEnd - this.freqGarbage
       // At least half garbage: the live frequencies are copied together into a pool of their size (with room).
-      const size = Math.max(1024, Math.ceil((this.freqGarbage * 2 >= this.freqEnd ? live : this.freqs.length) * 1.5) + n)
+      const compact = this.freqGarbage * 2 >= this.freqEnd
+      const size = Math.max(1024, Math.ceil((compact ? live : this.freqs.length) * 1.5) + n)
       const pool = new Float32Array(size)
-      if (this.freqGarbage * 2 >= this.freqEnd) {
+      if (compact) {
         let end = 0
         for (let slot = 0; slot < this.terms.length; slot++) {
           const count = this.terms[slot]!.length
@@ -266,12 +267,13 @@ export class EntryTable {
       b.set(a)
       return b
     }
-    const freqAtGrown = new Int32Array(next)
-    freqAtGrown.set(this.freqAt)
-    this.freqAt = freqAtGrown
-    const statusGrown = new Int32Array(next)
-    statusGrown.set(this.status)
-    this.status = statusGrown
+    const growI = (a: Int32Array) => {
+      const b = new Int32Array(next)
+      b.set(a)
+      return b
+    }
+    this.freqAt = growI(this.freqAt)
+    this.status = growI(this.status)
     this.score = growF(this.score)
     this.quality = growF(this.quality)
     this.lengths = growF(this.lengths)
