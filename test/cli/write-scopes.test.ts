@@ -99,13 +99,13 @@ describe('writes outside the caller’s scopes (CLI)', () => {
     }
   })
 
-  it('answers a malformed scope with validation_error at its path, as the README says (not invalid_scope)', async () => {
+  it('answers a malformed scope with validation_error at its path, as docs/cli.md says (not invalid_scope)', async () => {
     const bad = await runCli('save', '--task', 't', '--content', 'c', '--type', 'tool', '--scope', 'org acme', '--json')
     const error = (JSON.parse(bad.stdout) as { error: { code: string; details: { issues: Array<{ path: string }> } } }).error
     expect(error.code).toBe('validation_error')
     expect(error.details.issues.map((issue) => issue.path)).toEqual(['scopes.0'])
-    const readme = readFileSync(join(import.meta.dirname, '..', '..', 'README.md'), 'utf8')
-    expect(readme).not.toContain('`invalid_scope`')
-    expect(readme).toMatch(/`validation_error` with field paths — a\s+malformed scope too, e\.g\. `scopes\.0:/)
+    const doc = readFileSync(join(import.meta.dirname, '..', '..', 'docs', 'cli.md'), 'utf8')
+    expect(doc).not.toContain('`invalid_scope`')
+    expect(doc).toMatch(/`validation_error` with field paths — a\s+malformed scope too, e\.g\. `scopes\.0:/)
   })
 })

@@ -1,23 +1,24 @@
 /**
  * The README's quick start, run as written: its shell blocks are parsed from README.md, the
- * server is started with `npm start` in a fresh folder (its embedded database in ./.knowhub),
- * and every other command runs in order while it serves — the CLI through `npx knowhub`,
- * the HTTP examples through curl. `npx` and `npm` are shims on PATH that run this checkout's
- * CLI from source; the only edits are the port (a free one instead of 8420) and the placeholder
- * `<ENTRY_ID>` (the id the first `save` printed). A command the test has no expectation for fails it: when the
- * README changes, this test changes with it.
+ * server is started with the real `npm start` in a fresh checkout folder (its embedded database
+ * in ./.knowhub), and every other command runs in order while it serves — the CLI as the README
+ * types it (`./knowhub …`), the HTTP examples through curl. No shim: the machine's own npm, a
+ * fresh npm cache and HOME. The checkout folder holds a link to each top-level entry of this
+ * repository (package.json, bin/, dist/, node_modules/, the `knowhub` launcher…), so what the
+ * commands write (./.knowhub, backup.jsonl) stays in a temp folder. The only edits are the port
+ * (a free one instead of 8420, through KNOWHUB_PORT and in the curl lines) and the placeholder
+ * `<ENTRY_ID>` (the id the first `save` printed). A command the test has no expectation for
+ * fails it: when the README changes, this test changes with it.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
-import { delimiter, join } from 'node:path'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, describe, expect, it } from 'vitest'
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
-const TSX = join(ROOT, 'node_modules/.bin/tsx')
-const CLI = join(ROOT, 'test/mcp/run-cli.ts')
 /** The README's placeholder for an entry id, replaced by the id the first `save` printed. */
 const PLACEHOLDER_ID = '<ENTRY_ID>'
 
@@ -51,12 +52,10 @@ function freePort(): Promise<number> {
   })
 }
 
-/** `npx knowhub …` and `npm start` as this checkout's CLI from source. */
-function writeShims(bin: string): void {
-  const run = `exec ${JSON.stringify(TSX)} ${JSON.stringify(CLI)}`
-  writeFileSync(join(bin, 'npx'), `#!/bin/sh\n[ "$1" = knowhub ] || { echo "npx shim: only knowhub" >&2; exit 97; }\nshift\n${run} "$@"\n`)
-  writeFileSync(join(bin, 'npm'), `#!/bin/sh\n[ "$1" = start ] || { echo "npm shim: only start" >&2; exit 97; }\n${run} start\n`)
-  for (const name of ['npx', 'npm']) chmodSync(join(bin, name), 0o755)
+/** A checkout as a user has it: a link to each top-level entry of this repository but its data, git and test folders. */
+function linkCheckout(dir: string): void {
+  const skip = new Set(['.git', '.knowhub', '.test-tmp', 'coverage', 'bench'])
+  for (const name of readdirSync(ROOT)) if (!skip.has(name)) symlinkSync(join(ROOT, name), join(dir, name))
 }
 
 interface Ran {
@@ -72,40 +71,40 @@ const ONE_LINE_NOTE = /^knowhub: the KnowHub server at http:\/\/127\.0\.0\.1:\d+
 
 const CHECKS: Array<[RegExp, Check]> = [
   [
-    /^npx knowhub save /,
+    /^\.\/knowhub save /,
     (ran, ids) => {
       const id = /^saved (knowledge-\S+)$/m.exec(ran.stdout)?.[1]
       expect(id, ran.stdout).toBeDefined()
       ids.push(id!)
     },
   ],
-  [/^npx knowhub search "selenium/, (ran, ids) => expect(ran.stdout).toContain(ids[0])],
-  [/^npx knowhub list --types tool$/, (ran, ids) => expect(ran.stdout).toContain(ids[0])],
-  [/^npx knowhub edit \S+ --tag site=a /, (ran, ids) => expect(ran.stdout).toBe(`edited ${ids[0]} (now v2)\n`)],
-  [/^npx knowhub show \S+ --versions$/, (ran, ids) => expect(ran.stdout).toContain(`${ids[0]}  [tool, strategy]`)],
-  [/^npx knowhub feedback /, (ran) => expect(ran.stdout).toContain('helpful 1')],
+  [/^\.\/knowhub search "selenium/, (ran, ids) => expect(ran.stdout).toContain(ids[0])],
+  [/^\.\/knowhub list --types tool$/, (ran, ids) => expect(ran.stdout).toContain(ids[0])],
+  [/^\.\/knowhub edit \S+ --tag site=a /, (ran, ids) => expect(ran.stdout).toBe(`edited ${ids[0]} (now v2)\n`)],
+  [/^\.\/knowhub show \S+ --versions$/, (ran, ids) => expect(ran.stdout).toContain(`${ids[0]}  [tool, strategy]`)],
+  [/^\.\/knowhub feedback /, (ran) => expect(ran.stdout).toContain('helpful 1')],
   [
-    /^npx knowhub export -o backup\.jsonl && npx knowhub import backup\.jsonl --on-conflict skip$/,
+    /^\.\/knowhub export -o backup\.jsonl && \.\/knowhub import backup\.jsonl --on-conflict skip$/,
     (ran) => expect(ran.stdout).toContain('imported 0, skipped 1'),
   ],
-  [/^npx knowhub status$/, (ran) => expect(ran.stdout).toMatch(/^entries: +1$/m)],
-  [/^npx knowhub --help$/, (ran) => expect(ran.stdout).toContain('Usage: knowhub')],
-  [/^npx knowhub --version$/, (ran) => expect(ran.stdout).toMatch(/^\d+\.\d+\.\d+\n$/)],
+  [/^\.\/knowhub status$/, (ran) => expect(ran.stdout).toMatch(/^entries: +1$/m)],
+  [/^\.\/knowhub --help$/, (ran) => expect(ran.stdout).toContain('Usage: knowhub')],
+  [/^\.\/knowhub --version$/, (ran) => expect(ran.stdout).toMatch(/^\d+\.\d+\.\d+\n$/)],
   [/^curl -s localhost:\d+\/healthz$/, (ran) => expect(JSON.parse(ran.stdout)).toMatchObject({ status: 'ok' })],
   [/^curl -s -X POST localhost:\d+\/api\/knowledge /, (ran) => expect(JSON.parse(ran.stdout)).toMatchObject({ task: 'Deploy with pnpm in Docker' })],
   [
     /^curl -s 'localhost:\d+\/api\/knowledge\/search\?q=pnpm/,
     (ran) => expect((JSON.parse(ran.stdout) as { results: Array<{ task: string }> }).results.map((r) => r.task)).toContain('Deploy with pnpm in Docker'),
   ],
-  [/^npx knowhub token create /, (ran) => expect(ran.stdout).toMatch(/^kh_\S+$/m)],
+  [/^\.\/knowhub token create /, (ran) => expect(ran.stdout).toMatch(/^kh_\S+$/m)],
   [
-    /^npx knowhub reown --from local --to alice --scope org:acme --dry-run$/,
+    /^\.\/knowhub reown --from local --to alice --scope org:acme --dry-run$/,
     (ran, ids) => {
       expect(ran.stdout).toMatch(/^user:local owns 2 entries: would change 2 \(to user:alice, shared with org:acme\); dry run, nothing changed$/m)
       expect(ran.stdout).toContain(`  ${ids[0]}`)
     },
   ],
-  [/^npx knowhub search "用户/, (ran, ids) => expect(ran.stdout).toContain(ids[1])],
+  [/^\.\/knowhub search "用户/, (ran, ids) => expect(ran.stdout).toContain(ids[1])],
 ]
 
 const dirs: string[] = []
@@ -113,7 +112,7 @@ let server: ChildProcess | undefined
 afterAll(async () => {
   if (server && server.exitCode === null) {
     const exited = new Promise((resolve) => server!.once('exit', resolve))
-    server.kill('SIGTERM')
+    process.kill(-server.pid!, 'SIGTERM')
     await exited
   }
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true })
@@ -121,7 +120,8 @@ afterAll(async () => {
 
 /** Starts `npm start` in `cwd` and resolves once it prints its URL. */
 function startServer(cwd: string, env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; output: string[] }> {
-  const child = spawn('bash', ['-c', 'npm start'], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] })
+  // Its own process group, so that the stop reaches npm's child too (killing npm alone leaves node serving).
+  const child = spawn('bash', ['-c', 'npm start'], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true })
   const output: string[] = []
   return new Promise((resolve, reject) => {
     child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
@@ -138,11 +138,15 @@ describe('README quick start', () => {
     const commands = quickStartCommands(readFileSync(join(ROOT, 'README.md'), 'utf8'))
     expect(commands.slice(0, 3)).toEqual(['npm install', 'npm start', 'npm test'])
 
-    const dir = mkdtempSync(join(tmpdir(), 'knowhub-readme-'))
-    dirs.push(dir)
-    writeShims(dir)
+    const base = mkdtempSync(join(tmpdir(), 'knowhub-readme-'))
+    dirs.push(base)
+    const dir = join(base, 'knowhub')
+    mkdirSync(dir)
+    linkCheckout(dir)
+    mkdirSync(join(base, 'npm-cache'))
     const port = await freePort()
-    const env: NodeJS.ProcessEnv = { PATH: `${dir}${delimiter}${process.env.PATH ?? ''}`, HOME: dir, KNOWHUB_PORT: String(port) }
+    // The machine's own PATH (its npm, node and curl), a fresh HOME and npm cache, the free port.
+    const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: base, npm_config_cache: join(base, 'npm-cache'), KNOWHUB_PORT: String(port) }
     const started = await startServer(dir, env)
     server = started.child
 
@@ -159,7 +163,7 @@ describe('README quick start', () => {
       expect(check, `no expectation for the README command: ${command}`).toBeDefined()
       check![1](ran, ids)
       // Each command that needs the data says, in one line, that it runs on the server.
-      if (command.startsWith('npx knowhub') && !/--help|--version/.test(command)) expect(ran.stderr, command).toMatch(ONE_LINE_NOTE)
+      if (command.startsWith('./knowhub') && !/--help|--version/.test(command)) expect(ran.stderr, command).toMatch(ONE_LINE_NOTE)
     }
     expect(ids).toHaveLength(2)
   }, 600_000)
