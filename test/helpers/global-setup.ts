@@ -15,18 +15,21 @@ declare module 'vitest' {
 }
 
 let server: TempPostgres | undefined
+/** What ran, said at the start and again after the run: the suite never leaves a backend out silently. */
+let summary = ''
 
-async function prepareServer(url: string, needPgvector: boolean, where: string): Promise<void> {
+async function prepareServer(url: string, needPgvector: boolean, where: string): Promise<string> {
   const client = new pg.Client({ connectionString: url })
   await client.connect()
   try {
+    const version = (await client.query<{ v: string }>(`SELECT current_setting('server_version') AS v`)).rows[0]!.v
     if (needPgvector) {
       const { rows } = await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_available_extensions WHERE name = 'vector'`)
       if (rows[0]?.n !== 1) {
         throw new Error(
           `The pgvector test backend needs the vector extension on the test PostgreSQL server (${where}), and it is not there. ` +
             'Build it (about 35 s, no root, the system PostgreSQL stays as it is): bash .ci/pgvector — or run without that backend: ' +
-            'KNOWHUB_TEST_BACKENDS=pglite,postgres npm test. See the README, Tests.',
+            'KNOWHUB_TEST_BACKENDS=pglite,postgres npm test. See CONTRIBUTING.md, Tests.',
         )
       }
     }
@@ -36,6 +39,10 @@ async function prepareServer(url: string, needPgvector: boolean, where: string):
         CREATE ROLE ${name} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE PASSWORD '${password}';
       END IF;
     END $$`)
+    const vector = needPgvector
+      ? (await client.query<{ v: string }>(`SELECT default_version AS v FROM pg_available_extensions WHERE name = 'vector'`)).rows[0]!.v
+      : undefined
+    return `PostgreSQL ${version} (${where})${vector ? `, pgvector ${vector}` : ''}`
   } finally {
     await client.end()
   }
@@ -47,7 +54,9 @@ export async function setup(project: TestProject): Promise<void> {
   if (!given) server = await startTempPostgres()
   const url = given ?? server!.url
   try {
-    await prepareServer(url, backends.includes('pgvector'), given ? 'KNOWHUB_TEST_PG_URL' : `started from ${server!.bin}`)
+    const pgServer = await prepareServer(url, backends.includes('pgvector'), given ? 'KNOWHUB_TEST_PG_URL' : `started from ${server!.bin}`)
+    summary = `KnowHub test backends: ${backends.join(', ')} — ${pgServer}`
+    console.log(summary)
   } catch (error) {
     await server?.stop()
     throw error
@@ -57,4 +66,6 @@ export async function setup(project: TestProject): Promise<void> {
 
 export async function teardown(): Promise<void> {
   await server?.stop()
+  if (summary) console.log(`${summary} (the run above)`)
+  summary = ''
 }

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# `npm test`'s first step (the pretest script): makes sure this machine has what the suite needs,
+# and installs what is missing, so that `npm test` passes on a fresh Debian machine with nothing
+# installed by hand. Quick when everything is there (a few file checks).
+#
+# - PostgreSQL 15 with its server headers, a C toolchain, and Debian's Chromium (the dashboard's
+#   browser tests), from Debian's packages: as root, or through sudo; otherwise it names the
+#   packages and stops.
+# - pgvector 0.8.6 built from vendor/ into a private copy of PostgreSQL 15 (.ci/pgvector: ~35 s,
+#   once; the system PostgreSQL stays as it is). The suite finds that copy by itself.
+#
+# KNOWHUB_TEST_SETUP=skip leaves the machine alone (e.g. with KNOWHUB_TEST_PG_URL or
+# KNOWHUB_PG_BIN pointing at what you have).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+[ "${KNOWHUB_TEST_SETUP:-}" = "skip" ] && exit 0
+
+need_apt=()
+[ -x /usr/lib/postgresql/15/bin/postgres ] || need_apt+=(postgresql-15)
+# pgvector's build needs the server headers as well as pgxs.mk (postgresql-15 may ship the makefiles alone).
+{ [ -f /usr/lib/postgresql/15/lib/pgxs/src/makefiles/pgxs.mk ] && [ -f /usr/include/postgresql/15/server/postgres.h ]; } ||
+  need_apt+=(postgresql-server-dev-15)
+{ command -v make && command -v gcc; } >/dev/null 2>&1 || need_apt+=(build-essential)
+# The dashboard's browser tests drive Debian's Chromium (test/helpers/browser.ts); no browser download.
+[ -x /usr/bin/chromium ] || [ -n "${KNOWHUB_TEST_CHROMIUM:-}" ] || need_apt+=(chromium)
+
+if [ ${#need_apt[@]} -gt 0 ]; then
+  SUDO=""
+  if [ "$(id -u)" != "0" ]; then
+    if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+      SUDO="sudo"
+    else
+      echo "test-setup: the suite needs ${need_apt[*]} (Debian packages). Install them as root:" >&2
+      echo "  apt-get install -y --no-install-recommends ${need_apt[*]}" >&2
+      exit 1
+    fi
+  fi
+  echo "test-setup: installing ${need_apt[*]} from Debian's packages"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
+fi
+
+if [ -z "${KNOWHUB_PG_BIN:-}" ] && [ -z "${KNOWHUB_TEST_PG_URL:-}" ]; then
+  bin="$(bash .ci/pgvector)"
+  echo "test-setup: PostgreSQL 15 + pgvector 0.8.6 in $bin"
+fi
