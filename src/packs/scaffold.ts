@@ -23,7 +23,7 @@ export const PACK_NAME_RULE =
 export interface PackInitOptions {
   /** The pack name (the standard's naming rule; also the folder name). */
   name: string
-  /** The folder in which the pack folder `<name>/` is created (default: the current folder). */
+  /** The folder in which the pack folder `<name>/` is created (default: the current folder; the packs service passes the project's `.agents/knowledge`). */
   dir?: string | undefined
   /** The pack type (default `domain-reference`): a standard type, a namespaced one (`custom:x`) or one in `allowedTypes`. */
   type?: string | undefined
@@ -42,6 +42,8 @@ export interface PackInitResult {
   root: string
   /** The files written, relative to `root`. */
   files: string[]
+  /** Whether discovery scans the folder the pack is in (`knowhub packs list` finds it); set by the packs service. */
+  discovered?: boolean
 }
 
 /**

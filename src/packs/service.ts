@@ -6,6 +6,7 @@
  * optional embedder and usage log. Entry points parse input, call one of
  * these, and format the answer.
  */
+import { join, resolve } from 'node:path'
 import { systemClock, type Clock } from '../core/clock.js'
 import { KnowHubError } from '../core/errors.js'
 import type { Principal } from '../core/principal.js'
@@ -14,7 +15,8 @@ import type { Embedder } from '../embed/embedder.js'
 import { relativise, remotePathMap, restrictDiscovery, type PathMap, type ResolvedAccessRule } from './access.js'
 import { activatePack, type Activation, type ActivationMode } from './activate.js'
 import { CATALOG_INSTRUCTIONS, catalogLanguage, renderCatalog } from './catalog.js'
-import { discoverPacks, type DiscoverOptions, type DiscoveryResult, type ShadowRecord } from './discover.js'
+import { findAgentSkills } from './skills.js'
+import { discoverPacks, scanLocations, type DiscoverOptions, type DiscoveryResult, type ShadowRecord } from './discover.js'
 import { readPackFile, type PackFile } from './files.js'
 import type { KnowledgeParseCache } from './load.js'
 import { PackIndexCache } from './pack-index.js'
@@ -107,6 +109,8 @@ export interface PackValidationSummary {
   errors: number
   warnings: number
   packs: PackValidationReport[]
+  /** When no pack was found: the Agent Skills (`SKILL.md`) under the path, which are not packs. */
+  agentSkills?: string[]
 }
 
 /** Where discovery looked and what it found, shadowed, archived and rejected. */
@@ -382,9 +386,17 @@ function packServiceView(deps: ViewDeps): Omit<PackService, 'forCaller'> {
     },
     async validate(path) {
       const allowedTypes = discovery.allowedTypes
-      return validationSummary(await validatePath(path, { ...(allowedTypes ? { allowedTypes } : {}), logger }))
+      const summary = validationSummary(await validatePath(path, { ...(allowedTypes ? { allowedTypes } : {}), logger }))
+      if (summary.packs.length > 0) return summary
+      const skills = await findAgentSkills(resolve(path))
+      return skills.length > 0 ? { ...summary, agentSkills: skills } : summary
     },
-    init: (init) => initPack({ ...init, allowedTypes: discovery.allowedTypes }),
+    init: async (init) => {
+      // By default the pack goes where discovery looks: the project's .agents/knowledge.
+      const dir = resolve(init.dir ?? join(discovery.projectDir ?? '.', '.agents', 'knowledge'))
+      const created = await initPack({ ...init, dir, allowedTypes: discovery.allowedTypes })
+      return { ...created, discovered: scanLocations(discovery).some((location) => location.path === dir) }
+    },
     validateRun: (path) => validateRunFile(path),
     doctor: async () => doctorReport(await current()),
     async setEnabled(name, enabled) {

@@ -290,6 +290,50 @@ describe('knowhub packs init', () => {
     }
   })
 
+  it('creates the pack where packs list finds it by default, and says so when --dir is elsewhere', async () => {
+    const { dir, cleanup } = await tempDir()
+    try {
+      const project = join(dir, 'app')
+      const made = await run(['init', 'fresh-notes', '--project', project, '--no-user', '--json'])
+      expect(made.exitCode).toBe(0)
+      const created = JSON.parse(made.out) as { root: string; discovered: boolean }
+      expect(created).toMatchObject({ root: join(project, '.agents', 'knowledge', 'fresh-notes'), discovered: true })
+      const listed = JSON.parse((await run(['list', '--project', project, '--no-user', '--json'])).out) as { packs: { name: string }[] }
+      expect(listed.packs.map((p) => p.name)).toEqual(['fresh-notes'])
+
+      const elsewhere = await run(['init', 'stray-notes', '--dir', join(dir, 'misc'), '--project', project, '--no-user'])
+      expect(elsewhere.exitCode).toBe(0)
+      expect(elsewhere.out).toMatch(/Note: knowhub packs list does not look in .*misc; move the pack to \.agents\/knowledge\/ or list it with --path /)
+      expect(made.out).not.toContain('Note:')
+    } finally {
+      await cleanup()
+    }
+  })
+
+  it('validate says when a folder holds Agent Skills (SKILL.md) rather than knowledge packs', async () => {
+    const { dir, cleanup } = await tempDir()
+    try {
+      await writeTree(dir, {
+        'pdf/SKILL.md': '---\nname: pdf\ndescription: PDFs\n---\n# PDF\n',
+        'docx/SKILL.md': '---\nname: docx\n---\n',
+        'notes.md': '# notes\n',
+      })
+      const human = await run(['validate', dir])
+      expect(human.exitCode).toBe(1)
+      expect(human.out).toContain('No KNOWLEDGE.md found under')
+      expect(human.out).toContain('This folder holds Agent Skills (2 SKILL.md, e.g. docx/SKILL.md), not knowledge packs (KNOWLEDGE.md).')
+      const json = JSON.parse((await run(['validate', dir, '--json'])).out) as { ok: boolean; agentSkills: string[] }
+      expect(json).toMatchObject({ ok: false, agentSkills: ['docx/SKILL.md', 'pdf/SKILL.md'] })
+
+      const plain = join(dir, 'plain')
+      await writeTree(plain, { 'readme.md': '# nothing here\n' })
+      const empty = await run(['validate', plain])
+      expect(empty.out).not.toContain('Agent Skills')
+    } finally {
+      await cleanup()
+    }
+  })
+
   it('refuses an existing non-empty target, an invalid name (naming the rule), an unknown type and a bad language', async () => {
     const { dir, cleanup } = await tempDir()
     try {

@@ -130,7 +130,7 @@ function addSubcommands(packs: Command, run: Run): void {
     .command('init')
     .description('Create a new document-first pack (KNOWLEDGE.md, a primary document, one split) with placeholder text')
     .argument('<name>', 'pack name: lowercase letters, digits and single hyphens (also the folder name)')
-    .option('--dir <dir>', 'folder in which <name>/ is created (default: the current folder)')
+    .option('--dir <dir>', "folder in which <name>/ is created (default: the project's .agents/knowledge, where packs list looks)")
     .option('--type <type>', `pack type: a standard type (${STANDARD_PACK_TYPES.join(', ')}) or custom:<name>`, 'domain-reference')
     .option('--language <tag>', 'language of the content (en, de, zh-CN, …)', 'en')
     .action(run(initAction))

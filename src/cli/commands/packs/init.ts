@@ -1,5 +1,5 @@
-/** `knowhub packs init NAME [--dir DIR] [--type TYPE] [--language TAG]`: scaffolds a document-first pack that `packs validate` passes. */
-import { relative } from 'node:path'
+/** `knowhub packs init NAME [--dir DIR] [--type TYPE] [--language TAG]`: scaffolds a document-first pack that `packs validate` passes, by default where `packs list` finds it. */
+import { dirname, relative } from 'node:path'
 import { printJson } from '../../output.js'
 import type { PacksAction } from './action.js'
 
@@ -20,4 +20,8 @@ export async function initAction({ packs, opts, args: [name = ''], io }: PacksAc
   io.out(`Created pack ${created.name} (${created.type}, document-first, status draft) in ${shown}:`)
   for (const file of created.files) io.out(`  ${file}`)
   io.out(`Replace the placeholder text in each file, then check it: knowhub packs validate ${shown}`)
+  if (created.discovered === false) {
+    const parent = relative(process.cwd(), dirname(created.root)) || '.'
+    io.out(`Note: knowhub packs list does not look in ${parent}; move the pack to .agents/knowledge/ or list it with --path ${parent}.`)
+  }
 }

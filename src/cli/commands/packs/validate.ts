@@ -1,5 +1,6 @@
 /** `knowhub packs validate PATH`: strict validation for pack authors; exit code 1 on errors (for CI). */
 import { resolve } from 'node:path'
+import { agentSkillsHint } from '../../../packs/skills.js'
 import { formatDiagnostic } from '../../../packs/vocabulary.js'
 import { printJson } from '../../output.js'
 import { severityMark, type PacksAction } from './action.js'
@@ -16,6 +17,7 @@ export async function validateAction({ packs, opts, args: [path = ''], io }: Pac
   if (opts.json) return printJson(io, summary)
   if (reports.length === 0) {
     io.out(`No KNOWLEDGE.md found under ${resolve(path)}.`)
+    if (summary.agentSkills) io.out(agentSkillsHint(summary.agentSkills))
     return
   }
   for (const report of reports) {
