@@ -68,11 +68,12 @@ export function createOpenAIChat(raw: z.input<typeof LlmConfig>, deps: OpenAICha
   let structured: Format = config.structuredOutput
   const modelFor = (task: LlmTask): string => config.models[task] ?? config.model
 
-  function count(task: LlmTask, model: string, failed: boolean, completion?: Completion): void {
+  /** Counts one request (`calls: 1`), or with `calls: 0` marks an answered request as failed after all (its answer unusable). */
+  function count(task: LlmTask, model: string, failed: boolean, completion?: Completion, calls = 1): void {
     const usage: LlmUsage = {
       task,
       model,
-      calls: 1,
+      calls,
       failures: failed ? 1 : 0,
       prompt_tokens: completion?.promptTokens ?? 0,
       completion_tokens: completion?.completionTokens ?? 0,
@@ -144,14 +145,18 @@ export function createOpenAIChat(raw: z.input<typeof LlmConfig>, deps: OpenAICha
     },
     async json(task, messages, schema, options) {
       const jsonSchema = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' })
+      const model = options.model ?? modelFor(task)
       const first = await structuredCall(task, messages, jsonSchema, options)
       const parsed = parseStructured(first.text, schema)
       if (parsed.ok) return parsed.value
+      // An answer that fails validation is a failed call in the usage figures, even though the HTTP request succeeded.
+      count(task, model, true, undefined, 0)
       logger.warn('llm.answer.invalid', { task, problems: parsed.problems.length, repair: true })
       const repair: ChatMessage[] = [...messages, { role: 'assistant', content: first.text }, { role: 'user', content: repairPrompt(parsed.problems) }]
       const second = await structuredCall(task, repair, jsonSchema, options)
       const repaired = parseStructured(second.text, schema)
       if (repaired.ok) return repaired.value
+      count(task, model, true, undefined, 0)
       throw new KnowHubError(
         'llm_invalid_output',
         `The model's answer for ${task} is not valid even after a repair request: ${repaired.problems.slice(0, 5).join('; ')}`,

@@ -70,6 +70,8 @@ describe('the OpenAI-compatible LLM provider against a real HTTP server', () => 
     const repair = (sent[1]!.body as ChatRequest).messages
     expect(repair.at(-2)).toEqual({ role: 'assistant', content: '{"content":"","tags":["a","b","c","d"]}' })
     expect(String(repair.at(-1)!.content)).toMatch(/content: .*\n- tags: /s)
+    // The first answer broke the schema: one of the two calls failed.
+    expect(llm.usage()[0]).toMatchObject({ task: 'extract', calls: 2, failures: 1 })
   })
 
   it('fails with llm_invalid_output after garbage twice (two requests, no more)', async () => {
@@ -80,7 +82,8 @@ describe('the OpenAI-compatible LLM provider against a real HTTP server', () => 
     expect(error.code).toBe('llm_invalid_output')
     expect(error.details).toMatchObject({ task: 'evolve' })
     expect(stub.requests.length - before).toBe(2)
-    expect(llm.usage()[0]).toMatchObject({ calls: 2, failures: 0 })
+    // Both answers were unusable: two failed calls (`knowhub status` said "2 calls (0 failed)" before).
+    expect(llm.usage()[0]).toMatchObject({ calls: 2, failures: 2 })
   })
 
   it('falls back to JSON mode when the endpoint refuses json_schema, and stays there', async () => {
