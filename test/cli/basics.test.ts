@@ -102,6 +102,8 @@ describe('knowhub edit', () => {
     const shown = await runCli('show', id, '--versions')
     expect(shown.stdout).toContain('Use the test account')
     expect(shown.stdout).toContain('the old account was removed')
+    // The tag-only edit (--no-tags) shows in the diff of its version, as a change of the tags line.
+    expect(shown.stdout).toMatch(/\+\+\+ version 4\n@@[^\n]*@@\n(?: [^\n]*\n)*-tags: env=staging, site=a\n\+tags: \n/)
   })
 
   it('refuses an edit that changes nothing, a bad value and an unknown id, in words', async () => {

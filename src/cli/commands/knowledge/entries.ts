@@ -114,19 +114,25 @@ export function editCommand(io: Io): Command {
     })
 }
 
-/** Each previous version in full, then what changed from it to the next one (a unified diff of task and content). */
+/** The fields a version keeps, as lines a diff can compare: an edit of tags, types or scopes alone shows too. */
+function versionText(v: Pick<KnowledgeVersion, 'task' | 'content' | 'types' | 'tags' | 'scopes' | 'resource_ids'>): string {
+  const tags = Object.entries(v.tags)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([key, value]) => `${key}=${typeof value === 'string' ? value : JSON.stringify(value)}`)
+    .join(', ')
+  const lines = [`task: ${v.task}`, `types: ${v.types.join(', ')}`, `tags: ${tags}`, `scopes: ${v.scopes.join(', ')}`]
+  if (v.resource_ids.length > 0) lines.push(`resources: ${v.resource_ids.join(', ')}`)
+  return `${lines.join('\n')}\n\n${v.content}\n`
+}
+
+/** Each previous version in full, then what changed from it to the next one (a unified diff of its task, types, tags, scopes, resources and content). */
 async function printVersions(io: Io, versions: KnowledgeVersion[], current: KnowledgeEntry): Promise<void> {
   const { createTwoFilesPatch } = await import('diff')
-  const texts = [
-    ...versions.map((v) => ({ version: v.version, task: v.task, content: v.content })),
-    { version: current.version, task: current.task, content: current.content },
-  ]
+  const texts = [...versions, current].map((v) => ({ version: v.version, text: versionText(v) }))
   versions.forEach((v, i) => {
     io.out(`\n--- version ${v.version} (${v.created_at}, replaced: ${v.reason})\n${v.content}`)
     const next = texts[i + 1]!
-    const before = `task: ${v.task}\n\n${v.content}\n`
-    const after = `task: ${next.task}\n\n${next.content}\n`
-    const patch = createTwoFilesPatch(`version ${v.version}`, `version ${next.version}`, before, after, '', '', { context: 2 })
+    const patch = createTwoFilesPatch(`version ${v.version}`, `version ${next.version}`, texts[i]!.text, next.text, '', '', { context: 2 })
     io.out(`\n${patch.split('\n').slice(2).join('\n').trimEnd()}`)
   })
 }
