@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto'
 import { closeSync, existsSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { KnowHubError } from '../core/errors.js'
+import { dataDirAccessError } from '../store/data-dir.js'
 import type { Logger } from '../core/logger.js'
 import { noopLogger } from '../core/logger.js'
 import { SecretKey } from './secrets.js'
@@ -159,6 +160,14 @@ export function keyFilePath(options: Omit<KeyringOptions, 'logger'>): string | u
 export function openKeyring(options: KeyringOptions): SecretKeyring {
   const keyFile = keyFilePath(options)
   if (options.key) return { key: loadOrCreateKey({ key: options.key }), keyFile, source: 'config' }
-  if (keyFile) return { key: loadOrCreateKey({ keyFile, ...(options.logger ? { logger: options.logger } : {}) }), keyFile, source: 'file' }
+  if (keyFile) {
+    try {
+      return { key: loadOrCreateKey({ keyFile, ...(options.logger ? { logger: options.logger } : {}) }), keyFile, source: 'file' }
+    } catch (error) {
+      // The key file lives in the data folder unless configured elsewhere: a folder KnowHub may not use is said in words.
+      const folder = options.keyFile ? dirname(keyFile) : options.dataDir
+      throw dataDirAccessError(error, keyFile, folder) ?? error
+    }
+  }
   return { key: SecretKey.generate(), keyFile, source: 'ephemeral' }
 }

@@ -8,6 +8,7 @@ import { join } from 'node:path'
 import { KnowHubError, isKnowHubError } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
 import { noopLogger } from '../core/logger.js'
+import { prepareDataDir } from './data-dir.js'
 import { lockDirectory, type DirectoryLock } from './lockfile.js'
 import type { Sql } from './sql.js'
 
@@ -144,7 +145,7 @@ export async function openPGlite(options: PGliteOptions): Promise<Database> {
   const { vector } = await import('@electric-sql/pglite-pgvector')
   let lock: DirectoryLock | undefined
   if (!options.dataDir.startsWith('memory://')) {
-    mkdirSync(options.dataDir, { recursive: true })
+    prepareDataDir(options.dataDir)
     lock = lockDirectory(options.dataDir)
   }
   const fresh = !options.dataDir.startsWith('memory://') && !existsSync(join(options.dataDir, 'PG_VERSION'))
