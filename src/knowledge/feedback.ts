@@ -27,7 +27,13 @@ interface Evolution {
  * Asks the model for the evolved content and prepares it (size checked, embedded) before
  * anything is written: a failure here leaves the entry untouched. Owner or admin only.
  */
-async function prepareEvolution(ctx: KnowledgeContext, record: KnowledgeRecord, feedback: string, principal: Principal): Promise<Evolution> {
+async function prepareEvolution(
+  ctx: KnowledgeContext,
+  record: KnowledgeRecord,
+  feedback: string,
+  principal: Principal,
+  pending: { helpful: FeedbackRecord[]; harmful: FeedbackRecord[] },
+): Promise<Evolution> {
   if (!ctx.llm) {
     throw new KnowHubError(
       'llm_not_configured',
@@ -46,7 +52,9 @@ async function prepareEvolution(ctx: KnowledgeContext, record: KnowledgeRecord, 
     )
   }
   ctx.requireVectors()
-  const history = (await ctx.store.knowledge.histories([record.id])).get(record.id) ?? { helpful: [], harmful: [] }
+  const stored = (await ctx.store.knowledge.histories([record.id])).get(record.id) ?? { helpful: [], harmful: [] }
+  // The cases sent with this feedback are part of what the model learns from, though they are written after the rewrite.
+  const history = { helpful: [...stored.helpful, ...pending.helpful], harmful: [...stored.harmful, ...pending.harmful] }
   const evolved = await evolveContent(ctx.llm, record, history, feedback)
   ctx.checkContentSize(evolved.content)
   const embedding = await ctx.embedOne(embeddingText(record.task, evolved.content))
@@ -95,10 +103,14 @@ export async function giveFeedback(ctx: KnowledgeContext, id: string, raw: unkno
   const input = parseWith(FeedbackInput, raw, 'feedback')
   const visible = visibleScopes(principal)
   let record = await requireVisible(ctx.store, id, principal)
-  // The rewrite comes first: when the model fails, nothing of this feedback is written.
-  const evolution = input.evolve_feedback !== undefined ? await prepareEvolution(ctx, record, input.evolve_feedback, principal) : undefined
   const now = ctx.clock.now()
   const recorded = (c: Record<string, unknown>): FeedbackRecord => ({ ...c, timestamp: typeof c.timestamp === 'string' ? c.timestamp : now.toISOString() })
+  // The rewrite comes first: when the model fails, nothing of this feedback is written.
+  const pending = {
+    helpful: input.add_helpful_case ? [recorded(input.add_helpful_case)] : [],
+    harmful: input.add_harmful_case ? [recorded(input.add_harmful_case)] : [],
+  }
+  const evolution = input.evolve_feedback !== undefined ? await prepareEvolution(ctx, record, input.evolve_feedback, principal, pending) : undefined
   const feedback = ctx.store.knowledge
   const manager = canManage(principal, record.owner)
   const giver = { id: feedbackGiver(principal), manager }

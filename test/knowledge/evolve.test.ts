@@ -53,6 +53,26 @@ describe('evolve with an LLM', () => {
       alice,
     )
 
+  it('shows the model the helpful and harmful cases sent in the same feedback, then stores them', async () => {
+    const entry = await saveEntry()
+    stub.setChat(() => JSON.stringify({ content: 'Run corepack enable first, then pnpm install.', change: 'corepack' }))
+    const before = stub.requests.length
+    const evolved = await knowledge.feedback(
+      entry.id,
+      {
+        add_helpful_case: { task: 'build the image', outcome: 'worked once corepack was enabled' },
+        add_harmful_case: { task: 'CI on alpine', outcome: 'failed', reason: 'pnpm not on PATH' },
+        evolve_feedback: 'say to enable corepack first',
+      },
+      alice,
+    )
+    const user = String((stub.requests.slice(before)[0]!.body as ChatRequest).messages[1]!.content)
+    expect(user).toContain('worked once corepack was enabled')
+    expect(user).toContain('pnpm not on PATH')
+    expect(evolved.content).toBe('Run corepack enable first, then pnpm install.')
+    expect(evolved.eval).toMatchObject({ helpful: 1, harmful: 1 })
+  })
+
   it('rewrites the content from the entry, its history and the feedback; keeps the previous version and everything else', async () => {
     const entry = await saveEntry()
     await knowledge.feedback(entry.id, { add_helpful_case: { task: 'build image', outcome: 'worked after corepack' } }, carol)
