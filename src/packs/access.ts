@@ -9,7 +9,7 @@
  *   files and `<scope>-packs` for a discovery location, never the server's absolute paths.
  */
 import { realpathSync } from 'node:fs'
-import { basename, resolve, sep } from 'node:path'
+import { basename, dirname, resolve, sep } from 'node:path'
 import type { PackAccessRule } from '../core/config.js'
 import { memberScopes, type Principal } from '../core/principal.js'
 import type { DiscoveryResult } from './discover.js'
@@ -107,11 +107,34 @@ export function remotePathMap(found: DiscoveryResult): PathMap {
     add(pack.realRoot, `packs/${pack.item.name}`)
   }
   for (const rejected of found.rejected) add(rejected.packRoot, `packs/${basename(rejected.packRoot)}`)
+  const labels = new Set<string>()
   for (const location of found.locations) {
-    add(location.path, `${location.scope}-packs`)
-    add(realOrSame(location.path), `${location.scope}-packs`)
+    const label = uniqueLabel(locationLabel(location), labels)
+    add(location.path, label)
+    add(realOrSame(location.path), label)
   }
   return [...pairs].sort((a, b) => b[0].length - a[0].length)
+}
+
+/**
+ * What a remote caller sees for a scanned folder: its scope and the folder's own name, never the
+ * server's path — `project/.agents/knowledge`, `home/.knowhub/knowledge`, `extra/team-packs`,
+ * `builtin/packs` — so two folders of one scope stay apart.
+ */
+function locationLabel(location: DiscoveryResult['locations'][number]): string {
+  const name = basename(location.path)
+  if (location.scope === 'project' || location.scope === 'user') {
+    return `${location.scope === 'user' ? 'home' : 'project'}/${basename(dirname(location.path))}/${name}`
+  }
+  return `${location.scope}/${name}`
+}
+
+/** `label`, or `label (2)`, `label (3)`… when taken. */
+function uniqueLabel(label: string, taken: Set<string>): string {
+  let candidate = label
+  for (let n = 2; taken.has(candidate); n++) candidate = `${label} (${n})`
+  taken.add(candidate)
+  return candidate
 }
 
 /**

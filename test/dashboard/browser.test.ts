@@ -128,6 +128,8 @@ describe('dashboard in Chromium', () => {
     await page.getByLabel('API token').waitFor()
     const firstLoad = Date.now() - started
     await screenshot(page, 'sign-in')
+    // The hint on how to sign in, once (the server's 401 said it a second time).
+    expect(await page.getByText(/Sign in with an API token/).count()).toBe(1)
     await page.getByLabel('API token').fill('kh_' + 'x'.repeat(43))
     await page.keyboard.press('Enter')
     await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/unknown, revoked or expired/)

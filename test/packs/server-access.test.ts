@@ -175,9 +175,12 @@ describe('server packs by principal (packs.access)', () => {
     expect(bodies.length).toBeGreaterThan(10)
     for (const token of [acme, beta]) await ui(token, 'GET', '/ui/packs')
     for (const body of bodies) expect(body).not.toContain(root)
-    // The doctor part of the packs page names locations by scope.
+    // The doctor part of the packs page names locations by scope and folder name, each once.
     const page = await ui(acme, 'GET', '/ui/packs')
-    expect(page.body.doctor.locations.map((l: { path: string }) => l.path)).toContain('extra-packs')
+    const shown = page.body.doctor.locations.map((l: { path: string }) => l.path) as string[]
+    expect(shown).toContain('extra/acme-packs')
+    expect(shown).toContain('project/.agents/knowledge')
+    expect(new Set(shown).size).toBe(shown.length)
     // Local callers (the CLI) still see where the packs are.
     expect((await hub.packs.show('acme-brief')).item.location).toBe(join(root, 'acme-packs', 'acme-brief', 'KNOWLEDGE.md'))
   })

@@ -137,7 +137,8 @@ async function start(): Promise<void> {
     current = await call<Me>('GET', '/ui/me')
   } catch (error) {
     current = undefined
-    if (error instanceof ApiError && error.status === 401) return signInForm(app, error.message)
+    // The form says how to sign in; the server's 401 is worth showing only when it says more (a session that ended).
+    if (error instanceof ApiError && error.status === 401) return signInForm(app, /^Sign in with an API token/.test(error.message) ? undefined : error.message)
     mount(app, notice('error', error instanceof Error ? error.message : String(error)))
     return
   }
