@@ -5,10 +5,19 @@
  *         ←  tools | client (ports and adapters over the services' shapes)  ←  app (the composition root)
  *         ←  entry points (server, mcp, cli)
  *
- * Dependencies point downward only, and the module graph has no cycle.
+ * Dependencies point downward only, and the module graph has no cycle. The entry points reach
+ * the database through the services and app/, never src/store directly (the exceptions of
+ * today are listed by name in STORE_FROM_ENTRY_POINTS). The dashboard's browser code (web/) is
+ * checked too: no cycle, and nothing of src/ (it talks to the server over HTTP only).
  */
 const SERVICES = 'knowledge|resources|packs|agent|auth|eval'
 const ENTRY = 'server|mcp|cli'
+
+/**
+ * Entry-point modules that still import src/store (issue #28 moves the dashboard's overview,
+ * which reads its counts straight from SQL, behind a service). Add nothing here.
+ */
+const STORE_FROM_ENTRY_POINTS = ['src/server/dashboard/index.ts', 'src/server/dashboard/routes.ts']
 
 /** A rule forbidding imports from `from` (a folder pattern under src/) into `to`. */
 const layer = (name, comment, from, to) => ({
@@ -54,6 +63,20 @@ module.exports = {
       `store|client|app|${ENTRY}`,
     ),
     layer('client-speaks-http', 'The HTTP client depends on core shapes and the tools port only.', 'client', `store|embed|llm|${SERVICES}|app|${ENTRY}`),
+    {
+      name: 'entry-points-not-on-store',
+      comment: "server/, cli/ and mcp/ reach the database through services or app/, never src/store (today's exceptions: STORE_FROM_ENTRY_POINTS).",
+      severity: 'error',
+      from: { path: `^src/(${ENTRY})/`, pathNot: STORE_FROM_ENTRY_POINTS.map((file) => `^${file.replaceAll('.', '\\.')}$`) },
+      to: { path: '^src/store/' },
+    },
+    {
+      name: 'web-over-http',
+      comment: 'The dashboard in the browser (web/dashboard) talks to the server over HTTP: it imports nothing of src/.',
+      severity: 'error',
+      from: { path: '^web/' },
+      to: { path: '^src/' },
+    },
     layer('app-below-entry-points', 'The composition root is built by entry points, never the other way round.', 'app', ENTRY),
     layer('server-and-mcp-not-on-cli', 'The server and the MCP server never import the CLI.', 'server|mcp', 'cli'),
     layer('mcp-not-on-server', 'The MCP server is mounted by the HTTP server, not the other way round.', 'mcp', 'server'),

@@ -17,11 +17,11 @@ export default tseslint.config(
   },
   {
     // File and folder names: kebab-case (rules in config, not prose).
-    files: ['src/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts', 'examples/**/*.ts'],
+    files: ['src/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts', 'examples/**/*.ts', 'web/**/*.ts', 'scripts/**/*.ts'],
     plugins: { 'check-file': checkFile },
     rules: {
       'check-file/filename-naming-convention': ['error', { '**/*.ts': 'KEBAB_CASE' }, { ignoreMiddleExtensions: true }],
-      'check-file/folder-naming-convention': ['error', { '{src,test,bench,examples}/**/': 'KEBAB_CASE' }],
+      'check-file/folder-naming-convention': ['error', { '{src,test,bench,examples,web,scripts}/**/': 'KEBAB_CASE' }],
     },
   },
   {

@@ -20,7 +20,7 @@ import { execFileSync } from 'node:child_process'
 import { readFileSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { PackIndexCache, loadPack, resolveContext, type LoadedPack } from '../src/packs/index.js'
-import { countTokens } from '../src/packs/tokens.js'
+import { countTokens } from '../src/core/text/token-count.js'
 import { round, writeResults, type BenchResult } from './lib.js'
 
 const DATA = join(import.meta.dirname, 'data', 'packs-qa')

@@ -7,7 +7,7 @@
  * system prompt is shortened. The budget is never exceeded.
  */
 import { wrapEntries, type EntryView } from '../core/wrap-entries.js'
-import { PLAIN_TEXT, countTokens, tokenizer } from '../packs/tokens.js'
+import { PLAIN_TEXT, countTokens, tokenizer } from '../core/text/token-count.js'
 import type { ContextPart } from '../core/agent.js'
 
 export { countTokens }

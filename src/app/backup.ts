@@ -8,7 +8,7 @@ import { join } from 'node:path'
 import type { KnowHubConfig } from '../core/config.js'
 import { KnowHubError } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
-import { createBackup, restoreBackup, type BackupCounts, type BackupManifest, type RestoreOptions } from '../store/backup.js'
+import { createBackup, readBackup, restoreBackup, type BackupCounts, type BackupManifest, type RestoreOptions } from '../store/backup.js'
 import { EMBEDDED_DB_FOLDER } from '../store/lockfile.js'
 import type { KnowHub } from './open.js'
 import { packageVersion } from './version.js'
@@ -30,6 +30,16 @@ export const PG_RESTORE_HINT =
 export async function backupHub(hub: Pick<KnowHub, 'store'>): Promise<Uint8Array> {
   if (hub.store.db.kind !== 'pglite') throw new KnowHubError('validation_error', `knowhub backup copies the embedded database; ${PG_DUMP_HINT}`)
   return createBackup(hub.store.db, { knowhubVersion: packageVersion() })
+}
+
+/**
+ * The manifest of a backup file's bytes (what `knowhub backup` reports after writing one),
+ * checked as a restore would check it.
+ * @example
+ * const { migrations, created_at } = await backupManifest(bytes)
+ */
+export async function backupManifest(bytes: Uint8Array): Promise<BackupManifest> {
+  return (await readBackup(bytes)).manifest
 }
 
 /**

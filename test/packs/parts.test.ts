@@ -5,7 +5,7 @@
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { isKnowHubError } from '../../src/core/errors.js'
-import { countTokens } from '../../src/packs/tokens.js'
+import { countTokens } from '../../src/core/text/token-count.js'
 import { createPackService, discoverPacks, PackIndexCache, type LoadedPack } from '../../src/packs/index.js'
 import { queryTerms } from '../../src/packs/lexical.js'
 import { audit, unwrappedPacks } from '../../src/packs/resolve/audit.js'

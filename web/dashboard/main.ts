@@ -12,17 +12,7 @@ import { resourcePage, resourcesPage } from './pages/resources.js'
 import { searchPage } from './pages/search.js'
 import { slimPage } from './pages/slim.js'
 import { tokensPage } from './pages/tokens.js'
-
-/** What a page gets: who is signed in, the route's parameters, and where to draw. */
-export interface PageContext {
-  me: Me
-  params: URLSearchParams
-  /** The path part after the page name (`#/entry/ID` → `ID`). */
-  rest: string
-  root: HTMLElement
-}
-
-type Page = (ctx: PageContext) => Promise<void> | void
+import type { Page } from './page.js'
 
 const PAGES: Record<string, { title: string; page: Page; show?: (me: Me) => boolean }> = {
   search: { title: 'Search', page: searchPage },

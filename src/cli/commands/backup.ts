@@ -57,8 +57,8 @@ function backupCommand(io: Io): Command {
       io.err('knowhub: backing up the embedded database…')
       const bytes = await withSession(session, io, (s) => s.backup())
       writeAtomically(target, bytes)
-      const { readBackup } = await import('../../store/backup.js')
-      const { manifest } = await readBackup(bytes)
+      const { backupManifest } = await import('../../app/backup.js')
+      const manifest = await backupManifest(bytes)
       const report = {
         file: target,
         bytes: bytes.byteLength,

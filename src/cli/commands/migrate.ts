@@ -26,8 +26,8 @@ export function migrateCommand(io: Io): Command {
         if (hub.config.databaseUrl === options.to) throw new KnowHubError('validation_error', '--to names the database KnowHub is using already')
         const bar = progress(io, 'copying')
         try {
-          const { copyToServer } = await import('../../store/copy.js')
-          return await copyToServer(hub.store, options.to, { onProgress: (p) => bar.update(p.done, p.total) })
+          const { copyHubToServer } = await import('../../app/migrate.js')
+          return await copyHubToServer(hub, options.to, { onProgress: (p) => bar.update(p.done, p.total) })
         } finally {
           bar.stop()
         }

@@ -1,7 +1,8 @@
 /**
  * Text analysis, once for every consumer (knowledge search, the hashed embedder, the
  * pack resolver): tokenising, CJK segmentation, stop words, stemming and BM25. Pure
- * functions, no I/O.
+ * functions, no I/O. Also the BPE token count of a text (countTokens: the pack resolver's and
+ * the agent context's budgets).
  */
 export { CJK_RUN, cjkBigrams, cjkSegments, cjkWords, hasCjk, isLargelyCjk, type CjkSegments } from './cjk.js'
 export { latinWords, segment, type Segments } from './tokenize.js'
@@ -18,3 +19,4 @@ export { IRREGULAR_FORMS, stemWord } from './stem.js'
 export { searchTerms } from './terms.js'
 export { KNOWLEDGE_BM25, PACK_BM25, Bm25, bm25, bm25Bound, bm25Idf, type Bm25Params } from './bm25.js'
 export { absoluteDate, asksWhen, dateMatches, mentionsTime, namedDates, type NamedDate } from './dates.js'
+export { countTokens } from './token-count.js'

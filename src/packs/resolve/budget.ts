@@ -11,7 +11,7 @@
  */
 import type { IndexedSection, PackIndex } from '../pack-index.js'
 import type { RuntimeMode } from '../schema.js'
-import { countTokens } from '../tokens.js'
+import { countTokens } from '../../core/text/token-count.js'
 import { orderWrappers, wrapKnowledge, wrapperAttributes } from '../wrap.js'
 import { readingOrder } from './rank.js'
 import { DEFAULT_PERSONA_SHARE, type BudgetShares, type Candidate, type Chosen, type OmittedPiece, type OmittedReason, type PackPlan } from './types.js'

@@ -7,7 +7,7 @@
 import { diffWords } from 'diff'
 import { call } from '../api.js'
 import { field, h, mount, notice, when } from '../dom.js'
-import type { PageContext } from '../main.js'
+import type { PageContext } from '../page.js'
 import type { Entry, Tags, Version } from '../types.js'
 
 function tagText(tags: Tags): string {

@@ -1,7 +1,7 @@
 /** Overview: entries by type and scope, saves and feedback per day (a column chart), search latency percentiles. */
 import { call } from '../api.js'
 import { bar, h, mount } from '../dom.js'
-import type { PageContext } from '../main.js'
+import type { PageContext } from '../page.js'
 
 interface Overview {
   total: number

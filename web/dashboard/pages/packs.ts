@@ -5,7 +5,7 @@
  */
 import { call } from '../api.js'
 import { bar, field, h, mount, notice } from '../dom.js'
-import type { PageContext } from '../main.js'
+import type { PageContext } from '../page.js'
 
 interface CatalogItem {
   name: string

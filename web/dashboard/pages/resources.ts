@@ -5,7 +5,7 @@
  */
 import { call, query } from '../api.js'
 import { field, h, mount, notice, when } from '../dom.js'
-import type { PageContext } from '../main.js'
+import type { PageContext } from '../page.js'
 import type { Resource, ResourceSummary } from '../types.js'
 
 function expiry(r: ResourceSummary): string {

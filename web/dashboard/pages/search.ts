@@ -1,7 +1,7 @@
 /** Search: query, type and scope filters; results with quality score and the explain breakdown per stage as bars. */
 import { call, query, visibleScopes } from '../api.js'
 import { bar, field, h, mount, notice } from '../dom.js'
-import type { PageContext } from '../main.js'
+import type { PageContext } from '../page.js'
 import type { SearchHit } from '../types.js'
 
 export const TYPES = ['strategy', 'tool', 'usecase', 'definition', 'plan', 'user_profile'] as const

@@ -1,7 +1,7 @@
 /** Slim: the proposed merge groups (a dry run), merge them, and un-merge a merged entry. */
 import { call } from '../api.js'
 import { field, h, mount, notice } from '../dom.js'
-import type { PageContext } from '../main.js'
+import type { PageContext } from '../page.js'
 
 interface SlimResult {
   dry_run: boolean

@@ -1,7 +1,7 @@
 /** API tokens (admin): create one (shown once), list, revoke. */
 import { call } from '../api.js'
 import { field, h, mount, notice, when } from '../dom.js'
-import type { PageContext } from '../main.js'
+import type { PageContext } from '../page.js'
 import type { TokenInfo } from '../types.js'
 
 const PERMISSIONS = ['read', 'write', 'secrets:read', 'admin'] as const

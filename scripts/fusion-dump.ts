@@ -1,11 +1,11 @@
 /**
  * Dumps the raw candidate lists of every judged query (and every no-answer query, in every
  * conv) of a retrieval set: the full-text hits with the query's bound and the vector hits, at
- * the search's default depths, plus the embedder's similarity floor. bench/fusion-weights.ts
+ * the search's default depths, plus the embedder's similarity floor. scripts/fusion-weights.ts
  * replays fusion and the relevance gate over these lists offline, so that fusion weights can be
  * compared without reloading the store (docs/retrieval.md, "Fusion weights").
  *
- *   npx tsx bench/fusion-dump.ts --set turns-dev --embedder hashed --out /tmp/turns-hashed.json [--embed-cache /tmp/hashed.vectors]
+ *   npx tsx scripts/fusion-dump.ts --set turns-dev --embedder hashed --out /tmp/turns-hashed.json [--embed-cache /tmp/hashed.vectors]
  */
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'

@@ -5,7 +5,7 @@
  * full-text strength thresholds and fallback similarity floors, the recall@10 that would
  * remain and the share of no-answer queries that would still return something.
  *
- *   npx tsx bench/gate-calibration.ts [--sets turns-dev,facts-dev,zh-agent] [--embedder hashed|sentence]
+ *   npx tsx scripts/gate-calibration.ts [--sets turns-dev,facts-dev,zh-agent] [--embedder hashed|sentence]
  */
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
