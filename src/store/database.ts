@@ -3,7 +3,7 @@
  * with pgvector) and node-postgres (a PostgreSQL server). Everything above the
  * store speaks to this interface; SQL is built only with the `sql` tag.
  */
-import { copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs'
+import { copyFileSync, cpSync, existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { KnowHubError, isKnowHubError } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
