@@ -34,7 +34,7 @@ class _Unset:
 #: "Leave this field out" where ``None`` means something (``resource_update(secure_body=None)`` removes the secret).
 UNSET: Any = _Unset()
 
-_SEGMENT = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._@+~-]*$")
+_SEGMENT = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._@+~-]{0,127}$")
 
 
 def resource_path(resource_id: str) -> str:

@@ -116,3 +116,100 @@ def ts_oracle(calls: List[Dict[str, Any]]) -> List[Any]:
         [NODE, os.path.join(HERE, "wrap-oracle.mjs")], input=json.dumps(calls), capture_output=True, text=True, encoding="utf-8", check=True
     )
     return json.loads(done.stdout)
+
+
+# -- an OpenAI-compatible stub (the one stand-in allowed: the LLM) -----------------------------
+import http.server  # noqa: E402
+
+
+class LlmStub:
+    """A real OpenAI-compatible ``/v1/chat/completions`` on 127.0.0.1: ``respond(body)`` answers each
+    request (a string is the assistant's message, a dict is the message itself). Every request is kept."""
+
+    def __init__(self) -> None:
+        self.requests: List[Dict[str, Any]] = []
+        self.respond = self.knowhub_tasks
+        stub = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:  # noqa: N802
+                length = int(self.headers.get("content-length") or 0)
+                body = json.loads(self.rfile.read(length).decode("utf-8") or "{}")
+                stub.requests.append(body)
+                answer = stub.respond(body)
+                message = answer if isinstance(answer, dict) else {"role": "assistant", "content": answer}
+                finish = "tool_calls" if message.get("tool_calls") else "stop"
+                payload = {
+                    "id": f"chatcmpl-{len(stub.requests)}",
+                    "object": "chat.completion",
+                    "created": int(time.time()),
+                    "model": body.get("model", "stub"),
+                    "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+                    "usage": {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20},
+                }
+                data = json.dumps(payload).encode("utf-8")
+                self.send_response(200)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    @staticmethod
+    def knowhub_tasks(body: Dict[str, Any]) -> str:
+        """What KnowHub's own LLM tasks get: an evolved entry, a merge, extraction proposals and decisions."""
+        schema = ((body.get("response_format") or {}).get("json_schema") or {}).get("name")
+        prompt = "\n".join(str(m.get("content")) for m in body.get("messages", []))
+        if schema == "evolved_entry" or "rewrite the content of one knowledge entry" in prompt:
+            return json.dumps({"content": "Use undetected_chromedriver and wait 2-5 s between requests.", "change": "added the delay"})
+        if schema == "merged_entry" or "merge near-duplicate" in prompt:
+            return json.dumps({"content": "Merged: rotate keys every 90 days."})
+        if schema == "knowledge_decisions" or "free of duplicates" in prompt:
+            return json.dumps({"decisions": []})
+        if schema == "knowledge_proposals" or "message_ids" in prompt:
+            lesson = {"types": ["strategy"], "task": "Install dependencies in this repository", "content": "Use pnpm, not npm: the lock file is pnpm-lock.yaml.",
+                      "tags": {"domain": "tooling"}, "message_ids": ["m1"]}  # fmt: skip
+            return json.dumps({"entries": [lesson]})
+        return "unused"
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+_shared: Dict[str, Any] = {}
+
+
+def shared() -> Server:
+    """One server for the whole run (local mode, an LLM stub, an agent home with agent ``deployer``), stopped at exit."""
+    if "server" not in _shared:
+        import atexit
+
+        stub = LlmStub()
+        home = tempfile.mkdtemp(prefix="knowhub-python-agents-")
+        os.makedirs(os.path.join(home, "deployer"))
+        with open(os.path.join(home, "deployer", "knowledge.md"), "w", encoding="utf-8") as f:
+            f.write("## @deploy: ship a release\nContract: run the checks first.\n")
+        server = Server(
+            KNOWHUB_LLM_URL=stub.url, KNOWHUB_LLM_MODEL="stub", KNOWHUB_AGENT_HOME=home, KNOWHUB_AGENT="research_agent", KNOWHUB_ORG="cybertogether"
+        )
+        _shared.update(server=server, stub=stub)
+
+        def stop() -> None:
+            server.stop()
+            stub.close()
+            shutil.rmtree(home, ignore_errors=True)
+
+        atexit.register(stop)
+    return _shared["server"]
+
+
+def shared_stub() -> LlmStub:
+    shared()
+    return _shared["stub"]
