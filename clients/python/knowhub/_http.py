@@ -3,6 +3,7 @@ out, error mapping and retries with backoff where they are safe (as src/client/h
 Standard library only (urllib); the async client runs it in a worker thread."""
 
 import email.utils
+import http.client
 import json
 import random
 import socket
@@ -79,11 +80,18 @@ def _parse_json(text: str) -> Tuple[bool, Any]:
         return False, None
 
 
-class _NoRedirectBody(urllib.request.HTTPRedirectHandler):
-    """Follows redirects (as fetch does) for every method, keeping the method and body."""
+def _origin(url: str) -> Tuple[str, str]:
+    parts = urllib.parse.urlsplit(url)
+    return parts.scheme, parts.netloc
+
+
+class _FollowRedirects(urllib.request.HTTPRedirectHandler):
+    """Follows redirects for every method, keeping the method and body (307/308 semantics); the
+    bearer token goes to the same origin only, as fetch does."""
 
     def redirect_request(self, req, fp, code, msg, headers, newurl):  # type: ignore[no-untyped-def]
-        return urllib.request.Request(newurl, data=req.data, headers=dict(req.header_items()), method=req.get_method())
+        kept = {k: v for k, v in req.header_items() if k.lower() != "authorization" or _origin(newurl) == _origin(req.full_url)}
+        return urllib.request.Request(newurl, data=req.data, headers=kept, method=req.get_method())
 
 
 class Transport:
@@ -108,7 +116,7 @@ class Transport:
         self.max_backoff = max_backoff
         self.max_retry_after = max_retry_after
         self.headers = dict(headers or {})
-        self._opener = urllib.request.build_opener(_NoRedirectBody())
+        self._opener = urllib.request.build_opener(_FollowRedirects())
 
     def url(self, request: Request) -> str:
         query = _query_string(request.query)
@@ -152,7 +160,7 @@ class Transport:
                 status = error.code
                 raw = error.read()
                 response_headers = error.headers
-            except (urllib.error.URLError, OSError, socket.timeout) as error:
+            except (urllib.error.URLError, OSError, socket.timeout, http.client.HTTPException) as error:
                 reason = getattr(error, "reason", error)
                 timed_out = isinstance(reason, (socket.timeout, TimeoutError)) or isinstance(error, (socket.timeout, TimeoutError))
                 failure = (
