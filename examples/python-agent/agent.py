@@ -23,7 +23,7 @@ import urllib.request
 from typing import Any, Callable, Dict, List, Optional
 
 try:
-    import knowhub  # noqa: F401  (installed: pip install ./clients/python)
+    import knowhub  # noqa: F401  (installed: pip install --no-build-isolation ./clients/python)
 except ImportError:  # in this repository: the package next door
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "clients", "python"))
 
