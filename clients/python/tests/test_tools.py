@@ -113,6 +113,12 @@ class ToolsTest(unittest.TestCase):
         self.assertIn("session_id=abc123", with_secret.output)
         self.assertIn("‹/knowledge_resource>", with_secret.output)
         self.same_as_typescript("knowledge_slim", {"dry_run": True})
+        twin = f"Purge the CDN by surrogate key after each deploy, never the whole zone {self.tag}."
+        pair = {self.kh.save("Purge the CDN", twin, ["strategy"])["id"] for _ in range(2)}
+        merged = run(self.tools.knowledge_slim())
+        self.assertRegex(merged.output, r"^Merged \d+ entries into \d+ new entr(y|ies) \(compared \d+\)\.\n- knowledge-")
+        line = next(li for li in merged.output.splitlines() if all(i in li for i in pair))
+        self.assertRegex(line, r"^- knowledge-\S+ \+ knowledge-\S+ → knowledge-\S+ \(similarity (0\.9\d|1\.00)\)$")
         self.same_as_typescript("knowledge_extract", {"messages": [{"id": "m1", "role": "user", "content": "We use pnpm here."}]})
         # Failures: the same `error [code]: message` text.
         self.same_as_typescript("resource_get", {"id": "no/such/thing"})
