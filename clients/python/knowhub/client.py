@@ -276,12 +276,12 @@ class _Api(Generic[J, T, B, L]):
         content_type: Any = UNSET,
         metadata: Any = UNSET,
         scopes: Any = UNSET,
-        owner_field: Any = UNSET,
+        new_owner: Any = UNSET,
         owner: Optional[str] = None,
     ) -> J:
         """``PUT /api/resource/{id}``: the fields given change; ``secure_body=None`` removes the secret.
-        ``owner`` picks whose resource (``?owner=``); ``owner_field`` gives it a new owner."""
-        fields = {"title": title, "body": body, "content_type": content_type, "metadata": metadata, "scopes": scopes, "owner": owner_field}
+        ``owner`` picks whose resource (``?owner=``); ``new_owner`` gives it a new owner."""
+        fields = {"title": title, "body": body, "content_type": content_type, "metadata": metadata, "scopes": scopes, "owner": new_owner}
         payload: Json = {k: v for k, v in fields.items() if v is not UNSET and v is not None}
         if secure_body is not UNSET:
             payload["secure_body"] = secure_body
@@ -468,10 +468,8 @@ class AsyncKnowHub(_Api[Awaitable[Json], Awaitable[str], Awaitable[bytes], Await
         retries: int = 2,
         headers: Optional[Mapping[str, str]] = None,
     ) -> None:
-        base, secret = _settings(url, token)
-        self._transport = Transport(base, secret, timeout, retries=retries, headers=headers)
-        self._sync = KnowHub.__new__(KnowHub)
-        self._sync._transport = self._transport
+        self._sync = KnowHub(url, token, timeout, retries=retries, headers=headers)
+        self._transport = self._sync._transport
 
     def _send(self, request: Request) -> Any:
         return asyncio.to_thread(self._sync._send, request)
