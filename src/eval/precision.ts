@@ -249,13 +249,13 @@ function injected(tasks: readonly Injected[], pick: (t: Injected) => string[]): 
 export async function runContextPrecision(options: {
   agent: Pick<AgentService, 'assembleContext' | 'goal'>
   loaded: LoadedSet
+  /** Only the tasks among the first `limit` completely judged queries (as the precision run). */
   limit?: number
   onProgress?: (done: number, total: number) => void
 }): Promise<ContextPrecisionMetrics[]> {
   const { agent, loaded } = options
-  const all = completeQueries(loaded)
-  const tasks = all.some((q) => q.meta.kind === 'task') ? all.filter((q) => q.meta.kind === 'task') : all
-  const chosen = options.limit === undefined ? tasks : tasks.slice(0, options.limit)
+  const all = completeQueries(loaded, options.limit)
+  const chosen = all.some((q) => q.meta.kind === 'task') ? all.filter((q) => q.meta.kind === 'task') : all
   const home = await mkdtemp(join(tmpdir(), 'knowhub-eval-agents-'))
   const docOf = (id: string) => loaded.docOf.get(id) ?? id
   const outcomes: Injected[] = []

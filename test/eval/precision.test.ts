@@ -1,7 +1,8 @@
 /**
  * The precision evaluation on small stores (issue 26): each store is its own conv, and the
  * scope filter makes it its own haystack — a store loaded beside 30 others answers exactly as
- * it does alone (same ids, same relevance figures) — and the precision and context-precision
+ * it does alone (same ids, same relevance figures; the hub of two stores is loaded with
+ * `searched`, which stores only the haystacks of the queries searched) — and the precision and context-precision
  * runs count what the set holds (answerable and no-answer queries per language, the tasks).
  */
 import { resolve } from 'node:path'
@@ -13,20 +14,6 @@ import { loadIntoKnowledge, type LoadedSet } from '../../src/eval/harness.js'
 import { runContextPrecision, runPrecisionEval, type PrecisionMetrics } from '../../src/eval/precision.js'
 
 const SMALL_STORES = resolve(import.meta.dirname, '..', '..', 'bench', 'data', 'small-stores')
-
-/** The part of a set that belongs to the given stores. */
-function only(set: RetrievalSet, stores: readonly string[]): RetrievalSet {
-  const keep = new Set(stores)
-  const queries = set.queries.filter((q) => keep.has(convOf(q)))
-  const ids = new Set(queries.map((q) => q.id))
-  return {
-    ...set,
-    docs: set.docs.filter((d) => keep.has(convOf(d))),
-    queries,
-    qrels: new Map([...set.qrels].filter(([id]) => ids.has(id))),
-    complete: new Set([...set.complete].filter((id) => ids.has(id))),
-  }
-}
 
 describe('precision on small stores', () => {
   const STORES = ['mix-newuser', 'zh-dba']
@@ -41,7 +28,8 @@ describe('precision on small stores', () => {
     shared = await openEvalHub({ embedder: createHashedEmbedder({ dimension: 512 }) })
     alone = await openEvalHub({ embedder: createHashedEmbedder({ dimension: 512 }) })
     sharedLoaded = await loadIntoKnowledge(shared.knowledge, set)
-    aloneLoaded = await loadIntoKnowledge(alone.knowledge, only(set, STORES))
+    // `searched`: only the haystacks of these queries are stored
+    aloneLoaded = await loadIntoKnowledge(alone.knowledge, set, { searched: set.queries.filter((q) => STORES.includes(convOf(q))) })
   }, 120_000)
 
   afterAll(async () => {
@@ -70,6 +58,10 @@ describe('precision on small stores', () => {
     }
     // the comparison compared something
     expect(results).toBeGreaterThan(30)
+    // and the hub of two stores holds no other store: en-backend's own question finds its entry only beside the 31
+    const other = set.queries.find((q) => convOf(q) === 'en-backend' && q.text === 'find slow queries postgres')!
+    expect((await shared.knowledge.search({ q: other.text }, sharedLoaded.principalOf(other))).results.length).toBeGreaterThan(0)
+    expect((await alone.knowledge.search({ q: other.text }, aloneLoaded.principalOf(other))).results).toEqual([])
   }, 120_000)
 
   it('scores every completely judged query, all and per language', async () => {

@@ -9,7 +9,7 @@ import { existsSync, statSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { KnowHubError } from '../../core/errors.js'
 import { KnowHubConfig } from '../../core/config.js'
-import { convOf, loadRetrievalSet, type RetrievalSet } from '../../eval/dataset.js'
+import { convOf, loadRetrievalSet, type RetrievalQuery, type RetrievalSet } from '../../eval/dataset.js'
 import { cachedEmbedder } from '../../eval/embed-cache.js'
 import {
   EVAL_MODES,
@@ -195,6 +195,19 @@ async function precisionRuns(io: Io, hub: EvalHub, loaded: LoadedSet, options: E
   }
 }
 
+/**
+ * The queries a run searches, so that only their haystacks are stored — unless `--absent` or
+ * `--feedback` asks for every conv. The judged queries (the first `--limit`) and the completely
+ * judged ones.
+ */
+function searchedOnly(set: RetrievalSet, options: EvalOptions): { searched?: RetrievalQuery[] } {
+  if ((options.absent ?? []).length > 0 || options.feedback) return {}
+  const first = <T>(items: T[]) => (options.limit === undefined ? items : items.slice(0, options.limit))
+  const judged = first(set.queries.filter((q) => set.qrels.has(q.id)))
+  const complete = first(set.queries.filter((q) => set.complete.has(q.id)))
+  return { searched: [...new Set([...judged, ...complete])] }
+}
+
 /** Loads the set into the evaluation hub and runs every planned mode over it, with progress on stderr; closes the hub. */
 async function evaluate(io: Io, hub: EvalHub, set: RetrievalSet, options: EvalOptions): Promise<Measured> {
   const runs: EvalMetrics[] = []
@@ -202,7 +215,7 @@ async function evaluate(io: Io, hub: EvalHub, set: RetrievalSet, options: EvalOp
     const loading = progress(io, 'loading')
     let loaded: LoadedSet
     try {
-      loaded = await loadIntoKnowledge(hub.knowledge, set, { onProgress: loading.update })
+      loaded = await loadIntoKnowledge(hub.knowledge, set, { onProgress: loading.update, ...searchedOnly(set, options) })
     } finally {
       loading.stop()
     }
