@@ -21,6 +21,8 @@ import type {
   SaveKnowledgeInput,
   SearchResponse,
 } from '../core/knowledge.js'
+import type { FolderFile, FolderImportReport, FolderSyncInput, FolderSyncResult } from '../core/knowledge-folder.js'
+import type { FolderImportOptions } from '../knowledge/service.js'
 import type { Resource, ResourceListPage, SaveResourceInput, UpdateResourceInput } from '../core/resources.js'
 import type { SlimResult, UnmergeResult } from '../core/slim.js'
 import type { CreatedToken, CreateTokenInput, TokenInfo } from '../core/tokens.js'
@@ -55,6 +57,12 @@ export interface HubSession {
     /** Every visible entry with its history, one JSONL line each. */
     exportJsonl(): AsyncIterable<string>
     importJsonl(lines: AsyncIterable<string>, options?: SessionImportOptions): Promise<ImportReport>
+    /** The caller's knowledge folder (seed 002's layout) as files (docs/knowledge-folder.md). */
+    exportFolder(): Promise<FolderFile[]>
+    /** Imports a knowledge folder's files (plan only with `dryRun`). */
+    importFolder(files: FolderFile[], options?: FolderImportOptions): Promise<FolderImportReport>
+    /** One sync step with a knowledge folder (the files and state read here; the folder to write comes back). */
+    syncFolder(input: FolderSyncInput): Promise<FolderSyncResult>
     /** Knowledge from a conversation (the `POST /api/knowledge/extract` body, checked here or by the server). */
     extract(body: unknown): Promise<ExtractResult>
   }
@@ -116,6 +124,9 @@ export function localSession(hub: KnowHub): HubSession {
       delete: (id) => knowledge.delete(id, me),
       exportJsonl: () => knowledge.exportJsonl(me),
       importJsonl: (lines, options = {}) => knowledge.importJsonl(lines, me, options),
+      exportFolder: () => knowledge.exportFolder(me),
+      importFolder: (files, options = {}) => knowledge.importFolder(files, me, options),
+      syncFolder: (input) => knowledge.syncFolder(input, me),
       extract: (body) => hub.extraction.extract(body, me),
     },
     resources: {
@@ -178,6 +189,10 @@ export function serverSession(client: KnowHubClient): HubSession {
         const jsonl = await collectLines(lines)
         return mapped(() => k.importJsonl(jsonl, { mode: options.mode ?? 'atomic', on_conflict: options.onConflict ?? 'error' }))
       },
+      exportFolder: async () => (await mapped(() => client.folder.export())).files,
+      importFolder: (files, options = {}) =>
+        mapped(() => client.folder.import(files, { dry_run: options.dryRun ?? false, partial: options.partial ?? false, prune: options.prune ?? false })),
+      syncFolder: (input) => mapped(() => client.folder.sync(input)),
       extract: async (body) => {
         const input = parseWith(ExtractInput, body, 'extraction request')
         return mapped(() => k.extract(input))

@@ -28,6 +28,7 @@ import type { ExtractInput } from '../core/extract.js'
 import { ExtractResult } from '../core/extract.js'
 import { SlimResult, UnmergeResult } from '../core/slim.js'
 import { KnowHubClientError } from './errors.js'
+import { folderCalls } from './folder.js'
 import { fetchRequester, send, type CallOptions, type FetchLike, type RequestSpec, type Requester, type RetryOptions, type TransportOptions } from './http.js'
 
 /**
@@ -346,6 +347,8 @@ export function createClientOver(request: Requester, options: Omit<ClientOptions
     /** The base URL calls go to. */
     baseUrl: transport.baseUrl,
     knowledge: knowledgeCalls(call),
+    /** The knowledge folder (seed 002's layout): export, import, sync. */
+    folder: folderCalls(call),
     resources: resourceCalls(call),
     agent: agentCalls(call),
     /** Status and API tokens, for callers with the `admin` permission. */

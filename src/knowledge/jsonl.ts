@@ -26,7 +26,7 @@ export type { ImportReport }
 /** The strict form of an export line: a field we do not know would be lost, so it is an error. */
 const ImportLine = KnowledgeExportLine.strict()
 
-interface ImportDeps {
+export interface ImportDeps {
   store: Store
   embedder: Embedder
   principal: Principal
@@ -37,7 +37,7 @@ interface ImportDeps {
 }
 
 /** One checked line, ready to write. `fresh`: made from a save-shaped line, its id new (another is drawn on a clash). */
-interface CheckedLine {
+export interface CheckedLine {
   line: number
   record: KnowledgeRecord
   helpful_history: FeedbackRecord[]
@@ -67,7 +67,7 @@ function checkSize(content: string, deps: ImportDeps): void {
  * one without is the body `POST /api/knowledge` takes (task, content, types, tags, scopes,
  * owner, source, score…), saved as a new entry with the same defaults and checks as a save.
  */
-function checkLine(text: string, line: number, deps: ImportDeps): CheckedLine {
+export function checkLine(text: string, line: number, deps: ImportDeps): CheckedLine {
   let json: unknown
   try {
     json = JSON.parse(text)
@@ -96,7 +96,7 @@ function checkLine(text: string, line: number, deps: ImportDeps): CheckedLine {
   const entry = parsed.data
   checkSize(entry.content, deps)
   assertWritableScopes(deps.principal, entry.scopes)
-  if (!canManage(deps.principal, entry.owner)) throw new KnowHubError('forbidden', `owner ${entry.owner} is not one of your ids`)
+  if (!canManage(deps.principal, entry.owner)) throw new KnowHubError('forbidden', `owner ${entry.owner} is not one of your ids`, { owner: entry.owner })
   for (const date of [entry.created_at, entry.updated_at]) {
     if (Number.isNaN(new Date(date).getTime())) throw new KnowHubError('invalid_import', `invalid date "${date}"`)
   }

@@ -21,10 +21,15 @@ import { refreshSearchDocs, reindexEntries } from './reindex.js'
 import { reownEntries } from './reown.js'
 import { createKnowledgeSearch, type SearchOptions } from './search.js'
 import { exportEntries, importEntries } from './transfer.js'
+import type { FolderFile, FolderImportReport, FolderSyncResult } from '../core/knowledge-folder.js'
+import { exportFolder } from './folder/export.js'
+import { importFolder, type FolderImportOptions } from './folder/import.js'
+import { syncFolder } from './folder/sync.js'
 
 export type { ListPage } from './entries.js'
 export type { BatchFeedbackResult } from './feedback.js'
 export type { ImportOptions, ImportReport } from './jsonl.js'
+export type { FolderImportOptions } from './folder/import.js'
 export { DEFAULT_FUSION, DEFAULT_SEARCH_DEPTH, type FusionOptions, type SearchDepth, type SearchOptions } from './search.js'
 
 export interface KnowledgeServiceDeps extends SearchOptions {
@@ -66,6 +71,12 @@ export interface KnowledgeService {
   search(raw: unknown, principal: Principal): Promise<SearchResponse>
   exportJsonl(principal: Principal, options?: { batchSize?: number }): AsyncGenerator<string>
   importJsonl(lines: AsyncIterable<string> | Iterable<string>, principal: Principal, options?: ImportOptions): Promise<ImportReport>
+  /** The caller's knowledge folder (seed 002's layout, docs/knowledge-folder.md) as files. */
+  exportFolder(principal: Principal): Promise<FolderFile[]>
+  /** Imports a knowledge folder's files: adds, new versions for changes, archives removed entries with `prune`. */
+  importFolder(files: readonly FolderFile[], principal: Principal, options?: FolderImportOptions): Promise<FolderImportReport>
+  /** One sync step with a knowledge folder (`FolderSyncInput`: files, state, prune, dry_run): conflicts keep both sides. */
+  syncFolder(raw: unknown, principal: Principal): Promise<FolderSyncResult>
   /** Admin: gives every entry of one owner a new owner and/or added scopes (`ReownInput`); each change keeps the previous version. */
   reown(raw: unknown, principal: Principal): Promise<ReownResult>
   /** Re-embeds every entry with the configured embedder; returns how many. */
@@ -107,6 +118,9 @@ export async function createKnowledgeService(deps: KnowledgeServiceDeps): Promis
     delete: (id, principal) => deleteEntry(ctx, id, principal),
     exportJsonl: (principal, options) => exportEntries(ctx, principal, options),
     importJsonl: (lines, principal, options) => importEntries(ctx, lines, principal, options),
+    exportFolder: (principal) => exportFolder(ctx, principal),
+    importFolder: (files, principal, options) => importFolder(ctx, files, principal, options),
+    syncFolder: (raw, principal) => syncFolder(ctx, raw, principal),
     reown: (raw, principal) => reownEntries(ctx, raw, principal),
     reindex: (options) => reindexEntries(ctx, options),
   }

@@ -34,6 +34,7 @@ import { redactingLogger } from './redact.js'
 import { agentRoutes } from './routes/agent.js'
 import { adminRoutes } from './routes/admin.js'
 import { knowledgeRoutes } from './routes/knowledge.js'
+import { knowledgeFolderRoutes } from './routes/knowledge-folder.js'
 import { metaRoutes } from './routes/meta.js'
 import { resourceRoutes } from './routes/resources.js'
 import type { SlimService } from '../knowledge/slim.js'
@@ -145,6 +146,8 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.use('*', bodyLimit({ maxBytes: deps.bodyLimit }))
 
   app.route('/', metaRoutes({ version: deps.version ?? '0.0.0', embedderReady: deps.embedderReady }))
+  // Before the knowledge routes, whose `/:id` would take `folder` for an id.
+  app.route('/api/knowledge/folder', knowledgeFolderRoutes({ knowledge: deps.knowledge }))
   app.route('/api/knowledge', knowledgeRoutes({ knowledge: deps.knowledge, resources: deps.resources, slim: deps.slim, extraction: deps.extraction }))
   app.route('/api/resource', resourceRoutes({ resources: deps.resources }))
   if (deps.agent) app.route('/api', agentRoutes({ agent: deps.agent }))

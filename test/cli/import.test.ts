@@ -106,7 +106,7 @@ describe('knowhub import', () => {
     expect((await runCli('import', file, '--partial')).stdout).toContain('imported 1, skipped 0, bad lines 4')
   })
 
-  it('says in words that the file is missing or a folder, not ENOENT', async () => {
+  it('says in words that the file is missing or a folder that is not a knowledge folder, not ENOENT', async () => {
     const missing = await runCli('import', join(env.dir, 'nope.jsonl'))
     expect(missing.code).toBe(1)
     expect(missing.stderr).toBe(`error [not_found]: There is no file ${join(env.dir, 'nope.jsonl')} to import (give a JSONL file, or - for stdin)`)
@@ -115,7 +115,7 @@ describe('knowhub import', () => {
     mkdirSync(folder)
     const json = await runCli('import', folder, '--json')
     expect(JSON.parse(json.stdout)).toMatchObject({
-      error: { code: 'validation_error', message: `${folder} is not a file (give a JSONL file, or - for stdin)` },
+      error: { code: 'validation_error', message: expect.stringContaining(`${folder} is a folder but not a knowledge folder`) },
     })
   })
 

@@ -20,6 +20,7 @@ import type { TokenService } from '../../auth/tokens.js'
 import type { DashboardStore } from '../../store/dashboard.js'
 import { caller, queryObject, queryParam, readJson, type AppEnv } from '../http.js'
 import { knowledgeRoutes } from '../routes/knowledge.js'
+import { knowledgeFolderRoutes } from '../routes/knowledge-folder.js'
 import type { LatencyWindow } from './latency.js'
 import type { CsrfTokens } from './session.js'
 
@@ -133,6 +134,8 @@ export function dashboardDataRoutes(s: DashboardServices): Hono<AppEnv> {
     const since = new Date(s.now().getTime() - 30 * 24 * 3600 * 1000)
     return c.json({ ...(await s.stats.overview(visibleScopes(principal), since)), search_latency_ms: s.latency.summary() })
   })
+  // The knowledge folder's zip (the overview's download button), before `/knowledge/:id`.
+  app.route('/knowledge/folder', knowledgeFolderRoutes({ knowledge: s.knowledge }))
   app.route('/knowledge', knowledgeRoutes({ knowledge: s.knowledge, resources: s.resources, slim: s.slim }))
   app.route('/resources', resourceRoutes(s))
   app.route('/packs', packRoutes(s))

@@ -10,6 +10,8 @@ import type { KnowledgeContext } from './rows.js'
 export interface KnowledgeVersionQueries {
   /** An entry's earlier versions, oldest first. */
   versions(id: string): Promise<KnowledgeVersion[]>
+  /** The earlier versions of several entries (one query), oldest first; an entry without any is absent from the map. */
+  versionsOf(ids: readonly string[]): Promise<Map<string, KnowledgeVersion[]>>
 }
 
 /** Inserts one given version row (import). */
@@ -42,6 +44,20 @@ export function versionQueries({ db }: KnowledgeContext): KnowledgeVersionQuerie
       const rows = await db.query(sql`SELECT version, task, content, types, tags, scopes, resource_ids, reason, created_at
         FROM knowledge_version WHERE knowledge_id = ${id} ORDER BY version`)
       return rows.map((row) => ({ ...(row as unknown as KnowledgeVersion), created_at: new Date(row.created_at as string).toISOString() }))
+    },
+    async versionsOf(ids) {
+      const out = new Map<string, KnowledgeVersion[]>()
+      if (ids.length === 0) return out
+      const rows = await db.query(sql`SELECT knowledge_id, version, task, content, types, tags, scopes, resource_ids, reason, created_at
+        FROM knowledge_version WHERE knowledge_id = ANY(${[...ids]}::text[]) ORDER BY knowledge_id, version`)
+      for (const row of rows) {
+        const { knowledge_id: id, ...rest } = row as unknown as KnowledgeVersion & { knowledge_id: string }
+        const version = { ...rest, created_at: new Date(row.created_at as string).toISOString() }
+        const list = out.get(id)
+        if (list) list.push(version)
+        else out.set(id, [version])
+      }
+      return out
     },
   }
 }

@@ -65,6 +65,12 @@ export async function overviewPage(ctx: PageContext): Promise<void> {
       `${data.total} entries visible to you (${data.by_status.map((s) => `${s.count} ${s.status}`).join(', ') || 'none'})`,
     ),
     h(
+      'p',
+      null,
+      h('a', { href: '/ui/knowledge/folder', download: 'knowledge-folder.zip', id: 'download-folder', class: 'button' }, 'Download knowledge folder (zip)'),
+      ' — every entry you see, as files by scope and type (docs/knowledge-folder.md)',
+    ),
+    h(
       'div',
       { class: 'grid' },
       h(

@@ -1,5 +1,5 @@
 /**
- * `knowhub save | edit | search | list | show | feedback | evolve | extract | archive | delete | export | import | reindex`
+ * `knowhub save | edit | search | list | show | feedback | evolve | extract | archive | delete | export | import | sync | reindex`
  * (and `restore ID`, in ../backup.ts beside restoring a backup file).
  * Each parses options, calls one service function and prints the result.
  */
@@ -10,6 +10,7 @@ import { evolveCommand, feedbackCommand } from './feedback.js'
 import { extractCommand } from './extract.js'
 import { searchCommand } from './search.js'
 import { exportCommand, importCommand, reindexCommand } from './transfer.js'
+import { syncCommand } from './folder.js'
 
 /**
  * The knowledge-entry commands, added to the root program.
@@ -31,6 +32,7 @@ export function knowledgeCommands(io: Io): Command[] {
     lifecycleCommand(io, 'delete', 'Delete an entry and its history for good'),
     exportCommand(io),
     importCommand(io),
+    syncCommand(io),
     reindexCommand(io),
   ]
 }

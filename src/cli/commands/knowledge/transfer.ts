@@ -9,14 +9,24 @@ import { KnowHubError } from '../../../core/errors.js'
 import { withHub, withSession } from '../../context.js'
 import { globals, serverOptions, sessionOptions } from '../../options.js'
 import { printJson, progress, type Io } from '../../output.js'
+import { runFolderExport, runFolderImport } from './folder.js'
 
-/** `knowhub export [-o FILE]`: JSONL of every visible entry. */
+/** `knowhub export [-o FILE]`: JSONL of every visible entry; `--layout folder DIR`: the knowledge folder (./folder.ts). */
 export function exportCommand(io: Io): Command {
   return serverOptions(new Command('export'))
-    .description('Export visible entries (with histories and versions) as JSONL')
+    .description('Export visible entries (with histories and versions) as JSONL, or as a knowledge folder (--layout folder DIR)')
+    .argument('[dir]', 'with --layout folder: the folder to write (docs/knowledge-folder.md)')
+    .addOption(
+      new Option('--layout <layout>', 'jsonl (one entry a line) or folder (seed 002: global/, users/<id>/…)').choices(['jsonl', 'folder']).default('jsonl'),
+    )
     .option('-o, --out <file>', 'write to a file instead of stdout')
     .option('--json', 'with --out, print {"exported","file"} as JSON (stdout is JSONL already without it); errors as JSON')
-    .action(async (options, command: Command) => {
+    .action(async (dir: string | undefined, options, command: Command) => {
+      if (options.layout === 'folder') {
+        if (!dir) throw new KnowHubError('validation_error', 'give the folder to write: knowhub export --layout folder DIR')
+        return runFolderExport(io, dir, options, command)
+      }
+      if (dir) throw new KnowHubError('validation_error', `a folder (${dir}) is written with --layout folder; JSONL goes to stdout or -o FILE`)
       const count = await withSession({ ...sessionOptions(command), bulk: true }, io, async (session) => {
         const stream = options.out ? createWriteStream(options.out) : process.stdout
         let count = 0
@@ -35,6 +45,15 @@ export function exportCommand(io: Io): Command {
       if (options.json) printJson(io, { exported: count, file: options.out })
       else io.err(`exported ${count} entries to ${options.out}`)
     })
+}
+
+/** True when `path` is a folder (a knowledge folder to import). */
+function isFolder(path: string): boolean {
+  try {
+    return statSync(path).isDirectory()
+  } catch {
+    return false
+  }
 }
 
 /** A file to import, checked before anything opens: a missing one or a folder is said in words. */
@@ -57,15 +76,19 @@ function assertReadableFile(file: string): void {
 export function importCommand(io: Io): Command {
   return serverOptions(new Command('import'))
     .description('Import entries from JSONL: lines as written by export, or POST /api/knowledge bodies (task, content, types…), detected per line')
-    .argument('<file>', 'JSONL file ("-" for stdin)')
+    .argument('<file>', 'JSONL file ("-" for stdin), or a knowledge folder')
     .option('--partial', 'import the valid lines even if some are bad (default: all or nothing)')
     .addOption(new Option('--on-conflict <action>', 'when an id exists already').choices(['error', 'skip', 'replace']).default('error'))
     .option('--json', 'print the report as JSON')
+    .option('--dry-run', 'a knowledge folder: print the plan (added / changed / unchanged / would archive) and write nothing')
+    .option('--prune', 'a knowledge folder: archive the active entries removed from its files')
     .addHelpText(
       'after',
-      '\nA line with an "id" is an exported entry, imported as it was (histories and versions too); a line without one is\nthe body POST /api/knowledge takes, e.g. {"task":"Log in to site A","content":"Use the test account","types":["tool"]},\nsaved as a new entry (scopes and owner default to yours).',
+      '\nA folder (docs/knowledge-folder.md) is read as a knowledge folder: new entries are added, changed ones get a new version.\nA line with an "id" is an exported entry, imported as it was (histories and versions too); a line without one is\nthe body POST /api/knowledge takes, e.g. {"task":"Log in to site A","content":"Use the test account","types":["tool"]},\nsaved as a new entry (scopes and owner default to yours).',
     )
     .action(async (file: string, options, command: Command) => {
+      if (file !== '-' && isFolder(file)) return runFolderImport(io, file, options, command)
+      if (options.dryRun || options.prune) throw new KnowHubError('validation_error', '--dry-run and --prune are for a knowledge folder (give a folder)')
       if (file !== '-') assertReadableFile(file)
       const report = await withSession({ ...sessionOptions(command), bulk: true }, io, async (session) => {
         const input = file === '-' ? process.stdin : createReadStream(file, 'utf8')

@@ -1,0 +1,290 @@
+/**
+ * The knowledge folder's import: a plan (added / changed / unchanged / removed), checked in
+ * full before anything is written, then applied. New entries go through the JSONL import's
+ * checks and writer (jsonl.ts: the same rules and words); a changed entry is an edit by its
+ * owner (a new version, reason `edited in <path>`); a removed one is archived only with `prune`.
+ */
+import { KnowHubError } from '../../core/errors.js'
+import { newKnowledgeId } from '../../core/ids.js'
+import { checkJsonLimits } from '../../core/json-limits.js'
+import { KnowledgeExportLine, type EditKnowledgeInput } from '../../core/knowledge.js'
+import type { FolderChange, FolderFile, FolderImportReport, FolderProblem } from '../../core/knowledge-folder.js'
+import { assertWritableScopes, canManage, requirePermission, type Principal } from '../../core/principal.js'
+import { toValidationIssues } from '../../core/validate.js'
+import type { KnowledgeRecord } from '../../store/knowledge.js'
+import type { KnowledgeContext } from '../context.js'
+import { editEntry, setEntryStatus } from '../entries.js'
+import { checkLine, importJsonl, type ImportDeps } from '../jsonl.js'
+import { visibleEntries } from './export.js'
+import { editableKey, placeOf, sectionOf, sortedKeys } from './layout.js'
+import { parseFolder, problemsOf, type FolderItem, type ParsedFolder } from './parse.js'
+
+/** How an import runs. */
+export interface FolderImportOptions {
+  /** Only report the plan. */
+  dryRun?: boolean
+  /** Apply the good entries even when others are bad (default: nothing unless all are good). */
+  partial?: boolean
+  /** Archive the active entries removed from a folder section that exists (default: only report them). */
+  prune?: boolean
+}
+
+const ImportLine = KnowledgeExportLine.strict()
+
+/** A new entry, checked, as an export line (its id drawn here for an entry written without one). */
+interface Add {
+  item: FolderItem
+  id: string
+  line: string
+}
+
+/** A changed entry: the edit and the status change it makes. */
+interface Change {
+  item: FolderItem
+  id: string
+  edit: Omit<EditKnowledgeInput, 'reason'> | undefined
+  status: 'active' | 'archived' | undefined
+}
+
+/** What an import will do. */
+export interface FolderPlan {
+  adds: Add[]
+  changes: Change[]
+  unchanged: FolderItem[]
+  removed: (FolderChange & { manageable: boolean })[]
+  errors: FolderProblem[]
+  notes: string[]
+}
+
+const NON_EDITABLE = ['message_id', 'source', 'eval', 'merged_into', 'version', 'created_at', 'updated_at', 'versions'] as const
+
+function importDeps(ctx: KnowledgeContext, principal: Principal): ImportDeps {
+  return { store: ctx.store, embedder: ctx.embedder, principal, maxContentBytes: ctx.maxContentBytes, logger: ctx.logger, clock: ctx.clock }
+}
+
+/** The export line of a checked new entry (its counters at zero, no history). */
+function exportLineOf(record: KnowledgeRecord): KnowledgeExportLine {
+  return {
+    id: record.id,
+    message_id: record.message_id,
+    types: record.types,
+    task: record.task,
+    tags: record.tags,
+    scopes: record.scopes,
+    owner: record.owner,
+    content: record.content,
+    resource_ids: record.resource_ids,
+    source: record.source,
+    eval: { score: record.score, helpful: record.helpful, harmful: record.harmful, confidence: record.confidence, helpful_history: [], harmful_history: [] },
+    status: record.status,
+    merged_into: record.merged_into,
+    version: record.version,
+    created_at: record.created_at.toISOString(),
+    updated_at: record.updated_at.toISOString(),
+    versions: [],
+  }
+}
+
+const at = (item: FolderItem) => `${item.file}[${item.index}]`
+
+/** Checks a changed entry: the owner's edit, with the scopes it may write; throws what is wrong. */
+function checkChange(item: FolderItem, entry: KnowledgeExportLine, stored: KnowledgeExportLine, principal: Principal, ctx: KnowledgeContext): Change {
+  if (!canManage(principal, stored.owner)) {
+    throw new KnowHubError('forbidden', `Only the owner (${stored.owner}) or an admin may change entry ${stored.id}`, { owner: stored.owner })
+  }
+  if (entry.owner !== stored.owner) {
+    throw new KnowHubError('invalid_import', `the owner of ${stored.id} is ${stored.owner}; a folder does not change owners (knowhub reown does)`, {
+      issues: [{ path: 'owner', message: `the owner of ${stored.id} is ${stored.owner}; a folder does not change owners (knowhub reown does)` }],
+    })
+  }
+  if (entry.status === 'merged' && stored.status !== 'merged') {
+    throw new KnowHubError('invalid_import', 'status merged is set by slim; a folder can set active or archived', {
+      issues: [{ path: 'status', message: 'status merged is set by slim; a folder can set active or archived' }],
+    })
+  }
+  const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b)
+  const edit: Omit<EditKnowledgeInput, 'reason'> = {}
+  if (entry.task !== stored.task) edit.task = entry.task
+  if (entry.content !== stored.content) {
+    ctx.checkContentSize(entry.content)
+    edit.content = entry.content
+  }
+  if (!same(entry.types, stored.types)) edit.types = entry.types
+  if (editableKey({ ...stored, tags: entry.tags }) !== editableKey(stored)) edit.tags = entry.tags
+  if (!same(entry.scopes, stored.scopes)) {
+    assertWritableScopes(principal, entry.scopes)
+    edit.scopes = entry.scopes
+  }
+  if (!same(entry.resource_ids, stored.resource_ids)) edit.resource_ids = entry.resource_ids
+  const status = entry.status !== stored.status && entry.status !== 'merged' ? entry.status : undefined
+  return { item, id: stored.id, edit: Object.keys(edit).length > 0 ? edit : undefined, status }
+}
+
+/**
+ * The plan of importing a parsed folder over the entries the caller sees: every check made,
+ * nothing written.
+ * @example
+ * const plan = await planFolderImport(ctx, parseFolder(files, principal), await visibleEntries(ctx, principal), principal)
+ */
+export async function planFolderImport(
+  ctx: KnowledgeContext,
+  parsed: ParsedFolder,
+  stored: readonly KnowledgeExportLine[],
+  principal: Principal,
+): Promise<FolderPlan> {
+  const plan: FolderPlan = { adds: [], changes: [], unchanged: [], removed: [], errors: [...parsed.errors], notes: [] }
+  const byId = new Map(stored.map((e) => [e.id, e]))
+  const deps = importDeps(ctx, principal)
+  const taken = new Set<string>([...byId.keys(), ...parsed.items.flatMap((i) => (i.id ? [i.id] : []))])
+  const newIds = parsed.items.flatMap((i) => (i.id !== undefined && !byId.has(i.id) ? [i.id] : []))
+  const hidden = new Set<string>()
+  for (let i = 0; i < newIds.length; i += 1000) for (const id of await ctx.store.knowledge.exists(newIds.slice(i, i + 1000))) hidden.add(id)
+  for (const item of parsed.items) {
+    try {
+      const current = item.id === undefined ? undefined : byId.get(item.id)
+      if (current === undefined) {
+        if (item.id !== undefined && hidden.has(item.id)) throw new KnowHubError('conflict', `entry ${item.id} exists already (not one you can see)`)
+        const checked = checkLine(JSON.stringify(item.json), item.index + 1, deps)
+        if (checked.fresh) {
+          while (taken.has(checked.record.id)) checked.record.id = newKnowledgeId(checked.record.created_at)
+          taken.add(checked.record.id)
+        }
+        const line = checked.fresh ? JSON.stringify(exportLineOf(checked.record)) : JSON.stringify(item.json)
+        plan.adds.push({ item, id: checked.record.id, line })
+        continue
+      }
+      checkJsonLimits(item.json)
+      const result = ImportLine.safeParse(item.json)
+      if (!result.success) {
+        const issues = toValidationIssues(result.error)
+        throw new KnowHubError('invalid_import', issues.map((i) => `${i.path}: ${i.message}`).join('; '), { issues })
+      }
+      const entry = result.data
+      const place = placeOf(entry)
+      if (place !== item.file) plan.notes.push(`${at(item)} ${entry.id}: its fields place it in ${place}; the next export writes it there`)
+      if (editableKey(entry) === editableKey(current)) {
+        plan.unchanged.push(item)
+        continue
+      }
+      plan.changes.push(checkChange(item, entry, current, principal, ctx))
+      const kept = NON_EDITABLE.filter((field) => JSON.stringify(sortedKeys(entry[field])) !== JSON.stringify(sortedKeys(current[field])))
+      if (kept.length > 0) plan.notes.push(`${at(item)} ${entry.id}: ${kept.join(', ')} kept as stored (feedback, edits and slim change them, not the folder)`)
+    } catch (error) {
+      plan.errors.push(...problemsOf(item.file, item.index, error))
+    }
+  }
+  const inFolder = new Set(parsed.items.flatMap((i) => (i.id ? [i.id] : [])))
+  for (const entry of stored) {
+    if (entry.status !== 'active' || inFolder.has(entry.id) || !parsed.sections.has(sectionOf(entry))) continue
+    plan.removed.push({ id: entry.id, file: placeOf(entry), manageable: canManage(principal, entry.owner) })
+  }
+  plan.errors.sort(byPlace)
+  return plan
+}
+
+/** Problems in folder order: by file, then index (the file's own first). */
+function byPlace(a: FolderProblem, b: FolderProblem): number {
+  if (a.file !== b.file) return a.file < b.file ? -1 : 1
+  return (a.index ?? -1) - (b.index ?? -1)
+}
+
+/** Applies a plan: new entries (one transaction), then each change and archive. Returns what was done, with problems at file and index. */
+export async function applyFolderPlan(
+  ctx: KnowledgeContext,
+  plan: FolderPlan,
+  principal: Principal,
+  options: FolderImportOptions,
+): Promise<{ applied: boolean; added: FolderChange[]; changed: FolderChange[]; archived: FolderChange[]; errors: FolderProblem[] }> {
+  const done = { applied: true, added: [] as FolderChange[], changed: [] as FolderChange[], archived: [] as FolderChange[], errors: [] as FolderProblem[] }
+  if (plan.adds.length > 0) {
+    const report = await importJsonl(
+      importDeps(ctx, principal),
+      plan.adds.map((a) => a.line),
+      { mode: options.partial ? 'partial' : 'atomic', onConflict: 'error' },
+    )
+    await ctx.noteWrites(report.imported)
+    const failed = new Set<number>()
+    for (const error of report.errors) {
+      const add = plan.adds[error.line - 1]
+      if (!add) continue
+      failed.add(error.line - 1)
+      done.errors.push({ file: add.item.file, index: add.item.index, field: null, code: error.code, message: error.message })
+    }
+    if (report.errors.length > 0 && !options.partial) return { ...done, applied: false }
+    plan.adds.forEach((add, i) => failed.has(i) || done.added.push({ id: add.id, file: add.item.file }))
+  }
+  for (const change of plan.changes) {
+    try {
+      if (change.edit) await editEntry(ctx, change.id, { ...change.edit, reason: `edited in ${change.item.file}` }, principal)
+      if (change.status) await setEntryStatus(ctx, change.id, change.status, principal)
+      done.changed.push({ id: change.id, file: change.item.file })
+    } catch (error) {
+      done.errors.push(...problemsOf(change.item.file, change.item.index, error))
+    }
+  }
+  if (options.prune) {
+    for (const removed of plan.removed) {
+      if (!removed.manageable) continue
+      try {
+        await setEntryStatus(ctx, removed.id, 'archived', principal)
+        done.archived.push({ id: removed.id, file: removed.file })
+      } catch (error) {
+        done.errors.push(...problemsOf(removed.file, null, error))
+      }
+    }
+  }
+  return done
+}
+
+/** The report of a plan that was not applied (a dry run, or errors without `partial`). */
+export function planReport(plan: FolderPlan, dryRun: boolean): FolderImportReport {
+  return {
+    dry_run: dryRun,
+    applied: false,
+    added: plan.adds.map((a) => ({ id: a.id, file: a.item.file })),
+    changed: plan.changes.map((c) => ({ id: c.id, file: c.item.file })),
+    unchanged: plan.unchanged.length,
+    removed: plan.removed.map(({ id, file }) => ({ id, file })),
+    archived: [],
+    errors: plan.errors,
+    notes: [
+      ...plan.notes,
+      ...plan.removed.filter((r) => !r.manageable).map((r) => `${r.id} (${r.file}) was removed from the folder but is not yours to archive`),
+    ],
+  }
+}
+
+/**
+ * Imports a knowledge folder (seed 002's layout) as the caller: adds new entries, makes each
+ * changed entry a new version (`edited in <path>`), reports removed entries and archives them
+ * with `prune`. Every file and entry is checked first: a problem names the file, the index and
+ * the field, and nothing is written unless `partial`. `dryRun` only reports the plan.
+ * @example
+ * const report = await importFolder(ctx, [{ path: 'users/alice/preferences.json', text }], principal, { dryRun: true })
+ */
+export async function importFolder(
+  ctx: KnowledgeContext,
+  files: readonly FolderFile[],
+  principal: Principal,
+  options: FolderImportOptions = {},
+): Promise<FolderImportReport> {
+  requirePermission(principal, 'write')
+  ctx.requireVectors()
+  const parsed = parseFolder(files, principal)
+  const plan = await planFolderImport(ctx, parsed, await visibleEntries(ctx, principal), principal)
+  const report = planReport(plan, options.dryRun ?? false)
+  if (options.dryRun || (plan.errors.length > 0 && !options.partial)) {
+    if (plan.errors.length > 0) ctx.logger.warn('knowledge.folder.import.rejected', { errors: plan.errors.length })
+    return report
+  }
+  const done = await applyFolderPlan(ctx, plan, principal, options)
+  ctx.logger.info('knowledge.folder.imported', { added: done.added.length, changed: done.changed.length, archived: done.archived.length })
+  return {
+    ...report,
+    applied: done.applied,
+    added: done.added,
+    changed: done.changed,
+    archived: done.archived,
+    errors: [...plan.errors, ...done.errors],
+  }
+}

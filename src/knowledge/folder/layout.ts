@@ -1,0 +1,262 @@
+/**
+ * The knowledge folder's layout (seed 002; docs/knowledge-folder.md): which file holds an entry,
+ * what a file's path implies for entries written by hand, and the byte-stable text of a file.
+ * No I/O.
+ *
+ * The rule: an entry's candidates are its scopes, plus its owner when the owner is an agent.
+ * The candidate of highest priority (user > project > agent > team > org > public; the first
+ * listed on a tie) picks the section: `users/<id>/`, `projects/<id>/`, `agents/<id>/`,
+ * `teams/<id>/`, or `global/` (org and public). Archived and merged entries go to the section's
+ * `archive.json`; the others to the file of their first type — `tools.json`, `definitions.json`,
+ * `plans.json`, `strategies.json`, `usecases.json`, and for `user_profile` the file of
+ * `tags.category`: `preferences.json`, `habits.json`, `constraints.json`, else `profile.json`
+ * (background and the rest).
+ */
+import { KnowHubError } from '../../core/errors.js'
+import type { FeedbackRecord, KnowledgeExportLine, KnowledgeType, KnowledgeVersion, Source } from '../../core/knowledge.js'
+import { SCOPE_KINDS, type ScopeKind } from '../../core/principal.js'
+
+/** The root file that says what the folder is. */
+export const FOLDER_README = 'README.md'
+/** The sync state file (the version and text hash of each entry at the last sync). */
+export const SYNC_STATE_FILE = '.knowhub-sync.json'
+/** The folder of conflict notes (one `<id>.json` per entry changed on both sides). */
+export const CONFLICTS_DIR = 'conflicts'
+/** Archived and merged entries of a section. */
+export const ARCHIVE_FILE = 'archive.json'
+
+/** The file of each type (user_profile: see {@link PROFILE_FILES}). */
+const TYPE_FILES: Record<Exclude<KnowledgeType, 'user_profile'>, string> = {
+  tool: 'tools.json',
+  definition: 'definitions.json',
+  plan: 'plans.json',
+  strategy: 'strategies.json',
+  usecase: 'usecases.json',
+}
+
+/** The file of each user_profile `tags.category` (seed 002); any other category goes to `profile.json`. */
+const PROFILE_FILES: Record<string, string> = {
+  preference: 'preferences.json',
+  habit: 'habits.json',
+  constraint: 'constraints.json',
+  background: 'profile.json',
+}
+
+/** The top-level folders, by the scope kind they hold (`org` and `public` share `global/`). */
+const SECTION_DIRS: Record<ScopeKind, string> = { user: 'users', project: 'projects', agent: 'agents', team: 'teams', org: 'global' }
+const KIND_OF_DIR: Record<string, ScopeKind> = { users: 'user', projects: 'project', agents: 'agent', teams: 'team' }
+
+/** What a file's path says about the entries in it. */
+export interface FileMeaning {
+  /** The section: a scope kind and id, or `global` (org-wide and public). */
+  section: { kind: ScopeKind; id: string } | { kind: 'global' }
+  /** The section's folder (`users/alice`, `global`). */
+  dir: string
+  /** The type its entries have (undefined for `archive.json`). */
+  type: KnowledgeType | undefined
+  /** For a user_profile file, its `tags.category` (`profile.json`: background). */
+  category: string | undefined
+  archive: boolean
+}
+
+const SECTION_ID = /^[A-Za-z0-9][A-Za-z0-9._@+-]{0,127}$/
+
+function priority(candidate: string): number {
+  if (candidate === 'public') return SCOPE_KINDS.length
+  const kind = candidate.slice(0, candidate.indexOf(':')) as ScopeKind
+  const rank = SCOPE_KINDS.indexOf(kind)
+  return rank < 0 ? SCOPE_KINDS.length + 1 : rank
+}
+
+/**
+ * The section folder of an entry (see the rule at the top of this file).
+ * @example
+ * sectionOf({ scopes: ['org:acme', 'user:alice'], owner: 'user:alice' }) // 'users/alice'
+ */
+export function sectionOf(entry: { scopes: readonly string[]; owner: string }): string {
+  const candidates = [...entry.scopes, ...(entry.owner.startsWith('agent:') ? [entry.owner] : [])]
+  let best: string | undefined
+  for (const candidate of candidates) if (best === undefined || priority(candidate) < priority(best)) best = candidate
+  if (best === undefined || best === 'public') return 'global'
+  const at = best.indexOf(':')
+  const kind = best.slice(0, at) as ScopeKind
+  return kind === 'org' ? 'global' : `${SECTION_DIRS[kind]}/${best.slice(at + 1)}`
+}
+
+/** The file name of an entry in its section. */
+export function fileNameOf(entry: { types: readonly KnowledgeType[]; tags: Record<string, unknown>; status: string }): string {
+  if (entry.status !== 'active') return ARCHIVE_FILE
+  const type = entry.types[0] ?? 'tool'
+  if (type !== 'user_profile') return TYPE_FILES[type]
+  const category = entry.tags.category
+  return (typeof category === 'string' ? PROFILE_FILES[category] : undefined) ?? 'profile.json'
+}
+
+/**
+ * The one file that holds an entry.
+ * @example
+ * placeOf(entry) // 'users/alice/preferences.json'
+ */
+export function placeOf(entry: Pick<KnowledgeExportLine, 'scopes' | 'owner' | 'types' | 'tags' | 'status'>): string {
+  return `${sectionOf(entry)}/${fileNameOf(entry)}`
+}
+
+/** Every file name a section may hold. */
+export const SECTION_FILES: readonly string[] = [...new Set([...Object.values(TYPE_FILES), ...Object.values(PROFILE_FILES), ARCHIVE_FILE])].sort()
+
+function unknownFile(path: string, why: string): KnowHubError {
+  return new KnowHubError('invalid_import', `${path} is not a file of the knowledge folder: ${why}`, { file: path })
+}
+
+/**
+ * What a path inside the folder means, or an `invalid_import` error saying why it is not a
+ * knowledge file (unknown folder, unknown category file, too deep).
+ * @example
+ * meaningOf('users/alice/habits.json') // { section: { kind: 'user', id: 'alice' }, type: 'user_profile', category: 'habit', … }
+ */
+export function meaningOf(path: string): FileMeaning {
+  const parts = path.split('/')
+  const global = parts[0] === 'global'
+  const sectionParts = global ? 1 : 2
+  if (!global && KIND_OF_DIR[parts[0] ?? ''] === undefined) {
+    throw unknownFile(path, `the top-level folders are global/, users/, agents/, projects/, teams/ (and ${CONFLICTS_DIR}/ for sync notes)`)
+  }
+  if (parts.length !== sectionParts + 1) throw unknownFile(path, global ? 'global/ holds files only' : `expected ${parts[0]}/<id>/<file>.json`)
+  const name = parts[sectionParts]!
+  if (!SECTION_FILES.includes(name)) throw unknownFile(path, `unknown category file ${name} (a section holds ${SECTION_FILES.join(', ')})`)
+  let section: FileMeaning['section'] = { kind: 'global' }
+  if (!global) {
+    const id = parts[1]!
+    if (!SECTION_ID.test(id)) throw unknownFile(path, `"${id}" is not a valid ${KIND_OF_DIR[parts[0]!]} id`)
+    section = { kind: KIND_OF_DIR[parts[0]!]!, id }
+  }
+  const dir = parts.slice(0, sectionParts).join('/')
+  if (name === ARCHIVE_FILE) return { section, dir, type: undefined, category: undefined, archive: true }
+  const type = (Object.keys(TYPE_FILES) as (keyof typeof TYPE_FILES)[]).find((t) => TYPE_FILES[t] === name)
+  if (type) return { section, dir, type, category: undefined, archive: false }
+  const category = Object.keys(PROFILE_FILES).find((c) => PROFILE_FILES[c] === name)
+  return { section, dir, type: 'user_profile', category, archive: false }
+}
+
+/** A free-form value (tags, feedback cases) with its object keys sorted at every level: JSONB keeps no key order. */
+export function sortedKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortedKeys)
+  if (value === null || typeof value !== 'object') return value
+  const out: Record<string, unknown> = {}
+  for (const key of Object.keys(value).sort()) out[key] = sortedKeys((value as Record<string, unknown>)[key])
+  return out
+}
+
+function orderedSource(source: Source): Source {
+  return {
+    name: source.name,
+    category: source.category,
+    urls: source.urls,
+    agent_id: source.agent_id,
+    submitted_by: source.submitted_by,
+    ...(source.timestamp !== undefined ? { timestamp: source.timestamp } : {}),
+    message_id: source.message_id,
+    trace_id: source.trace_id,
+  }
+}
+
+function orderedVersion(v: KnowledgeVersion): KnowledgeVersion {
+  return {
+    version: v.version,
+    task: v.task,
+    content: v.content,
+    types: v.types,
+    tags: sortedKeys(v.tags) as KnowledgeVersion['tags'],
+    scopes: v.scopes,
+    resource_ids: v.resource_ids,
+    reason: v.reason,
+    created_at: v.created_at,
+  }
+}
+
+/**
+ * An entry with its keys in the fixed order of the export format (free-form objects sorted).
+ * @example
+ * JSON.stringify(orderedEntry(entry), null, 2)
+ */
+export function orderedEntry(e: KnowledgeExportLine): KnowledgeExportLine {
+  return {
+    id: e.id,
+    message_id: e.message_id,
+    types: e.types,
+    task: e.task,
+    tags: sortedKeys(e.tags) as KnowledgeExportLine['tags'],
+    scopes: e.scopes,
+    owner: e.owner,
+    content: e.content,
+    resource_ids: e.resource_ids,
+    source: orderedSource(e.source),
+    eval: {
+      score: e.eval.score,
+      helpful: e.eval.helpful,
+      harmful: e.eval.harmful,
+      confidence: e.eval.confidence,
+      helpful_history: e.eval.helpful_history.map((h) => sortedKeys(h) as FeedbackRecord),
+      harmful_history: e.eval.harmful_history.map((h) => sortedKeys(h) as FeedbackRecord),
+    },
+    status: e.status,
+    merged_into: e.merged_into,
+    version: e.version,
+    created_at: e.created_at,
+    updated_at: e.updated_at,
+    versions: e.versions.map(orderedVersion),
+  }
+}
+
+/** JSON text as the folder writes it: 2-space indent, UTF-8 as written (no `\u` escapes beyond JSON's own), a trailing newline. */
+export function jsonText(value: unknown): string {
+  return `${JSON.stringify(value, null, 2)}\n`
+}
+
+/**
+ * The text of one knowledge file: its entries sorted by id (code-point order), each in the
+ * fixed key order.
+ * @example
+ * fileText([entry]) // '[\n  {\n    "id": "knowledge-…",\n …'
+ */
+export function fileText(entries: readonly KnowledgeExportLine[]): string {
+  const sorted = [...entries].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+  return jsonText(sorted.map(orderedEntry))
+}
+
+/**
+ * The part of an entry a folder edit changes, as one comparable string: task, content, types,
+ * tags, scopes, resources and status. Counters, histories, versions and dates are the store's.
+ */
+export function editableKey(e: Pick<KnowledgeExportLine, 'task' | 'content' | 'types' | 'tags' | 'scopes' | 'resource_ids' | 'status'>): string {
+  return JSON.stringify([e.task, e.content, e.types, sortedKeys(e.tags), e.scopes, e.resource_ids, e.status])
+}
+
+/** The folder's README.md: what it is and how to import it. The first line marks a folder KnowHub wrote. */
+export const README_MARKER = '<!-- knowhub knowledge folder: docs/knowledge-folder.md -->'
+
+/** The text of the folder's README.md (no dates or counts: an unchanged store exports byte-identically). */
+export function readmeText(): string {
+  return `${README_MARKER}
+# Knowledge folder
+
+This folder holds KnowHub knowledge entries as plain JSON files (seed 002's layout), written by
+\`knowhub export --layout folder DIR\`. Edit them by hand, review them in pull requests, then:
+
+    knowhub import DIR --dry-run     # the plan: added / changed / unchanged / would archive
+    knowhub import DIR               # apply it (a changed entry becomes a new version)
+    knowhub sync DIR                 # both ways, keeping .knowhub-sync.json
+
+Layout (one file per entry, chosen by its highest scope: user > project > agent > team > org > public):
+
+- \`global/\`: org-wide and public knowledge
+- \`users/<id>/\`, \`projects/<id>/\`, \`agents/<id>/\`, \`teams/<id>/\`: knowledge of that user, project, agent or team
+- in each: \`tools.json\`, \`definitions.json\`, \`plans.json\`, \`strategies.json\`, \`usecases.json\` (by first type),
+  user profiles in \`profile.json\` (background), \`preferences.json\`, \`habits.json\`, \`constraints.json\` (by tags.category),
+  archived and merged entries in \`archive.json\`
+- \`conflicts/\`: notes left by sync for entries changed on both sides
+
+Each file is a JSON array sorted by id. An entry written without an \`id\` is a new entry: its file gives its
+type, category and scope. Secrets are never written: entries name resources by id only.
+`
+}

@@ -1,0 +1,49 @@
+/**
+ * The knowledge folder over HTTP (docs/knowledge-folder.md), mounted at `/api/knowledge/folder`:
+ * `GET` the caller's folder as a zip (the dashboard's download) or, with `format=json`, as
+ * files; `POST /import` a folder (JSON files, or a zip body); `POST /sync` one sync step
+ * (JSON both ways: files and state in, the folder to write and the new state out).
+ */
+import { Hono } from 'hono'
+import { KnowHubError } from '../../core/errors.js'
+import { FolderImportBody, FolderImportQuery, type FolderFiles, type FolderImportReport, type FolderSyncResult } from '../../core/knowledge-folder.js'
+import { parseWith } from '../../core/validate.js'
+import { unzipFolder, zipFolder } from '../../knowledge/folder/archive.js'
+import type { KnowledgeService } from '../../knowledge/service.js'
+import { caller, queryObject, readJson, type AppEnv } from '../http.js'
+
+/** Bounds of a zip body (the body limit bounds its compressed size). */
+const ZIP_LIMITS = { maxFiles: 50_000, maxFileBytes: 64 * 1024 * 1024 }
+
+/**
+ * @example
+ * app.route('/api/knowledge/folder', knowledgeFolderRoutes({ knowledge }))
+ */
+export function knowledgeFolderRoutes({ knowledge }: { knowledge: KnowledgeService }) {
+  const app = new Hono<AppEnv>()
+
+  app.get('/', async (c) => {
+    const format = c.req.query('format') ?? 'zip'
+    if (format !== 'zip' && format !== 'json') throw new KnowHubError('validation_error', `format is zip or json, not "${format}"`)
+    const files = await knowledge.exportFolder(caller(c).principal)
+    if (format === 'json') return c.json({ files } satisfies FolderFiles)
+    return c.body(new Uint8Array(zipFolder(files)), 200, {
+      'content-type': 'application/zip',
+      'content-disposition': 'attachment; filename="knowledge-folder.zip"',
+    })
+  })
+
+  app.post('/import', async (c) => {
+    const query = parseWith(FolderImportQuery, queryObject(c, { booleans: ['dry_run', 'partial', 'prune'] }), 'folder import query')
+    const zip = (c.req.header('content-type') ?? '').startsWith('application/zip')
+    const files = zip
+      ? unzipFolder(new Uint8Array(await c.req.arrayBuffer()), ZIP_LIMITS)
+      : parseWith(FolderImportBody, await readJson(c), 'folder import').files
+    const report = await knowledge.importFolder(files, caller(c).principal, { dryRun: query.dry_run, partial: query.partial, prune: query.prune })
+    return c.json(report satisfies FolderImportReport)
+  })
+
+  app.post('/sync', async (c) => c.json((await knowledge.syncFolder(await readJson(c), caller(c).principal)) satisfies FolderSyncResult))
+
+  return app
+}
