@@ -11,7 +11,7 @@
  * fails it: when the README changes, this test changes with it.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -67,6 +67,8 @@ interface Ran {
 
 /** What each README command must answer; `ids` holds the ids the saves printed. */
 type Check = (ran: Ran, ids: string[]) => void
+/** What `token create` printed (the token the README's TypeScript example reads from KNOWHUB_TOKEN). */
+let tokenCreated = ''
 const ONE_LINE_NOTE = /^knowhub: the KnowHub server at http:\/\/127\.0\.0\.1:\d+ \(process \d+\) holds \.knowhub: running this command there$/m
 
 const CHECKS: Array<[RegExp, Check]> = [
@@ -96,7 +98,13 @@ const CHECKS: Array<[RegExp, Check]> = [
     /^curl -s 'localhost:\d+\/api\/knowledge\/search\?q=pnpm/,
     (ran) => expect((JSON.parse(ran.stdout) as { results: Array<{ task: string }> }).results.map((r) => r.task)).toContain('Deploy with pnpm in Docker'),
   ],
-  [/^\.\/knowhub token create /, (ran) => expect(ran.stdout).toMatch(/^kh_\S+$/m)],
+  [
+    /^\.\/knowhub token create /,
+    (ran) => {
+      expect(ran.stdout).toMatch(/^kh_\S+$/m)
+      tokenCreated = ran.stdout
+    },
+  ],
   [
     /^\.\/knowhub reown --from local --to alice --scope org:acme --dry-run$/,
     (ran, ids) => {
@@ -166,5 +174,27 @@ describe('README quick start', () => {
       if (command.startsWith('./knowhub') && !/--help|--version/.test(command)) expect(ran.stderr, command).toMatch(ONE_LINE_NOTE)
     }
     expect(ids).toHaveLength(2)
+
+    // The README's TypeScript example, as written, against the same server (now in token mode:
+    // the token the quick start created is the reader's KNOWHUB_TOKEN); `knowhub/client` resolves
+    // to this package as it does inside a checkout.
+    const token = /^kh_\S+$/m.exec(tokenCreated)?.[0]
+    expect(token).toBeDefined()
+    const examples = [...readFileSync(join(ROOT, 'README.md'), 'utf8').matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1]!)
+    expect(examples.length).toBeGreaterThan(0)
+    for (const [i, example] of examples.entries()) {
+      const file = join(dir, `readme-example-${i}.mts`)
+      writeFileSync(file, example.replaceAll('127.0.0.1:8420', `127.0.0.1:${port}`))
+      const result = spawnSync(join(ROOT, 'node_modules/.bin/tsx'), [file], {
+        cwd: dir,
+        env: { ...env, KNOWHUB_TOKEN: token },
+        encoding: 'utf8',
+        timeout: 120_000,
+      })
+      expect(result.status, `${example}\n${result.stderr}`).toBe(0)
+    }
+    // What it saved is there for its token's principal.
+    const found = await fetch(`http://127.0.0.1:${port}/api/knowledge/search?q=undetected_chromedriver`, { headers: { authorization: `Bearer ${token}` } })
+    expect(await found.text()).toContain('Use undetected_chromedriver')
   }, 600_000)
 })
