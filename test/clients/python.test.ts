@@ -19,7 +19,9 @@ function run(command: string, args: string[]): Promise<{ code: number | null; st
     let stderr = ''
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk))
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk))
-    child.once('error', reject)
+    child.once('error', (error: NodeJS.ErrnoException) =>
+      reject(error.code === 'ENOENT' ? new Error(`${command} is needed to test clients/python (Debian: python3 python3-setuptools)`, { cause: error }) : error),
+    )
     child.once('close', (code) => resolve({ code, stdout, stderr }))
   })
 }
