@@ -3,8 +3,8 @@
 # and installs what is missing, so that `npm test` passes on a fresh Debian machine with nothing
 # installed by hand. Quick when everything is there (a few file checks).
 #
-# - PostgreSQL 15 with its server headers, a C toolchain, and Debian's Chromium (the dashboard's
-#   browser tests), from Debian's packages: as root, or through sudo; otherwise it names the
+# - PostgreSQL 15 with its server headers, a C toolchain, Debian's Chromium (the dashboard's
+#   browser tests) and python3 with setuptools (the Python client's tests), from Debian's packages: as root, or through sudo; otherwise it names the
 #   packages and stops.
 # - pgvector 0.8.6 built from vendor/ into a private copy of PostgreSQL 15 (.ci/pgvector: ~35 s,
 #   once; the system PostgreSQL stays as it is). The suite finds that copy by itself.
@@ -21,6 +21,11 @@ need_apt=()
 { [ -f /usr/lib/postgresql/15/lib/pgxs/src/makefiles/pgxs.mk ] && [ -f /usr/include/postgresql/15/server/postgres.h ]; } ||
   need_apt+=(postgresql-server-dev-15)
 { command -v make && command -v gcc; } >/dev/null 2>&1 || need_apt+=(build-essential)
+# The Python client's suite (test/clients/python.test.ts) needs python3 with setuptools >= 61 (its package build test).
+command -v python3 >/dev/null 2>&1 || need_apt+=(python3 python3-setuptools)
+if command -v python3 >/dev/null 2>&1 && ! python3 -c 'import setuptools, sys; sys.exit(int(setuptools.__version__.split(".")[0]) < 61)' 2>/dev/null; then
+  need_apt+=(python3-setuptools)
+fi
 # The dashboard's browser tests drive Debian's Chromium (test/helpers/browser.ts); no browser download.
 [ -x /usr/bin/chromium ] || [ -n "${KNOWHUB_TEST_CHROMIUM:-}" ] || need_apt+=(chromium)
 
