@@ -1,5 +1,5 @@
 import { defineConfig } from 'vitest/config'
-import { serverBackends, testBackends } from './test/helpers/backends.js'
+import { SERVER_TESTS_PER_BACKEND, serverBackends, testBackends } from './test/helpers/backends.js'
 
 /**
  * Test files run in two worker processes by default, also on a 2-core machine (vitest's own
@@ -7,8 +7,10 @@ import { serverBackends, testBackends } from './test/helpers/backends.js'
  * Chromium), not on the CPU. KNOWHUB_TEST_WORKERS overrides it.
  *
  * One project runs the whole suite (the store and service suites loop over every backend
- * themselves); the server tests, which open their hub on PGlite, run again once per PostgreSQL
- * backend of the run (test/server/helpers.ts reads KNOWHUB_TEST_HUB_BACKEND).
+ * themselves). The server test files whose behaviour depends on the backend
+ * (SERVER_TESTS_PER_BACKEND, test/helpers/backends.ts; docs/testing.md says why for each) open
+ * their hub on PGlite there and run again once per PostgreSQL backend of the run
+ * (test/server/helpers.ts reads KNOWHUB_TEST_HUB_BACKEND); the other server files run once.
  */
 export default defineConfig({
   test: {
@@ -23,9 +25,7 @@ export default defineConfig({
         extends: true as const,
         test: {
           name: `server-on-${backend}`,
-          include: ['test/server/**/*.test.ts'],
-          // tokens.test.ts loops over the backends itself.
-          exclude: ['test/server/tokens.test.ts'],
+          include: [...SERVER_TESTS_PER_BACKEND],
           env: { KNOWHUB_TEST_HUB_BACKEND: backend },
         },
       })),

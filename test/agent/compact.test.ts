@@ -18,7 +18,7 @@ import { createOpenAIChat, type LlmProvider } from '../../src/llm/index.js'
 import type { Store } from '../../src/store/store.js'
 import { rejection } from '../helpers/errors.js'
 import { startOpenAIStub, type ChatRequest, type OpenAIStub } from '../helpers/openai-stub.js'
-import { openTestStore } from '../helpers/stores.js'
+import { openTestStore, tempDataDir } from '../helpers/stores.js'
 import { tempDir } from '../packs/helpers.js'
 
 const alice = Principal.parse({ user: 'alice', agent: 'book_agent', permissions: ['read', 'write'] })
@@ -156,7 +156,7 @@ describe('compact', () => {
   it('through the hub: its LLM summarises and its extraction service saves entries from the compacted span, with the agent’s context', async () => {
     const hub = await openKnowHub(
       {
-        dataDir: 'memory://compact-hub',
+        dataDir: tempDataDir('compact-hub'),
         embedder: { provider: 'hashed', dimension: 64 },
         llm: { url: stub.url, model: 'stub-model', retries: 0 },
         agent: { home },

@@ -22,6 +22,7 @@ import { createToolkit } from '../../src/tools/toolkit.js'
 import { runCli } from '../helpers/cli.js'
 import { knowledge as packKnowledge, writeTree } from '../packs/helpers.js'
 import { openTestHub, type TestHub } from '../server/helpers.js'
+import { tempDataDir } from '../helpers/stores.js'
 
 const KNOWLEDGE = '# Crawler\n\n## @login: log in to a site\nContract: use the stored credential, never print it.\n'
 
@@ -133,7 +134,7 @@ describe('agent surfaces', () => {
   it('the composition root gives hub.agent the hub’s packs: their catalog is in the context', async () => {
     await writeTree(dir, { 'project/.agents/knowledge/invoices/KNOWLEDGE.md': packKnowledge({ name: 'invoices', description: 'How invoices are sent.' }) })
     const hub = await openKnowHub(
-      { dataDir: 'memory://agent-packs', embedder: { provider: 'hashed', dimension: 64 }, agent: { home } },
+      { dataDir: tempDataDir('agent-packs'), embedder: { provider: 'hashed', dimension: 64 }, agent: { home } },
       { packs: { project: join(dir, 'project'), user: false } },
     )
     try {

@@ -11,6 +11,7 @@ import { openKnowHub, type KnowHub } from '../../src/app/open.js'
 import { isKnowHubError, type KnowHubError } from '../../src/core/errors.js'
 import { Principal } from '../../src/core/principal.js'
 import { runCli } from '../helpers/cli.js'
+import { tempDataDir } from '../helpers/stores.js'
 
 async function failure(promise: Promise<unknown>): Promise<KnowHubError> {
   try {
@@ -24,7 +25,7 @@ async function failure(promise: Promise<unknown>): Promise<KnowHubError> {
 describe('writes outside the caller’s scopes (service)', () => {
   let hub: KnowHub
   beforeAll(async () => {
-    hub = await openKnowHub({ dataDir: 'memory://', embedder: { provider: 'hashed' } })
+    hub = await openKnowHub({ dataDir: tempDataDir('write-scopes'), embedder: { provider: 'hashed' } })
   })
   afterAll(async () => {
     await hub?.close()

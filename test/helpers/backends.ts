@@ -43,3 +43,24 @@ export function testBackends(env: NodeJS.ProcessEnv = process.env): Backend[] {
 export function serverBackends(backends: readonly Backend[]): Exclude<Backend, 'pglite'>[] {
   return backends.filter((name): name is Exclude<Backend, 'pglite'> => name !== 'pglite')
 }
+
+/**
+ * The server test files (test/server/) whose behaviour depends on the database backend: they run
+ * once on PGlite like every file, then again on each PostgreSQL backend of the run
+ * (vitest.config.ts). Every other server test file runs once, on PGlite: its behaviour is the
+ * same whatever the database, and the store and service suites cover that layer per backend.
+ * docs/testing.md gives the reason for each file; test/suite/backends.test.ts keeps the two
+ * in step.
+ */
+export const SERVER_TESTS_PER_BACKEND = [
+  // The lock file and its local key exist on the embedded database only; /api/status names the backend.
+  'test/server/admin.test.ts',
+  // A database failure answers 500 without internals: the driver's errors differ (pg vs PGlite).
+  'test/server/errors.test.ts',
+  // Scope visibility is enforced in each backend's SQL (exact vectors, real[] or HNSW with a filter).
+  'test/server/isolation.test.ts',
+  // The CLI beside the server holding the folder (PGlite) or against it through --url (PostgreSQL).
+  'test/server/reown.test.ts',
+  // Secrets are read by a scoped query, and error paths carry the driver's messages into logs.
+  'test/server/secrets.test.ts',
+] as const

@@ -9,6 +9,7 @@ import { createOpenAIChat } from '../../src/llm/openai.js'
 import { stripFences } from '../../src/llm/structured.js'
 import { rejection } from '../helpers/errors.js'
 import { startOpenAIStub, type ChatRequest, type OpenAIStub } from '../helpers/openai-stub.js'
+import { tempDataDir } from '../helpers/stores.js'
 
 const Answer = z.object({ content: z.string().min(1), tags: z.array(z.string()).max(3) })
 
@@ -175,7 +176,7 @@ describe('the LLM in the configuration and the hub', () => {
   it('builds the provider once and keeps token usage per task in the store for `knowhub status`', async () => {
     await using stub = await startOpenAIStub({ chat: () => 'ok' })
     const hub = await openKnowHub({
-      dataDir: 'memory://',
+      dataDir: tempDataDir('llm-usage'),
       embedder: { provider: 'hashed', dimension: 64 },
       llm: { url: stub.url, model: 'stub-chat', models: { extract: 'x-model' } },
     })
@@ -192,7 +193,7 @@ describe('the LLM in the configuration and the hub', () => {
   })
 
   it('has no provider and reports none without an llm config', async () => {
-    const hub = await openKnowHub({ dataDir: 'memory://', embedder: { provider: 'hashed', dimension: 64 } })
+    const hub = await openKnowHub({ dataDir: tempDataDir('llm-none'), embedder: { provider: 'hashed', dimension: 64 } })
     try {
       expect(hub.llm).toBeUndefined()
       expect((await hub.status()).llm).toBeNull()

@@ -10,6 +10,12 @@ import type { Logger } from '../../src/core/logger.js'
 import { startServer, type RunningServer, type StartServerOptions } from '../../src/server/serve.js'
 import { createTestDatabase, type Backend } from '../helpers/stores.js'
 
+/**
+ * The backend the hub of openTestHub runs on: `pglite` in the `all` project, else the
+ * PostgreSQL backend of the vitest project (vitest.config.ts sets KNOWHUB_TEST_HUB_BACKEND).
+ */
+export const HUB_BACKEND: Backend = (process.env.KNOWHUB_TEST_HUB_BACKEND as Backend | undefined) ?? 'pglite'
+
 /** A logger that keeps every line as JSON text. */
 export function recordingLogger(): Logger & { lines: string[] } {
   const lines: string[] = []
@@ -38,8 +44,7 @@ export interface TestHub {
 export async function openTestHub(config: Record<string, unknown> = {}): Promise<TestHub> {
   const dataDir = mkdtempSync(join(tmpdir(), 'knowhub-server-'))
   const logger = recordingLogger()
-  const backend = process.env.KNOWHUB_TEST_HUB_BACKEND as Backend | undefined
-  const database = backend && backend !== 'pglite' && !('databaseUrl' in config) ? await createTestDatabase(backend) : undefined
+  const database = HUB_BACKEND !== 'pglite' && !('databaseUrl' in config) ? await createTestDatabase(HUB_BACKEND) : undefined
   const hub = await openKnowHub(
     {
       dataDir,
