@@ -10,6 +10,9 @@
 import { linkSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { RunningServer } from '../../src/server/serve.js'
 import { startOpenAIStub, type OpenAIStub } from '../helpers/openai-stub.js'
@@ -24,6 +27,7 @@ let stub: OpenAIStub
 let dir: string
 let serverHome: string
 const tokens: Record<string, Client> = {}
+const raw: Record<string, string> = {}
 /** Every response body a remote caller got: scanned for server paths and /etc/passwd at the end. */
 const seen: string[] = []
 const counts = { attempts: 0, leaks: 0 }
@@ -67,6 +71,7 @@ beforeAll(async () => {
   server = await t.start()
   const make = async (name: string, input: Record<string, unknown>) => {
     const { token } = await t.hub.tokens.create(input)
+    raw[name] = token
     tokens[name] = client(server.url, token)
   }
   await make('annWriter', { user: 'ann', org: 'acme', permissions: ['read', 'write'] })
@@ -228,6 +233,39 @@ describe('stored agents over HTTP', () => {
     expect(held.body).not.toHaveProperty('memory_path')
     expect((await recorded(tokens.annWriter!.get('/api/agents'))).body).toEqual(agentsBefore)
     await attempt(tokens.acmeReader!.post('/api/agent/compact', { agent: 'laptop_agent', history: history(12), threshold: 1000 }), 403, 'forbidden')
+  })
+
+  it('MCP over /mcp: the agent-context prompt and the agent_compact tool act on the agent stored in the caller’s org', async () => {
+    const connect = async (token: string) => {
+      const mcp = new McpClient({ name: 'agent-memory-test', version: '1.0.0' })
+      await mcp.connect(new StreamableHTTPClientTransport(new URL('/mcp', server.url), { requestInit: { headers: { authorization: `Bearer ${token}` } } }))
+      return mcp
+    }
+    const mine = await connect(raw.bookAgent!)
+    const theirs = await connect(raw.otherAdmin!)
+    try {
+      const prompt = await mine.getPrompt({ name: 'agent-context', arguments: { agent: 'book' } })
+      seen.push(JSON.stringify(prompt))
+      expect((prompt.messages[1]!.content as { text: string }).text).toContain('## Decisions')
+      expect(prompt.description).toContain('/api/agents/book/documents/knowledge_function_index.json')
+      const refused = await theirs.getPrompt({ name: 'agent-context', arguments: { agent: 'book' } }).catch((e: Error) => e)
+      counts.attempts++
+      if (!(refused instanceof Error) || !/No agent "book" visible to you/.test(refused.message)) counts.leaks++
+      const compacted = (await mine.callTool({ name: 'agent_compact', arguments: { agent: 'book', history: history(12), threshold: 1000 } })) as CallToolResult
+      seen.push(JSON.stringify(compacted))
+      expect(compacted.isError).toBeFalsy()
+      expect((compacted.content[0] as { text: string }).text).toContain('into /api/agents/book/documents/compact.md')
+      expect((await recorded(tokens.bookAgent!.get('/api/agents/book/documents/compact.md'))).body.version).toBe(3)
+      const other = (await theirs.callTool({ name: 'agent_compact', arguments: { agent: 'book', history: history(12), threshold: 1000 } })) as CallToolResult
+      seen.push(JSON.stringify(other))
+      counts.attempts++
+      expect(other.isError).toBe(true)
+      expect((other.content[0] as { text: string }).text).toMatch(/^error \[not_found\]/)
+      if (!other.isError) counts.leaks++
+    } finally {
+      await mine.close()
+      await theirs.close()
+    }
   })
 
   it('POST /api/agent/knowledge gives KnowHub’s part of a locally assembled context, as the caller sees it', async () => {
