@@ -37,7 +37,7 @@ export interface AgentOptions {
   /** Where progress lines go (default: nowhere). */
   log?: (line: string) => void
   /**
-   * An agent in the server's agent home (seed 004): start from its assembled context
+   * An agent stored on the server in the token's org (seed 004): start from its assembled context
    * (`POST /api/agent/context`) and work through a goal whose focus injects knowledge (seed 003).
    */
   agent?: string

@@ -6,7 +6,6 @@
  * "压缩消息: 在压缩消息节点提取经验") runs on the compacted span with the agent's
  * execution context. Without an LLM: `llm_not_configured`, nothing written.
  */
-import { join } from 'node:path'
 import type { Clock } from '../core/clock.js'
 import { CompactInput, type CompactResult, type HistoryMessage } from '../core/agent.js'
 import { KnowHubError } from '../core/errors.js'
@@ -17,7 +16,7 @@ import { neutralise } from '../core/wrap.js'
 import type { ChatMessage, LlmProvider } from '../llm/index.js'
 import { countTokens } from './budget.js'
 import type { AgentSettings } from './context.js'
-import { AGENT_FILES, agentHome, readTextFile, writeFileAtomic } from './files.js'
+import { AGENT_FILES, agentFolder, agentHome, readAgentFile, writeAgentFile } from './files.js'
 
 /**
  * Extraction of knowledge from a conversation, as the knowledge service offers it
@@ -100,12 +99,46 @@ async function extractSpan(deps: CompactDeps, older: readonly HistoryMessage[], 
 }
 
 /**
- * Compacts an agent's history past the threshold (see the module comment).
+ * Where an agent's compact memory lives: a local folder, a stored agent's document, or the
+ * caller's hands (`POST /api/agent/compact`). `save` keeps the previous memory as a version.
+ */
+export interface MemoryPlace {
+  previous(): Promise<string | undefined>
+  save(summary: string, previous: string | undefined): Promise<Pick<CompactResult, 'memory_path' | 'previous_version' | 'memory'>>
+}
+
+/**
+ * A local agent's compact memory: `<home>/<agent>/compact.md`, the previous one kept in
+ * `compact_history/` (folders created for this write, each checked: no link is followed).
+ * @example
+ * await compactHistory(deps, input, principal, folderMemory('/home/me/.agent', 'book_agent', 1_048_576, clock))
+ */
+export function folderMemory(home: string, agent: string, maxBytes: number, clock: Clock): MemoryPlace {
+  return {
+    async previous() {
+      const dir = await agentFolder(home, agent)
+      return dir === undefined ? undefined : readAgentFile(dir, AGENT_FILES.compact, maxBytes)
+    },
+    async save(summary, previous) {
+      let previousVersion: string | undefined
+      if (previous !== undefined) {
+        const name = `${AGENT_FILES.compactHistory}/compact-${clock.now().toISOString().replace(/[:.]/gu, '-')}.md`
+        previousVersion = await writeAgentFile(home, agent, name, previous, { create: true })
+      }
+      const memoryPath = await writeAgentFile(home, agent, AGENT_FILES.compact, `${summary}\n`, { create: true })
+      return { memory_path: memoryPath, ...(previousVersion !== undefined ? { previous_version: previousVersion } : {}) }
+    },
+  }
+}
+
+/**
+ * Compacts an agent's history past the threshold (see the module comment), into its folder
+ * under the agent home (`input.home`, else the configured one) unless `place` says where.
  * @example
  * const result = await compactHistory(deps, { agent: 'book_agent', history, trace_id: 'run-7' }, principal)
  * result.compacted && result.memory_path // '/home/me/.agent/book_agent/compact.md'
  */
-export async function compactHistory(deps: CompactDeps, raw: unknown, principal: Principal): Promise<CompactResult> {
+export async function compactHistory(deps: CompactDeps, raw: unknown, principal: Principal, place?: MemoryPlace): Promise<CompactResult> {
   const input = parseWith(CompactInput, raw, 'compaction request')
   requirePermission(principal, 'write')
   const llm = deps.llm
@@ -113,19 +146,13 @@ export async function compactHistory(deps: CompactDeps, raw: unknown, principal:
   const threshold = input.threshold ?? deps.settings.compactThreshold
   const tokens = tokensOf(input.history)
   if (tokens <= threshold) return { compacted: false, tokens, threshold, summarized_messages: 0, kept: input.history }
-  const dir = join(agentHome(input.home ?? deps.settings.home), input.agent)
-  const memoryPath = join(dir, AGENT_FILES.compact)
-  const previous = await readTextFile(memoryPath, deps.settings.maxFileBytes)
+  const memory = place ?? folderMemory(agentHome(input.home ?? deps.settings.home), input.agent, deps.settings.maxFileBytes, deps.clock)
+  const previous = await memory.previous()
   const { older, recent } = split(input.history, input.keep_recent ?? Math.floor(threshold / 4))
   const language = input.language ?? deps.settings.language
   const summary = (await llm.chat('compact', summaryRequest(previous, older, language))).trim()
   if (summary === '') throw new KnowHubError('internal_error', 'The LLM answered an empty memory; nothing was written')
-  let previousVersion: string | undefined
-  if (previous !== undefined) {
-    previousVersion = join(dir, AGENT_FILES.compactHistory, `compact-${deps.clock.now().toISOString().replace(/[:.]/gu, '-')}.md`)
-    await writeFileAtomic(previousVersion, previous)
-  }
-  await writeFileAtomic(memoryPath, `${summary}\n`)
+  const saved = await memory.save(summary, previous)
   const extraction = await extractSpan(deps, older, input.agent, input.trace_id, principal)
   deps.logger.info('agent.compacted', { agent: input.agent, tokens, summarized: older.length, kept: recent.length, extraction: extraction.status })
   return {
@@ -134,9 +161,8 @@ export async function compactHistory(deps: CompactDeps, raw: unknown, principal:
     threshold,
     summarized_messages: older.length,
     kept: recent,
-    memory_path: memoryPath,
+    ...saved,
     memory_tokens: countTokens(summary),
-    ...(previousVersion !== undefined ? { previous_version: previousVersion } : {}),
     extraction,
   }
 }

@@ -1,15 +1,19 @@
 /**
- * Assembling an agent's starting context (seed 004), in named steps:
+ * Assembling an agent's starting context (seed 004), in named steps, from a source of the
+ * agent's own files: its folder on this machine (`folderSource`) or, on a server, the agent
+ * stored in the caller's org (src/agent/documents.ts):
  * - `loadFiles`: the template (a user template, the agent's own, or the shipped default),
  *   the mandatory self-awareness file (the agent's own, else the default), the agent's
  *   `knowledge.md` when present, the files the caller names, and the compact memory;
- * - `writeIndex`: the function index, generated from the knowledge files and written to disk;
+ * - `indexOf` / `writeIndex`: the function index, generated from the knowledge files; a local
+ *   agent's is written into its folder when the folder exists (a read creates no folder), a
+ *   stored agent's is the document generated at each write (nothing written by a read);
  * - `gatherKnowledge`: from KnowHub, the user's profile entries (confidence, then helpful),
  *   entries related to the task, the knowledge-pack catalog — wrapped as data;
  * - `render`: the budget (budget.ts), the system prompt and the compact memory as an
  *   assistant message, and the report.
  */
-import { join } from 'node:path'
+import { join, relative } from 'node:path'
 import type { z } from 'zod'
 import type { Clock } from '../core/clock.js'
 import { KnowHubError } from '../core/errors.js'
@@ -21,7 +25,7 @@ import type { KnowledgeService } from '../knowledge/service.js'
 import type { PackService } from '../packs/service.js'
 import type { Store } from '../store/store.js'
 import { countTokens, cutLowest, fillParts, truncateTokens, type DraftPart, type FilledPart } from './budget.js'
-import { AGENT_FILES, agentHome, pathInside, readTextFile, writeFileAtomic } from './files.js'
+import { AGENT_FILES, agentFolder, agentHome, pathInside, readAgentFile, readTextFile, writeAgentFile } from './files.js'
 import { buildFunctionIndex, type IndexSource } from './function-index.js'
 import { AGENT_DEFAULTS_DIR, agentLabels, type AgentLabels } from './labels.js'
 import { AssembleContextInput, type AgentLanguage, type FunctionIndex, type AssembledContext, type ContextMessage, type ContextPart } from '../core/agent.js'
@@ -49,69 +53,120 @@ export interface AssemblyDeps {
   logger: Logger
 }
 
-/** The files of one assembly. */
-interface LoadedFiles {
-  dir: string
-  template: { path: string; text: string }
-  selfAwareness: { path: string; text: string }
-  knowledge?: { path: string; text: string }
-  extra: Array<{ name: string; path: string; text: string }>
-  compact?: { path: string; text: string }
-}
-
-async function requiredFile(candidates: readonly string[], what: string, maxBytes: number): Promise<{ path: string; text: string }> {
-  for (const path of candidates) {
-    const text = await readTextFile(path, maxBytes)
-    if (text !== undefined) return { path, text }
-  }
-  throw new KnowHubError('not_found', `${what} is missing: none of ${candidates.join(', ')} exists`, { looked_in: candidates })
-}
-
-async function optionalFile(path: string, maxBytes: number): Promise<{ path: string; text: string } | undefined> {
-  const text = await readTextFile(path, maxBytes)
-  return text === undefined ? undefined : { path, text }
-}
-
-/** Reads every file of the assembly (see the module comment). */
-async function loadFiles(input: z.output<typeof AssembleContextInput>, home: string, language: AgentLanguage, settings: AgentSettings): Promise<LoadedFiles> {
-  const dir = join(home, input.agent)
-  const defaults = join(settings.defaultsDir ?? AGENT_DEFAULTS_DIR, language)
-  const max = settings.maxFileBytes
-  const templates = input.template !== undefined ? [input.template] : [join(dir, AGENT_FILES.template), join(defaults, AGENT_FILES.template)]
-  const template = await requiredFile(templates, 'The system-prompt template', max)
-  checkTemplate(template.text, template.path)
-  const selfAwareness = await requiredFile(
-    [join(dir, AGENT_FILES.selfAwareness), join(defaults, AGENT_FILES.selfAwareness)],
-    'self_awareness.md (mandatory)',
-    max,
-  )
-  const extra: LoadedFiles['extra'] = []
-  for (const name of input.knowledgeFiles ?? []) {
-    const path = await pathInside(dir, name)
-    const text = await readTextFile(path, max)
-    if (text === undefined) throw new KnowHubError('not_found', `Knowledge file "${name}" does not exist in ${dir}`, { file: name })
-    extra.push({ name, path, text })
-  }
-  const knowledge = await optionalFile(join(dir, AGENT_FILES.knowledge), max)
-  const compact = await optionalFile(join(dir, AGENT_FILES.compact), max)
-  return { dir, template, selfAwareness, extra, ...(knowledge ? { knowledge } : {}), ...(compact ? { compact } : {}) }
-}
-
-/** Builds the function index of the knowledge files and writes it atomically. */
-async function writeIndex(agent: string, files: LoadedFiles, at: Date): Promise<{ path: string; functions: number; index: FunctionIndex }> {
-  const sources: IndexSource[] = [files.selfAwareness, ...(files.knowledge ? [files.knowledge] : []), ...files.extra].map((f) => ({
-    path: f.path,
-    text: f.text,
-  }))
-  const index = buildFunctionIndex(agent, sources, at)
-  const path = join(files.dir, AGENT_FILES.functionIndex)
-  await writeFileAtomic(path, `${JSON.stringify(index, null, 2)}\n`)
-  return { path, functions: Object.keys(index.functions).length, index }
+/** A file of the assembly: what the report shows of where it came from (`ref`), and its text. */
+export interface SourceFile {
+  ref: string
+  text: string
 }
 
 /**
- * Regenerates an agent's function index from its knowledge files (self-awareness,
- * `knowledge.md`, the named files) without assembling a context.
+ * Where an agent's own files come from: its folder on this machine ({@link folderSource}) or a
+ * stored agent's documents (src/agent/documents.ts). The shipped defaults fill in what it lacks.
+ */
+export interface AgentFilesSource {
+  readonly kind: 'folder' | 'store'
+  /** The agent home on this machine (a folder only). */
+  readonly home?: string
+  /** One of the agent's fixed files (`knowledge.md`, …), or undefined when absent. */
+  read(name: string): Promise<SourceFile | undefined>
+  /** A knowledge file the caller names: `not_found` when it does not exist; refused when it leads out. */
+  readNamed(name: string): Promise<SourceFile>
+  /** How a shipped default shows in the report (a server shows no path of its own). */
+  defaultRef(language: AgentLanguage, file: string, path: string): string
+  /** Puts the generated function index where the agent reads it; `written` false when nothing was written. */
+  writeIndex(index: FunctionIndex): Promise<{ path: string; written: boolean }>
+}
+
+/**
+ * A local agent's folder as a source: `<home>/<agent>/`, every file read without following a
+ * link; the function index written into the folder when it exists (a read creates nothing).
+ * @example
+ * const source = await folderSource('/home/me/.agent', 'book_agent', 1_048_576)
+ */
+export async function folderSource(home: string, agent: string, maxBytes: number): Promise<AgentFilesSource> {
+  const dir = await agentFolder(home, agent)
+  const path = (name: string) => join(home, agent, name)
+  return {
+    kind: 'folder',
+    home,
+    async read(name) {
+      if (dir === undefined) return undefined
+      const text = await readAgentFile(dir, name, maxBytes)
+      return text === undefined ? undefined : { ref: path(name), text }
+    },
+    async readNamed(name) {
+      const inside = await pathInside(join(home, agent), name)
+      const text = dir === undefined ? undefined : await readAgentFile(dir, relative(dir, inside), maxBytes)
+      if (text === undefined) throw new KnowHubError('not_found', `Knowledge file "${name}" does not exist in the agent folder "${agent}"`, { file: name })
+      return { ref: inside, text }
+    },
+    defaultRef: (_language, _file, filePath) => filePath,
+    async writeIndex(index) {
+      if (dir === undefined) return { path: path(AGENT_FILES.functionIndex), written: false }
+      return { path: await writeAgentFile(home, agent, AGENT_FILES.functionIndex, `${JSON.stringify(index, null, 2)}\n`), written: true }
+    },
+  }
+}
+
+/** The files of one assembly. */
+interface LoadedFiles {
+  template: SourceFile
+  selfAwareness: SourceFile
+  knowledge?: SourceFile
+  extra: Array<SourceFile & { name: string }>
+  compact?: SourceFile
+}
+
+/** The agent's own file, else the shipped default (mandatory: `not_found` naming both). */
+async function ownOrDefault(source: AgentFilesSource, name: string, language: AgentLanguage, settings: AgentSettings, what: string): Promise<SourceFile> {
+  const own = await source.read(name)
+  if (own) return own
+  const path = join(settings.defaultsDir ?? AGENT_DEFAULTS_DIR, language, name)
+  const text = await readTextFile(path, settings.maxFileBytes)
+  if (text !== undefined) return { ref: source.defaultRef(language, name, path), text }
+  throw new KnowHubError('not_found', `${what} is missing: neither the agent's own ${name} nor the default ${source.defaultRef(language, name, path)} exists`, {
+    file: name,
+  })
+}
+
+/** Reads every file of the assembly (see the module comment). */
+async function loadFiles(
+  input: z.output<typeof AssembleContextInput>,
+  source: AgentFilesSource,
+  language: AgentLanguage,
+  settings: AgentSettings,
+): Promise<LoadedFiles> {
+  const max = settings.maxFileBytes
+  let template: SourceFile
+  if (input.template !== undefined) {
+    // A template the local caller names (library or CLI: never a remote caller).
+    const text = await readTextFile(input.template, max)
+    if (text === undefined) throw new KnowHubError('not_found', `The system-prompt template ${input.template} does not exist`, { file: input.template })
+    template = { ref: input.template, text }
+  } else {
+    template = await ownOrDefault(source, AGENT_FILES.template, language, settings, 'The system-prompt template')
+  }
+  checkTemplate(template.text, template.ref)
+  const selfAwareness = await ownOrDefault(source, AGENT_FILES.selfAwareness, language, settings, 'self_awareness.md (mandatory)')
+  const extra: LoadedFiles['extra'] = []
+  for (const name of input.knowledgeFiles ?? []) extra.push({ name, ...(await source.readNamed(name)) })
+  const knowledge = await source.read(AGENT_FILES.knowledge)
+  const compact = await source.read(AGENT_FILES.compact)
+  return { template, selfAwareness, extra, ...(knowledge ? { knowledge } : {}), ...(compact ? { compact } : {}) }
+}
+
+/** The function index of the loaded knowledge files (self-awareness, knowledge.md, the named files). */
+function indexOf(agent: string, files: LoadedFiles, at: Date): FunctionIndex {
+  const sources: IndexSource[] = [files.selfAwareness, ...(files.knowledge ? [files.knowledge] : []), ...files.extra].map((f) => ({
+    path: f.ref,
+    text: f.text,
+  }))
+  return buildFunctionIndex(agent, sources, at)
+}
+
+/**
+ * Regenerates a local agent's function index from its knowledge files (self-awareness,
+ * `knowledge.md`, the named files) without assembling a context. The folder must exist.
  * @example
  * const { path, index } = await indexAgentFunctions(settings, { agent: 'book_agent' }, clock)
  */
@@ -122,12 +177,35 @@ export async function indexAgentFunctions(
 ): Promise<{ path: string; functions: number; index: FunctionIndex }> {
   const input = parseWith(AssembleContextInput, raw, 'agent index request')
   const language = input.language ?? settings.language
-  const files = await loadFiles(input, agentHome(input.home ?? settings.home), language, settings)
-  return writeIndex(input.agent, files, clock.now())
+  const home = agentHome(input.home ?? settings.home)
+  const source = await folderSource(home, input.agent, settings.maxFileBytes)
+  const files = await loadFiles(input, source, language, settings)
+  const index = indexOf(input.agent, files, clock.now())
+  const written = await source.writeIndex(index)
+  if (!written.written)
+    throw new KnowHubError('not_found', `The agent folder "${input.agent}" does not exist in ${home}: create it first`, { agent: input.agent })
+  return { path: written.path, functions: Object.keys(index.functions).length, index }
 }
 
-/** KnowHub's knowledge for the context: profile entries, entries related to the task, the pack catalog. */
-async function gatherKnowledge(deps: AssemblyDeps, principal: Principal, task: string | undefined, language: AgentLanguage) {
+/** KnowHub's part of a context: profile entries, entries related to the task, the pack catalog. */
+export interface GatheredKnowledge {
+  profile: EntryView[]
+  related: EntryView[]
+  packs?: { text: string; count: number } | undefined
+}
+
+/**
+ * KnowHub's knowledge for the context, as `principal` sees it: profile entries, entries
+ * related to the task, the pack catalog (also `POST /api/agent/knowledge`).
+ * @example
+ * const { profile, related } = await gatherKnowledge(deps, principal, 'Write chapter 3', 'en')
+ */
+export async function gatherKnowledge(
+  deps: Pick<AssemblyDeps, 'store' | 'knowledge' | 'packs' | 'settings'>,
+  principal: Principal,
+  task: string | undefined,
+  language: AgentLanguage,
+): Promise<GatheredKnowledge> {
   const { profileLimit, relatedLimit } = deps.settings
   const profile: EntryView[] =
     profileLimit > 0
@@ -143,19 +221,19 @@ async function gatherKnowledge(deps: AssemblyDeps, principal: Principal, task: s
       : []
   const catalog = deps.packs ? await deps.packs.catalog({ language }) : undefined
   const packs = catalog?.xml !== undefined ? { text: `${catalog.instruction}\n${catalog.xml}`, count: catalog.items.length } : undefined
-  return { profile, related, packs }
+  return { profile, related, ...(packs ? { packs } : {}) }
 }
 
-function drafts(files: LoadedFiles, knowledge: Awaited<ReturnType<typeof gatherKnowledge>>, task: string, labels: AgentLabels): DraftPart[] {
-  const file = (name: string, f: { path: string; text: string } | undefined, mandatory = false): DraftPart =>
-    f ? { name, role: 'system', mandatory, path: f.path, text: f.text } : { name, role: 'system', mandatory, absent: 'no such file' }
+function drafts(files: LoadedFiles, knowledge: GatheredKnowledge, task: string, labels: AgentLabels): DraftPart[] {
+  const file = (name: string, f: SourceFile | undefined, mandatory = false): DraftPart =>
+    f ? { name, role: 'system', mandatory, path: f.ref, text: f.text } : { name, role: 'system', mandatory, absent: 'no such file' }
   return [
     file('self_awareness.md', files.selfAwareness, true),
     { name: 'task', role: 'system', mandatory: true, text: task },
     file('knowledge.md', files.knowledge),
     ...files.extra.map((f) => file(`file:${f.name}`, f)),
     files.compact
-      ? { name: 'compact.md', role: 'assistant', mandatory: false, path: files.compact.path, text: `${labels.compactPrefix}\n${files.compact.text}` }
+      ? { name: 'compact.md', role: 'assistant', mandatory: false, path: files.compact.ref, text: `${labels.compactPrefix}\n${files.compact.text}` }
       : { name: 'compact.md', role: 'assistant', mandatory: false, absent: 'no compact memory yet' },
     knowledge.profile.length > 0
       ? { name: 'user_profile', role: 'system', mandatory: false, entries: knowledge.profile, caption: labels.profileCaption }
@@ -188,27 +266,37 @@ function messagesOf(template: string, fixed: Partial<Record<Placeholder, string>
 
 const total = (messages: readonly ContextMessage[]) => messages.reduce((sum, m) => sum + countTokens(m.content), 0)
 
+/** What one assembly needs besides its input: where the files are, KnowHub's knowledge, settings. */
+export interface AssemblyParts {
+  source: AgentFilesSource
+  /** KnowHub's part: from this process's store, or from a server (`POST /api/agent/knowledge`). */
+  knowledge: (task: string | undefined, language: AgentLanguage) => Promise<GatheredKnowledge>
+  settings: AgentSettings
+  clock: Clock
+  logger: Logger
+}
+
 /**
- * Assembles an agent's starting context within a token budget (see the module comment).
+ * Assembles an agent's starting context within a token budget (see the module comment), from
+ * any source of files and of knowledge. `input` is already checked; the caller checked permissions.
  * @example
- * const { messages, report } = await assembleAgentContext(deps, { agent: 'book_agent', task: 'Write chapter 3' }, principal)
+ * const { messages, report } = await assembleFrom(parts, { agent: 'book_agent', task: 'Write chapter 3', knowledgeFiles: [] })
  */
-export async function assembleAgentContext(deps: AssemblyDeps, raw: unknown, principal: Principal): Promise<AssembledContext> {
-  const input = parseWith(AssembleContextInput, raw, 'agent context')
-  requirePermission(principal, 'read')
-  const language = input.language ?? deps.settings.language
+export async function assembleFrom(parts: AssemblyParts, input: z.output<typeof AssembleContextInput>): Promise<AssembledContext> {
+  const { settings, source } = parts
+  const language = input.language ?? settings.language
   const labels = agentLabels(language)
-  const budget = input.budget ?? deps.settings.budget
-  const home = agentHome(input.home ?? deps.settings.home)
-  const files = await loadFiles(input, home, language, deps.settings)
-  const index = await writeIndex(input.agent, files, deps.clock.now())
-  const knowledge = await gatherKnowledge(deps, principal, input.task, language)
+  const budget = input.budget ?? settings.budget
+  const files = await loadFiles(input, source, language, settings)
+  const index = indexOf(input.agent, files, parts.clock.now())
+  const knowledge = await parts.knowledge(input.task, language)
+  const written = await source.writeIndex(index)
   const task = input.task !== undefined && input.task.trim() !== '' ? input.task : labels.noTask
-  const fixed = { agent: input.agent, function_index_path: index.path }
+  const fixed = { agent: input.agent, function_index_path: written.path }
   const staticTokens = countTokens(renderTemplate(files.template.text, fixed))
-  const parts = drafts(files, knowledge, task, labels)
+  const drafted = drafts(files, knowledge, task, labels)
   // Two tokens per part for the blank lines that join them.
-  const filled = fillParts(parts, budget, staticTokens + 2 * parts.length, labels.cutMarker)
+  const filled = fillParts(drafted, budget, staticTokens + 2 * drafted.length, labels.cutMarker)
   let messages = messagesOf(files.template.text, fixed, filled)
   while (total(messages) > budget && cutLowest(filled)) messages = messagesOf(files.template.text, fixed, filled)
   const templatePart: ContextPart = {
@@ -217,7 +305,7 @@ export async function assembleAgentContext(deps: AssemblyDeps, raw: unknown, pri
     status: 'included',
     tokens: staticTokens,
     original_tokens: staticTokens,
-    path: files.template.path,
+    path: files.template.ref,
   }
   if (total(messages) > budget) {
     // Only mandatory parts are left and they do not fit: the system prompt itself is shortened.
@@ -226,17 +314,40 @@ export async function assembleAgentContext(deps: AssemblyDeps, raw: unknown, pri
     Object.assign(templatePart, { status: 'truncated', reason: `budget: the system prompt was shortened to ${budget} tokens` })
   }
   const used = total(messages)
-  deps.logger.debug('agent.context.assembled', { agent: input.agent, budget, used, parts: filled.length })
+  parts.logger.debug('agent.context.assembled', { agent: input.agent, source: source.kind, budget, used, parts: filled.length })
   return {
     messages,
     report: {
       agent: input.agent,
-      home,
+      source: source.kind,
+      ...(source.home !== undefined ? { home: source.home } : {}),
       language,
       budget,
       used,
       parts: [templatePart, ...filled.map((p) => p.report)],
-      function_index: { path: index.path, functions: index.functions },
+      function_index: { path: written.path, functions: Object.keys(index.functions).length, written: written.written },
     },
   }
+}
+
+/**
+ * Assembles a local agent's starting context (its folder under `input.home`, else the
+ * configured home) with KnowHub's knowledge from this process's store, as `principal`.
+ * @example
+ * const { messages, report } = await assembleAgentContext(deps, { agent: 'book_agent', task: 'Write chapter 3' }, principal)
+ */
+export async function assembleAgentContext(deps: AssemblyDeps, raw: unknown, principal: Principal, source?: AgentFilesSource): Promise<AssembledContext> {
+  const input = parseWith(AssembleContextInput, raw, 'agent context')
+  requirePermission(principal, 'read')
+  const files = source ?? (await folderSource(agentHome(input.home ?? deps.settings.home), input.agent, deps.settings.maxFileBytes))
+  return assembleFrom(
+    {
+      source: files,
+      knowledge: (task, language) => gatherKnowledge(deps, principal, task, language),
+      settings: deps.settings,
+      clock: deps.clock,
+      logger: deps.logger,
+    },
+    input,
+  )
 }

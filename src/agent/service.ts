@@ -11,13 +11,26 @@ import type { KnowledgeService } from '../knowledge/service.js'
 import type { PackService } from '../packs/service.js'
 import { goalStore } from '../store/goals.js'
 import type { Store } from '../store/store.js'
-import { assembleAgentContext, indexAgentFunctions, type AgentSettings } from './context.js'
-import type { CompactInput, CompactResult } from '../core/agent.js'
+import { assembleAgentContext, gatherKnowledge, indexAgentFunctions, type AgentSettings } from './context.js'
+import {
+  AgentKnowledgeRequest,
+  AssembleContextInput,
+  CompactRequest,
+  LocalCompactRequest,
+  type AgentKnowledge,
+  type CompactInput,
+  type CompactResult,
+} from '../core/agent.js'
+import { KnowHubError } from '../core/errors.js'
+import { requirePermission } from '../core/principal.js'
+import { parseWith } from '../core/validate.js'
+import { agentDocumentStore } from '../store/agent-documents.js'
+import { createAgentDocuments, type AgentDocuments } from './documents.js'
 import type { GoalRequest, GoalTree } from '../core/goals.js'
 import type { LlmProvider } from '../llm/index.js'
 import { compactHistory, type ExtractFn } from './compact.js'
 import { runGoal } from './goals.js'
-import type { AssembleContextInput, AssembledContext, FunctionIndex } from '../core/agent.js'
+import { AgentName as CompactInputAgent, type AssembledContext, type FunctionIndex } from '../core/agent.js'
 
 /** What the agent service needs. */
 export interface AgentServiceDeps {
@@ -40,10 +53,20 @@ export interface AgentService {
   /** The settings in force (home, language, budget, thresholds). */
   readonly settings: AgentSettings & { compactThreshold: number }
   /**
-   * Assembles an agent's starting context within its token budget. `remote`: for a caller over
-   * HTTP or `/mcp` (the pack catalog is the packs it may see, with pack-relative paths).
+   * Assembles an agent's starting context within its token budget. Local (the library, the CLI
+   * on its own database): the agent's folder under the agent home. `remote` (a caller over HTTP
+   * or `/mcp`): the agent stored in the caller's org, as the caller may see it (`not_found`
+   * otherwise), never a file of the server's; the pack catalog is the packs it may see.
    */
   assembleContext(input: AssembleContextInput & { principal: Principal; remote?: boolean }): Promise<AssembledContext>
+  /** KnowHub's part of a context the caller assembles itself (`POST /api/agent/knowledge`). */
+  knowledgeFor(input: unknown, principal: Principal, options?: { remote?: boolean }): Promise<AgentKnowledge>
+  /** Stored agents' documents (`/api/agents/…`). */
+  readonly documents: AgentDocuments
+  /** Compacts a stored agent's history into its `compact.md` document (`POST /api/agents/{agent}/compact`). */
+  compactStored(agent: string, input: unknown, principal: Principal): Promise<CompactResult>
+  /** Compacts a history whose memory the caller keeps: the previous memory in, the new one out; nothing stored (`POST /api/agent/compact`). */
+  compactHeld(input: unknown, principal: Principal): Promise<CompactResult>
   /** Regenerates the agent's `knowledge_function_index.json`. */
   indexFunctions(
     input: Pick<AssembleContextInput, 'agent' | 'home' | 'knowledgeFiles' | 'language'>,
@@ -84,12 +107,41 @@ export function createAgentService(deps: AgentServiceDeps): AgentService {
   const logger = deps.logger ?? noopLogger
   const assembly = { store: deps.store, knowledge: deps.knowledge, packs: deps.packs, settings, clock, logger }
   const goals = { goals: goalStore(deps.store.db), store: deps.store, knowledge: deps.knowledge, clock, language: settings.language }
+  const documents = createAgentDocuments({ docs: agentDocumentStore(deps.store.db), settings, clock })
+  const compaction = { llm: deps.llm, extract: deps.extract, settings, clock, logger }
+  const remoteAssembly = (principal: Principal) => ({ ...assembly, packs: deps.packs?.forCaller?.(principal) })
   return {
     settings,
-    assembleContext: ({ principal, remote, ...input }) =>
-      assembleAgentContext(remote ? { ...assembly, packs: deps.packs?.forCaller?.(principal) } : assembly, input, principal),
+    documents,
+    async assembleContext({ principal, remote, ...raw }) {
+      if (!remote) return assembleAgentContext(assembly, raw, principal)
+      const input = parseWith(AssembleContextInput, raw, 'agent context')
+      if (input.home !== undefined || input.template !== undefined) {
+        throw new KnowHubError('validation_error', 'A remote caller cannot name an agent home or a template: the agent is the one stored on the server', {
+          issues: [{ path: [input.home !== undefined ? 'home' : 'template'], message: 'not accepted from a remote caller' }],
+        })
+      }
+      requirePermission(principal, 'read')
+      return assembleAgentContext(remoteAssembly(principal), input, principal, await documents.source(input.agent, principal))
+    },
+    async knowledgeFor(raw, principal, options = {}) {
+      const input = parseWith(AgentKnowledgeRequest, raw ?? {}, 'agent knowledge request')
+      requirePermission(principal, 'read')
+      const from = options.remote ? remoteAssembly(principal) : assembly
+      return gatherKnowledge(from, principal, input.task, input.language ?? settings.language)
+    },
+    async compactStored(agent, raw, principal) {
+      const input = parseWith(CompactRequest, raw, 'compaction request')
+      const name = parseWith(CompactInputAgent, agent, 'agent name')
+      const place = await documents.memory(name, principal)
+      return compactHistory(compaction, { ...input, agent: name }, principal, place)
+    },
+    async compactHeld(raw, principal) {
+      const { previous_memory: previous, ...input } = parseWith(LocalCompactRequest, raw, 'compaction request')
+      return compactHistory(compaction, input, principal, { previous: async () => previous, save: async (summary) => ({ memory: `${summary}\n` }) })
+    },
     indexFunctions: (input) => indexAgentFunctions(settings, input, clock),
     goal: (request, principal) => runGoal(goals, request, principal),
-    compact: (input, principal) => compactHistory({ llm: deps.llm, extract: deps.extract, settings, clock, logger }, input, principal),
+    compact: (input, principal) => compactHistory(compaction, input, principal),
   }
 }

@@ -26,13 +26,19 @@ export interface ToolServices {
   /** Absent: knowledge_extract answers `llm_not_configured`. */
   extraction?: Pick<ExtractionService, 'extract'> | undefined
   /** Goal trees and agent contexts (absent: no `goal` tool, no `agent-context` prompt). */
-  agent?: Pick<AgentService, 'goal' | 'assembleContext'> | undefined
+  agent?: Pick<AgentService, 'goal' | 'assembleContext' | 'compact' | 'compactStored'> | undefined
 }
 
-/** The agent methods of a backend: goal trees and the assembled context, as `principal`. */
-function agentMethods(agent: NonNullable<ToolServices['agent']>, principal: Principal, remote: boolean): Pick<ToolBackend, 'goal' | 'agentContext'> {
+/** The agent methods of a backend: goal trees, the assembled context and compaction, as `principal`. */
+function agentMethods(
+  agent: NonNullable<ToolServices['agent']>,
+  principal: Principal,
+  remote: boolean,
+): Pick<ToolBackend, 'goal' | 'agentContext' | 'agentCompact'> {
   return {
     goal: (body) => agent.goal(body, principal),
+    // A remote caller compacts the agent stored in its org; in-process, the agent's folder on this machine.
+    agentCompact: (name, body) => (remote ? agent.compactStored(name, body, principal) : agent.compact({ ...body, agent: name }, principal)),
     agentContext: (body) => {
       const { knowledge_files: knowledgeFiles, ...rest } = parseWith(AgentContextRequest, body, 'agent context request')
       return agent.assembleContext({ ...rest, ...(knowledgeFiles ? { knowledgeFiles } : {}), principal, ...(remote ? { remote } : {}) })

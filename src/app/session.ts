@@ -5,7 +5,8 @@
  * (`serverSession`, as the token's principal, or the server's local principal with its
  * local key). The CLI picks one (src/cli/context.ts); its commands never know which.
  */
-import type { AssembleContextInput, AssembledContext } from '../core/agent.js'
+import type { AgentConfig } from '../core/config.js'
+import type { AssembleContextInput, AssembledContext, CompactInput, CompactResult } from '../core/agent.js'
 import type { HubStatus } from '../core/api.js'
 import { KnowHubError } from '../core/errors.js'
 import { ExtractInput, type ExtractResult } from '../core/extract.js'
@@ -29,6 +30,7 @@ import type { CreatedToken, CreateTokenInput, TokenInfo } from '../core/tokens.j
 import { toKnowHubError } from '../client/backend.js'
 import type { KnowHubClient, ListKnowledgeQuery, ListResourcesQuery, SearchQuery, SlimOptions } from '../client/client.js'
 import { parseWith } from '../core/validate.js'
+import { AgentConfig as AgentConfigSchema } from '../core/config.js'
 import type { KnowHub } from './open.js'
 
 /** How an import treats bad lines and existing ids (see `ImportOptions` of the knowledge service). */
@@ -87,10 +89,17 @@ export interface HubSession {
     revoke(id: string): Promise<TokenInfo>
   }
   /**
-   * An agent's assembled starting context (seed 004). `home` and `template` name files on this
-   * machine: over HTTP the server's agent home decides, and they are refused.
+   * An agent's assembled starting context (seed 004). A local agent (the default): its folder on
+   * this machine (`~/.agent/NAME/`, or `home`), read by this process, with knowledge and packs
+   * from wherever the session runs. `stored`: the agent stored on the server in the caller's org
+   * (`home` and `template` then refused). `config`: the agent settings of this machine.
    */
-  agentContext(input: AssembleContextInput): Promise<AssembledContext>
+  agentContext(input: AssembleContextInput & { stored?: boolean }, config?: Partial<AgentConfig>): Promise<AssembledContext>
+  /**
+   * Compacts an agent's history (seed 004): a local agent's memory in its folder on this
+   * machine (over HTTP the server's LLM summarises, the memory stays here); `stored`: a stored agent's.
+   */
+  agentCompact(input: CompactInput & { stored?: boolean }, config?: Partial<AgentConfig>): Promise<CompactResult>
   /** Re-owns or shares every entry of one owner (needs the `admin` permission). */
   reown(input: ReownInput): Promise<ReownResult>
   /** Database, embedder, entries, and who is asking. */
@@ -138,12 +147,26 @@ export function localSession(hub: KnowHub): HubSession {
     },
     slim: { slim: (input) => slim.slim(input, me), unmerge: (id) => slim.unmerge(id, me) },
     tokens: { create: (input) => tokens.create(input), list: () => tokens.list(), revoke: (id) => tokens.revoke(id) },
-    agentContext: (input) => hub.agent.assembleContext({ ...input, principal: me }),
+    agentContext: ({ stored, ...input }) => hub.agent.assembleContext({ ...input, principal: me, ...(stored ? { remote: true } : {}) }),
+    agentCompact: ({ stored, ...input }) => {
+      if (!stored) return hub.agent.compact(input, me)
+      const { agent, home, ...rest } = input
+      if (home !== undefined) throw storedWithFiles(undefined)
+      return hub.agent.compactStored(agent, rest, me)
+    },
     reown: (input) => knowledge.reown(input, me),
     status: () => hub.status(),
     // Loaded on use: the backup code (store, zlib, migrations) is no part of a session on a server.
     backup: async () => (await import('./backup.js')).backupHub(hub),
   }
+}
+
+/** `--home`/`--template` name files on this machine: a stored agent has none. */
+function storedWithFiles(url: string | undefined): KnowHubError {
+  return new KnowHubError(
+    'validation_error',
+    `--home and --template choose files on this machine; a stored agent lives in the store${url ? ` of the server at ${url}` : ''}: leave them out, or leave out --stored to use the agent folder here`,
+  )
 }
 
 async function mapped<T>(run: () => Promise<T>): Promise<T> {
@@ -220,14 +243,25 @@ export function serverSession(client: KnowHubClient): HubSession {
       list: () => mapped(() => client.admin.tokens.list()),
       revoke: (id) => mapped(() => client.admin.tokens.revoke(id)),
     },
-    agentContext: async ({ home, template, knowledgeFiles, ...rest }) => {
-      if (home !== undefined || template !== undefined) {
-        throw new KnowHubError(
-          'validation_error',
-          `--home and --template choose files on this machine; the server at ${client.baseUrl} assembles the context from its own agent home (agent.home, KNOWHUB_AGENT_HOME): leave them out, or run with the server stopped`,
+    agentContext: async ({ stored, ...input }, config = {}) => {
+      if (!stored) {
+        const { assembleLocalContext } = await import('./agent-files.js')
+        return assembleLocalContext({ agent: parseWith(AgentConfigSchema, config, 'agent config') }, input, (task, language) =>
+          mapped(() => client.agent.knowledge({ ...(task !== undefined ? { task } : {}), language })),
         )
       }
+      const { home, template, knowledgeFiles, ...rest } = input
+      if (home !== undefined || template !== undefined) throw storedWithFiles(client.baseUrl)
       return mapped(() => client.agent.context({ ...rest, ...(knowledgeFiles && knowledgeFiles.length > 0 ? { knowledge_files: knowledgeFiles } : {}) }))
+    },
+    agentCompact: async ({ stored, ...input }, config = {}) => {
+      if (!stored) {
+        const { compactLocalAgent } = await import('./agent-files.js')
+        return compactLocalAgent({ agent: parseWith(AgentConfigSchema, config, 'agent config') }, input, (body) => mapped(() => client.agent.compactHeld(body)))
+      }
+      const { agent, home, ...rest } = input
+      if (home !== undefined) throw storedWithFiles(client.baseUrl)
+      return mapped(() => client.agent.compact(agent, rest))
     },
     reown: (input) => mapped(() => client.admin.reown(input)),
     status: () => mapped(() => client.admin.status()),

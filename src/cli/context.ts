@@ -192,7 +192,7 @@ export async function withHub<T>(options: GlobalOptions & WorkloadOptions & { pa
  * const page = await withSession(options, io, (session) => session.knowledge.list({ limit: 10 }))
  */
 export async function withSession<T>(
-  options: SessionOptions & Pick<WorkloadOptions, 'bulk' | 'embeds'>,
+  options: SessionOptions & Pick<WorkloadOptions, 'bulk' | 'embeds'> & { besideNote?: string },
   io: Io,
   fn: (session: HubSession) => Promise<T>,
 ): Promise<T> {
@@ -202,7 +202,9 @@ export async function withSession<T>(
   const config = await readConfig(options)
   const holder = folderHolder(config)
   if (holder?.owner?.url) {
-    io.err(`knowhub: the KnowHub server at ${holder.owner.url} (process ${holder.owner.pid}) holds ${config.dataDir}: running this command there`)
+    io.err(
+      `knowhub: the KnowHub server at ${holder.owner.url} (process ${holder.owner.pid}) holds ${config.dataDir}: ${options.besideNote ?? 'running this command there'}`,
+    )
     return fn(await remoteSession(holder.owner.url, options.token ?? holder.owner.key))
   }
   if (holder) throw heldError(config, holder)

@@ -64,5 +64,6 @@ export function clientBackend(client: KnowHubClient): ToolBackend {
       mapped(() => client.resources.get(id, options.includeSecret === undefined ? {} : { includeSecret: options.includeSecret })),
     goal: (body) => mapped(() => client.agent.goal(body)),
     agentContext: (body) => mapped(() => client.agent.context(body)),
+    agentCompact: (agent, body) => mapped(() => client.agent.compact(agent, body)),
   }
 }

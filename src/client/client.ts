@@ -4,7 +4,20 @@
  * validated with its output schemas; every failure is a {@link KnowHubClientError}.
  */
 import { z } from 'zod'
-import { AssembledContext, type AgentContextRequest } from '../core/agent.js'
+import {
+  AgentDocument,
+  AgentDocumentInfo,
+  AgentDocumentList,
+  AgentKnowledge,
+  AgentList,
+  AssembledContext,
+  CompactResult,
+  type AgentContextRequest,
+  type AgentKnowledgeRequest,
+  type CompactRequest,
+  type LocalCompactRequest,
+  type WriteAgentDocumentInput,
+} from '../core/agent.js'
 import { Deleted, Health, HubStatus, OpenApiDocument } from '../core/api.js'
 import { GoalTree, type GoalRequest } from '../core/goals.js'
 import type { BatchFeedbackInput, EditKnowledgeInput, FeedbackInput, ListInput, SaveKnowledgeInput, SearchInput } from '../core/knowledge.js'
@@ -279,12 +292,51 @@ function resourceCalls(call: Call) {
   }
 }
 
-/** The agent calls: the assembled context (seed 004) and goal trees (seed 003). */
+/** The path of a stored agent's document (each segment encoded). */
+function documentPathOf(agent: string, name: string): string {
+  return `${encodeURIComponent(agent)}/documents/${name.split('/').map(encodeURIComponent).join('/')}`
+}
+
+/** The agent calls: the assembled context (seed 004), stored agents' documents and compaction, goal trees (seed 003). */
 function agentCalls(call: Call) {
   return {
-    /** `POST /api/agent/context`: an agent's starting context (messages + budget report). */
+    /** `POST /api/agent/context`: the starting context of an agent stored in the caller's org (messages + budget report). */
     context: async (input: AgentContextRequest, opts?: CallOptions) =>
       call({ method: 'POST', path: '/api/agent/context', body: input, retry: 'idempotent', schema: AssembledContext }, opts),
+    /** `POST /api/agent/knowledge`: KnowHub's part of a context assembled from a local agent folder (profile, related entries, packs). */
+    knowledge: async (input: AgentKnowledgeRequest = {}, opts?: CallOptions) =>
+      call({ method: 'POST', path: '/api/agent/knowledge', body: input, retry: 'idempotent', schema: AgentKnowledge }, opts),
+    /** `POST /api/agent/compact`: compacts a history whose memory the caller keeps (the new memory is answered; nothing stored). */
+    compactHeld: async (input: LocalCompactRequest, opts?: CallOptions) =>
+      call({ method: 'POST', path: '/api/agent/compact', body: input, retry: 'unsafe', schema: CompactResult }, opts),
+    /** `GET /api/agents`: the stored agents of the caller's org it may see. */
+    list: async (opts?: CallOptions) => call({ method: 'GET', path: '/api/agents', retry: 'idempotent', schema: AgentList }, opts),
+    /** `GET /api/agents/{agent}/documents`: the current version of each document the caller may see. */
+    documents: async (agent: string, opts?: CallOptions) =>
+      call({ method: 'GET', path: `/api/agents/${encodeURIComponent(agent)}/documents`, retry: 'idempotent', schema: AgentDocumentList }, opts),
+    /** `GET /api/agents/{agent}/documents/{name}`: a document (its current version, or `version`). */
+    document: async (agent: string, name: string, options: { version?: number } = {}, opts?: CallOptions) =>
+      call(
+        { method: 'GET', path: `/api/agents/${documentPathOf(agent, name)}`, query: { version: options.version }, retry: 'idempotent', schema: AgentDocument },
+        opts,
+      ),
+    /** `PUT /api/agents/{agent}/documents/{name}`: a new version of a document. */
+    write: async (agent: string, name: string, input: WriteAgentDocumentInput, opts?: CallOptions) =>
+      call({ method: 'PUT', path: `/api/agents/${documentPathOf(agent, name)}`, body: input, retry: 'unsafe', schema: AgentDocumentInfo }, opts),
+    /** `GET /api/agents/{agent}/versions/{name}`: every version of a document, newest first. */
+    versions: async (agent: string, name: string, opts?: CallOptions) =>
+      call(
+        {
+          method: 'GET',
+          path: `/api/agents/${encodeURIComponent(agent)}/versions/${name.split('/').map(encodeURIComponent).join('/')}`,
+          retry: 'idempotent',
+          schema: AgentDocumentList,
+        },
+        opts,
+      ),
+    /** `POST /api/agents/{agent}/compact`: compacts a stored agent's history into its compact.md (the previous memory stays a version). */
+    compact: async (agent: string, input: CompactRequest, opts?: CallOptions) =>
+      call({ method: 'POST', path: `/api/agents/${encodeURIComponent(agent)}/compact`, body: input, retry: 'unsafe', schema: CompactResult }, opts),
     /** `POST /api/goals`: the `goal` tool (`show` is safe to repeat; the other actions are not). */
     goal: async (input: GoalRequest, opts?: CallOptions) =>
       call({ method: 'POST', path: '/api/goals', body: input, retry: input.action === 'show' ? 'idempotent' : 'unsafe', schema: GoalTree }, opts),

@@ -5,6 +5,8 @@
  * into the budget. Each schema and its inferred type share a name.
  */
 import { z } from 'zod'
+import { SearchResult } from './knowledge.js'
+import { Owner, Scope } from './principal.js'
 
 /**
  * Longest task text an assembly takes (characters).
@@ -108,12 +110,19 @@ export type ContextPart = z.output<typeof ContextPart>
  */
 export const ContextReport = z.object({
   agent: z.string(),
-  home: z.string(),
+  /** Where the agent's files came from: `folder` (a local agent, `~/.agent/NAME/`) or `store` (an agent stored on a server). */
+  source: z.enum(['folder', 'store']),
+  /** The agent home on this machine (a local agent only: a server never shows its paths). */
+  home: z.string().optional(),
   language: AgentLanguage,
   budget: z.number().int(),
   used: z.number().int(),
   parts: z.array(ContextPart),
-  function_index: z.object({ path: z.string(), functions: z.number().int() }),
+  /**
+   * The function index: a local agent's file (`written` false when the agent has no folder: a
+   * read creates none), or a stored agent's document (its API path).
+   */
+  function_index: z.object({ path: z.string(), functions: z.number().int(), written: z.boolean().optional() }),
 })
 export type ContextReport = z.output<typeof ContextReport>
 
@@ -198,9 +207,13 @@ export const CompactResult = z.object({
   threshold: z.number().int(),
   summarized_messages: z.number().int(),
   kept: z.array(HistoryMessage),
+  /** Where the new memory is: a local file, or a stored agent's document (its API path). */
   memory_path: z.string().optional(),
   memory_tokens: z.number().int().optional(),
+  /** Where the previous memory was kept: a file in `compact_history/`, or the document's previous version. */
   previous_version: z.string().optional(),
+  /** The new memory itself, when the caller keeps it (`POST /api/agent/compact`: nothing is stored on the server). */
+  memory: z.string().optional(),
   extraction: z
     .object({
       status: z.enum(['saved', 'not_configured', 'failed']),
@@ -210,3 +223,125 @@ export const CompactResult = z.object({
     .optional(),
 })
 export type CompactResult = z.output<typeof CompactResult>
+
+/**
+ * A history to compact on a server: a stored agent's (`POST /api/agents/{agent}/compact`, no
+ * `agent` in the body), or one the caller keeps with its memory (`POST /api/agent/compact`,
+ * `previous_memory` given and the new memory answered, nothing stored).
+ * @example
+ * CompactRequest.parse({ history: [{ role: 'user', content: 'Write chapter 3' }], threshold: 1000 })
+ */
+export const CompactRequest = CompactInput.omit({ agent: true, home: true })
+export type CompactRequest = z.input<typeof CompactRequest>
+
+/**
+ * `POST /api/agent/compact`: a local agent's history compacted by the server (its LLM and
+ * extraction): the previous memory is sent, the new one answered; the server stores no memory.
+ * @example
+ * LocalCompactRequest.parse({ agent: 'book_agent', history, previous_memory: '## Decisions…' })
+ */
+export const LocalCompactRequest = CompactInput.omit({ home: true }).extend({ previous_memory: z.string().max(4_000_000).optional() })
+export type LocalCompactRequest = z.input<typeof LocalCompactRequest>
+
+/**
+ * A document of a stored agent: a path inside the agent (`knowledge.md`, `skills/style.md`).
+ * Segments of letters, digits, `.`, `_`, `-`, none starting with a dot: no `..`, no hidden
+ * file, no absolute path.
+ * @example
+ * AgentDocumentName.parse('skills/style.md')
+ * AgentDocumentName.safeParse('../etc/passwd').success // false
+ */
+export const AgentDocumentName = z
+  .string()
+  .max(200)
+  .regex(
+    /^(?:[\p{L}\p{N}_-][\p{L}\p{N}._-]*\/){0,7}[\p{L}\p{N}_-][\p{L}\p{N}._-]*$/u,
+    'a document name is a relative path of letters, digits, . _ -, no segment starting with a dot',
+  )
+export type AgentDocumentName = z.output<typeof AgentDocumentName>
+
+/**
+ * One version of a stored agent's document (without `content` in lists).
+ * @example
+ * const doc = AgentDocument.parse(await kh.agents.document('book_agent', 'knowledge.md'))
+ */
+export const AgentDocumentInfo = z.object({
+  agent: AgentName,
+  name: z.string(),
+  version: z.number().int(),
+  owner: Owner,
+  scopes: z.array(Scope),
+  bytes: z.number().int(),
+  written_by: z.string(),
+  created_at: z.string(),
+})
+export type AgentDocumentInfo = z.output<typeof AgentDocumentInfo>
+
+/** A document with its content. */
+export const AgentDocument = AgentDocumentInfo.extend({ content: z.string() })
+export type AgentDocument = z.output<typeof AgentDocument>
+
+/**
+ * `PUT /api/agents/{agent}/documents/{name}`: a new version. `scopes` default to the current
+ * version's (a new document: the agent and the writer's first scope); `expected_version` makes
+ * the write conditional (`conflict` when another write came first; 0: only if it does not exist).
+ * @example
+ * WriteAgentDocumentInput.parse({ content: '## @learning\nContract: read, then save.' })
+ */
+export const WriteAgentDocumentInput = z.strictObject({
+  content: z.string(),
+  scopes: z.array(Scope).min(1).max(20).optional(),
+  expected_version: z.number().int().min(0).optional(),
+})
+export type WriteAgentDocumentInput = z.input<typeof WriteAgentDocumentInput>
+
+/**
+ * A stored agent as `GET /api/agents` lists it: its current documents the caller may see.
+ * @example
+ * AgentSummary.parse({ agent: 'book_agent', documents: ['knowledge.md'], updated_at: '2026-11-26T12:00:00.000Z' })
+ */
+export const AgentSummary = z.object({ agent: AgentName, documents: z.array(z.string()), updated_at: z.string() })
+export type AgentSummary = z.output<typeof AgentSummary>
+
+/** `GET /api/agents`. */
+export const AgentList = z.object({ agents: z.array(AgentSummary) })
+export type AgentList = z.output<typeof AgentList>
+
+/** `GET /api/agents/{agent}/documents` (current versions) and `GET /api/agents/{agent}/versions/{name}`. */
+export const AgentDocumentList = z.object({ agent: AgentName, documents: z.array(AgentDocumentInfo) })
+export type AgentDocumentList = z.output<typeof AgentDocumentList>
+
+/**
+ * A knowledge entry as the agent context shows it (the tools' wrapper): `POST /api/agent/knowledge`.
+ * @example
+ * ContextEntry.parse({ id: 'knowledge-…', task: 't', content: 'c', types: ['tool'], tags: {}, scopes: ['public'], resource_ids: [], eval: { score: 3, helpful: 0, harmful: 0 } })
+ */
+export const ContextEntry = SearchResult.pick({ id: true, task: true, content: true, types: true, tags: true, scopes: true, resource_ids: true }).extend({
+  eval: z.object({ score: z.number(), helpful: z.number(), harmful: z.number() }),
+  quality_score: z.number().optional(),
+  owner: z.string().optional(),
+  status: z.string().optional(),
+  version: z.number().int().optional(),
+})
+export type ContextEntry = z.output<typeof ContextEntry>
+
+/**
+ * `POST /api/agent/knowledge`: KnowHub's part of a context that the caller assembles itself
+ * from its own agent folder (the CLI beside a server): the caller's profile entries, entries
+ * related to the task, and the pack catalog it may see.
+ * @example
+ * AgentKnowledgeRequest.parse({ task: 'Write chapter 3', language: 'zh' })
+ */
+export const AgentKnowledgeRequest = z.strictObject({
+  task: z.string().max(MAX_TASK_CHARS).optional(),
+  language: AgentLanguage.optional(),
+})
+export type AgentKnowledgeRequest = z.input<typeof AgentKnowledgeRequest>
+
+/** What `POST /api/agent/knowledge` answers. */
+export const AgentKnowledge = z.object({
+  profile: z.array(ContextEntry),
+  related: z.array(ContextEntry),
+  packs: z.object({ text: z.string(), count: z.number().int() }).optional(),
+})
+export type AgentKnowledge = z.output<typeof AgentKnowledge>

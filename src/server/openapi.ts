@@ -4,7 +4,20 @@
  * query parameters as inputs, responses as outputs).
  */
 import { z } from 'zod'
-import { AgentContextRequest, AssembledContext } from '../core/agent.js'
+import {
+  AgentContextRequest,
+  AgentDocument,
+  AgentDocumentInfo,
+  AgentDocumentList,
+  AgentKnowledge,
+  AgentKnowledgeRequest,
+  AgentList,
+  AssembledContext,
+  CompactRequest,
+  CompactResult,
+  LocalCompactRequest,
+  WriteAgentDocumentInput,
+} from '../core/agent.js'
 import { Deleted, ErrorBody, Health, HubStatus, type OpenApiDocument } from '../core/api.js'
 import { GoalRequest, GoalTree } from '../core/goals.js'
 import {
@@ -66,6 +79,14 @@ const ERRORS = {
   429: json('Error', 'Rate limited (see Retry-After)'),
 }
 
+const agentName = { name: 'agent', in: 'path', required: true, description: 'A stored agent of the caller’s org', schema: { type: 'string' } }
+const documentName = {
+  name: 'name',
+  in: 'path',
+  required: true,
+  description: 'A document path such as knowledge.md or skills/style.md: the rest of the URL path, slashes included',
+  schema: { type: 'string' },
+}
 const knowledgeId = { name: 'id', in: 'path', required: true, schema: { type: 'string' } }
 const resourceId = {
   name: 'id',
@@ -116,6 +137,16 @@ function components(): Record<string, JsonSchema> {
     ResourcePage: schema(ResourceListPage, 'output'),
     AgentContextRequest: schema(AgentContextRequest, 'input'),
     AssembledContext: schema(AssembledContext, 'output'),
+    AgentKnowledgeRequest: schema(AgentKnowledgeRequest, 'input'),
+    AgentKnowledge: schema(AgentKnowledge, 'output'),
+    LocalCompactRequest: schema(LocalCompactRequest, 'input'),
+    CompactRequest: schema(CompactRequest, 'input'),
+    CompactResult: schema(CompactResult, 'output'),
+    AgentList: schema(AgentList, 'output'),
+    AgentDocumentList: schema(AgentDocumentList, 'output'),
+    AgentDocument: schema(AgentDocument, 'output'),
+    AgentDocumentInfo: schema(AgentDocumentInfo, 'output'),
+    WriteAgentDocumentInput: schema(WriteAgentDocumentInput, 'input'),
     GoalRequest: schema(GoalRequest, 'input'),
     GoalTree: schema(GoalTree, 'output'),
     ImportReport: schema(ImportReport, 'output'),
@@ -294,9 +325,69 @@ function resourcePaths(): Record<string, Record<string, unknown>> {
     },
     '/api/agent/context': {
       post: {
-        summary: "An agent's starting context (seed 004): system prompt, compact memory, knowledge wrapped as data, within a token budget, and the report",
+        summary:
+          "The starting context (seed 004) of an agent stored in the caller's org (read; not_found for an agent it cannot see): system prompt, compact memory, knowledge wrapped as data, within a token budget, and the report",
         requestBody: body('AgentContextRequest'),
         responses: { 200: json('AssembledContext'), ...ERRORS },
+      },
+    },
+    '/api/agent/knowledge': {
+      post: {
+        summary:
+          "KnowHub's part of a context the caller assembles from its own agent folder (read): profile entries, entries related to the task, the pack catalog",
+        requestBody: body('AgentKnowledgeRequest', false),
+        responses: { 200: json('AgentKnowledge'), ...ERRORS },
+      },
+    },
+    '/api/agent/compact': {
+      post: {
+        summary:
+          "Compacts a history whose memory the caller keeps (write, the server's LLM): previous_memory in, memory out; extraction saves entries; nothing of the memory is stored",
+        requestBody: body('LocalCompactRequest'),
+        responses: { 200: json('CompactResult'), ...ERRORS },
+      },
+    },
+    '/api/agents': {
+      get: { summary: "The stored agents of the caller's org that it may see (read)", responses: { 200: json('AgentList'), ...ERRORS } },
+    },
+    '/api/agents/{agent}/documents': {
+      get: {
+        summary: 'The current version of each document of a stored agent the caller may see (read)',
+        parameters: [agentName],
+        responses: { 200: json('AgentDocumentList'), ...ERRORS },
+      },
+    },
+    '/api/agents/{agent}/documents/{name}': {
+      get: {
+        summary: 'A document of a stored agent: its current version, or ?version=N (read, a shared scope)',
+        parameters: [agentName, documentName, { name: 'version', in: 'query', required: false, schema: { type: 'integer', minimum: 1 } }],
+        responses: { 200: json('AgentDocument'), ...ERRORS },
+      },
+      put: {
+        summary: 'A new version of a document (write; an existing document needs a shared scope; knowledge_function_index.json is generated)',
+        parameters: [agentName, documentName],
+        requestBody: body('WriteAgentDocumentInput'),
+        responses: {
+          200: json('AgentDocumentInfo'),
+          201: json('AgentDocumentInfo', 'Created (version 1)'),
+          409: json('Error', 'expected_version differs'),
+          ...ERRORS,
+        },
+      },
+    },
+    '/api/agents/{agent}/versions/{name}': {
+      get: {
+        summary: 'Every version of a document, newest first (read)',
+        parameters: [agentName, documentName],
+        responses: { 200: json('AgentDocumentList'), ...ERRORS },
+      },
+    },
+    '/api/agents/{agent}/compact': {
+      post: {
+        summary: "Compacts a stored agent's history into its compact.md (write, the server's LLM); the previous memory stays its previous version",
+        parameters: [agentName],
+        requestBody: body('CompactRequest'),
+        responses: { 200: json('CompactResult'), ...ERRORS },
       },
     },
     '/api/goals': {

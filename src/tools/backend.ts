@@ -15,7 +15,7 @@ import type {
   SearchInput,
   SearchResponse,
 } from '../core/knowledge.js'
-import type { AgentContextRequest, AssembledContext } from '../core/agent.js'
+import type { AgentContextRequest, AssembledContext, CompactRequest, CompactResult } from '../core/agent.js'
 import type { GoalRequest, GoalTree } from '../core/goals.js'
 import type { Resource, SaveResourceInput } from '../core/resources.js'
 import type { SlimInput, SlimResult } from '../core/slim.js'
@@ -56,4 +56,6 @@ export interface ToolBackend {
   goal?(body: GoalRequest): Promise<GoalTree>
   /** `POST /api/agent/context` (seed 004); absent: no `agent-context` MCP prompt. */
   agentContext?(body: AgentContextRequest): Promise<AssembledContext>
+  /** `POST /api/agents/{agent}/compact` (seed 004 compaction; in-process: the agent's folder); absent: no `agent_compact` tool. */
+  agentCompact?(agent: string, body: CompactRequest): Promise<CompactResult>
 }

@@ -10,6 +10,7 @@ import type { PackService } from '../packs/service.js'
 import type { LoadedPack } from '../packs/schema.js'
 import type { ToolBackend } from './backend.js'
 import { ToolDefaults, toolJsonSchema, type AgentTool, type JsonSchema, type ToolContext, type ToolResult } from './define.js'
+import { agentCompactTool } from './agent-compact.js'
 import { goalTool } from './goal.js'
 import { KNOWLEDGE_TOOLS } from './knowledge.js'
 import { packCatalog, packTools, toolPackService } from './packs.js'
@@ -142,7 +143,7 @@ export interface Toolkit {
 
 /**
  * Builds a toolkit: the eight knowledge tools, the `goal` tool when the backend has goal
- * trees, and the three pack tools when packs are given.
+ * trees, `agent_compact` when it compacts agents' histories, and the three pack tools when packs are given.
  * @example
  * const hub = await openKnowHub(config)
  * const kit = createToolkit({ backend: localBackend(hub, hub.config.principal), packs: (await discoverPacks({ projectDir })).packs })
@@ -152,7 +153,12 @@ export interface Toolkit {
 export function createToolkit(options: ToolkitOptions): Toolkit {
   const packService = options.packService ?? toolPackService(options)
   const packs = packService?.available() ?? []
-  const tools: readonly AgentTool[] = [...KNOWLEDGE_TOOLS, ...(options.backend.goal ? [goalTool] : []), ...packTools(packs)]
+  const tools: readonly AgentTool[] = [
+    ...KNOWLEDGE_TOOLS,
+    ...(options.backend.goal ? [goalTool] : []),
+    ...(options.backend.agentCompact ? [agentCompactTool] : []),
+    ...packTools(packs),
+  ]
   const byName = new Map(tools.map((tool) => [tool.name, tool]))
   const context: ToolContext = {
     backend: options.backend,

@@ -1,6 +1,6 @@
 /**
  * examples/agent-loop as an agent (seed 004 + 003) against a real server: the assembled
- * context of an agent in the server's agent home, a goal focused on the task, research saved,
+ * context of an agent stored on the server, a goal focused on the task, research saved,
  * the goal focused again with the new entry injected, then what the run taught extracted by the
  * server's LLM; and with a model (the OpenAI-compatible stub), the model starts from the assembled
  * context and the focused goal tree, and its conversation is extracted at the end.
@@ -12,7 +12,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runAgent } from '../../examples/agent-loop/agent.js'
 import { createClient } from '../../src/client/index.js'
 import { startOpenAIStub, type ChatRequest, type OpenAIStub } from '../helpers/openai-stub.js'
-import { writeTree } from '../packs/helpers.js'
 import { openTestHub, type TestHub } from '../server/helpers.js'
 
 describe('examples/agent-loop as an agent', () => {
@@ -23,7 +22,6 @@ describe('examples/agent-loop as an agent', () => {
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'knowhub-agent-example-'))
-    await writeTree(dir, { 'agents/deployer/knowledge.md': '## @deploy: ship a release\nContract: run the checks first.\n' })
     stub = await startOpenAIStub()
     t = await openTestHub({
       embedder: { provider: 'hashed', dimension: 128 },
@@ -31,6 +29,8 @@ describe('examples/agent-loop as an agent', () => {
       llm: { url: stub.url, model: 'extractor', retries: 0, timeoutMs: 5000 },
     })
     url = (await t.start()).url
+    // The agent is stored on the server (its documents in the store): a server reads no agent folder for a caller.
+    await createClient({ baseUrl: url }).agent.write('deployer', 'knowledge.md', { content: '## @deploy: ship a release\nContract: run the checks first.\n' })
   })
   afterAll(async () => {
     await stub?.close()

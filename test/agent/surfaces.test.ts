@@ -49,15 +49,28 @@ describe('agent surfaces', () => {
     rmSync(dir, { recursive: true, force: true })
   })
 
-  it('HTTP: POST /api/agent/context assembles in the server’s agent home; home and template cannot be chosen by the caller', async () => {
+  it('HTTP: POST /api/agent/context assembles an agent stored on the server (never its agent home); home and template cannot be chosen by the caller', async () => {
     const client = createClient({ baseUrl: server.url })
+    // The folder crawler/ in the server's agent home is not read for a remote caller: the agent is unknown until stored.
+    const unknown = await client.agent.context({ agent: 'crawler' }).catch((e: unknown) => e)
+    expect(isKnowHubClientError(unknown) && unknown.code).toBe('not_found')
+    expect((await client.agent.write('crawler', 'knowledge.md', { content: KNOWLEDGE })).version).toBe(1)
+    await client.agent.write('crawler', 'compact.md', { content: 'Earlier: site A needs a cookie.' })
     const { messages, report } = await client.agent.context({ agent: 'crawler', task: 'log in to site A', budget: 4000 })
     expect(messages.map((m) => m.role)).toEqual(['system', 'assistant'])
     expect(messages[0]!.content).toContain('Contract: use the stored credential')
     expect(messages[0]!.content).toContain('Prefers concise answers')
     expect(messages[1]!.content).toBe('[Loaded compacted memory]\nEarlier: site A needs a cookie.')
     expect(report.used).toBeLessThanOrEqual(4000)
-    expect(report.function_index.path).toBe(join(home, 'crawler', 'knowledge_function_index.json'))
+    expect(report).toMatchObject({ source: 'store', function_index: { path: '/api/agents/crawler/documents/knowledge_function_index.json', written: false } })
+    // The index is stored, generated at the write of knowledge.md: the agent reads it at that path.
+    const stored = JSON.parse((await client.agent.document('crawler', 'knowledge_function_index.json')).content) as {
+      functions: Record<string, { path: string }>
+    }
+    expect(stored.functions.login).toMatchObject({ path: 'knowledge.md' })
+    expect(report.function_index.functions).toBe(Object.keys(stored.functions).length)
+    expect(report.home).toBeUndefined()
+    expect(JSON.stringify(report)).not.toContain(dir)
     for (const body of [{ agent: 'crawler', home: '/etc' }, { agent: 'crawler', template: '/etc/passwd' }, { agent: '../x' }]) {
       const response = await fetch(new URL('/api/agent/context', server.url), {
         method: 'POST',

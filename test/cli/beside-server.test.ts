@@ -104,18 +104,31 @@ describe('the CLI beside a running server', () => {
     expect((await t.hub.resources.list({}, t.hub.config.principal)).items).toEqual([])
   })
 
-  it('agent context runs on the server (its agent home); agent index needs no database', async () => {
+  it('agent context reads the agent folder on this machine and gets knowledge from the server; agent index needs no database', async () => {
     if (t.hub.config.databaseUrl) return
     process.env.KNOWHUB_DATA_DIR = t.dataDir
-    const context = await runCli('agent', 'context', 'deployer', '--task', 'Deploy with pnpm in Docker', '--budget', '4000', '--json')
-    expect(context.code, context.stderr).toBe(0)
-    expect(context.stderr).toContain(`knowhub: the KnowHub server at ${server.url}`)
-    const assembled = JSON.parse(context.stdout) as { messages: { content: string }[]; report: { budget: number } }
-    expect(assembled.report.budget).toBe(4000)
-    expect(assembled.messages.map((m) => m.content).join('\n')).toContain('@deploy')
-    const local = await runCli('agent', 'context', 'deployer', '--home', join(dir, 'agents'))
-    expect(local.code).toBe(1)
-    expect(local.stderr).toContain('--home and --template choose files on this machine')
+    // The server's agent home (its config) holds a deployer too: it must not be what the CLI reads.
+    process.env.KNOWHUB_AGENT_HOME = join(dir, 'my-agents')
+    mkdirSync(join(dir, 'my-agents', 'deployer'), { recursive: true })
+    writeFileSync(join(dir, 'my-agents', 'deployer', 'knowledge.md'), '## @ship: ship from my laptop\nContract: tag first.\n')
+    try {
+      const context = await runCli('agent', 'context', 'deployer', '--task', 'Deploy with pnpm in Docker', '--budget', '4000', '--json')
+      expect(context.code, context.stderr).toBe(0)
+      expect(context.stderr).toContain(`knowhub: the KnowHub server at ${server.url}`)
+      expect(context.stderr).toContain('reading the agent folder "deployer" here, on this machine; knowledge and packs come from that server')
+      const assembled = JSON.parse(context.stdout) as { messages: { content: string }[]; report: { budget: number; source: string } }
+      expect(assembled.report).toMatchObject({ budget: 4000, source: 'folder' })
+      const text = assembled.messages.map((m) => m.content).join('\n')
+      expect(text).toContain('@ship')
+      expect(text).not.toContain('@deploy')
+      // Knowledge came from the server's store: the entry saved there earlier in this file.
+      expect(text).toContain('corepack enable')
+      const local = await runCli('agent', 'context', 'deployer', '--home', join(dir, 'agents'), '--json')
+      expect(local.code, local.stderr).toBe(0)
+      expect(local.stdout).toContain('@deploy')
+    } finally {
+      delete process.env.KNOWHUB_AGENT_HOME
+    }
 
     const index = await runCli('agent', 'index', 'deployer', '--home', join(dir, 'agents'))
     expect(index.code, index.stderr).toBe(0)

@@ -66,6 +66,7 @@ describe('/mcp (streamable HTTP, token mode)', () => {
       'resource_save',
       'resource_get',
       'goal',
+      'agent_compact',
     ])
 
     const call = async (name: string, args: Record<string, unknown>): Promise<CallToolResult> => {

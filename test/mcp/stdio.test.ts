@@ -61,6 +61,7 @@ describe('knowhub mcp (stdio)', () => {
     const { tools } = await client.listTools()
     expect(tools.map((t) => t.name).sort()).toEqual(
       [
+        'agent_compact',
         'goal',
         'knowledge_batch_update',
         'knowledge_extract',
@@ -129,8 +130,8 @@ describe('knowhub mcp (stdio)', () => {
   it('registers no activation tool when no pack is found', async () => {
     const client = await spawnMcp(['--project', join(dir, 'empty-project'), '--no-user'], 'data-2')
     const names = (await client.listTools()).tools.map((t) => t.name)
-    // 9 knowledge tools and the goal tool (the local backend has goal trees).
-    expect(names).toHaveLength(10)
+    // 9 knowledge tools, the goal and agent_compact tools (the local backend has goal trees and agents).
+    expect(names).toHaveLength(11)
     expect(names).not.toContain('knowledge_pack_activate')
   })
 })

@@ -154,6 +154,13 @@ describe('server packs by principal (packs.access)', () => {
 
   it('an agent context over HTTP carries the catalog of the packs its caller may see, by pack-relative paths', async () => {
     const context = async (token: string) => {
+      // The agent is stored in the caller's org first: a server reads no agent folder for a caller.
+      const stored = await fetch(`${server.url}/api/agents/crawler/documents/knowledge.md`, {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ content: '# Crawler' }),
+      })
+      expect(stored.status).toBeLessThan(300)
       const response = await fetch(`${server.url}/api/agent/context`, {
         method: 'POST',
         headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
@@ -167,7 +174,6 @@ describe('server packs by principal (packs.access)', () => {
     const other = await context(beta)
     expect(other).toContain('packs/shared-notes/KNOWLEDGE.md')
     expect(other).not.toContain('acme-brief')
-    // (The agent's own function index is named by its path in the agent home: that is the agent's folder, not a pack's.)
     for (const text of [own, other]) for (const folder of ['acme-packs', 'shared-packs']) expect(text).not.toContain(join(root, folder))
   })
 

@@ -50,6 +50,7 @@ describe('tool definitions', () => {
       'resource_save',
       'resource_get',
       'goal',
+      'agent_compact',
       'knowledge_pack_list',
       'knowledge_pack_activate',
       'knowledge_pack_resolve',

@@ -6,8 +6,8 @@
 import { readFile } from 'node:fs/promises'
 import { Command } from 'commander'
 import { KnowHubError } from '../../../core/errors.js'
-import { withHub } from '../../context.js'
-import { globals, intOption } from '../../options.js'
+import { readConfig, withSession } from '../../context.js'
+import { intOption, serverOptions, sessionOptions } from '../../options.js'
 import { printJson, type Io } from '../../output.js'
 
 /** The messages of a history file (JSON array, or an object with `messages`). */
@@ -26,19 +26,25 @@ async function readHistory(path: string): Promise<unknown> {
 
 /** `knowhub agent compact NAME --history FILE [--threshold N] [--keep-recent N] [--trace ID] [--json]`. */
 export function agentCompactCommand(io: Io): Command {
-  return new Command('compact')
+  return serverOptions(new Command('compact'))
     .description('Compact a long history into the agent’s compact.md with the LLM (past the threshold), then extract knowledge from it')
     .argument('<name>', 'the agent')
     .requiredOption('--history <file>', 'JSON: an array of { role, content }, or { "messages": [...] }')
     .option('--threshold <tokens>', 'compact past this many tokens (default agent.compactThreshold, 70000)', intOption('--threshold'))
     .option('--keep-recent <tokens>', 'recent tokens kept as they are (default a quarter of the threshold)', intOption('--keep-recent'))
     .option('--trace <id>', 'the trace the history belongs to (recorded by extraction)')
-    .option('--home <dir>', 'the agent home')
+    .option('--home <dir>', 'the agent home on this machine')
+    .option('--stored', 'the agent stored on the server (its compact.md document), not the folder on this machine')
     .option('--json', 'print JSON')
     .action(async (name: string, options, command: Command) => {
       const history = await readHistory(options.history)
-      const result = await withHub(globals(command), (hub) =>
-        hub.agent.compact(
+      const where = sessionOptions(command)
+      const config = options.stored ? undefined : (await readConfig(where)).agent
+      const besideNote = options.stored
+        ? `compacting the agent "${name}" stored there`
+        : `that server's LLM compacts; the memory of the agent "${name}" is read and written here, on this machine`
+      const result = await withSession({ ...where, besideNote }, io, (session) =>
+        session.agentCompact(
           {
             agent: name,
             history: history as never,
@@ -46,8 +52,9 @@ export function agentCompactCommand(io: Io): Command {
             ...(options.keepRecent !== undefined ? { keep_recent: options.keepRecent } : {}),
             ...(options.trace !== undefined ? { trace_id: options.trace } : {}),
             ...(options.home !== undefined ? { home: options.home } : {}),
+            ...(options.stored ? { stored: true } : {}),
           },
-          hub.config.principal,
+          config,
         ),
       )
       if (options.json) return printJson(io, result)

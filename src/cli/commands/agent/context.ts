@@ -4,7 +4,7 @@
  */
 import { Command, Option } from 'commander'
 import { processEnv } from '../../env.js'
-import { withSession } from '../../context.js'
+import { readConfig, withSession } from '../../context.js'
 import { collect, globals, intOption, serverOptions, sessionOptions } from '../../options.js'
 import { printJson, type Io } from '../../output.js'
 
@@ -16,22 +16,36 @@ export function agentContextCommand(io: Io): Command {
     .option('--task <text>', 'the task: entries related to it are added')
     .option('--file <path>', 'a knowledge file inside the agent folder (repeatable)', collect, [])
     .option('--budget <tokens>', 'token budget of the whole context', intOption('--budget'))
-    .option('--home <dir>', 'the agent home (default: agent.home, KNOWHUB_AGENT_HOME or ~/.agent)')
+    .option('--home <dir>', 'the agent home on this machine (default: agent.home, KNOWHUB_AGENT_HOME or ~/.agent)')
     .option('--template <file>', 'a system-prompt template instead of the agent’s own or the default')
+    .option('--stored', 'the agent stored on the server (its documents in the store, /api/agents/NAME), not the folder on this machine')
     .addOption(new Option('--language <lang>', 'language of the defaults and labels').choices(['en', 'zh']))
     .option('--json', 'print JSON: { messages, report }')
-    .addHelpText('after', '\nExample:\n  knowhub agent context book_agent --task "Write chapter 3" --budget 8000')
+    .addHelpText(
+      'after',
+      '\nThe agent folder is read by this command, on this machine, also beside a running server (which gives the knowledge and packs).\n' +
+        'Example:\n  knowhub agent context book_agent --task "Write chapter 3" --budget 8000',
+    )
     .action(async (name: string, options, command: Command) => {
-      const result = await withSession(sessionOptions(command), io, (session) =>
-        session.agentContext({
-          agent: name,
-          knowledgeFiles: options.file,
-          ...(options.task !== undefined ? { task: options.task } : {}),
-          ...(options.budget !== undefined ? { budget: options.budget } : {}),
-          ...(options.home !== undefined ? { home: options.home } : {}),
-          ...(options.template !== undefined ? { template: options.template } : {}),
-          ...(options.language !== undefined ? { language: options.language } : {}),
-        }),
+      const where = sessionOptions(command)
+      const config = options.stored ? undefined : (await readConfig(where)).agent
+      const besideNote = options.stored
+        ? `assembling the context of the agent "${name}" stored there`
+        : `reading the agent folder "${name}" here, on this machine; knowledge and packs come from that server`
+      const result = await withSession({ ...where, besideNote }, io, (session) =>
+        session.agentContext(
+          {
+            agent: name,
+            knowledgeFiles: options.file,
+            ...(options.task !== undefined ? { task: options.task } : {}),
+            ...(options.budget !== undefined ? { budget: options.budget } : {}),
+            ...(options.home !== undefined ? { home: options.home } : {}),
+            ...(options.template !== undefined ? { template: options.template } : {}),
+            ...(options.language !== undefined ? { language: options.language } : {}),
+            ...(options.stored ? { stored: true } : {}),
+          },
+          config,
+        ),
       )
       if (options.json) return printJson(io, result)
       for (const message of result.messages) io.out(`===== ${message.role} =====\n${message.content}\n`)
@@ -43,7 +57,10 @@ export function agentContextCommand(io: Io): Command {
           `${part.status.padEnd(9)} ${part.name.padEnd(20)} ${String(part.tokens).padStart(6)} / ${part.original_tokens}${items}${part.reason ? `  (${part.reason})` : ''}`,
         )
       }
-      io.out(`function index: ${report.function_index.path} (${report.function_index.functions} functions)`)
+      const index = report.function_index
+      io.out(
+        `function index: ${index.path} (${index.functions} functions${index.written === false && report.source === 'folder' ? '; not written: the agent folder does not exist' : ''})`,
+      )
     })
 }
 
