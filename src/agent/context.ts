@@ -35,6 +35,8 @@ import { checkTemplate, renderTemplate, type Placeholder } from './template.js'
 export interface AgentSettings {
   home?: string | undefined
   language: AgentLanguage
+  /** No language configured: an assembly without one takes it from the agent (name, task, knowledge.md), else `language`. */
+  detectLanguage?: boolean | undefined
   budget: number
   maxFileBytes: number
   profileLimit: number
@@ -227,9 +229,10 @@ export async function gatherKnowledge(
 function drafts(files: LoadedFiles, knowledge: GatheredKnowledge, task: string, labels: AgentLabels): DraftPart[] {
   const file = (name: string, f: SourceFile | undefined, mandatory = false): DraftPart =>
     f ? { name, role: 'system', mandatory, path: f.ref, text: f.text } : { name, role: 'system', mandatory, absent: 'no such file' }
+  // The task first: the shortest mandatory part, and the one a context is for (a small budget shortens self-awareness, never the task).
   return [
-    file('self_awareness.md', files.selfAwareness, true),
     { name: 'task', role: 'system', mandatory: true, text: task },
+    file('self_awareness.md', files.selfAwareness, true),
     file('knowledge.md', files.knowledge),
     ...files.extra.map((f) => file(`file:${f.name}`, f)),
     files.compact
@@ -245,6 +248,21 @@ function drafts(files: LoadedFiles, knowledge: GatheredKnowledge, task: string, 
       ? { name: 'knowledge_packs', role: 'system', mandatory: false, text: knowledge.packs.text }
       : { name: 'knowledge_packs', role: 'system', mandatory: false, absent: 'no knowledge packs found' },
   ]
+}
+
+/**
+ * The language of an agent from its own texts: Chinese when Han characters make at least a fifth
+ * of its letters (a Chinese text keeps English terms such as TypeScript), English when it has
+ * letters and fewer; undefined with no letters at all.
+ * @example
+ * agentLanguageOf(['写作助手', '写第三章']) // 'zh'
+ */
+export function agentLanguageOf(texts: readonly string[]): AgentLanguage | undefined {
+  const text = texts.join('\n').slice(0, 20_000)
+  const han = text.match(/\p{Script=Han}/gu)?.length ?? 0
+  const latin = text.match(/\p{Script=Latin}/gu)?.length ?? 0
+  if (han + latin === 0) return undefined
+  return han * 5 >= han + latin ? 'zh' : 'en'
 }
 
 /** The messages of the filled parts: the system prompt, then the compact memory as an assistant message. */
@@ -284,7 +302,10 @@ export interface AssemblyParts {
  */
 export async function assembleFrom(parts: AssemblyParts, input: z.output<typeof AssembleContextInput>): Promise<AssembledContext> {
   const { settings, source } = parts
-  const language = input.language ?? settings.language
+  const language =
+    input.language ??
+    (settings.detectLanguage ? agentLanguageOf([input.agent, input.task ?? '', (await source.read(AGENT_FILES.knowledge))?.text ?? '']) : undefined) ??
+    settings.language
   const labels = agentLabels(language)
   const budget = input.budget ?? settings.budget
   const files = await loadFiles(input, source, language, settings)

@@ -86,6 +86,7 @@ export function agentSettings(config: AgentServiceDeps['config'] = {}): AgentSet
   return {
     home: config.home,
     language: config.language ?? 'en',
+    detectLanguage: config.language === undefined,
     budget: config.budget ?? 16_000,
     maxFileBytes: config.maxFileBytes ?? 1_048_576,
     profileLimit: config.profileLimit ?? 50,

@@ -150,6 +150,23 @@ describe('assembleContext', () => {
     expect(index.duplicates.map((d) => [d.name, d.line])).toEqual([['批量创建智能体', 9]])
   })
 
+  it('a Chinese agent gets the Chinese defaults without --language; an English one the English; a configured language wins', async () => {
+    await writeTree(home, {
+      '写作助手/knowledge.md': '# 知识\n\n## @润色\n按读者习惯调整语气，保留 TypeScript 术语。\n',
+      '写作助手/compact.md': '已完成第二章。',
+      'book_agent/knowledge.md': KNOWLEDGE_MD,
+    })
+    const zh = await agent.assembleContext({ agent: '写作助手', task: '写第三章', principal: alice })
+    expect(zh.report.language).toBe('zh')
+    expect(zh.messages[0]!.content).toContain('你是智能体「写作助手」')
+    expect(zh.messages[1]!.content.startsWith('[已加载历史压缩记忆]\n')).toBe(true)
+    // A Chinese task alone makes an agent without files Chinese too; English text stays English.
+    expect((await agent.assembleContext({ agent: 'helper', task: '整理本周的会议纪要', principal: alice })).report.language).toBe('zh')
+    expect((await agent.assembleContext({ agent: 'book_agent', task: 'Write chapter 3 about 北京', principal: alice })).report.language).toBe('en')
+    const configured = createAgentService({ store, knowledge, config: { home, language: 'en' } })
+    expect((await configured.assembleContext({ agent: '写作助手', task: '写第三章', principal: alice })).report.language).toBe('en')
+  })
+
   it('named knowledge files go into the system prompt; paths outside the agent folder are refused', async () => {
     await writeTree(home, { 'book_agent/skills/style.md': 'Short sentences.', 'secret.md': 'outside', 'other/x.md': 'x' })
     const { messages, report } = await agent.assembleContext({ agent: 'book_agent', knowledgeFiles: ['skills/style.md'], principal: alice })
@@ -238,6 +255,16 @@ describe('assembleContext', () => {
       expect(part.original_tokens, name).toBeGreaterThan(0)
     }
     expect(messages.some((m) => m.role === 'assistant')).toBe(false)
+  })
+
+  it('a small budget shortens self-awareness, never the task: the task is mandatory and comes whole', async () => {
+    const task = 'Write chapter 3: the storm at sea, told by the ship’s cook'
+    const { messages, report } = await agent.assembleContext({ agent: 'book_agent', task, budget: 300, principal: alice })
+    expect(report.used).toBeLessThanOrEqual(300)
+    const part = (name: string) => report.parts.find((p) => p.name === name)!
+    expect(part('task')).toMatchObject({ status: 'included', tokens: countTokens(task) })
+    expect(messages[0]!.content).toContain(task)
+    expect(['truncated', 'included']).toContain(part('self_awareness.md').status)
   })
 
   it('a middle budget keeps the high-priority parts whole and cuts the rest, within the budget', async () => {
