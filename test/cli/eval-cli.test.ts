@@ -11,6 +11,7 @@ import type { EvalReport } from '../../src/cli/commands/eval.js'
 import { runCli } from '../helpers/cli.js'
 
 const ZH_AGENT = resolve(import.meta.dirname, '..', '..', 'bench', 'data', 'zh-agent')
+const SMALL_STORES = resolve(import.meta.dirname, '..', '..', 'bench', 'data', 'small-stores')
 
 let dir: string
 const run = runCli
@@ -142,6 +143,35 @@ describe('knowhub eval', () => {
     const easy = report.runs[0]?.per_query?.find((q) => q.id === 'cq03')
     expect(easy?.ranked.slice(0, 3)).toContain('c03')
     expect(report.runs[0]?.['recall@10']).toBeGreaterThan(0.5)
+  })
+
+  it('measures precision on a completely judged set: the issue 26 store (--limit 14), per language, and context precision on its task', async () => {
+    const table = await run('eval', SMALL_STORES, '--limit', '14', '--embedder', 'hashed')
+    expect(table.code, table.stderr).toBe(0)
+    expect(table.stdout).toMatch(/P@3\s+P@5\s+unrel@3\s+unrel@5\s+empty@5\s+hit@5\s+nDCG@10\s+R@10\s+no-ans@5/)
+    expect(table.stdout).toMatch(/small-stores\s+hybrid\s+en\s+10\s+8\s+2\s/)
+    expect(table.stdout).toMatch(/context precision/)
+
+    const json = await run('eval', SMALL_STORES, '--limit', '14', '--embedder', 'hashed', '--json', '--per-query')
+    expect(json.code, json.stderr).toBe(0)
+    const report = JSON.parse(json.stdout) as EvalReport
+    const by = new Map((report.precision ?? []).map((m) => [m.lang, m]))
+    expect([...by.keys()]).toEqual(['all', 'en', 'zh'])
+    // mix-newuser: 13 queries (10 answerable, 3 about nothing stored) and one task
+    expect(by.get('all')).toMatchObject({ mode: 'hybrid', queries: 14, answerable: 11, no_answer: 3 })
+    expect(by.get('zh')).toMatchObject({ queries: 4, answerable: 3, no_answer: 1 })
+    const perQuery = by.get('all')!.per_query!
+    expect(perQuery.map((q) => q.id)).toEqual(Array.from({ length: 14 }, (_, i) => `mix-newuser-q${String(i + 1).padStart(2, '0')}`))
+    // the issue's known-easy query finds its entry first; every result is one of the store's entries
+    expect(perQuery.find((q) => q.id === 'mix-newuser-q02')?.top3[0]).toBe('mix-newuser-e02')
+    for (const q of perQuery) for (const id of q.top10) expect(id).toMatch(/^mix-newuser-e\d\d$/)
+    for (const at of by.get('all')!.at) {
+      const lists = perQuery.map((q) => (at.k === 3 ? q.top3 : q.top5))
+      expect(at.returned).toBe(lists.reduce((sum, l) => sum + l.length, 0))
+    }
+    const [context] = report.context_precision ?? []
+    expect(context).toMatchObject({ lang: 'all', tasks: 1 })
+    expect(context!.goal_focus.entries).toBeLessThanOrEqual(3)
   })
 
   it('takes real sets as they come: skips blank lines and blank queries or documents with warnings, stores long documents, honours meta.scope', async () => {

@@ -5,6 +5,7 @@
  */
 import { resolve } from 'node:path'
 import { describe, expect, it } from 'vitest'
+import { checkSet } from '../../bench/check-set.js'
 import { convOf, loadRetrievalSet } from '../../src/eval/dataset.js'
 
 const SMALL_STORES = resolve(import.meta.dirname, '..', '..', 'bench', 'data', 'small-stores')
@@ -14,8 +15,12 @@ describe('the small-stores retrieval set', async () => {
   const docs = new Map(set.docs.map((d) => [d.id, d]))
   const meta = (q: (typeof set.queries)[number]) => q.meta as { lang?: string; kind?: string; judged?: string }
 
-  it('loads without a warning', () => {
+  it('loads without a warning, and the set check finds no problem (a completely judged query may have no judgement)', () => {
     expect(set.warnings).toEqual([])
+    expect(checkSet(set).problems).toEqual([])
+    // a query not judged completely and without a judgement is still a problem
+    const unjudged = { ...set, complete: new Set([...set.complete].filter((id) => id !== 'mix-newuser-q11')) }
+    expect(checkSet(unjudged).problems).toEqual(['queries.jsonl: mix-newuser-q11: no judgement'])
   })
 
   it('has at least 30 stores of 8 to 40 entries, each with queries', () => {
