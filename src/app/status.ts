@@ -24,6 +24,7 @@ export async function hubStatus(hub: {
   const { config } = hub
   return {
     database: config.databaseUrl ? 'postgres' : 'pglite',
+    reach: 'hub',
     location: config.databaseUrl ? new URL(config.databaseUrl).host : config.dataDir,
     pgvector: hub.store.pgvector,
     embedder: { model: hub.embedder.model, dimension: hub.embedder.dimension },

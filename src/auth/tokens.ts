@@ -156,6 +156,15 @@ export function createTokenService(deps: TokenServiceDeps) {
     /** The token's id and principal, or undefined when it is unknown, revoked or expired. */
     verify: verifier.verify,
 
+    /** The id and principal of the token with this id while it is active (a dashboard session's token), or undefined. */
+    async verifyId(id: string): Promise<VerifiedToken | undefined> {
+      if (!TOKEN_ID.test(id)) return undefined
+      const record = await repo.get(id)
+      const now = clock.now()
+      if (!record || record.revoked_at || (record.expires_at && record.expires_at <= now)) return undefined
+      return { id: record.id, principal: Principal.parse(record.principal) }
+    },
+
     /** The principal a token authenticates as, or undefined. */
     async authenticate(token: string): Promise<Principal | undefined> {
       return (await verifier.verify(token))?.principal

@@ -112,7 +112,7 @@ export function loadConfig(env: Env = processEnv(), options: { configFile?: stri
   if (provider && (file.embedder as { provider?: unknown } | undefined)?.provider !== provider) config.embedder = {}
   const given = CONFIG_ENV.filter(({ variable, path }) => env[variable] && (provider || !path.startsWith('embedder.')))
   if (given.some(({ path }) => path.startsWith('principal.')))
-    config.principal = { permissions: ['read', 'write', 'secrets:read', 'admin'], ...(file.principal as object | undefined) }
+    config.principal = { permissions: ['read', 'write', 'secrets:read', 'admin', 'hub:admin'], ...(file.principal as object | undefined) }
   for (const { variable, path, kind = 'text' } of given) {
     const slot = atPath(config, path)
     slot.set(envValue(variable, env[variable]!, kind, slot.get()))

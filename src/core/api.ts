@@ -68,8 +68,13 @@ export type OpenApiDocument = z.output<typeof OpenApiDocument>
  */
 export const HubStatus = z.object({
   database: z.enum(['postgres', 'pglite']),
-  /** The server's host, or the embedded database's folder. */
-  location: z.string(),
+  /**
+   * `hub` for the hub operator; `org` for an org admin, who sees its org's counts (entries
+   * visible through its own ids) and neither the data location nor the hub's LLM usage.
+   */
+  reach: z.enum(['hub', 'org']).default('hub'),
+  /** The server's host, or the embedded database's folder (hub operator only). */
+  location: z.string().optional(),
   pgvector: z.boolean(),
   embedder: z.object({ model: z.string(), dimension: z.number().int() }),
   vectors: z.enum(['ready', 'mismatch']),

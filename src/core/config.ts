@@ -278,7 +278,8 @@ export const KnowHubConfig = z.object({
     .object({ key: z.string().min(1).optional(), keyFile: z.string().min(1).optional(), readOnly: z.boolean().default(false) })
     .default({ readOnly: false }),
   /** The principal used by the CLI and by the server in local mode. */
-  principal: Principal.default({ user: 'local', permissions: ['read', 'write', 'secrets:read', 'admin'] }),
+  // The local principal is the hub operator (src/auth/policy.ts): it runs the hub on its machine.
+  principal: Principal.default({ user: 'local', permissions: ['read', 'write', 'secrets:read', 'admin', 'hub:admin'] }),
   /** Largest accepted entry content, in bytes. */
   maxContentBytes: z.number().int().positive().default(1_048_576),
   /** How searches run. */

@@ -16,8 +16,11 @@ export type Scope = z.infer<typeof Scope>
 export const Owner = Scope.refine((s) => s !== 'public', 'owner cannot be public')
 export type Owner = z.infer<typeof Owner>
 
-/** What a principal may do. `admin` implies every other permission. */
-export const Permission = z.enum(['read', 'write', 'secrets:read', 'admin'])
+/**
+ * What a principal may do. `admin` (an org admin) implies read, write and secrets:read;
+ * `hub:admin` (the hub operator, see src/auth/policy.ts) implies every other permission.
+ */
+export const Permission = z.enum(['read', 'write', 'secrets:read', 'admin', 'hub:admin'])
 export type Permission = z.infer<typeof Permission>
 
 const Id = z.string().regex(SCOPE_ID, 'ids are 1-128 characters: letters, digits and . _ @ + -')
@@ -92,7 +95,9 @@ export function visibleScopes(principal: Principal): Scope[] {
 }
 
 export function hasPermission(principal: Principal, permission: Permission): boolean {
-  return principal.permissions.includes('admin') || principal.permissions.includes(permission)
+  const p = principal.permissions
+  if (p.includes(permission) || p.includes('hub:admin')) return true
+  return permission !== 'hub:admin' && p.includes('admin')
 }
 
 /** Throws `forbidden` unless the principal has the permission. */
@@ -113,7 +118,7 @@ export function requirePermission(principal: Principal, permission: Permission):
 export function assertWritableScopes(principal: Principal, scopes: readonly string[]): void {
   const own = memberScopes(principal)
   const foreign = [...new Set(scopes.filter((scope) => scope !== 'public' && !own.includes(scope)))]
-  const publicRefused = scopes.includes('public') && !principal.permissions.includes('admin')
+  const publicRefused = scopes.includes('public') && !hasPermission(principal, 'admin')
   if (foreign.length === 0 && !publicRefused) return
   const refused = [...foreign, ...(publicRefused ? ['public'] : [])]
   const reasons: string[] = []
@@ -139,9 +144,13 @@ function splitScope(value: string): readonly [kind: string, id: string] {
   return [value.slice(0, at), value.slice(at + 1)]
 }
 
-/** True when the principal is the owner (owner is one of its own `kind:id`) or an admin. */
+/**
+ * True when the principal may act as `owner`: it is one of its own `kind:id`, or the principal
+ * is the hub operator (`hub:admin`). An org admin is no exception: src/auth/policy.ts decides
+ * what an admin may change (`mayManage`).
+ */
 export function canManage(principal: Principal, owner: string): boolean {
-  return principal.permissions.includes('admin') || memberScopes(principal).includes(owner)
+  return principal.permissions.includes('hub:admin') || memberScopes(principal).includes(owner)
 }
 
 /**

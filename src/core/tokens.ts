@@ -33,7 +33,7 @@ export type CreateTokenInput = z.input<typeof CreateTokenInput>
  * tokenPermissionWarnings(['read', 'write']) // ['this token may store secrets … but not read them …']
  */
 export function tokenPermissionWarnings(permissions: readonly string[]): string[] {
-  const reads = permissions.includes('secrets:read') || permissions.includes('admin')
+  const reads = permissions.includes('secrets:read') || permissions.includes('admin') || permissions.includes('hub:admin')
   if (permissions.includes('write') && !reads)
     return [
       'this token may store secrets (a resource secure_body, with write) but not read them back (no secrets:read): add --perm secrets:read if its holder should read what it stores',

@@ -17,7 +17,6 @@ import {
 } from '../core/knowledge.js'
 import {
   assertWritableScopes,
-  canManage,
   defaultOwnerOf,
   defaultWriteScopes,
   foreignOwnerError,
@@ -31,6 +30,7 @@ import type { KnowledgeContext } from './context.js'
 import { embeddingText, searchDocument } from './document.js'
 import { pinResources } from './resource-pins.js'
 import { entryNotFound, requireManaged, requireVisible, toEntries, toEntry } from './view.js'
+import { mayNameOwner } from '../auth/policy.js'
 
 /** A page of entries, newest first, and the cursor of the next page (null on the last). */
 /** A page of entries: the core's response shape. */
@@ -68,7 +68,7 @@ export function newEntryRecord(input: z.output<typeof SaveKnowledgeInput>, princ
   if (scopes.length === 0) throw new KnowHubError('forbidden', 'The caller belongs to no scope it could write to')
   assertWritableScopes(principal, scopes)
   const owner = input.owner ?? defaultOwner(principal, input.source.agent_id)
-  if (!canManage(principal, owner)) throw foreignOwnerError(principal, owner, 'entries')
+  if (!mayNameOwner(principal, owner)) throw foreignOwnerError(principal, owner, 'entries')
   const source = Source.parse({
     ...input.source,
     timestamp: input.source.timestamp ?? now.toISOString(),

@@ -7,7 +7,7 @@
  */
 import { randomBytes } from 'node:crypto'
 import type { ExtractItem, ExtractResult } from '../core/extract.js'
-import { canManage, visibleScopes, type Principal } from '../core/principal.js'
+import { visibleScopes, type Principal } from '../core/principal.js'
 import type { Clock } from '../core/clock.js'
 import type { Logger } from '../core/logger.js'
 import type { LlmProvider } from '../llm/index.js'
@@ -17,6 +17,7 @@ import type { KnowledgeService } from './service.js'
 import type { ExecutionContext } from './extract-context.js'
 import type { Proposal } from './extract-prompt.js'
 import { settleSecrets, type FoundSecret } from './extract-secrets.js'
+import { mayManage } from '../auth/policy.js'
 
 /**
  * A restated (or extended) user profile moves 30 % of the way to confidence 0.95:
@@ -147,7 +148,7 @@ async function writeItem(deps: ExtractionDeps, item: PlannedItem, shown: Extract
   const { principal, context } = options
   if (item.action !== 'add' && item.existing) {
     const existing = await deps.knowledge.get(item.existing.id, principal)
-    if (item.action === 'noop' || canManage(principal, existing.owner)) {
+    if (item.action === 'noop' || mayManage(principal, existing)) {
       if (item.action === 'update') {
         const resource_ids = [...new Set([...existing.resource_ids, ...shown.resource_ids])]
         await deps.knowledge.edit(

@@ -5,13 +5,14 @@
  */
 import { KnowHubError } from '../core/errors.js'
 import { BatchFeedbackInput, FeedbackInput, type FeedbackRecord, type BatchFeedbackResult, type KnowledgeEntry } from '../core/knowledge.js'
-import { canManage, defaultOwnerOf, requirePermission, visibleScopes, type Principal } from '../core/principal.js'
+import { defaultOwnerOf, requirePermission, visibleScopes, type Principal } from '../core/principal.js'
 import { parseWith } from '../core/validate.js'
 import type { KnowledgeRecord } from '../store/knowledge.js'
 import type { KnowledgeContext } from './context.js'
 import { embeddingText, searchDocument } from './document.js'
 import { evolveContent } from './evolve.js'
 import { requireVisible, toEntry } from './view.js'
+import { mayManage } from '../auth/policy.js'
 
 /** The body of `POST /api/knowledge/batch_update`'s answer: items fail independently. */
 export type { BatchFeedbackResult } from '../core/knowledge.js'
@@ -41,7 +42,7 @@ async function prepareEvolution(
     )
   }
   requirePermission(principal, 'write')
-  if (!canManage(principal, record.owner)) {
+  if (!mayManage(principal, record)) {
     throw new KnowHubError(
       'forbidden',
       `Only the owner (${record.owner}) or an admin may evolve entry ${record.id}; helpful and harmful cases and score votes stay open to every writer who can see it`,
@@ -112,7 +113,7 @@ export async function giveFeedback(ctx: KnowledgeContext, id: string, raw: unkno
   }
   const evolution = input.evolve_feedback !== undefined ? await prepareEvolution(ctx, record, input.evolve_feedback, principal, pending) : undefined
   const feedback = ctx.store.knowledge
-  const manager = canManage(principal, record.owner)
+  const manager = mayManage(principal, record)
   const giver = { id: feedbackGiver(principal), manager }
   if (input.add_helpful_case) record = (await feedback.addFeedback(id, visible, 'helpful', recorded(input.add_helpful_case), giver, now)) ?? record
   if (input.add_harmful_case) record = (await feedback.addFeedback(id, visible, 'harmful', recorded(input.add_harmful_case), giver, now)) ?? record

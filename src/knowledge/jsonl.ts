@@ -3,7 +3,7 @@ import type { Clock } from '../core/clock.js'
 import { newKnowledgeId } from '../core/ids.js'
 import { KnowledgeExportLine, SaveKnowledgeInput, type FeedbackRecord, type ImportReport, type KnowledgeVersion } from '../core/knowledge.js'
 import type { Logger } from '../core/logger.js'
-import { assertWritableScopes, canManage, requirePermission, type Principal } from '../core/principal.js'
+import { assertWritableScopes, requirePermission, type Principal } from '../core/principal.js'
 import { checkJsonLimits } from '../core/json-limits.js'
 import { toValidationIssues } from '../core/validate.js'
 import type { Embedder } from '../embed/embedder.js'
@@ -11,6 +11,7 @@ import type { ImportItem, KnowledgeRecord } from '../store/knowledge.js'
 import type { Store } from '../store/store.js'
 import { embeddingText, searchDocument } from './document.js'
 import { newEntryRecord } from './entries.js'
+import { mayNameOwner } from '../auth/policy.js'
 
 export interface ImportOptions {
   /** `atomic` (default): any bad line imports nothing. `partial`: good lines are imported, bad ones reported. */
@@ -96,7 +97,7 @@ export function checkLine(text: string, line: number, deps: ImportDeps): Checked
   const entry = parsed.data
   checkSize(entry.content, deps)
   assertWritableScopes(deps.principal, entry.scopes)
-  if (!canManage(deps.principal, entry.owner)) throw new KnowHubError('forbidden', `owner ${entry.owner} is not one of your ids`, { owner: entry.owner })
+  if (!mayNameOwner(deps.principal, entry.owner)) throw new KnowHubError('forbidden', `owner ${entry.owner} is not one of your ids`, { owner: entry.owner })
   for (const date of [entry.created_at, entry.updated_at]) {
     if (Number.isNaN(new Date(date).getTime())) throw new KnowHubError('invalid_import', `invalid date "${date}"`)
   }

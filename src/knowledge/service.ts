@@ -49,8 +49,8 @@ export interface KnowledgeService {
   vectorState(): VectorState
   /** Builds the embedded store's in-memory full-text index ahead of the first search. */
   warmUp(): Promise<void>
-  /** How many entries are stored (any status, any scope: for operators' status output). */
-  count(): Promise<number>
+  /** How many entries are stored (any status; any scope for the operators' status, or those visible through `visible`). */
+  count(visible?: readonly string[]): Promise<number>
   save(raw: unknown, principal: Principal): Promise<KnowledgeEntry>
   get(id: string, principal: Principal): Promise<KnowledgeEntry>
   /** Previous versions of an entry, oldest first. */
@@ -104,7 +104,7 @@ export async function createKnowledgeService(deps: KnowledgeServiceDeps): Promis
   return {
     vectorState: () => ctx.vectorState(),
     warmUp,
-    count: () => ctx.store.knowledge.count(),
+    count: (visible) => ctx.store.knowledge.count(visible),
     search,
     save: (raw, principal) => saveEntry(ctx, raw, principal),
     get: (id, principal) => getEntry(ctx, id, principal),

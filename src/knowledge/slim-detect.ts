@@ -5,12 +5,13 @@
  */
 import { decodeCursor, encodeCursor } from '../core/cursor.js'
 import { KnowledgeId } from '../core/knowledge.js'
-import { canManage, type Principal } from '../core/principal.js'
+import type { Principal } from '../core/principal.js'
 import type { SlimSkipped } from '../core/slim.js'
 import { segment } from '../core/text/index.js'
 import { l2normalize } from '../embed/vector.js'
 import type { KnowledgeRecord } from '../store/knowledge.js'
 import type { Store } from '../store/store.js'
+import { mayManage } from '../auth/policy.js'
 
 /** Union-find over indexes 0..n-1. */
 export function unionFind(n: number) {
@@ -127,8 +128,12 @@ export interface DuplicateGroups {
  */
 export function findDuplicates(items: readonly WindowItem[], principal: Principal, threshold: number, minOverlap: number): DuplicateGroups {
   const n = items.length
-  const managed = items.map((item) => canManage(principal, item.record.owner))
+  const managed = items.map((item) => mayManage(principal, item.record))
+  // A group key: one scope set and one owner. A merged entry has one owner, so merging entries
+  // of several owners would hand the others' text to the lead's owner (who could then edit or
+  // delete it): near-duplicates of different owners stay apart (`owners_differ`).
   const scopeKeys = items.map((item) => scopeKey(item.record.scopes))
+  const groupKeys = items.map((item, i) => `${scopeKeys[i]}\n\n${item.record.owner}`)
   const all = unionFind(n)
   const mine = unionFind(n)
   const similarity = new Map<string, number>()
@@ -139,13 +144,13 @@ export function findDuplicates(items: readonly WindowItem[], principal: Principa
       similarity.set(`${i}:${j}`, cos)
       all.union(i, j)
       // Only entries with identical scopes merge: a merged text is readable exactly where each original was.
-      if (managed[i] && managed[j] && scopeKeys[i] === scopeKeys[j]) mine.union(i, j)
+      if (managed[i] && managed[j] && groupKeys[i] === groupKeys[j]) mine.union(i, j)
     }
   }
   const pairCosine = (i: number, j: number) => similarity.get(`${Math.min(i, j)}:${Math.max(i, j)}`) ?? dot(items[i]!.vector, items[j]!.vector)
   return {
     mergeable: mine.groups(),
-    skipped: skippedGroups(items, all.groups(), managed, scopeKeys),
+    skipped: skippedGroups(items, all.groups(), managed, scopeKeys, groupKeys),
     similarity(group) {
       let low = 1
       for (let a = 0; a < group.length; a++) for (let b = a + 1; b < group.length; b++) low = Math.min(low, pairCosine(group[a]!, group[b]!))
@@ -155,7 +160,7 @@ export function findDuplicates(items: readonly WindowItem[], principal: Principa
 }
 
 /** Near-duplicate groups that hold entries the caller may not manage, or several scope sets. */
-function skippedGroups(items: readonly WindowItem[], groups: number[][], managed: boolean[], scopeKeys: string[]): SlimSkipped[] {
+function skippedGroups(items: readonly WindowItem[], groups: number[][], managed: boolean[], scopeKeys: string[], groupKeys: string[]): SlimSkipped[] {
   const skipped: SlimSkipped[] = []
   for (const group of groups) {
     const foreign = group.filter((i) => !managed[i]).map((i) => items[i]!.record.id)
@@ -177,6 +182,24 @@ function skippedGroups(items: readonly WindowItem[], groups: number[][], managed
         `Not merged across scopes: ${own.map((i) => `${items[i]!.record.id} (${items[i]!.record.scopes.join(', ')})`).join('; ')}. ` +
         'A merge would change who can read these texts; near-duplicates with identical scopes are merged among themselves. Align the scopes first (PATCH scopes) to merge them.',
     })
+  }
+  for (const group of groups) {
+    const own = group.filter((i) => managed[i])
+    const owners = [...new Set(own.map((i) => items[i]!.record.owner))]
+    if (owners.length < 2) continue
+    // Within one scope set, more than one owner: each owner's part merges on its own.
+    const sameScopes = new Map<string, number[]>()
+    for (const i of own) sameScopes.set(scopeKeys[i]!, [...(sameScopes.get(scopeKeys[i]!) ?? []), i])
+    for (const part of sameScopes.values()) {
+      if (new Set(part.map((i) => groupKeys[i])).size < 2) continue
+      skipped.push({
+        ids: part.map((i) => items[i]!.record.id),
+        reason: 'owners_differ',
+        message:
+          `Not merged across owners: ${part.map((i) => `${items[i]!.record.id} (${items[i]!.record.owner})`).join('; ')}. ` +
+          'A merged entry has one owner, who could then edit or delete the others’ text; near-duplicates of one owner are merged among themselves.',
+      })
+    }
   }
   return skipped
 }

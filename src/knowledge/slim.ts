@@ -23,7 +23,7 @@ import { KnowHubError, isKnowHubError } from '../core/errors.js'
 import { KnowledgeId, MAX_CONTENT_BYTES } from '../core/knowledge.js'
 import type { Logger } from '../core/logger.js'
 import { noopLogger } from '../core/logger.js'
-import { assertWritableScopes, canManage, requirePermission, visibleScopes, type Principal } from '../core/principal.js'
+import { assertWritableScopes, requirePermission, visibleScopes, type Principal } from '../core/principal.js'
 import { SlimInput, type SlimGroup, type SlimResult, type SlimSkipped, type UnmergeResult } from '../core/slim.js'
 import { parseWith } from '../core/validate.js'
 import type { Embedder } from '../embed/embedder.js'
@@ -33,6 +33,7 @@ import type { Store } from '../store/store.js'
 import { findDuplicates, loadWindow, windowPosition } from './slim-detect.js'
 import { byLead, mergeContent, unite, writeMerge } from './slim-merge.js'
 import { llmMergedContent } from './slim-llm.js'
+import { mayManage } from '../auth/policy.js'
 
 export { mergeContent } from './slim-merge.js'
 
@@ -193,7 +194,7 @@ export async function unmergeKnowledge(deps: SlimDeps, mergedEntryId: string, pr
   const visible = visibleScopes(principal)
   const record = await store.knowledge.get(mergedEntryId, visible)
   if (!record) throw new KnowHubError('not_found', `No knowledge entry ${mergedEntryId}`, { id: mergedEntryId })
-  if (!canManage(principal, record.owner)) {
+  if (!mayManage(principal, record)) {
     throw new KnowHubError('forbidden', `Only the owner (${record.owner}) or an admin may unmerge entry ${mergedEntryId}`, {
       id: mergedEntryId,
       owner: record.owner,
@@ -206,7 +207,7 @@ export async function unmergeKnowledge(deps: SlimDeps, mergedEntryId: string, pr
     })
   if (records.length < total)
     throw new KnowHubError('forbidden', `Some entries merged into ${mergedEntryId} are not visible to you; ask their owner or an admin`, { id: mergedEntryId })
-  const foreign = records.filter((r) => !canManage(principal, r.owner)).map((r) => r.id)
+  const foreign = records.filter((r) => !mayManage(principal, r)).map((r) => r.id)
   if (foreign.length > 0) throw new KnowHubError('forbidden', `You may not restore ${foreign.join(', ')}: only the owner or an admin may`, { ids: foreign })
   if (record.status !== 'active')
     throw new KnowHubError('conflict', `Entry ${mergedEntryId} is ${record.status}; only an active merged entry can be unmerged`, {

@@ -4,10 +4,11 @@
  */
 import { KnowHubError } from '../core/errors.js'
 import { KnowledgeId, type KnowledgeEntry } from '../core/knowledge.js'
-import { canManage, visibleScopes, type Principal } from '../core/principal.js'
+import { visibleScopes, type Principal } from '../core/principal.js'
 import { parseWith } from '../core/validate.js'
 import type { KnowledgeRecord } from '../store/knowledge.js'
 import type { Store } from '../store/store.js'
+import { mayManage } from '../auth/policy.js'
 
 /** `not_found` for an entry the caller cannot see (or that does not exist: the two are not told apart). */
 export const entryNotFound = (id: string): KnowHubError => new KnowHubError('not_found', `No knowledge entry ${id}`, { id })
@@ -78,7 +79,7 @@ export async function requireVisible(store: Store, id: string, principal: Princi
  */
 export async function requireManaged(store: Store, id: string, principal: Principal): Promise<KnowledgeRecord> {
   const record = await requireVisible(store, id, principal)
-  if (!canManage(principal, record.owner)) {
+  if (!mayManage(principal, record)) {
     throw new KnowHubError('forbidden', `Only the owner (${record.owner}) or an admin may change entry ${id}`, { id, owner: record.owner })
   }
   return record

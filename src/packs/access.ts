@@ -11,7 +11,7 @@
 import { realpathSync } from 'node:fs'
 import { basename, dirname, resolve, sep } from 'node:path'
 import type { PackAccessRule } from '../core/config.js'
-import { memberScopes, type Principal } from '../core/principal.js'
+import { hasPermission, memberScopes, type Principal } from '../core/principal.js'
 import type { DiscoveryResult } from './discover.js'
 
 /** A rule with its root resolved (as written and with symlinks resolved). */
@@ -64,7 +64,7 @@ function governing(rules: readonly ResolvedAccessRule[], paths: readonly string[
 export function maySeePack(rules: readonly ResolvedAccessRule[], paths: readonly string[], principal: Principal): boolean {
   const rule = governing(rules, paths)
   if (!rule) return true
-  if (rule.permission && !principal.permissions.includes(rule.permission) && !principal.permissions.includes('admin')) return false
+  if (rule.permission && !hasPermission(principal, rule.permission)) return false
   return rule.allow.has('public') || memberScopes(principal).some((scope) => rule.allow.has(scope))
 }
 

@@ -8,12 +8,13 @@ import { systemClock } from '../core/clock.js'
 import { KnowHubError } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
 import { noopLogger } from '../core/logger.js'
-import { Owner, canManage, defaultOwnerOf, memberScopes, visibleScopes, type Principal } from '../core/principal.js'
+import { Owner, defaultOwnerOf, memberScopes, visibleScopes, type Principal } from '../core/principal.js'
 import { MAX_RESOURCE_BODY_BYTES, MAX_SECURE_BODY_BYTES, ResourceId } from '../core/resources.js'
 import { parseWith } from '../core/validate.js'
 import type { ResourceAccess, ResourceRecord } from '../store/resources.js'
 import type { Store } from '../store/store.js'
 import type { SecretBox } from './secrets.js'
+import { mayManage } from '../auth/policy.js'
 
 export interface ResourceServiceDeps {
   store: Store
@@ -145,7 +146,7 @@ export function assertSecretReadable(hasSecret: boolean, scopes: readonly string
 export async function requireManaged(ctx: ResourceContext, id: string, principal: Principal, owner?: string): Promise<ResourceRecord> {
   const record = await ctx.store.resources.get(id, accessOf(principal), { owner })
   if (!record) throw notFound(id)
-  if (!canManage(principal, record.owner)) {
+  if (!mayManage(principal, record)) {
     throw new KnowHubError('forbidden', `Only the owner (${record.owner}) or an admin may change resource ${id}`, { id, owner: record.owner })
   }
   return record

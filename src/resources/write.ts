@@ -4,12 +4,13 @@
  * resource's owner and id as additional authenticated data; it never goes into a log field.
  */
 import { KnowHubError } from '../core/errors.js'
-import { assertWritableScopes, canManage, defaultWriteScopes, foreignOwnerError, requirePermission, type Principal } from '../core/principal.js'
+import { assertWritableScopes, defaultWriteScopes, foreignOwnerError, requirePermission, type Principal } from '../core/principal.js'
 import { SaveResourceInput, UpdateResourceInput, type Resource } from '../core/resources.js'
 import { parseWith } from '../core/validate.js'
 import type { ResourceChange, ResourceRecord } from '../store/resources.js'
 import { accessOf, assertSecretReadable, checkSizes, defaultOwner, notFound, requireManaged, validId, validOwner, type ResourceContext } from './context.js'
 import { toResource } from './view.js'
+import { mayNameOwner } from '../auth/policy.js'
 
 /** Which resource `update` and `delete` mean when several owners have the id. */
 export interface ResourceTarget {
@@ -104,7 +105,7 @@ export async function upsertResource(ctx: ResourceContext, raw: unknown, princip
   checkSizes(ctx, input)
   const given = givenFields(raw)
   const owner = input.owner ?? defaultOwner(principal)
-  if (!canManage(principal, owner)) throw foreignOwnerError(principal, owner, 'resources')
+  if (!mayNameOwner(principal, owner)) throw foreignOwnerError(principal, owner, 'resources')
   for (let attempt = 0; attempt < 3; attempt++) {
     const existing = await ctx.store.resources.get(input.id, accessOf(principal), { owner })
     if (existing) return { resource: await saveOver(ctx, existing, input, given, principal), created: false }
@@ -132,7 +133,7 @@ export async function updateResource(ctx: ResourceContext, id: string, raw: unkn
   const record = await requireManaged(ctx, id, principal, validOwner(options.owner))
   const scopes = input.scopes ? [...new Set(input.scopes)] : record.scopes
   if (input.scopes) assertWritableScopes(principal, scopes)
-  if (input.owner !== undefined && input.owner !== record.owner && !canManage(principal, input.owner)) {
+  if (input.owner !== undefined && input.owner !== record.owner && !mayNameOwner(principal, input.owner)) {
     throw new KnowHubError('forbidden', `You cannot give resource ${id} to ${input.owner}: the owner must be one of your own ids`, { id, owner: input.owner })
   }
   const owner = input.owner ?? record.owner

@@ -52,6 +52,12 @@ export interface DashboardMount {
   authenticate: Authenticator
   /** Dashboard paths served without a caller (a login page, static assets). */
   isPublic?: (path: string) => boolean
+  /**
+   * Public requests that check a credential themselves (the sign-in): they go through the same
+   * failed-authentication limit as the API — refused with `rate_limited` past it, and each
+   * `unauthenticated` answer counted.
+   */
+  signInPaths?: (method: string, path: string) => boolean
 }
 
 export interface AppDeps {
@@ -141,7 +147,16 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.use('*', hostCheck({ allowedHosts: deps.allowedHosts }))
   const failures = createRateLimiter({ perSecond: deps.authFailureLimit?.perSecond ?? 1, burst: deps.authFailureLimit?.burst ?? 20, clock })
   const proxies = deps.trustedProxies && deps.trustedProxies.length > 0 ? trustedProxies(deps.trustedProxies) : undefined
-  app.use('*', authenticate({ authenticatorFor: authenticatorFor(deps), failures, connection: deps.connection, trustedProxies: proxies }))
+  app.use(
+    '*',
+    authenticate({
+      authenticatorFor: authenticatorFor(deps),
+      failures,
+      connection: deps.connection,
+      trustedProxies: proxies,
+      ...(deps.dashboard?.signInPaths ? { signIn: deps.dashboard.signInPaths } : {}),
+    }),
+  )
   app.use('*', rateLimit({ limiter: createRateLimiter({ perSecond: deps.rateLimit?.perSecond ?? 0, burst: deps.rateLimit?.burst ?? 1, clock }) }))
   app.use('*', bodyLimit({ maxBytes: deps.bodyLimit }))
 

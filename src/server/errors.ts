@@ -79,15 +79,30 @@ function fromHttpException(error: HTTPException): KnowHubError {
   return code ? new KnowHubError(code, error.message || 'Bad request') : new KnowHubError('internal_error', 'HTTP error', {}, { cause: error })
 }
 
+/** The status logged for a request its client abandoned (nginx's "client closed request"); nobody reads the answer. */
+export const CLIENT_CLOSED_REQUEST = 499
+
+/** Whether reading the request failed because the client went away (an upload cut off, a closed connection). */
+function clientAborted(error: Error, request: Request): boolean {
+  if (request.signal.aborted) return true
+  const e = error as { name?: string; code?: unknown; message?: string }
+  return e.name === 'AbortError' || (e.code === 'ECONNRESET' && e.message === 'aborted')
+}
+
 /**
  * The app's `onError`: every error as the JSON error body; bugs and outages logged as
- * `http.error` with the request id (the caller sees only the id).
+ * `http.error` with the request id (the caller sees only the id). A request its client
+ * abandoned is no bug: it is logged as `http.client_aborted` (info) with status 499.
  * @example
  * app.onError(errorHandler(logger))
  */
 export function errorHandler(logger: Logger) {
   return (error: Error, c: Context<AppEnv>): Response => {
     const requestId = c.get('requestId')
+    if (clientAborted(error, c.req.raw)) {
+      logger.info('http.client_aborted', { request_id: requestId, method: c.req.method, path: c.req.path })
+      return new Response(null, { status: CLIENT_CLOSED_REQUEST })
+    }
     const known = error instanceof HTTPException ? fromHttpException(error) : error
     const { mapped, response } = errorResponse(known, requestId)
     if (mapped.internal) {

@@ -27,13 +27,30 @@ function invalid(path: string, message: string): KnowHubError {
   return new KnowHubError('validation_error', `Invalid request: ${path}: ${message}`, { issues: [{ path, message }] })
 }
 
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false })
+
 /**
- * The request body parsed as JSON. An empty or malformed body is a `validation_error`
- * at path `(body)` (an empty one is `undefined` when `optional`). The parser's message is not repeated: it quotes the input, which
+ * The request body as text. Bytes that are not UTF-8 are a `validation_error` at path
+ * `(body)`: they would otherwise be stored as U+FFFD, silently losing what was sent.
+ * @example
+ * const lines = (await readText(c)).split('\n')
+ */
+export async function readText(c: AppContext): Promise<string> {
+  const bytes = await c.req.arrayBuffer()
+  try {
+    return utf8.decode(bytes)
+  } catch {
+    throw invalid('(body)', 'the body is not valid UTF-8')
+  }
+}
+
+/**
+ * The request body parsed as JSON. An empty or malformed body (or one that is not UTF-8) is a
+ * `validation_error` at path `(body)` (an empty one is `undefined` when `optional`). The parser's message is not repeated: it quotes the input, which
  * may hold a secret.
  */
 export async function readJson(c: AppContext, options: { optional?: boolean } = {}): Promise<unknown> {
-  const text = await c.req.text()
+  const text = await readText(c)
   if (text.trim() === '') {
     if (options.optional) return undefined
     throw invalid('(body)', 'a JSON body is required')

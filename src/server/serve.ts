@@ -54,6 +54,11 @@ export interface RunningServer {
   /** True in local mode (no token existed at start). */
   readonly local: boolean
   /**
+   * Every route the server answers (method and path pattern as registered, middleware left
+   * out): what the tenancy suite walks, so a new route without a case fails it.
+   */
+  readonly routes: ReadonlyArray<{ method: string; path: string }>
+  /**
    * Graceful stop: stops accepting connections, lets requests in flight finish (at most
    * `timeoutMs`, default the config's `server.shutdownTimeoutMs`, then their connections are cut),
    * and closes idle keep-alive connections. The hub (database) is the caller's to close after.
@@ -158,6 +163,13 @@ async function closeServer(server: ServerType, requests: ReturnType<typeof inFli
   await closed
 }
 
+/** The app's routes without its middleware (handlers taking `next`), each once. */
+function serverRoutes(app: ReturnType<typeof createApp>): Array<{ method: string; path: string }> {
+  const seen = new Map<string, { method: string; path: string }>()
+  for (const route of app.routes) if (route.handler.length < 2) seen.set(`${route.method} ${route.path}`, { method: route.method, path: route.path })
+  return [...seen.values()]
+}
+
 /**
  * Starts the HTTP server.
  * @example
@@ -233,6 +245,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     host,
     port,
     local,
+    routes: serverRoutes(app),
     close(closeOptions = {}) {
       // Idempotent: a second call (a second signal) waits for the same shutdown.
       stopping ??= closeServer(server, requests, closeOptions.timeoutMs ?? settings.shutdownTimeoutMs, logger).then(() => warming)

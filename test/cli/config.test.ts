@@ -58,7 +58,7 @@ describe('environment over the config file', () => {
     expect(loadConfig({ KNOWHUB_USER: 'ann', KNOWHUB_ORG: 'acme' }).principal).toMatchObject({
       user: 'ann',
       org: 'acme',
-      permissions: ['read', 'write', 'secrets:read', 'admin'],
+      permissions: ['read', 'write', 'secrets:read', 'admin', 'hub:admin'],
     })
     const listed = withFile({ principal: { permissions: ['read'] } }, (f) => loadConfig({ KNOWHUB_USER: 'ann' }, { configFile: f }))
     expect(listed.principal).toMatchObject({ user: 'ann', permissions: ['read'] })

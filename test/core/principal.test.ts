@@ -66,10 +66,11 @@ describe('principal and scopes', () => {
     expect(scopePriority(['user:someone-else'], visible)).toBe(6)
   })
 
-  it('lets owners and admins manage', () => {
+  it('lets owners and the hub operator act as an owner, not an org admin (issue 27)', () => {
     expect(canManage(alice, 'user:alice')).toBe(true)
     expect(canManage(alice, 'user:bob')).toBe(false)
-    expect(canManage(Principal.parse({ user: 'x', permissions: ['admin'] }), 'user:bob')).toBe(true)
+    expect(canManage(Principal.parse({ user: 'x', org: 'acme', permissions: ['admin'] }), 'user:bob')).toBe(false)
+    expect(canManage(Principal.parse({ user: 'x', permissions: ['hub:admin'] }), 'user:bob')).toBe(true)
   })
 
   it('saves without owner or scopes as its user, else its agent, else its first id; into its first scope', () => {

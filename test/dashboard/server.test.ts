@@ -149,15 +149,22 @@ describe('dashboard in token mode', () => {
     expect(bad.headers.get('set-cookie')).toBeNull()
     const response = await request(t.server.url, 'POST', '/session', { body: { token: alice } })
     const setCookie = response.headers.get('set-cookie') ?? ''
-    expect(setCookie).toMatch(/^kh_session=kh_/)
+    // Issue 27: the cookie holds a server-side session id, never the API token.
+    expect(setCookie).toMatch(/^kh_session=khs_[\w-]{43};/)
+    expect(setCookie).not.toContain(alice)
     expect(setCookie).toContain('HttpOnly')
     expect(setCookie).toContain('SameSite=Strict')
     const cookie = setCookie.split(';')[0]!
     const me = await request(t.server.url, 'GET', '/ui/me', { headers: { cookie } })
     expect(me.body).toMatchObject({ mode: 'token', principal: { user: 'alice', org: 'acme' } })
     expect(me.body.caller).toMatch(/^token:tok_/)
+    // The raw token as a cookie opens nothing; a made-up session id neither.
+    expect((await request(t.server.url, 'GET', '/ui/me', { headers: { cookie: `kh_session=${alice}` } })).status).toBe(401)
+    expect((await request(t.server.url, 'GET', '/ui/me', { headers: { cookie: `kh_session=khs_${'A'.repeat(43)}` } })).status).toBe(401)
     const out = await request(t.server.url, 'DELETE', '/session', { headers: { cookie } })
     expect(out.headers.get('set-cookie')).toMatch(/^kh_session=; .*Max-Age=0/)
+    // Signing out ended the session on the server: a copy of the cookie no longer works.
+    expect((await request(t.server.url, 'GET', '/ui/me', { headers: { cookie } })).status).toBe(401)
   })
 
   it('refuses a sign-in posted as a form or from another origin', async () => {
@@ -244,10 +251,16 @@ describe('dashboard in token mode', () => {
     const asAdmin = await signIn(admin)
     const listed = await request(t.server.url, 'GET', '/ui/tokens', { headers: { cookie: asAdmin.cookie } })
     expect(listed.status).toBe(200)
-    expect(listed.body.items.map((i: { principal: { user: string } }) => i.principal.user)).toEqual(expect.arrayContaining(['alice', 'bob', 'root']))
+    // Issue 27: an admin of org ops sees its org's tokens only, not acme's alice and bob.
+    expect(listed.body.items.map((i: { principal: { user: string } }) => i.principal.user)).toEqual(['root'])
     expect(listed.text).not.toContain(alice)
-    const created = await request(t.server.url, 'POST', '/ui/tokens', {
+    const outsider = await request(t.server.url, 'POST', '/ui/tokens', {
       body: { user: 'carol', permissions: ['read'] },
+      headers: { cookie: asAdmin.cookie, 'x-csrf-token': asAdmin.csrf },
+    })
+    expect(outsider.status).toBe(403)
+    const created = await request(t.server.url, 'POST', '/ui/tokens', {
+      body: { user: 'carol@ops', permissions: ['read'] },
       headers: { cookie: asAdmin.cookie, 'x-csrf-token': asAdmin.csrf },
     })
     expect(created.status).toBe(201)

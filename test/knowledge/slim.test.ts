@@ -193,10 +193,13 @@ describe.each(BACKENDS)('slim on %s', (backend) => {
     const mine2 = await save(LOGIN_DUP, alice)
     const theirs = await save({ ...LOGIN, content: `${LOGIN.content} Works in 2026.` }, carol)
     const before = await knowledge.get(theirs.id, carol)
-    // An admin may merge across owners.
+    // An admin manages all three (in its org), but never merges across owners (issue 27): a
+    // merged entry has one owner, who could then edit or delete the other owner's text.
     const byAdmin = await slimKnowledge(deps, { dry_run: true }, admin)
-    expect(byAdmin.groups.map((g) => [...g.merged_ids].sort())).toEqual([[mine1.id, mine2.id, theirs.id].sort()])
-    expect(byAdmin.skipped).toEqual([])
+    expect(byAdmin.groups.map((g) => [...g.merged_ids].sort())).toEqual([[mine1.id, mine2.id].sort()])
+    expect(byAdmin.skipped).toEqual([
+      { ids: [mine1.id, mine2.id, theirs.id].sort(), reason: 'owners_differ', message: expect.stringContaining(`${theirs.id} (user:carol)`) },
+    ])
     const result = await slimKnowledge(deps, {}, alice)
     expect(result.groups).toHaveLength(1)
     expect([...result.groups[0]!.merged_ids].sort()).toEqual([mine1.id, mine2.id].sort())

@@ -24,12 +24,26 @@ let acme: string
 let beta: string
 const bodies: string[] = []
 
+const cookies = new Map<string, string>()
+
+/** The dashboard session of a token (signed in once; the cookie holds a session id). */
+async function sessionOf(token: string): Promise<string> {
+  let cookie = cookies.get(token)
+  if (cookie === undefined) {
+    const signed = await fetch(`${server.url}/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token }) })
+    cookie = (signed.headers.get('set-cookie') ?? '').split(';')[0]!
+    cookies.set(token, cookie)
+  }
+  return cookie
+}
+
 // Response bodies are checked field by field.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 async function ui(token: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+  const cookie = await sessionOf(token)
   const response = await fetch(`${server.url}${path}`, {
     method,
-    headers: { cookie: `kh_session=${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json', 'x-csrf-token': await csrf(token) }) },
+    headers: { cookie, ...(body === undefined ? {} : { 'content-type': 'application/json', 'x-csrf-token': await csrf(token) }) },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   })
   const text = await response.text()
@@ -38,7 +52,7 @@ async function ui(token: string, method: string, path: string, body?: unknown): 
 }
 
 async function csrf(token: string): Promise<string> {
-  const me = await fetch(`${server.url}/ui/me`, { headers: { cookie: `kh_session=${token}` } })
+  const me = await fetch(`${server.url}/ui/me`, { headers: { cookie: await sessionOf(token) } })
   return ((await me.json()) as { csrf: string }).csrf
 }
 

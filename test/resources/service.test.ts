@@ -240,11 +240,17 @@ describe.each(BACKENDS)('resources on %s', (backend) => {
       expect((await resources.upsert({ id: credential.id, title: 'again' }, who)).created).toBe(false)
     }
     expect((await resources.get(credential.id, alice)).title).toBe('from the narrow token')
-    // Only an admin can write into another owner's namespace; an id taken there by a resource it
-    // cannot see is a conflict (nothing else about it is said), one it sees is updated.
-    const conflict = await expectCode(resources.save({ id: credential.id, title: 'admin', owner: 'user:bob' }, admin), 'conflict')
+    // An org admin never writes into another owner's namespace (issue 27: it planted resources that
+    // the owner's id resolution preferred), whether that owner exists or not: the same refusal.
+    const planted = await expectCode(resources.save({ id: credential.id, title: 'admin', owner: 'user:alice' }, admin), 'forbidden')
+    const unknown = await expectCode(resources.save({ id: credential.id, title: 'admin', owner: 'user:nobody-at-all' }, admin), 'forbidden')
+    expect(planted.message.replaceAll('alice', 'X')).toBe(unknown.message.replaceAll('nobody-at-all', 'X'))
+    // Only the hub operator can; an id taken there by a resource it cannot see is a conflict
+    // (nothing else about it is said), one it sees is updated.
+    const operator = Principal.parse({ user: 'root', org: 'acme', permissions: ['hub:admin'] })
+    const conflict = await expectCode(resources.save({ id: credential.id, title: 'admin', owner: 'user:bob' }, operator), 'conflict')
     expect(JSON.stringify(conflict)).not.toMatch(/org:other|squat|again/)
-    expect((await resources.upsert({ id: credential.id, title: 'admin edit', owner: 'user:alice' }, admin)).created).toBe(false)
+    expect((await resources.upsert({ id: credential.id, title: 'admin edit', owner: 'user:alice' }, operator)).created).toBe(false)
     // Moving a resource to an owner that has the id already is a conflict, and changes nothing.
     await resources.save({ id: 'moving/x', title: 'as agent', owner: 'agent:research', scopes: ['org:acme'] }, alice)
     await resources.save({ id: 'moving/x', title: 'as user', scopes: ['org:acme'] }, alice)
@@ -585,10 +591,10 @@ describe.each(BACKENDS)('resources on %s', (backend) => {
     const allScopes = ['public', ...Object.entries(pools).flatMap(([kind, ids]) => ids.map((id) => `${kind}:${id}`))]
     const made: Array<{ id: string; scopes: string[] }> = []
     for (let i = 0; i < 24; i++) {
-      // At most one id per kind, written by an admin holding exactly those ids (writers write only their own scopes).
+      // At most one id per kind, written by the hub operator holding exactly those ids (writers write only their own scopes; only the operator names another owner).
       const picked = Array.from({ length: 1 + Math.floor(random() * 3) }, () => pick(allScopes))
       const scopes = picked.filter((scope, at) => picked.findIndex((other) => other.split(':')[0] === scope.split(':')[0]) === at)
-      const writer = Principal.parse({ ...Object.fromEntries(scopes.filter((s) => s !== 'public').map((s) => s.split(':'))), permissions: ['admin'] })
+      const writer = Principal.parse({ ...Object.fromEntries(scopes.filter((s) => s !== 'public').map((s) => s.split(':'))), permissions: ['hub:admin'] })
       const id = `r/${i}`
       const secret = scopes.length === 1 && scopes[0] === 'public' ? {} : { secure_body: `secret-${i}` }
       await resources.save({ id, title: `resource ${i}`, body: `body ${i}`, ...secret, scopes, owner: 'user:writer' }, writer)

@@ -44,3 +44,57 @@ describe('requests the HTTP parser refuses', () => {
     expect(ok.status).toBe(200)
   })
 })
+
+describe('bodies that are not what they claim (issue 27)', () => {
+  it('answers a body that is not UTF-8 with 400 validation_error and stores nothing (it was stored as U+FFFD)', async () => {
+    const before = await t.hub.knowledge.count()
+    const json = (task: Buffer) => Buffer.concat([Buffer.from('{"task":"'), task, Buffer.from('","content":"c","types":["plan"]}')])
+    for (const [path, body] of [
+      ['/api/knowledge', json(Buffer.from([0x63, 0x61, 0x66, 0xe9]))], // "café" in Latin-1
+      ['/api/knowledge', json(Buffer.from([0xed, 0xa0, 0x80]))], // a lone surrogate, encoded
+      ['/api/resource', Buffer.concat([Buffer.from('{"id":"x/y","title":"'), Buffer.from([0xff, 0xfe]), Buffer.from('"}')])],
+      ['/api/knowledge/import', Buffer.concat([json(Buffer.from([0xc3])), Buffer.from('\n')])],
+    ] as const) {
+      const r = await fetch(`http://127.0.0.1:${port}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
+      expect(r.status, path).toBe(400)
+      expect(((await r.json()) as { error: { code: string; message: string } }).error).toMatchObject({
+        code: 'validation_error',
+        message: expect.stringContaining('UTF-8'),
+      })
+    }
+    expect(await t.hub.knowledge.count()).toBe(before)
+    // Valid UTF-8 (and a BOM) is taken as it is.
+    const ok = await fetch(`http://127.0.0.1:${port}/api/knowledge`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: json(Buffer.from('café', 'utf8')),
+    })
+    expect(ok.status).toBe(201)
+    expect(((await ok.json()) as { task: string }).task).toBe('café')
+  })
+
+  it('logs an upload the client aborted as an abort, not as a 500 at error level', async () => {
+    const logged = t.logs.length
+    await new Promise<void>((resolve, reject) => {
+      const socket = connect(port, '127.0.0.1', () => {
+        socket.write(`POST /api/knowledge HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{"task":"half`)
+        setTimeout(() => {
+          socket.destroy()
+          resolve()
+        }, 150)
+      })
+      socket.on('error', reject)
+    })
+    const lines = () => t.logs.slice(logged).map((line) => JSON.parse(line) as { level: string; message: string; status?: number })
+    await expect.poll(() => lines().some((l) => l.message === 'http.request'), { timeout: 5000 }).toBe(true)
+    const seen = lines()
+    expect(
+      seen.filter((l) => l.level === 'error'),
+      JSON.stringify(seen),
+    ).toEqual([])
+    expect(seen.find((l) => l.message === 'http.request')?.status).toBe(499)
+    expect(seen.some((l) => l.message === 'http.client_aborted')).toBe(true)
+    // The server keeps serving.
+    expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200)
+  })
+})

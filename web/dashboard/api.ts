@@ -66,5 +66,6 @@ export function visibleScopes(me: Me): string[] {
 }
 
 export function can(me: Me, permission: string): boolean {
-  return me.principal.permissions.includes('admin') || me.principal.permissions.includes(permission)
+  const p = me.principal.permissions
+  return p.includes('hub:admin') || p.includes('admin') || p.includes(permission)
 }

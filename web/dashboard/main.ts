@@ -20,7 +20,7 @@ const PAGES: Record<string, { title: string; page: Page; show?: (me: Me) => bool
   resources: { title: 'Resources', page: resourcesPage },
   packs: { title: 'Packs', page: packsPage },
   slim: { title: 'Slim', page: slimPage },
-  tokens: { title: 'Tokens', page: tokensPage, show: (me) => me.principal.permissions.includes('admin') },
+  tokens: { title: 'Tokens', page: tokensPage, show: (me) => me.principal.permissions.some((p) => p === 'admin' || p === 'hub:admin') },
 }
 const HIDDEN: Record<string, Page> = { entry: entryPage, resource: resourcePage }
 

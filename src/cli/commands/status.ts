@@ -11,9 +11,11 @@ export function statusCommand(io: Io): Command {
     .action(async (options, command: Command) => {
       const status = await withSession(sessionOptions(command), io, (session) => session.status())
       if (options.json) return printJson(io, status)
-      io.out(`database:  ${status.database} (${status.location})${status.pgvector ? ', pgvector' : ', exact vector search (no pgvector)'}`)
+      io.out(
+        `database:  ${status.database}${status.location ? ` (${status.location})` : ''}${status.pgvector ? ', pgvector' : ', exact vector search (no pgvector)'}`,
+      )
       io.out(`embedder:  ${status.embedder.model} (${status.embedder.dimension} dimensions), vectors ${status.vectors}`)
-      io.out(`entries:   ${status.entries}`)
+      io.out(`entries:   ${status.entries}${status.reach === 'org' ? ` (visible to org ${status.principal.org ?? '-'})` : ''}`)
       io.out(`llm:       ${status.llm ? `${status.llm.model}, routing ${status.llm.routing}` : 'none (routing, evolve, LLM slimming and extraction are off)'}`)
       for (const u of status.llm?.usage ?? []) {
         io.out(

@@ -33,10 +33,14 @@ export function tokenCommand(io: Io): Command {
     .option('--team <id>', 'team id')
     .option('--org <id>', 'org id')
     .option('--perm <permissions>', 'permissions, comma-separated or repeated: read, write, secrets:read, admin (default: read,write)', collectList)
+    .option('--hub-admin', 'a hub operator token (hub:admin: every org, status, backups); only on the server machine')
     .option('--name <name>', 'a label for the token')
     .option('--expires <iso>', 'expiry, an ISO 8601 date-time such as 2027-01-01T00:00:00Z')
     .option('--json', 'print JSON (includes the token)')
-    .addHelpText('after', '\nExample:\n  knowhub token create --user alice --org acme --perm read,write,secrets:read --name "alice laptop"')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  knowhub token create --user alice --org acme --perm read,write,secrets:read --name "alice laptop"\n  knowhub token create --user ann --org acme --perm read,write,admin      (an admin of org acme only)\n  knowhub token create --user ops --hub-admin                            (the hub operator; server machine only)',
+    )
     .action(async (options, command: Command) => {
       const created = await withSession(sessionOptions(command), io, (session) =>
         session.tokens.create({
@@ -45,7 +49,16 @@ export function tokenCommand(io: Io): Command {
           ...(options.project ? { project: options.project } : {}),
           ...(options.team ? { team: options.team } : {}),
           ...(options.org ? { org: options.org } : {}),
-          ...(options.perm ? { permissions: options.perm } : {}),
+          ...(options.perm || options.hubAdmin
+            ? {
+                permissions: [
+                  ...new Set([
+                    ...(options.perm ?? (options.hubAdmin ? ['read', 'write', 'secrets:read', 'admin'] : [])),
+                    ...(options.hubAdmin ? ['hub:admin'] : []),
+                  ]),
+                ],
+              }
+            : {}),
           ...(options.name ? { name: options.name } : {}),
           ...(options.expires ? { expires_at: options.expires } : {}),
         }),

@@ -10,6 +10,8 @@
 import { Hono } from 'hono'
 import type { KnowHub } from '../../app/open.js'
 import type { Authenticator } from '../../auth/authenticate.js'
+import { createSessionService, type SessionService } from '../../auth/sessions.js'
+import { createTokenAdmin } from '../../auth/token-admin.js'
 import { KnowHubError, isKnowHubError } from '../../core/errors.js'
 import type { PackService } from '../../packs/service.js'
 import { createSecretReveal } from '../../resources/reveal.js'
@@ -20,7 +22,7 @@ import { assetResponse, DEFAULT_ASSETS_DIR, docsAssets, loadBundle, shellPage } 
 import { createLatencyWindow, timedSearch, type LatencyWindow } from './latency.js'
 import { dashboardDataRoutes } from './routes.js'
 import { assertSameOrigin, csrfProtection, securityHeaders } from './security.js'
-import { createCsrfTokens, sessionAuthenticator, sessionCookie } from './session.js'
+import { createCsrfTokens, readCookie, SESSION_COOKIE, sessionAuthenticator, sessionCookie } from './session.js'
 
 export { createLatencyWindow, timedSearch, type LatencyWindow } from './latency.js'
 
@@ -45,8 +47,8 @@ export function isPublicDashboardPath(path: string): boolean {
   return PUBLIC.has(path) || path.startsWith('/docs/')
 }
 
-/** `/session`: sign in with a token (sets the cookie), sign out (clears it). */
-function sessionRoutes(options: DashboardOptions): Hono<AppEnv> {
+/** `/session`: sign in with a token (starts a server-side session, sets its id as the cookie), sign out (ends it). */
+function sessionRoutes(options: DashboardOptions, sessions: SessionService): Hono<AppEnv> {
   const app = new Hono<AppEnv>()
   const secure = { secure: options.secureCookie === true }
   app.post('/session', async (c) => {
@@ -57,12 +59,17 @@ function sessionRoutes(options: DashboardOptions): Hono<AppEnv> {
     if (typeof body?.token !== 'string' || body.token.trim() === '')
       throw new KnowHubError('validation_error', 'Invalid request: token: an API token is required')
     const token = body.token.trim()
+    // A bad token is a failed authentication: createApp's limiter counts it as the API's are (signInPaths).
     const who = await options.apiAuthenticate(new Request(c.req.url, { headers: { authorization: `Bearer ${token}` } }))
-    c.header('set-cookie', sessionCookie(token, secure))
+    if (!who.key.startsWith('token:')) throw new KnowHubError('validation_error', "Sign in with an API token (kh_…); the server's local key is for the CLI")
+    const session = await sessions.start(who.key.slice('token:'.length))
+    c.header('set-cookie', sessionCookie(session, secure))
     return c.json({ signed_in: true, caller: who.key })
   })
-  app.delete('/session', (c) => {
+  app.delete('/session', async (c) => {
     assertSameOrigin(c.req.raw)
+    const session = readCookie(c.req.raw, SESSION_COOKIE)
+    if (session !== undefined) await sessions.end(session)
     c.header('set-cookie', sessionCookie(undefined, secure))
     return c.json({ signed_in: false })
   })
@@ -90,6 +97,7 @@ export function createDashboard(options: DashboardOptions): DashboardMount {
     new Response(`${missing?.message ?? 'The dashboard bundle is missing'}\n`, { status: 503, headers: { 'content-type': 'text/plain; charset=utf-8' } })
   const docs = docsAssets()
   const csrf = createCsrfTokens()
+  const sessions = createSessionService({ db: options.hub.store.db, tokens: options.hub.tokens })
   const store = dashboardStore(options.hub.store.db)
   const { hub } = options
   const latency = options.latency ?? createLatencyWindow()
@@ -105,7 +113,7 @@ export function createDashboard(options: DashboardOptions): DashboardMount {
     if (!file) throw new KnowHubError('not_found', `No file ${c.req.path}`)
     return assetResponse(file, c.req.raw)
   })
-  routes.route('/', sessionRoutes(options))
+  routes.route('/', sessionRoutes(options, sessions))
   routes.use('/ui/*', csrfProtection(csrf))
   routes.route(
     '/ui',
@@ -113,7 +121,7 @@ export function createDashboard(options: DashboardOptions): DashboardMount {
       knowledge: timedSearch(hub.knowledge, latency),
       resources: hub.resources,
       slim: hub.slim,
-      tokens: hub.tokens,
+      tokens: createTokenAdmin(hub.tokens),
       packs: options.packs,
       reveal: createSecretReveal({ resources: hub.resources, audit: store }),
       stats: store,
@@ -123,5 +131,10 @@ export function createDashboard(options: DashboardOptions): DashboardMount {
       now: () => new Date(),
     }),
   )
-  return { routes, authenticate: sessionAuthenticator(options.apiAuthenticate), isPublic: isPublicDashboardPath }
+  return {
+    routes,
+    authenticate: sessionAuthenticator(options.apiAuthenticate, sessions),
+    isPublic: isPublicDashboardPath,
+    signInPaths: (method, path) => method === 'POST' && path === '/session',
+  }
 }

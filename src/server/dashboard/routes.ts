@@ -2,7 +2,7 @@
  * The dashboard's data routes under `/ui`: the session's view of itself (`/ui/me`), the
  * API's own knowledge routes (mounted as they are: the same handlers, so a principal sees
  * exactly what the API shows it), resources with the secret masked and an audited reveal,
- * knowledge packs, the overview, and API tokens (admin only). Each parses, calls one
+ * knowledge packs, the overview, and API tokens (by role: src/auth/policy.ts). Each parses, calls one
  * service function and answers JSON.
  */
 import { Hono } from 'hono'
@@ -16,7 +16,8 @@ import type { PackService } from '../../packs/service.js'
 import type { SecretReveal } from '../../resources/reveal.js'
 import { canReadSecrets } from '../../resources/view.js'
 import type { ResourceService } from '../../resources/service.js'
-import type { TokenService } from '../../auth/tokens.js'
+import { authorize } from '../../auth/policy.js'
+import type { TokenAdmin } from '../../auth/token-admin.js'
 import type { DashboardStore } from '../../store/dashboard.js'
 import { caller, queryObject, queryParam, readJson, type AppEnv } from '../http.js'
 import { knowledgeRoutes } from '../routes/knowledge.js'
@@ -28,7 +29,8 @@ export interface DashboardServices {
   knowledge: KnowledgeService
   resources: ResourceService
   slim: SlimService
-  tokens: TokenService
+  /** Token administration by role (the hub operator: every token; an org admin: its org's). */
+  tokens: TokenAdmin
   reveal: SecretReveal
   stats: Pick<DashboardStore, 'overview' | 'reveals'>
   /** Knowledge packs; absent: the packs page says none are configured. */
@@ -102,12 +104,13 @@ function packsOf(s: DashboardServices, principal: Principal): PackService {
 function tokenRoutes(s: DashboardServices): Hono<AppEnv> {
   const app = new Hono<AppEnv>()
   app.use('*', async (c, next) => {
-    requirePermission(caller(c).principal, 'admin')
+    authorize(caller(c).principal, 'tokens.manage')
     await next()
   })
-  app.get('/', async (c) => c.json({ items: await s.tokens.list() }))
-  app.post('/', async (c) => c.json(await s.tokens.create(await readJson(c)), 201))
-  app.post('/:id/revoke', async (c) => c.json(await s.tokens.revoke(c.req.param('id'))))
+  app.get('/', async (c) => c.json({ items: await s.tokens.list(caller(c).principal) }))
+  // Never `local` here: a hub:admin token is minted only by the CLI on the server's machine.
+  app.post('/', async (c) => c.json(await s.tokens.create(await readJson(c), { principal: caller(c).principal }), 201))
+  app.post('/:id/revoke', async (c) => c.json(await s.tokens.revoke(c.req.param('id'), caller(c).principal)))
   return app
 }
 

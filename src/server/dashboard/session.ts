@@ -1,26 +1,28 @@
 /**
  * The dashboard's sign-in: the session cookie (`kh_session`, HttpOnly, SameSite=Strict)
- * holds the API token a person signed in with, so the dashboard resolves every request
- * through the API's own authenticator — same principal, same revocation, same expiry,
- * and nothing kept in server memory (any of N servers behind a load balancer accepts
- * it). In local mode no cookie is needed: the API authenticator answers the local
- * principal, exactly as it does for a request without a token.
+ * holds a server-side session id (src/auth/sessions.ts), never the API token a person signed
+ * in with. Each request resolves the session to its token in the database and checks that
+ * token again — same principal, same revocation, same expiry as the API — and any of N servers
+ * behind a load balancer accepts it. Signing out ends the session on the server. In local mode
+ * no cookie is needed: the API authenticator answers the local principal, exactly as it does
+ * for a request without a token.
  *
  * Writes carry a CSRF token in the `x-csrf-token` header: derived from the session (a
- * SHA-256 of the token, or of a per-process secret in local mode), readable only by a
+ * SHA-256 of the session id, or of a per-process secret in local mode), readable only by a
  * same-origin page through `GET /ui/me`. Cross-site forms cannot set the header, and the
  * cookie is never sent cross-site anyway.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 import type { Authenticator } from '../../auth/authenticate.js'
+import type { SessionService } from '../../auth/sessions.js'
 import { KnowHubError, isKnowHubError } from '../../core/errors.js'
 
 /** The session cookie's name. */
 export const SESSION_COOKIE = 'kh_session'
 /** The header a write carries its CSRF token in. */
 export const CSRF_HEADER = 'x-csrf-token'
-/** How long the session cookie lives in the browser (the token's own expiry still applies). */
-const SESSION_MAX_AGE_S = 12 * 60 * 60
+/** How long a session lives (the token's own expiry still applies). */
+export const SESSION_MAX_AGE_S = 12 * 60 * 60
 
 /**
  * The value of one cookie of a request, or undefined.
@@ -41,39 +43,37 @@ export function readCookie(request: Request, name: string): string | undefined {
   return undefined
 }
 
-/** The request the API's authenticator sees: the session's token as a bearer token, nothing else. */
-function asApiRequest(request: Request, token: string | undefined): Request {
-  return new Request(request.url, token ? { headers: { authorization: `Bearer ${token}` } } : {})
-}
-
 /**
- * The dashboard's authenticator over the API's: the session cookie's token as a bearer
- * token (a bearer header sent to the dashboard itself is ignored).
+ * The dashboard's authenticator: the session cookie's session, resolved on the server to its
+ * token (a bearer header sent to the dashboard itself is ignored); without a cookie, the API's
+ * authenticator on a request without a token (the local principal in local mode).
  * @example
- * const authenticate = sessionAuthenticator(createAuthenticator({ tokens: hub.tokens, localPrincipal, localMode }))
+ * const authenticate = sessionAuthenticator(apiAuthenticate, createSessionService({ db, tokens }))
  */
-export function sessionAuthenticator(api: Authenticator): Authenticator {
+export function sessionAuthenticator(api: Authenticator, sessions: Pick<SessionService, 'resolve'>): Authenticator {
   return async (request) => {
-    const token = readCookie(request, SESSION_COOKIE)
+    const session = readCookie(request, SESSION_COOKIE)
+    if (session !== undefined) {
+      const verified = await sessions.resolve(session)
+      if (!verified) throw new KnowHubError('unauthenticated', 'The session ended (signed out, timed out, or its token was revoked or expired): sign in again')
+      return { principal: verified.principal, key: `token:${verified.id}` }
+    }
     try {
-      return await api(asApiRequest(request, token))
+      return await api(new Request(request.url))
     } catch (error) {
       if (!isKnowHubError(error, 'unauthenticated')) throw error
-      throw new KnowHubError(
-        'unauthenticated',
-        token ? 'The session ended (its token was revoked or expired): sign in again' : 'Sign in with an API token (knowhub token create)',
-      )
+      throw new KnowHubError('unauthenticated', 'Sign in with an API token (knowhub token create)')
     }
   }
 }
 
 /**
- * The `Set-Cookie` value that starts a session with `token` (or ends it with `undefined`).
+ * The `Set-Cookie` value that starts a session with its id (or ends it with `undefined`).
  * @example
- * sessionCookie('kh_…', { secure: false }) // 'kh_session=kh_…; Path=/; HttpOnly; SameSite=Strict; Max-Age=43200'
+ * sessionCookie('khs_…', { secure: false }) // 'kh_session=khs_…; Path=/; HttpOnly; SameSite=Strict; Max-Age=43200'
  */
-export function sessionCookie(token: string | undefined, options: { secure: boolean }): string {
-  const parts = [`${SESSION_COOKIE}=${token ?? ''}`, 'Path=/', 'HttpOnly', 'SameSite=Strict', `Max-Age=${token ? SESSION_MAX_AGE_S : 0}`]
+export function sessionCookie(sessionId: string | undefined, options: { secure: boolean }): string {
+  const parts = [`${SESSION_COOKIE}=${sessionId ?? ''}`, 'Path=/', 'HttpOnly', 'SameSite=Strict', `Max-Age=${sessionId ? SESSION_MAX_AGE_S : 0}`]
   if (options.secure) parts.push('Secure')
   return parts.join('; ')
 }
@@ -87,7 +87,7 @@ export interface CsrfTokens {
 }
 
 /**
- * CSRF tokens bound to the session: SHA-256 of the session token (the same on every server),
+ * CSRF tokens bound to the session: SHA-256 of the session id (the same on every server),
  * or of a random per-process secret in local mode (no cookie).
  * @example
  * const csrf = createCsrfTokens()

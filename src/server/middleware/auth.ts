@@ -23,6 +23,8 @@ export interface AuthOptions {
   connection?: Connection | undefined
   /** Proxies whose `X-Forwarded-For` names the client; none by default (the header is ignored). */
   trustedProxies?: TrustedProxies | undefined
+  /** Public requests whose handler checks a credential (a sign-in): limited and counted like a failed authentication here. */
+  signIn?: ((method: string, path: string) => boolean) | undefined
 }
 
 /** The first 11 characters of a presented bearer token (`kh_` and 8 more), or undefined without one. */
@@ -39,14 +41,25 @@ function presentedPrefix(request: Request): string | undefined {
 export function authenticate(options: AuthOptions) {
   return createMiddleware<AppEnv>(async (c, next) => {
     const authenticator = options.authenticatorFor(c.req.path)
-    if (!authenticator) return next()
+    const addressKey = () => `ip:${clientAddress(options.connection?.(c.env).address, c.req.header('x-forwarded-for'), options.trustedProxies) ?? 'unknown'}`
+    if (!authenticator) {
+      if (!options.signIn?.(c.req.method, c.req.path)) return next()
+      // A sign-in: its credential is checked first (a valid one always passes), then a failure is
+      // limited and counted as the API's are — past the limit it answers 429 instead of 401.
+      await next()
+      if (isKnowHubError(c.error, 'unauthenticated')) {
+        const key = addressKey()
+        options.failures.check(key, 'Too many failed authentications')
+        options.failures.consume(key)
+      }
+      return
+    }
     let caller: Caller
     try {
       caller = await authenticator(c.req.raw)
     } catch (error) {
       if (isKnowHubError(error, 'unauthenticated')) {
-        const peer = options.connection?.(c.env).address
-        const address = `ip:${clientAddress(peer, c.req.header('x-forwarded-for'), options.trustedProxies) ?? 'unknown'}`
+        const address = addressKey()
         const prefix = presentedPrefix(c.req.raw)
         const keys = prefix ? [address, `prefix:${prefix}`] : [address]
         for (const key of keys) options.failures.check(key, 'Too many failed authentications')

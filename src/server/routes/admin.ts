@@ -1,6 +1,6 @@
 /**
  * `GET /api/status`, `/api/tokens` (create, list, revoke), `POST /api/reown` and `POST /api/admin/backup`: the admin operations of a
- * server (src/app/admin.ts checks the `admin` permission on each).
+ * server (src/app/admin.ts checks each against src/auth/policy.ts's role × action table).
  */
 import { Hono } from 'hono'
 import type { AdminService } from '../../app/admin.js'
@@ -10,7 +10,11 @@ import { caller, readJson, type AppEnv } from '../http.js'
 export function adminRoutes(admin: AdminService): Hono<AppEnv> {
   const app = new Hono<AppEnv>()
   app.get('/status', async (c) => c.json(await admin.status(caller(c).principal)))
-  app.post('/tokens', async (c) => c.json(await admin.tokens.create(await readJson(c), caller(c).principal), 201))
+  // `local`: the CLI on this machine (the server's local key) — the only caller that may mint hub:admin.
+  app.post('/tokens', async (c) => {
+    const who = caller(c)
+    return c.json(await admin.tokens.create(await readJson(c), who.principal, { local: who.key === 'local' }), 201)
+  })
   app.get('/tokens', async (c) => c.json({ items: await admin.tokens.list(caller(c).principal) }))
   app.post('/tokens/:id/revoke', async (c) => c.json(await admin.tokens.revoke(c.req.param('id'), caller(c).principal)))
   app.post('/reown', async (c) => c.json(await admin.reown(await readJson(c), caller(c).principal)))

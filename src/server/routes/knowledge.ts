@@ -12,7 +12,7 @@ import { ImportQuery, type ImportReport, type KnowledgeListPage, type KnowledgeV
 import { parseWith } from '../../core/validate.js'
 import type { KnowledgeService } from '../../knowledge/service.js'
 import type { ResourceService } from '../../resources/service.js'
-import { caller, queryObject, queryParam, readJson, type AppEnv } from '../http.js'
+import { caller, queryObject, queryParam, readJson, readText, type AppEnv } from '../http.js'
 import type { SlimService } from '../../knowledge/slim.js'
 import type { ExtractionService } from '../../knowledge/extract.js'
 import type { ExtractResult } from '../../core/extract.js'
@@ -113,7 +113,7 @@ export function knowledgeRoutes(deps: KnowledgeRouteDeps): Hono<AppEnv> {
 
   app.post('/import', async (c) => {
     const { mode, on_conflict } = parseWith(ImportQuery, queryObject(c), 'import query')
-    const lines = (await c.req.text()).split('\n')
+    const lines = (await readText(c)).split('\n')
     return c.json((await knowledge.importJsonl(lines, caller(c).principal, { mode, onConflict: on_conflict })) satisfies ImportReport)
   })
 

@@ -53,7 +53,8 @@ export interface KnowledgeRecordQueries {
   moveConfidence(id: string, visible: readonly string[], target: number, rate: number, at: Date): Promise<KnowledgeRecord | undefined>
   setStatus(id: string, visible: readonly string[], status: KnowledgeStatus, mergedInto: string | null, at: Date): Promise<KnowledgeRecord | undefined>
   delete(id: string, visible: readonly string[]): Promise<boolean>
-  count(): Promise<number>
+  /** Entries (any status); with `visible`, only those visible through these scopes. */
+  count(visible?: readonly string[]): Promise<number>
   /** Pages through all entries (any status), for reindexing. */
   scan(afterId: string, limit: number): Promise<Array<{ id: string; task: string; content: string; tags: Tags }>>
 }
@@ -250,8 +251,9 @@ export function recordQueries({ db, getDialect }: KnowledgeContext, cached?: Cac
       return rows.length > 0
     },
 
-    async count() {
-      const rows = await db.query<{ n: number }>(sql`SELECT count(*)::int AS n FROM knowledge`)
+    async count(visible) {
+      const where = visible ? sql`WHERE scopes && ${visible}::text[]` : sql``
+      const rows = await db.query<{ n: number }>(sql`SELECT count(*)::int AS n FROM knowledge ${where}`)
       return rows[0]?.n ?? 0
     },
 

@@ -15,12 +15,14 @@ export interface ReownChange {
   /** The reason kept with each previous version. */
   reason: string
   at: Date
+  /** Only entries visible through these scopes (an org admin's own ids); absent: every entry (the hub operator). */
+  within?: readonly string[] | undefined
 }
 
 /** The reown queries of the knowledge store. */
 export interface KnowledgeReownQueries {
   /** Entries owned by `from` (any status, any scope), and those a reown would change, by id. */
-  reownPlan(change: Pick<ReownChange, 'from' | 'to' | 'addScopes'>): Promise<{ owned: number; changing: string[] }>
+  reownPlan(change: Pick<ReownChange, 'from' | 'to' | 'addScopes' | 'within'>): Promise<{ owned: number; changing: string[] }>
   /**
    * Applies the reown: the owner becomes `to`, the `from` scope becomes the `to` scope, the added
    * scopes are appended, unpinned resource ids are pinned to `from` (they keep resolving to the
@@ -35,9 +37,14 @@ function newScopes(change: Pick<ReownChange, 'from' | 'to' | 'addScopes'>): Sql 
     WITH ORDINALITY AS t(s, n) GROUP BY s ORDER BY min(n))`
 }
 
+/** Entries of `from` in reach of the change (visible through `within`, when given). */
+function ownedBy(change: Pick<ReownChange, 'from' | 'within'>): Sql {
+  return change.within ? sql`k.owner = ${change.from} AND k.scopes && ${change.within}::text[]` : sql`k.owner = ${change.from}`
+}
+
 /** Entries of `from` that the change alters. */
-function changing(change: Pick<ReownChange, 'from' | 'to' | 'addScopes'>): Sql {
-  return sql`k.owner = ${change.from} AND (k.owner <> ${change.to} OR k.scopes IS DISTINCT FROM ${newScopes(change)})`
+function changing(change: Pick<ReownChange, 'from' | 'to' | 'addScopes' | 'within'>): Sql {
+  return sql`${ownedBy(change)} AND (k.owner <> ${change.to} OR k.scopes IS DISTINCT FROM ${newScopes(change)})`
 }
 
 /**
@@ -48,7 +55,7 @@ function changing(change: Pick<ReownChange, 'from' | 'to' | 'addScopes'>): Sql {
 export function reownQueries({ db }: KnowledgeContext): KnowledgeReownQueries {
   return {
     async reownPlan(change) {
-      const owned = await db.query<{ n: number }>(sql`SELECT count(*)::int AS n FROM knowledge k WHERE k.owner = ${change.from}`)
+      const owned = await db.query<{ n: number }>(sql`SELECT count(*)::int AS n FROM knowledge k WHERE ${ownedBy(change)}`)
       const rows = await db.query<{ id: string }>(sql`SELECT k.id FROM knowledge k WHERE ${changing(change)} ORDER BY k.id`)
       return { owned: owned[0]?.n ?? 0, changing: rows.map((r) => r.id) }
     },
