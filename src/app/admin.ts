@@ -23,7 +23,7 @@ export interface AdminService {
   /** Re-owns or shares every entry of one owner (the knowledge service's `reown`). */
   reown(input: unknown, principal: Principal): Promise<ReownResult>
   /** A backup file of the embedded database, consistent while the server writes (`knowhub backup`); PostgreSQL: use pg_dump. */
-  backup(principal: Principal): Promise<Uint8Array>
+  backup(principal: Principal, caller?: string): Promise<Uint8Array>
 }
 
 /**
@@ -32,7 +32,7 @@ export interface AdminService {
  * const admin = adminService(hub)
  * await admin.tokens.create({ user: 'alice', org: 'acme' }, hub.config.principal)
  */
-export function adminService(hub: Pick<KnowHub, 'status' | 'tokens' | 'knowledge' | 'store'>): AdminService {
+export function adminService(hub: Pick<KnowHub, 'status' | 'tokens' | 'knowledge' | 'store' | 'resources'>): AdminService {
   const admin = (principal: Principal): void => requirePermission(principal, 'admin')
   return {
     async status(principal) {
@@ -57,9 +57,9 @@ export function adminService(hub: Pick<KnowHub, 'status' | 'tokens' | 'knowledge
       admin(principal)
       return hub.knowledge.reown(input, principal)
     },
-    async backup(principal) {
+    async backup(principal, caller) {
       admin(principal)
-      return backupHub(hub)
+      return backupHub(hub, { principal, site: { via: 'backup', route: 'POST /api/admin/backup', caller } })
     },
   }
 }

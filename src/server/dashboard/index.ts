@@ -115,7 +115,7 @@ export function createDashboard(options: DashboardOptions): DashboardMount {
       slim: hub.slim,
       tokens: hub.tokens,
       packs: options.packs,
-      reveal: createSecretReveal({ resources: hub.resources, audit: store }),
+      reveal: createSecretReveal({ resources: hub.resources }),
       stats: store,
       llm: hub.llm !== undefined,
       latency,
