@@ -30,7 +30,7 @@ export interface AdminService {
   /** Re-owns or shares every entry of one owner within the caller's reach (the knowledge service's `reown`). */
   reown(input: unknown, principal: Principal): Promise<ReownResult>
   /** A backup file of the embedded database, consistent while the server writes (`knowhub backup`); PostgreSQL: use pg_dump. */
-  backup(principal: Principal): Promise<Uint8Array>
+  backup(principal: Principal, caller?: string): Promise<Uint8Array>
 }
 
 /**
@@ -39,7 +39,7 @@ export interface AdminService {
  * const admin = adminService(hub)
  * await admin.tokens.create({ user: 'alice', org: 'acme' }, hub.config.principal, { local: true })
  */
-export function adminService(hub: Pick<KnowHub, 'status' | 'tokens' | 'knowledge' | 'store'>): AdminService {
+export function adminService(hub: Pick<KnowHub, 'status' | 'tokens' | 'knowledge' | 'store' | 'resources'>): AdminService {
   const tokenAdmin = createTokenAdmin(hub.tokens)
   return {
     async status(principal) {
@@ -71,9 +71,9 @@ export function adminService(hub: Pick<KnowHub, 'status' | 'tokens' | 'knowledge
       }
       return hub.knowledge.reown(raw, principal)
     },
-    async backup(principal) {
+    async backup(principal, caller) {
       authorize(principal, 'backup')
-      return backupHub(hub)
+      return backupHub(hub, { principal, site: { via: 'backup', route: 'POST /api/admin/backup', caller } })
     },
   }
 }

@@ -52,7 +52,13 @@ function agentMethods(
  * @example
  * const backend = servicesBackend({ knowledge: hub.knowledge, resources: hub.resources, slim: hub.slim }, principal)
  */
-export function servicesBackend(services: ToolServices, principal: Principal, options: { remote?: boolean } = {}): ToolBackend {
+export function servicesBackend(
+  services: ToolServices,
+  principal: Principal,
+  options: { remote?: boolean; site?: { via: string; caller: string } } = {},
+): ToolBackend {
+  // Where a secret read through the tools is recorded (the audit of secret reads): `/mcp` passes its caller.
+  const site = { via: options.site?.via ?? 'tools', route: 'resource_get', caller: options.site?.caller ?? 'local' }
   const { knowledge, resources, slim } = services
   return {
     search: (query) => knowledge.search(query, principal),
@@ -67,7 +73,7 @@ export function servicesBackend(services: ToolServices, principal: Principal, op
       return services.extraction.extract(body, principal)
     },
     resourceSave: (body) => resources.save(body, principal),
-    resourceGet: (id, options = {}) => resources.get(id, principal, options),
+    resourceGet: (id, options = {}) => resources.get(id, principal, { ...options, site }),
     ...(services.agent ? agentMethods(services.agent, principal, options.remote === true) : {}),
   }
 }

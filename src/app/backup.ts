@@ -8,6 +8,8 @@ import { join } from 'node:path'
 import type { KnowHubConfig } from '../core/config.js'
 import { KnowHubError } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
+import type { Principal } from '../core/principal.js'
+import type { SecretReadSite } from '../resources/service.js'
 import { createBackup, readBackup, restoreBackup, type BackupCounts, type BackupManifest, type RestoreOptions } from '../store/backup.js'
 import { EMBEDDED_DB_FOLDER } from '../store/lockfile.js'
 import type { KnowHub } from './open.js'
@@ -23,13 +25,20 @@ export const PG_RESTORE_HINT =
 
 /**
  * A backup file of the hub's embedded database (see src/store/backup.ts); a `validation_error`
- * naming pg_dump on a PostgreSQL server.
+ * naming pg_dump on a PostgreSQL server. A backup carries every secret (encrypted): the audit of
+ * secret reads gets one row per resource with a secret, naming who took it (`who`; default the
+ * local CLI).
  * @example
  * writeFileSync('kh.backup', await backupHub(hub))
  */
-export async function backupHub(hub: Pick<KnowHub, 'store'>): Promise<Uint8Array> {
+export async function backupHub(
+  hub: Pick<KnowHub, 'store' | 'resources'>,
+  who: { principal?: Principal | undefined; site?: SecretReadSite | undefined } = {},
+): Promise<Uint8Array> {
   if (hub.store.db.kind !== 'pglite') throw new KnowHubError('validation_error', `knowhub backup copies the embedded database; ${PG_DUMP_HINT}`)
-  return createBackup(hub.store.db, { knowhubVersion: packageVersion() })
+  const bytes = await createBackup(hub.store.db, { knowhubVersion: packageVersion() })
+  await hub.resources.recordBackup(who.principal, who.site ?? { via: 'backup', route: 'knowhub backup', caller: 'local' })
+  return bytes
 }
 
 /**

@@ -141,7 +141,7 @@ export function localSession(hub: KnowHub): HubSession {
     resources: {
       save: (input) => hub.resources.upsert(input, me),
       update: (id, input, target = {}) => hub.resources.update(id, input, me, target),
-      get: (id, options = {}) => hub.resources.get(id, me, options),
+      get: (id, options = {}) => hub.resources.get(id, me, { ...options, site: { via: 'cli', route: 'knowhub resource get', caller: 'local' } }),
       list: (query) => hub.resources.list(query, me),
       delete: (id, target = {}) => hub.resources.delete(id, me, target),
     },

@@ -37,6 +37,11 @@ export const ExtractContext = z.strictObject({
   team: nullAsAbsent(Id),
   org: nullAsAbsent(Id),
   trace_id: nullAsAbsent(z.string().min(1).max(200)),
+  /**
+   * The scope of the resource that keeps the conversation's secrets: `user` (the default when
+   * the context has a user, else `agent`), or another id of the context to share them wider.
+   */
+  secrets_scope: nullAsAbsent(z.enum(['user', 'project', 'agent', 'team', 'org'])),
 })
 export type ExtractContext = z.input<typeof ExtractContext>
 

@@ -243,3 +243,35 @@ export type ResourceListPage = z.output<typeof ResourceListPage>
 /** The response of `DELETE /api/resource/{id}`: which owner's resource was deleted. */
 export const ResourceDeleted = Deleted.extend({ owner: z.string() })
 export type ResourceDeleted = z.output<typeof ResourceDeleted>
+
+/** Query of `GET /api/secret-reads`: the audit of secret reads, newest first, within what the caller may see. */
+export const SecretReadsQuery = z.strictObject({
+  /** Only reads of this resource id. */
+  resource: ResourceId.optional(),
+  /** Only reads in this owner's namespace. */
+  owner: Owner.optional(),
+  limit: z.coerce.number().int().min(1).max(500).default(50),
+  /** The `next_before` of the previous page. */
+  before: z.coerce.number().int().min(1).optional(),
+})
+export type SecretReadsQuery = z.input<typeof SecretReadsQuery>
+
+/** One read of a secret: who (ids and permissions, the token id), which resource, through what, when. Never the secret. */
+export const SecretReadEntry = z.object({
+  seq: z.number().int(),
+  resource_id: z.string(),
+  owner: z.string(),
+  /** `token:tok_…` or `local`. */
+  caller: z.string(),
+  principal: z.record(z.string(), z.unknown()),
+  /** The surface: `api`, `mcp`, `tools`, `dashboard`, `backup`. */
+  via: z.string(),
+  /** The operation, e.g. `GET /api/resource/{id}`, `resource_get`, `POST /reveal`, `POST /api/admin/backup`. */
+  route: z.string(),
+  read_at: z.string(),
+})
+export type SecretReadEntry = z.output<typeof SecretReadEntry>
+
+/** A page of the audit of secret reads. */
+export const SecretReadPage = z.object({ items: z.array(SecretReadEntry), next_before: z.number().int().nullable() })
+export type SecretReadPage = z.output<typeof SecretReadPage>

@@ -7,7 +7,7 @@
  */
 import { z } from 'zod'
 import type { FeedbackRecord } from '../core/knowledge.js'
-import type { LlmProvider } from '../llm/index.js'
+import { redactDeep, type LlmProvider } from '../llm/index.js'
 import type { ChatMessage } from '../llm/types.js'
 import type { KnowledgeRecord } from '../store/knowledge.js'
 import { DATA_NOT_INSTRUCTIONS, dataBlock } from './prompt-data.js'
@@ -64,5 +64,6 @@ export async function evolveContent(
   history: { helpful: FeedbackRecord[]; harmful: FeedbackRecord[] },
   feedback: string,
 ): Promise<EvolvedContent> {
-  return llm.json('evolve', evolveMessages(record, history, feedback), EvolvedContent, { name: 'evolved_entry' })
+  // The provider redacts secrets both ways; redacting again keeps that true for any provider.
+  return redactDeep(await llm.json('evolve', evolveMessages(record, history, feedback), EvolvedContent, { name: 'evolved_entry' }))
 }

@@ -14,7 +14,7 @@ import type { LlmProvider } from '../llm/index.js'
 import type { ResourceService } from '../resources/service.js'
 import type { Store } from '../store/store.js'
 import type { KnowledgeService } from './service.js'
-import type { ExecutionContext } from './extract-context.js'
+import { secretsPlacement, type ExecutionContext } from './extract-context.js'
 import type { Proposal } from './extract-prompt.js'
 import { settleSecrets, type FoundSecret } from './extract-secrets.js'
 import { mayManage } from '../auth/policy.js'
@@ -88,8 +88,8 @@ async function saveSecrets(deps: ExtractionDeps, planned: PlannedItem[], options
       secure_body: secrets.map((s) => `${s.label}: ${s.value}`).join('\n'),
       content_type: cookies ? 'cookie' : 'credential',
       metadata: { acquired_at: options.now.toISOString() },
-      scopes: first.scopes,
-      owner: first.owner,
+      // The user's own scope by default: a conversation's secrets are not the org's (issue 27).
+      ...secretsPlacement(options.context, { scopes: first.scopes, owner: first.owner }),
     },
     options.principal,
   )
@@ -104,17 +104,19 @@ async function saveSecrets(deps: ExtractionDeps, planned: PlannedItem[], options
  */
 export async function applyPlan(deps: ExtractionDeps, planned: PlannedItem[], options: ApplyOptions, result: ExtractResult): Promise<void> {
   const resourceId = await saveSecrets(deps, planned, options, result)
-  const settle = (text: string): string => settleSecrets(text, options.secrets, () => (resourceId ? `[secret stored in resource ${resourceId}]` : '[secret]'))
+  const settle = (text: string): Promise<string> =>
+    settleSecrets(text, options.secrets, () => (resourceId ? `[secret stored in resource ${resourceId}]` : '[secret]'))
   for (const item of planned) {
     const { proposal } = item
-    const tags = Object.fromEntries(Object.entries(proposal.tags).map(([k, v]) => [k, typeof v === 'string' ? settle(v) : v]))
+    const tags: Record<string, unknown> = {}
+    for (const [k, v] of Object.entries(proposal.tags)) tags[k] = typeof v === 'string' ? await settle(v) : v
     const shown: ExtractItem = {
       action: item.action,
       id: null,
       existing_id: item.existing?.id ?? null,
       types: proposal.types,
-      task: settle(proposal.task),
-      content: settle(item.action === 'update' && item.existing ? item.existing.content : proposal.content),
+      task: await settle(proposal.task),
+      content: await settle(item.action === 'update' && item.existing ? item.existing.content : proposal.content),
       tags,
       scopes: item.scopes,
       owner: item.owner,
@@ -124,7 +126,7 @@ export async function applyPlan(deps: ExtractionDeps, planned: PlannedItem[], op
       reason: item.reason,
     }
     result.items.push(
-      options.mode === 'save' ? await writeItem(deps, item, shown, settle(proposal.content), options) : await predictItem(deps, shown, options.principal),
+      options.mode === 'save' ? await writeItem(deps, item, shown, await settle(proposal.content), options) : await predictItem(deps, shown, options.principal),
     )
   }
 }

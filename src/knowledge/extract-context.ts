@@ -12,6 +12,8 @@ import { SCOPE_KINDS, type Principal, type ScopeKind } from '../core/principal.j
 export interface ExecutionContext {
   ids: Partial<Record<ScopeKind, string>>
   trace_id: string
+  /** Where the conversation's secrets go, when the caller said (see {@link secretsPlacement}). */
+  secrets_scope?: ScopeKind | undefined
 }
 
 /**
@@ -37,7 +39,29 @@ export function executionContext(principal: Principal, context: ExtractContext |
       },
     )
   }
-  return { ids, trace_id: context?.trace_id ?? '' }
+  const secrets_scope = context?.secrets_scope ?? undefined
+  if (secrets_scope !== undefined && ids[secrets_scope] === undefined) {
+    throw new KnowHubError('validation_error', `secrets_scope is ${secrets_scope}, but the context has no ${secrets_scope} id`, {
+      field: 'context.secrets_scope',
+    })
+  }
+  return { ids, trace_id: context?.trace_id ?? '', secrets_scope }
+}
+
+/**
+ * Scope and owner of the resource holding a conversation's secrets: the user's own scope unless
+ * the caller asked for another (`context.secrets_scope`); an agent's when there is no user; the
+ * entries' place (`fallback`) when the context has neither.
+ * @example
+ * secretsPlacement({ ids: { user: 'ann', org: 'acme' }, trace_id: '' }, { scopes: ['org:acme'], owner: 'user:ann' })
+ * // { scopes: ['user:ann'], owner: 'user:ann' }
+ */
+export function secretsPlacement(context: ExecutionContext, fallback: { scopes: string[]; owner: string }): { scopes: string[]; owner: string } {
+  const { ids } = context
+  const kind = context.secrets_scope ?? (ids.user !== undefined ? 'user' : ids.agent !== undefined ? 'agent' : undefined)
+  const id = kind === undefined ? undefined : ids[kind]
+  if (kind === undefined || id === undefined) return fallback
+  return { scopes: [`${kind}:${id}`], owner: kind === 'user' || kind === 'agent' ? `${kind}:${id}` : fallback.owner }
 }
 
 /** Where entries learned outside user profiles go: the first of project, team, org, agent, user the context has. */

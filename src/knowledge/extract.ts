@@ -65,16 +65,18 @@ function messageText(message: ExtractMessage): string {
 }
 
 /** The conversation as the model sees it (secrets replaced by markers), and which ids the caller gave. */
-function prepareConversation(messages: ExtractMessage[]): { prompt: PromptMessage[]; callerIds: Map<string, number>; secrets: FoundSecret[] } {
+async function prepareConversation(messages: ExtractMessage[]): Promise<{ prompt: PromptMessage[]; callerIds: Map<string, number>; secrets: FoundSecret[] }> {
   const scanner = secretScanner()
   const callerIds = new Map<string, number>()
   const prompt: PromptMessage[] = []
-  messages.forEach((message, index) => {
+  for (const [index, message] of messages.entries()) {
     const text = messageText(message).trim()
-    if (text === '') return
+    if (text === '') continue
     if (message.id) callerIds.set(message.id, index)
-    prompt.push({ id: message.id ?? `m${index}`, role: message.role, content: scanner.redact(text, index) })
-  })
+    prompt.push({ id: message.id ?? `m${index}`, role: message.role, content: await scanner.redact(text, index) })
+  }
+  // A value found in a later message may stand unlabelled in an earlier one.
+  for (const message of prompt) message.content = scanner.known(message.content)
   return { prompt, callerIds, secrets: scanner.found }
 }
 
@@ -96,7 +98,7 @@ export async function extractKnowledge(deps: ExtractionDeps, raw: unknown, princ
     )
   }
   const logger = deps.logger ?? noopLogger
-  const conversation = prepareConversation(input.messages)
+  const conversation = await prepareConversation(input.messages)
   const result: ExtractResult = { mode: input.mode, items: [], secrets_found: conversation.secrets.length, resources_created: [], llm_calls: 0, dropped: [] }
   if (conversation.prompt.length === 0) return result
   const { kept, omitted } = fitConversation(conversation.prompt)

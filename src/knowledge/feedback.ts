@@ -10,6 +10,7 @@ import { parseWith } from '../core/validate.js'
 import type { KnowledgeRecord } from '../store/knowledge.js'
 import type { KnowledgeContext } from './context.js'
 import { embeddingText, searchDocument } from './document.js'
+import { redactSecrets } from '../llm/index.js'
 import { evolveContent } from './evolve.js'
 import { requireVisible, toEntry } from './view.js'
 import { mayManage } from '../auth/policy.js'
@@ -59,7 +60,9 @@ async function prepareEvolution(
   const evolved = await evolveContent(ctx.llm, record, history, feedback)
   ctx.checkContentSize(evolved.content)
   const embedding = await ctx.embedOne(embeddingText(record.task, evolved.content))
-  const reason = `evolve: ${feedback.slice(0, 500)}${evolved.change ? ` (${evolved.change.slice(0, 300)})` : ''}`
+  // The version's reason keeps the feedback, never a secret in it (the model did not see it either).
+  const said = (await redactSecrets(feedback)).text
+  const reason = `evolve: ${said.slice(0, 500)}${evolved.change ? ` (${evolved.change.slice(0, 300)})` : ''}`
   return { content: evolved.content, embedding, reason }
 }
 

@@ -4,7 +4,7 @@
  * deterministic merge of slim-merge.ts writes it.
  */
 import { z } from 'zod'
-import type { LlmProvider } from '../llm/index.js'
+import { redactSecrets, type LlmProvider } from '../llm/index.js'
 import type { KnowledgeRecord } from '../store/knowledge.js'
 import { DATA_NOT_INSTRUCTIONS, dataBlock } from './prompt-data.js'
 
@@ -32,5 +32,6 @@ export async function llmMergedContent(llm: LlmProvider, group: readonly Knowled
     { role: 'user' as const, content: dataBlock('The entries to merge (the first leads)', entries) },
   ]
   const answer = await llm.json('slim', messages, MergedContent, { name: 'merged_entry', ...(model ? { model } : {}) })
-  return answer.content
+  // The provider redacts secrets both ways; redacting again keeps that true for any provider.
+  return (await redactSecrets(answer.content)).text
 }

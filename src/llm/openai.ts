@@ -3,7 +3,9 @@
  * Ollama, vLLM, LM Studio): a model per task, timeouts, retries with backoff on 429/5xx
  * (core/openai-http.ts), a concurrency limit (p-limit), structured answers (JSON schema
  * response format, else JSON mode; validated with zod, one repair request) and token usage
- * counted per task. Prompts and completions are never logged.
+ * counted per task. Prompts and completions are never logged. Every message is scanned for
+ * secrets before it is sent and every answer before it is returned (./secrets.ts): a secret
+ * reaches neither the model nor, through its answer, the store.
  */
 import pLimit from 'p-limit'
 import { z } from 'zod'
@@ -16,6 +18,7 @@ import { createOpenAIHttp } from '../core/openai-http.js'
 import { parseWith } from '../core/validate.js'
 import type { ChatMessage, ChatOptions, LlmProvider, StructuredOptions } from './types.js'
 import { parseStructured } from './structured.js'
+import { redactDeep, redactSecrets } from './secrets.js'
 
 export interface OpenAIChatDeps {
   fetch?: typeof globalThis.fetch
@@ -86,7 +89,16 @@ export function createOpenAIChat(raw: z.input<typeof LlmConfig>, deps: OpenAICha
 
   async function complete(task: LlmTask, messages: readonly ChatMessage[], format: Format, options: ChatOptions, schema?: object): Promise<Completion> {
     const model = options.model ?? modelFor(task)
-    const body: Record<string, unknown> = { model, messages, temperature: config.temperature }
+    let redacted = 0
+    const safe = await Promise.all(
+      messages.map(async (m) => {
+        const { text, found } = await redactSecrets(m.content)
+        redacted += found.length
+        return { role: m.role, content: text }
+      }),
+    )
+    if (redacted > 0) logger.warn('llm.secrets.redacted', { task, where: 'request', secrets: redacted })
+    const body: Record<string, unknown> = { model, messages: safe, temperature: config.temperature }
     if (format === 'json_schema') body.response_format = { type: 'json_schema', json_schema: { name: schemaName(options), schema, strict: false } }
     if (format === 'json_object') body.response_format = { type: 'json_object' }
     const started = performance.now()
@@ -141,21 +153,23 @@ export function createOpenAIChat(raw: z.input<typeof LlmConfig>, deps: OpenAICha
     model: config.model,
     modelFor,
     async chat(task, messages, options = {}) {
-      return (await call(task, messages, 'text', options)).text
+      const { text, found } = await redactSecrets((await call(task, messages, 'text', options)).text)
+      if (found.length > 0) logger.warn('llm.secrets.redacted', { task, where: 'answer', secrets: found.length })
+      return text
     },
     async json(task, messages, schema, options) {
       const jsonSchema = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' })
       const model = options.model ?? modelFor(task)
       const first = await structuredCall(task, messages, jsonSchema, options)
       const parsed = parseStructured(first.text, schema)
-      if (parsed.ok) return parsed.value
+      if (parsed.ok) return redactDeep(parsed.value)
       // An answer that fails validation is a failed call in the usage figures, even though the HTTP request succeeded.
       count(task, model, true, undefined, 0)
       logger.warn('llm.answer.invalid', { task, problems: parsed.problems.length, repair: true })
       const repair: ChatMessage[] = [...messages, { role: 'assistant', content: first.text }, { role: 'user', content: repairPrompt(parsed.problems) }]
       const second = await structuredCall(task, repair, jsonSchema, options)
       const repaired = parseStructured(second.text, schema)
-      if (repaired.ok) return repaired.value
+      if (repaired.ok) return redactDeep(repaired.value)
       count(task, model, true, undefined, 0)
       throw new KnowHubError(
         'llm_invalid_output',

@@ -9,6 +9,7 @@ import { ListResourcesInput, resourceIdProblem, type ExpandedResource, type Reso
 import { parseWith } from '../core/validate.js'
 import type { ResourceKey } from '../store/resources.js'
 import { accessOf, notFound, validId, validOwner, type ResourceContext } from './context.js'
+import { recordSecretRead, type SecretReadSite } from './audit.js'
 import { canReadSecrets, toExpanded, toResource, toSummary } from './view.js'
 
 export interface GetResourceOptions {
@@ -20,6 +21,8 @@ export interface GetResourceOptions {
   includeSecret?: boolean
   /** Only in this owner's namespace (`kind:id`); default: resolve among every visible owner. */
   owner?: string | undefined
+  /** Where the secret is read (recorded in the audit when it is returned); default: `service`, `local`. */
+  site?: SecretReadSite | undefined
 }
 
 function listCursor(last: { id: string; owner: string }): string {
@@ -58,8 +61,12 @@ export async function getResource(ctx: ResourceContext, id: string, principal: P
   if (!record) throw notFound(id)
   const resource = toResource(record, ctx.clock.now())
   if (wantSecret && typeof record.secure_body === 'string' && canReadSecrets(principal, record.scopes)) {
-    resource.secure_body = ctx.secrets.decrypt(record.secure_body, record.id, record.owner)
-    ctx.logger.info('resource.secret.read', { id: record.id, owner: record.owner, by: memberScopes(principal) })
+    const secret = ctx.secrets.decrypt(record.secure_body, record.id, record.owner)
+    // Audited before it is returned: a read that cannot be recorded is not made.
+    const site = options.site ?? { via: 'service', route: 'resources.get' }
+    await recordSecretRead(ctx, record, principal, site)
+    resource.secure_body = secret
+    ctx.logger.info('resource.secret.read', { id: record.id, owner: record.owner, by: memberScopes(principal), via: site.via })
   }
   return resource
 }

@@ -16,15 +16,18 @@
  *
  * The parts live one responsibility to a file: context.ts (dependencies and shared
  * checks), view.ts (what a caller sees), read.ts (get, list, expansions), write.ts (save,
- * update, delete); key handling is in secrets.ts, key-file.ts and rotate.ts.
+ * update, delete), audit.ts (every secret read recorded, and who sees the records); key
+ * handling is in secrets.ts, key-file.ts and rotate.ts.
  */
 import type { Principal } from '../core/principal.js'
-import type { ExpandedResource, Resource, ResourceListPage } from '../core/resources.js'
+import type { ExpandedResource, Resource, ResourceListPage, SecretReadPage } from '../core/resources.js'
+import { listSecretReads, recordBackupReads, type SecretReadSite } from './audit.js'
 import { resourceContext, type ResourceServiceDeps } from './context.js'
 import { expandResources, getResource, listResources, withResources, type GetResourceOptions } from './read.js'
 import { deleteResource, updateResource, upsertResource, type ResourceTarget } from './write.js'
 
 export type { GetResourceOptions } from './read.js'
+export type { SecretReadSite } from './audit.js'
 export type { ResourceServiceDeps } from './context.js'
 export type { ResourceTarget } from './write.js'
 
@@ -57,6 +60,10 @@ export function createResourceService(deps: ResourceServiceDeps) {
     /** Items (entries, search hits) with `resources` added (`expand=resources`), see {@link withResources}. */
     withResources: <T extends { id: string; resource_ids: readonly string[] }>(items: readonly T[], principal: Principal) =>
       withResources(ctx, items, principal),
+    /** The audit of secret reads the caller may see (`GET /api/secret-reads`), see {@link listSecretReads}. */
+    reads: (raw: unknown, principal: Principal): Promise<SecretReadPage> => listSecretReads(ctx, raw, principal),
+    /** Records that a backup carried every secret (one audit row per resource with a secret), see {@link recordBackupReads}. */
+    recordBackup: (principal: Principal | undefined, site: SecretReadSite): Promise<number> => recordBackupReads(ctx, principal, site),
   }
 }
 

@@ -36,7 +36,7 @@ import { adminRoutes } from './routes/admin.js'
 import { knowledgeRoutes } from './routes/knowledge.js'
 import { knowledgeFolderRoutes } from './routes/knowledge-folder.js'
 import { metaRoutes } from './routes/meta.js'
-import { resourceRoutes } from './routes/resources.js'
+import { resourceRoutes, secretReadRoutes } from './routes/resources.js'
 import type { SlimService } from '../knowledge/slim.js'
 import type { ExtractionService } from '../knowledge/extract.js'
 
@@ -165,20 +165,21 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route('/api/knowledge/folder', knowledgeFolderRoutes({ knowledge: deps.knowledge }))
   app.route('/api/knowledge', knowledgeRoutes({ knowledge: deps.knowledge, resources: deps.resources, slim: deps.slim, extraction: deps.extraction }))
   app.route('/api/resource', resourceRoutes({ resources: deps.resources }))
+  app.route('/api/secret-reads', secretReadRoutes({ resources: deps.resources }))
   if (deps.agent) app.route('/api', agentRoutes({ agent: deps.agent }))
   if (deps.admin) app.route('/api', adminRoutes(deps.admin))
   // Pack tools and resources at /mcp: the packs the caller may see, by pack-relative paths (packs.access).
   const packs = deps.mcp?.packService ?? toolPackService({ ...deps.mcp, logger })
   // The MCP SDK (~7 MB of heap) loads with the first /mcp request, not with every server.
   app.all('/mcp', async (c) => {
-    const { principal } = caller(c)
+    const { principal, key } = caller(c)
     const { handleMcpRequest } = await import('../mcp/http.js')
     return handleMcpRequest(c.req.raw, {
       version: deps.version ?? '0.0.0',
       logger,
       ...deps.mcp,
       ...(packs ? { packService: packs.forCaller(principal) } : {}),
-      backend: servicesBackend(deps, principal, { remote: true }),
+      backend: servicesBackend(deps, principal, { remote: true, site: { via: 'mcp', caller: key } }),
     })
   })
   if (deps.dashboard) app.route('/', deps.dashboard.routes)

@@ -39,7 +39,7 @@ import {
   SearchResponse,
   SearchResultView,
 } from '../core/knowledge.js'
-import { ListResourcesInput, Resource, ResourceDeleted, ResourceListPage, SaveResourceInput, UpdateResourceInput } from '../core/resources.js'
+import { ListResourcesInput, Resource, ResourceDeleted, ResourceListPage, SaveResourceInput, SecretReadPage, UpdateResourceInput } from '../core/resources.js'
 import { SlimInput, SlimResult, UnmergeResult } from '../core/slim.js'
 import { CreatedToken, CreateTokenInput, TokenInfo } from '../core/tokens.js'
 
@@ -135,6 +135,7 @@ function components(): Record<string, JsonSchema> {
     UpdateResourceInput: schema(UpdateResourceInput, 'input'),
     Resource: schema(Resource, 'output'),
     ResourcePage: schema(ResourceListPage, 'output'),
+    SecretReadPage: schema(SecretReadPage, 'output'),
     AgentContextRequest: schema(AgentContextRequest, 'input'),
     AssembledContext: schema(AssembledContext, 'output'),
     AgentKnowledgeRequest: schema(AgentKnowledgeRequest, 'input'),
@@ -322,6 +323,19 @@ function resourcePaths(): Record<string, Record<string, unknown>> {
         responses: { 200: json('Resource'), ...ERRORS },
       },
       delete: { summary: 'Delete (owner or admin)', parameters: [resourceId, resourceOwner], responses: { 200: json('ResourceDeleted'), ...ERRORS } },
+    },
+    '/api/secret-reads': {
+      get: {
+        summary:
+          "The audit of secret reads (API, MCP, tools, dashboard, backups), newest first: the caller's own resources', and an org admin's its org's. Never the secret",
+        parameters: [
+          { name: 'resource', in: 'query', required: false, schema: { type: 'string' } },
+          { name: 'owner', in: 'query', required: false, schema: { type: 'string' } },
+          { name: 'limit', in: 'query', required: false, schema: { type: 'integer', default: 50, minimum: 1, maximum: 500 } },
+          { name: 'before', in: 'query', required: false, schema: { type: 'integer' }, description: 'next_before of the previous page' },
+        ],
+        responses: { 200: json('SecretReadPage'), ...ERRORS },
+      },
     },
     '/api/agent/context': {
       post: {

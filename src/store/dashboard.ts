@@ -1,22 +1,10 @@
 /**
  * SQL of the dashboard: the overview's counts (entries by type and scope, saves and
- * feedback per day — over what a principal sees only) and the audit log of secret
- * reveals (migration 0020).
+ * feedback per day — over what a principal sees only). The log of secret reads, the
+ * dashboard's reveals among them, is in secret-reads.ts.
  */
 import type { Queryable } from './database.js'
 import { sql } from './sql.js'
-
-/** One row of the reveal audit log. */
-export interface RevealRecord {
-  resource_id: string
-  owner: string
-  /** `token:tok_…` or `local`. */
-  caller: string
-  principal: Record<string, unknown>
-  /** Where it was shown (`dashboard`). */
-  via: string
-  revealed_at: Date
-}
 
 /** Counts over the entries a principal sees. */
 export interface KnowledgeOverviewCounts {
@@ -30,9 +18,6 @@ export interface KnowledgeOverviewCounts {
 }
 
 export interface DashboardStore {
-  recordReveal(record: RevealRecord): Promise<void>
-  /** The reveals of one resource, newest first. */
-  reveals(resourceId: string, owner: string, limit: number): Promise<RevealRecord[]>
   /** The overview of the entries whose scopes meet `visible`, days counted from `since`. */
   overview(visible: readonly string[], since: Date): Promise<KnowledgeOverviewCounts>
 }
@@ -44,22 +29,6 @@ export interface DashboardStore {
  */
 export function dashboardStore(db: Queryable): DashboardStore {
   return {
-    async recordReveal(r) {
-      await db.query(sql`INSERT INTO knowhub_secret_reveal (resource_id, owner, caller, principal, via, revealed_at)
-        VALUES (${r.resource_id}, ${r.owner}, ${r.caller}, ${JSON.stringify(r.principal)}::jsonb, ${r.via}, ${r.revealed_at.toISOString()})`)
-    },
-    async reveals(resourceId, owner, limit) {
-      const rows = await db.query(sql`SELECT resource_id, owner, caller, principal, via, revealed_at FROM knowhub_secret_reveal
-        WHERE resource_id = ${resourceId} AND owner = ${owner} ORDER BY seq DESC LIMIT ${limit}`)
-      return rows.map((row) => ({
-        resource_id: String(row.resource_id),
-        owner: String(row.owner),
-        caller: String(row.caller),
-        principal: row.principal as Record<string, unknown>,
-        via: String(row.via),
-        revealed_at: new Date(row.revealed_at as string | Date),
-      }))
-    },
     async overview(visible, since) {
       const vis = [...visible]
       const statuses = await db.query(sql`SELECT status, count(*)::int AS n FROM knowledge WHERE scopes && ${vis}::text[] GROUP BY status ORDER BY status`)

@@ -9,6 +9,7 @@ import { knowledgeStore, type KnowledgeStore } from './knowledge.js'
 import { llmUsageStore, type LlmUsageStore } from './llm-usage.js'
 import { migrate } from './migrate.js'
 import { resourceStore, type ResourceStore } from './resources.js'
+import { secretReadStore, type SecretReadStore } from './secret-reads.js'
 import { RecordCache } from './record-cache.js'
 import { sql } from './sql.js'
 import { syncedTextIndex } from './text-sync.js'
@@ -59,6 +60,8 @@ export interface Store {
   readonly resources: ResourceStore
   /** Token usage of the LLM per task and model. */
   readonly llmUsage: LlmUsageStore
+  /** The audit of secret reads (every `secure_body` returned, through any surface). */
+  readonly secretReads: SecretReadStore
   /** Whether pgvector is usable on this database. */
   readonly pgvector: boolean
   /**
@@ -121,6 +124,7 @@ export async function openStore(options: OpenStoreOptions = {}): Promise<Store> 
       knowledge: knowledgeStore(db, () => vectors.dialect(), textIndex, records),
       resources: resourceStore(db),
       llmUsage: llmUsageStore(db),
+      secretReads: secretReadStore(db),
       prepareVectors: (embedder, prepareOptions) => vectors.prepare(embedder, prepareOptions),
       vectorState: () => vectors.state(),
       convertVectors: () => vectors.convert(),

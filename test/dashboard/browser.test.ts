@@ -238,8 +238,10 @@ describe('dashboard in Chromium', () => {
     expect(await asBob.page.locator('#secret').textContent()).not.toContain('S3CR3T')
     await asBob.context.close()
 
-    const { dashboardStore } = await import('../../src/store/dashboard.js')
-    const log = await dashboardStore(t.hub.store.db).reveals('cookies/website_a', resourceOwner, 10)
+    const log = await t.hub.store.secretReads.list(
+      { own: [resourceOwner], adminOrgs: [] },
+      { resource_id: 'cookies/website_a', owner: resourceOwner, limit: 10 },
+    )
     expect(log.map((r) => r.principal.user)).toEqual(['alice'])
   })
 

@@ -11,7 +11,6 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createDashboard } from '../../src/server/dashboard/index.js'
-import { dashboardStore } from '../../src/store/dashboard.js'
 import { openTestHub } from '../server/helpers.js'
 import { openDashboardHub, type DashboardHub } from './helpers.js'
 
@@ -226,9 +225,9 @@ describe('dashboard in token mode', () => {
     expect(refused.text).not.toContain('TOPSECRET')
     expect(refused.body.error.message).toMatch(/secrets:read/)
 
-    const log = await dashboardStore(t.hub.store.db).reveals('cookies/site', owner, 10)
+    const log = await t.hub.store.secretReads.list({ own: [owner], adminOrgs: [] }, { resource_id: 'cookies/site', owner, limit: 10 })
     expect(log).toHaveLength(1)
-    expect(log[0]).toMatchObject({ resource_id: 'cookies/site', owner, via: 'dashboard', principal: { user: 'alice', org: 'acme' } })
+    expect(log[0]).toMatchObject({ resource_id: 'cookies/site', owner, via: 'dashboard', route: 'POST /reveal', principal: { user: 'alice', org: 'acme' } })
     expect(log[0]!.caller).toMatch(/^token:tok_/)
     expect(JSON.stringify(log)).not.toContain('TOPSECRET')
     const again = await request(t.server.url, 'GET', `/ui/resources/item?id=cookies/site&owner=${owner}`, { headers: { cookie: asAlice.cookie } })

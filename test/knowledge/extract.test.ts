@@ -236,9 +236,24 @@ describe('knowledge extraction', () => {
     }
     expect(api!.content).toContain('[redacted]')
     const resource = await hub.resources.get(resourceId, { ...alice, permissions: ['read', 'secrets:read'] }, { includeSecret: true })
-    expect(resource).toMatchObject({ content_type: 'credential', scopes: ['project:app'] })
+    // A user's conversation secrets are the user's, not the project's (issue 27): bob, in the
+    // same project and org, sees the entries but not the resource.
+    expect(resource).toMatchObject({ content_type: 'credential', scopes: ['user:alice'], owner: 'user:alice' })
     expect(resource.secure_body).toContain(secrets[0])
     expect(resource.secure_body).toContain('9f8e7d6c5b4a')
+    expect((await rejection(hub.resources.get(resourceId, { ...bob, permissions: ['read', 'secrets:read'] }))).code).toBe('not_found')
+  })
+
+  it('puts the secrets in a wider scope only when the caller says so, and only one of its own', async () => {
+    const leaky = [{ id: 's1', role: 'user', content: 'Deploy with mysql -u root -pPassw0rd9 on the staging box' }]
+    model(stub, [{ types: ['tool'], task: 'Deploy to staging', content: 'Run the migration as root with [SECRET_1].', message_ids: ['s1'] }])
+    const result = await hub.extraction.extract({ messages: leaky, mode: 'save', context: { secrets_scope: 'project' } }, alice)
+    const resource = await hub.resources.get(result.resources_created[0]!, { ...bob, permissions: ['read', 'secrets:read'] }, { includeSecret: true })
+    expect(resource).toMatchObject({ scopes: ['project:app'], owner: 'agent:coder' })
+    expect(resource.secure_body).toContain('Passw0rd9')
+    const error = await rejection(hub.extraction.extract({ messages: leaky, mode: 'save', context: { secrets_scope: 'team' } }, alice))
+    expect(error.code).toBe('validation_error')
+    expect(error.message).toContain('no team id')
   })
 
   it('refuses a context naming ids the caller does not hold, before calling the model', async () => {

@@ -75,7 +75,8 @@ export interface ResourceSummary {
 export interface Resource extends ResourceSummary {
   body: string
   secure_body?: string
-  reveals?: { caller: string; via: string; revealed_at: string }[]
+  /** The audit of secret reads (every surface), shown to the resource's owner and its org admin. */
+  reveals?: { caller: string; via: string; route?: string; revealed_at: string }[]
 }
 
 export interface TokenInfo {

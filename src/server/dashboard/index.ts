@@ -123,7 +123,7 @@ export function createDashboard(options: DashboardOptions): DashboardMount {
       slim: hub.slim,
       tokens: createTokenAdmin(hub.tokens),
       packs: options.packs,
-      reveal: createSecretReveal({ resources: hub.resources, audit: store }),
+      reveal: createSecretReveal({ resources: hub.resources }),
       stats: store,
       llm: hub.llm !== undefined,
       latency,

@@ -14,7 +14,6 @@ import type { KnowledgeService } from '../../knowledge/service.js'
 import type { SlimService } from '../../knowledge/slim.js'
 import type { PackService } from '../../packs/service.js'
 import type { SecretReveal } from '../../resources/reveal.js'
-import { canReadSecrets } from '../../resources/view.js'
 import type { ResourceService } from '../../resources/service.js'
 import { authorize } from '../../auth/policy.js'
 import type { TokenAdmin } from '../../auth/token-admin.js'
@@ -32,7 +31,7 @@ export interface DashboardServices {
   /** Token administration by role (the hub operator: every token; an org admin: its org's). */
   tokens: TokenAdmin
   reveal: SecretReveal
-  stats: Pick<DashboardStore, 'overview' | 'reveals'>
+  stats: Pick<DashboardStore, 'overview'>
   /** Knowledge packs; absent: the packs page says none are configured. */
   packs?: PackService | undefined
   /** Whether an LLM is configured (evolve is offered only then). */
@@ -63,9 +62,13 @@ function resourceRoutes(s: DashboardServices): Hono<AppEnv> {
     const { id, owner } = parseWith(ResourceTarget, { id: queryParam(c, 'id'), owner: queryParam(c, 'owner') }, 'resource')
     const { principal } = caller(c)
     const resource = await s.resources.get(id, principal, { includeSecret: false, owner })
-    // Who revealed the secret is shown only to those who may reveal it themselves.
-    const log = canReadSecrets(principal, resource.scopes) ? await s.stats.reveals(resource.id, resource.owner, 20) : []
-    return c.json({ ...resource, reveals: log.map((r) => ({ ...r, revealed_at: r.revealed_at.toISOString() })) })
+    // Every read of the secret, through any surface: shown to the resource's owner and its org
+    // admin only (the rule is the audit store's), like GET /api/secret-reads.
+    const log = await s.resources.reads({ resource: resource.id, owner: resource.owner, limit: 20 }, principal)
+    return c.json({
+      ...resource,
+      reveals: log.items.map((r) => ({ caller: r.caller, principal: r.principal, via: r.via, route: r.route, revealed_at: r.read_at })),
+    })
   })
   app.post('/reveal', async (c) => {
     const { id, owner } = parseWith(ResourceTarget, await readJson(c), 'resource')

@@ -20,7 +20,8 @@ export function adminRoutes(admin: AdminService): Hono<AppEnv> {
   app.post('/reown', async (c) => c.json(await admin.reown(await readJson(c), caller(c).principal)))
   // The backup file (src/store/backup.ts) as it is: `knowhub backup` beside a running server.
   app.post('/admin/backup', async (c) => {
-    const bytes = await admin.backup(caller(c).principal)
+    const { principal, key } = caller(c)
+    const bytes = await admin.backup(principal, key)
     return c.body(bytes as Uint8Array<ArrayBuffer>, 200, {
       'content-type': 'application/vnd.knowhub.backup',
       'content-disposition': 'attachment; filename="knowhub.backup"',

@@ -7,7 +7,7 @@
  * The service decides whether `secure_body` is shown; lists never carry it.
  */
 import { Hono } from 'hono'
-import { resourceIdFromPath, type ResourceDeleted } from '../../core/resources.js'
+import { resourceIdFromPath, type ResourceDeleted, type SecretReadPage } from '../../core/resources.js'
 import type { ResourceService } from '../../resources/service.js'
 import { caller, queryBoolean, queryObject, queryParam, readJson, type AppContext, type AppEnv } from '../http.js'
 
@@ -27,6 +27,16 @@ function target(c: AppContext): { owner?: string } {
   return owner === undefined ? {} : { owner }
 }
 
+/**
+ * `GET /api/secret-reads`: the audit of secret reads the caller may see (its own resources'; an
+ * org admin's, its org's), newest first.
+ */
+export function secretReadRoutes(deps: { resources: ResourceService }): Hono<AppEnv> {
+  const app = new Hono<AppEnv>()
+  app.get('/', async (c) => c.json((await deps.resources.reads(queryObject(c), caller(c).principal)) satisfies SecretReadPage))
+  return app
+}
+
 /** The `/api/resource` routes. */
 export function resourceRoutes(deps: { resources: ResourceService }): Hono<AppEnv> {
   const app = new Hono<AppEnv>()
@@ -43,7 +53,9 @@ export function resourceRoutes(deps: { resources: ResourceService }): Hono<AppEn
 
   app.get('/*', async (c) => {
     const includeSecret = queryBoolean(c, 'include_secret', true)
-    return c.json(await service().get(resourceId(c), caller(c).principal, { includeSecret, ...target(c) }))
+    const { principal, key } = caller(c)
+    const site = { via: 'api', route: 'GET /api/resource/{id}', caller: key }
+    return c.json(await service().get(resourceId(c), principal, { includeSecret, ...target(c), site }))
   })
 
   app.put('/*', async (c) => {

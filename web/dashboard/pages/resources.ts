@@ -116,11 +116,11 @@ export async function resourcePage(ctx: PageContext): Promise<void> {
     status,
     r.reveals && r.reveals.length > 0
       ? [
-          h('h2', null, 'Reveal log'),
+          h('h2', null, 'Secret reads'),
           h(
             'ul',
             { class: 'audit' },
-            r.reveals.map((x) => h('li', null, `${when(x.revealed_at)} · ${x.caller} · ${x.via}`)),
+            r.reveals.map((x) => h('li', null, `${when(x.revealed_at)} · ${x.caller} · ${x.via}${x.route ? ` · ${x.route}` : ''}`)),
           ),
         ]
       : null,
