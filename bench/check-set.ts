@@ -68,7 +68,7 @@ export function checkSet(set: RetrievalSet, options: { minDocs?: number; minQuer
   const convs: SetReport['convs'] = {}
   for (const d of set.docs) (convs[convOf(d)] ??= { docs: 0, queries: 0 }).docs++
   for (const q of set.queries) (convs[convOf(q)] ??= { docs: 0, queries: 0 }).queries++
-  for (const q of set.queries) if (!set.qrels.has(q.id)) problems.push(`queries.jsonl: ${q.id}: no judgement`)
+  for (const q of set.queries) if (!set.qrels.has(q.id) && !set.complete.has(q.id)) problems.push(`queries.jsonl: ${q.id}: no judgement`)
   let judgements = 0
   let noPhrase = 0
   const longest: Record<string, number> = {}

@@ -52,11 +52,24 @@ export type QueryScope = z.output<typeof QueryScope>
 /** Longest query text searched (the search API's limit); longer ones are skipped with a warning. */
 export const MAX_QUERY_CHARS = 10_000
 
-/** One query (a blank or over-long `text` is skipped with a warning by the loader). */
+/**
+ * One query (a blank or over-long `text` is skipped with a warning by the loader).
+ * `meta.judged: "complete"` says every document of the query's conv was judged: those not in
+ * qrels.jsonl are unrelated, and a query with no judgement is about nothing stored (its right
+ * answer is the empty list). `meta.lang` groups the precision figures (`en`, `zh`).
+ */
 export const RetrievalQuery = z.object({
   id: z.string().min(1).max(200),
   text: z.string().trim(),
-  meta: z.looseObject({ conv: Conv.optional(), scope: QueryScope.optional() }).default({}),
+  meta: z
+    .looseObject({
+      conv: Conv.optional(),
+      scope: QueryScope.optional(),
+      judged: z.literal('complete').optional(),
+      lang: z.string().min(1).max(20).optional(),
+      kind: z.string().min(1).max(40).optional(),
+    })
+    .default({}),
 })
 export type RetrievalQuery = z.output<typeof RetrievalQuery>
 
@@ -81,6 +94,8 @@ export interface RetrievalSet {
    * same field and values share one) — see {@link scopeGroupDocs}.
    */
   scopeGroups: Map<string, ScopeGroup>
+  /** Ids of the queries judged completely (`meta.judged: "complete"`), with or without a judgement. */
+  complete: Set<string>
   /**
    * Lines skipped (blank lines, blank documents and queries, over-long queries) and judgements
    * that cannot be honoured as given: an unknown query (ignored), or a
@@ -231,5 +246,6 @@ export async function loadRetrievalSet(dir: string): Promise<RetrievalSet> {
     )
   }
   if (docs.length === 0) throw new KnowHubError('validation_error', `Retrieval set ${dir} has no documents`)
-  return { name: basename(dir), docs, queries, qrels: judged, scopeGroups, warnings }
+  const complete = new Set(queries.filter((q) => q.meta.judged === 'complete').map((q) => q.id))
+  return { name: basename(dir), docs, queries, qrels: judged, scopeGroups, complete, warnings }
 }

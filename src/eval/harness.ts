@@ -112,7 +112,18 @@ function exportLine(id: string, doc: RetrievalSet['docs'][number], scope: string
 export async function loadIntoKnowledge(
   knowledge: KnowledgeService,
   set: RetrievalSet,
-  options: { batchSize?: number; onProgress?: (done: number, total: number) => void } = {},
+  options: {
+    batchSize?: number
+    onProgress?: (done: number, total: number) => void
+    /**
+     * The queries that will be searched: when given, only their haystacks are stored — the
+     * documents of the convs they search (those without a `meta.scope`) and the copies of their
+     * scope groups. Each haystack is its own scope (search's statistics are over the caller's
+     * visible scopes), so the results are the same; a `--limit`ed run of a set with
+     * `meta.scope` haystacks (LongMemEval) embeds only what it searches.
+     */
+    searched?: readonly RetrievalQuery[]
+  } = {},
 ): Promise<LoadedSet> {
   const started = performance.now()
   // One batch per principal: each conv's documents under project:<conv>, and each scope
@@ -125,13 +136,16 @@ export async function loadIntoKnowledge(
     if (!batch) batches.set(key, (batch = { principal, lines: [] }))
     batch.lines.push(exportLine(id, doc, scope, at))
   }
-  const groups = [...new Map([...set.scopeGroups.values()].map((g) => [g.name, g])).values()]
+  const searched = options.searched
+  const usedGroups = searched ? new Set(searched.flatMap((q) => set.scopeGroups.get(q.id)?.name ?? [])) : undefined
+  const usedConvs = searched ? new Set(searched.filter((q) => !set.scopeGroups.has(q.id)).map(convOf)) : undefined
+  const groups = [...new Map([...set.scopeGroups.values()].map((g) => [g.name, g])).values()].filter((g) => !usedGroups || usedGroups.has(g.name))
   set.docs.forEach((doc, index) => {
     const id = KNOWLEDGE_ID.test(doc.id) && !docOf.has(doc.id) ? doc.id : `doc-${index}`
     docOf.set(id, doc.id)
     const conv = convOf(doc)
     const at = new Date(base + index * 1000).toISOString()
-    add(`conv:${conv}`, evalPrincipal(conv), `project:${conv}`, id, doc, at)
+    if (!usedConvs || usedConvs.has(conv)) add(`conv:${conv}`, evalPrincipal(conv), `project:${conv}`, id, doc, at)
     for (const group of groups) {
       if (!inScopeGroup(doc, group)) continue
       const copy = `doc-${index}-${group.name}`

@@ -9,7 +9,7 @@ import { existsSync, statSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { KnowHubError } from '../../core/errors.js'
 import { KnowHubConfig } from '../../core/config.js'
-import { convOf, loadRetrievalSet, type RetrievalSet } from '../../eval/dataset.js'
+import { convOf, loadRetrievalSet, type RetrievalQuery, type RetrievalSet } from '../../eval/dataset.js'
 import { cachedEmbedder } from '../../eval/embed-cache.js'
 import {
   EVAL_MODES,
@@ -21,6 +21,15 @@ import {
   type EvalMode,
   type LoadedSet,
 } from '../../eval/harness.js'
+import {
+  formatContextPrecisionTable,
+  formatPrecisionTable,
+  roundPrecision,
+  runContextPrecision,
+  runPrecisionEval,
+  type ContextPrecisionMetrics,
+  type PrecisionMetrics,
+} from '../../eval/precision.js'
 import { readNoAnswerQueries, runFeedbackRobustness, runNoAnswer, type FeedbackMetrics, type NoAnswerMetrics } from '../../eval/robustness.js'
 import { evalEmbedder, openEvalHub, type EvalEmbedderName, type EvalHub } from '../../app/eval.js'
 import { loadConfig, processEnv } from '../config.js'
@@ -45,6 +54,10 @@ export interface EvalReport {
   no_answer?: NoAnswerMetrics[]
   /** With `--feedback`: the feedback robustness figures (hybrid). */
   feedback?: FeedbackMetrics
+  /** On a set with completely judged queries: precision at top_k 3 and 5, per run, all and per language. */
+  precision?: PrecisionMetrics[]
+  /** On a set with completely judged queries: the agent context's and goal focus's precision. */
+  context_precision?: ContextPrecisionMetrics[]
 }
 
 /** Fails with a clear message when the folder or one of its three files is missing. */
@@ -113,6 +126,8 @@ interface Measured {
   loadMs: number
   noAnswer: NoAnswerMetrics[]
   feedback?: FeedbackMetrics
+  precision: PrecisionMetrics[]
+  contextPrecision: ContextPrecisionMetrics[]
 }
 
 /** Reads a retrieval set folder, printing its first warnings; refuses a set with no judged query. */
@@ -146,6 +161,55 @@ async function trustRuns(io: Io, hub: EvalHub, loaded: LoadedSet, options: EvalO
   }
 }
 
+/**
+ * On a set whose queries are judged completely (`meta.judged: "complete"`): precision at top_k 3
+ * and 5 for every planned run, then the agent context's and goal focus's precision (once: they
+ * use the default search).
+ */
+async function precisionRuns(io: Io, hub: EvalHub, loaded: LoadedSet, options: EvalOptions): Promise<Pick<Measured, 'precision' | 'contextPrecision'>> {
+  if (loaded.set.complete.size === 0) return { precision: [], contextPrecision: [] }
+  const limit = options.limit !== undefined ? { limit: options.limit } : {}
+  const precision: PrecisionMetrics[] = []
+  for (const run of plannedRuns(options.mode, options.rerank)) {
+    const querying = progress(io, `precision ${run.mode}${run.rerank ? '' : ' no-rerank'}`)
+    try {
+      precision.push(
+        ...(await runPrecisionEval({
+          knowledge: hub.knowledge,
+          loaded,
+          mode: run.mode,
+          rerank: run.rerank,
+          ...(options.routing ? { routing: options.routing } : {}),
+          ...limit,
+          perQuery: Boolean(options.perQuery),
+          onProgress: querying.update,
+        })),
+      )
+    } finally {
+      querying.stop()
+    }
+  }
+  const assembling = progress(io, 'context precision')
+  try {
+    return { precision, contextPrecision: await runContextPrecision({ agent: hub.agent, loaded, ...limit, onProgress: assembling.update }) }
+  } finally {
+    assembling.stop()
+  }
+}
+
+/**
+ * The queries a run searches, so that only their haystacks are stored — unless `--absent` or
+ * `--feedback` asks for every conv. The judged queries (the first `--limit`) and the completely
+ * judged ones.
+ */
+function searchedOnly(set: RetrievalSet, options: EvalOptions): { searched?: RetrievalQuery[] } {
+  if ((options.absent ?? []).length > 0 || options.feedback) return {}
+  const first = <T>(items: T[]) => (options.limit === undefined ? items : items.slice(0, options.limit))
+  const judged = first(set.queries.filter((q) => set.qrels.has(q.id)))
+  const complete = first(set.queries.filter((q) => set.complete.has(q.id)))
+  return { searched: [...new Set([...judged, ...complete])] }
+}
+
 /** Loads the set into the evaluation hub and runs every planned mode over it, with progress on stderr; closes the hub. */
 async function evaluate(io: Io, hub: EvalHub, set: RetrievalSet, options: EvalOptions): Promise<Measured> {
   const runs: EvalMetrics[] = []
@@ -153,7 +217,7 @@ async function evaluate(io: Io, hub: EvalHub, set: RetrievalSet, options: EvalOp
     const loading = progress(io, 'loading')
     let loaded: LoadedSet
     try {
-      loaded = await loadIntoKnowledge(hub.knowledge, set, { onProgress: loading.update })
+      loaded = await loadIntoKnowledge(hub.knowledge, set, { onProgress: loading.update, ...searchedOnly(set, options) })
     } finally {
       loading.stop()
     }
@@ -177,7 +241,8 @@ async function evaluate(io: Io, hub: EvalHub, set: RetrievalSet, options: EvalOp
         querying.stop()
       }
     }
-    return { runs, loadMs: loaded.loadMs, ...(await trustRuns(io, hub, loaded, options)) }
+    const precision = await precisionRuns(io, hub, loaded, options)
+    return { runs, loadMs: loaded.loadMs, ...precision, ...(await trustRuns(io, hub, loaded, options)) }
   } finally {
     await hub.close()
   }
@@ -200,6 +265,8 @@ function buildReport(set: RetrievalSet, dir: string, embedder: string, measured:
     ),
     ...(measured.noAnswer.length > 0 ? { no_answer: measured.noAnswer } : {}),
     ...(measured.feedback ? { feedback: measured.feedback } : {}),
+    ...(measured.precision.length > 0 ? { precision: measured.precision.map(roundPrecision) } : {}),
+    ...(measured.contextPrecision.length > 0 ? { context_precision: measured.contextPrecision.map(roundPrecision) } : {}),
   }
 }
 
@@ -265,6 +332,14 @@ export async function runEval(io: Io, dirArg: string, options: EvalOptions, glob
     `${set.name}: ${report.docs} docs in ${report.convs} convs, ${report.judged_queries} judged queries; loaded in ${(loadMs / 1000).toFixed(1)} s with ${report.embedder}`,
   )
   for (const line of formatEvalTable(runs)) io.out(line)
+  if (measured.precision.length > 0) {
+    io.out(`\nprecision (searched at top_k 3, 5 and 10; unrel@k = unrelated results / results returned, over all queries)`)
+    for (const line of formatPrecisionTable(measured.precision)) io.out(line)
+  }
+  if (measured.contextPrecision.length > 0) {
+    io.out(`\ncontext precision (related entries / entries put in, over the tasks)`)
+    for (const line of formatContextPrecisionTable(measured.contextPrecision)) io.out(line)
+  }
   for (const line of trustLines(report)) io.out(line)
   if (options.perQuery) printMisses(io, set, runs)
   if (options.out) io.err(`wrote ${options.out}`)

@@ -66,6 +66,8 @@ export function evalCommand(io: Io): Command {
         '  knowhub eval bench/data/zh-agent',
         '  knowhub eval ../shared/corpus/locomo/facts-dev --mode all --limit 200 --out facts.json',
         '  knowhub eval bench/data/zh-agent --absent bench/data/no-answer-zh/queries.jsonl --feedback',
+        '  knowhub eval bench/data/small-stores --embedder hashed   (judged completely: also precision@3/@5,',
+        '      the unrelated share of what is returned, hit@5 and context precision; see docs/retrieval.md)',
       ].join('\n'),
     )
     .action(async (dirArg: string, options: EvalOptions, command: Command) => {
