@@ -78,7 +78,7 @@ export const DEFAULT_RELEVANCE_GATE: RelevanceGate = Object.freeze({
   minTextStrengthCjkOneTerm: 0.1,
   fallbackSimilarity: 0.3,
   followStrength: 0.25,
-  own: Object.freeze({ textStrength: 0.2, textStrengthCjk: 0.05, agreementStrength: 0.05, agreementMargin: 0.15, meaningMargin: 0.15 }),
+  own: Object.freeze({ textStrength: 0.15, textStrengthCjk: 0.1, agreementStrength: 0.05, agreementMargin: 0.15, meaningMargin: 0.15 }),
 })
 
 /**

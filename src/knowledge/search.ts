@@ -245,16 +245,18 @@ async function candidates(run: SearchRun, input: ParsedSearch, visible: string[]
   }
   // Only a search with a full-text list can tell a lone vector hit from a corroborated one.
   const anchorFloor = lists === 'hybrid' ? embedder.anchorFloor?.(input.q) : undefined
-  const background = recall ? undefined : backgroundSimilarity(vectorHits.map((h) => h.score))
-  const gate = queryGate(run.gate, { cjk, fulltextOnly: lists === 'fulltext', floor, anchorFloor, background })
+  const background = backgroundSimilarity(vectorHits.map((h) => h.score))
+  // Every search reads each candidate's own evidence (for `explain`); only a precision search keeps by it.
+  const precision = queryGate(run.gate, { cjk, fulltextOnly: lists === 'fulltext', floor, anchorFloor, background })
+  const gate = recall ? { ...precision, own: undefined } : precision
   const shared = cjk ? await sharedContent(run, input.q, filter, textDepth, fused, gate, visible) : undefined
   const kept = gateCandidates(fused, text.bound, gate, shared)
-  // What kept each: its own evidence; else (precision) it is the anchor, or (recall) it anchors or follows.
+  // What kept each: its own evidence; else the anchor (or the best), or (recall) a follower.
   const strong = { minTextStrength: gate.minTextStrength, minSimilarity: gate.minSimilarity }
   return kept.map((c) => {
-    const own = gate.own ? ownEvidence(c, text.bound, gate, gate.own) : undefined
-    const evidence: KeptBy = own ?? (gate.own || passesGate(c, text.bound, strong) ? 'anchor' : 'follows')
-    return { ...c, evidence, ...(background !== undefined && vectorHits.length > 0 ? { background } : {}) }
+    const own = precision.own ? ownEvidence(c, text.bound, precision, precision.own) : undefined
+    const evidence: KeptBy = own ?? (!recall || passesGate(c, text.bound, strong) ? 'anchor' : 'follows')
+    return { ...c, evidence, ...(vectorHits.length > 0 ? { background } : {}) }
   })
 }
 
