@@ -65,6 +65,12 @@ export interface OwnEvidenceGate {
   agreementMargin: number
   /** Similarity over the background that keeps a candidate by meaning alone (it also needs the anchor floor when no word is shared). */
   meaningMargin: number
+  /**
+   * 1: the anchor and the best candidate are kept only with evidence of their own too (a query
+   * none of whose candidates has any gets nothing); 0: they are kept as the proof that the query
+   * has an answer.
+   */
+  strictAnchor: number
 }
 
 /**
@@ -78,7 +84,7 @@ export const DEFAULT_RELEVANCE_GATE: RelevanceGate = Object.freeze({
   minTextStrengthCjkOneTerm: 0.1,
   fallbackSimilarity: 0.3,
   followStrength: 0.25,
-  own: Object.freeze({ textStrength: 0.15, textStrengthCjk: 0.1, agreementStrength: 0.05, agreementMargin: 0.15, meaningMargin: 0.15 }),
+  own: Object.freeze({ textStrength: 0.15, textStrengthCjk: 0.1, agreementStrength: 0.05, agreementMargin: 0.15, meaningMargin: 0.15, strictAnchor: 0 }),
 })
 
 /**
@@ -108,7 +114,7 @@ export interface QueryGate {
    * for the query's script and the query's background similarity. Absent: the recall gate
    * (candidates follow the anchor at `followTextStrength` or the similarity floor).
    */
-  own?: { textStrength: number; agreementStrength: number; agreementMargin: number; meaningMargin: number; background: number }
+  own?: { textStrength: number; agreementStrength: number; agreementMargin: number; meaningMargin: number; strictAnchor: number; background: number }
 }
 
 /**
@@ -143,6 +149,7 @@ export function queryGate(
       agreementStrength: Math.min(own.agreementStrength, textStrength),
       agreementMargin: own.agreementMargin,
       meaningMargin: own.meaningMargin,
+      strictAnchor: own.strictAnchor,
       background: query.background,
     }
   }
@@ -198,7 +205,8 @@ export function gateCandidates<T extends GateCandidate>(
   if (own) {
     const follow = { minTextStrength: gate.followTextStrength, minSimilarity: gate.minSimilarity }
     const best = candidates[0]!
-    return candidates.filter((c) => c === anchor || (c === best && passesGate(c, bound, follow)) || ownEvidence(c, bound, gate, own) !== undefined)
+    const proof = (c: T) => own.strictAnchor === 0 && (c === anchor || (c === best && passesGate(c, bound, follow)))
+    return candidates.filter((c) => proof(c) || ownEvidence(c, bound, gate, own) !== undefined)
   }
   const follow = { minTextStrength: gate.followTextStrength, minSimilarity: gate.minSimilarity }
   return candidates.filter((c) => passesGate(c, bound, follow))
