@@ -1,102 +1,190 @@
 /**
- * Calibration of the relevance gate (docs/retrieval.md, "Relevance gate"): loads a retrieval
- * set, runs every judged query and every no-answer query (bench/data/no-answer-en and
- * no-answer-zh, in every conv) with the gate off and `explain` on, and prints, for a grid of
- * full-text strength thresholds and fallback similarity floors, the recall@10 that would
- * remain and the share of no-answer queries that would still return something.
+ * Calibrates the precision gate (docs/retrieval.md, "The precision gate"): loads each retrieval set
+ * once, then runs every judged query and every no-answer query through the real knowledge
+ * search for each gate setting of a grid, and prints per setting:
  *
- *   npx tsx scripts/gate-calibration.ts [--sets turns-dev,facts-dev,zh-agent] [--embedder hashed|sentence]
+ * - recall@10 (top_k 10: the recall gate, unless `--precision-top-k`), the hit rate (a relevant
+ *   entry among the results of top_k 5) and the unrelated share of what top_k 3 and 5 return (results not judged relevant over results
+ *   returned; on sets whose judgements are incomplete, as LoCoMo's, an upper bound);
+ * - the no-answer rate: the share of searches about absent topics (`bench/data/no-answer-en`,
+ *   `-zh`, and a set's own `absent.jsonl` when it has one) that returned anything.
+ *
+ * Sets: `turns-dev`, `facts-dev` (LoCoMo), `zh-agent`, `lme` (LongMemEval dev half),
+ * `small-stores` (`bench/data/small-stores`) or any folder in the retrieval-set format.
+ *
+ *   npx tsx scripts/gate-calibration.ts --embedder sentence --embed-cache /tmp/sentence.vectors \
+ *     --sets small-stores,zh-agent,facts-dev,turns-dev \
+ *     --grid 'textStrength=0.08,0.1,0.12 agreementMargin=0.05,0.1 meaningMargin=0.1,0.15,0.2'
+ *
+ * `--grid` names fields of the gate's `own` thresholds (`OwnEvidenceGate`) with the values to
+ * try; every combination runs. `--recall` adds the recall gate (`mode: recall`) as a row,
+ * `--neighbours` turns the dialogue-neighbour lift on. Nothing is written but stdout (`--out`:
+ * the rows as JSON too).
  */
-import { readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
-import { KnowHubConfig } from '../src/core/config.js'
-import { isLargelyCjk } from '../src/core/text/index.js'
 import { evalEmbedder, openEvalHub, type EvalEmbedderName } from '../src/app/eval.js'
+import { KnowHubConfig } from '../src/core/config.js'
 import { convOf, loadRetrievalSet } from '../src/eval/dataset.js'
-import { loadIntoKnowledge } from '../src/eval/harness.js'
-import { recallAtK } from '../src/eval/metrics.js'
+import { cachedEmbedder } from '../src/eval/embed-cache.js'
+import { loadIntoKnowledge, type LoadedSet } from '../src/eval/harness.js'
+import { DEFAULT_RELEVANCE_GATE, type OwnEvidenceGate, type RelevanceGate } from '../src/knowledge/relevance.js'
+import { DEFAULT_NEIGHBOUR_LIFT } from '../src/knowledge/neighbours.js'
+import { createKnowledgeService } from '../src/knowledge/service.js'
 
 const ROOT = resolve(import.meta.dirname, '..')
-const DIRS: Record<string, string> = {
+const SETS: Record<string, string> = {
   'turns-dev': resolve(ROOT, '..', 'shared', 'corpus', 'locomo', 'turns-dev'),
   'facts-dev': resolve(ROOT, '..', 'shared', 'corpus', 'locomo', 'facts-dev'),
+  lme: resolve(ROOT, '..', 'shared', 'corpus', 'longmemeval', 'turns-dev'),
   'zh-agent': join(ROOT, 'bench', 'data', 'zh-agent'),
+  'small-stores': join(ROOT, 'bench', 'data', 'small-stores'),
 }
-const noAnswer = (name: string) =>
-  readFileSync(join(ROOT, 'bench', 'data', name, 'queries.jsonl'), 'utf8')
-    .split('\n')
-    .filter((l) => l.trim())
-    .map((l) => (JSON.parse(l) as { text: string }).text)
 
-interface Hit {
-  doc: string
-  strength: number | null
-  sim: number | null
+/** Query texts of a JSONL file of queries. */
+function queryTexts(file: string): string[] {
+  if (!existsSync(file)) return []
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((line) => line.trim())
+    .map((line) => (JSON.parse(line) as { text: string }).text)
+}
+
+/** Every combination of the grid's values over the default own-evidence thresholds. */
+function settings(grid: string | undefined): Array<Partial<OwnEvidenceGate>> {
+  let out: Array<Partial<OwnEvidenceGate>> = [{}]
+  for (const part of (grid ?? '').split(/\s+/).filter(Boolean)) {
+    const [key, values] = part.split('=') as [keyof OwnEvidenceGate, string]
+    out = out.flatMap((s) => values.split(',').map((v) => ({ ...s, [key]: Number(v) })))
+  }
+  return out
+}
+
+interface Row {
+  set: string
+  setting: string
+  'recall@10': number
+  hit5: number
+  unrelated3: number
+  unrelated5: number
+  no_answer_en: number
+  no_answer_zh: number
+}
+
+async function measure(
+  search: (q: string, principal: ReturnType<LoadedSet['principal']>, topK: number) => Promise<string[]>,
+  loaded: LoadedSet,
+  absent: { en: string[]; zh: string[] },
+): Promise<Omit<Row, 'set' | 'setting'>> {
+  const set = loaded.set
+  const judged = set.queries.filter((q) => set.qrels.has(q.id))
+  let recall = 0
+  let hits = 0
+  const returned = { 3: 0, 5: 0 }
+  const unrelated = { 3: 0, 5: 0 }
+  for (const q of judged) {
+    const rel = set.qrels.get(q.id)!
+    const relevant = [...rel].filter(([, grade]) => grade > 0).map(([id]) => id)
+    const ranked10 = await search(q.text, loaded.principalOf(q), 10)
+    recall += relevant.length === 0 ? 0 : ranked10.filter((id) => relevant.includes(id)).length / relevant.length
+    // top_k 5 is the precision gate's (PRECISION_TOP_K); 3 is its first three.
+    const ranked = await search(q.text, loaded.principalOf(q), 5)
+    if (ranked.slice(0, 5).some((id) => relevant.includes(id))) hits++
+    for (const k of [3, 5] as const) {
+      const top = ranked.slice(0, k)
+      returned[k] += top.length
+      unrelated[k] += top.filter((id) => !relevant.includes(id)).length
+    }
+  }
+  const convs = [...new Set(set.docs.map((d) => convOf(d)))]
+  const answered = async (texts: string[]) => {
+    let n = 0
+    for (const text of texts) for (const conv of convs) if ((await search(text, loaded.principal(conv), 5)).length > 0) n++
+    return texts.length * convs.length === 0 ? 0 : n / (texts.length * convs.length)
+  }
+  return {
+    'recall@10': recall / judged.length,
+    hit5: hits / judged.length,
+    unrelated3: returned[3] ? unrelated[3] / returned[3] : 0,
+    unrelated5: returned[5] ? unrelated[5] / returned[5] : 0,
+    no_answer_en: await answered(absent.en),
+    no_answer_zh: await answered(absent.zh),
+  }
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { sets: { type: 'string' }, embedder: { type: 'string' }, sims: { type: 'string' } } })
-  const embedderName = (values.embedder ?? 'hashed') as EvalEmbedderName
-  const strengths = [0, 0.02, 0.03, 0.04, 0.05, 0.06, 0.08, 0.1, 0.12, 0.15, 0.2, 0.25, 0.3]
-  const sims = (values.sims ?? '0.25,0.3,0.35,0.4,1.01').split(',').map(Number)
-  for (const name of (values.sets ?? Object.keys(DIRS).join(',')).split(',')) {
-    const set = await loadRetrievalSet(DIRS[name]!)
-    const embedder = await evalEmbedder(embedderName, KnowHubConfig.parse({}).embedder)
-    const hub = await openEvalHub({ embedder, service: { gate: false } })
+  const { values } = parseArgs({
+    options: {
+      sets: { type: 'string', default: 'small-stores,zh-agent,facts-dev,turns-dev' },
+      embedder: { type: 'string', default: 'sentence' },
+      'embed-cache': { type: 'string' },
+      grid: { type: 'string' },
+      recall: { type: 'boolean', default: false },
+      neighbours: { type: 'boolean', default: false },
+      'no-absent': { type: 'boolean', default: false },
+      show: { type: 'boolean', default: false },
+      out: { type: 'string' },
+    },
+  })
+  const base = await evalEmbedder(values.embedder as EvalEmbedderName, KnowHubConfig.parse({}).embedder)
+  const embedder = values['embed-cache'] ? cachedEmbedder(base, values['embed-cache']) : base
+  const grid = settings(values.grid)
+  const rows: Row[] = []
+  const fixed = (n: number) => n.toFixed(3)
+  console.log(['set', 'setting', 'R@10', 'hit@5', 'unrel@3', 'unrel@5', 'noans EN', 'noans ZH'].join('\t'))
+  for (const name of values.sets.split(',')) {
+    const dir = SETS[name] ?? name
+    const set = await loadRetrievalSet(dir)
+    const ownAbsent = queryTexts(join(dir, 'absent.jsonl'))
+    const absent = values['no-absent']
+      ? { en: [], zh: [] }
+      : {
+          en: [...queryTexts(join(ROOT, 'bench', 'data', 'no-answer-en', 'queries.jsonl')), ...ownAbsent.filter((t) => !/[\u4e00-\u9fff]/u.test(t))],
+          zh: [...queryTexts(join(ROOT, 'bench', 'data', 'no-answer-zh', 'queries.jsonl')), ...ownAbsent.filter((t) => /[\u4e00-\u9fff]/u.test(t))],
+        }
+    const hub = await openEvalHub({ embedder })
     try {
       const loaded = await loadIntoKnowledge(hub.knowledge, set)
-      const run = async (q: string, conv: string): Promise<Hit[]> => {
-        const r = await hub.knowledge.search({ q, top_k: 30, explain: true, min_score: 0 }, loaded.principal(conv))
-        return r.results.map((x) => ({
-          doc: loaded.docOf.get(x.id) ?? x.id,
-          strength: x.explain!.fulltext_strength,
-          sim: x.explain!.vector_similarity,
-        }))
-      }
-      const judged: Array<{ hits: Hit[]; rel: Map<string, number>; cjk: boolean }> = []
-      for (const q of set.queries.filter((q) => set.qrels.has(q.id)))
-        judged.push({ hits: await run(q.text, convOf(q)), rel: set.qrels.get(q.id)!, cjk: isLargelyCjk(q.text) })
-      const convs = [...new Set(set.docs.map((d) => convOf(d)))]
-      const none: Array<{ lang: string; hits: Hit[]; cjk: boolean }> = []
-      for (const lang of ['en', 'zh'])
-        for (const q of noAnswer(`no-answer-${lang}`)) for (const conv of convs) none.push({ lang, hits: await run(q, conv), cjk: isLargelyCjk(q) })
-      if (process.env.GATE_DUMP)
-        writeFileSync(`${process.env.GATE_DUMP}-${name}.json`, JSON.stringify({ judged: judged.map((j) => ({ ...j, rel: [...j.rel.keys()] })), none }))
-      const floor = (q: string, cjk: boolean, fallback: number) =>
-        cjk ? (embedder.similarityFloor?.('中文') ?? fallback) : (embedder.similarityFloor?.(q) ?? fallback)
-      console.log(`\n${name} (${embedder.model}): recall@10 | no-answer EN | no-answer ZH`)
-      for (const fb of sims) {
-        for (const st of strengths) {
-          const pass = (h: Hit, cjk: boolean) => (h.strength ?? -1) >= st || (h.sim ?? -Infinity) >= floor('x', cjk, fb)
-          const recall = judged.map((j) =>
-            recallAtK(
-              j.hits.filter((h) => pass(h, j.cjk)).map((h) => h.doc),
-              j.rel,
-              10,
-            ),
-          )
-          // the share of relevant entries found in the top 10 without the gate that the gate keeps
-          const kept = judged.flatMap((j) =>
-            j.hits
-              .slice(0, 10)
-              .filter((h) => j.rel.has(h.doc))
-              .map((h) => (pass(h, j.cjk) ? 1 : 0)),
-          )
-          const rate = (lang: string) => {
-            const qs = none.filter((n) => n.lang === lang)
-            return qs.filter((n) => n.hits.some((h) => pass(h, n.cjk))).length / qs.length
+      const runs: Array<{ label: string; gate: RelevanceGate; mode: 'hybrid' | 'recall' }> = grid.map((own) => ({
+        label: Object.keys(own).length ? JSON.stringify(own) : 'default',
+        gate: { ...DEFAULT_RELEVANCE_GATE, own: { ...DEFAULT_RELEVANCE_GATE.own, ...own } },
+        mode: 'hybrid',
+      }))
+      if (values.recall) runs.push({ label: 'recall gate', gate: DEFAULT_RELEVANCE_GATE, mode: 'recall' })
+      for (const run of runs) {
+        const knowledge = await createKnowledgeService({
+          store: hub.store,
+          embedder,
+          gate: run.gate,
+          neighbours: values.neighbours ? DEFAULT_NEIGHBOUR_LIFT : false,
+          searchCacheSize: 0,
+        })
+        const search = async (q: string, principal: ReturnType<LoadedSet['principal']>, topK: number) => {
+          const { results } = await knowledge.search({ q, top_k: topK, mode: run.mode, explain: values.show }, principal)
+          if (values.show && topK === 5) {
+            const e = (n: number | null | undefined) => (n === null || n === undefined ? '-' : n.toFixed(2))
+            const shown = results.map(
+              (r) =>
+                `${loaded.docOf.get(r.id) ?? r.id}(${r.explain?.evidence} s${e(r.explain?.fulltext_strength)} v${e(r.explain?.vector_similarity)} bg${e(r.explain?.background_similarity)})`,
+            )
+            console.log(`  ${q} -> ${shown.join(' ')}`)
           }
-          const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN)
-          console.log(
-            `fallback sim ${fb.toFixed(2)} strength ${st.toFixed(2)}: ${mean(recall).toFixed(3)} (kept ${mean(kept).toFixed(3)}) | ${rate('en').toFixed(3)} | ${rate('zh').toFixed(3)}`,
-          )
+          return results.map((r) => loaded.docOf.get(r.id) ?? r.id)
         }
+        const row: Row = { set: name, setting: run.label, ...(await measure(search, loaded, absent)) }
+        rows.push(row)
+        console.log(
+          [row.set, row.setting, row['recall@10'], row.hit5, row.unrelated3, row.unrelated5, row.no_answer_en, row.no_answer_zh]
+            .map((v) => (typeof v === 'number' ? fixed(v) : v))
+            .join('\t'),
+        )
       }
     } finally {
       await hub.close()
     }
   }
+  if (values.out) writeFileSync(values.out, JSON.stringify(rows, null, 2))
 }
 
 main().catch((error: unknown) => {

@@ -13,7 +13,7 @@ import type { Embedder } from '../embed/embedder.js'
 import { createEmbedder } from '../embed/factory.js'
 import { createHashedEmbedder } from '../embed/hashed.js'
 import { createSentenceEmbedder } from '../embed/use.js'
-import type { SearchOptions } from '../knowledge/service.js'
+import { DEFAULT_NEIGHBOUR_LIFT, type SearchOptions } from '../knowledge/service.js'
 import { openKnowHub, type KnowHub } from './open.js'
 
 /** Embedders the evaluation can name: the configured one, or a built-in offline one. */
@@ -45,7 +45,9 @@ export async function openEvalHub(options: {
   embedder: Embedder
   dataDir?: string
   logger?: Logger
-  service?: Pick<SearchOptions, 'fusion' | 'textRanking' | 'searchDepth' | 'minSimilarity' | 'gate' | 'qualityBoost'>
+  service?: Pick<SearchOptions, 'fusion' | 'textRanking' | 'searchDepth' | 'minSimilarity' | 'gate' | 'qualityBoost' | 'neighbours'>
+  /** Dialogue neighbours on ({@link DEFAULT_NEIGHBOUR_LIFT}; config `search.neighbours`): for sets of raw dialogue turns. */
+  neighbours?: boolean
   /** The chat model for `--routing llm` (the configured `llm`). */
   llm?: LlmConfig | undefined
 }): Promise<EvalHub> {
@@ -56,7 +58,7 @@ export async function openEvalHub(options: {
       { dataDir, ...(options.llm ? { llm: options.llm } : {}) },
       {
         embedder: options.embedder,
-        search: { queryCacheSize: 0, searchCacheSize: 0, ...options.service },
+        search: { queryCacheSize: 0, searchCacheSize: 0, ...(options.neighbours ? { neighbours: DEFAULT_NEIGHBOUR_LIFT } : {}), ...options.service },
         ...(options.logger ? { logger: options.logger } : {}),
       },
     )

@@ -12,7 +12,7 @@ import { noopLogger } from '../core/logger.js'
 import { parseWith } from '../core/validate.js'
 import type { Embedder } from '../embed/embedder.js'
 import { createEmbedder } from '../embed/factory.js'
-import { createKnowledgeService, type KnowledgeService, type SearchOptions } from '../knowledge/service.js'
+import { createKnowledgeService, DEFAULT_NEIGHBOUR_LIFT, type KnowledgeService, type SearchOptions } from '../knowledge/service.js'
 import { createExtractionService, type ExtractionService } from '../knowledge/extract.js'
 import { createSlimService, type SlimService } from '../knowledge/slim.js'
 import { createOpenAIChat, type LlmProvider } from '../llm/index.js'
@@ -128,6 +128,7 @@ export async function openKnowHub(config: unknown = {}, deps: OpenDeps = {}): Pr
       llm,
       ...(parsed.search.minSimilarity !== undefined ? { minSimilarity: parsed.search.minSimilarity } : {}),
       whileModelLoads: parsed.search.whileModelLoads === 'full-text' ? 'full-text' : 'wait',
+      ...(parsed.search.neighbours ? { neighbours: DEFAULT_NEIGHBOUR_LIFT } : {}),
       ...deps.search,
       ...clock,
     })

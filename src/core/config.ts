@@ -135,6 +135,13 @@ export const SearchConfig = z.object({
    * `knowhub mcp`, one-shot commands). `/healthz` reports `embedder: loading | ready`.
    */
   whileModelLoads: z.enum(['auto', 'full-text', 'wait']).default('auto'),
+  /**
+   * Dialogue neighbours (docs/retrieval.md, "Dialogue neighbours"): for a store of raw dialogue
+   * turns, where the entry after a matched turn in its trace (`source.trace_id`) is often the
+   * other speaker's answer, `true` lets the best candidates lift the entries before and after
+   * them. Off by default: in a hub, entries that share a trace are separate pieces of knowledge.
+   */
+  neighbours: z.boolean().default(false),
 })
 export type SearchConfig = z.output<typeof SearchConfig>
 

@@ -247,7 +247,12 @@ export const SearchInput = z.strictObject({
   min_score: z.coerce.number().int().min(0).max(5).default(3),
   types: z.union([z.array(KnowledgeType), z.string().transform((s, ctx) => splitTypes(s, ctx))]).optional(),
   explain: z.boolean().default(false),
-  mode: z.enum(['hybrid', 'fulltext', 'vector']).default('hybrid'),
+  /**
+   * Which lists: `hybrid` (default), `fulltext`, `vector`; `recall`: the hybrid lists with the
+   * recall gate, where candidates follow a strong first result instead of each needing evidence
+   * of its own (docs/retrieval.md, "Precision and recall"). Ask for it when you will read many results.
+   */
+  mode: z.enum(['hybrid', 'fulltext', 'vector', 'recall']).default('hybrid'),
   rerank: z.boolean().default(true),
   /** Semantic routing for this request (overrides `search.routing`). */
   routing: z.enum(['off', 'llm']).optional(),
@@ -282,6 +287,17 @@ export const SearchExplain = z.object({
   relevance: z.number(),
   /** The bounded quality boost added to `relevance` for the final order (docs/retrieval.md). */
   quality_boost: z.number(),
+  /**
+   * What kept the entry: `words` (its full-text strength alone), `agreement` (both lists found
+   * it: a shared word and a similarity clearly above the query's background), `meaning` (a
+   * similarity well above the background), `anchor` (the strongest candidate, which shows the
+   * query has an answer), `follows` (`mode: recall` only: it followed the anchor), `neighbour`
+   * (lifted in by a dialogue neighbour), `ungated` (gate off). With LLM routing the model also
+   * judged it relevant.
+   */
+  evidence: z.enum(['words', 'agreement', 'meaning', 'anchor', 'follows', 'neighbour', 'ungated']).optional(),
+  /** The median similarity of the query's vector list, which `agreement` and `meaning` are measured over. */
+  background_similarity: z.number().optional(),
   /**
    * When the query names a day or a month, or asks when: what the entry's date or its time
    * expressions added to `fused` (docs/retrieval.md, "Time in questions").

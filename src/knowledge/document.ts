@@ -14,9 +14,10 @@ export const EMBEDDED_CHARS = 8_000
  * Version of the full-text document format (terms and fields). The service rebuilds
  * stored documents when it changes. 1: PostgreSQL `english`/`simple` configurations;
  * 2: KnowHub's own terms ({@link searchTerms}), BM25 statistics; 3: core's one stemmer
- * (its irregular-forms table no longer joins the ambiguous `left`, `led`, `lit`, `bore`).
+ * (its irregular-forms table no longer joins the ambiguous `left`, `led`, `lit`, `bore`); 4: the
+ * alias table (core/text/aliases.ts: postgres → postgresql, 上线 → 部署, release notes → changelog).
  */
-export const SEARCH_DOC_VERSION = 3
+export const SEARCH_DOC_VERSION = 4
 
 function tagText(tags: Tags): string {
   return Object.values(tags)

@@ -37,6 +37,40 @@ export interface RelevanceGate {
    * before): they follow the anchor. 1 gates every candidate alike.
    */
   followStrength: number
+  /**
+   * The precision gate (the default; `mode: recall` uses the followers above instead): once the
+   * query has an answer, each other candidate is kept only on its **own** evidence
+   * ({@link ownEvidence}), not for following the anchor.
+   */
+  own: OwnEvidenceGate
+}
+
+/**
+ * What a candidate needs on its own to be kept by the precision gate (docs/retrieval.md,
+ * "The precision gate"). Strength is the BM25 score over the query's best possible score: with
+ * one occurrence of each shared term in an entry of average length it is the idf-weighted share
+ * of the query's terms the entry holds, divided by k1 + 1 (2.2).
+ */
+export interface OwnEvidenceGate {
+  /** Full-text strength that keeps a candidate by its words alone (Latin-script queries). */
+  textStrength: number
+  /** The same for a largely CJK query. */
+  textStrengthCjk: number
+  /**
+   * A candidate that both lists found (it shares a word and is similar) is kept at this much
+   * strength when its similarity clears the floor by `agreementMargin` over the background.
+   */
+  agreementStrength: number
+  /** Similarity over the query's background (the median similarity of the vector list) that, with a shared word, keeps a candidate. */
+  agreementMargin: number
+  /** Similarity over the background that keeps a candidate by meaning alone (it also needs the anchor floor when no word is shared). */
+  meaningMargin: number
+  /**
+   * 1: the anchor and the best candidate are kept only with evidence of their own too (a query
+   * none of whose candidates has any gets nothing); 0: they are kept as the proof that the query
+   * has an answer.
+   */
+  strictAnchor: number
 }
 
 /**
@@ -50,6 +84,7 @@ export const DEFAULT_RELEVANCE_GATE: RelevanceGate = Object.freeze({
   minTextStrengthCjkOneTerm: 0.1,
   fallbackSimilarity: 0.3,
   followStrength: 0.25,
+  own: Object.freeze({ textStrength: 0.15, textStrengthCjk: 0.1, agreementStrength: 0.05, agreementMargin: 0.15, meaningMargin: 0.15, strictAnchor: 0 }),
 })
 
 /**
@@ -74,6 +109,12 @@ export interface QueryGate {
    * with the query) needs to anchor the answer on its own; default `minSimilarity`.
    */
   loneSimilarity?: number
+  /**
+   * The precision gate of this query ({@link ownEvidence}): the gate's own-evidence thresholds
+   * for the query's script and the query's background similarity. Absent: the recall gate
+   * (candidates follow the anchor at `followTextStrength` or the similarity floor).
+   */
+  own?: { textStrength: number; agreementStrength: number; agreementMargin: number; meaningMargin: number; strictAnchor: number; background: number }
 }
 
 /**
@@ -86,13 +127,32 @@ export interface QueryGate {
  */
 export function queryGate(
   gate: RelevanceGate,
-  query: { cjk: boolean; fulltextOnly: boolean; floor: number | undefined; anchorFloor?: number | undefined },
+  query: {
+    cjk: boolean
+    fulltextOnly: boolean
+    floor: number | undefined
+    anchorFloor?: number | undefined
+    /** The precision gate with this background similarity (the median of the vector list; 0 without one); absent: the recall gate. */
+    background?: number | undefined
+  },
 ): QueryGate {
   const minTextStrength = query.cjk ? gate.minTextStrengthCjk : gate.minTextStrength * (query.fulltextOnly ? FULLTEXT_ONLY_FACTOR : 1)
   const minSimilarity = query.floor ?? gate.fallbackSimilarity
   const queryGate: QueryGate = { minTextStrength, minSimilarity, followTextStrength: minTextStrength * gate.followStrength }
   if (query.cjk) queryGate.oneTermTextStrength = Math.max(minTextStrength, gate.minTextStrengthCjkOneTerm)
   if (query.anchorFloor !== undefined && query.anchorFloor > minSimilarity) queryGate.loneSimilarity = query.anchorFloor
+  if (query.background !== undefined) {
+    const own = gate.own
+    const textStrength = (query.cjk ? own.textStrengthCjk : own.textStrength) * (query.fulltextOnly && !query.cjk ? FULLTEXT_ONLY_FACTOR : 1)
+    queryGate.own = {
+      textStrength,
+      agreementStrength: Math.min(own.agreementStrength, textStrength),
+      agreementMargin: own.agreementMargin,
+      meaningMargin: own.meaningMargin,
+      strictAnchor: own.strictAnchor,
+      background: query.background,
+    }
+  }
   return queryGate
 }
 
@@ -112,8 +172,11 @@ export function anchorStrength(gate: QueryGate, sharedContent: number | undefine
 
 /**
  * The relevance gate over a query's fused candidates: nothing unless at least one candidate
- * passes on its own merits ({@link passesGate}: the query has an answer); then every candidate
- * with the followers' full-text strength, or the similarity floor. Order is kept. With
+ * passes on its own merits ({@link passesGate}: the query has an answer); then, under the
+ * precision gate (`gate.own`, the default), the first such anchor, the best candidate (the first)
+ * when it clears the followers' bar, and every candidate with evidence of its own
+ * ({@link ownEvidence}); under the recall gate, every candidate with the
+ * followers' full-text strength, or the similarity floor. Order is kept. With
  * `sharedContent` (Chinese queries: how many of the query's content terms, {@link contentTerms},
  * a candidate shares), a candidate anchors by full-text strength only when it shares one — at
  * the one-term strength when it shares just one ({@link anchorStrength}); by similarity as before.
@@ -134,9 +197,57 @@ export function gateCandidates<T extends GateCandidate>(
       minTextStrength: anchorStrength(gate, sharedContent?.(c)),
       minSimilarity: c.positions[0] ? gate.minSimilarity : (gate.loneSimilarity ?? gate.minSimilarity),
     })
-  if (!candidates.some(anchors)) return []
+  const anchor = candidates.find(anchors)
+  if (anchor === undefined) return []
+  const own = gate.own
+  // The precision gate: once the query has an answer (an anchor), the anchor, the best candidate
+  // when it clears the followers' bar, and every candidate with evidence of its own.
+  if (own) {
+    const follow = { minTextStrength: gate.followTextStrength, minSimilarity: gate.minSimilarity }
+    const best = candidates[0]!
+    const proof = (c: T) => own.strictAnchor === 0 && (c === anchor || (c === best && passesGate(c, bound, follow)))
+    return candidates.filter((c) => proof(c) || ownEvidence(c, bound, gate, own) !== undefined)
+  }
   const follow = { minTextStrength: gate.followTextStrength, minSimilarity: gate.minSimilarity }
   return candidates.filter((c) => passesGate(c, bound, follow))
+}
+
+/**
+ * Why the gate keeps a candidate: `words` (full-text strength on its own), `agreement` (both
+ * lists found it: a shared word, and similar clearly above the query's background), `meaning`
+ * (similar well above the background, and above the anchor floor when it shares no word).
+ */
+export type Evidence = 'words' | 'agreement' | 'meaning'
+
+/**
+ * A candidate's own evidence under the precision gate ({@link QueryGate.own}), or undefined
+ * when it has none: it would only have followed a stronger candidate.
+ * @example
+ * ownEvidence({ positions: [null, { rank: 1, score: 0.6 }] }, 0, gate, gate.own!) // 'meaning' when 0.6 − background ≥ 0.15
+ */
+export function ownEvidence(c: GateCandidate, bound: number, gate: QueryGate, own: NonNullable<QueryGate['own']>): Evidence | undefined {
+  const text = c.positions[0]
+  const strength = textStrength(c, bound)
+  if (text && strength >= own.textStrength) return 'words'
+  const similarity = c.positions[1]?.score
+  if (similarity === undefined) return undefined
+  const margin = similarity - own.background
+  if (text && strength >= own.agreementStrength && margin >= own.agreementMargin) return 'agreement'
+  if (margin >= own.meaningMargin && similarity >= (text ? gate.minSimilarity : (gate.loneSimilarity ?? gate.minSimilarity))) return 'meaning'
+  return undefined
+}
+
+/**
+ * The median of a query's vector similarities (its background: how similar an entry of the
+ * store is to the query by default); 0 without any.
+ * @example
+ * backgroundSimilarity([0.6, 0.3, 0.2]) // 0.3
+ */
+export function backgroundSimilarity(similarities: readonly number[]): number {
+  if (similarities.length === 0) return 0
+  const sorted = similarities.slice().sort((a, b) => a - b)
+  const mid = sorted.length >> 1
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
 }
 
 /**

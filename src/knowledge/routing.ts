@@ -1,10 +1,13 @@
 /**
  * Semantic routing (seed 003, stage 1): the LLM picks up to 2×top_k entries from a hybrid
  * shortlist (default 50) seeing exactly the seed's input — id, types and the first 100
- * characters of task — then the quality rerank runs as usual. On a timeout (default 3 s), an
- * error or an unusable answer the hybrid order stands and the response says so (`routing`
- * in the body, `X-KnowHub-Routing` header). Ids the model invents are ignored. Decisions are
- * cached while the knowledge table is unchanged (same query, same visible shortlist).
+ * characters of task — then the quality rerank runs as usual. It also judges relevance (issue
+ * 26): it picks only entries related to the query, fewer than asked or none, and the search
+ * returns only what it picked — never filled up with candidates it left out. On a timeout
+ * (default 3 s), an error or an unusable answer the hybrid order (already gated for relevance)
+ * stands and the response says so (`routing` in the body, `X-KnowHub-Routing` header). Ids the
+ * model invents are ignored; an answer of invented ids only is unusable. Decisions are cached
+ * while the knowledge table is unchanged (same query, same visible shortlist).
  */
 import { z } from 'zod'
 import { isKnowHubError } from '../core/errors.js'
@@ -34,9 +37,10 @@ export const DEFAULT_ROUTING: RoutingOptions = { mode: 'off', shortlist: 50, tim
 const Picked = z.object({ ids: z.array(z.string().max(200)).max(500) })
 
 const SYSTEM = [
-  'You route a search in a knowledge base for AI agents. Given a query and candidate entries (id, types, the start of their task), pick the entries most relevant to the query, most relevant first.',
+  'You route a search in a knowledge base for AI agents. Given a query and candidate entries (id, types, the start of their task), pick the entries relevant to the query, most relevant first.',
+  'Whatever you pick is put in front of an agent, which follows it: pick only entries that help with the query. Pick fewer than allowed when fewer are relevant, and none when none is.',
   DATA_NOT_INSTRUCTIONS,
-  'Answer with one JSON object: {"ids": [the chosen ids]}. Use only ids from the candidates.',
+  'Answer with one JSON object: {"ids": [the chosen ids]}, or {"ids": []} when no candidate is relevant. Use only ids from the candidates.',
 ].join('\n')
 
 /** The routed shortlist and what routing did. */
@@ -70,7 +74,8 @@ export interface Router {
 export function createRouter(llm: LlmProvider | undefined, options: RoutingOptions, logger: Logger): Router {
   const cache = createLru<string, { generation: number; ids: string[] }>(Math.max(1, options.cacheSize))
 
-  async function pick(q: string, topK: number, candidates: KnowledgeRecord[], deadline: AbortSignal): Promise<string[]> {
+  /** The model's pick, known ids only; undefined when it named only invented ids (an empty pick is a judgement: nothing is relevant). */
+  async function pick(q: string, topK: number, candidates: KnowledgeRecord[], deadline: AbortSignal): Promise<string[] | undefined> {
     const shown = candidates.map((r) => ({ id: r.id, types: r.types, task: r.task.slice(0, 100) }))
     const messages = [
       { role: 'system' as const, content: `${SYSTEM}\nPick at most ${topK * 2}.` },
@@ -78,7 +83,8 @@ export function createRouter(llm: LlmProvider | undefined, options: RoutingOptio
     ]
     const answer = await llm!.json('routing', messages, Picked, { name: 'routing', timeoutMs: options.timeoutMs, retries: 0, signal: deadline })
     const known = new Set(candidates.map((r) => r.id))
-    return [...new Set(answer.ids.filter((id) => known.has(id)))].slice(0, topK * 2)
+    const picked = [...new Set(answer.ids.filter((id) => known.has(id)))].slice(0, topK * 2)
+    return picked.length === 0 && answer.ids.length > 0 ? undefined : picked
   }
 
   return {
@@ -108,7 +114,7 @@ export function createRouter(llm: LlmProvider | undefined, options: RoutingOptio
         const deadline = AbortSignal.timeout(options.timeoutMs)
         try {
           const picked = await pick(q, topK, await records(considered.map((c) => c.id)), deadline)
-          if (picked.length === 0) return hybrid('no_known_ids')
+          if (picked === undefined) return hybrid('no_known_ids')
           ids = { generation: generation ?? -1, ids: picked }
           if (generation !== undefined && options.cacheSize > 0) cache.set(key, ids)
         } catch (error) {

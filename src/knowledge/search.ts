@@ -16,16 +16,20 @@ import type { KnowledgeContext } from './context.js'
 import { boostByTime, timeQuery } from './dates.js'
 import { searchDocument, textQuery } from './document.js'
 import { fusionFor, type FusionOptions } from './fusion-weights.js'
-import { DEFAULT_NEIGHBOUR_LIFT, liftNeighbours, topByFused, type NeighbourLift } from './neighbours.js'
+import { liftNeighbours, topByFused, type NeighbourLift } from './neighbours.js'
 import { fuse, fuseScores, type Fused } from './rank.js'
 import {
+  backgroundSimilarity,
   contentTerms,
   DEFAULT_RELEVANCE_GATE,
   gateCandidates,
+  ownEvidence,
+  passesGate,
   QUALITY_BOOST,
   queryGate,
   relevanceRerank,
   textStrength,
+  type Evidence,
   type QueryGate,
   type RelevanceGate,
   type Reranked,
@@ -40,6 +44,13 @@ export interface SearchDepth {
   fulltext: number
   vector: number
 }
+
+/**
+ * The largest `top_k` that gets the precision gate (relevance.ts, `ownEvidence`): what agents put
+ * in front of a model (seed 003's default 5, goal focus 3). A larger `top_k`, like `mode: recall`,
+ * asks for recall: candidates follow the anchor (docs/retrieval.md, "Precision and recall").
+ */
+export const PRECISION_TOP_K = 5
 
 /** Candidate list depths: see docs/retrieval.md for the measurements behind them. */
 export const DEFAULT_SEARCH_DEPTH: SearchDepth = { fulltext: 50, vector: 50 }
@@ -68,9 +79,9 @@ export interface SearchOptions {
   /** How far feedback moves a candidate, in relative relevance (default {@link QUALITY_BOOST}). */
   qualityBoost?: number
   /**
-   * Dialogue neighbours (default {@link DEFAULT_NEIGHBOUR_LIFT}): after the gate, the best
-   * candidates lift the entries before and after them in their trace (`source.trace_id`,
-   * creation order). `false` turns it off.
+   * Dialogue neighbours (default off; {@link DEFAULT_NEIGHBOUR_LIFT} for stores of raw dialogue
+   * turns, config `search.neighbours`): after the gate, the best candidates lift the entries
+   * before and after them in their trace (`source.trace_id`, creation order).
    */
   neighbours?: NeighbourLift | false
   /**
@@ -111,8 +122,19 @@ export interface KnowledgeSearch {
 const MAX_CACHED_RESPONSE_CHARS = 256 * 1024
 
 type ParsedSearch = ReturnType<typeof SearchInput.parse>
-type Candidate = Fused & { strength: number | null; time_boost?: number; neighbour_of?: string; neighbour_lift?: number }
-type Ranked = Reranked<KnowledgeRecord & Pick<Candidate, 'fused' | 'positions' | 'strength' | 'time_boost' | 'neighbour_of' | 'neighbour_lift'>>
+/** Why the gate kept a candidate (`explain.evidence`): its own evidence, or the anchor's. */
+type KeptBy = Evidence | 'anchor' | 'follows' | 'ungated'
+type Candidate = Fused & {
+  strength: number | null
+  evidence?: KeptBy
+  background?: number
+  time_boost?: number
+  neighbour_of?: string
+  neighbour_lift?: number
+}
+type Ranked = Reranked<
+  KnowledgeRecord & Pick<Candidate, 'fused' | 'positions' | 'strength' | 'evidence' | 'background' | 'time_boost' | 'neighbour_of' | 'neighbour_lift'>
+>
 
 /** A search result as the API returns it, with the per-stage figures when asked for. */
 function toResult(r: Ranked, explain: boolean): SearchResult {
@@ -140,6 +162,9 @@ function toResult(r: Ranked, explain: boolean): SearchResult {
       relevance: r.relevance,
       quality_boost: r.quality_boost,
     }
+    if (r.evidence !== undefined) result.explain.evidence = r.neighbour_lift !== undefined && r.positions.every((p) => p === null) ? 'neighbour' : r.evidence
+    else if (r.neighbour_lift !== undefined) result.explain.evidence = 'neighbour'
+    if (r.background !== undefined) result.explain.background_similarity = r.background
     if (r.time_boost !== undefined) result.explain.time_boost = r.time_boost
     if (r.neighbour_of !== undefined) result.explain.neighbour_of = r.neighbour_of
     if (r.neighbour_lift !== undefined) result.explain.neighbour_lift = r.neighbour_lift
@@ -188,38 +213,51 @@ function cachedQueryEmbedder(ctx: KnowledgeContext, size: number): (q: string) =
 async function candidates(run: SearchRun, input: ParsedSearch, visible: string[]): Promise<Candidate[]> {
   const { store, embedder } = run.ctx
   const { searchDepth } = run
+  // `recall` (or a top_k above PRECISION_TOP_K): the recall gate (candidates follow the anchor).
+  const lists = input.mode === 'recall' ? 'hybrid' : input.mode
+  const recall = input.mode === 'recall' || input.top_k > PRECISION_TOP_K
   const cjk = isLargelyCjk(input.q)
   const fusion = run.fusion ?? fusionFor(embedder.model, cjk)
   const filter = { visible, types: input.types, minScore: input.min_score, nonNegativeQuality: true }
   const textDepth = Math.max(searchDepth.fulltext, input.top_k * 4)
   const vectorDepth = Math.max(searchDepth.vector, input.top_k * 4)
   const [text, vectorHits] = await Promise.all([
-    input.mode !== 'vector'
-      ? store.knowledge.searchTextWithBound(textQuery(input.q), filter, textDepth, run.textRanking)
-      : Promise.resolve({ hits: [], bound: 0 }),
-    input.mode !== 'fulltext' ? run.embedQuery(input.q).then((v) => store.knowledge.searchVector(v, filter, vectorDepth)) : Promise.resolve([]),
+    lists !== 'vector' ? store.knowledge.searchTextWithBound(textQuery(input.q), filter, textDepth, run.textRanking) : Promise.resolve({ hits: [], bound: 0 }),
+    lists !== 'fulltext' ? run.embedQuery(input.q).then((v) => store.knowledge.searchVector(v, filter, vectorDepth)) : Promise.resolve([]),
   ])
   const textHits = text.hits
   const floor = run.minSimilarity ?? embedder.similarityFloor?.(input.q)
   // A list shorter than its depth holds every match: anything else scores at most its floor
   // (full-text 0; vector the similarity floor), so a short list's last hit is not levelled to 0.
-  const lists = [
+  const ranked = [
     { ids: textHits, weight: fusion.fulltext, ...(textHits.length < textDepth ? { floor: 0 } : {}) },
     { ids: vectorHits, weight: fusion.vector, ...(vectorHits.length < vectorDepth && floor !== undefined ? { floor } : {}) },
   ]
-  const fused = (fusion.method === 'rrf' ? fuse(lists, fusion.k ?? 60) : fuseScores(lists)).map((c) => ({
+  const fused: Candidate[] = (fusion.method === 'rrf' ? fuse(ranked, fusion.k ?? 60) : fuseScores(ranked)).map((c) => ({
     ...c,
     strength: c.positions[0] ? textStrength(c, text.bound) : null,
   }))
   if (run.gate === false) {
     // A candidate that shares no search term with the query must be similar enough on its own.
-    return fused.filter((c) => c.positions[0] !== null || (c.positions[1]?.score ?? -Infinity) >= (floor ?? -Infinity))
+    return fused
+      .filter((c) => c.positions[0] !== null || (c.positions[1]?.score ?? -Infinity) >= (floor ?? -Infinity))
+      .map((c) => ({ ...c, evidence: 'ungated' as const }))
   }
   // Only a search with a full-text list can tell a lone vector hit from a corroborated one.
-  const anchorFloor = input.mode === 'hybrid' ? embedder.anchorFloor?.(input.q) : undefined
-  const gate = queryGate(run.gate, { cjk, fulltextOnly: input.mode === 'fulltext', floor, anchorFloor })
+  const anchorFloor = lists === 'hybrid' ? embedder.anchorFloor?.(input.q) : undefined
+  const background = backgroundSimilarity(vectorHits.map((h) => h.score))
+  // Every search reads each candidate's own evidence (for `explain`); only a precision search keeps by it.
+  const precision = queryGate(run.gate, { cjk, fulltextOnly: lists === 'fulltext', floor, anchorFloor, background })
+  const gate = recall ? { ...precision, own: undefined } : precision
   const shared = cjk ? await sharedContent(run, input.q, filter, textDepth, fused, gate, visible) : undefined
-  return gateCandidates(fused, text.bound, gate, shared)
+  const kept = gateCandidates(fused, text.bound, gate, shared)
+  // What kept each: its own evidence; else the anchor (or the best), or (recall) a follower.
+  const strong = { minTextStrength: gate.minTextStrength, minSimilarity: gate.minSimilarity }
+  return kept.map((c) => {
+    const own = precision.own ? ownEvidence(c, text.bound, precision, precision.own) : undefined
+    const evidence: KeptBy = own ?? (!recall || passesGate(c, text.bound, strong) ? 'anchor' : 'follows')
+    return { ...c, evidence, ...(vectorHits.length > 0 ? { background } : {}) }
+  })
 }
 
 /**
@@ -323,6 +361,8 @@ async function runSearch(run: SearchRun, input: ParsedSearch, visible: string[],
         fused: c.fused,
         positions: c.positions,
         strength: c.strength,
+        ...(c.evidence !== undefined ? { evidence: c.evidence } : {}),
+        ...(c.background !== undefined ? { background: c.background } : {}),
         ...(c.time_boost !== undefined ? { time_boost: c.time_boost } : {}),
         ...(c.neighbour_of !== undefined ? { neighbour_of: c.neighbour_of } : {}),
         ...(c.neighbour_lift !== undefined ? { neighbour_lift: c.neighbour_lift } : {}),
@@ -366,7 +406,7 @@ export function createKnowledgeSearch(ctx: KnowledgeContext, options: SearchOpti
     minSimilarity: options.minSimilarity,
     gate: options.gate ?? DEFAULT_RELEVANCE_GATE,
     qualityBoost: options.qualityBoost ?? QUALITY_BOOST,
-    neighbours: options.neighbours ?? DEFAULT_NEIGHBOUR_LIFT,
+    neighbours: options.neighbours ?? false,
     embedQuery: cachedQueryEmbedder(ctx, options.queryCacheSize ?? 1000),
     router: createRouter(ctx.llm, options.routing ?? DEFAULT_ROUTING, logger),
   }
@@ -400,7 +440,8 @@ export function createKnowledgeSearch(ctx: KnowledgeContext, options: SearchOpti
       const input = parseWith(SearchInput, raw, 'search')
       const visible = visibleScopes(principal)
       if (input.mode !== 'fulltext') ctx.requireVectors()
-      if (input.mode === 'hybrid' && options.whileModelLoads === 'full-text' && ctx.embedder.ready?.() === false) return whileLoading(input, visible)
+      if ((input.mode === 'hybrid' || input.mode === 'recall') && options.whileModelLoads === 'full-text' && ctx.embedder.ready?.() === false)
+        return whileLoading(input, visible)
       // The table's generation also keys routing decisions (routing.ts).
       const routingCache = (options.routing?.cacheSize ?? 0) > 0 && ctx.llm !== undefined
       const generation = searchCacheSize > 0 || routingCache ? await store.knowledge.searchGeneration() : undefined

@@ -30,7 +30,7 @@ export type { ListPage } from './entries.js'
 export type { BatchFeedbackResult } from './feedback.js'
 export type { ImportOptions, ImportReport } from './jsonl.js'
 export type { FolderImportOptions } from './folder/import.js'
-export { DEFAULT_FUSION, DEFAULT_SEARCH_DEPTH, type FusionOptions, type SearchDepth, type SearchOptions } from './search.js'
+export { DEFAULT_FUSION, DEFAULT_NEIGHBOUR_LIFT, DEFAULT_SEARCH_DEPTH, type FusionOptions, type SearchDepth, type SearchOptions } from './search.js'
 
 export interface KnowledgeServiceDeps extends SearchOptions {
   store: Store

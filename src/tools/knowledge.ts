@@ -39,9 +39,21 @@ export const knowledgeSearch = defineTool({
     top_k: z.number().int().min(1).max(100).default(5).describe('How many entries to return.'),
     min_score: z.number().int().min(0).max(5).default(3).describe('Leave out entries scored below this (1-5).'),
     types: Types.optional().describe('Only entries of these types.'),
+    mode: z
+      .enum(['hybrid', 'recall'])
+      .default('hybrid')
+      .describe(
+        'hybrid (default): only entries related to the query on their own evidence. recall: also entries that merely follow a strong match — more to read, more that is unrelated (a top_k above 5 asks for recall too).',
+      ),
   }),
   async handler(args, { backend }) {
-    const response = await backend.search({ q: args.query, top_k: args.top_k, min_score: args.min_score, ...(args.types ? { types: args.types } : {}) })
+    const response = await backend.search({
+      q: args.query,
+      top_k: args.top_k,
+      min_score: args.min_score,
+      ...(args.types ? { types: args.types } : {}),
+      ...(args.mode === 'recall' ? { mode: 'recall' as const } : {}),
+    })
     const text =
       response.count === 0
         ? `No knowledge found for "${neutralise(args.query)}" (min_score ${args.min_score}).`

@@ -70,6 +70,23 @@ describe('the one stemmer', () => {
   })
 })
 
+describe('aliases', () => {
+  it('gives both names of one thing the same search terms, on entries and queries alike', () => {
+    const shares = (a: string, b: string) => searchTerms(a).some((t) => searchTerms(b).includes(t))
+    expect(shares('postgres import is slow', 'Speed up PostgreSQL bulk loads')).toBe(true)
+    expect(shares('k8s pod restarts', 'Kubernetes deployment')).toBe(true)
+    expect(shares('what goes into a changelog', 'Write release notes')).toBe(true)
+    expect(shares('怎么上线新版本', '新版本部署计划')).toBe(true)
+    expect(searchTerms('怎么上线')).toContain('部署')
+    expect(shares('接口返回 429', '接口限流策略')).toBe(true)
+    expect(shares('rate limiting', '限流')).toBe(true)
+    expect(searchTerms('postgres release notes')).toEqual(['postgresql', 'releas', 'note', 'changelog'])
+    // A phrase alias needs its words together; a word that only starts like an alias is not one.
+    expect(shares('release the cat', 'changelog')).toBe(false)
+    expect(searchTerms('postgresify')).toEqual(['postgresifi'])
+  })
+})
+
 describe('stop words by purpose', () => {
   it('are named lists with the differences their consumers need', () => {
     expect(SEARCH_STOP_WORDS.has('the') && EMBEDDER_STOP_WORDS.has('the') && PACK_STOP_WORDS.has('the')).toBe(true)

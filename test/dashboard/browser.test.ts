@@ -167,6 +167,8 @@ describe('dashboard in Chromium', () => {
       'rerank',
     ])
     expect(await page.locator('.result').first().locator('.bar-fill').count()).toBe(5)
+    // What kept it: the query's words are the entry's (issue 26's explain).
+    expect(await page.locator('.result').first().locator('.evidence').textContent()).toMatch(/^kept by its words: full-text strength 0\.\d+/)
     await screenshot(page, 'search')
 
     // Chinese query, Chinese entry.

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createHashedEmbedder } from '../../src/embed/hashed.js'
 import { loadRetrievalSet } from '../../src/eval/dataset.js'
 import { loadIntoKnowledge, type LoadedSet } from '../../src/eval/harness.js'
-import { createKnowledgeService, type KnowledgeService } from '../../src/knowledge/service.js'
+import { createKnowledgeService, DEFAULT_NEIGHBOUR_LIFT, type KnowledgeService } from '../../src/knowledge/service.js'
 import { openStore, type Store } from '../../src/store/store.js'
 
 const jsonl = (rows: unknown[]) => rows.map((r) => JSON.stringify(r)).join('\n') + '\n'
@@ -36,7 +36,7 @@ describe('loadIntoKnowledge: dialogue order', () => {
     writeFileSync(join(set, 'queries.jsonl'), jsonl([{ id: 'q1', text: 'how long married', meta: { conv: 'c1' } }]))
     writeFileSync(join(set, 'qrels.jsonl'), jsonl([{ query_id: 'q1', doc_id: 'c1:D1:2' }]))
     store = await openStore({ dataDir: join(dir, 'data') })
-    knowledge = await createKnowledgeService({ store, embedder: createHashedEmbedder({ dimension: 64 }) })
+    knowledge = await createKnowledgeService({ store, embedder: createHashedEmbedder({ dimension: 64 }), neighbours: DEFAULT_NEIGHBOUR_LIFT })
     loaded = await loadIntoKnowledge(knowledge, await loadRetrievalSet(set))
   })
   afterAll(async () => {

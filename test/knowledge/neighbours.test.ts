@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { Principal } from '../../src/core/principal.js'
 import { createHashedEmbedder } from '../../src/embed/hashed.js'
-import { createKnowledgeService, type KnowledgeService } from '../../src/knowledge/service.js'
+import { createKnowledgeService, DEFAULT_NEIGHBOUR_LIFT, type KnowledgeService } from '../../src/knowledge/service.js'
 import type { Store } from '../../src/store/store.js'
 import { BACKENDS, openTestStore, truncateKnowledge } from '../helpers/stores.js'
 
@@ -26,7 +26,7 @@ describe.each(BACKENDS)('dialogue neighbours on %s', (backend) => {
     store = opened.store
     cleanup = opened.cleanup
     const embedder = createHashedEmbedder({ dimension: 256 })
-    knowledge = await createKnowledgeService({ store, embedder, clock, searchCacheSize: 0 })
+    knowledge = await createKnowledgeService({ store, embedder, clock, searchCacheSize: 0, neighbours: DEFAULT_NEIGHBOUR_LIFT })
     plain = await createKnowledgeService({ store, embedder, clock, searchCacheSize: 0, neighbours: false })
   })
   afterAll(async () => cleanup())

@@ -4,11 +4,13 @@
 import { describe, expect, it } from 'vitest'
 import {
   anchorStrength,
+  backgroundSimilarity,
   contentTerms,
   DEFAULT_RELEVANCE_GATE,
   FULLTEXT_ONLY_FACTOR,
   gateCandidates,
   HARMFUL_PENALTY,
+  ownEvidence,
   passesGate,
   QUALITY_BOOST,
   qualityBoost,
@@ -124,6 +126,36 @@ describe('the gate over a query', () => {
     // Without an anchor floor (or one under the floor), nothing changes.
     expect(gateCandidates([vectorOnly('near', 0.4)], 10, gate).map((c) => c.id)).toEqual(['near'])
     expect(queryGate(DEFAULT_RELEVANCE_GATE, { cjk: false, fulltextOnly: false, floor: 0.3, anchorFloor: 0.2 }).loneSimilarity).toBeUndefined()
+  })
+
+  it('keeps, under the precision gate, only candidates with evidence of their own, never followers of a strong anchor', () => {
+    const vectorOnly = (id: string, similarity: number) => ({ id, positions: [null, { rank: 1, score: similarity }] })
+    // The store: a strong Selenium match; three entries share no word and are 0.31-0.37 similar to the query.
+    const candidates = [text('selenium', 5, 0.6), vectorOnly('postgres', 0.37), vectorOnly('pnpm', 0.33), vectorOnly('cdn', 0.31), vectorOnly('pdf', 0.2)]
+    const background = backgroundSimilarity([0.6, 0.37, 0.33, 0.31, 0.2])
+    expect(background).toBeCloseTo(0.33)
+    const recall = queryGate(DEFAULT_RELEVANCE_GATE, { cjk: false, fulltextOnly: false, floor: 0.3, anchorFloor: 0.45 })
+    expect(recall.own).toBeUndefined()
+    expect(gateCandidates(candidates, 10, recall).map((c) => c.id)).toEqual(['selenium', 'postgres', 'pnpm', 'cdn'])
+    const precision = queryGate(DEFAULT_RELEVANCE_GATE, { cjk: false, fulltextOnly: false, floor: 0.3, anchorFloor: 0.45, background })
+    expect(precision.own).toMatchObject({ textStrength: DEFAULT_RELEVANCE_GATE.own.textStrength, background })
+    expect(gateCandidates(candidates, 10, precision).map((c) => c.id)).toEqual(['selenium'])
+    // No anchor: nothing, as before (the no-answer rates do not move).
+    expect(gateCandidates(candidates.slice(1), 10, precision)).toEqual([])
+  })
+
+  it('names the evidence of a kept candidate: its words, both lists agreeing, or its meaning', () => {
+    const gate = queryGate(DEFAULT_RELEVANCE_GATE, { cjk: false, fulltextOnly: false, floor: 0.3, anchorFloor: 0.45, background: 0.3 })
+    const own = gate.own!
+    expect(ownEvidence(text('strong', 2.5), 10, gate, own)).toBe('words')
+    // A shared word (strength 0.06) and a similarity 0.17 over the background: both lists agree.
+    expect(ownEvidence(text('agree', 0.6, 0.47), 10, gate, own)).toBe('agreement')
+    expect(ownEvidence(text('weak', 0.6, 0.35), 10, gate, own)).toBeUndefined()
+    // No shared word: well above the background and at the anchor floor.
+    expect(ownEvidence({ positions: [null, { rank: 1, score: 0.5 }] }, 10, gate, own)).toBe('meaning')
+    expect(ownEvidence({ positions: [null, { rank: 1, score: 0.44 }] }, 10, gate, own)).toBeUndefined()
+    expect(backgroundSimilarity([])).toBe(0)
+    expect(backgroundSimilarity([0.1, 0.4, 0.2, 0.3])).toBeCloseTo(0.25)
   })
 
   it('halves the Latin threshold in full-text-only mode, never the CJK one', () => {

@@ -63,7 +63,8 @@ describe('semantic routing', () => {
   })
 
   it('caches the decision while the table is unchanged, and asks again after a write', async () => {
-    stub.setChat(() => JSON.stringify({ ids: [ids[1]] }))
+    // The entry about caching the pnpm store: the one candidate the precision gate keeps for this query.
+    stub.setChat(() => JSON.stringify({ ids: [ids[2]] }))
     const before = routingRequests().length
     const first = await routedByDefault.search({ q: 'docker pnpm cache', top_k: 2 }, alice)
     const second = await routedByDefault.search({ q: 'docker pnpm cache', top_k: 2 }, alice)
@@ -75,6 +76,23 @@ describe('semantic routing', () => {
     const off = await routedByDefault.search({ q: 'docker pnpm cache', top_k: 2, routing: 'off' }, alice)
     expect(off.routing).toBeUndefined()
     expect(routingRequests().length - before).toBe(2)
+  })
+
+  it('judges relevance: returns only the entries the model picked, fewer than top_k or none, never filled up', async () => {
+    // mode recall: the model sees every candidate that follows the best one, and still only its pick comes back.
+    const q = 'deploy docker with pnpm'
+    const hybrid = await knowledge.search({ q, top_k: 3, mode: 'recall' }, alice)
+    expect(hybrid.count).toBe(3)
+    stub.setChat(() => JSON.stringify({ ids: [ids[1]] }))
+    const one = await knowledge.search({ q, top_k: 3, mode: 'recall', routing: 'llm' }, alice)
+    expect(one.routing).toEqual({ mode: 'llm', status: 'used' })
+    expect(one.results.map((r) => r.id)).toEqual([ids[1]])
+    stub.setChat(() => JSON.stringify({ ids: [] }))
+    const none = await knowledge.search({ q: `${q} docker`, top_k: 3, mode: 'recall', routing: 'llm' }, alice)
+    expect(none.routing).toEqual({ mode: 'llm', status: 'used' })
+    expect(none.results).toEqual([])
+    const system = String((routingRequests().at(-1)!.body as ChatRequest).messages[0]!.content)
+    expect(system).toContain('none when none is')
   })
 
   it.each([

@@ -8,6 +8,10 @@ export interface Explain {
   vector_similarity: number | null
   fused: number
   scope_priority: number
+  fulltext_strength?: number | null
+  /** What kept the result (issue 26): words, agreement, meaning, anchor, follows, neighbour, ungated. */
+  evidence?: string
+  background_similarity?: number
 }
 
 export interface SearchHit {

@@ -114,6 +114,8 @@ export interface EvalOptions {
   absent?: string[]
   feedback?: boolean
   gate: boolean
+  /** Dialogue neighbours on (`search.neighbours`: for sets of raw dialogue turns, as LoCoMo and LongMemEval). */
+  neighbours?: boolean
   /** A file of cached vectors (read, and appended to): see src/eval/embed-cache.ts. */
   embedCache?: string
 }
@@ -317,6 +319,7 @@ export async function runEval(io: Io, dirArg: string, options: EvalOptions, glob
       logger,
       llm: options.routing === 'llm' ? config?.llm : undefined,
       ...(options.gate ? {} : { service: { gate: false } }),
+      neighbours: options.neighbours === true,
     }),
     set,
     options,

@@ -38,6 +38,7 @@ export function evalCommand(io: Io): Command {
     .addOption(new Option('--mode <mode>', 'retrieval mode; "all" runs every mode and hybrid without the rerank').choices([...MODES, 'all']).default('hybrid'))
     .option('--no-rerank', 'order by relevance only (skip the quality rerank)')
     .option('--no-gate', 'turn the relevance gate off (to measure what it costs or saves)')
+    .option('--neighbours', 'dialogue neighbours on (search.neighbours: for sets of raw dialogue turns, as LoCoMo and LongMemEval)')
     .option('-k, --top-k <n>', 'results per query (metrics @10 need 10)', positiveInt('--top-k', 100), 10)
     .option('-n, --limit <n>', 'evaluate only the first N judged queries', positiveInt('--limit'))
     .addOption(

@@ -17,6 +17,7 @@ export {
 } from './stop-words.js'
 export { IRREGULAR_FORMS, stemWord } from './stem.js'
 export { searchTerms } from './terms.js'
+export { aliasTerms, canonicalWord } from './aliases.js'
 export { KNOWLEDGE_BM25, PACK_BM25, Bm25, bm25, bm25Bound, bm25Idf, type Bm25Params } from './bm25.js'
 export { absoluteDate, asksWhen, dateMatches, mentionsTime, namedDates, type NamedDate } from './dates.js'
 export { countTokens } from './token-count.js'

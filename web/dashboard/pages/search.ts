@@ -17,7 +17,30 @@ function explainBars(hit: SearchHit, best: Record<string, number>): HTMLElement 
     bar('fusion', e?.fused ?? null, best.fused ?? 0, round(e?.fused ?? null)),
     bar('routing', null, 1, 'no LLM routing'),
     bar('rerank', hit.quality_score, best.quality ?? 0, `quality ${hit.quality_score} · scope ${e?.scope_priority ?? '—'}`),
+    h('p', { class: 'evidence', title: 'what kept this result (docs/retrieval.md, "The precision gate")' }, keptBy(e)),
   )
+}
+
+/** Why the relevance gate kept a hit, in words. */
+function keptBy(e: SearchHit['explain']): string {
+  const strength = `full-text strength ${round(e?.fulltext_strength ?? null)}`
+  const margin = `similarity ${round(e?.vector_similarity ?? null)} over a background of ${round(e?.background_similarity ?? null)}`
+  switch (e?.evidence) {
+    case 'words':
+      return `kept by its words: ${strength}`
+    case 'agreement':
+      return `kept by both lists agreeing: a shared word (${strength}) and ${margin}`
+    case 'meaning':
+      return `kept by its meaning: ${margin}`
+    case 'anchor':
+      return 'kept as the strongest candidate (the query has an answer)'
+    case 'follows':
+      return 'kept because it follows the strongest candidate (a recall search)'
+    case 'neighbour':
+      return 'lifted in by a dialogue neighbour'
+    default:
+      return 'kept: no gate'
+  }
 }
 
 function round(value: number | null | undefined): string {

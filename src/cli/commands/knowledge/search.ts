@@ -14,7 +14,11 @@ export function searchCommand(io: Io): Command {
     .option('-k, --top-k <n>', 'number of results', intOption('--top-k'), 5)
     .option('--min-score <n>', 'drop entries scored below this', intOption('--min-score'), 3)
     .option('--types <list>', 'comma-separated types', csv)
-    .addOption(new Option('--mode <mode>', 'retrieval mode').choices(['hybrid', 'fulltext', 'vector']).default('hybrid'))
+    .addOption(
+      new Option('--mode <mode>', 'retrieval mode; recall: hybrid, also returning candidates that follow a strong first result (a top-k above 5 does too)')
+        .choices(['hybrid', 'fulltext', 'vector', 'recall'])
+        .default('hybrid'),
+    )
     .option('--no-rerank', 'order by relevance only (skip the quality rerank)')
     .option('--explain', 'show each stage’s scores')
     .addOption(new Option('--routing <mode>', 'semantic routing by the LLM for this search (default: search.routing)').choices(['off', 'llm']))

@@ -1,0 +1,112 @@
+/**
+ * Precision where agents live (issue 26), on every backend: the issue's store of 10 entries on
+ * different topics, searched at the top_k agents use (5). Every result must be related to the
+ * query (judged by hand below), aliases find entries that share no word with the query, a
+ * question about nothing stored gets nothing, and `mode: recall` (or a top_k above 5) still
+ * returns the candidates that follow a strong first result.
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { Principal } from '../../src/core/principal.js'
+import { createHashedEmbedder } from '../../src/embed/hashed.js'
+import { createKnowledgeService, type KnowledgeService } from '../../src/knowledge/service.js'
+import type { Store } from '../../src/store/store.js'
+import { BACKENDS, openTestStore, truncateKnowledge } from '../helpers/stores.js'
+
+const alice = Principal.parse({ user: 'alice', project: 'p1' })
+
+const ENTRIES = {
+  selenium: [
+    'Log in to site A with Selenium',
+    'Site A blocks plain chromedriver as a bot (navigator.webdriver is true). Use undetected-chromedriver, a real user-agent and random 1-3 s delays between steps.',
+  ],
+  pnpm: [
+    'Deploy with pnpm in Docker',
+    'Build the image in two stages: copy pnpm-lock.yaml first and run pnpm fetch, then pnpm install --offline so the dependency layer is cached.',
+  ],
+  postgres: [
+    'Speed up PostgreSQL bulk loads',
+    'Use COPY instead of INSERT for large imports, drop indexes and recreate them afterwards, raise maintenance_work_mem.',
+  ],
+  cdn: [
+    'Bust a CDN cache after a deploy',
+    'Static assets get a content hash in their file name; for HTML, send a purge request to the CDN API for the changed paths.',
+  ],
+  pdf: [
+    'Summarise long PDF reports',
+    'Extract the text page by page with pdftotext, split into sections by headings, summarise each section, then summarise the summaries.',
+  ],
+  keys: [
+    'Rotate API keys without downtime',
+    'Create the new key, deploy it alongside the old one, switch clients over, watch the logs for the old key, then revoke it after a week.',
+  ],
+  typescript: ['用户编码风格偏好', '这个用户写前端代码时偏好 TypeScript 严格模式,不喜欢 any,函数要有明确的返回类型。'],
+  deployPlan: ['新版本部署计划', '每周四晚上发布:先在预发环境验证,再灰度 10% 流量,观察错误率半小时,没有问题再全量发布;回滚脚本提前准备好。'],
+  rateLimit: ['接口限流策略', '对外接口按用户做令牌桶限流,每秒 20 个请求;超过时返回 HTTP 429 并带上 Retry-After 头,客户端指数退避重试。'],
+  releaseNotes: ['Write release notes', 'For each release list new features, fixes and breaking changes, link the pull requests, and note upgrade steps.'],
+} as const
+type Name = keyof typeof ENTRIES
+
+/** Each query and the one entry related to it (hand-judged); absent topics relate to none. */
+const QUERIES: Array<[string, Name | undefined]> = [
+  ['selenium login blocked as a bot', 'selenium'],
+  ['pnpm docker build', 'pnpm'],
+  ['postgres import is slow', 'postgres'],
+  ['what goes into a changelog', 'releaseNotes'],
+  ['怎么上线新版本', 'deployPlan'],
+  ['how do I summarise a 200 page pdf', 'pdf'],
+  ['用户喜欢什么样的 TypeScript 写法', 'typescript'],
+  ['接口被刷了怎么办,429', 'rateLimit'],
+  ['how to bake sourdough bread', undefined],
+  ['明天北京会下雪吗', undefined],
+]
+
+describe.each(BACKENDS)('precision on a small store on %s', (backend) => {
+  let store: Store
+  let cleanup: () => Promise<void>
+  let knowledge: KnowledgeService
+  const ids = new Map<Name, string>()
+
+  beforeAll(async () => {
+    const opened = await openTestStore(backend)
+    store = opened.store
+    cleanup = opened.cleanup
+    knowledge = await createKnowledgeService({ store, embedder: createHashedEmbedder({ dimension: 512 }), searchCacheSize: 0 })
+  })
+  afterAll(async () => cleanup())
+  beforeEach(async () => {
+    await truncateKnowledge(store)
+    ids.clear()
+    for (const [name, [task, content]] of Object.entries(ENTRIES) as Array<[Name, readonly [string, string]]>) {
+      ids.set(name, (await knowledge.save({ task, content, types: ['strategy'], scopes: ['project:p1'] }, alice)).id)
+    }
+  })
+
+  it('returns only related entries at top_k 5, finds aliases, and nothing for absent topics', async () => {
+    for (const [q, related] of QUERIES) {
+      const { results } = await knowledge.search({ q, top_k: 5, explain: true }, alice)
+      expect(
+        results.map((r) => r.id),
+        q,
+      ).toEqual(related ? [ids.get(related)] : [])
+      for (const r of results) expect(['words', 'agreement', 'meaning', 'anchor'], q).toContain(r.explain?.evidence)
+    }
+  })
+
+  it('names the evidence that kept each result', async () => {
+    const { results } = await knowledge.search({ q: 'pnpm docker build', explain: true }, alice)
+    expect(results[0]?.explain).toMatchObject({ evidence: 'words' })
+    expect(results[0]?.explain?.fulltext_strength).toBeGreaterThanOrEqual(0.2)
+    expect(typeof results[0]?.explain?.background_similarity).toBe('number')
+  })
+
+  it('lets a caller ask for recall: mode recall or a top_k above 5 also returns the candidates that follow', async () => {
+    const q = 'deploy the new key and watch the old one'
+    const precise = await knowledge.search({ q, explain: true }, alice)
+    const recall = await knowledge.search({ q, mode: 'recall', explain: true }, alice)
+    const wide = await knowledge.search({ q, top_k: 10 }, alice)
+    expect(precise.results[0]?.id).toBe(ids.get('keys'))
+    expect(recall.count).toBeGreaterThan(precise.count)
+    expect(recall.results.some((r) => r.explain?.evidence === 'follows')).toBe(true)
+    expect(wide.results.map((r) => r.id)).toEqual(expect.arrayContaining(recall.results.map((r) => r.id)))
+  })
+})
