@@ -133,6 +133,10 @@ describe('links under a local agent folder', () => {
       const { report } = await context(`ghost${i}`)
       expect(report.function_index.written).toBe(false)
     }
+    // Regenerating the index of an agent without a folder creates none either: it says so.
+    const index = await rejection(hub.agent.indexFunctions({ agent: 'ghost' }))
+    expect(index.code).toBe('not_found')
+    expect(index.message).toContain('The agent folder "ghost" does not exist')
     expect(readdirSync(home)).toEqual(before)
     expect(readdirSync(join(home, 'x'))).toEqual([])
   })

@@ -38,7 +38,7 @@ async function post(path: string, body: unknown): Promise<Response> {
 }
 
 /** Every entry of a data folder, opened in this process with the same key. */
-async function entriesOf(dataDir: string): Promise<{ entries: Map<string, KnowledgeEntry>; secret: string | undefined }> {
+async function entriesOf(dataDir: string): Promise<{ entries: Map<string, KnowledgeEntry>; secret: string | undefined; memory: string[] }> {
   const hub = await openKnowHub({
     dataDir,
     embedder: { provider: 'hashed' },
@@ -54,7 +54,12 @@ async function entriesOf(dataDir: string): Promise<{ entries: Map<string, Knowle
       cursor = page.next_cursor ?? undefined
     } while (cursor)
     const resource = await hub.resources.get('cookies/site_a', hub.config.principal, { includeSecret: true })
-    return { entries, secret: resource.secure_body ?? undefined }
+    // A stored agent's memory (#27): each version of its compact.md.
+    const versions = await hub.agent.documents.versions('book', 'compact.md', hub.config.principal)
+    const memory = await Promise.all(
+      versions.documents.map(async (v) => (await hub.agent.documents.get('book', 'compact.md', { version: v.version }, hub.config.principal)).content),
+    )
+    return { entries, secret: resource.secure_body ?? undefined, memory }
   } finally {
     await hub.close()
   }
@@ -74,6 +79,14 @@ describe('knowhub backup and restore (embedded database)', () => {
     }
     const stored = await post('/api/resource', { id: 'cookies/site_a', title: 'Site A cookie', content_type: 'cookie', secure_body: SECRET })
     expect(stored.status).toBe(201)
+    for (const content of ['chapter 1 done', 'chapter 2 done']) {
+      const put = await fetch(`${server.url}/api/agents/book/documents/compact.md`, {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ content }),
+      })
+      expect(put.status).toBeLessThan(300)
+    }
     // Writers keep going during the backup.
     let writing = true
     let during = 0
@@ -109,6 +122,8 @@ describe('knowhub backup and restore (embedded database)', () => {
     expect(copy.entries.size).toBeGreaterThanOrEqual(before.size)
     expect(copy.entries.size).toBeLessThanOrEqual(live.entries.size)
     expect(copy.secret).toBe(SECRET)
+    // Stored agents' memory travels with the backup, every version.
+    expect(copy.memory).toEqual(['chapter 2 done', 'chapter 1 done'])
   }, 420_000)
 
   it('refuses a truncated, damaged, foreign or newer-schema file and changes nothing', async () => {
