@@ -40,7 +40,11 @@ describe('knowhub knowledge commands', () => {
       results: Array<{ id: string; explain: unknown }>
     }
     expect(searchJson.count).toBe(1)
-    expect(searchJson.results[0]?.explain).toBeDefined()
+    expect(searchJson.results[0]?.explain).toMatchObject({ evidence: 'words' })
+    // --mode recall reaches the search: the recall gate labels what it keeps too.
+    const recall = JSON.parse((await run('search', 'selenium bot login', '--mode', 'recall', '--json', '--explain')).stdout) as typeof searchJson
+    expect(recall.results.map((r) => r.id)).toEqual([entry.id])
+    expect((await run('search', 'selenium', '--mode', 'precise')).code).not.toBe(0)
 
     expect((await run('feedback', entry.id, '--helpful', '--task', 'scrape', '--outcome', 'worked')).stdout).toContain('helpful 1')
     const shown = await run('show', entry.id)
