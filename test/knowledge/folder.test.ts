@@ -17,8 +17,8 @@ import { BACKENDS, openTestStore, truncateKnowledge } from '../helpers/stores.js
 
 const LOCOMO = new URL('../../../shared/corpus/locomo/turns-dev', import.meta.url).pathname
 
-/** Sees and writes every section the sets use (admin: public too). */
-const admin = Principal.parse({ user: 'alice', agent: 'crawler_ops', project: 'p1', team: 't1', org: 'acme', permissions: ['admin'] })
+/** Sees and writes every section the sets use, and may name any owner (the hub operator: since #27 an org admin names only its own ids). */
+const admin = Principal.parse({ user: 'alice', agent: 'crawler_ops', project: 'p1', team: 't1', org: 'acme', permissions: ['hub:admin'] })
 const alice = Principal.parse({ user: 'alice', project: 'p1', org: 'acme' })
 const bob = Principal.parse({ user: 'bob', org: 'acme' })
 
