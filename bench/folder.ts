@@ -33,12 +33,14 @@ function open(dataDir: string): Promise<KnowHub> {
   return openKnowHub({ dataDir, embedder: { provider: 'hashed', dimension: 256 }, secrets: { key: Buffer.alloc(32, 3).toString('base64') } })
 }
 
-/** Times `fn` (wall seconds), with the load average before and after. */
+/** Times `fn`: wall seconds, and the process's CPU seconds (all threads; PGlite runs in this process), with the load average before and after. */
 async function timed<T>(fn: () => Promise<T>): Promise<{ value: T; seconds: number; load: string }> {
   const before = loadavg()
+  const cpu = process.cpuUsage()
   const start = performance.now()
   const value = await fn()
-  return { value, seconds: (performance.now() - start) / 1000, load: `load ${before} -> ${loadavg()}` }
+  const used = process.cpuUsage(cpu)
+  return { value, seconds: (performance.now() - start) / 1000, load: `CPU ${round((used.user + used.system) / 1e6, 2)} s; load ${before} -> ${loadavg()}` }
 }
 
 export async function runFolderBench(options: { entries?: number } = {}): Promise<BenchResult[]> {

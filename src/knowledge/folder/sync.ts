@@ -143,7 +143,8 @@ export async function syncFolder(ctx: KnowledgeContext, raw: unknown, principal:
   if (!done.applied || done.errors.length > 0) return unchangedResult(finalReport, conflicts)
 
   // The store's side: the folder as the store now has it, but every kept entry as the folder has it.
-  const after = await visibleEntries(ctx, principal)
+  const wrote = done.added.length + done.changed.length + done.archived.length > 0
+  const after = wrote ? await visibleEntries(ctx, principal) : stored
   const byFile = new Map<string, KnowledgeExportLine[]>()
   const put = (path: string, entry: KnowledgeExportLine) => {
     const list = byFile.get(path)
