@@ -7,7 +7,7 @@
 import { KnowHubError } from '../../core/errors.js'
 import { newKnowledgeId } from '../../core/ids.js'
 import { checkJsonLimits } from '../../core/json-limits.js'
-import { KnowledgeExportLine, type EditKnowledgeInput } from '../../core/knowledge.js'
+import { KnowledgeExportLine, KnowledgeId, type EditKnowledgeInput } from '../../core/knowledge.js'
 import type { FolderChange, FolderFile, FolderImportReport, FolderProblem } from '../../core/knowledge-folder.js'
 import { assertWritableScopes, canManage, requirePermission, type Principal } from '../../core/principal.js'
 import { toValidationIssues } from '../../core/validate.js'
@@ -97,6 +97,22 @@ function checkChange(item: FolderItem, entry: KnowledgeExportLine, stored: Knowl
 }
 
 /**
+ * Checks a new entry: an exported one (it has `created_at`) as the JSONL import checks it; one
+ * written by hand as a save (`POST /api/knowledge`'s body), keeping the id it names, if any.
+ */
+function checkNew(item: FolderItem, deps: ImportDeps): CheckedLine {
+  if (item.id === undefined || 'created_at' in item.json) return checkLine(JSON.stringify(item.json), item.index + 1, deps)
+  const { id, ...fields } = item.json
+  const valid = KnowledgeId.safeParse(id)
+  if (!valid.success) {
+    const message = valid.error.issues[0]?.message ?? 'invalid id'
+    throw new KnowHubError('invalid_import', message, { issues: [{ path: 'id', message }] })
+  }
+  const checked = checkLine(JSON.stringify(fields), item.index + 1, deps)
+  return { ...checked, record: { ...checked.record, id: valid.data }, fresh: false }
+}
+
+/**
  * The plan of importing a parsed folder over the entries the caller sees: every check made,
  * nothing written.
  * @example
@@ -120,7 +136,7 @@ export async function planFolderImport(
       const current = item.id === undefined ? undefined : byId.get(item.id)
       if (current === undefined) {
         if (item.id !== undefined && hidden.has(item.id)) throw new KnowHubError('conflict', `entry ${item.id} exists already (not one you can see)`)
-        const checked = checkLine(JSON.stringify(item.json), item.index + 1, deps)
+        const checked = checkNew(item, deps)
         if (checked.fresh) {
           while (taken.has(checked.record.id)) checked.record.id = newKnowledgeId(checked.record.created_at)
           taken.add(checked.record.id)

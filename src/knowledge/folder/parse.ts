@@ -48,7 +48,7 @@ export function sectionScope(meaning: FileMeaning, principal: Principal): string
   return principal.org ? `org:${principal.org}` : 'public'
 }
 
-/** An entry without an id, with what its file implies where it says nothing: type, category, scope, and owner in agents/ and users/. */
+/** An entry written by hand, with what its file implies where it says nothing: type, category, scope, and owner in agents/ and users/. */
 function withFileDefaults(json: Record<string, unknown>, meaning: FileMeaning, principal: Principal): Record<string, unknown> {
   const out = { ...json }
   if (out.types === undefined && meaning.type) out.types = [meaning.type]
@@ -134,7 +134,9 @@ export function parseFolder(files: readonly FolderFile[], principal: Principal):
         return
       }
       firstSeen.set(object.id, { file: path, index })
-      parsed.items.push({ file: path, index, id: object.id, json: object, meaning })
+      // An entry written by hand with an id of its own (no `created_at`: not an exported one) takes the file's defaults too.
+      const json = 'created_at' in object ? object : withFileDefaults(object, meaning, principal)
+      parsed.items.push({ file: path, index, id: object.id, json, meaning })
     })
   }
   return parsed
