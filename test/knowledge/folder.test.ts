@@ -444,6 +444,21 @@ describe.each(BACKENDS)('knowledge folder on %s', (backend) => {
       expect(fourth.files).toEqual(await knowledge.exportFolder(admin))
     })
 
+    it('a folder with a bad file syncs nothing, in either direction, and names the file', async () => {
+      await load(chineseSet())
+      const first = await knowledge.syncFolder({ files: [] }, admin)
+      const files = [...first.files.filter((f) => f.path !== 'global/tools.json'), { path: 'global/tools.json', text: '[{' }]
+      await knowledge.edit(id(3), { content: '改了' }, admin)
+      const result = await knowledge.syncFolder({ files, state: first.state }, admin)
+      expect(result.report.errors).toEqual([expect.objectContaining({ file: 'global/tools.json', index: null, code: 'invalid_import' })])
+      expect({ files: result.files, remove: result.remove, state: result.state, applied: result.report.applied }).toEqual({
+        files: [],
+        remove: [],
+        state: first.state,
+        applied: false,
+      })
+    })
+
     it('a first sync over a differing folder without a state is a conflict, and entries deleted from the folder are archived only with prune', async () => {
       await load(chineseSet())
       const exported = await knowledge.exportFolder(admin)

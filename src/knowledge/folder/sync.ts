@@ -137,10 +137,11 @@ export async function syncFolder(ctx: KnowledgeContext, raw: unknown, principal:
     plan.removed.push({ id, file: placeOf(entry), manageable: canManage(principal, entry.owner) })
   }
   const report = planReport(plan, input.dry_run)
-  if (input.dry_run || plan.errors.length > 0) return unchangedResult(report, conflicts)
+  // With errors nothing is written, the conflict notes included: the report says what to fix first.
+  if (input.dry_run || plan.errors.length > 0) return unchangedResult(report, input.dry_run ? conflicts : [])
   const done = await applyFolderPlan(ctx, plan, principal, { prune: input.prune })
   const finalReport = { ...report, applied: done.applied, added: done.added, changed: done.changed, archived: done.archived, errors: done.errors }
-  if (!done.applied || done.errors.length > 0) return unchangedResult(finalReport, conflicts)
+  if (!done.applied || done.errors.length > 0) return unchangedResult(finalReport)
 
   // The store's side: the folder as the store now has it, but every kept entry as the folder has it.
   const wrote = done.added.length + done.changed.length + done.archived.length > 0
