@@ -179,7 +179,11 @@ function byPlace(a: FolderProblem, b: FolderProblem): number {
   return (a.index ?? -1) - (b.index ?? -1)
 }
 
-/** Applies a plan: new entries (one transaction), then each change and archive. Returns what was done, with problems at file and index. */
+/**
+ * Applies a plan: new entries (one transaction), then each change and archive. Returns what was done, with problems at file and index.
+ * @example
+ * const done = await applyFolderPlan(ctx, plan, principal, { prune: true })
+ */
 export async function applyFolderPlan(
   ctx: KnowledgeContext,
   plan: FolderPlan,
@@ -226,7 +230,11 @@ export async function applyFolderPlan(
   return done
 }
 
-/** The report of a plan that was not applied (a dry run, or errors without `partial`). */
+/**
+ * The report of a plan that was not applied (a dry run, or errors without `partial`).
+ * @example
+ * if (options.dryRun) return planReport(plan, true)
+ */
 export function planReport(plan: FolderPlan, dryRun: boolean): FolderImportReport {
   return {
     dry_run: dryRun,

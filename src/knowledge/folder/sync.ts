@@ -25,7 +25,11 @@ import { applyFolderPlan, planFolderImport, planReport } from './import.js'
 import { CONFLICTS_DIR, FOLDER_README, editableKey, fileText, jsonText, meaningOf, orderedEntry, placeOf, readmeText } from './layout.js'
 import { parseFolder, type FolderItem } from './parse.js'
 
-/** The hash the state keeps of an entry's text fields. */
+/**
+ * The hash the state keeps of an entry's text fields.
+ * @example
+ * state.entries[entry.id] = { version: entry.version, hash: textHash(entry) }
+ */
 export function textHash(entry: KnowledgeExportLine): string {
   return createHash('sha256').update(editableKey(entry)).digest('base64url')
 }
