@@ -27,6 +27,7 @@ const BENCHES: Record<string, Runner> = {
   pgscale: async (quick) => (await import('./pg-scale.js')).runPgScaleBench(quick ? { sizes: [10_000], queries: 50 } : {}),
   memory: async (quick) => (await import('./memory.js')).runMemoryBench(quick ? { sizes: [10_000] } : {}),
   import: async (quick) => (await import('./import.js')).runImportBench(quick ? { hashed: 2_000, sentence: 100 } : {}),
+  folder: async (quick) => (await import('./folder.js')).runFolderBench(quick ? { entries: 2_000 } : {}),
   peers: async (quick) => (await import('./peers.js')).runPeersBench(quick ? { sets: ['zh-agent'] } : {}),
 }
 

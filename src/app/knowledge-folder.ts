@@ -181,7 +181,11 @@ export async function writeKnowledgeFolder(
   return { written, removed }
 }
 
-/** Writes the sync state (hidden, beside the files). */
+/**
+ * Writes the sync state (hidden, beside the files), its entries sorted by id.
+ * @example
+ * await writeSyncState('knowledge', result.state)
+ */
 export async function writeSyncState(dir: string, state: FolderSyncState): Promise<void> {
   const sorted = Object.fromEntries(Object.entries(state.entries).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
   await writeKnowledgeFolder(dir, [{ path: SYNC_STATE_FILE, text: `${JSON.stringify({ format: state.format, entries: sorted }, null, 2)}\n` }])

@@ -144,7 +144,7 @@ export async function importJsonl(deps: ImportDeps, lines: AsyncIterable<string>
   requirePermission(deps.principal, 'write')
   const mode = options.mode ?? 'atomic'
   const onConflict = options.onConflict ?? 'error'
-  const batchSize = options.batchSize ?? 200
+  const batchSize = options.batchSize
   const errors: ImportReport['errors'] = []
   const accepted: CheckedLine[] = []
   const seen = new Map<string, number>()
@@ -193,12 +193,30 @@ export async function importJsonl(deps: ImportDeps, lines: AsyncIterable<string>
     deps.logger.warn('knowledge.import.rejected', { errors: errors.length })
     return { imported: 0, skipped: 0, errors }
   }
-  const total = toImport.length
+  const imported = await writeChecked(deps, toImport, existing, { atomic: mode === 'atomic', batchSize, onProgress: options.onProgress })
+  deps.logger.info('knowledge.imported', { imported, skipped, errors: errors.length })
+  return { imported, skipped, errors }
+}
+
+/**
+ * Writes checked lines: embedded a batch at a time, inserted (an existing id replaced) in one
+ * transaction when `atomic`, else one a batch. Returns how many were written.
+ * @example
+ * const written = await writeChecked(deps, [checkLine(text, 1, deps)], new Set(), { atomic: true })
+ */
+export async function writeChecked(
+  deps: Pick<ImportDeps, 'store' | 'embedder'>,
+  items: readonly CheckedLine[],
+  existing: ReadonlySet<string>,
+  options: { atomic: boolean; batchSize?: number | undefined; onProgress?: ((done: number, total: number) => void) | undefined },
+): Promise<number> {
+  const batchSize = options.batchSize ?? 200
+  const total = items.length
   if (total > 0) options.onProgress?.(0, total)
   async function* batches(): AsyncGenerator<ImportItem[]> {
     let done = 0
-    for (let i = 0; i < toImport.length; i += batchSize) {
-      const slice = toImport.slice(i, i + batchSize)
+    for (let i = 0; i < items.length; i += batchSize) {
+      const slice = items.slice(i, i + batchSize)
       const vectors = await deps.embedder.embed(slice.map(({ record }) => embeddingText(record.task, record.content)))
       yield slice.map((item, j) => ({
         record: item.record,
@@ -214,7 +232,5 @@ export async function importJsonl(deps: ImportDeps, lines: AsyncIterable<string>
       options.onProgress?.(done, total)
     }
   }
-  const imported = await deps.store.knowledge.importBatches(batches(), mode === 'atomic')
-  deps.logger.info('knowledge.imported', { imported, skipped, errors: errors.length })
-  return { imported, skipped, errors }
+  return deps.store.knowledge.importBatches(batches(), options.atomic)
 }

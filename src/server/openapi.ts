@@ -39,6 +39,7 @@ import {
   SearchResponse,
   SearchResultView,
 } from '../core/knowledge.js'
+import { FolderFiles, FolderImportBody, FolderImportQuery, FolderImportReport, FolderSyncInput, FolderSyncResult } from '../core/knowledge-folder.js'
 import { ListResourcesInput, Resource, ResourceDeleted, ResourceListPage, SaveResourceInput, SecretReadPage, UpdateResourceInput } from '../core/resources.js'
 import { SlimInput, SlimResult, UnmergeResult } from '../core/slim.js'
 import { CreatedToken, CreateTokenInput, TokenInfo } from '../core/tokens.js'
@@ -158,6 +159,48 @@ function components(): Record<string, JsonSchema> {
     TokenList: schema(z.object({ items: z.array(TokenInfo) }), 'output'),
     ReownInput: schema(ReownInput, 'input'),
     ReownResult: schema(ReownResult, 'output'),
+    FolderFiles: schema(FolderFiles, 'output'),
+    FolderImportBody: schema(FolderImportBody, 'input'),
+    FolderImportReport: schema(FolderImportReport, 'output'),
+    FolderSyncInput: schema(FolderSyncInput, 'input'),
+    FolderSyncResult: schema(FolderSyncResult, 'output'),
+  }
+}
+
+/** `/api/knowledge/folder`: seed 002's knowledge folder (docs/knowledge-folder.md). */
+function knowledgeFolderPaths(): Record<string, Record<string, unknown>> {
+  return {
+    '/api/knowledge/folder': {
+      get: {
+        summary: "The caller's knowledge folder (global/, users/<id>/…): a zip, or with format=json its files",
+        parameters: [{ name: 'format', in: 'query', required: false, schema: { type: 'string', enum: ['zip', 'json'], default: 'zip' } }],
+        responses: {
+          200: {
+            description: 'The folder',
+            content: { 'application/zip': { schema: { type: 'string', format: 'binary' } }, 'application/json': { schema: ref('FolderFiles') } },
+          },
+          ...ERRORS,
+        },
+      },
+    },
+    '/api/knowledge/folder/import': {
+      post: {
+        summary: 'Import a knowledge folder (its files as JSON, or a zip): adds, a new version per changed entry, removed entries archived with prune',
+        parameters: queryParameters(FolderImportQuery),
+        requestBody: {
+          required: true,
+          content: { 'application/json': { schema: ref('FolderImportBody') }, 'application/zip': { schema: { type: 'string', format: 'binary' } } },
+        },
+        responses: { 200: json('FolderImportReport', 'The report (or, with dry_run or errors, the plan)'), ...ERRORS },
+      },
+    },
+    '/api/knowledge/folder/sync': {
+      post: {
+        summary: 'One sync step with a knowledge folder: changes both ways, conflicts keep both sides; answers the folder to write and the new state',
+        requestBody: body('FolderSyncInput'),
+        responses: { 200: json('FolderSyncResult'), ...ERRORS },
+      },
+    },
   }
 }
 
@@ -439,6 +482,7 @@ export function openApiDocument(version: string): OpenApiDocument & { paths: Rec
       '/healthz': { get: { summary: 'Liveness', security: [], responses: { 200: json('Health') } } },
       '/api/openapi.json': { get: { summary: 'This document', security: [], responses: { 200: { description: 'OK' } } } },
       ...knowledgePaths(),
+      ...knowledgeFolderPaths(),
       ...resourcePaths(),
       ...adminPaths(),
     },

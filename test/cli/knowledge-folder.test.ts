@@ -6,7 +6,9 @@
  * dashboard's button downloads, and the client's methods.
  */
 import { existsSync, mkdirSync, readFileSync, readdirSync, symlinkSync, truncateSync, unlinkSync, writeFileSync } from 'node:fs'
+import { spawn } from 'node:child_process'
 import { join, relative } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { unzipSync, strFromU8 } from 'fflate'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createClient } from '../../src/client/client.js'
@@ -251,4 +253,43 @@ describe('the knowledge folder through a running server', () => {
     const unzipped = unzipSync(new Uint8Array(await download.arrayBuffer()))
     expect(strFromU8(unzipped['users/ann/preferences.json']!)).toContain('改过的中文内容')
   })
+
+  it('sync --watch keeps a folder in sync through the running server: a hand edit reaches the store, a store edit the folder', async () => {
+    const principal = { user: 'wes', org: 'acme', permissions: ['read', 'write'] as ('read' | 'write')[] }
+    const wes = (await t.hub.tokens.create(principal)).token
+    const entry = await t.hub.knowledge.save({ task: 'watched', content: 'first', types: ['tool'] }, principal)
+    const dir = join(env.dir, 'watched')
+    const root = fileURLToPath(new URL('../../', import.meta.url))
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', 'test/mcp/run-cli.ts', 'sync', dir, '--watch', '--interval', '1', '--url', t.server.url, '--token', wes],
+      { cwd: root, env: { ...process.env, KNOWHUB_URL: '' }, stdio: ['ignore', 'pipe', 'pipe'] },
+    )
+    let output = ''
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()))
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()))
+    const exited = new Promise<number | null>((resolve) => child.on('close', resolve))
+    const until = async (what: string, check: () => boolean | Promise<boolean>) => {
+      for (let waited = 0; waited < 90_000; waited += 250) {
+        if (await check()) return
+        await new Promise((resolve) => setTimeout(resolve, 250))
+      }
+      throw new Error(`timed out waiting for ${what}; the watcher said: ${output}`)
+    }
+    try {
+      const tools = join(dir, 'users/wes/tools.json')
+      await until('the first sync', () => existsSync(join(dir, '.knowhub-sync.json')) && existsSync(tools))
+      await until('the watcher', () => output.includes(`watching ${dir}`))
+      writeFileSync(tools, readFileSync(tools, 'utf8').replace('"first"', '"edited in the folder"'))
+      await until('the folder edit in the store', async () => (await t.hub.knowledge.get(entry.id, principal)).content === 'edited in the folder')
+      expect(await t.hub.knowledge.versions(entry.id, principal)).toEqual([
+        expect.objectContaining({ content: 'first', reason: 'edited in users/wes/tools.json' }),
+      ])
+      await t.hub.knowledge.edit(entry.id, { content: 'edited in the store' }, principal)
+      await until('the store edit in the folder', () => readFileSync(tools, 'utf8').includes('"edited in the store"'))
+    } finally {
+      child.kill('SIGTERM')
+    }
+    expect(await exited).toBe(0)
+  }, 180_000)
 })

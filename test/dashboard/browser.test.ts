@@ -6,7 +6,9 @@
  * non-admin; labelled fields, keyboard use, 1280×800 and 390×844. Each page is saved as a
  * screenshot (screens.ts); load and search timings are printed, never asserted.
  */
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { unzipSync } from 'fflate'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createPackService } from '../../src/packs/service.js'
@@ -326,6 +328,12 @@ describe('dashboard in Chromium', () => {
     expect(await page.locator('.grid .bar-label').allTextContents()).toEqual(expect.arrayContaining(['usecase', 'plan', 'org:acme']))
     expect(await page.locator('.columns .day').count()).toBe(30)
     expect(await page.locator('#latency').textContent()).toMatch(/p50 [\d.]+ ms/)
+    // The knowledge folder's download button: a zip of alice's folder (docs/knowledge-folder.md).
+    const [download] = await Promise.all([page.waitForEvent('download'), page.locator('#download-folder').click()])
+    expect(download.suggestedFilename()).toBe('knowledge-folder.zip')
+    const zip = unzipSync(readFileSync(await download.path()))
+    expect(Object.keys(zip)).toContain('README.md')
+    expect(Object.keys(zip).filter((path) => path.endsWith('.json')).length).toBeGreaterThan(0)
     await screenshot(page, 'overview')
     await context.close()
   })

@@ -9,6 +9,7 @@ import type { FolderFile } from '../../src/core/knowledge-folder.js'
 import { Principal } from '../../src/core/principal.js'
 import { createHashedEmbedder } from '../../src/embed/hashed.js'
 import { loadRetrievalSet } from '../../src/eval/dataset.js'
+import { unzipFolder, zipFolder } from '../../src/knowledge/folder/archive.js'
 import { placeOf } from '../../src/knowledge/folder/layout.js'
 import { createKnowledgeService, type KnowledgeService } from '../../src/knowledge/service.js'
 import type { Store } from '../../src/store/store.js'
@@ -351,6 +352,26 @@ describe.each(BACKENDS)('knowledge folder on %s', (backend) => {
       expect((await knowledge.get(id(50), bob)).content).toBe('内容')
     })
 
+    it('an entry written by hand with an id of its own (seed 002`s example) is added with that id and its file`s defaults', async () => {
+      const seed = {
+        id: 'profile_001',
+        task: '用户编码风格偏好',
+        tags: { domain: 'coding_style' },
+        content: '用户偏好使用 TypeScript 而非 JavaScript,注重类型安全',
+      }
+      const report = await knowledge.importFolder([{ path: 'users/alice/preferences.json', text: JSON.stringify([seed]) }], alice)
+      expect(report.errors).toEqual([])
+      expect(report.added).toEqual([{ id: 'profile_001', file: 'users/alice/preferences.json' }])
+      expect(await knowledge.get('profile_001', alice)).toMatchObject({
+        types: ['user_profile'],
+        tags: { domain: 'coding_style', category: 'preference' },
+        scopes: ['user:alice'],
+        owner: 'user:alice',
+      })
+      const bad = await knowledge.importFolder([{ path: 'users/alice/habits.json', text: JSON.stringify([{ ...seed, id: 'no spaces' }]) }], alice)
+      expect(bad.errors).toEqual([expect.objectContaining({ file: 'users/alice/habits.json', index: 0, field: 'id', code: 'invalid_import' })])
+    })
+
     it('a BOM and Windows line endings are accepted', async () => {
       const text = `\uFEFF${JSON.stringify([{ task: '换行', content: 'CRLF 文件' }], null, 2).replaceAll('\n', '\r\n')}\r\n`
       const report = await knowledge.importFolder([{ path: 'users/alice/habits.json', text }], alice)
@@ -423,6 +444,21 @@ describe.each(BACKENDS)('knowledge folder on %s', (backend) => {
       expect(fourth.files).toEqual(await knowledge.exportFolder(admin))
     })
 
+    it('a folder with a bad file syncs nothing, in either direction, and names the file', async () => {
+      await load(chineseSet())
+      const first = await knowledge.syncFolder({ files: [] }, admin)
+      const files = [...first.files.filter((f) => f.path !== 'global/tools.json'), { path: 'global/tools.json', text: '[{' }]
+      await knowledge.edit(id(3), { content: '改了' }, admin)
+      const result = await knowledge.syncFolder({ files, state: first.state }, admin)
+      expect(result.report.errors).toEqual([expect.objectContaining({ file: 'global/tools.json', index: null, code: 'invalid_import' })])
+      expect({ files: result.files, remove: result.remove, state: result.state, applied: result.report.applied }).toEqual({
+        files: [],
+        remove: [],
+        state: first.state,
+        applied: false,
+      })
+    })
+
     it('a first sync over a differing folder without a state is a conflict, and entries deleted from the folder are archived only with prune', async () => {
       await load(chineseSet())
       const exported = await knowledge.exportFolder(admin)
@@ -459,3 +495,19 @@ describe.each(BACKENDS)('knowledge folder on %s', (backend) => {
 function exportedEntryObject(fields: Record<string, unknown>): Record<string, unknown> {
   return { ...(JSON.parse(exportedEntry({ id: id(99), task: 't', content: 'c', scopes: ['org:acme'], owner: 'user:alice' })) as object), ...fields }
 }
+
+describe('folder zip', () => {
+  it('round-trips files byte for byte, and refuses a small zip that would inflate past the bounds', () => {
+    const files = [
+      { path: 'README.md', text: '# 知识\n' },
+      { path: 'users/alice/preferences.json', text: '[]\n' },
+    ]
+    expect(unzipFolder(zipFolder(files), { maxFiles: 10, maxFileBytes: 1000, maxTotalBytes: 1000 })).toEqual(files)
+    expect(zipFolder(files)).toEqual(zipFolder([...files].reverse()))
+    const bomb = zipFolder([{ path: 'global/tools.json', text: ' '.repeat(1_000_000) }])
+    expect(bomb.length).toBeLessThan(10_000)
+    expect(() => unzipFolder(bomb, { maxFiles: 10, maxFileBytes: 10_000_000, maxTotalBytes: 100_000 })).toThrow(/holds over 100000 bytes/)
+    expect(() => unzipFolder(bomb, { maxFiles: 10, maxFileBytes: 100_000, maxTotalBytes: 10_000_000 })).toThrow(/global\/tools.json is 1000000 bytes/)
+    expect(() => unzipFolder(new TextEncoder().encode('not a zip'), { maxFiles: 10, maxFileBytes: 10, maxTotalBytes: 10 })).toThrow(/not a zip file/)
+  })
+})

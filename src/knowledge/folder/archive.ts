@@ -24,13 +24,15 @@ export function zipFolder(files: readonly FolderFile[]): Uint8Array {
 }
 
 /**
- * The files of a folder zip, bounded: at most `maxFiles` files of at most `maxFileBytes` each
- * (checked from the zip's directory before anything is inflated). Folders and hidden names are skipped.
+ * The files of a folder zip, bounded: at most `maxFiles` files of at most `maxFileBytes` each and
+ * `maxTotalBytes` in all (checked from the zip's directory before anything is inflated, so a small
+ * zip that would inflate to gigabytes is refused). Folders and hidden names are skipped.
  * @example
- * const files = unzipFolder(bytes, { maxFiles: 50_000, maxFileBytes: 64 * 1024 * 1024 })
+ * const files = unzipFolder(bytes, { maxFiles: 50_000, maxFileBytes: 64 * 1024 * 1024, maxTotalBytes: 256 * 1024 * 1024 })
  */
-export function unzipFolder(bytes: Uint8Array, limits: { maxFiles: number; maxFileBytes: number }): FolderFile[] {
+export function unzipFolder(bytes: Uint8Array, limits: { maxFiles: number; maxFileBytes: number; maxTotalBytes: number }): FolderFile[] {
   let count = 0
+  let total = 0
   let raw: Record<string, Uint8Array>
   try {
     raw = unzipSync(bytes, {
@@ -42,6 +44,8 @@ export function unzipFolder(bytes: Uint8Array, limits: { maxFiles: number; maxFi
           })
         }
         if (++count > limits.maxFiles) throw new KnowHubError('too_large', `the zip has over ${limits.maxFiles} files`)
+        total += file.originalSize
+        if (total > limits.maxTotalBytes) throw new KnowHubError('too_large', `the zip holds over ${limits.maxTotalBytes} bytes`)
         return true
       },
     })

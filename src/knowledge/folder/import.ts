@@ -7,14 +7,13 @@
 import { KnowHubError } from '../../core/errors.js'
 import { newKnowledgeId } from '../../core/ids.js'
 import { checkJsonLimits } from '../../core/json-limits.js'
-import { KnowledgeExportLine, type EditKnowledgeInput } from '../../core/knowledge.js'
+import { KnowledgeExportLine, KnowledgeId, type EditKnowledgeInput } from '../../core/knowledge.js'
 import type { FolderChange, FolderFile, FolderImportReport, FolderProblem } from '../../core/knowledge-folder.js'
 import { assertWritableScopes, canManage, requirePermission, type Principal } from '../../core/principal.js'
 import { toValidationIssues } from '../../core/validate.js'
-import type { KnowledgeRecord } from '../../store/knowledge.js'
 import type { KnowledgeContext } from '../context.js'
 import { editEntry, setEntryStatus } from '../entries.js'
-import { checkLine, importJsonl, type ImportDeps } from '../jsonl.js'
+import { checkLine, writeChecked, type CheckedLine, type ImportDeps } from '../jsonl.js'
 import { visibleEntries } from './export.js'
 import { editableKey, placeOf, sectionOf, sortedKeys } from './layout.js'
 import { parseFolder, problemsOf, type FolderItem, type ParsedFolder } from './parse.js'
@@ -31,11 +30,11 @@ export interface FolderImportOptions {
 
 const ImportLine = KnowledgeExportLine.strict()
 
-/** A new entry, checked, as an export line (its id drawn here for an entry written without one). */
+/** A new entry, checked (its id drawn here for an entry written without one). */
 interface Add {
   item: FolderItem
   id: string
-  line: string
+  checked: CheckedLine
 }
 
 /** A changed entry: the edit and the status change it makes. */
@@ -60,29 +59,6 @@ const NON_EDITABLE = ['message_id', 'source', 'eval', 'merged_into', 'version', 
 
 function importDeps(ctx: KnowledgeContext, principal: Principal): ImportDeps {
   return { store: ctx.store, embedder: ctx.embedder, principal, maxContentBytes: ctx.maxContentBytes, logger: ctx.logger, clock: ctx.clock }
-}
-
-/** The export line of a checked new entry (its counters at zero, no history). */
-function exportLineOf(record: KnowledgeRecord): KnowledgeExportLine {
-  return {
-    id: record.id,
-    message_id: record.message_id,
-    types: record.types,
-    task: record.task,
-    tags: record.tags,
-    scopes: record.scopes,
-    owner: record.owner,
-    content: record.content,
-    resource_ids: record.resource_ids,
-    source: record.source,
-    eval: { score: record.score, helpful: record.helpful, harmful: record.harmful, confidence: record.confidence, helpful_history: [], harmful_history: [] },
-    status: record.status,
-    merged_into: record.merged_into,
-    version: record.version,
-    created_at: record.created_at.toISOString(),
-    updated_at: record.updated_at.toISOString(),
-    versions: [],
-  }
 }
 
 const at = (item: FolderItem) => `${item.file}[${item.index}]`
@@ -121,6 +97,22 @@ function checkChange(item: FolderItem, entry: KnowledgeExportLine, stored: Knowl
 }
 
 /**
+ * Checks a new entry: an exported one (it has `created_at`) as the JSONL import checks it; one
+ * written by hand as a save (`POST /api/knowledge`'s body), keeping the id it names, if any.
+ */
+function checkNew(item: FolderItem, deps: ImportDeps): CheckedLine {
+  if (item.id === undefined || 'created_at' in item.json) return checkLine(JSON.stringify(item.json), item.index + 1, deps)
+  const { id, ...fields } = item.json
+  const valid = KnowledgeId.safeParse(id)
+  if (!valid.success) {
+    const message = valid.error.issues[0]?.message ?? 'invalid id'
+    throw new KnowHubError('invalid_import', message, { issues: [{ path: 'id', message }] })
+  }
+  const checked = checkLine(JSON.stringify(fields), item.index + 1, deps)
+  return { ...checked, record: { ...checked.record, id: valid.data }, fresh: false }
+}
+
+/**
  * The plan of importing a parsed folder over the entries the caller sees: every check made,
  * nothing written.
  * @example
@@ -144,13 +136,12 @@ export async function planFolderImport(
       const current = item.id === undefined ? undefined : byId.get(item.id)
       if (current === undefined) {
         if (item.id !== undefined && hidden.has(item.id)) throw new KnowHubError('conflict', `entry ${item.id} exists already (not one you can see)`)
-        const checked = checkLine(JSON.stringify(item.json), item.index + 1, deps)
+        const checked = checkNew(item, deps)
         if (checked.fresh) {
           while (taken.has(checked.record.id)) checked.record.id = newKnowledgeId(checked.record.created_at)
           taken.add(checked.record.id)
         }
-        const line = checked.fresh ? JSON.stringify(exportLineOf(checked.record)) : JSON.stringify(item.json)
-        plan.adds.push({ item, id: checked.record.id, line })
+        plan.adds.push({ item, id: checked.record.id, checked })
         continue
       }
       checkJsonLimits(item.json)
@@ -188,7 +179,11 @@ function byPlace(a: FolderProblem, b: FolderProblem): number {
   return (a.index ?? -1) - (b.index ?? -1)
 }
 
-/** Applies a plan: new entries (one transaction), then each change and archive. Returns what was done, with problems at file and index. */
+/**
+ * Applies a plan: new entries (one transaction), then each change and archive. Returns what was done, with problems at file and index.
+ * @example
+ * const done = await applyFolderPlan(ctx, plan, principal, { prune: true })
+ */
 export async function applyFolderPlan(
   ctx: KnowledgeContext,
   plan: FolderPlan,
@@ -197,21 +192,20 @@ export async function applyFolderPlan(
 ): Promise<{ applied: boolean; added: FolderChange[]; changed: FolderChange[]; archived: FolderChange[]; errors: FolderProblem[] }> {
   const done = { applied: true, added: [] as FolderChange[], changed: [] as FolderChange[], archived: [] as FolderChange[], errors: [] as FolderProblem[] }
   if (plan.adds.length > 0) {
-    const report = await importJsonl(
-      importDeps(ctx, principal),
-      plan.adds.map((a) => a.line),
-      { mode: options.partial ? 'partial' : 'atomic', onConflict: 'error' },
-    )
-    await ctx.noteWrites(report.imported)
-    const failed = new Set<number>()
-    for (const error of report.errors) {
-      const add = plan.adds[error.line - 1]
-      if (!add) continue
-      failed.add(error.line - 1)
-      done.errors.push({ file: add.item.file, index: add.item.index, field: null, code: error.code, message: error.message })
+    // Every add was checked by the plan; one transaction writes them all (with `partial`, one a batch).
+    try {
+      const written = await writeChecked(
+        ctx,
+        plan.adds.map((a) => a.checked),
+        new Set(),
+        { atomic: !options.partial },
+      )
+      await ctx.noteWrites(written)
+      for (const add of plan.adds) done.added.push({ id: add.id, file: add.item.file })
+    } catch (error) {
+      for (const problem of problemsOf(plan.adds[0]!.item.file, null, error)) done.errors.push(problem)
+      return { ...done, applied: false }
     }
-    if (report.errors.length > 0 && !options.partial) return { ...done, applied: false }
-    plan.adds.forEach((add, i) => failed.has(i) || done.added.push({ id: add.id, file: add.item.file }))
   }
   for (const change of plan.changes) {
     try {
@@ -236,7 +230,11 @@ export async function applyFolderPlan(
   return done
 }
 
-/** The report of a plan that was not applied (a dry run, or errors without `partial`). */
+/**
+ * The report of a plan that was not applied (a dry run, or errors without `partial`).
+ * @example
+ * if (options.dryRun) return planReport(plan, true)
+ */
 export function planReport(plan: FolderPlan, dryRun: boolean): FolderImportReport {
   return {
     dry_run: dryRun,

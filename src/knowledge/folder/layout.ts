@@ -83,7 +83,11 @@ export function sectionOf(entry: { scopes: readonly string[]; owner: string }): 
   return kind === 'org' ? 'global' : `${SECTION_DIRS[kind]}/${best.slice(at + 1)}`
 }
 
-/** The file name of an entry in its section. */
+/**
+ * The file name of an entry in its section.
+ * @example
+ * fileNameOf({ types: ['user_profile'], tags: { category: 'habit' }, status: 'active' }) // 'habits.json'
+ */
 export function fileNameOf(entry: { types: readonly KnowledgeType[]; tags: Record<string, unknown>; status: string }): string {
   if (entry.status !== 'active') return ARCHIVE_FILE
   const type = entry.types[0] ?? 'tool'
@@ -138,7 +142,11 @@ export function meaningOf(path: string): FileMeaning {
   return { section, dir, type: 'user_profile', category, archive: false }
 }
 
-/** A free-form value (tags, feedback cases) with its object keys sorted at every level: JSONB keeps no key order. */
+/**
+ * A free-form value (tags, feedback cases) with its object keys sorted at every level: JSONB keeps no key order.
+ * @example
+ * sortedKeys({ b: 1, a: { d: 2, c: 3 } }) // { a: { c: 3, d: 2 }, b: 1 }
+ */
 export function sortedKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(sortedKeys)
   if (value === null || typeof value !== 'object') return value
@@ -208,7 +216,11 @@ export function orderedEntry(e: KnowledgeExportLine): KnowledgeExportLine {
   }
 }
 
-/** JSON text as the folder writes it: 2-space indent, UTF-8 as written (no `\u` escapes beyond JSON's own), a trailing newline. */
+/**
+ * JSON text as the folder writes it: 2-space indent, UTF-8 as written (no `\u` escapes beyond JSON's own), a trailing newline.
+ * @example
+ * jsonText({ a: '中文' }) // '{\n  "a": "中文"\n}\n'
+ */
 export function jsonText(value: unknown): string {
   return `${JSON.stringify(value, null, 2)}\n`
 }
@@ -227,6 +239,8 @@ export function fileText(entries: readonly KnowledgeExportLine[]): string {
 /**
  * The part of an entry a folder edit changes, as one comparable string: task, content, types,
  * tags, scopes, resources and status. Counters, histories, versions and dates are the store's.
+ * @example
+ * if (editableKey(fromFile) !== editableKey(stored)) plan.changes.push(…)
  */
 export function editableKey(e: Pick<KnowledgeExportLine, 'task' | 'content' | 'types' | 'tags' | 'scopes' | 'resource_ids' | 'status'>): string {
   return JSON.stringify([e.task, e.content, e.types, sortedKeys(e.tags), e.scopes, e.resource_ids, e.status])
@@ -235,7 +249,11 @@ export function editableKey(e: Pick<KnowledgeExportLine, 'task' | 'content' | 't
 /** The folder's README.md: what it is and how to import it. The first line marks a folder KnowHub wrote. */
 export const README_MARKER = '<!-- knowhub knowledge folder: docs/knowledge-folder.md -->'
 
-/** The text of the folder's README.md (no dates or counts: an unchanged store exports byte-identically). */
+/**
+ * The text of the folder's README.md (no dates or counts: an unchanged store exports byte-identically).
+ * @example
+ * files.push({ path: FOLDER_README, text: readmeText() })
+ */
 export function readmeText(): string {
   return `${README_MARKER}
 # Knowledge folder

@@ -31,6 +31,8 @@ export interface ParsedFolder {
 /**
  * The problems an error stands for, at a file, an index and a field: one per validation issue,
  * else one naming the field the error's details point at (scopes, owner, content).
+ * @example
+ * problemsOf('users/alice/habits.json', 0, error) // [{ file, index: 0, field: 'scopes', code: 'forbidden', message }]
  */
 export function problemsOf(file: string, index: number | null, error: unknown): FolderProblem[] {
   if (!isKnowHubError(error)) return [{ file, index, field: null, code: 'invalid_import', message: (error as Error).message }]
@@ -42,13 +44,17 @@ export function problemsOf(file: string, index: number | null, error: unknown): 
   return [{ file, index, field, code, message: error.message }]
 }
 
-/** The scope of a section's new entries: the section's own, or for `global/` the caller's org (public without one). */
+/**
+ * The scope of a section's new entries: the section's own, or for `global/` the caller's org (public without one).
+ * @example
+ * sectionScope(meaningOf('global/tools.json'), { org: 'acme', permissions: ['write'] }) // 'org:acme'
+ */
 export function sectionScope(meaning: FileMeaning, principal: Principal): string {
   if (meaning.section.kind !== 'global') return `${meaning.section.kind}:${meaning.section.id}`
   return principal.org ? `org:${principal.org}` : 'public'
 }
 
-/** An entry without an id, with what its file implies where it says nothing: type, category, scope, and owner in agents/ and users/. */
+/** An entry written by hand, with what its file implies where it says nothing: type, category, scope, and owner in agents/ and users/. */
 function withFileDefaults(json: Record<string, unknown>, meaning: FileMeaning, principal: Principal): Record<string, unknown> {
   const out = { ...json }
   if (out.types === undefined && meaning.type) out.types = [meaning.type]
@@ -134,7 +140,9 @@ export function parseFolder(files: readonly FolderFile[], principal: Principal):
         return
       }
       firstSeen.set(object.id, { file: path, index })
-      parsed.items.push({ file: path, index, id: object.id, json: object, meaning })
+      // An entry written by hand with an id of its own (no `created_at`: not an exported one) takes the file's defaults too.
+      const json = 'created_at' in object ? object : withFileDefaults(object, meaning, principal)
+      parsed.items.push({ file: path, index, id: object.id, json, meaning })
     })
   }
   return parsed

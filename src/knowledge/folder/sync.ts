@@ -25,7 +25,11 @@ import { applyFolderPlan, planFolderImport, planReport } from './import.js'
 import { CONFLICTS_DIR, FOLDER_README, editableKey, fileText, jsonText, meaningOf, orderedEntry, placeOf, readmeText } from './layout.js'
 import { parseFolder, type FolderItem } from './parse.js'
 
-/** The hash the state keeps of an entry's text fields. */
+/**
+ * The hash the state keeps of an entry's text fields.
+ * @example
+ * state.entries[entry.id] = { version: entry.version, hash: textHash(entry) }
+ */
 export function textHash(entry: KnowledgeExportLine): string {
   return createHash('sha256').update(editableKey(entry)).digest('base64url')
 }
@@ -137,13 +141,15 @@ export async function syncFolder(ctx: KnowledgeContext, raw: unknown, principal:
     plan.removed.push({ id, file: placeOf(entry), manageable: canManage(principal, entry.owner) })
   }
   const report = planReport(plan, input.dry_run)
-  if (input.dry_run || plan.errors.length > 0) return unchangedResult(report, conflicts)
+  // With errors nothing is written, the conflict notes included: the report says what to fix first.
+  if (input.dry_run || plan.errors.length > 0) return unchangedResult(report, input.dry_run ? conflicts : [])
   const done = await applyFolderPlan(ctx, plan, principal, { prune: input.prune })
   const finalReport = { ...report, applied: done.applied, added: done.added, changed: done.changed, archived: done.archived, errors: done.errors }
-  if (!done.applied || done.errors.length > 0) return unchangedResult(finalReport, conflicts)
+  if (!done.applied || done.errors.length > 0) return unchangedResult(finalReport)
 
   // The store's side: the folder as the store now has it, but every kept entry as the folder has it.
-  const after = await visibleEntries(ctx, principal)
+  const wrote = done.added.length + done.changed.length + done.archived.length > 0
+  const after = wrote ? await visibleEntries(ctx, principal) : stored
   const byFile = new Map<string, KnowledgeExportLine[]>()
   const put = (path: string, entry: KnowledgeExportLine) => {
     const list = byFile.get(path)

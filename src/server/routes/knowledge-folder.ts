@@ -12,8 +12,8 @@ import { unzipFolder, zipFolder } from '../../knowledge/folder/archive.js'
 import type { KnowledgeService } from '../../knowledge/service.js'
 import { caller, queryObject, readJson, type AppEnv } from '../http.js'
 
-/** Bounds of a zip body (the body limit bounds its compressed size). */
-const ZIP_LIMITS = { maxFiles: 50_000, maxFileBytes: 64 * 1024 * 1024 }
+/** Bounds of a zip body once inflated (the body limit bounds its compressed size). */
+const ZIP_LIMITS = { maxFiles: 50_000, maxFileBytes: 64 * 1024 * 1024, maxTotalBytes: 256 * 1024 * 1024 }
 
 /**
  * @example
