@@ -3,7 +3,7 @@
  * conv) of a retrieval set: the full-text hits with the query's bound and the vector hits, at
  * the search's default depths, plus the embedder's similarity floor. scripts/fusion-weights.ts
  * replays fusion and the relevance gate over these lists offline, so that fusion weights can be
- * compared without reloading the store (docs/retrieval.md, "Fusion weights").
+ * compared without reloading the store (docs/retrieval-log.md, "Fusion weights").
  *
  *   npx tsx scripts/fusion-dump.ts --set turns-dev --embedder hashed --out /tmp/turns-hashed.json [--embed-cache /tmp/hashed.vectors]
  */

@@ -1,7 +1,7 @@
 /**
  * Replays score fusion and the relevance gate over the lists that scripts/fusion-dump.ts wrote,
  * for a grid of fusion weights, and prints recall@10 (hybrid, full-text, vector) and the
- * no-answer rates per set: how the per-embedder weights of docs/retrieval.md ("Fusion weights")
+ * no-answer rates per set: how the per-embedder weights of docs/retrieval-log.md ("Fusion weights")
  * were chosen. Offline and fast: no store, no embedder.
  *
  *   npx tsx scripts/fusion-weights.ts /tmp/h17b-zh-agent-hashed.json /tmp/h17b-facts-dev-hashed.json …

@@ -136,7 +136,7 @@ export const SearchConfig = z.object({
    */
   whileModelLoads: z.enum(['auto', 'full-text', 'wait']).default('auto'),
   /**
-   * Dialogue neighbours (docs/retrieval.md, "Dialogue neighbours"): for a store of raw dialogue
+   * Dialogue neighbours (docs/retrieval-log.md, "Dialogue neighbours"): for a store of raw dialogue
    * turns, where the entry after a matched turn in its trace (`source.trace_id`) is often the
    * other speaker's answer, `true` lets the best candidates lift the entries before and after
    * them. Off by default: in a hub, entries that share a trace are separate pieces of knowledge.

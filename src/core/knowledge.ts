@@ -300,13 +300,13 @@ export const SearchExplain = z.object({
   background_similarity: z.number().optional(),
   /**
    * When the query names a day or a month, or asks when: what the entry's date or its time
-   * expressions added to `fused` (docs/retrieval.md, "Time in questions").
+   * expressions added to `fused` (docs/retrieval-log.md, "Time in questions").
    */
   time_boost: z.number().optional(),
   /**
    * Dialogue neighbours: the candidate whose neighbour in its trace (`source.trace_id`) this
    * entry is and that lifted it most, and what all such candidates added to `fused`
-   * (docs/retrieval.md, "Dialogue neighbours").
+   * (docs/retrieval-log.md, "Dialogue neighbours").
    */
   neighbour_of: z.string().optional(),
   neighbour_lift: z.number().optional(),

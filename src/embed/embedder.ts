@@ -22,7 +22,7 @@ export interface Embedder {
    * an entry the full-text list also found needs only the {@link similarityFloor}. Semantic
    * models give unrelated questions a similarity above their floor to some short entries of a
    * large store: this floor sits above what questions about absent topics reach
-   * (docs/retrieval.md, "A lone vector anchor"). Undefined: the similarity floor.
+   * (docs/retrieval-log.md, "A lone vector anchor"). Undefined: the similarity floor.
    */
   anchorFloor?(query: string): number | undefined
   embed(texts: readonly string[], options?: { signal?: AbortSignal }): Promise<Float32Array[]>

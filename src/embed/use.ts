@@ -241,7 +241,7 @@ export async function createSentenceEmbedder(options: SentenceEmbedderOptions = 
     similarityFloor: (query) => (isLargelyCjk(query) ? hashed.similarityFloor?.(query) : 0.3),
     // Questions about topics absent from LoCoMo's stores reached at most 0.41 against a turn that
     // shares no word with them (a few hundred entries each): an English answer anchored by the
-    // vectors alone needs 0.45 (docs/retrieval.md, "A lone vector anchor"). CJK: the floor.
+    // vectors alone needs 0.45 (docs/retrieval-log.md, "A lone vector anchor"). CJK: the floor.
     anchorFloor: (query) => (isLargelyCjk(query) ? undefined : SENTENCE_ANCHOR_FLOOR),
     warmUp: async () => (await useModel()).warmUp?.(),
     // Not before USE lite has loaded (started by `warmUp` or the first English text).

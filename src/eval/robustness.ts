@@ -1,5 +1,5 @@
 /**
- * The evaluation's trust measures (issue 17, docs/retrieval.md "No answer and feedback"):
+ * The evaluation's trust measures (issue 17, docs/retrieval-log.md "No answer and feedback"):
  *
  * - **no-answer rate**: queries about topics absent from the store, each searched in every
  *   conv of the set; the share of searches that return anything (goal ≤ 5%).

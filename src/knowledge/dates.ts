@@ -4,7 +4,7 @@
  * entry's date is its source timestamp when that is a date (when the agent had the
  * experience), else when it was saved. A question that asks when ("When did…", "How long…")
  * prefers entries that say when (a relative time, a year, a month, a weekday). Measured on
- * LoCoMo in docs/retrieval.md ("Time in questions").
+ * LoCoMo in docs/retrieval-log.md ("Time in questions").
  */
 import { asksWhen, dateMatches, mentionsTime, namedDates, type NamedDate } from '../core/text/index.js'
 import type { KnowledgeRecord } from '../store/knowledge.js'

@@ -1,6 +1,6 @@
 /**
  * What each candidate list is worth, per embedder and per query script (issue 17.5): the
- * weights of score fusion learned on the dev sets (docs/retrieval.md, "Fusion weights"), so
+ * weights of score fusion learned on the dev sets (docs/retrieval-log.md, "Fusion weights"), so
  * that hybrid search never recalls less than its better half. An embedder not in the table
  * gets {@link DEFAULT_FUSION}'s weights.
  */

@@ -1,5 +1,5 @@
 /**
- * Dialogue neighbours (docs/retrieval.md, "Dialogue neighbours"): in a conversation the answer
+ * Dialogue neighbours (docs/retrieval-log.md, "Dialogue neighbours"): in a conversation the answer
  * to a question is often the entry right after the best match (the other speaker's reply), or
  * right before it. After the relevance gate, each of the best `depth` candidates lifts the
  * next entry of its trace by `next` × its fused score and the previous one by `previous` ×,
@@ -19,7 +19,7 @@ export interface NeighbourLift {
   previous: number
 }
 
-/** Chosen on LoCoMo turns-dev, checked on facts-dev (docs/retrieval.md, "Dialogue neighbours"). */
+/** Chosen on LoCoMo turns-dev, checked on facts-dev (docs/retrieval-log.md, "Dialogue neighbours"). */
 export const DEFAULT_NEIGHBOUR_LIFT: NeighbourLift = { depth: 10, next: 0.5, previous: 0.2 }
 
 /** A candidate as the lift sees it: fused scores, and what lifted it when something did. */

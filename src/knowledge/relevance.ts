@@ -3,7 +3,7 @@
  * relevant on its own merits, by full-text strength or by vector similarity — and the
  * bounded quality rerank that orders near-equally relevant candidates by feedback without
  * ever lifting a clearly less relevant one above a clearly more relevant one. The rules and
- * a worked example are in docs/retrieval.md ("Relevance gate" and "Quality within relevance").
+ * a worked example are in docs/retrieval-log.md ("Relevance gate" and "Quality within relevance").
  */
 import { qualityScore } from '../core/knowledge.js'
 import { scopePriority } from '../core/principal.js'
@@ -23,7 +23,7 @@ export interface RelevanceGate {
    * What a CJK query's anchor needs when it shares only **one** content term with the query
    * ({@link contentTerms}); two or more shared content terms need `minTextStrengthCjk`. A
    * question about something absent meets a stored entry on one word (北京, 规则, 时间); a
-   * paraphrase of it shares two (docs/retrieval.md, "The Chinese anchor").
+   * paraphrase of it shares two (docs/retrieval-log.md, "The Chinese anchor").
    */
   minTextStrengthCjkOneTerm: number
   /**
@@ -256,7 +256,7 @@ export function backgroundSimilarity(similarities: readonly number[]): number {
  * ({@link CJK_FUNCTION_WORDS}) nor a two-character term with a particle in it (是什, 的导:
  * `PACK_BIGRAM_PARTICLE`). A question about something absent matches stored entries on
  * single characters (调, 年, 图, 回) and function words (什么, 怎么) only; a paraphrase of a
- * stored entry shares at least one real word with it (docs/retrieval.md, "The Chinese anchor").
+ * stored entry shares at least one real word with it (docs/retrieval-log.md, "The Chinese anchor").
  * @example
  * contentTerms(['饺子馅', '怎么', '调', '多汁']) // ['饺子馅', '多汁']
  */

@@ -1,7 +1,7 @@
 /**
  * Calendar dates named in text (issue 17.4, temporal questions): "on 8 May, 2023",
  * "October 13, 2023", "in July 2023", "in 2022", "in June", "2023-05-08", "2023年5月8日". Search
- * reads them in a query and prefers entries dated then (docs/retrieval.md, "Dates in
+ * reads them in a query and prefers entries dated then (docs/retrieval-log.md, "Dates in
  * questions"); the evaluation reads an absolute date in a document's `meta.date`.
  */
 

@@ -1,7 +1,7 @@
 /**
  * The vector scan's dot products in WebAssembly SIMD: two slots an instruction, the same
  * arithmetic in the same order as the JavaScript loop it replaces (so the similarities are
- * bitwise equal), about four times faster (docs/retrieval.md, "Search latency"). The module
+ * bitwise equal), about four times faster (docs/retrieval-log.md, "Search latency"). The module
  * is `dots.wat` beside this file, assembled; test/store/dot-kernel.test.ts assembles that text
  * and checks it against these bytes. Pure computation, no I/O.
  */

@@ -141,7 +141,7 @@ export class VectorColumns {
    * that are left over from groups of four one at a time, then four columns per pass over the
    * block's slots: the pass reads and writes the sums once for four columns, which is most of
    * the memory traffic (about 3× faster than one column a pass at 100k entries;
-   * docs/retrieval.md, "Search latency"). Each slot adds the same products in the same order
+   * docs/retrieval-log.md, "Search latency"). Each slot adds the same products in the same order
    * as one pass over whole columns would, in the kernel and in JavaScript alike.
    */
   private dots(query: Float32Array, dots: Float64Array, n: number): void {
