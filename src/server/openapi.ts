@@ -261,31 +261,43 @@ function knowledgePaths(): Record<string, Record<string, unknown>> {
   }
 }
 
-/** `/api/status`, `/api/tokens` and `/api/admin/backup`: for callers with the admin permission. */
+/** `/api/status`, `/api/tokens`, `/api/reown` and `/api/admin/backup`: the hub operator, and an org admin within its org (docs/server.md, "Who may do what"). */
 function adminPaths(): Record<string, Record<string, unknown>> {
   const tokenId = { name: 'id', in: 'path', required: true, schema: { type: 'string' } }
   return {
-    '/api/status': { get: { summary: 'Database, embedder, entries and the caller (admin)', responses: { 200: json('HubStatus'), ...ERRORS } } },
+    '/api/status': {
+      get: {
+        summary: "Database, embedder, entries and the caller (hub operator: the hub; org admin: its org's counts, no location)",
+        responses: { 200: json('HubStatus'), ...ERRORS },
+      },
+    },
     '/api/tokens': {
-      get: { summary: 'API tokens, never the tokens themselves (admin)', responses: { 200: json('TokenList'), ...ERRORS } },
+      get: { summary: "API tokens, never the tokens themselves (hub operator: all; org admin: its org's)", responses: { 200: json('TokenList'), ...ERRORS } },
       post: {
-        summary: 'Create an API token (admin); the token is in this answer only',
+        summary:
+          'Create an API token (hub operator: any but hub:admin, which only the CLI on the server machine mints; org admin: of its org, for its members, with its permissions at most); the token is in this answer only',
         requestBody: body('CreateTokenInput'),
         responses: { 201: json('CreatedToken', 'Created'), ...ERRORS },
       },
     },
-    '/api/tokens/{id}/revoke': { post: { summary: 'Revoke an API token (admin)', parameters: [tokenId], responses: { 200: json('TokenInfo'), ...ERRORS } } },
+    '/api/tokens/{id}/revoke': {
+      post: {
+        summary: "Revoke an API token (hub operator: any; org admin: its org's, others are not_found)",
+        parameters: [tokenId],
+        responses: { 200: json('TokenInfo'), ...ERRORS },
+      },
+    },
     '/api/reown': {
       post: {
         summary:
-          'Give every entry of one owner a new owner and/or more scopes (admin), e.g. entries saved in local mode (user:local) after the switch to token mode; each changed entry keeps its previous version with the reason; dry_run only reports',
+          'Give every entry of one owner a new owner and/or more scopes (hub operator; an org admin within what it sees), e.g. entries saved in local mode (user:local) after the switch to token mode; each changed entry keeps its previous version with the reason; dry_run only reports',
         requestBody: body('ReownInput'),
         responses: { 200: json('ReownResult'), ...ERRORS },
       },
     },
     '/api/admin/backup': {
       post: {
-        summary: 'A backup file of the embedded database, consistent while the server writes (admin; PostgreSQL: 400, use pg_dump)',
+        summary: 'A backup file of the embedded database, consistent while the server writes (hub operator; PostgreSQL: 400, use pg_dump)',
         responses: {
           200: {
             description: 'The backup file (knowhub restore reads it)',

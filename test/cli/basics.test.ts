@@ -153,4 +153,16 @@ describe('knowhub token create --perm', () => {
     expect(empty.code).toBe(1)
     expect(empty.stderr).toContain('give at least one permission')
   })
+
+  it('creates a hub operator token with --hub-admin (issue 27: only the CLI on the server machine can)', async () => {
+    const created = await runCli('token', 'create', '--user', 'ops', '--hub-admin', '--json')
+    expect(created.code, created.stderr).toBe(0)
+    expect((JSON.parse(created.stdout) as { principal: { permissions: string[] } }).principal.permissions).toEqual([
+      'read',
+      'write',
+      'secrets:read',
+      'admin',
+      'hub:admin',
+    ])
+  })
 })

@@ -61,6 +61,17 @@ describe('the CLI beside a running server', () => {
     expect(JSON.parse(status.stdout)).toMatchObject({ entries: 1, principal: { user: 'local' } })
     const created = await runCli('token', 'create', '--user', 'alice', '--org', 'acme')
     expect(created.stdout).toMatch(/^kh_/)
+    // The CLI beside the server (its local key) is the hub operator: it alone mints hub:admin,
+    // and the operator token it made cannot mint another over HTTP (issue 27).
+    const operator = await runCli('token', 'create', '--user', 'ops', '--hub-admin', '--json')
+    expect(operator.code, operator.stderr).toBe(0)
+    const opsToken = (JSON.parse(operator.stdout) as { token: string }).token
+    const again = await fetch(`${server.url}/api/tokens`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${opsToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ user: 'ops2', permissions: ['hub:admin'] }),
+    })
+    expect(again.status).toBe(403)
     // Token mode now: the lock file's key still acts as the local principal.
     await new Promise((resolve) => setTimeout(resolve, 2100))
     expect((await runCli('list', '--json')).stdout).toContain(id)

@@ -298,14 +298,17 @@ describe('dashboard in Chromium', () => {
     const { context, page } = await signedIn('admin')
     await page.getByRole('link', { name: 'Tokens' }).click()
     await page.locator('#tokens').waitFor()
-    expect(await page.locator('#tokens').textContent()).toContain('alice laptop')
+    // An admin of org ops (issue 27): its org's tokens only — not acme's alice laptop — and new ones of its org.
+    const listed = (await page.locator('#tokens').textContent())!
+    expect(listed).toContain('user:root org:ops')
+    expect(listed).not.toContain('alice laptop')
     expect(await page.content()).not.toContain(tokens.alice)
     await page.getByLabel('name').fill('ci runner')
-    await page.getByLabel('agent').fill('ci')
+    await page.getByLabel('agent').fill('ci@ops')
     await page.getByRole('button', { name: 'Create token' }).click()
     const created = (await page.locator('#new-token').textContent())!
     expect(created).toMatch(/^kh_/)
-    expect((await t.hub.tokens.verify(created))?.principal.agent).toBe('ci')
+    expect((await t.hub.tokens.verify(created))?.principal).toMatchObject({ agent: 'ci@ops', org: 'ops' })
     await screenshot(page, 'tokens', [page.locator('#new-token')])
     const row = page.locator('#tokens tr', { hasText: 'ci runner' })
     await row.getByRole('button', { name: /Revoke/ }).click()

@@ -88,8 +88,9 @@ describe.each(BACKENDS)('secret key safety on %s', (backend) => {
       expect((await hub.resources.get('credentials/shared', alice, { includeSecret: true })).secure_body).toBe(PASSWORD)
       // Giving a resource to another owner re-binds its secret, which still reads.
       await hub.resources.save({ id: 'credentials/moving', title: 'm', secure_body: PASSWORD, scopes: ['org:acme'] }, alice)
-      const admin = Principal.parse({ user: 'root', org: 'acme', permissions: ['admin'] })
-      await hub.resources.update('credentials/moving', { owner: 'user:alice2' }, admin, { owner: 'user:alice' })
+      // (Handing a resource to another owner is the hub operator's: an org admin names no other owner.)
+      const operator = Principal.parse({ user: 'root', org: 'acme', permissions: ['hub:admin'] })
+      await hub.resources.update('credentials/moving', { owner: 'user:alice2' }, operator, { owner: 'user:alice' })
       expect((await hub.resources.get('credentials/moving', alice2, { includeSecret: true, owner: 'user:alice2' })).secure_body).toBe(PASSWORD)
     } finally {
       await hub.close()

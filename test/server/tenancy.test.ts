@@ -26,6 +26,9 @@ afterAll(async () => {
         `${counts((a) => a.surface === 'mcp')} MCP; ${counts((a) => a.cross)} cross-org), ${leaks.length} leaks, ${leaks.filter((l) => l.startsWith('secret:')).length} secret leaks, ` +
         `${Object.keys(ROUTE_CASES).length} routes, ${Object.keys(MCP_CASES).length} MCP tools`,
     )
+    const byRoute = new Map<string, number>()
+    for (const a of w.attempts) if (a.leaked.length > 0) byRoute.set(a.route, (byRoute.get(a.route) ?? 0) + a.leaked.length)
+    if (byRoute.size > 0) console.log(`tenancy leaks by route: ${[...byRoute].map(([route, n]) => `${route} ${n}`).join('; ')}`)
   }
   await w?.t.close()
 })

@@ -132,31 +132,40 @@ export async function openWorld(): Promise<World> {
     { packs: { project: packsRoot, user: false } },
   )
   await reopened.hub.packs.discover()
+  // Every token exists before the server starts: it starts in token mode, as a shared hub does
+  // (a server started without tokens answers anonymous requests as the local principal for up to 2 s more).
+  const specs: Array<{ name: string; role: Role; org: Org | undefined; fields: Record<string, unknown> }> = [
+    { name: 'operator', role: 'operator', org: undefined, fields: { user: 'ops', permissions: ['read', 'write', 'secrets:read', 'admin', 'hub:admin'] } },
+    ...ORGS.flatMap((org) =>
+      (['admin', 'writer', 'reader', 'secrets'] as const).map((role) => ({
+        name: `${role}@${org}`,
+        role,
+        org,
+        fields: { user: `${role}-${org}`, org, permissions: ROLE_PERMISSIONS[role] },
+      })),
+    ),
+  ]
+  const created = []
+  for (const spec of specs) created.push({ spec, token: await reopened.hub.tokens.create({ ...spec.fields, name: spec.name }) })
   const assetsDir = await dashboardAssets()
   const server = await reopened.start({
     mcp: { packService: reopened.hub.packs },
     dashboard: (api) => createDashboard({ hub: reopened.hub, apiAuthenticate: api.authenticate, latency: api.latency, assetsDir, packs: reopened.hub.packs }),
   })
+  expect(server.local).toBe(false)
   const actors: Actor[] = []
-  const add = async (name: string, role: Role, org: Org | undefined, fields: Record<string, unknown>) => {
-    const created = await reopened.hub.tokens.create({ ...fields, name })
+  for (const { spec, token } of created) {
     actors.push({
-      name,
-      role,
-      org,
-      principal: created.principal,
-      token: created.token,
-      tokenId: created.id,
-      api: client(server.url, created.token),
-      ui: await signIn(server.url, created.token),
-      mcp: await connectMcp(server.url, created.token),
+      name: spec.name,
+      role: spec.role,
+      org: spec.org,
+      principal: token.principal,
+      token: token.token,
+      tokenId: token.id,
+      api: client(server.url, token.token),
+      ui: await signIn(server.url, token.token),
+      mcp: await connectMcp(server.url, token.token),
     })
-  }
-  await add('operator', 'operator', undefined, { user: 'ops', permissions: ['read', 'write', 'secrets:read', 'admin', 'hub:admin'] })
-  for (const org of ORGS) {
-    for (const role of ['admin', 'writer', 'reader', 'secrets'] as const) {
-      await add(`${role}@${org}`, role, org, { user: `${role}-${org}`, org, permissions: ROLE_PERMISSIONS[role] })
-    }
   }
   const find = (role: Role, org?: Org) => actors.find((a) => a.role === role && a.org === org)!
   for (const org of ORGS) {
