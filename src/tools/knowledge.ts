@@ -263,9 +263,14 @@ export const knowledgeExtract = defineTool({
       .describe('The conversation, oldest first.'),
     mode: z.enum(['propose', 'save']).default('propose').describe('propose: report what would be saved; save: write it.'),
     trace_id: z.string().min(1).max(200).optional().describe('The trace the conversation belongs to.'),
+    secrets_scope: z
+      .enum(['user', 'project', 'agent', 'team', 'org'])
+      .optional()
+      .describe("Who may read the conversation's secrets: your user scope by default; name one of your project, agent, team or org to share them."),
   }),
   async handler(args, { backend }) {
-    const result = await backend.extract({ messages: args.messages, mode: args.mode, ...(args.trace_id ? { context: { trace_id: args.trace_id } } : {}) })
+    const context = { ...(args.trace_id ? { trace_id: args.trace_id } : {}), ...(args.secrets_scope ? { secrets_scope: args.secrets_scope } : {}) }
+    const result = await backend.extract({ messages: args.messages, mode: args.mode, ...(Object.keys(context).length > 0 ? { context } : {}) })
     const verb =
       result.mode === 'save' ? { add: 'added', update: 'updated', noop: 'confirmed' } : { add: 'would add', update: 'would update', noop: 'would confirm' }
     const lines = result.items.map(

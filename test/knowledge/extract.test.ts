@@ -57,7 +57,8 @@ describe('knowledge extraction', () => {
         dataDir: 'memory://',
         embedder: { provider: 'hashed', dimension: 128 },
         search: { cacheSize: 0 },
-        llm: { url: stub.url, model: 'extractor', timeoutMs: 400, retries: 1 },
+        // 1.5 s: the first attempt of a call on a loaded 2-core machine can pass 400 ms (the retry then doubles the request count).
+        llm: { url: stub.url, model: 'extractor', timeoutMs: 1500, retries: 1 },
       },
       { llmRetryBaseDelayMs: 1 },
     )

@@ -6,6 +6,9 @@
  * the operations stored (entries, versions, resources' public fields, the compact memory). Both
  * must be 0.
  */
+import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -26,6 +29,8 @@ describe('secrets never reach the model nor the store (issue 27)', () => {
   let stub: OpenAIStub
   let t: TestHub
   let api: Client
+  let url: string
+  let token: string
   let home: string
   const cases: SecretCase[] = secretCases()
   const secrets = cases.flatMap((c) => c.secrets)
@@ -64,12 +69,13 @@ describe('secrets never reach the model nor the store (issue 27)', () => {
     })
     t = await openTestHub({
       embedder: { provider: 'hashed', dimension: 64 },
-      llm: { url: stub.url, model: 'm', retries: 0, timeoutMs: 5000 },
+      // Generous: the decision requests carry earlier entries (tens of KB) on a loaded 2-core machine.
+      llm: { url: stub.url, model: 'm', retries: 0, timeoutMs: 30_000 },
       agent: { home },
     })
-    const server = await t.start()
-    const { token } = await t.hub.tokens.create({ user: 'alice', agent: 'coder', project: 'shop', org: 'acme', permissions: ['read', 'write', 'secrets:read'] })
-    api = client(server.url, token)
+    url = (await t.start()).url
+    token = (await t.hub.tokens.create({ user: 'alice', agent: 'coder', project: 'shop', org: 'acme', permissions: ['read', 'write', 'secrets:read'] })).token
+    api = client(url, token)
   })
   afterAll(async () => {
     const rows = Object.entries(counts).map(
@@ -104,6 +110,22 @@ describe('secrets never reach the model nor the store (issue 27)', () => {
     const kept = await stored()
     counts[name] = { requests: requests.length, sent: count(sent, leaked), stored: count(kept, leaked), kinds: kindsIn(sent + kept) }
   }
+
+  it('the MCP tool knowledge_extract takes secrets_scope: the secrets go where the caller said (run first, on an empty store)', async () => {
+    const mcp = new McpClient({ name: 'knowhub-secrets-test', version: '1.0.0' })
+    await mcp.connect(new StreamableHTTPClientTransport(new URL('/mcp', url), { requestInit: { headers: { authorization: `Bearer ${token}` } } }))
+    const before = stub.requests.length
+    try {
+      const messages = [{ id: 'm-0', role: 'user', content: cases[6]!.text }]
+      const result = (await mcp.callTool({ name: 'knowledge_extract', arguments: { messages, mode: 'save', secrets_scope: 'project' } })) as CallToolResult
+      expect(result.isError, result.content.map((c) => (c.type === 'text' ? c.text : '')).join('')).toBeFalsy()
+    } finally {
+      await mcp.close()
+    }
+    expect(count(JSON.stringify(stub.requests.slice(before).map((r) => r.body)), leaked)).toBe(0)
+    const [newest] = await t.hub.store.db.query<{ scopes: string[]; owner: string }>(sql`SELECT scopes, owner FROM resources ORDER BY created_at DESC LIMIT 1`)
+    expect(newest).toMatchObject({ scopes: ['project:shop'], owner: 'agent:coder' })
+  })
 
   it('extraction: nothing reaches the model, nothing is stored outside the user-scoped secure_body', async () => {
     const messages = cases.map((c, i) => ({ id: `m-${i}`, role: 'user', content: c.text }))
