@@ -99,8 +99,11 @@ export async function listSecretReads(ctx: ResourceContext, raw: unknown, princi
     before: query.before,
   })
   const page = rows.slice(0, query.limit)
+  // Token ids are for those who manage tokens (an admin, the hub operator); an owner sees who read, not with which token.
+  const seesTokens = principal.permissions.includes('admin') || principal.permissions.includes('hub:admin')
+  const shownCaller = (caller: string): string => (seesTokens || !caller.includes('tok_') ? caller : 'token')
   return {
-    items: page.map(({ orgs: _orgs, read_at, ...row }) => ({ ...row, read_at: read_at.toISOString() })),
+    items: page.map(({ orgs: _orgs, read_at, caller, ...row }) => ({ ...row, caller: shownCaller(caller), read_at: read_at.toISOString() })),
     next_before: rows.length > query.limit ? (page[page.length - 1]?.seq ?? null) : null,
   }
 }

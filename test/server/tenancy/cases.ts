@@ -801,8 +801,182 @@ function knowledgeCases(surface: 'api' | 'ui'): Record<string, RouteCase> {
 }
 
 /** Every route of the server, by `METHOD /path` as the route table has it. */
+
+/** An agent document of `org`'s writer holding a marker only that org's writer may read (scoped to the agent and the writer). */
+async function agentDocOf(w: World, org: Org, agent = `tenancy-agent-${org}`): Promise<{ agent: string; marker: string }> {
+  const marker = `zqagentdoc${org}${agent.replace(/[^a-z]/g, '')}mark`
+  const r = await w.actor('writer', org).api.put(`/api/agents/${agent}/documents/knowledge.md`, { content: `## @probe\n${marker}\n` })
+  expect([200, 201], r.text).toContain(r.status)
+  return { agent, marker }
+}
+
+/** Every entry text an actor can list (to check that nothing of another org was written). */
+async function listedText(actor: Actor): Promise<string> {
+  return (await actor.api.get('/api/knowledge?limit=1000')).text
+}
+
+const laterCases: Record<string, RouteCase> = {
+  // The knowledge folder (#30): what a caller exports is what it sees; an import or sync writes only where it may write.
+  'GET /api/knowledge/folder': async (p, w) => {
+    for (const actor of w.actors) {
+      const r = await p.http(actor, 'api', 'export the folder', '', () => actor.api.get('/api/knowledge/folder?format=json'), {
+        status: [200, 403],
+        cross: true,
+      })
+      if (r.status !== 200) continue
+      for (const org of ['acme', 'other'] as const) expect(r.text.includes(w.data[org].shared.marker)).toBe(allowed(actor, w.data[org]).shared)
+    }
+  },
+  'POST /api/knowledge/folder/import': async (p, w) => {
+    for (const actor of w.actors) {
+      if (!actor.org) continue
+      const them = otherOrg(actor.org)
+      const marker = `zqfolderimport${actor.org}${actor.role}`
+      const body = {
+        files: [{ path: 'global/tools.json', text: JSON.stringify([{ task: 'import probe', content: marker, types: ['tool'], scopes: [`org:${them}`] }]) }],
+      }
+      const r = await p.http(actor, 'api', 'import into another org', body, () => actor.api.post('/api/knowledge/folder/import', body), {
+        status: [200, 400, 403],
+      })
+      // Answered with a plan (200) only when nothing was applied and the problem is named.
+      if (r.status === 200) expect(r.body).toMatchObject({ applied: false, errors: [expect.objectContaining({ field: 'scopes', code: 'forbidden' })] })
+      expect(await listedText(w.actor('writer', them))).not.toContain(marker)
+    }
+  },
+  'POST /api/knowledge/folder/sync': async (p, w) => {
+    for (const actor of w.actors) {
+      const body = { files: [], dry_run: true }
+      await p.http(actor, 'api', 'sync (dry run) of an empty folder', body, () => actor.api.post('/api/knowledge/folder/sync', body), {
+        status: [200, 403],
+        cross: true,
+      })
+    }
+  },
+  'GET /ui/knowledge/folder': async (p, w) => {
+    for (const actor of w.actors) {
+      const r = await p.http(actor, 'ui', 'download the folder', '', () => actor.ui.get('/ui/knowledge/folder?format=json'), {
+        status: [200, 403],
+        cross: true,
+      })
+      if (r.status === 200 && r.text.startsWith('{'))
+        for (const org of ['acme', 'other'] as const) expect(r.text.includes(w.data[org].shared.marker)).toBe(allowed(actor, w.data[org]).shared)
+    }
+  },
+  'POST /ui/knowledge/folder/import': async (p, w) => {
+    for (const actor of w.actors) {
+      if (!actor.org) continue
+      const them = otherOrg(actor.org)
+      const marker = `zquifolderimport${actor.org}${actor.role}`
+      const body = {
+        files: [{ path: 'global/tools.json', text: JSON.stringify([{ task: 'import probe', content: marker, types: ['tool'], scopes: [`org:${them}`] }]) }],
+      }
+      const r = await p.http(actor, 'ui', 'import into another org', body, () => actor.ui.post('/ui/knowledge/folder/import', body), {
+        status: [200, 400, 403],
+      })
+      if (r.status === 200) expect(r.body).toMatchObject({ applied: false, errors: [expect.objectContaining({ field: 'scopes', code: 'forbidden' })] })
+      expect(await listedText(w.actor('writer', them))).not.toContain(marker)
+    }
+  },
+  'POST /ui/knowledge/folder/sync': async (p, w) => {
+    for (const actor of w.actors) {
+      const body = { files: [], dry_run: true }
+      await p.http(actor, 'ui', 'sync (dry run) of an empty folder', body, () => actor.ui.post('/ui/knowledge/folder/sync', body), {
+        status: [200, 403],
+        cross: true,
+      })
+    }
+  },
+  // The audit of secret reads (#27): an actor sees the reads of what it owns (an admin: its org's), never a token id it may not see.
+  'GET /api/secret-reads': async (p, w) => {
+    for (const actor of w.actors)
+      await p.http(actor, 'api', 'the audit of secret reads', '', () => actor.api.get('/api/secret-reads?limit=100'), { status: [200], cross: true })
+  },
+  // Agent memory (#27): stored per org; another org's agent answers like an unknown one.
+  'PUT /api/agents/:agent/documents/:name{.+}': async (p, w) => {
+    for (const actor of w.actors) {
+      if (!actor.org) continue
+      const them = otherOrg(actor.org)
+      // An agent name of theirs that no other case reads: writing it lands in the actor's own org (agents are per org).
+      const theirs = await agentDocOf(w, them, `tenancy-collide-${them}`)
+      const body = { content: `overwritten by ${actor.name}` }
+      // Writing "their" agent's name lands in the actor's own org (or is refused): theirs stays as it was.
+      await p.http(actor, 'api', 'write an agent document', body, () => actor.api.put(`/api/agents/${theirs.agent}/documents/knowledge.md`, body), {
+        status: [200, 201, 403],
+      })
+      const still = await w.actor('writer', them).api.get(`/api/agents/${theirs.agent}/documents/knowledge.md`)
+      expect(still.text).toContain(theirs.marker)
+    }
+  },
+  'GET /api/agents/:agent/documents/:name{.+}': async (p, w) => {
+    for (const actor of w.actors) {
+      if (!actor.org) continue
+      const theirs = await agentDocOf(w, otherOrg(actor.org))
+      const r = await p.http(actor, 'api', "another org's agent document", '', () => actor.api.get(`/api/agents/${theirs.agent}/documents/knowledge.md`), {
+        status: [404],
+      })
+      expect(r.text).not.toContain(theirs.marker)
+    }
+  },
+  'GET /api/agents/:agent/versions/:name{.+}': async (p, w) => {
+    for (const actor of w.actors) {
+      if (!actor.org) continue
+      const theirs = await agentDocOf(w, otherOrg(actor.org))
+      const r = await p.http(actor, 'api', "another org's agent versions", '', () => actor.api.get(`/api/agents/${theirs.agent}/versions/knowledge.md`), {
+        status: [404],
+      })
+      expect(r.text).not.toContain(theirs.marker)
+    }
+  },
+  'GET /api/agents/:agent/documents': async (p, w) => {
+    for (const actor of w.actors) {
+      if (!actor.org) continue
+      const theirs = await agentDocOf(w, otherOrg(actor.org))
+      const r = await p.http(actor, 'api', "another org's agent documents", '', () => actor.api.get(`/api/agents/${theirs.agent}/documents`), {
+        status: [200, 404],
+      })
+      expect(r.text).not.toContain(theirs.marker)
+    }
+  },
+  'GET /api/agents': async (p, w) => {
+    for (const actor of w.actors) {
+      if (!actor.org) continue
+      const theirs = await agentDocOf(w, otherOrg(actor.org))
+      const r = await p.http(actor, 'api', 'list agents', '', () => actor.api.get('/api/agents'), { status: [200], cross: true })
+      expect(r.text).not.toContain(theirs.agent)
+    }
+  },
+  'POST /api/agents/:agent/compact': async (p, w) => {
+    for (const actor of w.actors) {
+      if (!actor.org) continue
+      const theirs = await agentDocOf(w, otherOrg(actor.org))
+      const body = { history: [{ role: 'user', content: 'hello' }] }
+      const r = await p.http(actor, 'api', "compact another org's agent", body, () => actor.api.post(`/api/agents/${theirs.agent}/compact`, body), {
+        status: [400, 403, 404, 501],
+      })
+      expect(r.text).not.toContain(theirs.marker)
+    }
+  },
+  'POST /api/agent/compact': async (p, w) => {
+    for (const actor of w.actors) {
+      const body = { agent: 'tenancy-agent-acme', history: [{ role: 'user', content: 'hello' }] }
+      await p.http(actor, 'api', 'compact held memory', body, () => actor.api.post('/api/agent/compact', body), { status: [200, 400, 403, 404, 501] })
+    }
+  },
+  'POST /api/agent/knowledge': async (p, w) => {
+    for (const actor of w.actors) {
+      // A task near every seeded entry; the markers are not in it, so a marker in the answer is a leak.
+      const body = { task: 'the shared and private notes of the org' }
+      await p.http(actor, 'api', "an agent's knowledge for a task", body, () => actor.api.post('/api/agent/knowledge', body), {
+        status: [200, 400],
+        cross: true,
+      })
+    }
+  },
+}
+
 export const ROUTE_CASES: Record<string, RouteCase> = {
   ...metaCases,
+  ...laterCases,
   ...knowledgeCases('api'),
   ...resourceCases,
   ...agentCases,
@@ -815,6 +989,14 @@ export const ROUTE_CASES: Record<string, RouteCase> = {
 
 /** Every MCP tool, by name. */
 export const MCP_CASES: Record<string, RouteCase> = {
+  agent_compact: async (p, w) => {
+    // Another org's agent is unknown here: its memory is neither read nor changed (this hub has no LLM, so no call compacts).
+    for (const actor of members(w)) {
+      const theirs = await agentDocOf(w, otherOrg(orgOf(actor)))
+      const text = await p.tool(actor, 'agent_compact', { agent: theirs.agent, history: [{ role: 'user', content: 'hello' }] }, { error: true, cross: true })
+      expect(text).not.toContain(theirs.marker)
+    }
+  },
   knowledge_search: async (p, w) => {
     for (const actor of w.actors)
       for (const org of ['acme', 'other'] as const)
