@@ -42,7 +42,17 @@ export interface Database extends Queryable {
   listen?(channel: string, onNotify: () => void): Promise<void>
   /** The embedded database's files as a gzipped tarball (PGlite only: how a template is made). */
   dumpDataDir?(): Promise<Uint8Array>
+  /** The connection pool's use now (metrics); PostgreSQL only: PGlite is one connection in the process. */
+  pool?(): PoolUse
   close(): Promise<void>
+}
+
+/** Connections of a PostgreSQL pool: open, idle of them, callers waiting for one, and the pool's size. */
+export interface PoolUse {
+  total: number
+  idle: number
+  waiting: number
+  max: number
 }
 
 /** SQLSTATEs of a lost or refused connection: class 08, admin/crash shutdown, starting up, too many connections. */
@@ -341,6 +351,7 @@ export async function openPostgres(options: PostgresOptions): Promise<Database> 
         release(client, broken)
       }
     },
+    pool: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max: options.max ?? 10 }),
     close: () => pool.end(),
   }
 }

@@ -5,7 +5,7 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { openKnowHub, type KnowHub } from '../../src/app/open.js'
+import { openKnowHub, type KnowHub, type OpenDeps } from '../../src/app/open.js'
 import type { Logger } from '../../src/core/logger.js'
 import { startServer, type RunningServer, type StartServerOptions } from '../../src/server/serve.js'
 import { createTestDatabase, type Backend } from '../helpers/stores.js'
@@ -35,7 +35,7 @@ export interface TestHub {
  * const t = await openTestHub()
  * const server = await t.start({ port: 0 })
  */
-export async function openTestHub(config: Record<string, unknown> = {}): Promise<TestHub> {
+export async function openTestHub(config: Record<string, unknown> = {}, deps: Omit<OpenDeps, 'logger'> = {}): Promise<TestHub> {
   const dataDir = mkdtempSync(join(tmpdir(), 'knowhub-server-'))
   const logger = recordingLogger()
   const backend = process.env.KNOWHUB_TEST_HUB_BACKEND as Backend | undefined
@@ -48,7 +48,7 @@ export async function openTestHub(config: Record<string, unknown> = {}): Promise
       ...config,
       server: { port: 0, rateLimit: 0, ...(config.server as object | undefined) },
     },
-    { logger },
+    { ...deps, logger },
   )
   const servers: RunningServer[] = []
   return {

@@ -46,7 +46,7 @@ export function serverCommand(io: Io): Command {
       const logger = createCliLogger(cliEnv().logLevel ?? 'info')
       const packs = options.packs === false ? false : options.project ? { project: options.project } : {}
       const [{ startServer }, { createDashboard }] = await Promise.all([import('../../server/serve.js'), import('../../server/dashboard/index.js')])
-      await withHub({ ...(command.optsWithGlobals() as GlobalOptions), longRunning: true, whileModelLoads: 'full-text', packs }, async (hub) => {
+      await withHub({ ...(command.optsWithGlobals() as GlobalOptions), longRunning: true, whileModelLoads: 'full-text', packs, metrics: true }, async (hub) => {
         // Found once at start; every /mcp request (each gets its own MCP server) shares hub.packs and its index cache.
         const { packs } = await hub.packs.discover()
         const server = await startServer({
