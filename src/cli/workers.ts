@@ -15,6 +15,8 @@ export interface SuperviseOptions {
   stop: Promise<NodeJS.Signals>
   /** First delay before restarting a worker that died (default 500 ms); doubled up to 30 s while none reaches listening. */
   restartDelayMs?: number
+  /** Environment variables of the workers on top of the supervisor's (`workerEnv` of env.ts). */
+  env?: Record<string, string>
   /** How long the workers get to stop before they are killed (default 30 s). */
   shutdownTimeoutMs?: number
 }
@@ -38,7 +40,7 @@ export async function superviseWorkers(options: SuperviseOptions): Promise<void>
   const failed = new Promise<never>((_, reject) => (fail = reject))
 
   const fork = (): void => {
-    const worker = cluster.fork()
+    const worker = cluster.fork(options.env)
     live.add(worker)
     worker.once('listening', (address) => {
       everListened = true
@@ -58,6 +60,10 @@ export async function superviseWorkers(options: SuperviseOptions): Promise<void>
     })
   }
 
+  // The workers start with the memory settings of `npm start` unless told otherwise (docs/scale.md, Memory).
+  if (!process.execArgv.some((flag) => flag.startsWith('--max-semi-space-size'))) {
+    cluster.setupPrimary({ execArgv: [...process.execArgv, '--max-semi-space-size=2'] })
+  }
   for (let i = 0; i < options.workers; i++) fork()
   let signal: NodeJS.Signals = 'SIGTERM'
   try {

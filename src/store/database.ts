@@ -127,12 +127,13 @@ export interface PGliteOptions {
 }
 
 /**
- * The embedded database's `shared_buffers` unless told otherwise: 32MB, not initdb's 128MB. A
+ * The embedded database's `shared_buffers` unless told otherwise: 16MB, not initdb's 128MB. A
  * server answers searches, `get` and neighbours from its in-memory indexes and record cache
- * (issue 18), so the pool mostly serves writes and listings; 32MB keeps ~100 MB less resident
- * (docs/scale.md, "Memory").
+ * (issue 18), so the pool mostly serves writes and listings; 32MB kept ~100 MB less resident
+ * than 128MB, and 16MB another ~14 MB with no change in search throughput (issue 32;
+ * docs/scale.md, "Memory").
  */
-export const DEFAULT_SHARED_BUFFERS = '32MB'
+export const DEFAULT_SHARED_BUFFERS = '16MB'
 
 /**
  * Copies a data directory into a new folder, PG_VERSION last: a folder without it counts as

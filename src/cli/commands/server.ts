@@ -7,7 +7,7 @@ import { resolve } from 'node:path'
 import { Command } from 'commander'
 import { KnowHubError } from '../../core/errors.js'
 import { toolDefaults } from '../tool-options.js'
-import { cliEnv } from '../env.js'
+import { cliEnv, workerEnv } from '../env.js'
 import { createCliLogger, readConfig, withHub, type GlobalOptions } from '../context.js'
 import type { Io } from '../output.js'
 
@@ -63,7 +63,7 @@ export function serverCommand(io: Io): Command {
         }
         const { superviseWorkers } = await import('../workers.js')
         io.out(`KnowHub: ${options.workers} server processes sharing the port (pid ${process.pid} supervises them; each prints its address)`)
-        return superviseWorkers({ workers: options.workers!, logger, stop: untilSignal() })
+        return superviseWorkers({ workers: options.workers!, logger, stop: untilSignal(), env: workerEnv() })
       }
       const packs = options.packs === false ? false : options.project ? { project: options.project } : {}
       const [{ startServer }, { createDashboard }] = await Promise.all([import('../../server/serve.js'), import('../../server/dashboard/index.js')])
