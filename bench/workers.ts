@@ -9,7 +9,6 @@
  *
  *   npx tsx bench/workers.ts [--workers 1,2] [--seconds 15] [--warmup 3] [--entries 5000] [--connections 16] [--tuned]
  */
-import { readFileSync, readdirSync } from 'node:fs'
 import os from 'node:os'
 import { parseArgs } from 'node:util'
 import autocannon from 'autocannon'
@@ -17,28 +16,10 @@ import pg from 'pg'
 import { startTempPostgres } from '../test/helpers/pg-server.js'
 import { startKnowHubProcess } from '../test/helpers/knowhub-process.js'
 import { corpus } from './http.js'
-import { printTable, round, writeResults, type BenchResult } from './lib.js'
+import { printTable, procStat, round, treeCpu, writeResults, type BenchResult } from './lib.js'
 import { seed } from './scale.js'
 
 const SECRET_KEY = Buffer.alloc(32, 4).toString('base64')
-
-/** utime + stime + cutime + cstime (seconds) and the parent of a process, from /proc/<pid>/stat. */
-function procStat(pid: number | string): { cpu: number; ppid: number } | undefined {
-  try {
-    const text = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    const fields = text.slice(text.lastIndexOf(')') + 2).split(' ')
-    return { cpu: (Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) / 100, ppid: Number(fields[1]) }
-  } catch {
-    return undefined
-  }
-}
-
-/** CPU seconds of a process and its live children (exited ones are in its cutime/cstime). */
-function treeCpu(root: number): number {
-  let total = procStat(root)?.cpu ?? 0
-  for (const pid of readdirSync('/proc')) if (/^\d+$/.test(pid) && procStat(pid)?.ppid === root) total += procStat(pid)!.cpu
-  return total
-}
 
 const ownCpu = (): number => {
   const usage = process.cpuUsage()
