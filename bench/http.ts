@@ -5,14 +5,14 @@
  * its event loop. Reports req/s, p50/p90/p99 latency, errors and non-2xx answers.
  *
  *   npx tsx bench/http.ts [--seconds 60] [--entries 10000] [--connections 16] [--embedder default|sentence|hashed]
- *                         [--cache-size 1000] [--queries repeat|fresh] [--workload search|mixed] [--data DIR] [--profile DIR]
+ *                         [--cache-size 1000] [--queries repeat|fresh] [--workload search|mixed] [--data DIR] [--profile DIR] [--tuned]
  *
  * `--cache-size 0` turns the server's search response cache off, so that every request
  * runs a search; `--queries fresh` sends every query once only (none repeats, so neither the
  * response cache nor the query-vector cache ever hits; `repeat`, the default, rotates 1,000);
  * `--workload mixed` sends 50% searches, 15% gets, 10% lists, 15% saves and 10% feedback
  * (`POST /api/knowledge/batch_update`, one item); `--profile DIR` writes a CPU profile of the
- * server process.
+ * server process; `--tuned` runs the server with the memory settings of `npm start` (issue 32).
  */
 import { fork, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -75,10 +75,12 @@ export function exportLine(i: number, doc: { task: string; content: string; type
 
 type ToChild = { type: 'stop' } | { type: 'cpu' }
 type FromChild =
-  { type: 'ready'; url: string; token: string; seedSeconds: number; entries: number } | { type: 'error'; message: string } | { type: 'cpu'; micros: number }
+  | { type: 'ready'; url: string; token: string; seedSeconds: number; entries: number }
+  | { type: 'error'; message: string }
+  | { type: 'cpu'; micros: number; rss: number }
 
 /** The child: seeds the database, starts the server, reports its URL and a token, waits for `stop`. */
-async function serveChild(dataDir: string, entries: number, embedder: string, cacheSize: number): Promise<void> {
+async function serveChild(dataDir: string, entries: number, embedder: string, cacheSize: number, sharedBuffers: string): Promise<void> {
   const { openKnowHub } = await import('../src/app/open.js')
   const { startServer } = await import('../src/server/serve.js')
   const hub = await openKnowHub({
@@ -87,6 +89,7 @@ async function serveChild(dataDir: string, entries: number, embedder: string, ca
     secrets: { key: Buffer.alloc(32, 3).toString('base64') },
     server: { rateLimit: 0 },
     search: { cacheSize },
+    ...(sharedBuffers ? { embedded: { sharedBuffers } } : {}),
     ...(embedder === 'default' ? {} : { embedder: { provider: embedder } }),
   })
   // The token's principal (user bench, project p0, org acme) cannot see the team:other quarter.
@@ -107,7 +110,8 @@ async function serveChild(dataDir: string, entries: number, embedder: string, ca
     process.on('message', (message: ToChild) => {
       if (message.type === 'stop') resolve()
       // The server's CPU time so far (all threads): per request, a figure other load on the machine hardly moves.
-      else if (message.type === 'cpu') process.send!({ type: 'cpu', micros: process.cpuUsage().user + process.cpuUsage().system } satisfies FromChild)
+      else if (message.type === 'cpu')
+        process.send!({ type: 'cpu', micros: process.cpuUsage().user + process.cpuUsage().system, rss: process.memoryUsage().rss } satisfies FromChild)
     }),
   )
   await server.close()
@@ -116,17 +120,22 @@ async function serveChild(dataDir: string, entries: number, embedder: string, ca
   process.disconnect?.()
 }
 
+/** The server settings of `npm start` and deploy/ (issue 32, docs/scale.md): smaller idle memory. */
+const TUNED = { env: { MALLOC_ARENA_MAX: '2' }, nodeFlags: ['--max-semi-space-size=2'], sharedBuffers: '16MB' }
+
 function startChild(
   dataDir: string,
   entries: number,
   embedder: string,
   cacheSize: number,
   profileDir?: string,
+  tuned = false,
 ): Promise<{ child: ChildProcess; ready: Extract<FromChild, { type: 'ready' }> }> {
-  const execArgv = [...process.execArgv, ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [])]
-  const child = fork(fileURLToPath(import.meta.url), ['--child', dataDir, String(entries), embedder, String(cacheSize)], {
+  const execArgv = [...process.execArgv, ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []), ...(tuned ? TUNED.nodeFlags : [])]
+  const child = fork(fileURLToPath(import.meta.url), ['--child', dataDir, String(entries), embedder, String(cacheSize), tuned ? TUNED.sharedBuffers : ''], {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     execArgv,
+    env: { ...process.env, ...(tuned ? TUNED.env : {}) },
   })
   return new Promise((resolve, reject) => {
     child.once('message', (message: FromChild) =>
@@ -155,6 +164,8 @@ export interface HttpBenchOptions {
   queries?: 'repeat' | 'fresh'
   /** `search` (default): searches only; `mixed`: 50% search, 15% get, 10% list, 15% save, 10% feedback. */
   workload?: 'search' | 'mixed'
+  /** The server with the memory settings of `npm start` (MALLOC_ARENA_MAX=2, --max-semi-space-size=2, shared_buffers 16MB). */
+  tuned?: boolean
 }
 
 /**
@@ -214,7 +225,7 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Benc
   const cacheSize = options.cacheSize ?? 1000
   const fresh = options.queries === 'fresh'
   const workload = options.workload ?? 'search'
-  const { child, ready } = await startChild(dataDir, entries, embedder, cacheSize, options.profileDir)
+  const { child, ready } = await startChild(dataDir, entries, embedder, cacheSize, options.profileDir, options.tuned)
   console.error(`seeded ${ready.entries} entries in ${round(ready.seedSeconds, 1)} s; server at ${ready.url}`)
   try {
     const types = ['', '&types=tool', '&types=strategy,plan', '']
@@ -250,11 +261,13 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Benc
       requests: [{ setupRequest }],
     })
     kinds.clear()
+    let rss = 0
     const cpu = () =>
       new Promise<number>((resolve) => {
         const onMessage = (message: FromChild) => {
           if (message.type !== 'cpu') return
           child.off('message', onMessage)
+          rss = message.rss
           resolve(message.micros)
         }
         child.on('message', onMessage)
@@ -273,7 +286,8 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Benc
     const cache = cacheSize > 0 ? `response cache ${cacheSize}` : 'no response cache'
     const queryNote = fresh ? 'every query new' : '1000 distinct queries repeat'
     const mix = workload === 'mixed' ? `mixed workload (${[...kinds].map(([k, n]) => `${k} ${n}`).join(', ')}), ` : ''
-    const note = `${mix}${entries} entries, PGlite, ${embedder} embedder, ${cache}, ${queryNote}, ${connections} connections, ${seconds} s, token auth, rate limit off, load ${os
+    const settings = options.tuned ? ', server with MALLOC_ARENA_MAX=2 --max-semi-space-size=2 shared_buffers 16MB' : ''
+    const note = `${mix}${entries} entries, PGlite, ${embedder} embedder, ${cache}, ${queryNote}, ${connections} connections, ${seconds} s, token auth, rate limit off${settings}, load ${os
       .loadavg()
       .map((l) => l.toFixed(1))
       .join(' ')}`
@@ -290,6 +304,7 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Benc
         unit: 'ms',
         note: 'server process user + system time over the run / requests (all threads): hardly moved by other load on the machine',
       },
+      { name: `${name} server RSS after the run`, value: round(rss / 2 ** 20, 0), unit: 'MB' },
       {
         name: `${name} errors`,
         value: errors,
@@ -315,10 +330,12 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Benc
 }
 
 if (process.argv[2] === '--child') {
-  serveChild(process.argv[3]!, Number(process.argv[4]), process.argv[5] ?? 'default', Number(process.argv[6] ?? 1000)).catch((error: Error) => {
-    process.send?.({ type: 'error', message: error.stack ?? error.message } satisfies FromChild)
-    process.exitCode = 1
-  })
+  serveChild(process.argv[3]!, Number(process.argv[4]), process.argv[5] ?? 'default', Number(process.argv[6] ?? 1000), process.argv[7] ?? '').catch(
+    (error: Error) => {
+      process.send?.({ type: 'error', message: error.stack ?? error.message } satisfies FromChild)
+      process.exitCode = 1
+    },
+  )
 } else if (import.meta.url === `file://${process.argv[1]}`) {
   const { values } = parseArgs({
     options: {
@@ -331,6 +348,7 @@ if (process.argv[2] === '--child') {
       queries: { type: 'string' },
       workload: { type: 'string' },
       data: { type: 'string' },
+      tuned: { type: 'boolean' },
     },
   })
   const results = await runHttpBench({
@@ -343,6 +361,7 @@ if (process.argv[2] === '--child') {
     ...(values.queries === 'fresh' ? { queries: 'fresh' as const } : {}),
     ...(values.workload === 'mixed' ? { workload: 'mixed' as const } : {}),
     ...(values.data ? { dataDir: values.data } : {}),
+    ...(values.tuned ? { tuned: true } : {}),
   })
   printTable('HTTP', results)
   console.log(`\nwrote ${writeResults('http', results)}`)

@@ -1,5 +1,5 @@
 /** Shared helpers for benchmarks: results, percentiles, tables, JSON output. */
-import { mkdirSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import os from 'node:os'
 import { KNOWLEDGE_BM25, bm25Bound, bm25Idf } from '../src/core/text/bm25.js'
@@ -68,4 +68,22 @@ export function scoreBound(n: number, df: ReadonlyMap<string, number>, terms: It
     .sort((a, b) => b - a)
     .slice(0, 32)
     .reduce((s, idf) => s + bm25Bound(params, idf), 0)
+}
+
+/** utime + stime + cutime + cstime (seconds) and the parent of a process, from /proc/<pid>/stat. */
+export function procStat(pid: number | string): { cpu: number; ppid: number } | undefined {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    const fields = text.slice(text.lastIndexOf(')') + 2).split(' ')
+    return { cpu: (Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) / 100, ppid: Number(fields[1]) }
+  } catch {
+    return undefined
+  }
+}
+
+/** CPU seconds of a process and its live children (exited ones are in its cutime/cstime). */
+export function treeCpu(root: number): number {
+  let total = procStat(root)?.cpu ?? 0
+  for (const pid of readdirSync('/proc')) if (/^\d+$/.test(pid) && procStat(pid)?.ppid === root) total += procStat(pid)!.cpu
+  return total
 }

@@ -8,7 +8,10 @@
  * Postgres; the sentence model's TensorFlow.js backend), and anonymous vs file-backed RSS.
  * Goals: idle ≤ 200 MB, 10k entries ≤ 350 MB, 100k ≤ 1 GB.
  *
- *   npx tsx bench/memory.ts [--sizes 10000,100000] [--eval hashed,sentence] [--skip-empty]
+ *   npx tsx bench/memory.ts [--sizes 10000,100000] [--eval hashed,sentence] [--skip-empty] [--settings]
+ *
+ * `--settings` measures only the empty store (hashed) under the launch settings of issue 32 one
+ * by one (MALLOC_ARENA_MAX, V8's semi-space, the embedded database's shared_buffers).
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
@@ -47,8 +50,14 @@ interface Probed {
   exited: Promise<number | null>
 }
 
-function launch(args: string[], env: NodeJS.ProcessEnv, probeFile: string): Probed {
-  const child = spawn(process.execPath, ['--import', PROBE, BIN, ...args], {
+/** How a measured server is launched: extra environment and Node flags (`--settings`). */
+interface Launch {
+  env?: NodeJS.ProcessEnv
+  nodeFlags?: string[]
+}
+
+function launch(args: string[], env: NodeJS.ProcessEnv, probeFile: string, how: Launch = {}): Probed {
+  const child = spawn(process.execPath, [...(how.nodeFlags ?? []), '--import', PROBE, BIN, ...args], {
     env: { ...env, KNOWHUB_MEMORY_PROBE: probeFile },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
@@ -95,9 +104,9 @@ function describe(s: Snapshot): { rss: number; note: string } {
   return { rss: (s.status.VmRSS ?? s.usage.rss) / MB, note: parts.join(', ') }
 }
 
-async function withServer<T>(home: string, embedder: string, fn: (p: Probed, url: string) => Promise<T>): Promise<T> {
-  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: home, KNOWHUB_DATA_DIR: join(home, 'data'), KNOWHUB_EMBEDDER: embedder }
-  const p = launch(['start', '--port', '0', '--no-packs'], env, join(home, `probe-${Date.now()}.json`))
+async function withServer<T>(home: string, embedder: string, fn: (p: Probed, url: string) => Promise<T>, how: Launch = {}): Promise<T> {
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: home, KNOWHUB_DATA_DIR: join(home, 'data'), KNOWHUB_EMBEDDER: embedder, ...how.env }
+  const p = launch(['start', '--port', '0', '--no-packs'], env, join(home, `probe-${Date.now()}.json`), how)
   try {
     const url = await new Promise<string>((done, fail) => {
       const timer = setInterval(() => {
@@ -139,17 +148,49 @@ async function search(url: string, q: string): Promise<void> {
 }
 
 /** Idle RSS after start, then after a few searches (lazy parts loaded, indexes built). */
-async function measureServer(results: BenchResult[], label: string, home: string, embedder: string, target: string): Promise<void> {
-  await withServer(home, embedder, async (p, url) => {
-    await new Promise((r) => setTimeout(r, 3_000))
-    const idle = describe(await snapshot(p))
-    results.push({ name: `${label} idle`, value: round(idle.rss, 0), unit: 'MB RSS', target, note: `${idle.note}; ${load()}` })
-    for (const q of ['selenium login blocked', 'retry with backoff', 'deploy staging cluster']) await search(url, q)
-    await new Promise((r) => setTimeout(r, 1_000))
-    const after = describe(await snapshot(p))
-    results.push({ name: `${label} after 3 searches`, value: round(after.rss, 0), unit: 'MB RSS', note: after.note })
-    console.error(`memory ${label}: idle ${round(idle.rss, 0)} MB (${idle.note}); after searches ${round(after.rss, 0)} MB (${after.note})`)
-  })
+async function measureServer(results: BenchResult[], label: string, home: string, embedder: string, target: string, how: Launch = {}): Promise<void> {
+  await withServer(
+    home,
+    embedder,
+    async (p, url) => {
+      await new Promise((r) => setTimeout(r, 3_000))
+      const idle = describe(await snapshot(p))
+      results.push({ name: `${label} idle`, value: round(idle.rss, 0), unit: 'MB RSS', target, note: `${idle.note}; ${load()}` })
+      for (const q of ['selenium login blocked', 'retry with backoff', 'deploy staging cluster']) await search(url, q)
+      await new Promise((r) => setTimeout(r, 1_000))
+      const after = describe(await snapshot(p))
+      results.push({ name: `${label} after 3 searches`, value: round(after.rss, 0), unit: 'MB RSS', note: after.note })
+      console.error(`memory ${label}: idle ${round(idle.rss, 0)} MB (${idle.note}); after searches ${round(after.rss, 0)} MB (${after.note})`)
+    },
+    how,
+  )
+}
+
+/**
+ * The launch settings of `knowhub start`, one at a time on top of the previous (issue 32): glibc's
+ * malloc arenas, V8's young generation, the embedded database's buffer pool. Each: a first start
+ * and a restart on an empty store, `hashed`, idle and after three searches.
+ */
+const SETTINGS: Array<{ label: string; how: Launch }> = [
+  { label: 'shared_buffers 32MB (the default before issue 32), no flags', how: { env: { KNOWHUB_SHARED_BUFFERS: '32MB' } } },
+  { label: 'shared_buffers 16MB (the default now), no flags', how: {} },
+  { label: 'shared_buffers 16MB, MALLOC_ARENA_MAX=2', how: { env: { MALLOC_ARENA_MAX: '2' } } },
+  {
+    label: 'shared_buffers 16MB, MALLOC_ARENA_MAX=2, --max-semi-space-size=2 (npm start, deploy/)',
+    how: { env: { MALLOC_ARENA_MAX: '2' }, nodeFlags: ['--max-semi-space-size=2'] },
+  },
+]
+
+async function measureSettings(results: BenchResult[]): Promise<void> {
+  for (const { label, how } of SETTINGS) {
+    const home = mkdtempSync(join(tmpdir(), 'knowhub-bench-memory-'))
+    try {
+      await measureServer(results, `knowhub start, empty store, hashed, ${label}`, home, 'hashed', '≤ 200 MB', how)
+      await measureServer(results, `knowhub start again, empty store, hashed, ${label}`, home, 'hashed', '≤ 200 MB', how)
+    } finally {
+      rmSync(home, { recursive: true, force: true })
+    }
+  }
 }
 
 /**
@@ -215,8 +256,13 @@ async function measureEval(results: BenchResult[], embedder: string): Promise<vo
   }
 }
 
-export async function runMemoryBench(options: { sizes?: number[]; evals?: string[]; skipEmpty?: boolean } = {}): Promise<BenchResult[]> {
+export async function runMemoryBench(options: { sizes?: number[]; evals?: string[]; skipEmpty?: boolean; settings?: boolean } = {}): Promise<BenchResult[]> {
   if (!existsSync(BIN)) throw new Error(`${BIN} is missing: run npm run build first`)
+  if (options.settings) {
+    const results: BenchResult[] = []
+    await measureSettings(results)
+    return results
+  }
   const sizes = options.sizes ?? [10_000, 100_000]
   const evals = options.evals ?? ['hashed']
   const results: BenchResult[] = []
@@ -247,8 +293,11 @@ export async function runMemoryBench(options: { sizes?: number[]; evals?: string
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const { values } = parseArgs({ options: { sizes: { type: 'string' }, eval: { type: 'string' }, 'skip-empty': { type: 'boolean' } } })
+  const { values } = parseArgs({
+    options: { sizes: { type: 'string' }, eval: { type: 'string' }, 'skip-empty': { type: 'boolean' }, settings: { type: 'boolean' } },
+  })
   const results = await runMemoryBench({
+    ...(values.settings ? { settings: true } : {}),
     ...(values.sizes ? { sizes: values.sizes.split(',').map(Number) } : {}),
     ...(values.eval ? { evals: values.eval.split(',') } : {}),
     ...(values['skip-empty'] ? { skipEmpty: true } : {}),

@@ -21,6 +21,7 @@ const BENCHES: Record<string, Runner> = {
   dashboard: async (quick) => (await import('./dashboard.js')).runDashboardBench(quick ? { entries: 2_000 } : {}),
   llm: async (quick) => (await import('./llm.js')).runLlmBench(quick ? { entries: 200, queries: 15 } : {}),
   scale: async (quick) => (await import('./scale.js')).runScaleBench(quick ? { seconds: 5, entries: 1000 } : {}),
+  workers: async (quick) => (await import('./workers.js')).runWorkersBench(quick ? { seconds: 5, entries: 1000 } : {}),
   agent: async (quick) => (await import('./agent.js')).runAgentBench(quick ? { iterations: 20 } : {}),
   startup: async (quick) => (await import('./startup.js')).runStartupBench(quick ? { runs: 1 } : {}),
   cli: async (quick) => (await import('./startup.js')).runCliBench(quick ? { runs: 3 } : {}),

@@ -98,7 +98,7 @@ async function startNginx(servers: KnowHubProcess[]): Promise<{ url: string; sto
 }
 
 /** A database with `entries` synthetic entries and a read token. */
-async function seed(serverUrl: string, entries: number): Promise<{ databaseUrl: string; token: string; drop: () => Promise<void> }> {
+export async function seed(serverUrl: string, entries: number): Promise<{ databaseUrl: string; token: string; drop: () => Promise<void> }> {
   const name = `knowhub_scale_${process.pid}`
   const admin = new pg.Client({ connectionString: serverUrl })
   await admin.connect()

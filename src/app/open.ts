@@ -21,6 +21,7 @@ import { openKeyring, type SecretKeyring } from '../resources/key-file.js'
 import { openSecretBox } from '../resources/key-check.js'
 import { createResourceService, type ResourceService } from '../resources/service.js'
 import { openStore, type Store } from '../store/store.js'
+import type { HubMetrics } from './metrics.js'
 import { openPacks, type PackSource } from './packs.js'
 import { hubStatus, type HubStatus } from './status.js'
 
@@ -44,6 +45,8 @@ export interface KnowHub {
   readonly tokens: TokenService
   /** Agent contexts (seed 004), goal trees with knowledge focus (seed 003), compaction. */
   readonly agent: AgentService
+  /** The Prometheus registry this hub reports to (`GET /metrics`), when the opener gave one. */
+  readonly metrics: HubMetrics | undefined
   /** Where the data is, which embedder, how many entries (`knowhub status`). */
   status(): Promise<HubStatus>
   close(): Promise<void>
@@ -69,6 +72,11 @@ export interface OpenDeps {
    * that will embed soon (a server, a search); a failure is logged and the first embed retries.
    */
   warmEmbedder?: boolean
+  /**
+   * A Prometheus registry (`createMetrics` of ./metrics.ts) that the search, the embedder, the
+   * LLM provider and the PostgreSQL pool report to; a server serves it at `GET /metrics`.
+   */
+  metrics?: HubMetrics
 }
 
 /** The configured chat model, its token usage added to the store's counters; undefined without `llm`. */
@@ -80,6 +88,7 @@ function buildLlm(config: KnowHubConfig, store: Store, logger: Logger, deps: Ope
     ...(deps.fetch ? { fetch: deps.fetch } : {}),
     ...(deps.llmRetryBaseDelayMs !== undefined ? { retryBaseDelayMs: deps.llmRetryBaseDelayMs } : {}),
     onUsage: (usage) => store.llmUsage.add(usage, now()),
+    ...(deps.metrics ? { onCall: deps.metrics.llmCall } : {}),
   })
 }
 
@@ -96,7 +105,9 @@ export async function openKnowHub(config: unknown = {}, deps: OpenDeps = {}): Pr
   const logger = deps.logger ?? noopLogger
   const clock = deps.clock ? { clock: deps.clock } : {}
   const secrets = openKeyring({ key: parsed.secrets.key, keyFile: parsed.secrets.keyFile, dataDir: parsed.dataDir, logger })
-  const embedder = deps.embedder ?? (await createEmbedder(parsed.embedder, { logger, ...(deps.fetch ? { fetch: deps.fetch } : {}) }))
+  const { metrics } = deps
+  const configured = deps.embedder ?? (await createEmbedder(parsed.embedder, { logger, ...(deps.fetch ? { fetch: deps.fetch } : {}) }))
+  const embedder = metrics ? metrics.instrumentEmbedder(configured) : configured
   if (deps.warmEmbedder) embedder.warmUp?.().catch((error: Error) => logger.warn('embedder.warmup_failed', { message: error.message }))
   const fulltext = parsed.search.fulltext === 'auto' ? undefined : parsed.search.fulltext
   const store = await openStore({
@@ -113,6 +124,9 @@ export async function openKnowHub(config: unknown = {}, deps: OpenDeps = {}): Pr
       logger,
     })
     const llm = deps.llm ?? buildLlm(parsed, store, logger, deps)
+    if (metrics && llm) metrics.watchLlm(llm)
+    const pool = store.db.pool?.bind(store.db)
+    if (metrics && pool) metrics.watchPool(pool)
     const knowledge = await createKnowledgeService({
       store,
       embedder,
@@ -129,6 +143,7 @@ export async function openKnowHub(config: unknown = {}, deps: OpenDeps = {}): Pr
       ...(parsed.search.minSimilarity !== undefined ? { minSimilarity: parsed.search.minSimilarity } : {}),
       whileModelLoads: parsed.search.whileModelLoads === 'full-text' ? 'full-text' : 'wait',
       ...(parsed.search.neighbours ? { neighbours: DEFAULT_NEIGHBOUR_LIFT } : {}),
+      ...(metrics ? { observer: metrics.search } : {}),
       ...deps.search,
       ...clock,
     })
@@ -160,6 +175,7 @@ export async function openKnowHub(config: unknown = {}, deps: OpenDeps = {}): Pr
         logger,
         ...clock,
       }),
+      metrics,
       status: () => hubStatus(hub),
       async close() {
         await store.close()

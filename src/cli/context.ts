@@ -74,6 +74,8 @@ export interface WorkloadOptions {
   embeds?: boolean
   /** What `search.whileModelLoads: auto` means here (default `wait`): `knowhub start` answers full-text-only meanwhile. */
   whileModelLoads?: 'full-text' | 'wait'
+  /** Report to a Prometheus registry (`knowhub start`: `GET /metrics`). */
+  metrics?: boolean
 }
 
 /** Options of the commands that may run on a server: `--url` (KNOWHUB_URL) and `--token` (KNOWHUB_TOKEN). */
@@ -167,7 +169,9 @@ export async function withHub<T>(options: GlobalOptions & WorkloadOptions & { pa
   const release = keepLoopAlive()
   try {
     const { openKnowHub } = await import('../app/open.js')
+    const metrics = options.metrics ? (await import('../app/metrics.js')).createMetrics() : undefined
     const hub = await openKnowHub(config, {
+      ...(metrics ? { metrics } : {}),
       logger: createCliLogger(cliEnv().logLevel ?? (options.longRunning ? 'warn' : 'error')),
       ...(options.packs === undefined ? {} : { packs: options.packs }),
       // A server that answers full-text while the model loads (knowhub start) loads it once it listens (serve()'s warm-up).

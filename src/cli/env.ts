@@ -11,7 +11,7 @@ export const ENV_VARS = {
   KNOWHUB_CONFIG: 'path of a JSON config file (default: ./knowhub.config.json when present)',
   KNOWHUB_DATA_DIR: 'folder of the embedded database (default ./.knowhub)',
   DATABASE_URL: 'PostgreSQL connection string: use a server instead of the embedded database',
-  KNOWHUB_SHARED_BUFFERS: 'shared_buffers of the embedded database, e.g. 64MB (default 32MB for start and mcp, 16MB for one-shot commands)',
+  KNOWHUB_SHARED_BUFFERS: 'shared_buffers of the embedded database, e.g. 64MB (default 16MB)',
   KNOWHUB_EMBEDDER: 'sentence (default, offline) | hashed (offline, lighter) | openai | local',
   KNOWHUB_EMBED_DIM: 'vector dimension (hashed: default 512; openai: requested dimensions)',
   KNOWHUB_EMBED_URL: 'OpenAI-compatible API root, e.g. http://127.0.0.1:11434/v1',
@@ -79,6 +79,14 @@ export function cliEnv(env: Env = process.env): CliEnv {
     token: env.KNOWHUB_TOKEN || undefined,
     agent: env.KNOWHUB_AGENT || undefined,
   }
+}
+
+/**
+ * The environment of `knowhub start --workers` processes on top of the supervisor's: glibc's
+ * malloc arenas bounded to 2 unless MALLOC_ARENA_MAX is set (docs/scale.md, Memory).
+ */
+export function workerEnv(env: Env = process.env): Record<string, string> {
+  return { MALLOC_ARENA_MAX: env.MALLOC_ARENA_MAX || '2' }
 }
 
 function logFormat(value: string | undefined): 'json' | 'pretty' | undefined {

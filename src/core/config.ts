@@ -254,9 +254,8 @@ export type AgentConfig = z.output<typeof AgentConfig>
 /** The embedded database (PGlite). */
 export const EmbeddedConfig = z.object({
   /**
-   * PostgreSQL's `shared_buffers` for the embedded database, e.g. `64MB`. Default: `32MB` for
-   * long-running processes (`knowhub start`, `knowhub mcp`, the library) and `16MB` for one-shot
-   * CLI commands, which read a few pages and exit.
+   * PostgreSQL's `shared_buffers` for the embedded database, e.g. `64MB`. Default: `16MB` (a
+   * server answers searches from its in-memory indexes; one-shot commands read a few pages).
    */
   sharedBuffers: z
     .string()

@@ -8,6 +8,7 @@
  */
 import { SearchInput, type SearchResponse, type SearchResult } from '../core/knowledge.js'
 import { createLru } from '../core/lru.js'
+import type { SearchObserver, SearchStage } from '../core/observe.js'
 import { requirePermission, visibleScopes, type Principal } from '../core/principal.js'
 import { isLargelyCjk } from '../core/text/index.js'
 import { parseWith } from '../core/validate.js'
@@ -106,6 +107,8 @@ export interface SearchOptions {
    * keeps no cached copy, and has the model loaded in the background.
    */
   whileModelLoads?: 'full-text' | 'wait'
+  /** Told each search's stage timings and response-cache use (metrics; default none). */
+  observer?: SearchObserver
 }
 
 /** The search part of the knowledge service. */
@@ -185,6 +188,14 @@ interface SearchRun {
   neighbours: NeighbourLift | false
   embedQuery: (q: string) => Promise<Float32Array>
   router: Router
+  observer: SearchObserver | undefined
+}
+
+/** `work`, its duration in seconds told to the observer as `stage` (nothing without an observer). */
+function timed<T>(observer: SearchObserver | undefined, stage: SearchStage, work: () => Promise<T>): Promise<T> {
+  if (!observer) return work()
+  const started = performance.now()
+  return work().finally(() => observer.stage(stage, (performance.now() - started) / 1000))
 }
 
 /**
@@ -222,8 +233,14 @@ async function candidates(run: SearchRun, input: ParsedSearch, visible: string[]
   const textDepth = Math.max(searchDepth.fulltext, input.top_k * 4)
   const vectorDepth = Math.max(searchDepth.vector, input.top_k * 4)
   const [text, vectorHits] = await Promise.all([
-    lists !== 'vector' ? store.knowledge.searchTextWithBound(textQuery(input.q), filter, textDepth, run.textRanking) : Promise.resolve({ hits: [], bound: 0 }),
-    lists !== 'fulltext' ? run.embedQuery(input.q).then((v) => store.knowledge.searchVector(v, filter, vectorDepth)) : Promise.resolve([]),
+    lists !== 'vector'
+      ? timed(run.observer, 'fulltext', () => store.knowledge.searchTextWithBound(textQuery(input.q), filter, textDepth, run.textRanking))
+      : Promise.resolve({ hits: [], bound: 0 }),
+    lists !== 'fulltext'
+      ? timed(run.observer, 'embed', () => run.embedQuery(input.q)).then((v) =>
+          timed(run.observer, 'vector', () => store.knowledge.searchVector(v, filter, vectorDepth)),
+        )
+      : Promise.resolve([]),
   ])
   const textHits = text.hits
   const floor = run.minSimilarity ?? embedder.similarityFloor?.(input.q)
@@ -336,9 +353,21 @@ async function withNeighbours(run: SearchRun, fused: Candidate[], visible: strin
   return liftNeighbours(fused, around, run.neighbours, (id): Candidate => ({ id, fused: 0, positions: [null, null], strength: null }))
 }
 
-/** One search, uncached: candidates, routing (when on), the shortlist's records, the rerank (quality within relevance). */
-async function runSearch(run: SearchRun, input: ParsedSearch, visible: string[], generation?: number): Promise<SearchResponse> {
-  const fused = await withNeighbours(run, await timeFirst(run, input.q, await candidates(run, input, visible), visible), visible)
+/**
+ * One search, uncached: candidates, routing (when on), the shortlist's records, the rerank
+ * (quality within relevance). Timed: the candidate lists by {@link candidates}, everything
+ * after them as `rank`, the whole as `total`.
+ */
+function runSearch(run: SearchRun, input: ParsedSearch, visible: string[], generation?: number): Promise<SearchResponse> {
+  return timed(run.observer, 'total', async () => {
+    const found = await candidates(run, input, visible)
+    return timed(run.observer, 'rank', () => rankCandidates(run, input, visible, found, generation))
+  })
+}
+
+/** The stages after the candidate lists: time and neighbour lifts, routing, records, rerank. */
+async function rankCandidates(run: SearchRun, input: ParsedSearch, visible: string[], found: Candidate[], generation?: number): Promise<SearchResponse> {
+  const fused = await withNeighbours(run, await timeFirst(run, input.q, found, visible), visible)
   const getRecords = (ids: string[]): Promise<KnowledgeRecord[]> => run.ctx.store.knowledge.getMany(ids, visible)
   const size = input.rerank ? input.top_k * 2 : input.top_k
   const { shortlist, routing } = await run.router.route(input.q, input.top_k, fused, size, input.routing, getRecords, generation)
@@ -409,6 +438,7 @@ export function createKnowledgeSearch(ctx: KnowledgeContext, options: SearchOpti
     neighbours: options.neighbours ?? false,
     embedQuery: cachedQueryEmbedder(ctx, options.queryCacheSize ?? 1000),
     router: createRouter(ctx.llm, options.routing ?? DEFAULT_ROUTING, logger),
+    observer: options.observer,
   }
   // Search responses by caller and parameters, least recently used first, each valid for one
   // generation of the table.
@@ -445,10 +475,17 @@ export function createKnowledgeSearch(ctx: KnowledgeContext, options: SearchOpti
       // The table's generation also keys routing decisions (routing.ts).
       const routingCache = (options.routing?.cacheSize ?? 0) > 0 && ctx.llm !== undefined
       const generation = searchCacheSize > 0 || routingCache ? await store.knowledge.searchGeneration() : undefined
-      if (generation === undefined || searchCacheSize === 0) return runSearch(run, input, visible, generation)
+      if (generation === undefined || searchCacheSize === 0) {
+        options.observer?.cache('bypass')
+        return runSearch(run, input, visible, generation)
+      }
       const key = responseKey(input, visible)
       const cached = searchCache.get(key)
-      if (cached?.generation === generation) return structuredClone(cached.response)
+      if (cached?.generation === generation) {
+        options.observer?.cache('hit')
+        return structuredClone(cached.response)
+      }
+      options.observer?.cache('miss')
       if (cached) searchCache.delete(key)
       const response = await runSearch(run, input, visible, generation)
       // A fallback (a slow or failing model) is not remembered: the next search asks again.

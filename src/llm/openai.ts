@@ -13,6 +13,7 @@ import { LlmConfig } from '../core/config.js'
 import { KnowHubError } from '../core/errors.js'
 import type { LlmTask, LlmUsage } from '../core/llm.js'
 import type { Logger } from '../core/logger.js'
+import type { LlmCallObservation } from '../core/observe.js'
 import { noopLogger } from '../core/logger.js'
 import { createOpenAIHttp } from '../core/openai-http.js'
 import { parseWith } from '../core/validate.js'
@@ -25,6 +26,8 @@ export interface OpenAIChatDeps {
   logger?: Logger
   /** Told every call's counts (the composition root adds them to the store for `knowhub status`). */
   onUsage?: (usage: LlmUsage) => void | Promise<void>
+  /** Told every request's duration (its retries included) and outcome: the composition root's metrics. */
+  onCall?: (call: LlmCallObservation) => void
   /** First backoff delay between retries in ms (default 500; tests use less). */
   retryBaseDelayMs?: number
 }
@@ -124,12 +127,24 @@ export function createOpenAIChat(raw: z.input<typeof LlmConfig>, deps: OpenAICha
   /** One counted request; failures are counted and rethrown with the task in their details. */
   async function call(task: LlmTask, messages: readonly ChatMessage[], format: Format, options: ChatOptions, schema?: object): Promise<Completion> {
     const model = options.model ?? modelFor(task)
+    const started = performance.now()
+    const observe = (failed: boolean, completion?: Completion): void =>
+      deps.onCall?.({
+        task,
+        model,
+        seconds: (performance.now() - started) / 1000,
+        failed,
+        promptTokens: completion?.promptTokens ?? 0,
+        completionTokens: completion?.completionTokens ?? 0,
+      })
     try {
       const completion = await complete(task, messages, format, options, schema)
       count(task, model, false, completion)
+      observe(false, completion)
       return completion
     } catch (error) {
       count(task, model, true)
+      observe(true)
       if (error instanceof KnowHubError) throw new KnowHubError(error.code, error.message, { ...error.details, task }, { cause: error.cause })
       throw error
     }

@@ -19,6 +19,7 @@ import type { KnowledgeService } from '../knowledge/service.js'
 import type { McpServerOptions } from '../mcp/server.js'
 import type { ResourceService } from '../resources/service.js'
 import type { AdminService } from '../app/admin.js'
+import type { HubMetrics } from '../app/metrics.js'
 import { servicesBackend } from '../app/backend.js'
 import { toolPackService } from '../tools/packs.js'
 import { errorHandler, notFoundHandler } from './errors.js'
@@ -29,6 +30,7 @@ import { bodyLimit } from './middleware/body-limit.js'
 import { dotSegments } from './middleware/dot-segments.js'
 import { hostCheck } from './middleware/host-check.js'
 import { createRateLimiter, rateLimit } from './middleware/rate-limit.js'
+import { httpMetrics } from './middleware/metrics.js'
 import { requestLog } from './middleware/request-log.js'
 import { redactingLogger } from './redact.js'
 import { agentRoutes } from './routes/agent.js'
@@ -36,6 +38,7 @@ import { adminRoutes } from './routes/admin.js'
 import { knowledgeRoutes } from './routes/knowledge.js'
 import { knowledgeFolderRoutes } from './routes/knowledge-folder.js'
 import { metaRoutes } from './routes/meta.js'
+import { metricsRoutes } from './routes/metrics.js'
 import { resourceRoutes, secretReadRoutes } from './routes/resources.js'
 import type { SlimService } from '../knowledge/slim.js'
 import type { ExtractionService } from '../knowledge/extract.js'
@@ -105,13 +108,15 @@ export interface AppDeps {
   admin?: AdminService
   /** Whether the embedder's model has loaded, for `/healthz` (`embedder: loading | ready`); absent: not reported. */
   embedderReady?: () => boolean
+  /** Request metrics, and `GET /metrics` for an administrator or a loopback local caller; absent: neither. */
+  metrics?: Pick<HubMetrics, 'http' | 'scrape'>
 }
 
 /** Paths anyone may call: liveness and the API description. */
 const PUBLIC_PATHS = new Set(['/healthz', '/api/openapi.json'])
 
 function isApiPath(path: string): boolean {
-  return path === '/api' || path.startsWith('/api/') || path === '/mcp' || path.startsWith('/mcp/')
+  return path === '/metrics' || path === '/api' || path.startsWith('/api/') || path === '/mcp' || path.startsWith('/mcp/')
 }
 
 /**
@@ -143,6 +148,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   // Outermost first: the access log sees the final status of every request. Authentication
   // comes before the per-caller limit and the body limit: nothing is buffered for strangers.
   app.use('*', requestLog({ logger }))
+  if (deps.metrics) app.use('*', httpMetrics({ observer: deps.metrics.http }))
   app.use('*', dotSegments({ connection: deps.connection }))
   app.use('*', hostCheck({ allowedHosts: deps.allowedHosts }))
   const failures = createRateLimiter({ perSecond: deps.authFailureLimit?.perSecond ?? 1, burst: deps.authFailureLimit?.burst ?? 20, clock })
@@ -161,6 +167,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.use('*', bodyLimit({ maxBytes: deps.bodyLimit }))
 
   app.route('/', metaRoutes({ version: deps.version ?? '0.0.0', embedderReady: deps.embedderReady }))
+  if (deps.metrics) app.route('/', metricsRoutes({ metrics: deps.metrics, connection: deps.connection }))
   // Before the knowledge routes, whose `/:id` would take `folder` for an id.
   app.route('/api/knowledge/folder', knowledgeFolderRoutes({ knowledge: deps.knowledge }))
   app.route('/api/knowledge', knowledgeRoutes({ knowledge: deps.knowledge, resources: deps.resources, slim: deps.slim, extraction: deps.extraction }))

@@ -493,6 +493,12 @@ export function openApiDocument(version: string): OpenApiDocument & { paths: Rec
     paths: {
       '/healthz': { get: { summary: 'Liveness', security: [], responses: { 200: json('Health') } } },
       '/api/openapi.json': { get: { summary: 'This document', security: [], responses: { 200: { description: 'OK' } } } },
+      '/metrics': {
+        get: {
+          summary: 'Prometheus metrics (admin, or the local principal on a loopback connection; docs/scale.md, Metrics)',
+          responses: { 200: { description: 'The Prometheus text format', content: { 'text/plain': { schema: { type: 'string' } } } }, ...ERRORS },
+        },
+      },
       ...knowledgePaths(),
       ...knowledgeFolderPaths(),
       ...resourcePaths(),

@@ -206,6 +206,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     agent: hub.agent,
     admin: adminService(hub),
     embedderReady: () => hub.embedder.ready?.() ?? true,
+    ...(hub.metrics ? { metrics: hub.metrics } : {}),
     authenticate,
     logger,
     version: packageVersion(),

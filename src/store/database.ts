@@ -42,7 +42,17 @@ export interface Database extends Queryable {
   listen?(channel: string, onNotify: () => void): Promise<void>
   /** The embedded database's files as a gzipped tarball (PGlite only: how a template is made). */
   dumpDataDir?(): Promise<Uint8Array>
+  /** The connection pool's use now (metrics); PostgreSQL only: PGlite is one connection in the process. */
+  pool?(): PoolUse
   close(): Promise<void>
+}
+
+/** Connections of a PostgreSQL pool: open, idle of them, callers waiting for one, and the pool's size. */
+export interface PoolUse {
+  total: number
+  idle: number
+  waiting: number
+  max: number
 }
 
 /** SQLSTATEs of a lost or refused connection: class 08, admin/crash shutdown, starting up, too many connections. */
@@ -117,12 +127,13 @@ export interface PGliteOptions {
 }
 
 /**
- * The embedded database's `shared_buffers` unless told otherwise: 32MB, not initdb's 128MB. A
+ * The embedded database's `shared_buffers` unless told otherwise: 16MB, not initdb's 128MB. A
  * server answers searches, `get` and neighbours from its in-memory indexes and record cache
- * (issue 18), so the pool mostly serves writes and listings; 32MB keeps ~100 MB less resident
- * (docs/scale.md, "Memory").
+ * (issue 18), so the pool mostly serves writes and listings; 32MB kept ~100 MB less resident
+ * than 128MB, and 16MB another ~14 MB with no change in search throughput (issue 32;
+ * docs/scale.md, "Memory").
  */
-export const DEFAULT_SHARED_BUFFERS = '32MB'
+export const DEFAULT_SHARED_BUFFERS = '16MB'
 
 /**
  * Copies a data directory into a new folder, PG_VERSION last: a folder without it counts as
@@ -341,6 +352,7 @@ export async function openPostgres(options: PostgresOptions): Promise<Database> 
         release(client, broken)
       }
     },
+    pool: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max: options.max ?? 10 }),
     close: () => pool.end(),
   }
 }

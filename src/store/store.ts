@@ -40,7 +40,7 @@ export interface OpenStoreOptions {
    * processes may write to one server; `memory` is refused there).
    */
   fulltext?: 'memory' | 'sql'
-  /** The embedded database's `shared_buffers` (e.g. `16MB`); default 32MB (`DEFAULT_SHARED_BUFFERS`). Ignored for a server. */
+  /** The embedded database's `shared_buffers` (e.g. `16MB`); default 16MB (`DEFAULT_SHARED_BUFFERS`). Ignored for a server. */
   sharedBuffers?: string
   logger?: Logger
 }

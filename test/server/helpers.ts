@@ -5,8 +5,7 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { openKnowHub, type KnowHub } from '../../src/app/open.js'
-import type { PackSource } from '../../src/app/packs.js'
+import { openKnowHub, type KnowHub, type OpenDeps } from '../../src/app/open.js'
 import type { Logger } from '../../src/core/logger.js'
 import { startServer, type RunningServer, type StartServerOptions } from '../../src/server/serve.js'
 import { createTestDatabase, type Backend } from '../helpers/stores.js'
@@ -42,7 +41,7 @@ export interface TestHub {
  * const t = await openTestHub()
  * const server = await t.start({ port: 0 })
  */
-export async function openTestHub(config: Record<string, unknown> = {}, deps: { packs?: PackSource } = {}): Promise<TestHub> {
+export async function openTestHub(config: Record<string, unknown> = {}, deps: Omit<OpenDeps, 'logger'> = {}): Promise<TestHub> {
   const dataDir = mkdtempSync(join(tmpdir(), 'knowhub-server-'))
   const logger = recordingLogger()
   const database = HUB_BACKEND !== 'pglite' && !('databaseUrl' in config) ? await createTestDatabase(HUB_BACKEND) : undefined
@@ -54,7 +53,7 @@ export async function openTestHub(config: Record<string, unknown> = {}, deps: { 
       ...config,
       server: { port: 0, rateLimit: 0, ...(config.server as object | undefined) },
     },
-    { logger, ...deps },
+    { ...deps, logger },
   )
   const servers: RunningServer[] = []
   return {

@@ -34,19 +34,19 @@ describe('embedded database template', () => {
     try {
       expect(await migrate(db)).toEqual([])
       expect(await db.query(sql`SELECT to_regclass('knowledge') IS NOT NULL AS present`)).toEqual([{ present: true }])
-      // A 32MB buffer pool unless told otherwise, not initdb's 128MB (docs/scale.md, "Memory").
-      expect(await db.query(sql`SHOW shared_buffers`)).toEqual([{ shared_buffers: '32MB' }])
+      // A 16MB buffer pool unless told otherwise, not initdb's 128MB (docs/scale.md, "Memory").
+      expect(await db.query(sql`SHOW shared_buffers`)).toEqual([{ shared_buffers: '16MB' }])
       await db.query(sql`CREATE TABLE kept (n int)`)
       await db.query(sql`INSERT INTO kept VALUES (7)`)
     } finally {
       await db.close()
     }
-    // Opened again with the template: the folder's own database, not a new copy; a smaller
-    // buffer pool (what one-shot commands use) changes nothing but the pool.
-    const again = await openPGlite({ dataDir, template: file, sharedBuffers: '16MB' })
+    // Opened again with the template: the folder's own database, not a new copy; a
+    // buffer pool size of its own (KNOWHUB_SHARED_BUFFERS) changes nothing but the pool.
+    const again = await openPGlite({ dataDir, template: file, sharedBuffers: '32MB' })
     try {
       expect(await again.query(sql`SELECT n FROM kept`)).toEqual([{ n: 7 }])
-      expect(await again.query(sql`SHOW shared_buffers`)).toEqual([{ shared_buffers: '16MB' }])
+      expect(await again.query(sql`SHOW shared_buffers`)).toEqual([{ shared_buffers: '32MB' }])
     } finally {
       await again.close()
     }

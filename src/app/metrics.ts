@@ -1,0 +1,179 @@
+/**
+ * The Prometheus metrics of a server (`GET /metrics`), with prom-client (the Prometheus
+ * client for Node that the Prometheus project lists; its default collectors give process
+ * memory, CPU, event-loop lag and garbage collection). One registry per process, built by
+ * the entry point that serves it and handed to the composition root, which passes the
+ * parts down: an observer to the search, a hook to the LLM provider, a wrapper around the
+ * embedder, and collectors that read the pool and the LLM totals at scrape time. Nothing
+ * here is global: two hubs in one process (tests) keep their own figures.
+ */
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
+import type { LlmCallObservation, SearchObserver } from '../core/observe.js'
+import type { Embedder } from '../embed/embedder.js'
+import type { LlmProvider } from '../llm/index.js'
+import type { PoolUse } from '../store/database.js'
+
+/** Buckets of request and stage durations, in seconds: 1 ms to 10 s. */
+const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
+/** LLM calls take longer: 50 ms to 2 min. */
+const LLM_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120]
+
+/** What the HTTP layer reports of each request. */
+export interface HttpObserver {
+  /** `route` is the matched route pattern (`/api/knowledge/:id`), never the raw path. */
+  request(method: string, route: string, status: number, seconds: number): void
+}
+
+/** One registry and the observers that feed it. */
+export interface HubMetrics {
+  readonly registry: Registry
+  readonly http: HttpObserver
+  readonly search: SearchObserver
+  /** For the LLM provider's `onCall`. */
+  llmCall(call: LlmCallObservation): void
+  /** The embedder, counting its calls in flight and their durations. */
+  instrumentEmbedder(embedder: Embedder): Embedder
+  /** Reads the provider's usage totals (calls, failures, tokens by task and model) at every scrape. */
+  watchLlm(llm: LlmProvider): void
+  /** Reads the PostgreSQL pool's use at every scrape. */
+  watchPool(pool: () => PoolUse): void
+  /** The exposition text and its content type. */
+  scrape(): Promise<{ contentType: string; body: string }>
+}
+
+/**
+ * A registry with the process's default metrics (prefixed `knowhub_`) and KnowHub's own.
+ * @example
+ * const metrics = createMetrics()
+ * const hub = await openKnowHub(config, { metrics })
+ * const server = await startServer({ hub }) // GET /metrics
+ */
+export function createMetrics(options: { defaultMetrics?: boolean } = {}): HubMetrics {
+  const registry = new Registry()
+  if (options.defaultMetrics !== false) collectDefaultMetrics({ register: registry, prefix: 'knowhub_' })
+  const registers = [registry]
+
+  const requests = new Counter({
+    name: 'knowhub_http_requests_total',
+    help: 'HTTP requests answered, by method, route pattern and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers,
+  })
+  const requestSeconds = new Histogram({
+    name: 'knowhub_http_request_duration_seconds',
+    help: 'Time to answer an HTTP request (to the response headers), by method, route pattern and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers,
+  })
+  const stageSeconds = new Histogram({
+    name: 'knowhub_search_stage_duration_seconds',
+    help: 'Stages of a computed search: fulltext and vector candidate lists, embed (query embedding), rank (records, rerank), total',
+    labelNames: ['stage'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers,
+  })
+  const cache = new Counter({
+    name: 'knowhub_search_cache_total',
+    help: 'Searches by response-cache outcome: hit, miss (computed), bypass (no cache: PostgreSQL, or turned off)',
+    labelNames: ['outcome'] as const,
+    registers,
+  })
+  const embedInFlight = new Gauge({ name: 'knowhub_embed_in_flight', help: 'Embedding calls started and not finished (the embedding queue)', registers })
+  const embedTexts = new Counter({ name: 'knowhub_embed_texts_total', help: 'Texts embedded', registers })
+  const embedSeconds = new Histogram({
+    name: 'knowhub_embed_duration_seconds',
+    help: 'Duration of an embedding call (a batch of texts), waiting included',
+    buckets: LATENCY_BUCKETS,
+    registers,
+  })
+  const llmSeconds = new Histogram({
+    name: 'knowhub_llm_request_duration_seconds',
+    help: 'Duration of an LLM request (retries included), by task, model and outcome',
+    labelNames: ['task', 'model', 'outcome'] as const,
+    buckets: LLM_BUCKETS,
+    registers,
+  })
+
+  const llms: LlmProvider[] = []
+  const llmTotal = (name: string, help: string, field: 'calls' | 'failures' | 'prompt_tokens' | 'completion_tokens') =>
+    new Gauge({
+      name,
+      help,
+      labelNames: ['task', 'model'] as const,
+      registers,
+      // Gauges set from the provider's own totals (which only grow): `rate()` works as on a counter.
+      collect() {
+        this.reset()
+        for (const llm of llms) for (const usage of llm.usage()) this.inc({ task: usage.task, model: usage.model }, usage[field])
+      },
+    })
+  llmTotal('knowhub_llm_calls_total', 'LLM requests answered or failed, by task and model', 'calls')
+  llmTotal('knowhub_llm_failures_total', 'LLM calls that failed (after retries) or gave an unusable answer, by task and model', 'failures')
+  llmTotal('knowhub_llm_prompt_tokens_total', 'Prompt tokens the LLM counted, by task and model', 'prompt_tokens')
+  llmTotal('knowhub_llm_completion_tokens_total', 'Completion tokens the LLM counted, by task and model', 'completion_tokens')
+
+  // Registered with the first pool: an embedded database has none, and shows no pool series.
+  const pools: Array<() => PoolUse> = []
+  const poolGauge = (name: string, help: string, read: (use: PoolUse) => number) =>
+    new Gauge({
+      name,
+      help,
+      registers,
+      collect() {
+        this.set(pools.reduce((sum, pool) => sum + read(pool()), 0))
+      },
+    })
+  const watchPool = (pool: () => PoolUse): void => {
+    if (pools.push(pool) > 1) return
+    poolGauge('knowhub_db_pool_connections', 'PostgreSQL connections open in the pool', (u) => u.total)
+    poolGauge('knowhub_db_pool_idle', 'PostgreSQL connections idle in the pool', (u) => u.idle)
+    poolGauge('knowhub_db_pool_waiting', 'Queries waiting for a PostgreSQL connection', (u) => u.waiting)
+    poolGauge('knowhub_db_pool_max', 'Size of the PostgreSQL pool', (u) => u.max)
+  }
+
+  return {
+    registry,
+    http: {
+      request(method, route, status, seconds) {
+        const labels = { method, route, status: String(status) }
+        requests.inc(labels)
+        requestSeconds.observe(labels, seconds)
+      },
+    },
+    search: {
+      stage: (stage, seconds) => stageSeconds.observe({ stage }, seconds),
+      cache: (outcome) => cache.inc({ outcome }),
+    },
+    llmCall(call) {
+      llmSeconds.observe({ task: call.task, model: call.model, outcome: call.failed ? 'failure' : 'success' }, call.seconds)
+    },
+    instrumentEmbedder(embedder) {
+      const embed: Embedder['embed'] = async (texts, embedOptions) => {
+        embedInFlight.inc()
+        const stop = embedSeconds.startTimer()
+        try {
+          const vectors = await embedder.embed(texts, embedOptions)
+          embedTexts.inc(texts.length)
+          return vectors
+        } finally {
+          stop()
+          embedInFlight.dec()
+        }
+      }
+      // Every other member (optional methods included, absent ones stay absent) is the embedder's own.
+      return new Proxy(embedder, {
+        get(target, property) {
+          if (property === 'embed') return embed
+          const value: unknown = Reflect.get(target, property, target)
+          return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value
+        },
+      })
+    },
+    watchLlm: (llm) => void llms.push(llm),
+    watchPool,
+    async scrape() {
+      return { contentType: registry.contentType, body: await registry.metrics() }
+    },
+  }
+}
