@@ -30,6 +30,8 @@ export type Authenticator = (request: Request) => Promise<Caller>
 export interface TokenVerifier {
   verify(token: string): Promise<VerifiedToken | undefined>
   hasAny(): Promise<boolean>
+  /** How many tokens this process created (local mode ends at once after the first). */
+  createdHere?(): number
 }
 
 export interface AuthenticatorOptions {
@@ -38,7 +40,8 @@ export interface AuthenticatorOptions {
   localPrincipal: Principal
   /**
    * True when the server started without any token: requests without a token are the
-   * local principal until a token is created (checked again every `recheckMs`).
+   * local principal until a token is created: at once when this process creates it, else
+   * (another process: the CLI on the database, another server) within `recheckMs`.
    */
   localMode: boolean
   clock?: Clock
@@ -72,6 +75,12 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
 
   async function stillLocal(): Promise<boolean> {
     if (!local) return false
+    // A token this process created (the API, the CLI beside the server through the local key) ends local mode at once:
+    // anonymous loopback requests must not act as the local principal (the hub operator) a moment longer.
+    if ((options.tokens.createdHere?.() ?? 0) > 0) {
+      local = false
+      return false
+    }
     const now = clock.now().getTime()
     if (now - checkedAt >= recheckMs) {
       checkedAt = now

@@ -45,6 +45,7 @@ export const ACTIONS = [
   'status',
   'status.hub',
   'backup',
+  'metrics',
   'orgs.manage',
 ] as const
 export type Action = (typeof ACTIONS)[number]
@@ -85,6 +86,7 @@ export const POLICY: readonly PolicyRow[] = [
   row('status', 'GET /api/status: counts (org admins: of what they see)', 'hub', 'org', 'none', 'none'),
   row('status.hub', 'status with the data folder or database host, hub-wide counts and LLM usage', 'hub', 'none', 'none', 'none'),
   row('backup', 'POST /api/admin/backup, knowhub backup', 'hub', 'none', 'none', 'none'),
+  row('metrics', 'GET /metrics: hub-wide requests, searches, LLM usage, memory (also the local principal on loopback)', 'hub', 'none', 'none', 'none'),
   row('orgs.manage', 'other orgs: their tokens, their admins; packs.access (server config)', 'hub', 'none', 'none', 'none'),
 ]
 

@@ -142,6 +142,7 @@ export function createTokenService(deps: TokenServiceDeps) {
   const clock = deps.clock ?? systemClock
   const logger = deps.logger ?? noopLogger
   const verifier = createVerifier(repo, clock, deps.cacheTtlMs ?? 5000)
+  let createdHere = 0
 
   return {
     /** Creates a token. The returned `token` is the only copy: it cannot be shown again. */
@@ -149,6 +150,7 @@ export function createTokenService(deps: TokenServiceDeps) {
       const now = clock.now()
       const { token, record } = newToken(parseWith(CreateTokenInput, raw, 'token'), now)
       await repo.insert(record)
+      createdHere++
       logger.info('auth.token.created', { id: record.id, principal: { ...record.principal } })
       return { token, ...tokenInfo(record, now) }
     },
@@ -185,6 +187,9 @@ export function createTokenService(deps: TokenServiceDeps) {
       logger.info('auth.token.revoked', { id })
       return tokenInfo(record, clock.now())
     },
+
+    /** How many tokens this process has created: local mode ends at once when it creates one (not 2 s later). */
+    createdHere: (): number => createdHere,
 
     /** Whether any active (not revoked, not expired) token exists. No token means local mode. */
     async hasAny(): Promise<boolean> {

@@ -76,7 +76,7 @@ describe('examples/agent-loop as an agent', () => {
     const entry = await createClient({ baseUrl: url }).knowledge.get(learned.items[0]!.id)
     expect(entry).toMatchObject({ task: 'Rotate credentials safely', source: { trace_id: 'example-1' } })
     expect(lines[1]).toMatch(
-      /^Context of deployer: \d+ of 16000 tokens \(template included, self_awareness\.md included, task included, knowledge\.md included/,
+      /^Context of deployer: \d+ of 16000 tokens \(template included, task included, self_awareness\.md included, knowledge\.md included/,
     )
   })
 

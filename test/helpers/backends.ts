@@ -63,4 +63,12 @@ export const SERVER_TESTS_PER_BACKEND = [
   'test/server/reown.test.ts',
   // Secrets are read by a scoped query, and error paths carry the driver's messages into logs.
   'test/server/secrets.test.ts',
+  // The tenancy suite (#27): every route, tool and dashboard API against each backend's SQL.
+  'test/server/tenancy.test.ts',
+  // Stored agents (#27): per-org documents, versions and their scopes in each backend's SQL.
+  'test/server/agent-memory.test.ts',
+  // The audit of secret reads (#27): who sees which record is a WHERE clause in each backend's SQL.
+  'test/server/secret-reads.test.ts',
+  // /metrics (#32): the database pool's series exist on PostgreSQL only.
+  'test/server/metrics.test.ts',
 ] as const

@@ -4,7 +4,7 @@
  * the request counts by route PATTERN and status, the search stages and response-cache use, the
  * embedder's calls, the LLM's calls, tokens and latency by task and model, the PostgreSQL pool
  * (on a PostgreSQL backend) and the process's memory. Who may scrape: the local principal on a
- * loopback connection, an admin token; a token without `admin` gets 403, no token in token mode 401.
+ * loopback connection, the hub operator's token; any other token (an org admin's too) gets 403, no token in token mode 401.
  */
 import { readFileSync } from 'node:fs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -120,17 +120,21 @@ describe('GET /metrics', () => {
     }
   })
 
-  it('answers an admin token; a token without admin gets 403, no token 401 (token mode)', async () => {
+  it('answers the hub operator; an org admin and a reader get 403 (hub-wide figures), no token 401 (token mode)', async () => {
     const reader = await t.hub.tokens.create({ user: 'alice', org: 'acme' })
-    const admin = await t.hub.tokens.create({ user: 'root', permissions: ['admin'] })
+    const orgAdmin = await t.hub.tokens.create({ user: 'ann', org: 'acme', permissions: ['read', 'write', 'admin'] })
+    const admin = await t.hub.tokens.create({ user: 'root', permissions: ['hub:admin'] })
     // A server started now is in token mode from the start.
     const tokenMode = await t.start()
     expect(tokenMode.local).toBe(false)
 
     const asReader = await client(tokenMode.url, reader.token).get('/metrics')
     expect(asReader.status).toBe(403)
-    expect(errorOf(asReader)).toMatchObject({ code: 'forbidden', details: { permission: 'admin' } })
+    expect(errorOf(asReader)).toMatchObject({ code: 'forbidden', details: { permission: 'hub:admin' } })
     expect(asReader.text).not.toContain('knowhub_')
+    const asOrgAdmin = await client(tokenMode.url, orgAdmin.token).get('/metrics')
+    expect(asOrgAdmin.status).toBe(403)
+    expect(asOrgAdmin.text).not.toContain('knowhub_')
 
     const anonymous = await client(tokenMode.url).get('/metrics')
     expect(anonymous.status).toBe(401)
@@ -139,6 +143,6 @@ describe('GET /metrics', () => {
     const asAdmin = await client(tokenMode.url, admin.token).get('/metrics')
     expect(asAdmin.status).toBe(200)
     // The refused scrapes are counted too, by status (both servers report to the hub's one registry).
-    expect(series(asAdmin.text, 'knowhub_http_requests_total', { method: 'GET', route: '/metrics', status: '403' })).toBe(1)
+    expect(series(asAdmin.text, 'knowhub_http_requests_total', { method: 'GET', route: '/metrics', status: '403' })).toBe(2)
   })
 })

@@ -145,6 +145,22 @@ describe('authenticator', () => {
     await rejects(authenticate(request()), 'unauthenticated')
   })
 
+  it('local mode ends at once when this process creates a token (no recheck window for anonymous requests)', async () => {
+    exists = false
+    let created = 0
+    const authenticate = createAuthenticator({
+      tokens: { ...verifier, createdHere: () => created },
+      localPrincipal: local,
+      localMode: true,
+      clock: { now: () => new Date(0) },
+      recheckMs: 60_000,
+    })
+    expect((await authenticate(request())).key).toBe('local')
+    // The token service counts what it creates; the stored check (hasAny) would only run after recheckMs.
+    created = 1
+    await rejects(authenticate(request()), 'unauthenticated')
+  })
+
   it('token mode: a token is required', async () => {
     const authenticate = createAuthenticator({ tokens: verifier, localPrincipal: local, localMode: false })
     await rejects(authenticate(request()), 'unauthenticated')

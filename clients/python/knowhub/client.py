@@ -320,6 +320,26 @@ class _Api(Generic[J, T, B, L]):
         body = _body(agent=agent, task=task, knowledge_files=knowledge_files, budget=budget, language=language)
         return self._send(Request("POST", "/api/agent/context", body=body))
 
+    def agent_document_write(
+        self,
+        agent: str,
+        name: str,
+        content: str,
+        scopes: Optional[Sequence[str]] = None,
+        expected_version: Optional[int] = None,
+    ) -> J:
+        """``PUT /api/agents/{agent}/documents/{name}``: store one of an agent's documents on the server (``knowledge.md``,
+        ``self_awareness.md``, ``compact.md``, ``system_prompt.md``), a new version each time. A server keeps remote agents
+        per org and never reads its own home for a caller: store an agent before asking for its context."""
+        body = _body(content=content, scopes=scopes, expected_version=expected_version)
+        path = f"/api/agents/{urllib.parse.quote(agent, safe='')}/documents/{urllib.parse.quote(name, safe='')}"
+        return self._send(Request("PUT", path, body=body, retry="unsafe"))
+
+    def agent_document(self, agent: str, name: str, version: Optional[int] = None) -> J:
+        """``GET /api/agents/{agent}/documents/{name}``: one stored document (its newest version, or ``version``)."""
+        path = f"/api/agents/{urllib.parse.quote(agent, safe='')}/documents/{urllib.parse.quote(name, safe='')}"
+        return self._send(Request("GET", path, {"version": version} if version is not None else {}))
+
     def goal(
         self,
         action: str,

@@ -185,6 +185,10 @@ class ClientTest(unittest.TestCase):
         self.assertEqual((deleted["id"], deleted["deleted"]), (rid, True))
 
     def test_agent_context_and_goals(self) -> None:
+        # A server keeps remote agents per org in its store (never its own home): store the agent first.
+        stored = self.kh.agent_document_write("deployer", "knowledge.md", "## @deploy: ship a release\nContract: run the checks first.\n")
+        self.assertEqual((stored["agent"], stored["name"]), ("deployer", "knowledge.md"))
+        self.assertIn("@deploy", self.kh.agent_document("deployer", "knowledge.md")["content"])
         context = self.kh.agent_context("deployer", task="Ship release 1.2")
         self.assertEqual(context["messages"][0]["role"], "system")
         self.assertIn("@deploy: ship a release", context["messages"][0]["content"])

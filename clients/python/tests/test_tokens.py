@@ -16,7 +16,8 @@ class TokenModeTest(unittest.TestCase):
     def setUpClass(cls) -> None:
         cls.server = Server()
         # The CLI beside the server (the lock file's local key): the first token switches it to token mode.
-        cls.admin_token = json.loads(cls.server.cli("token", "create", "--user", "admin", "--perm", "read,write,admin", "--json"))["token"]
+        # An org admin (its reach ends at its org: status counts, its org's tokens).
+        cls.admin_token = json.loads(cls.server.cli("token", "create", "--user", "admin", "--org", "acme", "--perm", "read,write,admin", "--json"))["token"]
         cls.reader_token = json.loads(cls.server.cli("token", "create", "--user", "reader", "--perm", "read", "--json"))["token"]
 
     @classmethod
@@ -58,10 +59,10 @@ class TokenModeTest(unittest.TestCase):
     def test_admin_tokens(self) -> None:
         admin = KnowHub(self.server.url, self.admin_token)
         self.assertIn("entries", admin.status())
-        created = admin.token_create(user="writer", permissions=["read", "write"], name="python-test")
+        created = admin.token_create(user="writer@acme", org="acme", permissions=["read", "write"], name="python-test")
         writer = KnowHub(self.server.url, created["token"])
         entry = writer.save("Rotate API keys", "Every 90 days.", ["strategy"])
-        self.assertEqual(entry["owner"], "user:writer")
+        self.assertEqual(entry["owner"], "user:writer@acme")
         self.assertIn(created["id"], [t["id"] for t in admin.token_list()])
         self.assertTrue(all("token" not in t for t in admin.token_list()))
         admin.token_revoke(created["id"])

@@ -1,12 +1,12 @@
 /**
- * `GET /metrics`: the Prometheus exposition (src/app/metrics.ts). Only for an administrator,
- * or for the local principal on a loopback connection (local mode, or the CLI's local key):
- * an API token without the `admin` permission answers 403 `forbidden` as every admin route
- * does, no token in token mode 401.
+ * `GET /metrics`: the Prometheus exposition (src/app/metrics.ts). Hub-wide figures, so only for
+ * the hub operator (the `metrics` row of src/auth/policy.ts), or for the local principal on a
+ * loopback connection (local mode, or the CLI's local key): any other token answers 403
+ * `forbidden` — an org admin too, its reach ends at its org — and no token in token mode 401.
  */
 import { Hono } from 'hono'
 import type { HubMetrics } from '../../app/metrics.js'
-import { requirePermission } from '../../core/principal.js'
+import { authorize } from '../../auth/policy.js'
 import { caller, type AppEnv, type Connection } from '../http.js'
 
 /** True for 127.0.0.0/8 and ::1, also IPv4-mapped. */
@@ -21,7 +21,7 @@ export function metricsRoutes(options: { metrics: Pick<HubMetrics, 'scrape'>; co
   const app = new Hono<AppEnv>()
   app.get('/metrics', async (c) => {
     const { principal, key } = caller(c)
-    if (!(key === 'local' && loopbackPeer(options.connection?.(c.env).address))) requirePermission(principal, 'admin')
+    if (!(key === 'local' && loopbackPeer(options.connection?.(c.env).address))) authorize(principal, 'metrics')
     const { contentType, body } = await options.metrics.scrape()
     return c.body(body, 200, { 'content-type': contentType, 'cache-control': 'no-store' })
   })

@@ -816,6 +816,21 @@ async function listedText(actor: Actor): Promise<string> {
 }
 
 const laterCases: Record<string, RouteCase> = {
+  // Hub-wide figures (#32): the hub operator's alone; an org admin's reach ends at its org.
+  'GET /metrics': async (p, w) => {
+    for (const actor of w.actors) {
+      const operator = actor.role === 'operator'
+      const r = await p.http(
+        actor,
+        'api',
+        'scrape metrics',
+        '',
+        () => actor.api.get('/metrics'),
+        operator ? { status: 200 } : { status: 403, code: 'forbidden' },
+      )
+      if (!operator) expect(r.text).not.toContain('knowhub_')
+    }
+  },
   // The knowledge folder (#30): what a caller exports is what it sees; an import or sync writes only where it may write.
   'GET /api/knowledge/folder': async (p, w) => {
     for (const actor of w.actors) {
