@@ -815,7 +815,46 @@ async function listedText(actor: Actor): Promise<string> {
   return (await actor.api.get('/api/knowledge?limit=1000')).text
 }
 
+/** The knowledge folder (#30) on the API or the dashboard: what a caller exports is what it sees; an import or sync writes only where it may write. */
+function folderCases(surface: 'api' | 'ui'): Record<string, RouteCase> {
+  const base = surface === 'api' ? '/api/knowledge/folder' : '/ui/knowledge/folder'
+  const via = (actor: Actor): Client => (surface === 'api' ? actor.api : actor.ui)
+  return {
+    [`GET ${base}`]: async (p, w) => {
+      for (const actor of w.actors) {
+        const r = await p.http(actor, surface, 'export the folder', '', () => via(actor).get(`${base}?format=json`), { status: [200, 403], cross: true })
+        if (r.status !== 200 || !r.text.startsWith('{')) continue
+        for (const org of ['acme', 'other'] as const) expect(r.text.includes(w.data[org].shared.marker)).toBe(allowed(actor, w.data[org]).shared)
+      }
+    },
+    [`POST ${base}/import`]: async (p, w) => {
+      for (const actor of w.actors) {
+        if (!actor.org) continue
+        const them = otherOrg(actor.org)
+        const marker = `zq${surface}folderimport${actor.org}${actor.role}`
+        const entries = [{ task: 'import probe', content: marker, types: ['tool'], scopes: [`org:${them}`] }]
+        const body = { files: [{ path: 'global/tools.json', text: JSON.stringify(entries) }] }
+        const r = await p.http(actor, surface, 'import into another org', body, () => via(actor).post(`${base}/import`, body), { status: [200, 400, 403] })
+        // Answered with a plan (200) only when nothing was applied and the problem is named.
+        if (r.status === 200) expect(r.body).toMatchObject({ applied: false, errors: [expect.objectContaining({ field: 'scopes', code: 'forbidden' })] })
+        expect(await listedText(w.actor('writer', them))).not.toContain(marker)
+      }
+    },
+    [`POST ${base}/sync`]: async (p, w) => {
+      for (const actor of w.actors) {
+        const body = { files: [], dry_run: true }
+        await p.http(actor, surface, 'sync (dry run) of an empty folder', body, () => via(actor).post(`${base}/sync`, body), {
+          status: [200, 403],
+          cross: true,
+        })
+      }
+    },
+  }
+}
+
 const laterCases: Record<string, RouteCase> = {
+  ...folderCases('api'),
+  ...folderCases('ui'),
   // Hub-wide figures (#32): the hub operator's alone; an org admin's reach ends at its org.
   'GET /metrics': async (p, w) => {
     for (const actor of w.actors) {
@@ -829,76 +868,6 @@ const laterCases: Record<string, RouteCase> = {
         operator ? { status: 200 } : { status: 403, code: 'forbidden' },
       )
       if (!operator) expect(r.text).not.toContain('knowhub_')
-    }
-  },
-  // The knowledge folder (#30): what a caller exports is what it sees; an import or sync writes only where it may write.
-  'GET /api/knowledge/folder': async (p, w) => {
-    for (const actor of w.actors) {
-      const r = await p.http(actor, 'api', 'export the folder', '', () => actor.api.get('/api/knowledge/folder?format=json'), {
-        status: [200, 403],
-        cross: true,
-      })
-      if (r.status !== 200) continue
-      for (const org of ['acme', 'other'] as const) expect(r.text.includes(w.data[org].shared.marker)).toBe(allowed(actor, w.data[org]).shared)
-    }
-  },
-  'POST /api/knowledge/folder/import': async (p, w) => {
-    for (const actor of w.actors) {
-      if (!actor.org) continue
-      const them = otherOrg(actor.org)
-      const marker = `zqfolderimport${actor.org}${actor.role}`
-      const body = {
-        files: [{ path: 'global/tools.json', text: JSON.stringify([{ task: 'import probe', content: marker, types: ['tool'], scopes: [`org:${them}`] }]) }],
-      }
-      const r = await p.http(actor, 'api', 'import into another org', body, () => actor.api.post('/api/knowledge/folder/import', body), {
-        status: [200, 400, 403],
-      })
-      // Answered with a plan (200) only when nothing was applied and the problem is named.
-      if (r.status === 200) expect(r.body).toMatchObject({ applied: false, errors: [expect.objectContaining({ field: 'scopes', code: 'forbidden' })] })
-      expect(await listedText(w.actor('writer', them))).not.toContain(marker)
-    }
-  },
-  'POST /api/knowledge/folder/sync': async (p, w) => {
-    for (const actor of w.actors) {
-      const body = { files: [], dry_run: true }
-      await p.http(actor, 'api', 'sync (dry run) of an empty folder', body, () => actor.api.post('/api/knowledge/folder/sync', body), {
-        status: [200, 403],
-        cross: true,
-      })
-    }
-  },
-  'GET /ui/knowledge/folder': async (p, w) => {
-    for (const actor of w.actors) {
-      const r = await p.http(actor, 'ui', 'download the folder', '', () => actor.ui.get('/ui/knowledge/folder?format=json'), {
-        status: [200, 403],
-        cross: true,
-      })
-      if (r.status === 200 && r.text.startsWith('{'))
-        for (const org of ['acme', 'other'] as const) expect(r.text.includes(w.data[org].shared.marker)).toBe(allowed(actor, w.data[org]).shared)
-    }
-  },
-  'POST /ui/knowledge/folder/import': async (p, w) => {
-    for (const actor of w.actors) {
-      if (!actor.org) continue
-      const them = otherOrg(actor.org)
-      const marker = `zquifolderimport${actor.org}${actor.role}`
-      const body = {
-        files: [{ path: 'global/tools.json', text: JSON.stringify([{ task: 'import probe', content: marker, types: ['tool'], scopes: [`org:${them}`] }]) }],
-      }
-      const r = await p.http(actor, 'ui', 'import into another org', body, () => actor.ui.post('/ui/knowledge/folder/import', body), {
-        status: [200, 400, 403],
-      })
-      if (r.status === 200) expect(r.body).toMatchObject({ applied: false, errors: [expect.objectContaining({ field: 'scopes', code: 'forbidden' })] })
-      expect(await listedText(w.actor('writer', them))).not.toContain(marker)
-    }
-  },
-  'POST /ui/knowledge/folder/sync': async (p, w) => {
-    for (const actor of w.actors) {
-      const body = { files: [], dry_run: true }
-      await p.http(actor, 'ui', 'sync (dry run) of an empty folder', body, () => actor.ui.post('/ui/knowledge/folder/sync', body), {
-        status: [200, 403],
-        cross: true,
-      })
     }
   },
   // The audit of secret reads (#27): an actor sees the reads of what it owns (an admin: its org's), never a token id it may not see.

@@ -9,6 +9,7 @@
  * response for leaks: any marker, secret, token id or server path the actor may not see that the
  * request itself did not carry. Every attempt and every leak is counted; the suite prints them.
  */
+import { createMetrics } from '../../../src/app/metrics.js'
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
@@ -129,7 +130,8 @@ export async function openWorld(): Promise<World> {
       embedder: { provider: 'hashed' },
       packs: { paths: ORGS.map((org) => join(packsRoot, org)), access: ORGS.map((org) => ({ root: join(packsRoot, org), allow: [`org:${org}`] })) },
     },
-    { packs: { project: packsRoot, user: false } },
+    // Metrics on, as `knowhub start` has them: GET /metrics is a route like the others.
+    { packs: { project: packsRoot, user: false }, metrics: createMetrics({ defaultMetrics: false }) },
   )
   await reopened.hub.packs.discover()
   // Every token exists before the server starts: it starts in token mode, as a shared hub does
