@@ -30,7 +30,7 @@ export type Authenticator = (request: Request) => Promise<Caller>
 export interface TokenVerifier {
   verify(token: string): Promise<VerifiedToken | undefined>
   hasAny(): Promise<boolean>
-  /** How many tokens this process created (local mode ends at once after the first). */
+  /** How many tokens this process has created (local mode ends at once when one more is created). */
   createdHere?(): number
 }
 
@@ -71,13 +71,14 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
   const recheckMs = options.recheckMs ?? 2000
   let local = options.localMode
   let checkedAt = clock.now().getTime()
+  const createdBefore = options.tokens.createdHere?.() ?? 0
   const localKey = options.localKey ? digest(options.localKey) : undefined
 
   async function stillLocal(): Promise<boolean> {
     if (!local) return false
     // A token this process created (the API, the CLI beside the server through the local key) ends local mode at once:
     // anonymous loopback requests must not act as the local principal (the hub operator) a moment longer.
-    if ((options.tokens.createdHere?.() ?? 0) > 0) {
+    if ((options.tokens.createdHere?.() ?? 0) > createdBefore) {
       local = false
       return false
     }
