@@ -205,7 +205,10 @@ export function gateCandidates<T extends GateCandidate>(
   if (own) {
     const follow = { minTextStrength: gate.followTextStrength, minSimilarity: gate.minSimilarity }
     const best = candidates[0]!
-    const proof = (c: T) => own.strictAnchor === 0 && (c === anchor || (c === best && passesGate(c, bound, follow)))
+    const bestProves = passesGate(best, bound, follow)
+    // A twin (the same full-text score and similarity: the same text stored twice) is exactly as related as the candidate it equals.
+    const twin = (a: T, b: T) => a.positions[0]?.score === b.positions[0]?.score && a.positions[1]?.score === b.positions[1]?.score
+    const proof = (c: T) => own.strictAnchor === 0 && (c === anchor || twin(c, anchor) || (bestProves && (c === best || twin(c, best))))
     return candidates.filter((c) => proof(c) || ownEvidence(c, bound, gate, own) !== undefined)
   }
   const follow = { minTextStrength: gate.followTextStrength, minSimilarity: gate.minSimilarity }

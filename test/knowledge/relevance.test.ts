@@ -142,6 +142,10 @@ describe('the gate over a query', () => {
     expect(gateCandidates(candidates, 10, precision).map((c) => c.id)).toEqual(['selenium'])
     // No anchor: nothing, as before (the no-answer rates do not move).
     expect(gateCandidates(candidates.slice(1), 10, precision)).toEqual([])
+    // The anchor's twin (the same text saved twice: the same scores) is as related as the anchor, whatever the tie order.
+    const anchoredByMeaning = [vectorOnly('first', 0.5), vectorOnly('twin', 0.5), vectorOnly('near', 0.49), vectorOnly('pdf', 0.2)]
+    const twinGate = queryGate(DEFAULT_RELEVANCE_GATE, { cjk: false, fulltextOnly: false, floor: 0.3, anchorFloor: 0.45, background: 0.45 })
+    expect(gateCandidates(anchoredByMeaning, 10, twinGate).map((c) => c.id)).toEqual(['first', 'twin'])
   })
 
   it('names the evidence of a kept candidate: its words, both lists agreeing, or its meaning', () => {
