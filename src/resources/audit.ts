@@ -5,6 +5,7 @@
  * and to the admins of the orgs the row is tagged with, and to nobody else; that rule is in the
  * store's WHERE clause.
  */
+import { reach } from '../auth/policy.js'
 import { memberScopes, requirePermission, type Principal } from '../core/principal.js'
 import { SecretReadsQuery, type SecretReadPage } from '../core/resources.js'
 import { parseWith } from '../core/validate.js'
@@ -99,9 +100,9 @@ export async function listSecretReads(ctx: ResourceContext, raw: unknown, princi
     before: query.before,
   })
   const page = rows.slice(0, query.limit)
-  // Token ids are for those who manage tokens (an admin, the hub operator); an owner sees who read, not with which token.
-  const seesTokens = principal.permissions.includes('admin') || principal.permissions.includes('hub:admin')
-  const shownCaller = (caller: string): string => (seesTokens || !caller.includes('tok_') ? caller : 'token')
+  // Token ids are for those who manage tokens (the role table's tokens.manage); an owner sees who read, not with which token.
+  const seesTokens = reach(principal, 'tokens.manage') !== 'none'
+  const shownCaller = (caller: string): string => (seesTokens || !caller.startsWith('token:') ? caller : 'token')
   return {
     items: page.map(({ orgs: _orgs, read_at, caller, ...row }) => ({ ...row, caller: shownCaller(caller), read_at: read_at.toISOString() })),
     next_before: rows.length > query.limit ? (page[page.length - 1]?.seq ?? null) : null,

@@ -810,6 +810,22 @@ async function agentDocOf(w: World, org: Org, agent = `tenancy-agent-${org}`): P
   return { agent, marker }
 }
 
+/**
+ * Every member of an org asks for the other org's stored agent at `path` (GET, or POST with
+ * `body`): it answers one of `status` (an unknown agent: agents are per org), never its marker.
+ */
+function foreignAgentCase(label: string, path: (agent: string) => string, status: number[], body?: unknown): RouteCase {
+  return async (p, w) => {
+    for (const actor of w.actors) {
+      if (!actor.org) continue
+      const theirs = await agentDocOf(w, otherOrg(actor.org))
+      const run = () => (body === undefined ? actor.api.get(path(theirs.agent)) : actor.api.post(path(theirs.agent), body))
+      const r = await p.http(actor, 'api', label, body ?? '', run, { status })
+      expect(r.text).not.toContain(theirs.marker)
+    }
+  }
+}
+
 /** Every entry text an actor can list (to check that nothing of another org was written). */
 async function listedText(actor: Actor): Promise<string> {
   return (await actor.api.get('/api/knowledge?limit=1000')).text
@@ -891,36 +907,9 @@ const laterCases: Record<string, RouteCase> = {
       expect(still.text).toContain(theirs.marker)
     }
   },
-  'GET /api/agents/:agent/documents/:name{.+}': async (p, w) => {
-    for (const actor of w.actors) {
-      if (!actor.org) continue
-      const theirs = await agentDocOf(w, otherOrg(actor.org))
-      const r = await p.http(actor, 'api', "another org's agent document", '', () => actor.api.get(`/api/agents/${theirs.agent}/documents/knowledge.md`), {
-        status: [404],
-      })
-      expect(r.text).not.toContain(theirs.marker)
-    }
-  },
-  'GET /api/agents/:agent/versions/:name{.+}': async (p, w) => {
-    for (const actor of w.actors) {
-      if (!actor.org) continue
-      const theirs = await agentDocOf(w, otherOrg(actor.org))
-      const r = await p.http(actor, 'api', "another org's agent versions", '', () => actor.api.get(`/api/agents/${theirs.agent}/versions/knowledge.md`), {
-        status: [404],
-      })
-      expect(r.text).not.toContain(theirs.marker)
-    }
-  },
-  'GET /api/agents/:agent/documents': async (p, w) => {
-    for (const actor of w.actors) {
-      if (!actor.org) continue
-      const theirs = await agentDocOf(w, otherOrg(actor.org))
-      const r = await p.http(actor, 'api', "another org's agent documents", '', () => actor.api.get(`/api/agents/${theirs.agent}/documents`), {
-        status: [200, 404],
-      })
-      expect(r.text).not.toContain(theirs.marker)
-    }
-  },
+  'GET /api/agents/:agent/documents/:name{.+}': foreignAgentCase("another org's agent document", (a) => `/api/agents/${a}/documents/knowledge.md`, [404]),
+  'GET /api/agents/:agent/versions/:name{.+}': foreignAgentCase("another org's agent versions", (a) => `/api/agents/${a}/versions/knowledge.md`, [404]),
+  'GET /api/agents/:agent/documents': foreignAgentCase("another org's agent documents", (a) => `/api/agents/${a}/documents`, [200, 404]),
   'GET /api/agents': async (p, w) => {
     for (const actor of w.actors) {
       if (!actor.org) continue
@@ -929,17 +918,9 @@ const laterCases: Record<string, RouteCase> = {
       expect(r.text).not.toContain(theirs.agent)
     }
   },
-  'POST /api/agents/:agent/compact': async (p, w) => {
-    for (const actor of w.actors) {
-      if (!actor.org) continue
-      const theirs = await agentDocOf(w, otherOrg(actor.org))
-      const body = { history: [{ role: 'user', content: 'hello' }] }
-      const r = await p.http(actor, 'api', "compact another org's agent", body, () => actor.api.post(`/api/agents/${theirs.agent}/compact`, body), {
-        status: [400, 403, 404, 501],
-      })
-      expect(r.text).not.toContain(theirs.marker)
-    }
-  },
+  'POST /api/agents/:agent/compact': foreignAgentCase("compact another org's agent", (a) => `/api/agents/${a}/compact`, [400, 403, 404, 501], {
+    history: [{ role: 'user', content: 'hello' }],
+  }),
   'POST /api/agent/compact': async (p, w) => {
     for (const actor of w.actors) {
       const body = { agent: 'tenancy-agent-acme', history: [{ role: 'user', content: 'hello' }] }
