@@ -7,7 +7,7 @@
  */
 import { readBounded, resolvePackPath } from './paths.js'
 import type { PackResource, ResourceKind } from './resources.js'
-import type { LoadedPack, PackDiagnostic } from './schema.js'
+import type { LoadedPack, PackDiagnostic } from '../schema.js'
 
 /** Obvious credentials: provider key shapes and private-key blocks. */
 const SECRETS: readonly { label: string; pattern: RegExp }[] = [

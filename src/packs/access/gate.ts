@@ -5,9 +5,9 @@
  * show their metadata in the catalog but are refused for activation and
  * resolution until approved for their current digest (security model).
  */
-import { KnowHubError } from '../core/errors.js'
-import type { DiscoveryResult } from './discover.js'
-import type { LoadedPack, PackScope } from './schema.js'
+import { KnowHubError } from '../../core/errors.js'
+import type { DiscoveryResult } from '../discover/discover.js'
+import type { LoadedPack, PackScope } from '../schema.js'
 import type { PackStateFile } from './state.js'
 
 /** A discovery result seen through the state file. */

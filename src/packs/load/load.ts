@@ -8,8 +8,8 @@ import { basename, join } from 'node:path'
 import { stat } from 'node:fs/promises'
 import type { PackContext } from './frontmatter.js'
 import { parseKnowledgeMarkdown, type ParsedKnowledge } from './parse.js'
-import { isInside, readBounded, readListedFile, resolvePackPath } from './paths.js'
-import { formatDiagnostic, type KnowledgeCatalogItem, type LoadedPack, type PackDiagnostic, type PackScope, type RejectedPack } from './schema.js'
+import { isInside, readBounded, readListedFile, resolvePackPath } from '../files/paths.js'
+import { formatDiagnostic, type KnowledgeCatalogItem, type LoadedPack, type PackDiagnostic, type PackScope, type RejectedPack } from '../schema.js'
 
 /**
  * Default largest KNOWLEDGE.md read whole (bytes).

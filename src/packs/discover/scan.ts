@@ -8,11 +8,11 @@
 import type { Dirent } from 'node:fs'
 import { readFile, readdir, realpath, stat } from 'node:fs/promises'
 import { join, relative, resolve, sep } from 'node:path'
-import type { Logger } from '../core/logger.js'
+import type { Logger } from '../../core/logger.js'
 import { isIgnored, parseGitignore, type GitignoreRule } from './gitignore.js'
-import { mapLimit } from './limit.js'
-import { isInside } from './paths.js'
-import type { PackDiagnostic, PackScope } from './schema.js'
+import { mapLimit } from '../files/limit.js'
+import { isInside } from '../files/paths.js'
+import type { PackDiagnostic, PackScope } from '../schema.js'
 
 /**
  * Folder names never descended into (besides hidden folders).

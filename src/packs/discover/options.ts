@@ -5,7 +5,7 @@
  * composition root (src/app/packs.ts) builds the packs service from these.
  */
 import { resolve as resolvePath } from 'node:path'
-import type { PacksConfig } from '../core/config.js'
+import type { PacksConfig } from '../../core/config.js'
 import type { DiscoverOptions } from './discover.js'
 
 /** Pack-discovery flags as commander parses them (undefined: not given). */

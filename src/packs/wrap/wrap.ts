@@ -4,8 +4,8 @@
  * data-not-instructions preamble; the neutraliser (core/wrap.ts) keeps pack
  * text from opening, closing or forging one of our wrapper tags.
  */
-import { WRAPPER_PREAMBLES, escapeField, neutralise, preambleLanguage } from '../core/wrap.js'
-import type { KnowledgeCatalogItem, PackProfile, PackStatus, PackTrust, RuntimeMode } from './schema.js'
+import { WRAPPER_PREAMBLES, escapeField, neutralise, preambleLanguage } from '../../core/wrap.js'
+import type { KnowledgeCatalogItem, PackProfile, PackStatus, PackTrust, RuntimeMode } from '../schema.js'
 
 /** Attributes of one `<knowledge_pack>` wrapper (runtime standard Step 5: name, status, trust, grounding, profile, mode, selected paths, warnings). */
 export interface WrapperAttributes {

@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto'
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
 import { dirname } from 'node:path'
 import { z } from 'zod'
-import { KnowHubError } from '../core/errors.js'
+import { KnowHubError } from '../../core/errors.js'
 
 /**
  * The state file's content.

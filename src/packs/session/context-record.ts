@@ -11,10 +11,10 @@
 import { randomBytes } from 'node:crypto'
 import { mkdir, rename, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { resolvePackPath } from './paths.js'
-import type { ResolveResult } from './resolve/index.js'
-import { ContextResolutionRecord, type PackActivationMode } from './run-records.js'
-import type { LoadedPack } from './schema.js'
+import { resolvePackPath } from '../files/paths.js'
+import type { ResolveResult } from '../resolve/index.js'
+import { ContextResolutionRecord, type PackActivationMode } from '../evidence/run-records.js'
+import type { LoadedPack } from '../schema.js'
 
 /**
  * File name of the context records in the log folder (JSON Lines).

@@ -4,12 +4,12 @@
  * pack root, wrapped as data. Paths that leave the pack (`..`, symlinks, hard
  * links to files outside) are refused.
  */
-import { KnowHubError } from '../core/errors.js'
+import { KnowHubError } from '../../core/errors.js'
 import { renderGuide } from './activate.js'
-import { readBounded, resolvePackPath } from './paths.js'
-import { listPackResources } from './resources.js'
-import type { LoadedPack } from './schema.js'
-import { wrapKnowledge, wrapperAttributes } from './wrap.js'
+import { readBounded, resolvePackPath } from '../files/paths.js'
+import { listPackResources } from '../files/resources.js'
+import type { LoadedPack } from '../schema.js'
+import { wrapKnowledge, wrapperAttributes } from '../wrap/wrap.js'
 
 /** The note before a raw `ontology/` or `answers/` file. */
 const LAYER_FILE_WARNING =

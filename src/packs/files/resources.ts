@@ -7,7 +7,7 @@ import { lstat, readdir, realpath, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { mapLimit } from './limit.js'
 import { isInside } from './paths.js'
-import type { LoadedPack, PackDiagnostic } from './schema.js'
+import type { LoadedPack, PackDiagnostic } from '../schema.js'
 
 /** Kinds of resources a guide lists (seed 000 Step 4). */
 export type ResourceKind = 'runtime' | 'primary' | 'document' | 'wiki' | 'ontology' | 'answers' | 'evidence' | 'source'

@@ -8,14 +8,14 @@
 import { appendFile, mkdir, realpath } from 'node:fs/promises'
 import { basename, dirname, join, resolve } from 'node:path'
 import { z } from 'zod'
-import { systemClock, type Clock } from '../core/clock.js'
-import { KnowHubError } from '../core/errors.js'
-import { noopLogger, type Logger } from '../core/logger.js'
-import { isInside, resolvePackPath } from './paths.js'
+import { systemClock, type Clock } from '../../core/clock.js'
+import { KnowHubError } from '../../core/errors.js'
+import { noopLogger, type Logger } from '../../core/logger.js'
+import { isInside, resolvePackPath } from '../files/paths.js'
 import { CONTEXT_LOG_FILE, contextRecord, writePackRunRecord, type RecordedResult } from './context-record.js'
-import type { PackResolution } from './resolve/index.js'
-import type { ContextResolutionRecord, PackActivationMode } from './run-records.js'
-import { GroundingPolicy, PackProfile, PackStatus, RuntimeMode, type LoadedPack } from './schema.js'
+import type { PackResolution } from '../resolve/index.js'
+import type { ContextResolutionRecord, PackActivationMode } from '../evidence/run-records.js'
+import { GroundingPolicy, PackProfile, PackStatus, RuntimeMode, type LoadedPack } from '../schema.js'
 
 /** The real path of `path`, resolving symlinks of the part that exists. */
 async function realpathLoose(path: string): Promise<string> {

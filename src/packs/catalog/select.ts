@@ -4,10 +4,10 @@
  * packs whose catalog entry (name, description, type) matches the task.
  */
 import { join, resolve } from 'node:path'
-import { KnowHubError } from '../core/errors.js'
-import { findPack, type DiscoveryResult } from './discover.js'
-import { documentTerms, queryTerms } from './lexical.js'
-import type { LoadedPack } from './schema.js'
+import { KnowHubError } from '../../core/errors.js'
+import { findPack, type DiscoveryResult } from '../discover/discover.js'
+import { documentTerms, queryTerms } from '../resolve/lexical.js'
+import type { LoadedPack } from '../schema.js'
 
 /**
  * Packs to choose from: the available ones, plus (when known) the archived

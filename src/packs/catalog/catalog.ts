@@ -2,8 +2,8 @@
  * Tier 1: the compact catalog (seed 000 Step 3) and the activation tool that
  * goes with it. No packs → no catalog, no instruction and no tool at all.
  */
-import type { KnowledgeCatalogItem } from './schema.js'
-import { escapeField } from '../core/wrap.js'
+import type { KnowledgeCatalogItem } from '../schema.js'
+import { escapeField } from '../../core/wrap.js'
 
 /**
  * The behaviour instruction disclosed alongside the catalog, by language.

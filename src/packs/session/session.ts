@@ -6,17 +6,17 @@
  * active guides and selected context deterministically.
  */
 import { z } from 'zod'
-import { isKnowHubError } from '../core/errors.js'
-import { noopLogger, type Logger } from '../core/logger.js'
-import { parseWith } from '../core/validate.js'
-import type { Embedder } from '../embed/embedder.js'
-import { activatePack, type Activation, type ActivationMode } from './activate.js'
-import { loadPack, type LoadPackOptions } from './load.js'
-import { PackIndexCache, type PackIndexOptions } from './pack-index.js'
-import { sha256 } from './paths.js'
-import { DEFAULT_BUDGET, ResolveIntent, resolveContext, type ResolveResult } from './resolve/index.js'
-import { GroundingPolicy, type LoadedPack, type PackProfile, type RuntimeMode } from './schema.js'
-import { packByName } from './select.js'
+import { isKnowHubError } from '../../core/errors.js'
+import { noopLogger, type Logger } from '../../core/logger.js'
+import { parseWith } from '../../core/validate.js'
+import type { Embedder } from '../../embed/embedder.js'
+import { activatePack, type Activation, type ActivationMode } from '../activate/activate.js'
+import { loadPack, type LoadPackOptions } from '../load/load.js'
+import { PackIndexCache, type PackIndexOptions } from '../resolve/pack-index.js'
+import { sha256 } from '../files/paths.js'
+import { DEFAULT_BUDGET, ResolveIntent, resolveContext, type ResolveResult } from '../resolve/index.js'
+import { GroundingPolicy, type LoadedPack, type PackProfile, type RuntimeMode } from '../schema.js'
+import { packByName } from '../catalog/select.js'
 import type { UsageLog } from './usage-log.js'
 
 /** A file whose content entered the model context. */

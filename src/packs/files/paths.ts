@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto'
 import { constants, type Stats } from 'node:fs'
 import { lstat, open, readdir, realpath, stat } from 'node:fs/promises'
 import { join, posix, sep } from 'node:path'
-import type { PackDiagnostic } from './schema.js'
+import type { PackDiagnostic } from '../schema.js'
 
 /**
  * Default largest file read whole (bytes). Larger files are read up to this size only.

@@ -5,9 +5,9 @@
  * must stay inside the pack root.
  */
 import { z } from 'zod'
-import { readBounded, resolvePackPath } from './paths.js'
-import type { PackResource } from './resources.js'
-import type { LoadedPack, PackDiagnostic } from './schema.js'
+import { readBounded, resolvePackPath } from '../files/paths.js'
+import type { PackResource } from '../files/resources.js'
+import type { LoadedPack, PackDiagnostic } from '../schema.js'
 
 /**
  * Status of one claim in a source map.

@@ -16,8 +16,8 @@ import {
   type PackDiagnostic,
   type PackScope,
   type ProducedBy,
-} from './schema.js'
-import { normalisePackPath } from './paths.js'
+} from '../schema.js'
+import { normalisePackPath } from '../files/paths.js'
 
 /** What the validator needs to know about where the file is. */
 export interface PackContext {

@@ -6,11 +6,11 @@
  * the profile, runtime mode and primary document fit the folder layout.
  */
 import { readdir } from 'node:fs/promises'
-import type { PackEvidence } from './evidence.js'
-import { readBounded, resolvePackPath } from './paths.js'
-import type { PackResource } from './resources.js'
-import { checkRecordText, runSchemaFor, type RunSchemaName } from './run-records.js'
-import type { LoadedPack, PackDiagnostic } from './schema.js'
+import type { PackEvidence } from '../evidence/evidence.js'
+import { readBounded, resolvePackPath } from '../files/paths.js'
+import type { PackResource } from '../files/resources.js'
+import { checkRecordText, runSchemaFor, type RunSchemaName } from '../evidence/run-records.js'
+import type { LoadedPack, PackDiagnostic } from '../schema.js'
 
 const MAX_RECORD_BYTES = 16 * 2 ** 20
 const SOURCE_MAP = 'indexes/source-map.json'

@@ -6,9 +6,9 @@
  */
 import { mkdir, readdir, stat, writeFile } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
-import { KnowHubError } from '../core/errors.js'
-import { isAcceptedType } from './frontmatter.js'
-import { STANDARD_PACK_TYPES } from './schema.js'
+import { KnowHubError } from '../../core/errors.js'
+import { isAcceptedType } from '../load/frontmatter.js'
+import { STANDARD_PACK_TYPES } from '../schema.js'
 
 /** The standard's naming rule for `name` (and the folder). */
 const NAME_PATTERN = /^[a-z0-9]+(?:-[a-z0-9]+)*$/u

@@ -10,9 +10,9 @@
  */
 import { realpathSync } from 'node:fs'
 import { basename, dirname, resolve, sep } from 'node:path'
-import type { PackAccessRule } from '../core/config.js'
-import { hasPermission, memberScopes, type Principal } from '../core/principal.js'
-import type { DiscoveryResult } from './discover.js'
+import type { PackAccessRule } from '../../core/config.js'
+import { hasPermission, memberScopes, type Principal } from '../../core/principal.js'
+import type { DiscoveryResult } from '../discover/discover.js'
 
 /** A rule with its root resolved (as written and with symlinks resolved). */
 export interface ResolvedAccessRule {

@@ -6,12 +6,12 @@
  */
 import { resolve } from 'node:path'
 import { z } from 'zod'
-import { parseWith } from '../core/validate.js'
-import { noopLogger, type Logger } from '../core/logger.js'
-import { DEFAULT_MAX_KNOWLEDGE_BYTES, loadPack, type KnowledgeParseCache, type LoadPackResult } from './load.js'
-import { mapLimit } from './limit.js'
+import { parseWith } from '../../core/validate.js'
+import { noopLogger, type Logger } from '../../core/logger.js'
+import { DEFAULT_MAX_KNOWLEDGE_BYTES, loadPack, type KnowledgeParseCache, type LoadPackResult } from '../load/load.js'
+import { mapLimit } from '../files/limit.js'
 import { scanLocation, type LocationSpec, type ScanLocation } from './scan.js'
-import type { KnowledgeCatalogItem, LoadedPack, PackDiagnostic, PackScope, PackTrust, RejectedPack } from './schema.js'
+import type { KnowledgeCatalogItem, LoadedPack, PackDiagnostic, PackScope, PackTrust, RejectedPack } from '../schema.js'
 
 /**
  * Discovery options. Scopes whose folder is not given are not scanned.

@@ -3,11 +3,11 @@
  * KNOWLEDGE.md at `location`) or tool mode (a `<knowledge_pack_guide>` with
  * the body and a resource list). Activation lists resources; it reads none.
  */
-import { KnowHubError } from '../core/errors.js'
-import { scanPack } from './hazards.js'
-import { listPackResources, type ListResourcesOptions, type PackResource } from './resources.js'
-import type { LoadedPack, PackDiagnostic } from './schema.js'
-import { WRAPPER_PREAMBLES, escapeField, neutralise, preambleLanguage } from '../core/wrap.js'
+import { KnowHubError } from '../../core/errors.js'
+import { scanPack } from '../files/hazards.js'
+import { listPackResources, type ListResourcesOptions, type PackResource } from '../files/resources.js'
+import type { LoadedPack, PackDiagnostic } from '../schema.js'
+import { WRAPPER_PREAMBLES, escapeField, neutralise, preambleLanguage } from '../../core/wrap.js'
 
 /** How the model receives the guide. */
 export type ActivationMode = 'file' | 'tool'

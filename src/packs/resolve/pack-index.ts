@@ -3,16 +3,16 @@
  * wiki/, sources/): heading sections with BM25 postings, built once and
  * reused until a file changes. This is what keeps resolving a 50 MB pack fast.
  */
-import { noopLogger, type Logger } from '../core/logger.js'
-import { bm25, PACK_BM25 } from '../core/text/index.js'
-import { mapLimit } from './limit.js'
-import { loadEvidence, type PackEvidence } from './evidence.js'
-import { hasLayers, loadLayers, type LayerGraph } from './layers/load.js'
+import { noopLogger, type Logger } from '../../core/logger.js'
+import { bm25, PACK_BM25 } from '../../core/text/index.js'
+import { mapLimit } from '../files/limit.js'
+import { loadEvidence, type PackEvidence } from '../evidence/evidence.js'
+import { hasLayers, loadLayers, type LayerGraph } from '../layers/load.js'
 import { documentTerms, type WeightedTerm } from './lexical.js'
 import { z } from 'zod'
-import { DEFAULT_MAX_FILE_BYTES, normalisePackPath, readBounded, resolvePackPath, type BoundedRead } from './paths.js'
-import { listPackResources, type ListResourcesOptions, type PackResource, type ResourceKind, type ResourceListing } from './resources.js'
-import type { LoadedPack, PackDiagnostic } from './schema.js'
+import { DEFAULT_MAX_FILE_BYTES, normalisePackPath, readBounded, resolvePackPath, type BoundedRead } from '../files/paths.js'
+import { listPackResources, type ListResourcesOptions, type PackResource, type ResourceKind, type ResourceListing } from '../files/resources.js'
+import type { LoadedPack, PackDiagnostic } from '../schema.js'
 import { DEFAULT_MAX_SECTION_CHARS, splitMarkdown } from './sections.js'
 
 /** One indexed section. */

@@ -10,7 +10,7 @@
  * is an error.
  */
 import { z } from 'zod'
-import type { PackDiagnostic } from './schema.js'
+import type { PackDiagnostic } from '../schema.js'
 
 const Severity = z.enum(['info', 'warning', 'error'])
 const RunStatus = z.enum(['passed', 'needs-review', 'stale', 'disputed', 'failed'])

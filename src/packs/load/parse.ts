@@ -15,7 +15,7 @@
 import { createRequire } from 'node:module'
 import type * as Yaml from 'yaml'
 import { validateFrontmatter, type PackContext } from './frontmatter.js'
-import { formatDiagnostic, type KnowledgeCatalogItem, type PackDiagnostic } from './schema.js'
+import { formatDiagnostic, type KnowledgeCatalogItem, type PackDiagnostic } from '../schema.js'
 
 /**
  * Largest frontmatter block parsed (characters).

@@ -4,7 +4,7 @@
  * The analysis itself (tokenising, stop-word lists, stemmer, CJK segmentation) is core's
  * one text module; this file only decides which of its pieces pack terms use.
  */
-import { cjkSegments, latinWords, PACK_BIGRAM_PARTICLE, PACK_STOP_WORDS, PACK_ZH_STOP_WORDS, stemWord } from '../core/text/index.js'
+import { cjkSegments, latinWords, PACK_BIGRAM_PARTICLE, PACK_STOP_WORDS, PACK_ZH_STOP_WORDS, stemWord } from '../../core/text/index.js'
 
 /** A query term and its weight (CJK bigrams count half). */
 export interface WeightedTerm {
