@@ -14,7 +14,8 @@
  * → `evidence/` (tier 4: source maps, compile runs, the record schemas) →
  * `wrap/` (every piece as data); `session/` (long-lived context, usage and
  * context-resolution logs). Beside them: `files/` (safe paths, listing, the
- * hazard scan), `layers/` (the v0.7 ontology and answers), `access/` (who may
+ * hazard scan), `layers/` (the v0.7 ontology and answers: records and loading; the resolver
+ * takes the task's subgraph of them), `access/` (who may
  * use which pack: access rules, trust gate, persisted state), `validate/` (for
  * authors: strict validation, `packs init`), and `service.ts`, what every
  * entry point calls.
