@@ -207,6 +207,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     admin: adminService(hub),
     embedderReady: () => hub.embedder.ready?.() ?? true,
     ...(hub.metrics ? { metrics: hub.metrics } : {}),
+    ...(hub.store.replicas ? { callerScope: hub.store.replicas } : {}),
     authenticate,
     logger,
     version: packageVersion(),
