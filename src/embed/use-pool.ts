@@ -28,6 +28,16 @@ import { KnowHubError } from '../core/errors.js'
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads')
 const { getHeapStatistics } = require('node:v8')
+const { readFileSync } = require('node:fs')
+// This thread's own CPU time in ms (Linux: utime + stime of /proc/thread-self/stat, in 1/100 s); NaN elsewhere.
+const cpuMs = () => {
+  try {
+    const fields = readFileSync('/proc/thread-self/stat', 'utf8').split(')').pop().trim().split(' ')
+    return (Number(fields[11]) + Number(fields[12])) * 10
+  } catch {
+    return NaN
+  }
+}
 const model = (async () => {
   const [core, { initModel }, { modelSource }] = workerData.paths.map((path) => require(path))
   // initModel awaits the backend's start while the model source already loads the graph, which
@@ -40,7 +50,7 @@ parentPort.on('message', async ({ id, texts, memory }) => {
   if (memory) {
     const heap = getHeapStatistics()
     const usage = process.memoryUsage()
-    parentPort.postMessage({ id, memory: { heap: heap.total_heap_size, external: heap.external_memory, arrayBuffers: usage.arrayBuffers } })
+    parentPort.postMessage({ id, memory: { heap: heap.total_heap_size, external: heap.external_memory, arrayBuffers: usage.arrayBuffers, cpuMs: cpuMs() } })
     return
   }
   try {
@@ -57,11 +67,15 @@ type Reply =
   | { id: number; error: string; memory?: undefined }
   | { id: number; memory: ThreadMemory; error?: undefined; vectors?: undefined }
 
-/** A thread's own memory, as it reports it: its V8 heap and the memory outside it (the model's WebAssembly memory). */
+/**
+ * A thread's own memory, as it reports it: its V8 heap and the memory outside it (the model's
+ * WebAssembly memory), and its own CPU time so far (Linux; NaN elsewhere).
+ */
 export interface ThreadMemory {
   heap: number
   external: number
   arrayBuffers: number
+  cpuMs: number
 }
 
 /** What a thread has done (`UsePool.stats`). */
@@ -232,7 +246,7 @@ export class UsePool {
     }
   }
 
-  /** Each running thread's own memory, as it reports it. */
+  /** Each running thread's own memory and CPU time, as it reports them. */
   async memory(): Promise<ThreadMemory[]> {
     return Promise.all(
       this.threads.map(
@@ -351,7 +365,7 @@ export class UsePool {
     if (at >= 0) this.threads.splice(at, 1)
     if (this.closed) return
     this.replaced++
-    for (const resolve of thread.memoryRequests.values()) resolve({ heap: 0, external: 0, arrayBuffers: 0 })
+    for (const resolve of thread.memoryRequests.values()) resolve({ heap: 0, external: 0, arrayBuffers: 0, cpuMs: NaN })
     const current = thread.current
     thread.current = undefined
     if (current) {
