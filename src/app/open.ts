@@ -127,6 +127,7 @@ export async function openKnowHub(config: unknown = {}, deps: OpenDeps = {}): Pr
     ...(parsed.databaseUrl ? { databaseUrl: parsed.databaseUrl } : {}),
     ...(fulltext ? { fulltext } : {}),
     ...(parsed.embedded.sharedBuffers ? { sharedBuffers: parsed.embedded.sharedBuffers } : {}),
+    ...(parsed.replicas.urls.length > 0 ? { replicas: parsed.replicas } : {}),
     logger,
   })
   try {
@@ -139,6 +140,7 @@ export async function openKnowHub(config: unknown = {}, deps: OpenDeps = {}): Pr
     if (metrics && llm) metrics.watchLlm(llm)
     const pool = store.db.pool?.bind(store.db)
     if (metrics && pool) metrics.watchPool(pool)
+    if (metrics && store.replicas) metrics.watchReplicas(store.replicas.stats)
     const knowledge = await createKnowledgeService({
       store,
       embedder,

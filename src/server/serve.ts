@@ -206,6 +206,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     admin: hub.admin,
     embedderReady: () => hub.embedder.ready?.() ?? true,
     ...(hub.metrics ? { metrics: hub.metrics } : {}),
+    ...(hub.store.replicas ? { callerScope: hub.store.replicas } : {}),
     authenticate,
     logger,
     version: packageVersion(),
