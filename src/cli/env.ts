@@ -21,6 +21,7 @@ export const ENV_VARS = {
   KNOWHUB_EMBED_MODEL: 'embedding model name for the openai provider',
   KNOWHUB_EMBED_API_KEY: 'API key for the openai provider',
   KNOWHUB_EMBED_PATH: 'folder of a local ONNX model for the local provider',
+  KNOWHUB_EMBED_THREADS: "threads that run the sentence embedder's model (default: the cores minus one, at least one)",
   KNOWHUB_LLM_URL: 'OpenAI-compatible chat API root for routing, evolve, slim and extraction, e.g. https://openrouter.ai/api/v1',
   KNOWHUB_LLM_MODEL: 'the chat model, e.g. google/gemini-2.0-flash-001 (llm.models in the config file: one per task)',
   KNOWHUB_LLM_API_KEY: 'API key of the chat endpoint',

@@ -14,6 +14,11 @@ export const EmbedderConfig = z.discriminatedUnion('provider', [
     hashedDimension: z.number().int().min(64).max(4096).default(512),
     /** Share of an English cosine that comes from USE lite, 0 to 1. */
     semanticWeight: z.number().min(0).max(1).default(0.7),
+    /**
+     * Threads that run USE lite, each with its own copy of the model (~30 MB); imports and
+     * query embeddings spread over them. Default: the cores minus one, at least one.
+     */
+    threads: z.number().int().min(1).max(64).optional(),
   }),
   z.object({
     provider: z.literal('hashed'),
