@@ -33,6 +33,9 @@ type EnvKind = 'text' | 'number' | 'flag' | 'list' | 'paths' | 'pack-access'
 const CONFIG_ENV: readonly { variable: keyof typeof ENV_VARS; path: string; kind?: EnvKind }[] = [
   { variable: 'KNOWHUB_DATA_DIR', path: 'dataDir' },
   { variable: 'DATABASE_URL', path: 'databaseUrl' },
+  { variable: 'DATABASE_REPLICA_URLS', path: 'replicas.urls', kind: 'list' },
+  { variable: 'KNOWHUB_REPLICA_MAX_LAG_MS', path: 'replicas.maxLagMs', kind: 'number' },
+  { variable: 'KNOWHUB_REPLICA_POLL_MS', path: 'replicas.pollMs', kind: 'number' },
   { variable: 'KNOWHUB_SHARED_BUFFERS', path: 'embedded.sharedBuffers' },
   { variable: 'KNOWHUB_AGENT_HOME', path: 'agent.home' },
   { variable: 'KNOWHUB_SECRET_KEY', path: 'secrets.key' },

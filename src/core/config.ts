@@ -269,6 +269,16 @@ export const EmbeddedConfig = z.object({
 })
 export type EmbeddedConfig = z.output<typeof EmbeddedConfig>
 
+export const ReplicasConfig = z.object({
+  /** Connection strings of the replicas (`DATABASE_REPLICA_URLS`, comma-separated); none by default. Needs `databaseUrl`. */
+  urls: z.array(z.string().min(1)).default([]),
+  /** A replica further behind the primary than this (ms) is skipped; a caller's reads wait for its writes at most this long plus two polls. */
+  maxLagMs: z.number().int().positive().default(5_000),
+  /** How often the primary and each replica are polled for their WAL positions (ms): one statement each, not one per request. */
+  pollMs: z.number().int().min(10).max(60_000).default(250),
+})
+export type ReplicasConfig = z.output<typeof ReplicasConfig>
+
 export const KnowHubConfig = z.object({
   /** Folder of the embedded database and other local state. */
   dataDir: z.string().default('.knowhub'),
@@ -276,6 +286,8 @@ export const KnowHubConfig = z.object({
   databaseUrl: z.string().optional(),
   /** The embedded database's settings (ignored with `databaseUrl`). */
   embedded: EmbeddedConfig.default({}),
+  /** Streaming replicas of the `databaseUrl` server for searches, lists and reads (docs/scale.md, "Read replicas"). */
+  replicas: ReplicasConfig.default({ urls: [], maxLagMs: 5_000, pollMs: 250 }),
   /** The embedder; default `sentence` (offline, see docs/embeddings.md). `hashed` is the lighter offline choice. */
   embedder: EmbedderConfig.default({ provider: 'sentence', hashedDimension: 512, semanticWeight: 0.7 }),
   /**

@@ -12,12 +12,21 @@
  */
 import { bm25 } from '../core/text/index.js'
 import { EntryTable, type IndexedEntry } from './text-index/entries.js'
-import { compileFilter, FAILS, PASSES, UNCHECKED, VerdictCache } from './text-index/filter.js'
+import { compileFilter, expiryBound, FAILS, PASSES, UNCHECKED, VerdictCache } from './text-index/filter.js'
 import { PostingLists, visibleFrequency } from './text-index/postings.js'
 import { scoreScratch, scoreTerms, type ScoreScratch, type ScoreWork } from './text-index/score.js'
 import { offerHit } from './text-index/top-k.js'
 import { VectorColumns } from './text-index/vectors.js'
-import { planTextQuery, textQueryBound, type EntryFilter, type RankedId, type TextHits, type TextRanking, type TraceNeighbours } from './text-query.js'
+import {
+  planTextQuery,
+  textQueryBound,
+  type EntryFilter,
+  type RankedId,
+  type TextHits,
+  type TextRanking,
+  type TraceNeighbours,
+  type ValidityFilter,
+} from './text-query.js'
 
 export type { IndexedEntry }
 
@@ -46,7 +55,7 @@ export interface TextIndex {
    * entries of its trace at the previous and the next creation time (each list by id), as
    * `knowledge/neighbours.ts` answers in SQL.
    */
-  traceNeighbours(ids: readonly string[], visible: readonly string[]): TraceNeighbours[]
+  traceNeighbours(ids: readonly string[], visible: readonly string[], validity?: ValidityFilter): TraceNeighbours[]
   /** What the full-text searches have read so far: postings scanned, and terms looked up in a candidate's own terms. */
   readonly work: Readonly<ScoreWork>
 }
@@ -92,17 +101,26 @@ function searchIndex(
   const plan = planTextQuery(stats, collection.docs, { ...query.ranking, candidates: Infinity })
   const scorer = bm25(query.ranking, collection.docs, collection.totalLength)
   const passes = compileFilter(query.filter, table)
-  const hits = scoreTerms(table, postings, scratch, { terms: plan.terms, limit: query.limit, scorer, verdicts, passes, prune: query.prune }, work)
+  const hits = scoreTerms(
+    table,
+    postings,
+    scratch,
+    { terms: plan.terms, limit: query.limit, scorer, verdicts, passes, expiredUpTo: expiryBound(query.filter), prune: query.prune },
+    work,
+  )
   return { hits, bound }
 }
 
 /** The neighbours of each visible active entry of `ids` in its trace (see {@link TextIndex.traceNeighbours}). */
-function traceNeighbours(table: EntryTable, ids: readonly string[], visibleNames: readonly string[]): TraceNeighbours[] {
+function traceNeighbours(table: EntryTable, ids: readonly string[], visibleNames: readonly string[], validity: ValidityFilter = {}): TraceNeighbours[] {
   const active = table.symbolOf('active')
   if (active === undefined) return []
   const visible = new Set(visibleNames.flatMap((name) => table.symbolOf(name) ?? []))
+  // The validity part of a filter (issue 31): only entries valid as the search asks count.
+  const valid = compileFilter({ visible: visibleNames, status: ['active'], validity }, table)
+  const expiredUpTo = expiryBound({ visible: visibleNames, validity })
   const sees = (slot: number) => {
-    if (table.status[slot] !== active) return false
+    if (table.status[slot] !== active || !valid(slot) || table.expires[slot]! <= expiredUpTo) return false
     const scopes = table.scopes[slot]!
     for (let i = 0; i < scopes.length; i++) if (visible.has(scopes[i]!)) return true
     return false
@@ -210,6 +228,8 @@ export function createTextIndex(options: TextIndexOptions = {}): TextIndex {
       if (!similarities) return []
       const verdicts = verdictCache.for(filter, table.capacity)
       const passes = compileFilter(filter, table)
+      const expiredUpTo = expiryBound(filter)
+      const { expires } = table
       const [unchecked, pass] = [UNCHECKED, PASSES]
       const best: RankedId[] = []
       for (let slot = 0; slot < ids.length; slot++) {
@@ -218,14 +238,14 @@ export function createTextIndex(options: TextIndexOptions = {}): TextIndex {
         if (!(similarity >= -1)) continue
         let verdict = verdicts[slot]!
         if (verdict === unchecked) verdicts[slot] = verdict = passes(slot) ? pass : FAILS
-        if (verdict !== pass) continue
+        if (verdict !== pass || expires[slot]! <= expiredUpTo) continue
         if (best.length < limit || similarity >= best[best.length - 1]!.score) offerHit(best, ids[slot]!, similarity, limit)
       }
       return best
     },
 
-    traceNeighbours(ids, visible) {
-      return traceNeighbours(table, ids, visible)
+    traceNeighbours(ids, visible, validity) {
+      return traceNeighbours(table, ids, visible, validity)
     },
 
     get work() {

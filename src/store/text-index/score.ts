@@ -95,6 +95,11 @@ export interface ScoreQuery {
   scorer: Bm25
   verdicts: Uint8Array
   passes: (slot: number) => boolean
+  /**
+   * Entries that expire at or before this time (milliseconds) fail too: the filter's `now`
+   * (issue 31), checked beside the cached verdicts because it moves with the clock. Default −Infinity.
+   */
+  expiredUpTo?: number
   /** False: score every posting (the exhaustive scan, kept as the reference the tests compare with). */
   prune: boolean
 }
@@ -106,7 +111,8 @@ export interface ScoreQuery {
 export function scoreTerms(table: EntryTable, postings: PostingLists, scratch: ScoreScratch, query: ScoreQuery, work: ScoreWork): RankedId[] {
   const { terms, limit, scorer, verdicts, passes } = query
   const { scores, touched } = scratch
-  const lengths = table.lengths
+  const { lengths, expires } = table
+  const expiredUpTo = query.expiredUpTo ?? -Infinity
   const lists = terms.map(({ term }) => postings.get(term)!)
   // rest[i]: the most the terms from i on can add to an entry's score.
   const rest = new Float64Array(terms.length + 1)
@@ -130,7 +136,7 @@ export function scoreTerms(table: EntryTable, postings: PostingLists, scratch: S
       const slot = slots[p]!
       let verdict = verdicts[slot]!
       if (verdict === unchecked) verdicts[slot] = verdict = passes(slot) ? pass : fail
-      if (verdict !== pass) continue
+      if (verdict !== pass || expires[slot]! <= expiredUpTo) continue
       if (scores[slot] === 0) touched[count++] = slot
       scores[slot]! += scorer.score(idf, tfs[p]!, lengths[slot]!)
     }
