@@ -4,9 +4,9 @@
  * PostgreSQL server, and insert throughput (single saves and bulk import).
  *
  * At 100k entries and above it first times the in-memory full-text index alone, with MaxScore
- * pruning and with the exhaustive scan (`--index-only`: only that).
+ * pruning and with the exhaustive scan (`--index-only`: only that; `--skip-index`: not that).
  *
- *   npx tsx bench/store.ts [--sizes 1000,10000,100000] [--backends pglite,postgres] [--queries 200] [--index-only]
+ *   npx tsx bench/store.ts [--sizes 1000,10000,100000] [--backends pglite,postgres] [--queries 200] [--index-only] [--skip-index]
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import os, { tmpdir } from 'node:os'
@@ -173,7 +173,7 @@ function indexRows(
 }
 
 export async function runStoreBench(
-  options: { sizes?: number[]; backends?: Array<'pglite' | 'postgres'>; queries?: number; indexOnly?: boolean } = {},
+  options: { sizes?: number[]; backends?: Array<'pglite' | 'postgres'>; queries?: number; indexOnly?: boolean; skipIndex?: boolean } = {},
 ): Promise<BenchResult[]> {
   const sizes = options.sizes ?? [1_000, 10_000, 100_000]
   const backends = options.backends ?? ['pglite', 'postgres']
@@ -200,7 +200,7 @@ export async function runStoreBench(
   })
 
   // Sizes at 100k and above: the index alone, pruned against exhaustive (cheap: no database).
-  for (const size of sizes.filter((n) => n >= 100_000)) results.push(...indexRows(corpus, queries, size))
+  if (!options.skipIndex) for (const size of sizes.filter((n) => n >= 100_000)) results.push(...indexRows(corpus, queries, size))
   if (options.indexOnly) return results
 
   for (const backend of backends) {
@@ -254,11 +254,13 @@ export async function runStoreBench(
         const vectorNote = `hashed 512-d vectors, ${backend === 'pglite' ? 'exact scan in memory' : store.pgvector ? 'pgvector HNSW' : 'exact real[] (no pgvector)'}, full-text ${backend === 'pglite' ? 'in memory' : 'in SQL'}`
         for (const mode of ['hybrid', 'fulltext'] as const) {
           const times: number[] = []
+          const cpu = process.cpuUsage()
           for (const q of queries.slice(0, n)) {
             const start = performance.now()
             await knowledge.search({ q, top_k: 5, min_score: 0, mode }, principal)
             times.push(performance.now() - start)
           }
+          const used = process.cpuUsage(cpu)
           times.sort((a, b) => a - b)
           const label = mode === 'hybrid' ? 'search' : 'search fulltext'
           const load = `load ${os
@@ -277,6 +279,12 @@ export async function runStoreBench(
             unit: 'ms',
             ...(backend === 'pglite' && size === 100_000 && mode === 'hybrid' ? { target: '≤ 25 ms' } : {}),
           })
+          results.push({
+            name: `${backend} ${label} CPU a query @${size}`,
+            value: round((used.user + used.system) / 1000 / n, 3),
+            unit: 'ms',
+            note: `this process (all threads; ${backend === 'pglite' ? 'the embedded database included' : 'not the PostgreSQL server'})`,
+          })
           console.error(`${backend} ${mode} @${size}: p50 ${round(percentile(times, 50))} ms, p95 ${round(percentile(times, 95))} ms (${load})`)
         }
       }
@@ -291,13 +299,20 @@ export async function runStoreBench(
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const { values } = parseArgs({
-    options: { sizes: { type: 'string' }, backends: { type: 'string' }, queries: { type: 'string' }, 'index-only': { type: 'boolean' } },
+    options: {
+      sizes: { type: 'string' },
+      backends: { type: 'string' },
+      queries: { type: 'string' },
+      'index-only': { type: 'boolean' },
+      'skip-index': { type: 'boolean' },
+    },
   })
   const results = await runStoreBench({
     ...(values.sizes ? { sizes: values.sizes.split(',').map(Number) } : {}),
     ...(values.backends ? { backends: values.backends.split(',') as Array<'pglite' | 'postgres'> } : {}),
     ...(values.queries ? { queries: Number(values.queries) } : {}),
     ...(values['index-only'] ? { indexOnly: true } : {}),
+    ...(values['skip-index'] ? { skipIndex: true } : {}),
   })
   printTable('Store', results)
   console.log(`\nwrote ${writeResults('store', results)}`)
