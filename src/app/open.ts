@@ -24,6 +24,8 @@ import { openStore, type Store } from '../store/store.js'
 import type { HubMetrics } from './metrics.js'
 import { openPacks, type PackSource } from './packs.js'
 import { hubStatus, type HubStatus } from './status.js'
+import { erasureService, type ErasureService } from './erasure.js'
+import { usersService, type UsersService } from './users.js'
 
 export interface KnowHub {
   readonly config: KnowHubConfig
@@ -45,6 +47,10 @@ export interface KnowHub {
   readonly tokens: TokenService
   /** Agent contexts (seed 004), goal trees with knowledge focus (seed 003), compaction. */
   readonly agent: AgentService
+  /** Forgetting a user and retention purges (issue 31; checked against the role table). */
+  readonly erasure: ErasureService
+  /** Users' profiles, current view (checked against the role table). */
+  readonly users: UsersService
   /** The Prometheus registry this hub reports to (`GET /metrics`), when the opener gave one. */
   readonly metrics: HubMetrics | undefined
   /** Where the data is, which embedder, how many entries (`knowhub status`). */
@@ -150,6 +156,9 @@ export async function openKnowHub(config: unknown = {}, deps: OpenDeps = {}): Pr
     const resources = createResourceService({ store, secrets: secretBox, logger, ...clock })
     const packs = openPacks(parsed, { ...(deps.packs === undefined ? {} : { source: deps.packs }), embedder, logger, ...clock })
     const extraction = createExtractionService({ knowledge, resources, store, llm, logger, ...clock })
+    // On a shared PostgreSQL another KnowHub server may revoke a token: remember verified
+    // tokens for 250 ms only, so a revocation holds everywhere well within a second (docs/scale.md).
+    const tokens = createTokenService({ db: store.db, logger, ...(parsed.databaseUrl ? { cacheTtlMs: 250 } : {}), ...clock })
     const hub: KnowHub = {
       config: parsed,
       store,
@@ -161,9 +170,9 @@ export async function openKnowHub(config: unknown = {}, deps: OpenDeps = {}): Pr
       extraction,
       packs,
       secrets,
-      // On a shared PostgreSQL another KnowHub server may revoke a token: remember verified
-      // tokens for 250 ms only, so a revocation holds everywhere well within a second (docs/scale.md).
-      tokens: createTokenService({ db: store.db, logger, ...(parsed.databaseUrl ? { cacheTtlMs: 250 } : {}), ...clock }),
+      tokens,
+      erasure: erasureService({ store, knowledge, tokens, logger, ...clock }),
+      users: usersService({ store, tokens }),
       // Compaction summarises with the hub's LLM and extracts from the compacted span with the extraction service.
       agent: createAgentService({
         store,

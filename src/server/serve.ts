@@ -205,6 +205,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     extraction: hub.extraction,
     agent: hub.agent,
     admin: adminService(hub),
+    erasure: hub.erasure,
+    users: hub.users,
     embedderReady: () => hub.embedder.ready?.() ?? true,
     ...(hub.metrics ? { metrics: hub.metrics } : {}),
     authenticate,

@@ -11,6 +11,7 @@ import type { Database } from './database.js'
 import { feedbackQueries, type KnowledgeFeedbackQueries } from './knowledge/feedback.js'
 import { mergeQueries, type KnowledgeMergeQueries } from './knowledge/merge.js'
 import { neighbourQueries, type KnowledgeNeighbourQueries } from './knowledge/neighbours.js'
+import { profileQueries, type KnowledgeProfileQueries } from './knowledge/profile.js'
 import { recordQueries, type KnowledgeRecordQueries } from './knowledge/records.js'
 import type { RecordCache } from './record-cache.js'
 import { reownQueries, type KnowledgeReownQueries } from './knowledge/reown.js'
@@ -32,6 +33,7 @@ export type {
   KnowledgeImportQueries,
   KnowledgeMergeQueries,
   KnowledgeNeighbourQueries,
+  KnowledgeProfileQueries,
   KnowledgeRecordQueries,
   KnowledgeReownQueries,
   KnowledgeSearchDocQueries,
@@ -62,6 +64,7 @@ export interface KnowledgeStore
     KnowledgeVersionQueries,
     KnowledgeMergeQueries,
     KnowledgeNeighbourQueries,
+    KnowledgeProfileQueries,
     KnowledgeReownQueries,
     KnowledgeTextQueries,
     KnowledgeSearchDocQueries,
@@ -87,6 +90,7 @@ export function knowledgeStore(db: Database, getDialect: () => VectorDialect | u
     ...mergeQueries(context),
     ...neighbourQueries(context, textIndex),
     ...reownQueries(context),
+    ...profileQueries(context),
     ...textQueries(context, textIndex),
     ...searchDocQueries(context, textIndex !== undefined),
     ...vectorQueries(context, textIndex),
