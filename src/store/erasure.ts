@@ -327,7 +327,7 @@ export async function cleanupFiles(db: Database, tables: readonly string[]): Pro
  * is newer than every segment that existed before (recycled segments keep old bytes in their
  * unused tail), so no segment with the erased rows is left in `pg_wal`.
  */
-async function rotateWal(db: Database): Promise<void> {
+export async function rotateWal(db: Database): Promise<void> {
   const segment = async () => String((await db.query<{ name: string }>(sql`SELECT pg_walfile_name(pg_current_wal_lsn()) AS name`))[0]!.name)
   const existing = await db.query<{ name: string }>(sql`SELECT name FROM pg_ls_waldir() ORDER BY name DESC LIMIT 1`)
   const newest = existing[0]?.name ?? ''

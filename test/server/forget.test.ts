@@ -313,3 +313,123 @@ describe('forget user:ID', () => {
     expect(Object.values(again.body.erased as Record<string, number>).every((v) => v === 0)).toBe(true)
   })
 })
+
+describe('purge --merged-older-than / --archived-older-than', () => {
+  it('removes old slimmed originals and archived entries for good, within the caller’s reach, with a receipt; a dry run changes nothing', async () => {
+    const carol = api.carol!
+    const mark = `zqp0rgem4rk${Math.random().toString(36).slice(2, 8)}`
+    const save = async (c: Client, task: string, content: string, scopes: string[]) => {
+      const r = await c.post('/api/knowledge', { task, content, types: ['strategy'], scopes })
+      expect(r.status, r.text).toBe(201)
+      return r.body.id as string
+    }
+    // Two near-duplicates that slim merges; an old and a new archived entry; one archived in the other org.
+    const a = await save(carol, 'Restart the acme worker pool', `Drain the queue then restart the worker pool ${mark}`, ['org:acme'])
+    const b = await save(carol, 'Restart the acme worker pool', `Drain the queue then restart the worker pool ${mark}`, ['org:acme'])
+    const slim = await carol.post('/api/knowledge/slim', { threshold: 0.95 })
+    expect(slim.status, slim.text).toBe(200)
+    const group = (slim.body.groups as Array<{ kept_id: string; merged_ids: string[] }>).find((g) => g.merged_ids.includes(a))
+    expect(group?.merged_ids.sort()).toEqual([a, b].sort())
+    const oldArchived = await save(carol, 'Old acme runbook', `Superseded runbook ${mark}`, ['org:acme'])
+    const newArchived = await save(carol, 'Recent acme runbook', 'Archived this week', ['org:acme'])
+    const foreign = await save(api.dave!, 'Old other runbook', 'Archived long ago', ['org:other'])
+    for (const [c, id] of [
+      [carol, oldArchived],
+      [carol, newArchived],
+      [api.dave!, foreign],
+    ] as const)
+      expect((await c.post(`/api/knowledge/${id}/archive`)).status).toBe(200)
+    // Age them as time would: the merge 100 days ago, two archives 40 days ago.
+    const ago = (days: number) => new Date(Date.now() - days * 86_400_000).toISOString()
+    await t.hub.store.db.query(sql`UPDATE knowledge SET created_at = ${ago(100)}::timestamptz WHERE id = ${group!.kept_id}`)
+    await t.hub.store.db.query(sql`UPDATE knowledge SET updated_at = ${ago(40)}::timestamptz WHERE id = ANY(${[oldArchived, foreign]}::text[])`)
+    expect((await databaseFilesWith(mark)).length).toBeGreaterThan(0)
+
+    const body = { merged_older_than: '90d', archived_older_than: '30d' }
+    expect((await carol.post('/api/admin/purge', { ...body, dry_run: true })).status).toBe(403)
+    expect((await api.acmeAdmin!.post('/api/admin/purge', { dry_run: true })).status).toBe(400)
+    expect((await api.acmeAdmin!.post('/api/admin/purge', { merged_older_than: 'ninety days' })).status).toBe(400)
+    const dry = await api.acmeAdmin!.post('/api/admin/purge', { ...body, dry_run: true })
+    expect(dry.status, dry.text).toBe(200)
+    expect(dry.body).toMatchObject({ dry_run: true, reach: 'org', erased: { merged: 2, archived: 1 } })
+    expect((await carol.get(`/api/knowledge/${a}`)).status).toBe(200)
+
+    const done = await api.acmeAdmin!.post('/api/admin/purge', body)
+    expect(done.body).toMatchObject({ dry_run: false, reach: 'org', erased: { merged: 2, archived: 1, versions: 0 }, cleanup: { mode: 'full' } })
+    for (const id of [a, b, oldArchived]) expect((await carol.get(`/api/knowledge/${id}`)).status).toBe(404)
+    // The merge product, the recent archive and the other org's entry stay.
+    for (const id of [group!.kept_id, newArchived]) expect((await carol.get(`/api/knowledge/${id}`)).status).toBe(200)
+    expect((await api.dave!.get(`/api/knowledge/${foreign}`)).status).toBe(200)
+    // The product keeps its merged text (it holds the originals' words), but no file holds the purged archive's.
+    const kept = await carol.get(`/api/knowledge/${group!.kept_id}`)
+    expect(kept.body.content).toContain(mark)
+    const files = await databaseFilesWith('Superseded runbook')
+    expect(files).toEqual([])
+
+    // The hub operator reaches the other org's old archive too.
+    const all = await api.operator!.post('/api/admin/purge', { archived_older_than: '30d' })
+    expect(all.body).toMatchObject({ reach: 'hub', erased: { archived: 1, merged: 0 } })
+    expect((await api.dave!.get(`/api/knowledge/${foreign}`)).status).toBe(404)
+    const audit = await t.hub.store.db.query<{ kind: string; org: string | null; counts: Record<string, number> }>(
+      sql`SELECT kind, org, counts FROM knowhub_erasure WHERE kind = 'purge' ORDER BY seq`,
+    )
+    expect(audit).toEqual([
+      { kind: 'purge', org: 'acme', counts: { merged: 2, archived: 1, versions: 0, feedback_cases: 0 } },
+      { kind: 'purge', org: null, counts: { merged: 0, archived: 1, versions: 0, feedback_cases: 0 } },
+    ])
+  })
+})
+
+describe('GET /api/users/{id}/profile', () => {
+  it("gives each seed-002 category's current entries with their confidence, and a timeline of what changed", async () => {
+    const carol = api.carol!
+    const profile = async (category: string, task: string, content: string, confidence = 0.5) => {
+      const r = await carol.post('/api/knowledge', { task, content, types: ['user_profile'], tags: { category }, confidence })
+      expect(r.status, r.text).toBe(201)
+      return r.body.id as string
+    }
+    const language = await profile('preference', 'Preferred language', 'Carol prefers TypeScript', 0.6)
+    const role = await profile('background', 'Role', 'Carol is a backend engineer', 0.9)
+    const mornings = await profile('habit', 'Working hours', 'Carol reviews code in the morning')
+    const budget = await profile('constraint', 'Budget', 'No paid services')
+    const other = await profile('mood', 'Mood', 'Carol likes short answers')
+    await carol.post('/api/knowledge', { task: 'Not a profile', content: 'a strategy', types: ['strategy'] })
+    expect((await carol.patch(`/api/knowledge/${language}`, { content: 'Carol prefers Python now', reason: 'she switched' })).status).toBe(200)
+    expect((await carol.post(`/api/knowledge/${mornings}/archive`)).status).toBe(200)
+
+    const r = await carol.get('/api/users/carol/profile')
+    expect(r.status, r.text).toBe(200)
+    const ids = (list: Array<{ id: string }>) => list.map((e) => e.id)
+    expect(r.body.user).toBe('carol')
+    expect(ids(r.body.categories.preference)).toEqual([language])
+    expect(r.body.categories.preference[0]).toMatchObject({ content: 'Carol prefers Python now', confidence: 0.6, version: 2 })
+    // Sorted by confidence; a category outside seed 002 counts as background (as the folder layout files it).
+    expect(ids(r.body.categories.background)).toEqual([role, other])
+    expect(r.body.categories.habit).toEqual([])
+    expect(ids(r.body.categories.constraint)).toEqual([budget])
+    expect(r.body.counts).toEqual({ current: 4, entries: 5 })
+    const events = (r.body.timeline as Array<{ id: string; event: string; content: string; reason: string }>).map((e) => [e.id, e.event, e.content, e.reason])
+    expect(events).toEqual(
+      expect.arrayContaining([
+        [language, 'recorded', 'Carol prefers TypeScript', ''],
+        [language, 'changed', 'Carol prefers TypeScript', 'she switched'],
+        [mornings, 'archived', 'Carol reviews code in the morning', ''],
+      ]),
+    )
+    expect(events.filter(([id]) => id === language).map(([, event]) => event)).toEqual(['recorded', 'changed'])
+
+    // Her org admin and the hub operator read it too; the other org's admin, and a colleague, get what an unknown user gets.
+    expect((await api.acmeAdmin!.get('/api/users/carol/profile')).body).toEqual(r.body)
+    expect((await api.operator!.get('/api/users/carol/profile')).status).toBe(200)
+    for (const c of [api.otherAdmin!, api.dave!]) {
+      const foreign = await c.get('/api/users/carol/profile')
+      const ghost = await c.get('/api/users/ghost/profile')
+      expect(foreign.status).toBe(404)
+      expect(foreign.text.replaceAll('carol', '<x>').replace(/"request_id":"[^"]*"/, '')).toBe(
+        ghost.text.replaceAll('ghost', '<x>').replace(/"request_id":"[^"]*"/, ''),
+      )
+    }
+    expect((await carol.get('/api/users/ann/profile')).status).toBe(404)
+    expect((await carol.get('/api/users/bad%20id/profile')).status).toBe(400)
+  })
+})
