@@ -1,7 +1,7 @@
 /**
  * KnowHub's layers (../shared/DESIGN.md), checked on every `npm run lint`:
  *
- *   core  ←  store | embed | llm  ←  services (knowledge, resources, packs, agent, auth, eval)
+ *   core  ←  store | embed | llm  ←  services (knowledge, resources, packs, agent, auth, eval, users)
  *         ←  tools | client (ports and adapters over the services' shapes)  ←  app (the composition root)
  *         ←  entry points (server, mcp, cli)
  *
@@ -10,7 +10,7 @@
  * today are listed by name in STORE_FROM_ENTRY_POINTS). The dashboard's browser code (web/) is
  * checked too: no cycle, and nothing of src/ (it talks to the server over HTTP only).
  */
-const SERVICES = 'knowledge|resources|packs|agent|auth|eval'
+const SERVICES = 'knowledge|resources|packs|agent|auth|eval|users'
 const ENTRY = 'server|mcp|cli'
 
 /**

@@ -24,8 +24,8 @@ import { openStore, type Store } from '../store/store.js'
 import type { HubMetrics } from './metrics.js'
 import { openPacks, type PackSource } from './packs.js'
 import { hubStatus, type HubStatus } from './status.js'
-import { erasureService, type ErasureService } from './erasure.js'
-import { usersService, type UsersService } from './users.js'
+import { erasureService, type ErasureService } from '../users/erasure.js'
+import { usersService, type UsersService } from '../users/profile.js'
 
 export interface KnowHub {
   readonly config: KnowHubConfig

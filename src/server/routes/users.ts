@@ -5,8 +5,8 @@
  * services check each against src/auth/policy.ts's role × action table.
  */
 import { Hono } from 'hono'
-import type { ErasureService } from '../../app/erasure.js'
-import type { UsersService } from '../../app/users.js'
+import type { ErasureService } from '../../users/erasure.js'
+import type { UsersService } from '../../users/profile.js'
 import { caller, queryBoolean, readJson, type AppEnv } from '../http.js'
 
 /** The routes, mounted at `/api`. */

@@ -2,7 +2,7 @@
  * Users' profiles (issue 31): `GET /api/users/{id}/profile`, the client's `userProfile`, the
  * `user_profile` tool and the dashboard's profile section. Who may read one is the role table's
  * `profile.read` (src/auth/policy.ts): the user itself, the admin of its org (a user of that org
- * only, see src/app/erasure.ts), the hub operator; anyone else gets the answer an unknown user
+ * only, see ./access.ts), the hub operator; anyone else gets the answer an unknown user
  * gets (`not_found`). The entries are read whatever the reader's scopes: that check comes first.
  */
 import type { TokenService } from '../auth/tokens.js'
@@ -12,7 +12,7 @@ import type { UserProfile } from '../core/profile.js'
 import { parseWith } from '../core/validate.js'
 import { buildProfile } from '../knowledge/profile.js'
 import type { Store } from '../store/store.js'
-import { reachUser } from './erasure.js'
+import { reachUser } from './access.js'
 
 /** The users operations. */
 export interface UsersService {
