@@ -5,10 +5,11 @@
  * cleanup of the files — and the data folder is grepped for the user's marker. The cleanup is
  * measured both ways on two identical hubs: a plain VACUUM of the tables involved, and VACUUM
  * FULL (what `forget` runs), each followed by the WAL rotation; the table says which files still
- * hold the marker after each. PGlite by default; `--database-url` for a PostgreSQL server (table
- * files are then not grepped: the test does that). The load average is printed beside every figure.
+ * hold the marker after each. PGlite by default; `--postgres` for a throwaway PostgreSQL server
+ * (KNOWHUB_PG_BIN; or KNOWHUB_BENCH_PG_URL, a superuser's): its table files are not grepped here
+ * (test/server/forget.test.ts does). The load average is printed beside every figure.
  *
- *   npx tsx bench/forget.ts [--entries 1000] [--others 10000]
+ *   npx tsx bench/forget.ts [--entries 1000] [--others 10000] [--postgres]
  *   npm run bench -- --only forget
  */
 import { execFileSync } from 'node:child_process'
@@ -20,6 +21,8 @@ import { openKnowHub, type KnowHub } from '../src/app/open.js'
 import { Principal } from '../src/core/principal.js'
 import { FORGET_TABLES, forgetUser, rotateWal } from '../src/store/erasure.js'
 import { sql } from '../src/store/sql.js'
+import pg from 'pg'
+import { startTempPostgres, type TempPostgres } from '../test/helpers/pg-server.js'
 import { importLines } from './import.js'
 import { printTable, round, writeResults, type BenchResult } from './lib.js'
 
@@ -95,56 +98,75 @@ async function build(dataDir: string, databaseUrl: string | undefined, others: n
   return hub
 }
 
-export async function runForgetBench(options: { entries?: number; others?: number; databaseUrl?: string } = {}): Promise<BenchResult[]> {
+/** A new database on the server at `url` (a superuser's), for one run. */
+async function newDatabase(url: string, name: string): Promise<string> {
+  const c = new pg.Client({ connectionString: url })
+  await c.connect()
+  await c.query(`CREATE DATABASE ${name}`)
+  await c.end()
+  const u = new URL(url)
+  u.pathname = `/${name}`
+  return u.toString()
+}
+
+export async function runForgetBench(options: { entries?: number; others?: number; postgres?: boolean } = {}): Promise<BenchResult[]> {
   const entries = options.entries ?? 1_000
   const others = options.others ?? 10_000
   const results: BenchResult[] = []
-  const backend = options.databaseUrl ? 'postgres' : 'pglite'
-  for (const cleanup of ['plain', 'full'] as const) {
-    const dataDir = mkdtempSync(join(tmpdir(), 'knowhub-bench-forget-'))
-    const hub = await build(dataDir, options.databaseUrl, others, entries)
-    try {
-      if (cleanup === 'plain') {
-        const dry = await timed(() => hub.erasure.forget(OPERATOR, 'user:bob', { dryRun: true }))
-        results.push({
-          name: `${backend}: dry run (${entries} entries of ${entries + others})`,
-          value: round(dry.seconds, 3),
-          unit: 's',
-          note: `${JSON.stringify(dry.value.erased)}; ${dry.load}`,
-        })
-      }
-      const audit = { kind: 'forget' as const, subject: 'x', by: 'user:ops', org: null, at: new Date() }
-      const erase = await timed(() => forgetUser(hub.store.db, 'user:bob', { dryRun: false, audit }))
-      results.push({ name: `${backend}/${cleanup}: the erasing transaction`, value: round(erase.seconds, 3), unit: 's', note: erase.load })
-      const files = await timed(async () => {
-        for (const table of FORGET_TABLES) await hub.store.db.query(sql.raw(`VACUUM ${cleanup === 'full' ? 'FULL ' : ''}${table}`))
-        await hub.store.db.query(sql`ANALYZE knowledge`)
-        if (hub.store.db.kind === 'pglite') {
-          await hub.store.db.query(sql`VACUUM FULL pg_statistic`)
-          await rotateWal(hub.store.db)
+  const backend = options.postgres ? 'postgres' : 'pglite'
+  // PostgreSQL: a throwaway server (KNOWHUB_PG_BIN; with pgvector when that build has it), or KNOWHUB_BENCH_PG_URL (a superuser's).
+  const server: TempPostgres | undefined = options.postgres && !process.env.KNOWHUB_BENCH_PG_URL ? await startTempPostgres() : undefined
+  const serverUrl = process.env.KNOWHUB_BENCH_PG_URL ?? server?.url
+  try {
+    for (const cleanup of ['plain', 'full'] as const) {
+      const dataDir = mkdtempSync(join(tmpdir(), 'knowhub-bench-forget-'))
+      const databaseUrl = options.postgres ? await newDatabase(serverUrl!, `bench_forget_${cleanup}_${process.pid}`) : undefined
+      const hub = await build(dataDir, databaseUrl, others, entries)
+      try {
+        if (cleanup === 'plain') {
+          const dry = await timed(() => hub.erasure.forget(OPERATOR, 'user:bob', { dryRun: true }))
+          results.push({
+            name: `${backend}: dry run (${entries} entries of ${entries + others})`,
+            value: round(dry.seconds, 3),
+            unit: 's',
+            note: `${JSON.stringify(dry.value.erased)}; ${dry.load}`,
+          })
         }
-      })
-      const left = hub.store.db.kind === 'pglite' ? await filesWithMarker(hub, dataDir) : []
-      results.push({
-        name: `${backend}/${cleanup}: ${cleanup === 'full' ? 'VACUUM FULL' : 'VACUUM'} of ${FORGET_TABLES.length} tables + WAL rotation`,
-        value: round(files.seconds, 3),
-        unit: 's',
-        note: `${hub.store.db.kind === 'pglite' ? `files with the marker after: ${left.length === 0 ? 'none' : left.join(', ')}` : 'table files: see test/server/forget.test.ts'}; ${files.load}`,
-      })
-    } finally {
-      await hub.close()
-      rmSync(dataDir, { recursive: true, force: true })
+        const audit = { kind: 'forget' as const, subject: 'x', by: 'user:ops', org: null, at: new Date() }
+        const erase = await timed(() => forgetUser(hub.store.db, 'user:bob', { dryRun: false, audit }))
+        results.push({ name: `${backend}/${cleanup}: the erasing transaction`, value: round(erase.seconds, 3), unit: 's', note: erase.load })
+        const files = await timed(async () => {
+          for (const table of FORGET_TABLES) await hub.store.db.query(sql.raw(`VACUUM ${cleanup === 'full' ? 'FULL ' : ''}${table}`))
+          await hub.store.db.query(sql`ANALYZE knowledge`)
+          if (hub.store.db.kind === 'pglite') {
+            await hub.store.db.query(sql`VACUUM FULL pg_statistic`)
+            await rotateWal(hub.store.db)
+          }
+        })
+        const left = hub.store.db.kind === 'pglite' ? await filesWithMarker(hub, dataDir) : []
+        results.push({
+          name: `${backend}/${cleanup}: ${cleanup === 'full' ? 'VACUUM FULL' : 'VACUUM'} of ${FORGET_TABLES.length} tables${backend === 'pglite' ? ' + WAL rotation' : ''}`,
+          value: round(files.seconds, 3),
+          unit: 's',
+          note: `${hub.store.db.kind === 'pglite' ? `files with the marker after: ${left.length === 0 ? 'none' : left.join(', ')}` : 'table files: see test/server/forget.test.ts'}; ${files.load}`,
+        })
+      } finally {
+        await hub.close()
+        rmSync(dataDir, { recursive: true, force: true })
+      }
     }
+  } finally {
+    await server?.stop()
   }
   return results
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const { values } = parseArgs({ options: { entries: { type: 'string' }, others: { type: 'string' }, 'database-url': { type: 'string' } } })
+  const { values } = parseArgs({ options: { entries: { type: 'string' }, others: { type: 'string' }, postgres: { type: 'boolean', default: false } } })
   const results = await runForgetBench({
     ...(values.entries ? { entries: Number(values.entries) } : {}),
     ...(values.others ? { others: Number(values.others) } : {}),
-    ...(values['database-url'] ? { databaseUrl: values['database-url'] } : {}),
+    postgres: values.postgres ?? false,
   })
   printTable('forget', results)
   writeResults('forget', results)

@@ -27,7 +27,7 @@ import { createCsrfTokens, readCookie, SESSION_COOKIE, sessionAuthenticator, ses
 export { createLatencyWindow, timedSearch, type LatencyWindow } from './latency.js'
 
 export interface DashboardOptions {
-  hub: Pick<KnowHub, 'knowledge' | 'resources' | 'slim' | 'tokens' | 'store' | 'llm'>
+  hub: Pick<KnowHub, 'knowledge' | 'resources' | 'slim' | 'tokens' | 'store' | 'llm'> & Partial<Pick<KnowHub, 'users'>>
   /** Knowledge packs for the packs page (none: the page says so). */
   packs?: PackService | undefined
   /** The API's authenticator: the dashboard resolves its sessions through it. */
@@ -123,6 +123,7 @@ export function createDashboard(options: DashboardOptions): DashboardMount {
       slim: hub.slim,
       tokens: createTokenAdmin(hub.tokens),
       packs: options.packs,
+      users: hub.users,
       reveal: createSecretReveal({ resources: hub.resources }),
       stats: store,
       llm: hub.llm !== undefined,

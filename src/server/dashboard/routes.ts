@@ -18,6 +18,7 @@ import type { ResourceService } from '../../resources/service.js'
 import { authorize } from '../../auth/policy.js'
 import type { TokenAdmin } from '../../auth/token-admin.js'
 import type { DashboardStore } from '../../store/dashboard.js'
+import type { UsersService } from '../../users/profile.js'
 import { caller, queryObject, queryParam, readJson, type AppEnv } from '../http.js'
 import { knowledgeRoutes } from '../routes/knowledge.js'
 import { knowledgeFolderRoutes } from '../routes/knowledge-folder.js'
@@ -34,6 +35,8 @@ export interface DashboardServices {
   stats: Pick<DashboardStore, 'overview'>
   /** Knowledge packs; absent: the packs page says none are configured. */
   packs?: PackService | undefined
+  /** Users' profiles (the profile page); absent: not served. */
+  users?: UsersService | undefined
   /** Whether an LLM is configured (evolve is offered only then). */
   llm: boolean
   latency: LatencyWindow
@@ -146,5 +149,8 @@ export function dashboardDataRoutes(s: DashboardServices): Hono<AppEnv> {
   app.route('/resources', resourceRoutes(s))
   app.route('/packs', packRoutes(s))
   app.route('/tokens', tokenRoutes(s))
+  // A user's profile, current view (the profile page): the same service and rule as GET /api/users/{id}/profile.
+  const users = s.users
+  if (users) app.get('/users/:id/profile', async (c) => c.json(await users.profile(caller(c).principal, c.req.param('id'))))
   return app
 }

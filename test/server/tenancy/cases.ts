@@ -948,6 +948,36 @@ async function throwawayUser(w: World, org: Org): Promise<string> {
   return user
 }
 
+/** A user's profile (issue 31), through the API or the dashboard: the user itself, its org admin, the hub operator. */
+function profileCase(surface: 'api' | 'ui'): RouteCase {
+  return async (p, w) => {
+    for (const actor of w.actors) {
+      const path = (user: string) => `/${surface === 'api' ? 'api' : 'ui'}/users/${user}/profile`
+      const c = surfaceOf(surface, actor)
+      const self = actor.principal.user!
+      await p.http(actor, surface, 'its own profile', path(self), () => c.get(path(self)), { status: 200 })
+      if (actor.role === 'operator') {
+        await p.http(actor, surface, 'a profile', path('writer-other'), () => c.get(path('writer-other')), { status: 200, cross: true })
+        continue
+      }
+      const org = orgOf(actor)
+      // Another org's user answers as an unknown one, for everybody; within the org, only the admin reads another user's.
+      await p.sameAsUnknown(
+        actor,
+        surface,
+        'read a profile',
+        { name: `writer-${otherOrg(org)}`, sent: path(`writer-${otherOrg(org)}`), run: () => c.get(path(`writer-${otherOrg(org)}`)) },
+        { name: 'ghost-user', sent: path('ghost-user'), run: () => c.get(path('ghost-user')) },
+        { status: 404, code: 'not_found' },
+      )
+      const colleague = actor.role === 'reader' ? `writer-${org}` : `reader-${org}`
+      await p.http(actor, surface, "a colleague's profile", path(colleague), () => c.get(path(colleague)), {
+        status: actor.role === 'admin' ? 200 : 404,
+      })
+    }
+  }
+}
+
 /** Issue 31: forget (org admins: their org's users; anyone else is an unknown user), purge (admins, within reach) and profiles. */
 const erasureCases: Record<string, RouteCase> = {
   'DELETE /api/principals/:principal': async (p, w) => {
@@ -1026,31 +1056,8 @@ const erasureCases: Record<string, RouteCase> = {
     expect((await w.actor('writer', 'acme').api.get(`/api/knowledge/${archived.acme}`)).status).toBe(404)
     expect((await w.actor('writer', 'other').api.get(`/api/knowledge/${archived.other}`)).status).toBe(200)
   },
-  'GET /api/users/:id/profile': async (p, w) => {
-    for (const actor of w.actors) {
-      const path = (user: string) => `/api/users/${user}/profile`
-      const self = actor.principal.user!
-      await p.http(actor, 'api', 'its own profile', path(self), () => actor.api.get(path(self)), { status: 200 })
-      if (actor.role === 'operator') {
-        await p.http(actor, 'api', 'a profile', path('writer-other'), () => actor.api.get(path('writer-other')), { status: 200, cross: true })
-        continue
-      }
-      const org = orgOf(actor)
-      // Another org's user answers as an unknown one, for everybody; within the org, only the admin reads another user's.
-      await p.sameAsUnknown(
-        actor,
-        'api',
-        'read a profile',
-        { name: `writer-${otherOrg(org)}`, sent: path(`writer-${otherOrg(org)}`), run: () => actor.api.get(path(`writer-${otherOrg(org)}`)) },
-        { name: 'ghost-user', sent: path('ghost-user'), run: () => actor.api.get(path('ghost-user')) },
-        { status: 404, code: 'not_found' },
-      )
-      const colleague = actor.role === 'reader' ? `writer-${org}` : `reader-${org}`
-      await p.http(actor, 'api', "a colleague's profile", path(colleague), () => actor.api.get(path(colleague)), {
-        status: actor.role === 'admin' ? 200 : 404,
-      })
-    }
-  },
+  'GET /api/users/:id/profile': profileCase('api'),
+  'GET /ui/users/:id/profile': profileCase('ui'),
 }
 
 export const ROUTE_CASES: Record<string, RouteCase> = {
