@@ -24,6 +24,10 @@ export const ProfileItem = z.object({
   scopes: z.array(z.string()),
   owner: z.string(),
   version: z.number().int(),
+  /** When the fact became true (the source message's time when known), distinct from when it was recorded (`created_at`). */
+  valid_from: z.string(),
+  /** When it stops counting (retention), or null. */
+  expires_at: z.string().nullable(),
   created_at: z.string(),
   updated_at: z.string(),
 })
@@ -31,19 +35,22 @@ export type ProfileItem = z.infer<typeof ProfileItem>
 
 /**
  * One change in the timeline: an entry recorded, an earlier text replaced (`changed`, with that
- * earlier text), archived, merged into another entry.
+ * earlier text), superseded by a newer entry (at its `valid_to`), expired, archived, merged into
+ * another entry.
  */
 export const ProfileEvent = z.object({
   at: z.string(),
   id: z.string(),
   category: z.enum(PROFILE_CATEGORIES),
-  event: z.enum(['recorded', 'changed', 'archived', 'merged', 'superseded']),
+  event: z.enum(['recorded', 'changed', 'superseded', 'expired', 'archived', 'merged']),
   /** The version this event ended (`changed`) or the entry's version (others). */
   version: z.number().int(),
   /** The text at that point: for `changed`, the text that was replaced. */
   content: z.string(),
-  /** Why (the edit's reason; `merged into …`; the superseding entry). */
+  /** Why (the edit's reason; `merged into …`; `superseded by …`). */
   reason: z.string(),
+  /** The entry that superseded this one (`superseded`), else null. */
+  superseded_by: z.string().nullable(),
 })
 export type ProfileEvent = z.infer<typeof ProfileEvent>
 

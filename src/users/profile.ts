@@ -6,6 +6,7 @@
  * gets (`not_found`). The entries are read whatever the reader's scopes: that check comes first.
  */
 import type { TokenService } from '../auth/tokens.js'
+import type { Clock } from '../core/clock.js'
 import { ForgetSubject } from '../core/erasure.js'
 import type { Principal } from '../core/principal.js'
 import type { UserProfile } from '../core/profile.js'
@@ -25,14 +26,14 @@ export interface UsersService {
  * @example
  * const profile = await usersService(hub).profile(hub.config.principal, 'bob')
  */
-export function usersService(deps: { store: Pick<Store, 'knowledge'>; tokens: Pick<TokenService, 'list'> }): UsersService {
+export function usersService(deps: { store: Pick<Store, 'knowledge'>; tokens: Pick<TokenService, 'list'>; clock?: Clock }): UsersService {
   return {
     async profile(principal, id) {
       const subject = parseWith(ForgetSubject, `user:${id}`, 'user')
       await reachUser(deps.tokens, principal, subject, 'profile.read')
       const records = await deps.store.knowledge.profileEntries(subject)
       const versions = await deps.store.knowledge.versionsOf(records.map((r) => r.id))
-      return buildProfile(id, records, versions)
+      return buildProfile(id, records, versions, deps.clock?.now() ?? new Date())
     },
   }
 }

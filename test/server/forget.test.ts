@@ -396,6 +396,16 @@ describe('GET /api/users/{id}/profile', () => {
     await carol.post('/api/knowledge', { task: 'Not a profile', content: 'a strategy', types: ['strategy'] })
     expect((await carol.patch(`/api/knowledge/${language}`, { content: 'Carol prefers Python now', reason: 'she switched' })).status).toBe(200)
     expect((await carol.post(`/api/knowledge/${mornings}/archive`)).status).toBe(200)
+    // A fact that changed (a supersession: the store's operation, as the service and extraction apply it) and one that expired.
+    const berlin = await profile('background', 'Location', 'Carol works from Berlin')
+    const lisbon = await profile('background', 'Location', 'Carol moved to Lisbon', 0.8)
+    const movedAt = new Date(Date.now() - 3_600_000)
+    const carolScopes = ['user:carol', 'org:acme', 'public']
+    const superseded = await t.hub.store.knowledge.supersede({ oldId: berlin, newId: lisbon, visible: carolScopes, validTo: movedAt, at: new Date() })
+    expect('refused' in superseded).toBe(false)
+    const trial = await profile('constraint', 'Trial', 'Carol is on a free trial')
+    const expiredAt = new Date(Date.now() - 60_000)
+    expect(await t.hub.store.knowledge.setExpiry(trial, carolScopes, expiredAt, new Date())).toBeDefined()
 
     const r = await carol.get('/api/users/carol/profile')
     expect(r.status, r.text).toBe(200)
@@ -404,18 +414,24 @@ describe('GET /api/users/{id}/profile', () => {
     expect(ids(r.body.categories.preference)).toEqual([language])
     expect(r.body.categories.preference[0]).toMatchObject({ content: 'Carol prefers Python now', confidence: 0.6, version: 2 })
     // Sorted by confidence; a category outside seed 002 counts as background (as the folder layout files it).
-    expect(ids(r.body.categories.background)).toEqual([role, other])
+    expect(ids(r.body.categories.background)).toEqual([role, lisbon, other])
     expect(r.body.categories.habit).toEqual([])
     expect(ids(r.body.categories.constraint)).toEqual([budget])
-    expect(r.body.counts).toEqual({ current: 4, entries: 5 })
+    expect(r.body.counts).toEqual({ current: 5, entries: 8 })
     const events = (r.body.timeline as Array<{ id: string; event: string; content: string; reason: string }>).map((e) => [e.id, e.event, e.content, e.reason])
     expect(events).toEqual(
       expect.arrayContaining([
         [language, 'recorded', 'Carol prefers TypeScript', ''],
         [language, 'changed', 'Carol prefers TypeScript', 'she switched'],
         [mornings, 'archived', 'Carol reviews code in the morning', ''],
+        [berlin, 'superseded', 'Carol works from Berlin', `superseded by ${lisbon}`],
+        [trial, 'expired', 'Carol is on a free trial', ''],
       ]),
     )
+    const timeline = r.body.timeline as Array<{ id: string; event: string; at: string; superseded_by: string | null }>
+    expect(timeline.find((e) => e.id === berlin && e.event === 'superseded')).toMatchObject({ at: movedAt.toISOString(), superseded_by: lisbon })
+    expect(timeline.find((e) => e.id === trial && e.event === 'expired')?.at).toBe(expiredAt.toISOString())
+    expect(r.body.categories.background.find((e: { id: string }) => e.id === lisbon).valid_from).toEqual(expect.any(String))
     expect(events.filter(([id]) => id === language).map(([, event]) => event)).toEqual(['recorded', 'changed'])
 
     // Her org admin and the hub operator read it too; the other org's admin, and a colleague, get what an unknown user gets.
