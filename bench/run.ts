@@ -35,6 +35,11 @@ const BENCHES: Record<string, Runner> = {
   memory: async (quick) => (await import('./memory.js')).runMemoryBench(quick ? { sizes: [10_000] } : {}),
   import: async (quick) => (await import('./import.js')).runImportBench(quick ? { hashed: 2_000, sentence: 100 } : {}),
   folder: async (quick) => (await import('./folder.js')).runFolderBench(quick ? { entries: 2_000 } : {}),
+  forget: async (quick) => {
+    const { runForgetBench } = await import('./forget.js')
+    const sizes = quick ? { entries: 200, others: 2_000 } : {}
+    return [...(await runForgetBench(sizes)), ...(await runForgetBench({ ...sizes, postgres: true }))]
+  },
   peers: async (quick) => (await import('./peers.js')).runPeersBench(quick ? { sets: ['zh-agent'] } : {}),
 }
 

@@ -119,6 +119,8 @@ export interface KnowledgeSearch {
    * full-text index (a no-op when search runs in SQL). Long-running entry points call it at start.
    */
   warmUp(): Promise<void>
+  /** Empties the caches of this process (search responses, routing decisions, query vectors): after a forget, nothing of it stays in memory. */
+  clearCaches(): string[]
 }
 
 /** Responses larger than this (content characters) are not cached. */
@@ -202,10 +204,10 @@ function timed<T>(observer: SearchObserver | undefined, stage: SearchStage, work
  * Query vectors by query text, least recently used dropped first (`size` 0: no cache).
  * Pending embeddings are shared, so concurrent identical queries embed once.
  */
-function cachedQueryEmbedder(ctx: KnowledgeContext, size: number): (q: string) => Promise<Float32Array> {
-  if (size <= 0) return (q) => ctx.embedOne(q)
+function cachedQueryEmbedder(ctx: KnowledgeContext, size: number): ((q: string) => Promise<Float32Array>) & { clear(): void } {
+  if (size <= 0) return Object.assign((q: string) => ctx.embedOne(q), { clear: () => {} })
   const queryVectors = createLru<string, Promise<Float32Array>>(size)
-  return (q) => {
+  const embed = (q: string) => {
     let vector = queryVectors.get(q)
     if (!vector) {
       vector = ctx.embedOne(q)
@@ -214,6 +216,7 @@ function cachedQueryEmbedder(ctx: KnowledgeContext, size: number): (q: string) =
     }
     return vector
   }
+  return Object.assign(embed, { clear: () => queryVectors.clear() })
 }
 
 /**
@@ -427,6 +430,7 @@ function responseKey(input: ParsedSearch, visible: readonly string[]): string {
  */
 export function createKnowledgeSearch(ctx: KnowledgeContext, options: SearchOptions = {}): KnowledgeSearch {
   const { store, logger } = ctx
+  const embedQuery = cachedQueryEmbedder(ctx, options.queryCacheSize ?? 1000)
   const run: SearchRun = {
     ctx,
     fusion: options.fusion,
@@ -436,7 +440,7 @@ export function createKnowledgeSearch(ctx: KnowledgeContext, options: SearchOpti
     gate: options.gate ?? DEFAULT_RELEVANCE_GATE,
     qualityBoost: options.qualityBoost ?? QUALITY_BOOST,
     neighbours: options.neighbours ?? false,
-    embedQuery: cachedQueryEmbedder(ctx, options.queryCacheSize ?? 1000),
+    embedQuery,
     router: createRouter(ctx.llm, options.routing ?? DEFAULT_ROUTING, logger),
     observer: options.observer,
   }
@@ -458,6 +462,13 @@ export function createKnowledgeSearch(ctx: KnowledgeContext, options: SearchOpti
   }
 
   return {
+    clearCaches() {
+      searchCache.clear()
+      run.router.clear()
+      embedQuery.clear()
+      return ['search_responses', 'routing_decisions', 'query_vectors']
+    },
+
     async warmUp() {
       const started = performance.now()
       await store.knowledge.searchGeneration()

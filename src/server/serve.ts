@@ -204,6 +204,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     extraction: hub.extraction,
     agent: hub.agent,
     admin: hub.admin,
+    erasure: hub.erasure,
+    users: hub.users,
     embedderReady: () => hub.embedder.ready?.() ?? true,
     ...(hub.metrics ? { metrics: hub.metrics } : {}),
     ...(hub.store.replicas ? { callerScope: hub.store.replicas } : {}),
