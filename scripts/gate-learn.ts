@@ -8,7 +8,8 @@
  *
  * For Latin-script and CJK queries apart, it fits a logistic model (Newton's method, L2 on
  * standardised figures) of "related" over the candidates the rule-based precision gate keeps at
- * top_k 5 (`kept` in the dump), from the four figures of `relevanceFeatures` — the same function
+ * top_k 5 (`kept` in the dump) after the first — the anchor or best candidate, which the check
+ * leaves to the anchor rule — from the four figures of `relevanceFeatures` — the same function
  * search uses. The threshold is the one with the lowest unrelated share at 5 whose hit rate at 5
  * is at most `--max-hit-loss` under the rules' own, measured on held-out stores. It prints:
  *
@@ -40,11 +41,14 @@ interface DumpQuery {
 
 const FEATURES = ['strength', 'relativeStrength', 'z', 'rank'] as const satisfies ReadonlyArray<keyof RelevanceFeatures>
 
-/** Each candidate the rules keep, with its figures and whether it is related. */
+/**
+ * Each candidate the rules keep after their first (the anchor or the best candidate, which shows
+ * the query has an answer and is not checked), with its figures and whether it is related.
+ */
 function rows(q: DumpQuery): Array<{ doc: string; x: number[]; related: boolean }> {
   const figures = queryFigures(q.vector_list, q.best_strength)
   return q.candidates.flatMap((c, place) => {
-    if (!q.kept.includes(c.doc)) return []
+    if (!q.kept.includes(c.doc) || c.doc === q.kept[0]) return []
     const f = relevanceFeatures({ strength: c.strength, similarity: c.similarity, place }, figures)
     return [{ doc: c.doc, x: FEATURES.map((k) => f[k]), related: q.related.includes(c.doc) }]
   })
@@ -103,14 +107,14 @@ function fit(data: Array<{ x: number[]; related: boolean }>, l2: number): Omit<R
   return { bias, strength: raw[0]!, relativeStrength: raw[1]!, z: raw[2]!, rank: raw[3]! }
 }
 
-/** Unrelated share and hit rate at 5 of the queries, keeping what `keep` accepts of the rules' results. */
+/** Unrelated share and hit rate at 5 of the queries, keeping the rules' first result and what `keep` accepts of the others. */
 function score(queries: readonly DumpQuery[], keep: (q: DumpQuery, doc: string) => boolean): { unrelated: number; returned: number; hit: number } {
   let returned = 0
   let unrelated = 0
   let hits = 0
   let answerable = 0
   for (const q of queries) {
-    const results = q.kept.filter((doc) => keep(q, doc))
+    const results = q.kept.filter((doc, i) => i === 0 || keep(q, doc))
     returned += results.length
     unrelated += results.filter((doc) => !q.related.includes(doc)).length
     if (q.related.length > 0) {

@@ -3,10 +3,18 @@
  * check"): a small logistic model, per embedder and query script, of how likely a candidate the
  * precision gate keeps is related to the query, from four figures of the candidate against the
  * other candidates of the same query. A kept candidate whose probability is under the model's
- * threshold is dropped. Learned on `bench/data/small-stores` with `scripts/gate-learn.ts`
+ * threshold is dropped — except the anchor and the best candidate, which decide whether the query
+ * has an answer at all (that stays the anchor rule's call, so the no-answer rates cannot rise). Learned on `bench/data/small-stores` with `scripts/gate-learn.ts`
  * (cross-validated by store); an embedder not in the table gets no check (the rule-based gate
  * alone, as before).
  */
+
+/**
+ * The fewest similarities a query's vector list must hold for the check to run: the smallest
+ * store it was learned on (8 entries). Below that, the z-score it reads is measured over too few
+ * entries to mean anything (two entries are always ±1), outside what the model was fitted on.
+ */
+export const MIN_LEARNED_LIST = 8
 
 /** The figures of one candidate the model reads ({@link relevanceFeatures}). */
 export interface RelevanceFeatures {
@@ -105,16 +113,16 @@ export function relevanceProbability(model: RelevanceModel, f: RelevanceFeatures
  * answerable queries in a hundred) of the gate without the check (docs/retrieval.md, "The learned relevance check", has the held-out halves). Both
  * embedders read Chinese as the same hashed n-grams with the same fusion, so they share the CJK model.
  */
-const CJK_MODEL: RelevanceModel = Object.freeze({ bias: -5.99, strength: 7.506, relativeStrength: 4.769, z: 0.639, rank: -0.58, threshold: 0.34 })
+const CJK_MODEL: RelevanceModel = Object.freeze({ bias: -2.53, strength: -14.219, relativeStrength: 4.24, z: 0.639, rank: -0.75, threshold: 0.59 })
 export const LEARNED_RELEVANCE: readonly LearnedRelevance[] = Object.freeze([
   {
     model: /^hashed-ngram-/,
-    latin: Object.freeze({ bias: -2.033, strength: 8.877, relativeStrength: 1.242, z: 0.321, rank: -1.548, threshold: 0.5 }),
+    latin: Object.freeze({ bias: -1.974, strength: 7.576, relativeStrength: 0.542, z: 0.158, rank: -0.876, threshold: 0.58 }),
     cjk: CJK_MODEL,
   },
   {
     model: /^use-lite\+hashed-/,
-    latin: Object.freeze({ bias: -4.837, strength: 10.634, relativeStrength: 1.862, z: 1.463, rank: -0.85, threshold: 0.29 }),
+    latin: Object.freeze({ bias: -2.847, strength: 9.439, relativeStrength: 1.102, z: 0.712, rank: -1.411, threshold: 0.7 }),
     cjk: CJK_MODEL,
   },
 ])

@@ -195,7 +195,8 @@ export function anchorStrength(gate: QueryGate, sharedContent: number | undefine
  * a candidate shares), a candidate anchors by full-text strength only when it shares one — at
  * the one-term strength when it shares just one ({@link anchorStrength}); by similarity as before.
  * With `related` (the embedder's learned relevance check, gate-weights.ts), the precision gate
- * keeps only the candidates it accepts; the recall gate ignores it.
+ * keeps, besides the anchor and the best candidate (and their twins), only the candidates it
+ * accepts; the recall gate ignores it.
  * A candidate that the full-text list did not find anchors by similarity only at the gate's
  * `loneSimilarity` (the embedder's anchor floor), when it has one: a semantic embedder finds
  * something near any question in a large store, a shared word is the corroboration.
@@ -226,8 +227,9 @@ export function gateCandidates<T extends GateCandidate>(
     // A twin (the same full-text score and similarity: the same text stored twice) is exactly as related as the candidate it equals.
     const twin = (a: T, b: T) => a.positions[0]?.score === b.positions[0]?.score && a.positions[1]?.score === b.positions[1]?.score
     const proof = (c: T) => own.strictAnchor === 0 && (c === anchor || twin(c, anchor) || (bestProves && (c === best || twin(c, best))))
-    // The learned relevance check (`related`, when the embedder has a model) is asked of every kept candidate, the anchor too.
-    return candidates.filter((c) => (proof(c) || ownEvidence(c, bound, gate, own) !== undefined) && (related?.(c) ?? true))
+    // The learned relevance check (`related`, when the embedder has a model) is asked of every other kept candidate:
+    // whether the query has an answer stays the anchor rule's call.
+    return candidates.filter((c) => proof(c) || (ownEvidence(c, bound, gate, own) !== undefined && (related?.(c) ?? true)))
   }
   const follow = { minTextStrength: gate.followTextStrength, minSimilarity: gate.minSimilarity }
   return candidates.filter((c) => passesGate(c, bound, follow))

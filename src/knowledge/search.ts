@@ -17,7 +17,7 @@ import type { KnowledgeContext } from './context.js'
 import { boostByTime, timeQuery } from './dates.js'
 import { searchDocument, textQuery } from './document.js'
 import { fusionFor, type FusionOptions } from './fusion-weights.js'
-import { queryFigures, relevanceFeatures, relevanceModelFor, relevanceProbability } from './gate-weights.js'
+import { MIN_LEARNED_LIST, queryFigures, relevanceFeatures, relevanceModelFor, relevanceProbability } from './gate-weights.js'
 import { liftNeighbours, topByFused, type NeighbourLift } from './neighbours.js'
 import { fuse, fuseScores, type Fused } from './rank.js'
 import {
@@ -271,8 +271,9 @@ async function candidates(run: SearchRun, input: ParsedSearch, visible: string[]
   const precision = queryGate(run.gate, { cjk, fulltextOnly: lists === 'fulltext', floor, anchorFloor, background })
   const gate = recall ? { ...precision, own: undefined } : precision
   const shared = cjk ? await sharedContent(run, input.q, filter, textDepth, fused, gate, visible) : undefined
-  // The learned relevance check (gate-weights.ts): precision searches in hybrid mode, for embedders that have a model.
-  const model = !recall && run.gate.own.learned && lists === 'hybrid' && vectorHits.length > 0 ? relevanceModelFor(embedder.model, cjk) : undefined
+  // The learned relevance check (gate-weights.ts): precision searches in hybrid mode, for embedders that have a model, over 8 entries or more.
+  const model =
+    !recall && run.gate.own.learned && lists === 'hybrid' && vectorHits.length >= MIN_LEARNED_LIST ? relevanceModelFor(embedder.model, cjk) : undefined
   const probability = model ? relevanceProbabilities(fused, vectorHits, floor, (f) => relevanceProbability(model, f)) : undefined
   const related = model && probability ? (c: Candidate) => (probability.get(c.id) ?? 0) >= model.threshold : undefined
   const kept = gateCandidates(fused, text.bound, gate, shared, related)

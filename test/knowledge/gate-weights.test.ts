@@ -56,8 +56,8 @@ describe('the learned relevance check', () => {
     expect(relevanceModelFor('text-embedding-3-small', false)).toBeUndefined()
     for (const entry of LEARNED_RELEVANCE)
       for (const model of [entry.latin, entry.cjk]) {
-        // words count for, a later place against
-        expect(model.strength).toBeGreaterThan(0)
+        // words (relative to the best candidate's) count for, a later place against
+        expect(model.relativeStrength).toBeGreaterThan(0)
         expect(model.rank).toBeLessThan(0)
         expect(model.threshold).toBeGreaterThan(0)
         expect(model.threshold).toBeLessThan(1)
@@ -69,15 +69,15 @@ describe('the learned relevance check', () => {
       id,
       positions: [{ rank: 1, score }, similarity === undefined ? null : { rank: 1, score: similarity }],
     })
-    // Both have words of their own (strength 0.5 and 0.2 over a bound of 10).
-    const candidates = [text('right', 5, 0.6), text('neighbour', 2, 0.35)]
+    // All three have words of their own (strength 0.5, 0.2 and 0.3 over a bound of 10).
+    const candidates = [text('right', 5, 0.6), text('neighbour', 2, 0.35), text('also', 3, 0.5)]
     const precision = queryGate(DEFAULT_RELEVANCE_GATE, { cjk: false, fulltextOnly: false, floor: 0.3, anchorFloor: 0.45, background: 0.3 })
-    expect(gateCandidates(candidates, 10, precision).map((c) => c.id)).toEqual(['right', 'neighbour'])
+    expect(gateCandidates(candidates, 10, precision).map((c) => c.id)).toEqual(['right', 'neighbour', 'also'])
     const related = (c: { id: string }) => c.id !== 'neighbour'
-    expect(gateCandidates(candidates, 10, precision, undefined, related).map((c) => c.id)).toEqual(['right'])
-    // The anchor too: the check is asked of every kept candidate.
-    expect(gateCandidates(candidates, 10, precision, undefined, () => false)).toEqual([])
+    expect(gateCandidates(candidates, 10, precision, undefined, related).map((c) => c.id)).toEqual(['right', 'also'])
+    // Not the anchor (the best candidate here): whether the query has an answer stays the anchor rule's call.
+    expect(gateCandidates(candidates, 10, precision, undefined, () => false).map((c) => c.id)).toEqual(['right'])
     const recall = queryGate(DEFAULT_RELEVANCE_GATE, { cjk: false, fulltextOnly: false, floor: 0.3, anchorFloor: 0.45 })
-    expect(gateCandidates(candidates, 10, recall, undefined, related).map((c) => c.id)).toEqual(['right', 'neighbour'])
+    expect(gateCandidates(candidates, 10, recall, undefined, related).map((c) => c.id)).toEqual(['right', 'neighbour', 'also'])
   })
 })
