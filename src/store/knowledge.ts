@@ -1,6 +1,6 @@
 /**
  * All SQL about knowledge entries, one file per responsibility under `knowledge/`:
- * entries (`records.ts`), feedback, versions, import (`transfer.ts`), merges, reown, dialogue
+ * entries (`records.ts`), feedback, versions, validity in time (`validity.ts`: supersession, expiry), import (`transfer.ts`), merges, reown, dialogue
  * neighbours (`neighbours.ts`), full-text
  * search (`search-text.ts`) and its upkeep (`search-docs.ts`), vectors
  * (`search-vector.ts`); shared row and filter SQL in `rows.ts`. Every read takes the
@@ -19,6 +19,7 @@ import { searchDocQueries, type KnowledgeSearchDocQueries } from './knowledge/se
 import { textQueries, type KnowledgeTextQueries } from './knowledge/search-text.js'
 import { vectorQueries, type KnowledgeVectorQueries } from './knowledge/search-vector.js'
 import { importQueries, type KnowledgeImportQueries } from './knowledge/transfer.js'
+import { validityQueries, type KnowledgeValidityQueries } from './knowledge/validity.js'
 import { versionQueries, type KnowledgeVersionQueries } from './knowledge/versions.js'
 import type { SyncedTextIndex } from './text-sync.js'
 import type { VectorDialect } from './vectors.js'
@@ -27,6 +28,7 @@ export { TITLE_WEIGHT, type KnowledgeRecord, type SearchDocument } from './knowl
 export type { ImportItem } from './knowledge/transfer.js'
 export type { ReownChange } from './knowledge/reown.js'
 export type { TraceNeighbours } from './knowledge/neighbours.js'
+export type { SupersedeChange, SupersedeRefusal, Supersession } from './knowledge/validity.js'
 export type {
   KnowledgeFeedbackQueries,
   KnowledgeImportQueries,
@@ -36,11 +38,13 @@ export type {
   KnowledgeReownQueries,
   KnowledgeSearchDocQueries,
   KnowledgeTextQueries,
+  KnowledgeValidityQueries,
   KnowledgeVectorQueries,
   KnowledgeVersionQueries,
 }
 export {
   MAX_QUERY_TERMS,
+  ANY_VALIDITY,
   DEFAULT_TEXT_RANKING,
   planTextQuery,
   textQueryBound,
@@ -50,6 +54,7 @@ export {
   type TextQuery,
   type TextQueryPlan,
   type TextRanking,
+  type ValidityFilter,
   type WeightedTerm,
 } from './text-query.js'
 
@@ -65,6 +70,7 @@ export interface KnowledgeStore
     KnowledgeReownQueries,
     KnowledgeTextQueries,
     KnowledgeSearchDocQueries,
+    KnowledgeValidityQueries,
     KnowledgeVectorQueries {}
 
 /**
@@ -90,5 +96,6 @@ export function knowledgeStore(db: Database, getDialect: () => VectorDialect | u
     ...textQueries(context, textIndex),
     ...searchDocQueries(context, textIndex !== undefined),
     ...vectorQueries(context, textIndex),
+    ...validityQueries(context),
   }
 }

@@ -11,11 +11,20 @@ entries that pass the same filter (`text-index/vectors.ts`). Pure data structure
  */
 import { bm25 } from '../core/text/index.js'
 import { EntryTable, type IndexedEntry } from './text-index/entries.js'
-import { compileFilter, FAILS, PASSES, UNCHECKED, VerdictCache } from './text-index/filter.js'
+import { compileFilter, expiryBound, FAILS, PASSES, UNCHECKED, VerdictCache } from './text-index/filter.js'
 import { PostingLists, visibleFrequency } from './text-index/postings.js'
 import { offerHit } from './text-index/top-k.js'
 import { VectorColumns } from './text-index/vectors.js'
-import { planTextQuery, textQueryBound, type EntryFilter, type RankedId, type TextHits, type TextRanking, type TraceNeighbours } from './text-query.js'
+import {
+  planTextQuery,
+  textQueryBound,
+  type EntryFilter,
+  type RankedId,
+  type TextHits,
+  type TextRanking,
+  type TraceNeighbours,
+  type ValidityFilter,
+} from './text-query.js'
 
 export type { IndexedEntry }
 
@@ -44,7 +53,7 @@ export interface TextIndex {
    * entries of its trace at the previous and the next creation time (each list by id), as
    * `knowledge/neighbours.ts` answers in SQL.
    */
-  traceNeighbours(ids: readonly string[], visible: readonly string[]): TraceNeighbours[]
+  traceNeighbours(ids: readonly string[], visible: readonly string[], validity?: ValidityFilter): TraceNeighbours[]
 }
 
 /** How many filters keep their per-entry verdicts between searches (until the index changes). */
@@ -83,6 +92,9 @@ function searchIndex(
   const plan = planTextQuery(stats, collection.docs, { ...query.ranking, candidates: Infinity })
   const scorer = bm25(query.ranking, collection.docs, collection.totalLength)
   const passes = compileFilter(query.filter, table)
+  // Expiry at the filter's `now` moves with the clock: checked beside the cached verdicts.
+  const expiredUpTo = expiryBound(query.filter)
+  const { expires } = table
   const { scores, touched } = scratch
   const lengths = table.lengths
   // Imported bindings read once: under a CommonJS transform each read is a getter call.
@@ -94,7 +106,7 @@ function searchIndex(
       const slot = slots[i]!
       let verdict = verdicts[slot]!
       if (verdict === unchecked) verdicts[slot] = verdict = passes(slot) ? pass : fail
-      if (verdict !== pass) continue
+      if (verdict !== pass || expires[slot]! <= expiredUpTo) continue
       if (scores[slot] === 0) touched[count++] = slot
       scores[slot]! += scorer.score(idf, tfs[i]!, lengths[slot]!)
     }
@@ -110,12 +122,15 @@ function searchIndex(
 }
 
 /** The neighbours of each visible active entry of `ids` in its trace (see {@link TextIndex.traceNeighbours}). */
-function traceNeighbours(table: EntryTable, ids: readonly string[], visibleNames: readonly string[]): TraceNeighbours[] {
+function traceNeighbours(table: EntryTable, ids: readonly string[], visibleNames: readonly string[], validity: ValidityFilter = {}): TraceNeighbours[] {
   const active = table.symbolOf('active')
   if (active === undefined) return []
   const visible = new Set(visibleNames.flatMap((name) => table.symbolOf(name) ?? []))
+  // The validity part of a filter (issue 31): only entries valid as the search asks count.
+  const valid = compileFilter({ visible: visibleNames, status: ['active'], validity }, table)
+  const expiredUpTo = expiryBound({ visible: visibleNames, validity })
   const sees = (slot: number) => {
-    if (table.status[slot] !== active) return false
+    if (table.status[slot] !== active || !valid(slot) || table.expires[slot]! <= expiredUpTo) return false
     const scopes = table.scopes[slot]!
     for (let i = 0; i < scopes.length; i++) if (visible.has(scopes[i]!)) return true
     return false
@@ -224,6 +239,8 @@ export function createTextIndex(): TextIndex {
       if (!similarities) return []
       const verdicts = verdictCache.for(filter, table.capacity)
       const passes = compileFilter(filter, table)
+      const expiredUpTo = expiryBound(filter)
+      const { expires } = table
       const [unchecked, pass] = [UNCHECKED, PASSES]
       const best: RankedId[] = []
       for (let slot = 0; slot < ids.length; slot++) {
@@ -232,14 +249,14 @@ export function createTextIndex(): TextIndex {
         if (!(similarity >= -1)) continue
         let verdict = verdicts[slot]!
         if (verdict === unchecked) verdicts[slot] = verdict = passes(slot) ? pass : FAILS
-        if (verdict !== pass) continue
+        if (verdict !== pass || expires[slot]! <= expiredUpTo) continue
         if (best.length < limit || similarity >= best[best.length - 1]!.score) offerHit(best, ids[slot]!, similarity, limit)
       }
       return best
     },
 
-    traceNeighbours(ids, visible) {
-      return traceNeighbours(table, ids, visible)
+    traceNeighbours(ids, visible, validity) {
+      return traceNeighbours(table, ids, visible, validity)
     },
   }
 }

@@ -151,6 +151,9 @@ function copyRecord(r: KnowledgeRecord): KnowledgeRecord {
     source: { ...r.source, ...(Array.isArray(r.source.urls) ? { urls: [...r.source.urls] } : {}) },
     created_at: new Date(r.created_at),
     updated_at: new Date(r.updated_at),
+    valid_from: new Date(r.valid_from),
+    valid_to: r.valid_to ? new Date(r.valid_to) : null,
+    expires_at: r.expires_at ? new Date(r.expires_at) : null,
   }
 }
 
