@@ -15,11 +15,10 @@ import { sql } from './sql.js'
 import { syncedTextIndex } from './text-sync.js'
 import {
   convertToPgvector,
-  createVectorColumn,
   dropHnswIndex,
-  detectPgvector,
+  detectPgvectorOnce,
+  ensureVectorColumn,
   pgvectorInstalled,
-  readVectorIndexInfo,
   vectorDialect,
   type VectorConversion,
   type VectorDialect,
@@ -104,7 +103,8 @@ export async function openStore(options: OpenStoreOptions = {}): Promise<Store> 
     if (fulltext === 'sql' && db.kind === 'pglite') await db.query(sql.raw(CHANGE_LOG_OFF))
     await migrate(db, { logger })
     // PGlite always carries pgvector (openPGlite loads it): once the extension is installed, one catalog row says so.
-    const pgvector = (db.kind === 'pglite' && (await pgvectorInstalled(db))) || (await detectPgvector(db, logger))
+    // On a server, decided under the migration lock: processes opening a new database together must agree.
+    const pgvector = (db.kind === 'pglite' && (await pgvectorInstalled(db))) || (await detectPgvectorOnce(db, logger))
     // The embedded database keeps no HNSW index (see dropHnswIndex): one made by an earlier version goes.
     if (pgvector && db.kind === 'pglite') await dropHnswIndex(db)
     if (!pgvector) {
@@ -184,14 +184,13 @@ function vectorSlot(db: Database, pgvector: boolean, logger: Logger): VectorSlot
     state: () => state,
     key: () => (dialect && state?.status === 'ready' ? `${epoch}:${state.info.backend}:${state.info.model}:${state.info.dimension}` : undefined),
     async prepare(embedder, prepareOptions = {}) {
-      const stored = await readVectorIndexInfo(db)
-      const backend = pgvector ? 'pgvector' : 'array'
-      if (!stored || prepareOptions.rebuild) {
-        const info: VectorIndexInfo = { model: embedder.model, dimension: embedder.dimension, backend }
-        await createVectorColumn(db, info, { rebuild: prepareOptions.rebuild ?? false, hnsw: db.kind !== 'pglite' })
+      const wanted: VectorIndexInfo = { model: embedder.model, dimension: embedder.dimension, backend: pgvector ? 'pgvector' : 'array' }
+      // Under the migration lock: the column another process made first (its type included) is the one used.
+      const { info: stored, created } = await ensureVectorColumn(db, wanted, { rebuild: prepareOptions.rebuild ?? false, hnsw: db.kind !== 'pglite' })
+      if (created) {
         epoch++
-        dialect = vectorDialect(backend)
-        state = { status: 'ready', info }
+        dialect = vectorDialect(stored.backend)
+        state = { status: 'ready', info: stored }
       } else if (stored.model !== embedder.model || stored.dimension !== embedder.dimension) {
         dialect = undefined
         state = { status: 'mismatch', stored, wanted: { model: embedder.model, dimension: embedder.dimension } }

@@ -115,6 +115,12 @@ export class EntryTable {
     return list
   }
 
+  /** The weighted frequency of `term` in the slot's entry (the value its posting holds); 0 when it lacks the term. */
+  frequency(slot: number, term: string): number {
+    const at = this.terms[slot]!.indexOf(term)
+    return at < 0 ? 0 : this.freqs[this.freqAt[slot]! + at]!
+  }
+
   /** True when `entry` has the terms and frequencies the slot has. */
   sameText(slot: number, entry: IndexedEntry): boolean {
     const slotTerms = this.terms[slot]!
