@@ -15,6 +15,7 @@ type Runner = (quick: boolean, size?: number) => Promise<BenchResult[]>
 
 const BENCHES: Record<string, Runner> = {
   embed: async () => (await import('./embed.js')).runEmbedBench(),
+  'embed-threads': async (quick) => (await import('./embed-threads.js')).runEmbedThreadsBench(quick ? { texts: 100 } : {}),
   store: async (quick) => (await import('./store.js')).runStoreBench(quick ? { sizes: [1_000, 10_000], queries: 100 } : {}),
   packs: async () => (await import('./packs.js')).runPacksBench(),
   'packs-qa': async () => (await import('./packs-qa.js')).runPacksQaBench(),

@@ -157,7 +157,7 @@ export function localSession(hub: KnowHub): HubSession {
     reown: (input) => knowledge.reown(input, me),
     status: () => hub.status(),
     // Loaded on use: the backup code (store, zlib, migrations) is no part of a session on a server.
-    backup: async () => (await import('./backup.js')).backupHub(hub),
+    backup: async () => (await import('../admin/backup.js')).backupHub(hub),
   }
 }
 

@@ -68,6 +68,11 @@ export interface SearchDocument {
 export interface KnowledgeContext {
   db: Database
   getDialect: () => VectorDialect | undefined
+  /**
+   * Where searches, lists and reads go: read replicas when configured (src/store/replicas.ts,
+   * which keeps a caller that wrote on the primary), else `db`.
+   */
+  reads?: Queryable
 }
 
 /** The columns of a {@link KnowledgeRecord}, from `knowledge k`. */
