@@ -1,7 +1,7 @@
 /**
  * KnowHub's layers (../shared/DESIGN.md), checked on every `npm run lint`:
  *
- *   core  ←  store | embed | llm  ←  services (knowledge, resources, packs, agent, auth, eval, admin)
+ *   core  ←  store | embed | llm  ←  services (knowledge, resources, packs, agent, auth, eval, admin, users)
  *         ←  tools | client (ports and adapters over the services' shapes)  ←  app (the composition root)
  *         ←  entry points (server, mcp, cli)
  *
@@ -12,7 +12,7 @@
  * dashboard's browser code (web/) is checked too: no cycle, and nothing of src/ (it talks to the
  * server over HTTP only).
  */
-const SERVICES = 'knowledge|resources|packs|agent|auth|eval|admin'
+const SERVICES = 'knowledge|resources|packs|agent|auth|eval|admin|users'
 const ENTRY = 'server|mcp|cli'
 
 /** A rule forbidding imports from `from` (a folder pattern under src/) into `to`. */

@@ -28,6 +28,8 @@ import { openStore, type Store } from '../store/store.js'
 import type { HubMetrics } from './metrics.js'
 import { openPacks, type PackSource } from './packs.js'
 import { packageVersion } from './version.js'
+import { erasureService, type ErasureService } from '../users/erasure.js'
+import { usersService, type UsersService } from '../users/profile.js'
 
 export interface KnowHub {
   readonly config: KnowHubConfig
@@ -57,6 +59,10 @@ export interface KnowHub {
   readonly reveal: SecretReveal
   /** Agent contexts (seed 004), goal trees with knowledge focus (seed 003), compaction. */
   readonly agent: AgentService
+  /** Forgetting a user and retention purges (issue 31; checked against the role table). */
+  readonly erasure: ErasureService
+  /** Users' profiles, current view (checked against the role table). */
+  readonly users: UsersService
   /** The Prometheus registry this hub reports to (`GET /metrics`), when the opener gave one. */
   readonly metrics: HubMetrics | undefined
   /** Where the data is, which embedder, how many entries (`knowhub status`). */
@@ -181,6 +187,8 @@ export async function openKnowHub(config: unknown = {}, deps: OpenDeps = {}): Pr
       packs,
       secrets,
       tokens,
+      erasure: erasureService({ store, knowledge, tokens, logger, ...clock }),
+      users: usersService({ store, tokens, ...clock }),
       admin: createAdminService({ status: () => hub.status(), tokens, knowledge, store, resources, version }),
       sessions: createSessionService({ db: store.db, tokens }),
       reveal: createSecretReveal({ resources }),

@@ -89,6 +89,11 @@ export interface KnowledgeService {
   syncFolder(raw: unknown, principal: Principal): Promise<FolderSyncResult>
   /** Admin: gives every entry of one owner a new owner and/or added scopes (`ReownInput`); each change keeps the previous version. */
   reown(raw: unknown, principal: Principal): Promise<ReownResult>
+  /**
+   * After an erasure (forget, purge): empties this process's search caches and brings the
+   * store's record cache and in-memory index up to date; returns the names of the caches touched.
+   */
+  refreshCaches(entryIds: readonly string[]): Promise<string[]>
   /** Re-embeds every entry with the configured embedder; returns how many. */
   reindex(options?: { onProgress?: (done: number, total: number) => void; batchSize?: number }): Promise<number>
 }
@@ -110,7 +115,7 @@ export async function createKnowledgeService(deps: KnowledgeServiceDeps): Promis
     llm: deps.llm,
   })
   await refreshSearchDocs(ctx)
-  const { search, warmUp } = createKnowledgeSearch(ctx, deps)
+  const { search, warmUp, clearCaches } = createKnowledgeSearch(ctx, deps)
   return {
     vectorState: () => ctx.vectorState(),
     warmUp,
@@ -136,5 +141,6 @@ export async function createKnowledgeService(deps: KnowledgeServiceDeps): Promis
     syncFolder: (raw, principal) => syncFolder(ctx, raw, principal),
     reown: (raw, principal) => reownEntries(ctx, raw, principal),
     reindex: (options) => reindexEntries(ctx, options),
+    refreshCaches: async (entryIds) => [...clearCaches(), ...(await ctx.store.refreshCaches(entryIds))],
   }
 }

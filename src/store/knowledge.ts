@@ -11,6 +11,7 @@ import type { Database, Queryable } from './database.js'
 import { feedbackQueries, type KnowledgeFeedbackQueries } from './knowledge/feedback.js'
 import { mergeQueries, type KnowledgeMergeQueries } from './knowledge/merge.js'
 import { neighbourQueries, type KnowledgeNeighbourQueries } from './knowledge/neighbours.js'
+import { profileQueries, type KnowledgeProfileQueries } from './knowledge/profile.js'
 import { recordQueries, type KnowledgeRecordQueries } from './knowledge/records.js'
 import type { RecordCache } from './record-cache.js'
 import { reownQueries, type KnowledgeReownQueries } from './knowledge/reown.js'
@@ -34,6 +35,7 @@ export type {
   KnowledgeImportQueries,
   KnowledgeMergeQueries,
   KnowledgeNeighbourQueries,
+  KnowledgeProfileQueries,
   KnowledgeRecordQueries,
   KnowledgeReownQueries,
   KnowledgeSearchDocQueries,
@@ -67,6 +69,7 @@ export interface KnowledgeStore
     KnowledgeVersionQueries,
     KnowledgeMergeQueries,
     KnowledgeNeighbourQueries,
+    KnowledgeProfileQueries,
     KnowledgeReownQueries,
     KnowledgeTextQueries,
     KnowledgeSearchDocQueries,
@@ -100,6 +103,7 @@ export function knowledgeStore(
     ...mergeQueries(context),
     ...neighbourQueries(context, textIndex),
     ...reownQueries(context),
+    ...profileQueries(context),
     ...textQueries(context, textIndex),
     ...searchDocQueries(context, textIndex !== undefined),
     ...vectorQueries(context, textIndex),

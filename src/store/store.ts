@@ -93,6 +93,12 @@ export interface Store {
    * lock file); false where nothing holds the database exclusively (PostgreSQL, memory://).
    */
   announceServer(server: { url: string; key: string }): boolean
+  /**
+   * After an erasure: drops the given entries from the record cache and brings the in-memory
+   * full-text and vector index up to date with the table (erased entries and their terms leave
+   * it). Returns the caches it touched (none on a server, where search runs in SQL).
+   */
+  refreshCaches(entryIds: readonly string[]): Promise<string[]>
   close(): Promise<void>
 }
 
@@ -165,6 +171,12 @@ export async function openStore(options: OpenStoreOptions = {}): Promise<Store> 
         if (!db.announce) return false
         db.announce(server)
         return true
+      },
+      async refreshCaches(entryIds) {
+        if (!records || !textIndex) return []
+        records.drop(entryIds)
+        await textIndex.sync()
+        return ['records', 'text_index']
       },
       close: () => db.close(),
     }

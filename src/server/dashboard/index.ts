@@ -25,7 +25,7 @@ export { createLatencyWindow, timedSearch, type LatencyWindow } from './latency.
 
 export interface DashboardOptions {
   /** The services the dashboard calls, built by `openKnowHub`. */
-  hub: Pick<KnowHub, 'knowledge' | 'resources' | 'slim' | 'admin' | 'sessions' | 'reveal' | 'llm'>
+  hub: Pick<KnowHub, 'knowledge' | 'resources' | 'slim' | 'admin' | 'sessions' | 'reveal' | 'llm'> & Partial<Pick<KnowHub, 'users'>>
   /** Knowledge packs for the packs page (none: the page says so). */
   packs?: PackService | undefined
   /** The API's authenticator: the dashboard resolves its sessions through it. */
@@ -120,6 +120,7 @@ export function createDashboard(options: DashboardOptions): DashboardMount {
       slim: hub.slim,
       tokens: hub.admin.tokens,
       packs: options.packs,
+      users: hub.users,
       reveal: hub.reveal,
       llm: hub.llm !== undefined,
       latency,

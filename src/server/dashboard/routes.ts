@@ -16,6 +16,7 @@ import type { SlimService } from '../../knowledge/slim.js'
 import type { PackService } from '../../packs/service.js'
 import type { SecretReveal } from '../../resources/reveal.js'
 import type { ResourceService } from '../../resources/service.js'
+import type { UsersService } from '../../users/profile.js'
 import { caller, queryObject, queryParam, readJson, type AppEnv } from '../http.js'
 import { knowledgeRoutes } from '../routes/knowledge.js'
 import { knowledgeFolderRoutes } from '../routes/knowledge-folder.js'
@@ -31,6 +32,8 @@ export interface DashboardServices {
   reveal: SecretReveal
   /** Knowledge packs; absent: the packs page says none are configured. */
   packs?: PackService | undefined
+  /** Users' profiles (the profile page); absent: not served. */
+  users?: UsersService | undefined
   /** Whether an LLM is configured (evolve is offered only then). */
   llm: boolean
   latency: LatencyWindow
@@ -134,5 +137,8 @@ export function dashboardDataRoutes(s: DashboardServices): Hono<AppEnv> {
   app.route('/resources', resourceRoutes(s))
   app.route('/packs', packRoutes(s))
   app.route('/tokens', tokenRoutes(s))
+  // A user's profile, current view (the profile page): the same service and rule as GET /api/users/{id}/profile.
+  const users = s.users
+  if (users) app.get('/users/:id/profile', async (c) => c.json(await users.profile(caller(c).principal, c.req.param('id'))))
   return app
 }
