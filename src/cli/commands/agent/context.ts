@@ -4,7 +4,7 @@
  */
 import { Command, Option } from 'commander'
 import { processEnv } from '../../env.js'
-import { readConfig, withSession } from '../../context.js'
+import { agentOf, readConfig, withSession } from '../../context.js'
 import { collect, globals, intOption, serverOptions, sessionOptions } from '../../options.js'
 import { printJson, type Io } from '../../output.js'
 
@@ -33,7 +33,7 @@ export function agentContextCommand(io: Io): Command {
         ? `assembling the context of the agent "${name}" stored there`
         : `reading the agent folder "${name}" here, on this machine; knowledge and packs come from that server`
       const result = await withSession({ ...where, besideNote }, io, (session) =>
-        session.agentContext(
+        agentOf(session).context(
           {
             agent: name,
             knowledgeFiles: options.file,
@@ -42,7 +42,7 @@ export function agentContextCommand(io: Io): Command {
             ...(options.home !== undefined ? { home: options.home } : {}),
             ...(options.template !== undefined ? { template: options.template } : {}),
             ...(options.language !== undefined ? { language: options.language } : {}),
-            ...(options.stored ? { stored: true } : {}),
+            stored: options.stored === true,
           },
           config,
         ),
