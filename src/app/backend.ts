@@ -111,12 +111,11 @@ export function servicesBackend(services: ToolServices, principal: Principal, op
         return services.extraction.extract(body, me)
       },
       exportJsonl: () => knowledge.exportJsonl(me),
-      importJsonl: (lines, { on_conflict: onConflict, ...options } = {}) =>
-        knowledge.importJsonl(lines, me, { ...options, ...(onConflict ? { onConflict } : {}) }),
+      importJsonl: (lines, options) => knowledge.importJsonl(lines, me, options),
     },
     folder: {
       export: () => knowledge.exportFolder(me),
-      import: (files, { dry_run: dryRun, ...query } = {}) => knowledge.importFolder(files, me, { ...query, ...(dryRun !== undefined ? { dryRun } : {}) }),
+      import: (files, query) => knowledge.importFolder(files, me, query),
       sync: (input) => knowledge.syncFolder(input, me),
     },
     resources: {

@@ -98,23 +98,23 @@ export function clientBackend(client: KnowHubClient, options: ClientBackendOptio
       archive: (id) => mapped(() => k.archive(id)),
       restore: (id) => mapped(() => k.restore(id)),
       delete: async (id) => void (await mapped(() => k.delete(id))),
-      slim: (body) => mapped(() => k.slim((body ?? {}) as SlimOptions)),
+      slim: (body) => mapped(() => k.slim(body as SlimOptions)),
       unmerge: (id) => mapped(() => k.unmerge(id)),
       extract: (body) => mapped(() => k.extract(body)),
       exportJsonl: async function* () {
         const text = await mapped(() => k.exportJsonl())
         for (const line of text.split('\n')) if (line.trim() !== '') yield line
       },
+      // Progress is this process's: a server reports when it is done.
       importJsonl: async (lines, { onProgress: _local, ...query } = {}) => {
         const all: string[] = []
         for await (const line of lines) all.push(line)
-        return mapped(() => k.importJsonl(all.join('\n'), { mode: query.mode ?? 'atomic', on_conflict: query.on_conflict ?? 'error' }))
+        return mapped(() => k.importJsonl(all.join('\n'), query))
       },
     },
     folder: {
       export: async () => (await mapped(() => client.folder.export())).files,
-      import: (files, query = {}) =>
-        mapped(() => client.folder.import(files, { dry_run: query.dry_run ?? false, partial: query.partial ?? false, prune: query.prune ?? false })),
+      import: (files, query) => mapped(() => client.folder.import(files, query)),
       sync: (input) => mapped(() => client.folder.sync(input)),
     },
     resources: {
