@@ -137,7 +137,11 @@ export function servicesBackend(services: ToolServices, principal: Principal, op
  * const hub = await openKnowHub({ dataDir: '.knowhub' })
  * const kit = createToolkit({ backend: localBackend(hub, hub.config.principal) })
  */
-export function localBackend(hub: KnowHub, principal: Principal = hub.config.principal, options: ServicesBackendOptions = {}): KnowHubBackend {
+export function localBackend(
+  hub: KnowHub,
+  principal: Principal = hub.config.principal,
+  options: ServicesBackendOptions = {},
+): KnowHubBackend & { readonly agent: AgentBackend } {
   // The hub's own principal (the CLI on its machine) and hub operators administer it; nobody else here.
   const mayOperate = principal === hub.config.principal || isOperator(principal)
   const operator = {
@@ -146,5 +150,6 @@ export function localBackend(hub: KnowHub, principal: Principal = hub.config.pri
     // Loaded on use: the backup code (store, zlib, migrations) is no part of a backend on a server.
     backup: async () => (await import('./backup.js')).backupHub(hub),
   }
-  return servicesBackend({ ...hub, operator: mayOperate ? operator : undefined }, principal, options)
+  const backend = servicesBackend({ ...hub, operator: mayOperate ? operator : undefined }, principal, options)
+  return { ...backend, agent: agentMethods(hub.agent, principal, options.remote === true) }
 }

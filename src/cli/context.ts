@@ -78,6 +78,9 @@ export interface WorkloadOptions {
   metrics?: boolean
 }
 
+/** The port as the CLI has it: in this process or over HTTP, always with agents. */
+export type CliBackend = KnowHubBackend & { readonly agent: AgentBackend }
+
 /** Options of the commands that may run on a server: `--url` (KNOWHUB_URL) and `--token` (KNOWHUB_TOKEN). */
 export interface SessionOptions extends GlobalOptions {
   url?: string
@@ -198,7 +201,7 @@ export async function withHub<T>(options: GlobalOptions & WorkloadOptions & { pa
 export async function withSession<T>(
   options: SessionOptions & Pick<WorkloadOptions, 'bulk' | 'embeds'> & { besideNote?: string },
   io: Io,
-  fn: (session: KnowHubBackend) => Promise<T>,
+  fn: (session: CliBackend) => Promise<T>,
 ): Promise<T> {
   const env = cliEnv()
   const url = options.url ?? env.url
@@ -216,17 +219,11 @@ export async function withSession<T>(
   return withHub(options, (hub) => fn(localBackend(hub, hub.config.principal, { site: { via: 'cli', route: 'knowhub resource get' } })))
 }
 
-/** The agent operations of a command's backend (both of the CLI's have them). */
-export function agentOf(session: KnowHubBackend): AgentBackend {
-  if (!session.agent) throw new KnowHubError('internal_error', 'This KnowHub has no agent service')
-  return session.agent
-}
-
 /**
  * The backend of the server at `url`, over `node:http` (src/cli/http-requester.ts): no undici in a
  * one-shot command. A local agent's folder is read here (loaded when a command needs it).
  */
-async function remoteSession(url: string, token: string | undefined): Promise<KnowHubBackend> {
+async function remoteSession(url: string, token: string | undefined): Promise<CliBackend> {
   const [{ createClientOver }, { requesterFor }, { clientBackend }] = await Promise.all([
     import('../client/client.js'),
     import('./http-requester.js'),

@@ -82,7 +82,7 @@ function agentMethods(client: KnowHubClient, options: ClientBackendOptions): Age
  * const backend = clientBackend(createClient({ baseUrl: 'http://127.0.0.1:8420', token }))
  * await backend.knowledge.search({ q: 'selenium login', top_k: 3 })
  */
-export function clientBackend(client: KnowHubClient, options: ClientBackendOptions = {}): KnowHubBackend {
+export function clientBackend(client: KnowHubClient, options: ClientBackendOptions = {}): KnowHubBackend & { readonly agent: AgentBackend } {
   const k = client.knowledge
   return {
     url: client.baseUrl,

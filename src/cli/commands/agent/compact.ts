@@ -6,7 +6,7 @@
 import { readFile } from 'node:fs/promises'
 import { Command } from 'commander'
 import { KnowHubError } from '../../../core/errors.js'
-import { agentOf, readConfig, withSession } from '../../context.js'
+import { readConfig, withSession } from '../../context.js'
 import { intOption, serverOptions, sessionOptions } from '../../options.js'
 import { printJson, type Io } from '../../output.js'
 
@@ -44,7 +44,7 @@ export function agentCompactCommand(io: Io): Command {
         ? `compacting the agent "${name}" stored there`
         : `that server's LLM compacts; the memory of the agent "${name}" is read and written here, on this machine`
       const result = await withSession({ ...where, besideNote }, io, (session) =>
-        agentOf(session).compact(
+        session.agent.compact(
           {
             agent: name,
             history: history as never,

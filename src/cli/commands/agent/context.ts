@@ -4,7 +4,7 @@
  */
 import { Command, Option } from 'commander'
 import { processEnv } from '../../env.js'
-import { agentOf, readConfig, withSession } from '../../context.js'
+import { readConfig, withSession } from '../../context.js'
 import { collect, globals, intOption, serverOptions, sessionOptions } from '../../options.js'
 import { printJson, type Io } from '../../output.js'
 
@@ -33,7 +33,7 @@ export function agentContextCommand(io: Io): Command {
         ? `assembling the context of the agent "${name}" stored there`
         : `reading the agent folder "${name}" here, on this machine; knowledge and packs come from that server`
       const result = await withSession({ ...where, besideNote }, io, (session) =>
-        agentOf(session).context(
+        session.agent.context(
           {
             agent: name,
             knowledgeFiles: options.file,
