@@ -25,7 +25,7 @@ const DOCS = fileURLToPath(new URL('../docs/', import.meta.url))
 const TYPES = ['strategy', 'tool', 'usecase', 'definition', 'plan'] as const
 
 /** Sentences of 8-40 words from the docs, in file order. */
-function sentences(): string[] {
+export function sentences(): string[] {
   const text = readdirSync(DOCS)
     .filter((name) => name.endsWith('.md'))
     .sort()

@@ -5,14 +5,17 @@
  *   npm run bench                          # everything (takes a while: 100k entries on two backends)
  *   npm run bench -- --only store,embed    # a subset
  *   npm run bench -- --quick               # smaller sizes and shorter runs
+ *   npm run bench -- --only pg-scale --size 1000000   # PostgreSQL + pgvector at 1M (about an hour)
  */
 import { parseArgs } from 'node:util'
 import { printTable, writeResults, type BenchResult } from './lib.js'
 
-type Runner = (quick: boolean) => Promise<BenchResult[]>
+/** `size`: `--size N`, for the benchmarks that load a store of one size (pg-scale). */
+type Runner = (quick: boolean, size?: number) => Promise<BenchResult[]>
 
 const BENCHES: Record<string, Runner> = {
   embed: async () => (await import('./embed.js')).runEmbedBench(),
+  'embed-threads': async (quick) => (await import('./embed-threads.js')).runEmbedThreadsBench(quick ? { texts: 100 } : {}),
   store: async (quick) => (await import('./store.js')).runStoreBench(quick ? { sizes: [1_000, 10_000], queries: 100 } : {}),
   packs: async () => (await import('./packs.js')).runPacksBench(),
   'packs-qa': async () => (await import('./packs-qa.js')).runPacksQaBench(),
@@ -25,15 +28,20 @@ const BENCHES: Record<string, Runner> = {
   agent: async (quick) => (await import('./agent.js')).runAgentBench(quick ? { iterations: 20 } : {}),
   startup: async (quick) => (await import('./startup.js')).runStartupBench(quick ? { runs: 1 } : {}),
   cli: async (quick) => (await import('./startup.js')).runCliBench(quick ? { runs: 3 } : {}),
-  pgscale: async (quick) => (await import('./pg-scale.js')).runPgScaleBench(quick ? { sizes: [10_000], queries: 50 } : {}),
+  'pg-scale': async (quick, size) => (await import('./pg-scale.js')).runPgScaleBench(size ? { sizes: [size] } : quick ? { sizes: [10_000], queries: 50 } : {}),
   memory: async (quick) => (await import('./memory.js')).runMemoryBench(quick ? { sizes: [10_000] } : {}),
   import: async (quick) => (await import('./import.js')).runImportBench(quick ? { hashed: 2_000, sentence: 100 } : {}),
   folder: async (quick) => (await import('./folder.js')).runFolderBench(quick ? { entries: 2_000 } : {}),
   peers: async (quick) => (await import('./peers.js')).runPeersBench(quick ? { sets: ['zh-agent'] } : {}),
 }
 
-const { values } = parseArgs({ options: { only: { type: 'string' }, quick: { type: 'boolean', default: false } } })
+const { values } = parseArgs({ options: { only: { type: 'string' }, quick: { type: 'boolean', default: false }, size: { type: 'string' } } })
 const names = values.only ? values.only.split(',').map((s) => s.trim()) : Object.keys(BENCHES)
+const size = values.size === undefined ? undefined : Number(values.size.replace(/_/g, ''))
+if (size !== undefined && !(Number.isInteger(size) && size > 0)) {
+  console.error(`--size: a whole number of entries, e.g. --size 1000000 (got ${values.size})`)
+  process.exit(2)
+}
 const unknown = names.filter((n) => !(n in BENCHES))
 if (unknown.length > 0) {
   console.error(`unknown benchmark(s): ${unknown.join(', ')}; known: ${Object.keys(BENCHES).join(', ')}`)
@@ -44,7 +52,7 @@ let failed = false
 for (const name of names) {
   console.error(`\n== ${name} ==`)
   try {
-    const results = await BENCHES[name]!(values.quick ?? false)
+    const results = await BENCHES[name]!(values.quick ?? false, size)
     all[name] = results
     printTable(name, results)
     writeResults(name, results)

@@ -10,5 +10,5 @@
  */
 export { openKnowHub, type KnowHub, type OpenDeps } from './app/open.js'
 export { localBackend, servicesBackend, type ServicesBackendOptions, type ToolServices } from './app/backend.js'
-export type { HubStatus } from './app/status.js'
+export type { HubStatus } from './admin/status.js'
 export * from './core/index.js'

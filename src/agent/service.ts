@@ -36,7 +36,7 @@ import { AgentName as CompactInputAgent, type AssembledContext, type FunctionInd
 /** What the agent service needs. */
 export interface AgentServiceDeps {
   store: Store
-  knowledge: Pick<KnowledgeService, 'search'>
+  knowledge: Pick<KnowledgeService, 'search' | 'profileViews' | 'activeViews'>
   /** The knowledge packs (their catalog goes into the context); none: no catalog. A remote caller gets `forCaller`'s view (none without it). */
   packs?: (Pick<PackService, 'catalog'> & Partial<Pick<PackService, 'forCaller'>>) | undefined
   /** The chat model compaction summarises with; none: `compact` answers `llm_not_configured`. */
@@ -109,8 +109,8 @@ export function createAgentService(deps: AgentServiceDeps): AgentService {
   const settings = agentSettings(deps.config)
   const clock = deps.clock ?? systemClock
   const logger = deps.logger ?? noopLogger
-  const assembly = { store: deps.store, knowledge: deps.knowledge, packs: deps.packs, settings, clock, logger }
-  const goals = { goals: goalStore(deps.store.db), store: deps.store, knowledge: deps.knowledge, clock, language: settings.language }
+  const assembly = { knowledge: deps.knowledge, packs: deps.packs, settings, clock, logger }
+  const goals = { goals: goalStore(deps.store.db), knowledge: deps.knowledge, clock, language: settings.language }
   const documents = createAgentDocuments({ docs: agentDocumentStore(deps.store.db), settings, clock })
   const compaction = { llm: deps.llm, extract: deps.extract, settings, clock, logger }
   const remoteAssembly = (principal: Principal) => ({ ...assembly, packs: deps.packs?.forCaller?.(principal) })

@@ -5,9 +5,7 @@
  * know the port, never the services behind it.
  */
 import type { AgentService } from '../agent/service.js'
-import { isOperator } from '../auth/policy.js'
-import type { TokenService } from '../auth/tokens.js'
-import type { HubStatus } from '../core/api.js'
+import type { AdminService } from '../admin/admin.js'
 import { storedAgentWithFiles, type AgentBackend, type KnowHubBackend } from '../core/backend.js'
 import { KnowHubError } from '../core/errors.js'
 import type { Principal } from '../core/principal.js'
@@ -30,8 +28,8 @@ export interface ToolServices {
   extraction?: Pick<ExtractionService, 'extract'> | undefined
   /** Goal trees, agent contexts and compaction (absent: no `goal` tool, no `agent-context` prompt). */
   agent?: Pick<AgentService, 'goal' | 'assembleContext' | 'compact' | 'compactStored'> | undefined
-  /** The hub operator's operations (tokens, status, backup) of an open hub; absent: they answer `forbidden`. */
-  operator?: { tokens: TokenService; status(): Promise<HubStatus>; backup(): Promise<Uint8Array> } | undefined
+  /** Status, tokens, reown and backups (each checked against the role table); absent: they answer `forbidden`. */
+  admin?: AdminService | undefined
 }
 
 /** Options of {@link servicesBackend}. */
@@ -39,6 +37,7 @@ export interface ServicesBackendOptions {
   /**
    * For a caller over HTTP (`/mcp`): its agents are the ones stored in its org, its agent
    * context shows only the packs it may see, by pack-relative paths; nothing of this machine's files.
+   * Otherwise the caller is on this machine (the CLI, a library): the role table may let it mint `hub:admin` tokens.
    */
   remote?: boolean
   /** Where a secret read through this backend is recorded (the audit of secret reads); default the tools': `tools`, `resource_get`, `local`. */
@@ -63,19 +62,20 @@ function agentMethods(agent: NonNullable<ToolServices['agent']>, principal: Prin
   }
 }
 
-/** The hub operator's operations (given to the hub's own principal and to hub operators only). */
-function operatorMethods(services: ToolServices): Pick<KnowHubBackend['admin'], 'status' | 'backup' | 'tokens'> {
-  const operator = (): NonNullable<ToolServices['operator']> => {
-    if (!services.operator) throw new KnowHubError('forbidden', 'This operation is for the hub operator (hub:admin)', { permission: 'hub:admin' })
-    return services.operator
+/** The admin operations as `principal`: the admin service checks each against the role table. */
+function adminMethods(services: ToolServices, principal: Principal, local: boolean): KnowHubBackend['admin'] {
+  const admin = (): NonNullable<ToolServices['admin']> => {
+    if (!services.admin) throw new KnowHubError('forbidden', 'This KnowHub offers no administration here: use the CLI on the server machine or the HTTP API')
+    return services.admin
   }
   return {
-    status: () => operator().status(),
-    backup: () => operator().backup(),
+    status: async () => admin().status(principal),
+    backup: async () => admin().backup(principal, 'local', local ? 'knowhub backup' : undefined),
+    reown: async (input) => admin().reown(input, principal),
     tokens: {
-      create: async (input) => operator().tokens.create(input),
-      list: async () => operator().tokens.list(),
-      revoke: async (id) => operator().tokens.revoke(id),
+      create: async (input) => admin().tokens.create(input, principal, { local }),
+      list: async () => admin().tokens.list(principal),
+      revoke: async (id) => admin().tokens.revoke(id, principal),
     },
   }
 }
@@ -126,7 +126,7 @@ export function servicesBackend(services: ToolServices, principal: Principal, op
       delete: (id, target = {}) => resources.delete(id, me, target),
     },
     ...(services.agent ? { agent: agentMethods(services.agent, me, options.remote === true) } : {}),
-    admin: { ...operatorMethods(services), reown: (input) => knowledge.reown(input, me) },
+    admin: adminMethods(services, me, options.remote !== true),
   }
 }
 
@@ -142,14 +142,5 @@ export function localBackend(
   principal: Principal = hub.config.principal,
   options: ServicesBackendOptions = {},
 ): KnowHubBackend & { readonly agent: AgentBackend } {
-  // The hub's own principal (the CLI on its machine) and hub operators administer it; nobody else here.
-  const mayOperate = principal === hub.config.principal || isOperator(principal)
-  const operator = {
-    tokens: hub.tokens,
-    status: () => hub.status(),
-    // Loaded on use: the backup code (store, zlib, migrations) is no part of a backend on a server.
-    backup: async () => (await import('./backup.js')).backupHub(hub),
-  }
-  const backend = servicesBackend({ ...hub, operator: mayOperate ? operator : undefined }, principal, options)
-  return { ...backend, agent: agentMethods(hub.agent, principal, options.remote === true) }
+  return { ...servicesBackend(hub, principal, options), agent: agentMethods(hub.agent, principal, options.remote === true) }
 }

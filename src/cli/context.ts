@@ -76,6 +76,8 @@ export interface WorkloadOptions {
   whileModelLoads?: 'full-text' | 'wait'
   /** Report to a Prometheus registry (`knowhub start`: `GET /metrics`). */
   metrics?: boolean
+  /** Threads of the sentence embedder's model (`knowhub start --embed-threads`): wins over the config. */
+  embedThreads?: number
 }
 
 /** The port as the CLI has it: in this process or over HTTP, always with agents. */
@@ -164,6 +166,16 @@ export async function withHub<T>(options: GlobalOptions & WorkloadOptions & { pa
   const config = await readConfig(options)
   const holder = folderHolder(config)
   if (holder) throw heldError(config, holder)
+  if (options.embedThreads !== undefined) {
+    if (config.embedder.provider !== 'sentence') {
+      throw new KnowHubError(
+        'config_error',
+        `--embed-threads sets the threads of the sentence embedder's model; the configured embedder is ${config.embedder.provider}`,
+        { embedder: config.embedder.provider },
+      )
+    }
+    config.embedder.threads = options.embedThreads
+  }
   if (!options.longRunning && config.search.fulltext === 'auto') config.search.fulltext = 'sql'
   if (config.search.whileModelLoads === 'auto') config.search.whileModelLoads = options.whileModelLoads ?? 'wait'
   if (!options.longRunning) config.embedded.sharedBuffers ??= ONE_SHOT_SHARED_BUFFERS

@@ -74,6 +74,29 @@ export type FeedbackCase = z.output<typeof FeedbackCase>
 export const FeedbackRecord = z.record(z.string(), z.unknown())
 export type FeedbackRecord = z.output<typeof FeedbackRecord>
 
+/**
+ * A point in time as an input takes it (issue 31: `valid_from`, `expires_at`, `as_of`): an ISO
+ * 8601 date (`2026-03-05`, midnight UTC) or date-time (`2026-03-05T12:00:00Z`; without an
+ * offset it is taken as UTC), normalised to `toISOString()`'s form.
+ * @example
+ * InstantInput.parse('2026-03-05') // '2026-03-05T00:00:00.000Z'
+ */
+const INSTANT_MESSAGE = 'expected an ISO 8601 date (2026-03-05) or date-time (2026-03-05T12:00:00Z)'
+
+export const InstantInput = z
+  .union([
+    z.iso.date({ error: INSTANT_MESSAGE }),
+    z.iso.datetime({ offset: true, local: true, error: INSTANT_MESSAGE }).transform((value) => (/(Z|[+-]\d{2}(:?\d{2})?)$/i.test(value) ? value : `${value}Z`)),
+  ])
+  .transform((value, ctx) => {
+    const at = new Date(value.length === 10 ? `${value}T00:00:00Z` : value)
+    if (!Number.isNaN(at.getTime())) return at.toISOString()
+    ctx.addIssue({ code: 'custom', message: `no such date: ${value}` })
+    return z.NEVER
+  })
+  .meta({ description: 'an ISO 8601 date (2026-03-05) or date-time (2026-03-05T12:00:00Z; without an offset: UTC)' })
+export type InstantInput = z.input<typeof InstantInput>
+
 export const Score = z.number().int().min(1, 'score is 1-5').max(5, 'score is 1-5')
 
 /** Evaluation from feedback. */
@@ -110,6 +133,10 @@ export const SaveKnowledgeInput = z.strictObject({
   confidence: nullAsDefault(z.number().min(0).max(1), () => 0.5),
   message_id: nullAsDefault(Text(200), () => ''),
   resource_ids: nullAsDefault(z.array(Text(512)).max(100), () => []),
+  /** When the fact became true (default: `source.timestamp` when it is a date, else now). */
+  valid_from: nullAsAbsent(InstantInput),
+  /** Retention: past this time the entry leaves search and the agent context (default: never). */
+  expires_at: nullAsAbsent(InstantInput),
 })
 export type SaveKnowledgeInput = z.input<typeof SaveKnowledgeInput>
 
@@ -208,6 +235,16 @@ export const KnowledgeEntry = z.object({
   version: z.number().int().min(1),
   created_at: z.string(),
   updated_at: z.string(),
+  /** When the fact became true: the source message's time when known, else `created_at` (issue 31). */
+  valid_from: z.string(),
+  /** When it stopped being true (it was superseded); null while current. */
+  valid_to: z.string().nullable(),
+  /** The entry that superseded this one; null while current. */
+  superseded_by: z.string().nullable(),
+  /** The entry this one superseded, if any. */
+  supersedes: z.string().nullable(),
+  /** Retention: past this time the entry leaves search and the agent context; null: never. */
+  expires_at: z.string().nullable(),
 })
 export type KnowledgeEntry = z.output<typeof KnowledgeEntry>
 
@@ -234,9 +271,20 @@ export const KnowledgeVersion = z.object({
 })
 export type KnowledgeVersion = z.output<typeof KnowledgeVersion>
 
-/** One line of a JSONL export: an entry with its version history. Lossless. */
+const ExportedInstant = z.string().refine((value) => !Number.isNaN(Date.parse(value)), 'expected an ISO 8601 date-time')
+
+/**
+ * One line of a JSONL export: an entry with its version history. Lossless. The validity fields
+ * (issue 31) may be absent in a line exported before them: `valid_from` then defaults as a
+ * save's does (the source timestamp when it is a date, else `created_at`), the others to null.
+ */
 export const KnowledgeExportLine = KnowledgeEntry.extend({
   versions: z.array(KnowledgeVersion).default([]),
+  valid_from: ExportedInstant.optional(),
+  valid_to: ExportedInstant.nullable().default(null),
+  superseded_by: KnowledgeId.nullable().default(null),
+  supersedes: KnowledgeId.nullable().default(null),
+  expires_at: ExportedInstant.nullable().default(null),
 })
 export type KnowledgeExportLine = z.output<typeof KnowledgeExportLine>
 

@@ -27,6 +27,7 @@ import {
 import { parseWith } from '../core/validate.js'
 import type { KnowledgeRecord } from '../store/knowledge.js'
 import type { KnowledgeContext } from './context.js'
+import { entryDate } from './dates.js'
 import { embeddingText, searchDocument } from './document.js'
 import { pinResources } from './resource-pins.js'
 import { entryNotFound, requireManaged, requireVisible, toEntries, toEntry } from './view.js'
@@ -93,6 +94,12 @@ export function newEntryRecord(input: z.output<typeof SaveKnowledgeInput>, princ
     version: 1,
     created_at: now,
     updated_at: now,
+    // When the fact became true: as given, else the source message's time (when it is a date), else now.
+    valid_from: input.valid_from ? new Date(input.valid_from) : entryDate({ source, created_at: now }),
+    valid_to: null,
+    superseded_by: null,
+    supersedes: null,
+    expires_at: input.expires_at ? new Date(input.expires_at) : null,
   }
 }
 

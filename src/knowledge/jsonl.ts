@@ -9,6 +9,7 @@ import { toValidationIssues } from '../core/validate.js'
 import type { Embedder } from '../embed/embedder.js'
 import type { ImportItem, KnowledgeRecord } from '../store/knowledge.js'
 import type { Store } from '../store/store.js'
+import { entryDate } from './dates.js'
 import { embeddingText, searchDocument } from './document.js'
 import { newEntryRecord } from './entries.js'
 import { mayNameOwner } from '../auth/policy.js'
@@ -98,6 +99,10 @@ export function checkLine(text: string, line: number, deps: ImportDeps): Checked
   checkSize(entry.content, deps)
   assertWritableScopes(deps.principal, entry.scopes)
   if (!mayNameOwner(deps.principal, entry.owner)) throw new KnowHubError('forbidden', `owner ${entry.owner} is not one of your ids`, { owner: entry.owner })
+  if (entry.superseded_by !== null && entry.valid_to === null) {
+    throw new KnowHubError('invalid_import', `superseded_by ${entry.superseded_by} needs valid_to (when it was superseded)`)
+  }
+  if (entry.superseded_by === entry.id || entry.supersedes === entry.id) throw new KnowHubError('invalid_import', `entry ${entry.id} cannot supersede itself`)
   for (const date of [entry.created_at, entry.updated_at]) {
     if (Number.isNaN(new Date(date).getTime())) throw new KnowHubError('invalid_import', `invalid date "${date}"`)
   }
@@ -132,6 +137,12 @@ function toRecord(entry: KnowledgeExportLine): KnowledgeRecord {
     version: entry.version,
     created_at: new Date(entry.created_at),
     updated_at: new Date(entry.updated_at),
+    // A line exported before validity (issue 31) has none: valid from its source time, as a save.
+    valid_from: entry.valid_from !== undefined ? new Date(entry.valid_from) : entryDate({ source: entry.source, created_at: new Date(entry.created_at) }),
+    valid_to: entry.valid_to !== null ? new Date(entry.valid_to) : null,
+    superseded_by: entry.superseded_by,
+    supersedes: entry.supersedes,
+    expires_at: entry.expires_at !== null ? new Date(entry.expires_at) : null,
   }
 }
 
@@ -199,8 +210,9 @@ export async function importJsonl(deps: ImportDeps, lines: AsyncIterable<string>
 }
 
 /**
- * Writes checked lines: embedded a batch at a time, inserted (an existing id replaced) in one
- * transaction when `atomic`, else one a batch. Returns how many were written.
+ * Writes checked lines: embedded a batch at a time (the next batch while the store writes one),
+ * inserted (an existing id replaced) in one transaction when `atomic`, else one a batch. Returns
+ * how many were written.
  * @example
  * const written = await writeChecked(deps, [checkLine(text, 1, deps)], new Set(), { atomic: true })
  */
@@ -213,11 +225,20 @@ export async function writeChecked(
   const batchSize = options.batchSize ?? 200
   const total = items.length
   if (total > 0) options.onProgress?.(0, total)
+  const embed = (start: number): Promise<Float32Array[]> => {
+    const vectors = deps.embedder.embed(items.slice(start, start + batchSize).map(({ record }) => embeddingText(record.task, record.content)))
+    // Awaited below; a write that fails first leaves it unawaited, which must not crash the process.
+    vectors.catch(() => {})
+    return vectors
+  }
   async function* batches(): AsyncGenerator<ImportItem[]> {
     let done = 0
+    let next = items.length > 0 ? embed(0) : undefined
     for (let i = 0; i < items.length; i += batchSize) {
       const slice = items.slice(i, i + batchSize)
-      const vectors = await deps.embedder.embed(slice.map(({ record }) => embeddingText(record.task, record.content)))
+      const vectors = await next!
+      // The next batch is embedded (in the embedder's threads, or its server) while the store writes this one.
+      next = i + batchSize < items.length ? embed(i + batchSize) : undefined
       yield slice.map((item, j) => ({
         record: item.record,
         doc: searchDocument(item.record.task, item.record.content, item.record.tags),

@@ -10,13 +10,16 @@ import { MAX_CONTENT_BYTES, type KnowledgeEntry, type KnowledgeVersion, type Reo
 import type { Logger } from '../core/logger.js'
 import { noopLogger } from '../core/logger.js'
 import type { Principal } from '../core/principal.js'
+import type { EntryView } from '../core/wrap-entries.js'
 import type { Embedder } from '../embed/embedder.js'
 import type { LlmProvider } from '../llm/index.js'
 import type { Store, VectorState } from '../store/store.js'
+import { activeViews, profileViews } from './agent-views.js'
 import { createKnowledgeContext } from './context.js'
 import { deleteEntry, editEntry, entryVersions, getEntry, listEntries, saveEntry, setEntryStatus, type ListPage } from './entries.js'
 import { batchFeedback, giveFeedback, type BatchFeedbackResult } from './feedback.js'
 import type { ImportReport } from './jsonl.js'
+import { knowledgeOverview, type KnowledgeOverviewCounts } from './overview.js'
 import { refreshSearchDocs, reindexEntries } from './reindex.js'
 import { reownEntries } from './reown.js'
 import { createKnowledgeSearch, type SearchOptions } from './search.js'
@@ -30,6 +33,7 @@ export type { ListPage } from './entries.js'
 export type { BatchFeedbackResult } from './feedback.js'
 export type { ImportOptions, ImportReport } from './jsonl.js'
 export type { ImportJsonlOptions } from './transfer.js'
+export type { KnowledgeOverviewCounts } from './overview.js'
 export type { FolderImportOptions } from './folder/import.js'
 export { DEFAULT_FUSION, DEFAULT_NEIGHBOUR_LIFT, DEFAULT_SEARCH_DEPTH, type FusionOptions, type SearchDepth, type SearchOptions } from './search.js'
 
@@ -52,6 +56,12 @@ export interface KnowledgeService {
   warmUp(): Promise<void>
   /** How many entries are stored (any status; any scope for the operators' status, or those visible through `visible`). */
   count(visible?: readonly string[]): Promise<number>
+  /** What the caller sees, counted by status, type and scope, with saves and feedback per day (the dashboard's overview). */
+  overview(principal: Principal, options?: { days?: number }): Promise<KnowledgeOverviewCounts>
+  /** Up to `limit` `user_profile` entries the caller sees, most confident first (an agent's context). */
+  profileViews(principal: Principal, limit: number): Promise<EntryView[]>
+  /** The active entries among `ids` the caller sees, in that order (a goal's attached knowledge). */
+  activeViews(ids: readonly string[], principal: Principal): Promise<EntryView[]>
   save(raw: unknown, principal: Principal): Promise<KnowledgeEntry>
   get(id: string, principal: Principal): Promise<KnowledgeEntry>
   /** Previous versions of an entry, oldest first. */
@@ -107,6 +117,9 @@ export async function createKnowledgeService(deps: KnowledgeServiceDeps): Promis
     vectorState: () => ctx.vectorState(),
     warmUp,
     count: (visible) => ctx.store.knowledge.count(visible),
+    overview: (principal, options) => knowledgeOverview(ctx, principal, options),
+    profileViews: (principal, limit) => profileViews(ctx, principal, limit),
+    activeViews: (ids, principal) => activeViews(ctx, ids, principal),
     search,
     save: (raw, principal) => saveEntry(ctx, raw, principal),
     get: (id, principal) => getEntry(ctx, id, principal),

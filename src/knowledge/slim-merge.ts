@@ -115,6 +115,13 @@ export function mergedRecord(group: KnowledgeRecord[], now: Date, maxContentByte
     version: group.length + 1,
     created_at: now,
     updated_at: now,
+    // Near-duplicates of one fact: it has held since the earliest of them; it expires when the
+    // last of them would (never, when one of them never does). Slim merges current entries only.
+    valid_from: new Date(Math.min(...group.map((r) => r.valid_from.getTime()))),
+    valid_to: null,
+    superseded_by: null,
+    supersedes: null,
+    expires_at: group.every((r) => r.expires_at) ? new Date(Math.max(...group.map((r) => r.expires_at!.getTime()))) : null,
   }
 }
 

@@ -4,12 +4,13 @@
 import { ImportQuery } from '../core/knowledge.js'
 import { requirePermission, visibleScopes, type Principal } from '../core/principal.js'
 import { parseWith } from '../core/validate.js'
+import { ANY_VALIDITY } from '../store/knowledge.js'
 import type { KnowledgeContext } from './context.js'
 import { importJsonl, type ImportOptions, type ImportReport } from './jsonl.js'
 import { toEntries } from './view.js'
 
 /**
- * Every visible entry (any status) with histories and versions, one JSON object per line.
+ * Every visible entry (any status, superseded and expired ones too) with histories and versions, one JSON object per line.
  * @example
  * for await (const line of exportEntries(ctx, principal)) process.stdout.write(line + '\n')
  */
@@ -19,7 +20,7 @@ export async function* exportEntries(ctx: KnowledgeContext, principal: Principal
   const batchSize = options.batchSize ?? 500
   let after: { created_at: Date; id: string } | undefined
   for (;;) {
-    const records = await ctx.store.knowledge.list({ visible, status: ['active', 'merged', 'archived'] }, batchSize, after)
+    const records = await ctx.store.knowledge.list({ visible, status: ['active', 'merged', 'archived'], validity: ANY_VALIDITY }, batchSize, after)
     if (records.length === 0) return
     for (const entry of await toEntries(ctx.store, records)) {
       yield JSON.stringify({ ...entry, versions: await ctx.store.knowledge.versions(entry.id) })

@@ -46,6 +46,11 @@ export async function toEntries(store: Store, records: KnowledgeRecord[]): Promi
       version: r.version,
       created_at: r.created_at.toISOString(),
       updated_at: r.updated_at.toISOString(),
+      valid_from: r.valid_from.toISOString(),
+      valid_to: r.valid_to?.toISOString() ?? null,
+      superseded_by: r.superseded_by,
+      supersedes: r.supersedes,
+      expires_at: r.expires_at?.toISOString() ?? null,
     }
   })
 }

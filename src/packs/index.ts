@@ -5,6 +5,20 @@
  * Only the entry functions, their option and result types and the schemas
  * are exported; the steps behind them are not.
  *
+ * One folder per step of the standard (seed 000, seed 001), in the order a pack
+ * goes through them: `discover/` (scan the scopes, precedence, discovery
+ * options) → `load/` (KNOWLEDGE.md: parse, the validation table, the checks
+ * on disk) → `catalog/` (tier 1: the catalog; choosing packs by name or task)
+ * → `activate/` (tier 2: the guide; reading one file for a client) →
+ * `resolve/` (tier 3: the runtime context within a budget, over the pack index)
+ * → `evidence/` (tier 4: source maps, compile runs, the record schemas) →
+ * `wrap/` (every piece as data); `session/` (long-lived context, usage and
+ * context-resolution logs). Beside them: `files/` (safe paths, listing, the
+ * hazard scan), `layers/` (the v0.7 ontology and answers), `access/` (who may
+ * use which pack: access rules, trust gate, persisted state), `validate/` (for
+ * authors: strict validation, `packs init`), and `service.ts`, what every
+ * entry point calls.
+ *
  * @example
  * import { discoverPacks, discloseCatalog, PackSession } from 'knowhub/packs'
  * const found = await discoverPacks({ projectDir: process.cwd(), homeDir: os.homedir() })
@@ -31,26 +45,26 @@ export {
 export type { LoadedPack, RejectedPack } from './schema.js'
 
 // Discover and load.
-export { DiscoverOptions, discoverPacks, findPack } from './discover.js'
-export type { DiscoveryResult, ShadowRecord } from './discover.js'
-export type { ScanLocation } from './scan.js'
-export { KnowledgeParseCache, loadPack } from './load.js'
-export type { LoadPackOptions, LoadPackResult } from './load.js'
-export { parseKnowledgeMarkdown } from './parse.js'
-export type { PackContext } from './frontmatter.js'
-export type { ParsedKnowledge } from './parse.js'
+export { DiscoverOptions, discoverPacks, findPack } from './discover/discover.js'
+export type { DiscoveryResult, ShadowRecord } from './discover/discover.js'
+export type { ScanLocation } from './discover/scan.js'
+export { KnowledgeParseCache, loadPack } from './load/load.js'
+export type { LoadPackOptions, LoadPackResult } from './load/load.js'
+export { parseKnowledgeMarkdown } from './load/parse.js'
+export type { PackContext } from './load/frontmatter.js'
+export type { ParsedKnowledge } from './load/parse.js'
 
 // Tier 1: the catalog.
-export { ACTIVATION_TOOL_NAME, CATALOG_INSTRUCTIONS, activationTool, discloseCatalog, renderCatalog } from './catalog.js'
-export type { ActivationToolDefinition, CatalogDisclosure } from './catalog.js'
+export { ACTIVATION_TOOL_NAME, CATALOG_INSTRUCTIONS, activationTool, discloseCatalog, renderCatalog } from './catalog/catalog.js'
+export type { ActivationToolDefinition, CatalogDisclosure } from './catalog/catalog.js'
 
 // Tier 2: activation and the pack's files.
-export { GUIDE_MAX_RESOURCES, activatePack, renderGuide } from './activate.js'
-export type { ActivateOptions, Activation, ActivationMode } from './activate.js'
-export { listPackResources } from './resources.js'
-export type { ListResourcesOptions, PackResource, ResourceKind, ResourceListing } from './resources.js'
-export { readPackFile } from './files.js'
-export type { PackFile } from './files.js'
+export { GUIDE_MAX_RESOURCES, activatePack, renderGuide } from './activate/activate.js'
+export type { ActivateOptions, Activation, ActivationMode } from './activate/activate.js'
+export { listPackResources } from './files/resources.js'
+export type { ListResourcesOptions, PackResource, ResourceKind, ResourceListing } from './files/resources.js'
+export { readPackFile } from './activate/read-file.js'
+export type { PackFile } from './activate/read-file.js'
 
 // Tier 3: runtime context, wrapped as data.
 export { DEFAULT_BUDGET, DEFAULT_PERSONA_SHARE, ResolveIntent, resolveContext } from './resolve/index.js'
@@ -68,23 +82,23 @@ export type {
   ResolveResult,
   SelectedPiece,
 } from './resolve/index.js'
-export { PackIndex, PackIndexCache } from './pack-index.js'
-export type { PackIndexCacheOptions, PackIndexOptions } from './pack-index.js'
-export { wrapKnowledge, wrapperAttributes } from './wrap.js'
-export type { WrapperAttributes } from './wrap.js'
+export { PackIndex, PackIndexCache } from './resolve/pack-index.js'
+export type { PackIndexCacheOptions, PackIndexOptions } from './resolve/pack-index.js'
+export { wrapKnowledge, wrapperAttributes } from './wrap/wrap.js'
+export type { WrapperAttributes } from './wrap/wrap.js'
 
 // Choosing packs, sessions, usage logs, validation.
-export { selectPacks } from './select.js'
-export type { PackSelection, PackSet } from './select.js'
-export { PackSession, SessionSnapshot } from './session.js'
-export type { LoadedFileRecord, PackSessionOptions, RefreshReport, RestoreReport, SessionContext, SessionResolveOptions } from './session.js'
-export { UsageLog, UsageRecord } from './usage-log.js'
-export type { UsageLogOptions } from './usage-log.js'
-export { validatePath, validateRunFile } from './validate.js'
-export type { PackValidationReport, RunValidationReport, ValidateOptions } from './validate.js'
-export { CompileRunRecord, ContextResolutionRecord, PackActivationMode, SelectionEvalRecord, SourceMapRecord } from './run-records.js'
-export type { RunSchemaName } from './run-records.js'
-export { contextRecord } from './context-record.js'
+export { selectPacks } from './catalog/select.js'
+export type { PackSelection, PackSet } from './catalog/select.js'
+export { PackSession, SessionSnapshot } from './session/session.js'
+export type { LoadedFileRecord, PackSessionOptions, RefreshReport, RestoreReport, SessionContext, SessionResolveOptions } from './session/session.js'
+export { UsageLog, UsageRecord } from './session/usage-log.js'
+export type { UsageLogOptions } from './session/usage-log.js'
+export { validatePath, validateRunFile } from './validate/validate.js'
+export type { PackValidationReport, RunValidationReport, ValidateOptions } from './validate/validate.js'
+export { CompileRunRecord, ContextResolutionRecord, PackActivationMode, SelectionEvalRecord, SourceMapRecord } from './evidence/run-records.js'
+export type { RunSchemaName } from './evidence/run-records.js'
+export { contextRecord } from './session/context-record.js'
 
 // The packs service every entry point calls.
 export { createPackService } from './service.js'

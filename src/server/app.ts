@@ -18,7 +18,7 @@ import { noopLogger } from '../core/logger.js'
 import type { KnowledgeService } from '../knowledge/service.js'
 import type { McpServerOptions } from '../mcp/server.js'
 import type { ResourceService } from '../resources/service.js'
-import type { AdminService } from '../app/admin.js'
+import type { AdminService } from '../admin/admin.js'
 import type { HubMetrics } from '../app/metrics.js'
 import { servicesBackend } from '../app/backend.js'
 import { toolPackService } from '../tools/packs.js'
@@ -27,6 +27,7 @@ import { caller, type AppEnv, type Connection } from './http.js'
 import { authenticate } from './middleware/auth.js'
 import { trustedProxies } from './middleware/client-address.js'
 import { bodyLimit } from './middleware/body-limit.js'
+import { callerScope, type CallerScope } from './middleware/caller-scope.js'
 import { dotSegments } from './middleware/dot-segments.js'
 import { hostCheck } from './middleware/host-check.js'
 import { createRateLimiter, rateLimit } from './middleware/rate-limit.js'
@@ -110,6 +111,8 @@ export interface AppDeps {
   embedderReady?: () => boolean
   /** Request metrics, and `GET /metrics` for an administrator or a loopback local caller; absent: neither. */
   metrics?: Pick<HubMetrics, 'http' | 'scrape'>
+  /** With read replicas: each authenticated request runs in its caller's scope (`hub.store.replicas`), see middleware/caller-scope.ts. */
+  callerScope?: CallerScope
 }
 
 /** Paths anyone may call: liveness and the API description. */
@@ -163,6 +166,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       ...(deps.dashboard?.signInPaths ? { signIn: deps.dashboard.signInPaths } : {}),
     }),
   )
+  if (deps.callerScope) app.use('*', callerScope({ scope: deps.callerScope }))
   app.use('*', rateLimit({ limiter: createRateLimiter({ perSecond: deps.rateLimit?.perSecond ?? 0, burst: deps.rateLimit?.burst ?? 1, clock }) }))
   app.use('*', bodyLimit({ maxBytes: deps.bodyLimit }))
 

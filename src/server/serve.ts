@@ -9,7 +9,6 @@ import { randomBytes } from 'node:crypto'
 import type { AddressInfo } from 'node:net'
 import type { Duplex } from 'node:stream'
 import { serve, type ServerType } from '@hono/node-server'
-import { adminService } from '../app/admin.js'
 import type { KnowHub } from '../app/open.js'
 import { compactHeap } from '../app/heap.js'
 import { packageVersion } from '../app/version.js'
@@ -204,9 +203,10 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     slim: hub.slim,
     extraction: hub.extraction,
     agent: hub.agent,
-    admin: adminService(hub),
+    admin: hub.admin,
     embedderReady: () => hub.embedder.ready?.() ?? true,
     ...(hub.metrics ? { metrics: hub.metrics } : {}),
+    ...(hub.store.replicas ? { callerScope: hub.store.replicas } : {}),
     authenticate,
     logger,
     version: packageVersion(),

@@ -1,13 +1,13 @@
 /**
  * All SQL about knowledge entries, one file per responsibility under `knowledge/`:
- * entries (`records.ts`), feedback, versions, import (`transfer.ts`), merges, reown, dialogue
+ * entries (`records.ts`), feedback, versions, validity in time (`validity.ts`: supersession, expiry), import (`transfer.ts`), merges, reown, dialogue
  * neighbours (`neighbours.ts`), full-text
  * search (`search-text.ts`) and its upkeep (`search-docs.ts`), vectors
  * (`search-vector.ts`); shared row and filter SQL in `rows.ts`. Every read takes the
  * caller's visible scopes and puts them in the WHERE clause (`scopes && visible`):
  * visibility is enforced here, for search, list, get, feedback and export alike.
  */
-import type { Database } from './database.js'
+import type { Database, Queryable } from './database.js'
 import { feedbackQueries, type KnowledgeFeedbackQueries } from './knowledge/feedback.js'
 import { mergeQueries, type KnowledgeMergeQueries } from './knowledge/merge.js'
 import { neighbourQueries, type KnowledgeNeighbourQueries } from './knowledge/neighbours.js'
@@ -19,6 +19,7 @@ import { searchDocQueries, type KnowledgeSearchDocQueries } from './knowledge/se
 import { textQueries, type KnowledgeTextQueries } from './knowledge/search-text.js'
 import { vectorQueries, type KnowledgeVectorQueries } from './knowledge/search-vector.js'
 import { importQueries, type KnowledgeImportQueries } from './knowledge/transfer.js'
+import { validityQueries, type KnowledgeValidityQueries } from './knowledge/validity.js'
 import { versionQueries, type KnowledgeVersionQueries } from './knowledge/versions.js'
 import type { SyncedTextIndex } from './text-sync.js'
 import type { VectorDialect } from './vectors.js'
@@ -27,6 +28,7 @@ export { TITLE_WEIGHT, type KnowledgeRecord, type SearchDocument } from './knowl
 export type { ImportItem } from './knowledge/transfer.js'
 export type { ReownChange } from './knowledge/reown.js'
 export type { TraceNeighbours } from './knowledge/neighbours.js'
+export type { SupersedeChange, SupersedeRefusal, Supersession } from './knowledge/validity.js'
 export type {
   KnowledgeFeedbackQueries,
   KnowledgeImportQueries,
@@ -36,11 +38,13 @@ export type {
   KnowledgeReownQueries,
   KnowledgeSearchDocQueries,
   KnowledgeTextQueries,
+  KnowledgeValidityQueries,
   KnowledgeVectorQueries,
   KnowledgeVersionQueries,
 }
 export {
   MAX_QUERY_TERMS,
+  ANY_VALIDITY,
   DEFAULT_TEXT_RANKING,
   planTextQuery,
   textQueryBound,
@@ -50,6 +54,7 @@ export {
   type TextQuery,
   type TextQueryPlan,
   type TextRanking,
+  type ValidityFilter,
   type WeightedTerm,
 } from './text-query.js'
 
@@ -65,20 +70,28 @@ export interface KnowledgeStore
     KnowledgeReownQueries,
     KnowledgeTextQueries,
     KnowledgeSearchDocQueries,
+    KnowledgeValidityQueries,
     KnowledgeVectorQueries {}
 
 /**
  * The knowledge queries over a database. `getDialect` gives undefined until a vector
  * table exists for the configured embedder; with `textIndex`, full-text and vector search
  * run in that in-memory index instead of SQL, and with `records` too (a cache the index's
- * sync drops changed entries from: its `onChange`), `get` and `getMany` read through it.
+ * sync drops changed entries from: its `onChange`), `get` and `getMany` read through it. With
+ * `reads` (read replicas, src/store/replicas.ts), searches, lists and reads go there.
  * @example
  * const records = new RecordCache()
  * const knowledge = knowledgeStore(db, () => dialect, syncedTextIndex(db, { onChange: (ids) => records.drop(ids) }), records)
  * await knowledge.get(id, visibleScopes(principal))
  */
-export function knowledgeStore(db: Database, getDialect: () => VectorDialect | undefined, textIndex?: SyncedTextIndex, records?: RecordCache): KnowledgeStore {
-  const context: KnowledgeContext = { db, getDialect }
+export function knowledgeStore(
+  db: Database,
+  getDialect: () => VectorDialect | undefined,
+  textIndex?: SyncedTextIndex,
+  records?: RecordCache,
+  reads?: Queryable,
+): KnowledgeStore {
+  const context: KnowledgeContext = { db, getDialect, ...(reads ? { reads } : {}) }
   return {
     ...recordQueries(context, textIndex && records ? { cache: records, sync: () => textIndex.sync() } : undefined),
     ...importQueries(context),
@@ -90,5 +103,6 @@ export function knowledgeStore(db: Database, getDialect: () => VectorDialect | u
     ...textQueries(context, textIndex),
     ...searchDocQueries(context, textIndex !== undefined),
     ...vectorQueries(context, textIndex),
+    ...validityQueries(context),
   }
 }

@@ -11,15 +11,15 @@ import { migrate } from './migrate.js'
 import { resourceStore, type ResourceStore } from './resources.js'
 import { secretReadStore, type SecretReadStore } from './secret-reads.js'
 import { RecordCache } from './record-cache.js'
+import { markingWrites, openReplicaRouter, type ReplicaRouter } from './replicas.js'
 import { sql } from './sql.js'
 import { syncedTextIndex } from './text-sync.js'
 import {
   convertToPgvector,
-  createVectorColumn,
   dropHnswIndex,
-  detectPgvector,
+  detectPgvectorOnce,
+  ensureVectorColumn,
   pgvectorInstalled,
-  readVectorIndexInfo,
   vectorDialect,
   type VectorConversion,
   type VectorDialect,
@@ -42,6 +42,11 @@ export interface OpenStoreOptions {
   fulltext?: 'memory' | 'sql'
   /** The embedded database's `shared_buffers` (e.g. `16MB`); default 16MB (`DEFAULT_SHARED_BUFFERS`). Ignored for a server. */
   sharedBuffers?: string
+  /**
+   * Streaming replicas of the `databaseUrl` server that take searches, lists and reads
+   * (src/store/replicas.ts). Refused (`config_error`) on the embedded database.
+   */
+  replicas?: { urls: readonly string[]; maxLagMs?: number; pollMs?: number }
   logger?: Logger
 }
 
@@ -64,6 +69,11 @@ export interface Store {
   readonly secretReads: SecretReadStore
   /** Whether pgvector is usable on this database. */
   readonly pgvector: boolean
+  /**
+   * The read replicas' router, when replicas are configured: an entry point runs each request in
+   * its caller's scope (`run`) so that the caller reads its own writes; `stats` for the metrics.
+   */
+  readonly replicas?: ReplicaRouter
   /**
    * Makes sure vectors for this embedder can be stored: creates the vector table the first
    * time, and reports a mismatch (without changing anything) when the stored model or
@@ -99,12 +109,21 @@ export async function openStore(options: OpenStoreOptions = {}): Promise<Store> 
   if (fulltext === 'memory' && options.databaseUrl) {
     throw new KnowHubError('config_error', 'The in-memory full-text index needs the embedded database: on a PostgreSQL server full-text search runs in SQL')
   }
-  const db = await openDatabase(options, logger)
+  const replicaUrls = options.replicas?.urls ?? []
+  if (replicaUrls.length > 0 && !options.databaseUrl) {
+    throw new KnowHubError(
+      'config_error',
+      'Read replicas (DATABASE_REPLICA_URLS) need a PostgreSQL primary (DATABASE_URL): the embedded database (PGlite) has no replicas. Unset DATABASE_REPLICA_URLS, or move the data to PostgreSQL (knowhub migrate --to postgres://…).',
+    )
+  }
+  const primary = await openDatabase(options, logger)
+  let db = primary
   try {
     if (fulltext === 'sql' && db.kind === 'pglite') await db.query(sql.raw(CHANGE_LOG_OFF))
     await migrate(db, { logger })
     // PGlite always carries pgvector (openPGlite loads it): once the extension is installed, one catalog row says so.
-    const pgvector = (db.kind === 'pglite' && (await pgvectorInstalled(db))) || (await detectPgvector(db, logger))
+    // On a server, decided under the migration lock: processes opening a new database together must agree.
+    const pgvector = (db.kind === 'pglite' && (await pgvectorInstalled(db))) || (await detectPgvectorOnce(db, logger))
     // The embedded database keeps no HNSW index (see dropHnswIndex): one made by an earlier version goes.
     if (pgvector && db.kind === 'pglite') await dropHnswIndex(db)
     if (!pgvector) {
@@ -113,6 +132,19 @@ export async function openStore(options: OpenStoreOptions = {}): Promise<Store> 
           'pgvector is not installed on this PostgreSQL server: vectors are stored as real[] and searched exactly (correct, slower). Install the vector extension for HNSW search.',
       })
     }
+    const router =
+      replicaUrls.length > 0 && options.databaseUrl
+        ? await openReplicaRouter(primary, {
+            urls: replicaUrls,
+            primaryUrl: options.databaseUrl,
+            logger,
+            ...(options.replicas?.maxLagMs !== undefined ? { maxLagMs: options.replicas.maxLagMs } : {}),
+            ...(options.replicas?.pollMs !== undefined ? { pollMs: options.replicas.pollMs } : {}),
+          })
+        : undefined
+    // Every write through the store marks the caller's scope, so that its reads stay on the primary.
+    if (router) db = markingWrites(primary, router)
+    const reads = router?.reads ?? db
     const vectors = vectorSlot(db, pgvector, logger)
     // The embedded store: candidates from the in-memory index, the records of a search's
     // shortlist from a cache that the index's sync keeps current.
@@ -121,8 +153,9 @@ export async function openStore(options: OpenStoreOptions = {}): Promise<Store> 
     return {
       db,
       pgvector,
-      knowledge: knowledgeStore(db, () => vectors.dialect(), textIndex, records),
-      resources: resourceStore(db),
+      ...(router ? { replicas: router } : {}),
+      knowledge: knowledgeStore(db, () => vectors.dialect(), textIndex, records, reads),
+      resources: resourceStore(db, reads),
       llmUsage: llmUsageStore(db),
       secretReads: secretReadStore(db),
       prepareVectors: (embedder, prepareOptions) => vectors.prepare(embedder, prepareOptions),
@@ -184,14 +217,13 @@ function vectorSlot(db: Database, pgvector: boolean, logger: Logger): VectorSlot
     state: () => state,
     key: () => (dialect && state?.status === 'ready' ? `${epoch}:${state.info.backend}:${state.info.model}:${state.info.dimension}` : undefined),
     async prepare(embedder, prepareOptions = {}) {
-      const stored = await readVectorIndexInfo(db)
-      const backend = pgvector ? 'pgvector' : 'array'
-      if (!stored || prepareOptions.rebuild) {
-        const info: VectorIndexInfo = { model: embedder.model, dimension: embedder.dimension, backend }
-        await createVectorColumn(db, info, { rebuild: prepareOptions.rebuild ?? false, hnsw: db.kind !== 'pglite' })
+      const wanted: VectorIndexInfo = { model: embedder.model, dimension: embedder.dimension, backend: pgvector ? 'pgvector' : 'array' }
+      // Under the migration lock: the column another process made first (its type included) is the one used.
+      const { info: stored, created } = await ensureVectorColumn(db, wanted, { rebuild: prepareOptions.rebuild ?? false, hnsw: db.kind !== 'pglite' })
+      if (created) {
         epoch++
-        dialect = vectorDialect(backend)
-        state = { status: 'ready', info }
+        dialect = vectorDialect(stored.backend)
+        state = { status: 'ready', info: stored }
       } else if (stored.model !== embedder.model || stored.dimension !== embedder.dimension) {
         dialect = undefined
         state = { status: 'mismatch', stored, wanted: { model: embedder.model, dimension: embedder.dimension } }

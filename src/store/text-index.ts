@@ -1,21 +1,32 @@
 /**
  * An in-memory index of knowledge entries: postings of every term with its weighted
  * frequency, each entry's embedding, and the fields search filters on (scopes, types,
- * status, score, counters). It answers BM25 exactly — every matching entry is scored — with core's one
- * scorer and the same statistics and tie order as the SQL path of `searchText`, in well
+ * status, score, counters). It answers BM25 exactly — the hits and scores of scoring every
+ * matching entry, with MaxScore pruning skipping the postings that cannot reach the top k — with
+ * core's one scorer and the same statistics and tie order as the SQL path of `searchText`, in well
  * under a millisecond at 10k entries, and vector search by an exact cosine scan over the
-entries that pass the same filter (`text-index/vectors.ts`). Pure data structure, no I/O: `text-sync.ts` keeps
+ * entries that pass the same filter (`text-index/vectors.ts`). Pure data structure, no I/O: `text-sync.ts` keeps
  * it equal to the table. Its parts: the entry columns (`text-index/entries.ts`), the
- * postings (`postings.ts`), filters and their cached verdicts (`filter.ts`) and the
- * best-hits list (`top-k.ts`).
+ * postings (`postings.ts`), filters and their cached verdicts (`filter.ts`), the scoring with
+ * its pruning (`score.ts`) and the best-hits list (`top-k.ts`).
  */
 import { bm25 } from '../core/text/index.js'
 import { EntryTable, type IndexedEntry } from './text-index/entries.js'
-import { compileFilter, FAILS, PASSES, UNCHECKED, VerdictCache } from './text-index/filter.js'
+import { compileFilter, expiryBound, FAILS, PASSES, UNCHECKED, VerdictCache } from './text-index/filter.js'
 import { PostingLists, visibleFrequency } from './text-index/postings.js'
+import { scoreScratch, scoreTerms, type ScoreScratch, type ScoreWork } from './text-index/score.js'
 import { offerHit } from './text-index/top-k.js'
 import { VectorColumns } from './text-index/vectors.js'
-import { planTextQuery, textQueryBound, type EntryFilter, type RankedId, type TextHits, type TextRanking, type TraceNeighbours } from './text-query.js'
+import {
+  planTextQuery,
+  textQueryBound,
+  type EntryFilter,
+  type RankedId,
+  type TextHits,
+  type TextRanking,
+  type TraceNeighbours,
+  type ValidityFilter,
+} from './text-query.js'
 
 export type { IndexedEntry }
 
@@ -28,7 +39,7 @@ export interface TextIndex {
   clear(): void
   /** Number of entries. */
   readonly size: number
-  /** BM25 over the entries that pass `filter`, best first (ties by id), at most `limit`. */
+  /** BM25 over the entries that pass `filter`, best first (ties by id: the id's code units ascending), at most `limit`. */
   search(terms: readonly string[], filter: EntryFilter, limit: number, ranking: TextRanking): RankedId[]
   /** {@link TextIndex.search} with the query's best possible score over the visible entries. */
   searchWithBound(terms: readonly string[], filter: EntryFilter, limit: number, ranking: TextRanking, boundTerms?: readonly string[]): TextHits
@@ -44,28 +55,35 @@ export interface TextIndex {
    * entries of its trace at the previous and the next creation time (each list by id), as
    * `knowledge/neighbours.ts` answers in SQL.
    */
-  traceNeighbours(ids: readonly string[], visible: readonly string[]): TraceNeighbours[]
+  traceNeighbours(ids: readonly string[], visible: readonly string[], validity?: ValidityFilter): TraceNeighbours[]
+  /** What the full-text searches have read so far: postings scanned, and terms looked up in a candidate's own terms. */
+  readonly work: Readonly<ScoreWork>
+}
+
+/** Options of {@link createTextIndex}. */
+export interface TextIndexOptions {
+  /**
+   * MaxScore pruning of full-text searches (default true): the same hits without reading the
+   * postings that cannot reach the top k. False scores every matching posting (the reference).
+   */
+  prune?: boolean
 }
 
 /** How many filters keep their per-entry verdicts between searches (until the index changes). */
 const VERDICT_CACHE = 8
 
-/** Per-query scratch: scores by slot, reset through the list of touched slots. */
-interface Scratch {
-  scores: Float64Array
-  touched: Int32Array
-}
-
 /**
  * BM25 of `terms` over the entries of `table` that pass `filter`, best first, at most
- * `limit`: every matching entry is scored (the plan's terms are all candidate terms).
+ * `limit`: exactly the entries and scores of scoring every matching posting (the plan's terms
+ * are all candidate terms), with MaxScore pruning unless `prune` is false (`text-index/score.ts`).
  */
 function searchIndex(
   table: EntryTable,
   postings: PostingLists,
   verdicts: Uint8Array,
-  scratch: Scratch,
-  query: { terms: readonly string[]; boundTerms?: readonly string[] | undefined; filter: EntryFilter; limit: number; ranking: TextRanking },
+  scratch: ScoreScratch,
+  query: { terms: readonly string[]; boundTerms?: readonly string[] | undefined; filter: EntryFilter; limit: number; ranking: TextRanking; prune: boolean },
+  work: ScoreWork,
 ): TextHits {
   // BM25's statistics over the visible scopes only (issue 15.1): a term's document
   // frequency counts each posting once per visible scope of its entry, as the collection
@@ -83,39 +101,26 @@ function searchIndex(
   const plan = planTextQuery(stats, collection.docs, { ...query.ranking, candidates: Infinity })
   const scorer = bm25(query.ranking, collection.docs, collection.totalLength)
   const passes = compileFilter(query.filter, table)
-  const { scores, touched } = scratch
-  const lengths = table.lengths
-  // Imported bindings read once: under a CommonJS transform each read is a getter call.
-  const [unchecked, pass, fail] = [UNCHECKED, PASSES, FAILS]
-  let count = 0
-  for (const { term, idf } of plan.terms) {
-    const { slots, tfs, size } = postings.get(term)!
-    for (let i = 0; i < size; i++) {
-      const slot = slots[i]!
-      let verdict = verdicts[slot]!
-      if (verdict === unchecked) verdicts[slot] = verdict = passes(slot) ? pass : fail
-      if (verdict !== pass) continue
-      if (scores[slot] === 0) touched[count++] = slot
-      scores[slot]! += scorer.score(idf, tfs[i]!, lengths[slot]!)
-    }
-  }
-  const best: RankedId[] = []
-  for (let i = 0; i < count; i++) {
-    const slot = touched[i]!
-    const value = scores[slot]!
-    scores[slot] = 0
-    if (best.length < query.limit || value >= best[best.length - 1]!.score) offerHit(best, table.ids[slot]!, value, query.limit)
-  }
-  return { hits: best, bound }
+  const hits = scoreTerms(
+    table,
+    postings,
+    scratch,
+    { terms: plan.terms, limit: query.limit, scorer, verdicts, passes, expiredUpTo: expiryBound(query.filter), prune: query.prune },
+    work,
+  )
+  return { hits, bound }
 }
 
 /** The neighbours of each visible active entry of `ids` in its trace (see {@link TextIndex.traceNeighbours}). */
-function traceNeighbours(table: EntryTable, ids: readonly string[], visibleNames: readonly string[]): TraceNeighbours[] {
+function traceNeighbours(table: EntryTable, ids: readonly string[], visibleNames: readonly string[], validity: ValidityFilter = {}): TraceNeighbours[] {
   const active = table.symbolOf('active')
   if (active === undefined) return []
   const visible = new Set(visibleNames.flatMap((name) => table.symbolOf(name) ?? []))
+  // The validity part of a filter (issue 31): only entries valid as the search asks count.
+  const valid = compileFilter({ visible: visibleNames, status: ['active'], validity }, table)
+  const expiredUpTo = expiryBound({ visible: visibleNames, validity })
   const sees = (slot: number) => {
-    if (table.status[slot] !== active) return false
+    if (table.status[slot] !== active || !valid(slot) || table.expires[slot]! <= expiredUpTo) return false
     const scopes = table.scopes[slot]!
     for (let i = 0; i < scopes.length; i++) if (visible.has(scopes[i]!)) return true
     return false
@@ -154,11 +159,13 @@ function traceNeighbours(table: EntryTable, ids: readonly string[], visibleNames
  * index.upsert({ id, scopes: ['user:u'], types: ['tool'], status: 'active', score: 3, helpful: 0, harmful: 0, tf: { selenium: 2 }, length: 1 })
  * index.search(['selenium'], { visible: ['user:u', 'public'] }, 10, DEFAULT_TEXT_RANKING)
  */
-export function createTextIndex(): TextIndex {
+export function createTextIndex(options: TextIndexOptions = {}): TextIndex {
+  const prune = options.prune ?? true
   const table = new EntryTable()
   const postings = new PostingLists()
   const verdictCache = new VerdictCache(VERDICT_CACHE)
-  const scratch: Scratch = { scores: new Float64Array(table.capacity), touched: new Int32Array(table.capacity) }
+  let scratch = scoreScratch(table.capacity)
+  const work: ScoreWork = { postings: 0, lookups: 0 }
   const vectors = new VectorColumns()
 
   const removeSlot = (slot: number) => {
@@ -186,7 +193,7 @@ export function createTextIndex(): TextIndex {
       if (existing !== undefined) removeSlot(existing)
       const slot = table.place(entry)
       vectors.set(slot, entry.embedding ?? undefined, table.capacity)
-      for (const term of table.terms[slot]!) postings.add(term, slot, Number(entry.tf[term]), table.scopes[slot]!)
+      for (const term of table.terms[slot]!) postings.add(term, slot, Number(entry.tf[term]), table.scopes[slot]!, entry.length)
     },
 
     remove(id) {
@@ -209,12 +216,9 @@ export function createTextIndex(): TextIndex {
 
     searchWithBound(terms, filter, limit, ranking, boundTerms) {
       if (table.size === 0 || limit <= 0) return { hits: [], bound: textQueryBound(terms, [], 0, ranking, boundTerms) }
-      if (scratch.scores.length !== table.capacity) {
-        scratch.scores = new Float64Array(table.capacity)
-        scratch.touched = new Int32Array(table.capacity)
-      }
+      if (scratch.scores.length !== table.capacity) scratch = scoreScratch(table.capacity)
       const verdicts = verdictCache.for(filter, table.capacity)
-      return searchIndex(table, postings, verdicts, scratch, { terms, boundTerms, filter, limit, ranking })
+      return searchIndex(table, postings, verdicts, scratch, { terms, boundTerms, filter, limit, ranking, prune }, work)
     },
 
     searchVector(vector, filter, limit) {
@@ -224,6 +228,8 @@ export function createTextIndex(): TextIndex {
       if (!similarities) return []
       const verdicts = verdictCache.for(filter, table.capacity)
       const passes = compileFilter(filter, table)
+      const expiredUpTo = expiryBound(filter)
+      const { expires } = table
       const [unchecked, pass] = [UNCHECKED, PASSES]
       const best: RankedId[] = []
       for (let slot = 0; slot < ids.length; slot++) {
@@ -232,14 +238,18 @@ export function createTextIndex(): TextIndex {
         if (!(similarity >= -1)) continue
         let verdict = verdicts[slot]!
         if (verdict === unchecked) verdicts[slot] = verdict = passes(slot) ? pass : FAILS
-        if (verdict !== pass) continue
+        if (verdict !== pass || expires[slot]! <= expiredUpTo) continue
         if (best.length < limit || similarity >= best[best.length - 1]!.score) offerHit(best, ids[slot]!, similarity, limit)
       }
       return best
     },
 
-    traceNeighbours(ids, visible) {
-      return traceNeighbours(table, ids, visible)
+    traceNeighbours(ids, visible, validity) {
+      return traceNeighbours(table, ids, visible, validity)
+    },
+
+    get work() {
+      return { ...work }
     },
   }
 }

@@ -123,6 +123,31 @@ export interface TextHits {
   bound: number
 }
 
+/**
+ * Which entries a filter keeps by their validity in time (issue 31, migration 0048). By
+ * default (absent, or `{}`): the current ones, not superseded (`valid_to` null) and, when
+ * `now` is given, not expired at `now` (`expires_at` null or later).
+ * @example
+ * const filter: EntryFilter = { visible, validity: { now: clock.now() } }                 // current
+ * const then: EntryFilter = { visible, validity: { asOf: new Date('2026-01-01') } }     // valid then
+ */
+export interface ValidityFilter {
+  /** Leave out the entries expired at this time (absent: expiry is not checked). */
+  now?: Date | undefined
+  /**
+   * What was valid at this time instead: `valid_from <= asOf < valid_to` (a superseded entry
+   * counts until it was superseded) and not expired at `asOf`.
+   */
+  asOf?: Date | undefined
+  /** Superseded entries too (the history): no condition on `valid_to`. */
+  superseded?: boolean | undefined
+  /** Expired entries too: no condition on `expires_at`. */
+  expired?: boolean | undefined
+}
+
+/** Every entry whatever its validity: exports, and reads that must see the history. */
+export const ANY_VALIDITY: ValidityFilter = Object.freeze({ superseded: true, expired: true })
+
 /** Filters shared by search and list. */
 export interface EntryFilter {
   visible: readonly string[]
@@ -133,6 +158,8 @@ export interface EntryFilter {
   minScore?: number | undefined
   /** Drop entries whose quality score is below 0. */
   nonNegativeQuality?: boolean | undefined
+  /** Validity in time (default: current entries, see {@link ValidityFilter}). */
+  validity?: ValidityFilter | undefined
 }
 
 export interface RankedId {

@@ -40,6 +40,9 @@ type Row = {
   search_len: number
   trace: string | null
   created_us: string
+  valid_from_ms: number
+  valid_to_ms: number | null
+  expires_ms: number | null
   embedding?: string | null
 }
 
@@ -48,7 +51,9 @@ type Row = {
 // A trace's order is creation order to the microsecond (knowledge/neighbours.ts): as an integer,
 // exact in a JS number until the year 2255.
 const TEXT_COLUMNS =
-  "id, scopes, types, status, score, helpful, harmful_weight AS harmful, search_tf::text AS search_tf, search_len, source->>'trace_id' AS trace, (extract(epoch FROM created_at) * 1000000)::int8::text AS created_us"
+  "id, scopes, types, status, score, helpful, harmful_weight AS harmful, search_tf::text AS search_tf, search_len, source->>'trace_id' AS trace, (extract(epoch FROM created_at) * 1000000)::int8::text AS created_us, " +
+  '(extract(epoch FROM valid_from) * 1000)::float8 AS valid_from_ms, (extract(epoch FROM valid_to) * 1000)::float8 AS valid_to_ms, ' +
+  '(extract(epoch FROM expires_at) * 1000)::float8 AS expires_ms'
 const COLUMNS = sql.raw(TEXT_COLUMNS)
 // With a vector column: the embedding too, as JSON text (pgvector's `[…]`, real[]'s `{…}`
 // turned into `[…]`): JSON.parse reads it several times faster than the driver parses arrays.
@@ -68,6 +73,9 @@ function toEntry(row: Row): IndexedEntry {
     embedding: row.embedding ? (JSON.parse(row.embedding) as number[]) : null,
     trace: row.trace,
     created: Number(row.created_us),
+    validFrom: Number(row.valid_from_ms),
+    validTo: row.valid_to_ms === null ? null : Number(row.valid_to_ms),
+    expires: row.expires_ms === null ? null : Number(row.expires_ms),
   }
 }
 

@@ -74,7 +74,6 @@ export async function dropHnswIndex(db: Database): Promise<void> {
   await db.withLock('knowhub:migrate', (conn) => conn.exec('DROP INDEX IF EXISTS knowledge_embedding_hnsw'))
 }
 
-/** Is the pgvector extension usable here? Creates it when available. */
 /**
  * Whether the vector extension is installed in this database: one catalog row. Cheaper than
  * {@link detectPgvector}, whose list of available extensions reads every extension's control file
@@ -84,6 +83,12 @@ export async function pgvectorInstalled(db: Queryable): Promise<boolean> {
   return (await db.query(sql`SELECT 1 FROM pg_extension WHERE extname = 'vector'`)).length > 0
 }
 
+/**
+ * Is the pgvector extension usable here? Creates it when available. Run it under the migration
+ * lock ({@link detectPgvectorOnce}): two sessions running `CREATE EXTENSION IF NOT EXISTS` at
+ * once can both miss the row and the second fail on the catalog's unique index, which read
+ * as "not usable" and made that process store `real[]` vectors on a pgvector database.
+ */
 export async function detectPgvector(db: Queryable, logger: Logger): Promise<boolean> {
   const available = await db.query<{ n: number }>(sql`SELECT count(*)::int AS n FROM pg_available_extensions WHERE name = 'vector'`)
   if ((available[0]?.n ?? 0) === 0) return false
@@ -91,9 +96,16 @@ export async function detectPgvector(db: Queryable, logger: Logger): Promise<boo
     await db.query(sql`CREATE EXTENSION IF NOT EXISTS vector`)
     return true
   } catch (error) {
+    // Someone else (a process not holding our lock: an older KnowHub, an administrator) may have created it meanwhile.
+    if (await pgvectorInstalled(db).catch(() => false)) return true
     logger.warn('store.vector.extension_unavailable', { message: (error as Error).message })
     return false
   }
+}
+
+/** {@link detectPgvector} under the migration lock, so that processes opening one database together decide alike. */
+export async function detectPgvectorOnce(db: Database, logger: Logger): Promise<boolean> {
+  return db.withLock('knowhub:migrate', (conn) => detectPgvector(conn, logger))
 }
 
 export async function readVectorIndexInfo(db: Queryable): Promise<VectorIndexInfo | undefined> {
@@ -143,18 +155,35 @@ export async function convertToPgvector(db: Database): Promise<VectorConversion>
 }
 
 /**
- * Adds the `embedding` column (and with pgvector its HNSW index, unless `hnsw` is false: the
- * embedded database keeps none, see {@link dropHnswIndex}) to `knowledge` for an embedder; with
- * `rebuild`, drops the old column first. The vectors live on the entry row
- * so that pgvector's filtered (iterative) index scan applies the visibility filter itself.
- * Runs under the migration lock; dimension and backend come from code, never input.
+ * Makes sure the `embedding` column exists on `knowledge` and says what it holds: the stored
+ * model, dimension and backend when a column was made before (by this process or another), else
+ * a new column for `info` (and with pgvector its HNSW index, unless `hnsw` is false: the
+ * embedded database keeps none, see {@link dropHnswIndex}). With `rebuild`, drops the old
+ * column and makes a new one for `info`. The check and the change happen under the migration
+ * lock, so that processes opening a new database together make one column between them, of one
+ * type (the losers read the winner's). The vectors live on the entry row so that pgvector's
+ * filtered (iterative) index scan applies the visibility filter itself. Dimension and backend
+ * come from code, never input.
  */
-export async function createVectorColumn(db: Database, info: VectorIndexInfo, options: { rebuild?: boolean; hnsw?: boolean } = {}): Promise<void> {
+export async function ensureVectorColumn(
+  db: Database,
+  info: VectorIndexInfo,
+  options: { rebuild?: boolean; hnsw?: boolean } = {},
+): Promise<{ info: VectorIndexInfo; created: boolean }> {
   if (!Number.isInteger(info.dimension) || info.dimension < 1 || info.dimension > 16_000) {
     throw new KnowHubError('config_error', `Invalid embedding dimension ${info.dimension}`)
   }
+  if (!options.rebuild) {
+    // The common case (every start after the first) without waiting for the lock: once written, only a rebuild or a conversion changes it.
+    const stored = await readVectorIndexInfo(db)
+    if (stored) return { info: stored, created: false }
+  }
   const column = info.backend === 'pgvector' ? `vector(${info.dimension})` : 'real[]'
-  await db.withLock('knowhub:migrate', async (conn) => {
+  return db.withLock('knowhub:migrate', async (conn) => {
+    if (!options.rebuild) {
+      const stored = await readVectorIndexInfo(conn)
+      if (stored) return { info: stored, created: false }
+    }
     await conn.exec('BEGIN')
     try {
       if (options.rebuild) {
@@ -166,6 +195,7 @@ export async function createVectorColumn(db: Database, info: VectorIndexInfo, op
       await conn.query(sql`INSERT INTO knowhub_meta (key, value) VALUES (${META_KEY}, ${JSON.stringify(info)}::jsonb)
         ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value`)
       await conn.exec('COMMIT')
+      return { info, created: true }
     } catch (error) {
       await conn.exec('ROLLBACK')
       throw error

@@ -5,7 +5,7 @@
 import { KnowHubError, isKnowHubError } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
 import type { Embedder } from '../embed/embedder.js'
-import type { PackIndexCache } from '../packs/pack-index.js'
+import type { PackIndexCache } from '../packs/resolve/pack-index.js'
 import type { PackService } from '../packs/service.js'
 import type { LoadedPack } from '../packs/schema.js'
 import type { KnowHubBackend } from '../core/backend.js'

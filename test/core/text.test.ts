@@ -21,7 +21,7 @@ import {
   segment,
   stemWord,
 } from '../../src/core/text/index.js'
-import { documentTerms, queryTerms } from '../../src/packs/lexical.js'
+import { documentTerms, queryTerms } from '../../src/packs/resolve/lexical.js'
 
 describe('tokenising and CJK segmentation', () => {
   it('lower-cases Latin words, drops possessive s and apostrophes, leaves CJK runs out', () => {

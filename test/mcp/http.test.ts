@@ -148,7 +148,7 @@ describe('/mcp (local mode)', () => {
 
 describe('/mcp with knowledge packs (as `knowhub start` serves it)', () => {
   it('offers the pack tools with the catalog, and the pack guides as resources', async () => {
-    const { discoverPacks } = await import('../../src/packs/discover.js')
+    const { discoverPacks } = await import('../../src/packs/discover/discover.js')
     const fixtures = new URL('../fixtures/packs/scopes/project', import.meta.url).pathname
     const packs = (await discoverPacks({ projectDir: fixtures })).packs
     expect(packs.length).toBeGreaterThan(0)

@@ -12,7 +12,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { openKnowHub, type KnowHub } from '../../src/app/open.js'
 import { createMcpServer, type McpServerOptions } from '../../src/mcp/index.js'
-import { discoverPacks } from '../../src/packs/discover.js'
+import { discoverPacks } from '../../src/packs/discover/discover.js'
 import type { LoadedPack } from '../../src/packs/schema.js'
 import { localBackend } from '../../src/app/backend.js'
 

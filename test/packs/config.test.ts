@@ -2,7 +2,7 @@ import { homedir } from 'node:os'
 import { delimiter, resolve } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { loadConfig } from '../../src/cli/config.js'
-import { packDiscoveryOptions, packUsageLog } from '../../src/packs/options.js'
+import { packDiscoveryOptions, packUsageLog } from '../../src/packs/discover/options.js'
 
 /** The test's own folder and home, as the CLI passes its own. */
 const HERE = { cwd: process.cwd(), home: homedir() }

@@ -3,7 +3,7 @@ import { chmod, mkdir, rename, symlink, utimes, writeFile } from 'node:fs/promis
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
-import { catalogItems, scanLocations } from '../../src/packs/discover.js'
+import { catalogItems, scanLocations } from '../../src/packs/discover/discover.js'
 import { KnowledgeParseCache, discoverPacks, findPack } from '../../src/packs/index.js'
 import { SCOPES, knowledge, tempDir, writeTree } from './helpers.js'
 

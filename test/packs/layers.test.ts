@@ -10,7 +10,7 @@ import { PackIndexCache, activatePack, loadPack, readPackFile, resolveContext, v
 import { loadLayers } from '../../src/packs/layers/load.js'
 import { normaliseRecord } from '../../src/packs/layers/schema.js'
 import { claimSafety } from '../../src/packs/layers/subgraph.js'
-import { listPackResources } from '../../src/packs/resources.js'
+import { listPackResources } from '../../src/packs/files/resources.js'
 import { FIXTURES, VALIDATION, knowledge, tempDir, writeTree } from './helpers.js'
 
 const ROOT = join(FIXTURES, 'standard', 'acme-ontology')

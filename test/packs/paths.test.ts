@@ -1,7 +1,7 @@
 import { mkdir, symlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { normalisePackPath, readBounded, resolvePackPath } from '../../src/packs/paths.js'
+import { normalisePackPath, readBounded, resolvePackPath } from '../../src/packs/files/paths.js'
 import { tempDir } from './helpers.js'
 
 describe('pack paths', () => {

@@ -11,7 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { packsCommand } from '../../src/cli/commands/packs.js'
 import { isKnowHubError } from '../../src/core/errors.js'
 import { ContextResolutionRecord, PackIndexCache, contextRecord, createPackService, loadPack, resolveContext, validateRunFile } from '../../src/packs/index.js'
-import { CONTEXT_LOG_FILE, runStatus } from '../../src/packs/context-record.js'
+import { CONTEXT_LOG_FILE, runStatus } from '../../src/packs/session/context-record.js'
 import { FIXTURES, captureIo, tempDir } from './helpers.js'
 
 const STANDARD = join(FIXTURES, 'standard')

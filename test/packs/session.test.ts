@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { isKnowHubError } from '../../src/core/errors.js'
 import { PackSession, SessionSnapshot, UsageLog, UsageRecord, discoverPacks, resolveContext, type LoadedPack } from '../../src/packs/index.js'
-import { USAGE_LOG_FILE } from '../../src/packs/usage-log.js'
+import { USAGE_LOG_FILE } from '../../src/packs/session/usage-log.js'
 import { PROJECT_PACKS, VALIDATION, knowledge, tempDir, writeTree } from './helpers.js'
 
 async function copyPacks(dir: string, names: string[]): Promise<LoadedPack[]> {

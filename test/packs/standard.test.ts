@@ -18,7 +18,7 @@ import {
   type LoadedPack,
   type PackService,
 } from '../../src/packs/index.js'
-import { PackStateStore } from '../../src/packs/state.js'
+import { PackStateStore } from '../../src/packs/access/state.js'
 import { PROJECT_PACKS, STANDARD, knowledge, pack, tempDir, writeTree } from './helpers.js'
 
 let acme: LoadedPack

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest'
 import { wrapEntries, wrapResource, type EntryView } from '../../src/core/wrap-entries.js'
 import { NEUTRALISED_OPENER, WRAPPER_PREAMBLES, escapeXml, neutralise } from '../../src/core/wrap.js'
 import { activatePack, loadPack, renderCatalog, resolveContext, wrapKnowledge } from '../../src/packs/index.js'
-import { orderWrappers } from '../../src/packs/wrap.js'
+import { orderWrappers } from '../../src/packs/wrap/wrap.js'
 import { FIXTURES, knowledge, tempDir, writeTree } from './helpers.js'
 
 const NAMES = ['knowledge_pack', 'knowledge_pack_guide', 'knowledge_resources', 'available_knowledge_packs']

@@ -5,7 +5,7 @@
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { KnowHubError, isKnowHubError } from '../../src/core/errors.js'
-import { discoverPacks } from '../../src/packs/discover.js'
+import { discoverPacks } from '../../src/packs/discover/discover.js'
 import {
   KNOWLEDGE_TOOLS,
   createToolkit,

@@ -5,12 +5,13 @@
 import type { KnowledgeExportLine } from '../../core/knowledge.js'
 import type { FolderFile } from '../../core/knowledge-folder.js'
 import { requirePermission, visibleScopes, type Principal } from '../../core/principal.js'
+import { ANY_VALIDITY } from '../../store/knowledge.js'
 import type { KnowledgeContext } from '../context.js'
 import { toEntries } from '../view.js'
 import { FOLDER_README, fileText, placeOf, readmeText } from './layout.js'
 
 /**
- * Every entry the caller sees, any status, with its feedback histories and earlier versions.
+ * Every entry the caller sees, any status (superseded and expired too), with its feedback histories and earlier versions.
  * @example
  * const entries = await visibleEntries(ctx, principal)
  */
@@ -20,7 +21,7 @@ export async function visibleEntries(ctx: KnowledgeContext, principal: Principal
   const out: KnowledgeExportLine[] = []
   let after: { created_at: Date; id: string } | undefined
   for (;;) {
-    const records = await ctx.store.knowledge.list({ visible, status: ['active', 'merged', 'archived'] }, batchSize, after)
+    const records = await ctx.store.knowledge.list({ visible, status: ['active', 'merged', 'archived'], validity: ANY_VALIDITY }, batchSize, after)
     if (records.length === 0) return out
     const versions = await ctx.store.knowledge.versionsOf(records.map((r) => r.id))
     for (const entry of await toEntries(ctx.store, records)) out.push({ ...entry, versions: versions.get(entry.id) ?? [] })

@@ -55,7 +55,21 @@ export interface FolderPlan {
   notes: string[]
 }
 
-const NON_EDITABLE = ['message_id', 'source', 'eval', 'merged_into', 'version', 'created_at', 'updated_at', 'versions'] as const
+const NON_EDITABLE = [
+  'message_id',
+  'source',
+  'eval',
+  'merged_into',
+  'version',
+  'created_at',
+  'updated_at',
+  'versions',
+  'valid_from',
+  'valid_to',
+  'superseded_by',
+  'supersedes',
+  'expires_at',
+] as const
 
 function importDeps(ctx: KnowledgeContext, principal: Principal): ImportDeps {
   return { store: ctx.store, embedder: ctx.embedder, principal, maxContentBytes: ctx.maxContentBytes, logger: ctx.logger, clock: ctx.clock }
@@ -158,8 +172,11 @@ export async function planFolderImport(
         continue
       }
       plan.changes.push(checkChange(item, entry, current, principal, ctx))
-      const kept = NON_EDITABLE.filter((field) => JSON.stringify(sortedKeys(entry[field])) !== JSON.stringify(sortedKeys(current[field])))
-      if (kept.length > 0) plan.notes.push(`${at(item)} ${entry.id}: ${kept.join(', ')} kept as stored (feedback, edits and slim change them, not the folder)`)
+      const kept = NON_EDITABLE.filter(
+        (field) => entry[field] !== undefined && JSON.stringify(sortedKeys(entry[field])) !== JSON.stringify(sortedKeys(current[field])),
+      )
+      if (kept.length > 0)
+        plan.notes.push(`${at(item)} ${entry.id}: ${kept.join(', ')} kept as stored (feedback, edits, slim and supersede change them, not the folder)`)
     } catch (error) {
       plan.errors.push(...problemsOf(item.file, item.index, error))
     }

@@ -212,6 +212,11 @@ export function orderedEntry(e: KnowledgeExportLine): KnowledgeExportLine {
     version: e.version,
     created_at: e.created_at,
     updated_at: e.updated_at,
+    ...(e.valid_from !== undefined ? { valid_from: e.valid_from } : {}),
+    valid_to: e.valid_to,
+    superseded_by: e.superseded_by,
+    supersedes: e.supersedes,
+    expires_at: e.expires_at,
     versions: e.versions.map(orderedVersion),
   }
 }

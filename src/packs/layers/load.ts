@@ -5,8 +5,8 @@
  * kept inside the pack. Nothing in these folders is ever executed.
  */
 import { posix } from 'node:path'
-import { normalisePackPath, readBounded, resolvePackPath } from '../paths.js'
-import type { PackResource } from '../resources.js'
+import { normalisePackPath, readBounded, resolvePackPath } from '../files/paths.js'
+import type { PackResource } from '../files/resources.js'
 import type { LoadedPack, PackDiagnostic } from '../schema.js'
 import {
   OntologyManifest,

@@ -4,8 +4,8 @@
  * citation gaps), missing facts; and the packs that got no wrapper, with why.
  */
 import { posix } from 'node:path'
-import type { CheckedClaim } from '../evidence.js'
-import { normalisePackPath } from '../paths.js'
+import type { CheckedClaim } from '../evidence/evidence.js'
+import { normalisePackPath } from '../files/paths.js'
 import type { Fill, Omissions } from './budget.js'
 import { layerWarnings } from './layers.js'
 import { toWarning } from './plan.js'

@@ -9,10 +9,10 @@
  * while it is indexed, so the memo stays valid for the index's lifetime and
  * later calls skip tokenising.
  */
-import type { IndexedSection, PackIndex } from '../pack-index.js'
+import type { IndexedSection, PackIndex } from './pack-index.js'
 import type { RuntimeMode } from '../schema.js'
 import { countTokens } from '../../core/text/token-count.js'
-import { orderWrappers, wrapKnowledge, wrapperAttributes } from '../wrap.js'
+import { orderWrappers, wrapKnowledge, wrapperAttributes } from '../wrap/wrap.js'
 import { readingOrder } from './rank.js'
 import { DEFAULT_PERSONA_SHARE, type BudgetShares, type Candidate, type Chosen, type OmittedPiece, type OmittedReason, type PackPlan } from './types.js'
 

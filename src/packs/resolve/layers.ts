@@ -3,7 +3,7 @@
  * subgraphs for the task (layers/subgraph.ts), each one piece ranked with the
  * runtime views. They are built per task and never stored in the index.
  */
-import type { IndexedSection, PackIndex } from '../pack-index.js'
+import type { IndexedSection, PackIndex } from './pack-index.js'
 import { answersPiece, ontologyPieces, type LayerPiece } from '../layers/subgraph.js'
 import type { TaskConcept } from './terms.js'
 import type { Candidate } from './types.js'

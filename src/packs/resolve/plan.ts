@@ -6,10 +6,10 @@
  * writes nothing.
  */
 import { posix } from 'node:path'
-import { packUseWarnings } from '../activate.js'
-import { queryTerms, type WeightedTerm } from '../lexical.js'
-import type { IndexedSection, PackIndex } from '../pack-index.js'
-import { normalisePackPath } from '../paths.js'
+import { packUseWarnings } from '../activate/activate.js'
+import { queryTerms, type WeightedTerm } from './lexical.js'
+import type { IndexedSection, PackIndex } from './pack-index.js'
+import { normalisePackPath } from '../files/paths.js'
 import { normaliseGrounding, type GroundingPolicy, type LoadedPack, type PackDiagnostic, type PackGrounding } from '../schema.js'
 import { isEvidenceIntent, type ResolveIntent } from './intent.js'
 import { layerCandidates } from './layers.js'

@@ -8,9 +8,9 @@
  * next *visible* one, so nothing a caller sees depends on entries it cannot see.
  */
 import { sql } from '../sql.js'
-import type { TraceNeighbours } from '../text-query.js'
+import type { TraceNeighbours, ValidityFilter } from '../text-query.js'
 import type { SyncedTextIndex } from '../text-sync.js'
-import type { KnowledgeContext } from './rows.js'
+import { validitySql, type KnowledgeContext } from './rows.js'
 
 export type { TraceNeighbours }
 
@@ -20,7 +20,7 @@ export interface KnowledgeNeighbourQueries {
    * For each visible active entry of `ids` that has a `source.trace_id`: the visible active
    * entries of its trace at the previous and the next `created_at` (by id). One query.
    */
-  traceNeighbours(ids: readonly string[], visible: readonly string[]): Promise<TraceNeighbours[]>
+  traceNeighbours(ids: readonly string[], visible: readonly string[], validity?: ValidityFilter): Promise<TraceNeighbours[]>
 }
 
 /**
@@ -31,27 +31,33 @@ export interface KnowledgeNeighbourQueries {
  * const { traceNeighbours } = neighbourQueries({ db, getDialect })
  * const around = await traceNeighbours(['knowledge-20260101000000-abcd'], visibleScopes(principal))
  */
-export function neighbourQueries({ db }: KnowledgeContext, textIndex?: SyncedTextIndex): KnowledgeNeighbourQueries {
+export function neighbourQueries({ db, reads }: KnowledgeContext, textIndex?: SyncedTextIndex): KnowledgeNeighbourQueries {
+  const reader = reads ?? db
   return {
-    async traceNeighbours(ids, visible) {
+    async traceNeighbours(ids, visible, validity) {
       if (ids.length === 0) return []
       if (textIndex) {
         await textIndex.sync()
-        return textIndex.index.traceNeighbours(ids, visible)
+        return textIndex.index.traceNeighbours(ids, visible, validity)
+      }
+      // Only entries valid as the search asks (issue 31) hold a place, on both sides.
+      const valid = (alias: 'n' | 'm' | 'c') => {
+        const condition = validitySql(alias, validity)
+        return condition ? sql` AND ${condition}` : sql.empty
       }
       const place = (direction: 'previous' | 'next') => {
         const [compare, pick] = direction === 'previous' ? [sql.raw('<'), sql.raw('max')] : [sql.raw('>'), sql.raw('min')]
         return sql`ARRAY(SELECT n.id FROM knowledge n
-          WHERE (n.source->>'trace_id') = (c.source->>'trace_id') AND n.status = 'active' AND n.scopes && ${visible}::text[]
+          WHERE (n.source->>'trace_id') = (c.source->>'trace_id') AND n.status = 'active' AND n.scopes && ${visible}::text[]${valid('n')}
             AND n.created_at = (SELECT ${pick}(m.created_at) FROM knowledge m
-              WHERE (m.source->>'trace_id') = (c.source->>'trace_id') AND m.status = 'active' AND m.scopes && ${visible}::text[]
+              WHERE (m.source->>'trace_id') = (c.source->>'trace_id') AND m.status = 'active' AND m.scopes && ${visible}::text[]${valid('m')}
                 AND m.created_at ${compare} c.created_at)
           ORDER BY n.id)`
       }
-      const rows = await db.query<{ id: string; previous: string[]; next: string[] }>(sql`
+      const rows = await reader.query<{ id: string; previous: string[]; next: string[] }>(sql`
         SELECT c.id, ${place('previous')} AS previous, ${place('next')} AS next
         FROM knowledge c
-        WHERE c.id = ANY(${ids}::text[]) AND c.status = 'active' AND c.scopes && ${visible}::text[]
+        WHERE c.id = ANY(${ids}::text[]) AND c.status = 'active' AND c.scopes && ${visible}::text[]${valid('c')}
           AND coalesce(c.source->>'trace_id', '') <> ''`)
       return rows.map((r) => ({ id: r.id, previous: r.previous, next: r.next }))
     },

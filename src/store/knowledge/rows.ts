@@ -6,7 +6,7 @@
 import type { KnowledgeStatus, KnowledgeType, Source, Tags } from '../../core/knowledge.js'
 import type { Database, Queryable } from '../database.js'
 import { sql, type Sql } from '../sql.js'
-import type { EntryFilter } from '../text-query.js'
+import type { EntryFilter, ValidityFilter } from '../text-query.js'
 import type { VectorDialect } from '../vectors.js'
 
 /** The stored part of an entry (histories and versions are kept in their own tables). */
@@ -42,6 +42,17 @@ export interface KnowledgeRecord {
   version: number
   created_at: Date
   updated_at: Date
+  /**
+   * Validity in time (issue 31, migration 0048): when the fact became true (the source
+   * message's time when known, else `created_at`) and when it stopped (null while current).
+   */
+  valid_from: Date
+  valid_to: Date | null
+  /** The entry that superseded this one (then `valid_to` is set), and the one this one superseded. */
+  superseded_by: string | null
+  supersedes: string | null
+  /** Retention: past it the entry leaves search and the agent context (null: never). */
+  expires_at: Date | null
 }
 
 /**
@@ -57,11 +68,17 @@ export interface SearchDocument {
 export interface KnowledgeContext {
   db: Database
   getDialect: () => VectorDialect | undefined
+  /**
+   * Where searches, lists and reads go: read replicas when configured (src/store/replicas.ts,
+   * which keeps a caller that wrote on the primary), else `db`.
+   */
+  reads?: Queryable
 }
 
 /** The columns of a {@link KnowledgeRecord}, from `knowledge k`. */
 export const COLUMNS = sql.raw(`k.id, k.message_id, k.types, k.task, k.tags, k.scopes, k.owner, k.content, k.resource_ids, k.resource_owners,
-  k.source, k.score, k.helpful, k.harmful, k.harmful_weight, k.confidence, k.status, k.merged_into, k.version, k.created_at, k.updated_at`)
+  k.source, k.score, k.helpful, k.harmful, k.harmful_weight, k.confidence, k.status, k.merged_into, k.version, k.created_at, k.updated_at,
+  k.valid_from, k.valid_to, k.superseded_by, k.supersedes, k.expires_at`)
 
 /** A selected row as a {@link KnowledgeRecord} (numbers and dates converted). */
 export function toRecord(row: Record<string, unknown>): KnowledgeRecord {
@@ -75,13 +92,47 @@ export function toRecord(row: Record<string, unknown>): KnowledgeRecord {
     confidence: Math.round(Number(row.confidence) * 1e6) / 1e6,
     created_at: new Date(row.created_at as string | Date),
     updated_at: new Date(row.updated_at as string | Date),
+    valid_from: new Date(row.valid_from as string | Date),
+    valid_to: dateOrNull(row.valid_to),
+    superseded_by: (row.superseded_by as string | null) ?? null,
+    supersedes: (row.supersedes as string | null) ?? null,
+    expires_at: dateOrNull(row.expires_at),
   }
+}
+
+function dateOrNull(value: unknown): Date | null {
+  return value === null || value === undefined ? null : new Date(value as string | Date)
+}
+
+/** A date as a `timestamptz` parameter (NULL for null). */
+export function timestampParam(value: Date | null): Sql {
+  return value ? sql`${value.toISOString()}::timestamptz` : sql`NULL::timestamptz`
+}
+
+/**
+ * The validity condition (issue 31) of a filter over the entries aliased `alias`: see
+ * `ValidityFilter`. Nothing for `ANY_VALIDITY`.
+ * @example
+ * sql`SELECT id FROM knowledge k WHERE ${validitySql('k', { now })}`
+ */
+export function validitySql(alias: 'k' | 'n' | 'm' | 'c', validity: ValidityFilter = {}): Sql | undefined {
+  const a = sql.raw(alias)
+  const parts: Sql[] = []
+  const at = validity.asOf ?? validity.now
+  if (validity.asOf) parts.push(sql`${a}.valid_from <= ${validity.asOf.toISOString()}::timestamptz`)
+  if (!validity.superseded) {
+    parts.push(validity.asOf ? sql`(${a}.valid_to IS NULL OR ${a}.valid_to > ${validity.asOf.toISOString()}::timestamptz)` : sql`${a}.valid_to IS NULL`)
+  }
+  if (!validity.expired && at) parts.push(sql`(${a}.expires_at IS NULL OR ${a}.expires_at > ${at.toISOString()}::timestamptz)`)
+  return parts.length > 0 ? sql.join(parts, ' AND ') : undefined
 }
 
 /** The WHERE clause of a filter over `knowledge k`: visibility first, always. */
 export function filterSql(filter: EntryFilter): Sql {
   const parts: Sql[] = [sql`k.scopes && ${filter.visible}::text[]`]
   parts.push(sql`k.status = ANY(${filter.status ?? ['active']}::text[])`)
+  const valid = validitySql('k', filter.validity)
+  if (valid) parts.push(valid)
   if (filter.types && filter.types.length > 0) parts.push(sql`k.types && ${filter.types}::text[]`)
   if (filter.scopes && filter.scopes.length > 0) parts.push(sql`k.scopes && ${filter.scopes}::text[]`)
   if (filter.minScore !== undefined) parts.push(sql`k.score >= ${filter.minScore}`)
@@ -142,7 +193,8 @@ export async function setEmbedding(q: Queryable, id: string, value: Sql | undefi
 
 /** The inserted columns of an entry row, in the order of {@link recordValues}. */
 const INSERT_COLUMNS = sql.raw(`id, message_id, types, task, tags, scopes, owner, content, resource_ids, resource_owners, source,
-      score, owner_score, helpful, harmful, harmful_weight, confidence, status, merged_into, version, search_doc, search_tf, search_len, created_at, updated_at`)
+      score, owner_score, helpful, harmful, harmful_weight, confidence, status, merged_into, version, search_doc, search_tf, search_len, created_at, updated_at,
+      valid_from, valid_to, superseded_by, supersedes, expires_at`)
 
 /** One entry row's values (`(…)`), with its full-text columns and, when given, its embedding. */
 function recordValues(r: KnowledgeRecord, doc: SearchDocument, embedding: Sql | undefined): Sql {
@@ -150,7 +202,8 @@ function recordValues(r: KnowledgeRecord, doc: SearchDocument, embedding: Sql | 
   const text = documentColumns(doc)
   return sql`(${r.id}, ${r.message_id}, ${r.types}::text[], ${r.task}, ${JSON.stringify(r.tags)}::jsonb, ${r.scopes}::text[], ${r.owner},
       ${r.content}, ${r.resource_ids}::text[], ${JSON.stringify(r.resource_owners ?? {})}::jsonb, ${JSON.stringify(r.source)}::jsonb, ${r.score}, ${r.score}, ${r.helpful}, ${r.harmful}, ${r.harmful_weight ?? r.harmful},
-      ${r.confidence}, ${r.status}, ${r.merged_into}, ${r.version}, ${text.tsvector}, ${text.tf}, ${text.length}, ${r.created_at.toISOString()}, ${r.updated_at.toISOString()}${vectorValue})`
+      ${r.confidence}, ${r.status}, ${r.merged_into}, ${r.version}, ${text.tsvector}, ${text.tf}, ${text.length}, ${r.created_at.toISOString()}, ${r.updated_at.toISOString()},
+      ${r.valid_from.toISOString()}, ${timestampParam(r.valid_to)}, ${r.superseded_by}, ${r.supersedes}, ${timestampParam(r.expires_at)}${vectorValue})`
 }
 
 /** Inserts one entry row with its full-text columns (and embedding); false when `onConflict` skipped it. */
@@ -163,7 +216,7 @@ export async function insertRecord(q: Queryable, r: KnowledgeRecord, doc: Search
   return rows.length > 0
 }
 
-/** Rows per multi-row INSERT: 26 parameters a row, within PostgreSQL's 65,535 parameters a statement. */
+/** Rows per multi-row INSERT: 31 parameters a row, within PostgreSQL's 65,535 parameters a statement. */
 export const INSERT_ROWS_PER_STATEMENT = 500
 
 /**

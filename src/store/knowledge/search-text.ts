@@ -4,7 +4,7 @@
  * frequencies, with the same formula and numbers as core's one scorer.
  */
 import { bm25, type Bm25 } from '../../core/text/index.js'
-import type { Database } from '../database.js'
+import type { Queryable } from '../database.js'
 import { sql, type Sql } from '../sql.js'
 import type { SyncedTextIndex } from '../text-sync.js'
 import {
@@ -71,7 +71,7 @@ function scoreSql(plan: TextQueryPlan, scorer: Bm25): Sql {
 }
 
 /** The columns {@link filterSql} reads, and those a candidate is scored on. */
-const CANDIDATE_COLUMNS = sql`k.id, k.search_tf, k.search_len, k.scopes, k.status, k.types, k.score, k.helpful, k.harmful_weight`
+const CANDIDATE_COLUMNS = sql`k.id, k.search_tf, k.search_len, k.scopes, k.status, k.types, k.score, k.helpful, k.harmful_weight, k.valid_from, k.valid_to, k.expires_at`
 
 /**
  * Whether a candidate scan filters visibility (scopes, status, types, scores) on the rows the
@@ -94,7 +94,7 @@ export function rowsFirst(visibleDocs: number, tableRows: number): boolean {
  * `knowledge_scope_stats`, migration 0009: nothing outside them moves a score), candidates
  * bounded by {@link planTextQuery}.
  */
-async function searchTextSql(db: Database, query: TextQuery, filter: EntryFilter, limit: number, ranking: TextRanking): Promise<TextHits> {
+async function searchTextSql(db: Queryable, query: TextQuery, filter: EntryFilter, limit: number, ranking: TextRanking): Promise<TextHits> {
   // Document frequencies of the query terms and the collection size over the visible scopes: index lookups.
   const stats = await db.query<{ term: string; df: number }>(sql`SELECT t.term, sum(t.df)::int AS df
     FROM knowledge_scope_term t WHERE t.term = ANY(${query.terms}::text[]) AND t.scope = ANY(${filter.visible}::text[])
@@ -149,7 +149,8 @@ async function searchTextSql(db: Database, query: TextQuery, filter: EntryFilter
  * @example
  * const hits = await textQueries({ db, getDialect }).searchText({ terms: ['selenium'] }, { visible }, 20)
  */
-export function textQueries({ db }: KnowledgeContext, textIndex?: SyncedTextIndex): KnowledgeTextQueries {
+export function textQueries({ db, reads }: KnowledgeContext, textIndex?: SyncedTextIndex): KnowledgeTextQueries {
+  const reader = reads ?? db
   return {
     async searchText(query, filter, limit, ranking = DEFAULT_TEXT_RANKING) {
       return (await this.searchTextWithBound(query, filter, limit, ranking)).hits
@@ -157,7 +158,7 @@ export function textQueries({ db }: KnowledgeContext, textIndex?: SyncedTextInde
 
     async searchTextWithBound(query, filter, limit, ranking = DEFAULT_TEXT_RANKING) {
       if (query.terms.length === 0) return { hits: [], bound: 0 }
-      if (!textIndex) return searchTextSql(db, query, filter, limit, ranking)
+      if (!textIndex) return searchTextSql(reader, query, filter, limit, ranking)
       await textIndex.sync()
       return textIndex.index.searchWithBound(query.terms, filter, limit, ranking, query.boundTerms)
     },

@@ -23,6 +23,13 @@ export interface IndexedEntry {
   trace?: string | null | undefined
   /** `created_at` in microseconds since the epoch: the entry's place in its trace. */
   created?: number | undefined
+  /**
+   * Validity in time (issue 31), in milliseconds since the epoch: `valid_from` (absent: always),
+   * `valid_to` (absent or null: current) and `expires_at` (absent or null: never).
+   */
+  validFrom?: number | undefined
+  validTo?: number | null | undefined
+  expires?: number | null | undefined
 }
 
 /**
@@ -46,6 +53,10 @@ export class EntryTable {
   quality = new Float64Array(this.capacity)
   /** `created_at` in microseconds (the place in a trace). */
   created = new Float64Array(this.capacity)
+  /** Validity in time, in milliseconds: `valid_from` (−Infinity: always), `valid_to` and `expires_at` (Infinity: none). */
+  validFrom = new Float64Array(this.capacity)
+  validTo = new Float64Array(this.capacity)
+  expires = new Float64Array(this.capacity)
   /** Each slot's trace ('' for none), and the slots of each trace. */
   readonly trace: string[] = []
   readonly traceSlots = new Map<string, Set<number>>()
@@ -104,6 +115,12 @@ export class EntryTable {
     return list
   }
 
+  /** The weighted frequency of `term` in the slot's entry (the value its posting holds); 0 when it lacks the term. */
+  frequency(slot: number, term: string): number {
+    const at = this.terms[slot]!.indexOf(term)
+    return at < 0 ? 0 : this.freqs[this.freqAt[slot]! + at]!
+  }
+
   /** True when `entry` has the terms and frequencies the slot has. */
   sameText(slot: number, entry: IndexedEntry): boolean {
     const slotTerms = this.terms[slot]!
@@ -123,6 +140,9 @@ export class EntryTable {
     this.score[slot] = Number(entry.score)
     this.quality[slot] = Number(entry.score) + Number(entry.helpful) - 2 * Number(entry.harmful)
     this.created[slot] = Number(entry.created ?? 0)
+    this.validFrom[slot] = entry.validFrom ?? -Infinity
+    this.validTo[slot] = entry.validTo ?? Infinity
+    this.expires[slot] = entry.expires ?? Infinity
     this.setTrace(slot, entry.trace ?? '')
   }
 
@@ -278,6 +298,9 @@ export class EntryTable {
     this.quality = growF(this.quality)
     this.lengths = growF(this.lengths)
     this.created = growF(this.created)
+    this.validFrom = growF(this.validFrom)
+    this.validTo = growF(this.validTo)
+    this.expires = growF(this.expires)
     this.capacity = next
   }
 }

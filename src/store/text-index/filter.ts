@@ -33,13 +33,39 @@ export function compileFilter(filter: EntryFilter, table: EntryTable): (slot: nu
   const statuses = set(filter.status ?? ['active'])!
   const { minScore } = filter
   const nonNegativeQuality = filter.nonNegativeQuality === true
+  const validity = filter.validity ?? {}
+  const asOf = validity.asOf?.getTime()
+  // Valid from at most `asOf`; not superseded (as of a time: valid past it; else current, no
+  // valid_to: Infinity); as of a time, not expired then (at `now`, expiry is checked apart: expiryBound).
+  const fromBound = asOf ?? Infinity
+  const toBound = validity.superseded ? -Infinity : (asOf ?? Number.MAX_VALUE)
+  const expiresBound = !validity.expired && asOf !== undefined ? asOf : -Infinity
+  const { validFrom, validTo, expires } = table
   return (slot) =>
+    validFrom[slot]! <= fromBound &&
+    validTo[slot]! > toBound &&
+    expires[slot]! > expiresBound &&
     statuses.has(table.status[slot]!) &&
     anyIn(table.scopes[slot]!, visible) &&
     (!types || anyIn(table.types[slot]!, types)) &&
     (!scopes || anyIn(table.scopes[slot]!, scopes)) &&
     (minScore === undefined || table.score[slot]! >= minScore) &&
     (!nonNegativeQuality || table.quality[slot]! >= 0)
+}
+
+/**
+ * The time (milliseconds) an entry must expire after to pass a filter, checked apart from the
+ * cached verdicts because it moves with the clock: `validity.now` unless expired entries are
+ * asked for or the filter is as of another time (then expiry is in the verdict); −Infinity
+ * when nothing is checked.
+ * @example
+ * const bound = expiryBound(filter)
+ * if (table.expires[slot]! <= bound) continue // expired
+ */
+export function expiryBound(filter: EntryFilter): number {
+  const validity = filter.validity
+  if (!validity || validity.expired || validity.asOf || !validity.now) return -Infinity
+  return validity.now.getTime()
 }
 
 /**
@@ -65,6 +91,10 @@ export class VerdictCache {
       [...(filter.status ?? ['active'])].sort(),
       filter.minScore ?? null,
       filter.nonNegativeQuality === true,
+      // `now` stays out of the key: expiry at `now` is checked apart from the verdicts (expiryBound).
+      filter.validity?.asOf?.getTime() ?? null,
+      filter.validity?.superseded === true,
+      filter.validity?.expired === true,
     ])
     let verdicts = this.cache.get(key)
     if (!verdicts || verdicts.length !== capacity) {

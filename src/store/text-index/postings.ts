@@ -12,6 +12,14 @@ export interface Postings {
   size: number
   /** Per scope symbol: the entries of this list in that scope (an entry counts once per scope it is in). */
   scopeCounts: Map<number, number>
+  /**
+   * The highest frequency and the shortest entry length the list has held since it was made:
+   * with a query's BM25 statistics, the most one posting can score (`Bm25.score` rises with the
+   * frequency and falls with the length), which lets a search skip what cannot reach its top k.
+   * Removal does not lower them back: still a bound, only a looser one.
+   */
+  maxTf: number
+  minLength: number
 }
 
 /** Adds `sign` to the term's count of every scope in `scopes`. */
@@ -50,10 +58,11 @@ export class PostingLists {
     return this.lists.get(term)
   }
 
-  /** Adds slot `slot`, whose entry is in `scopes`, with frequency `tf` to the term's list. */
-  add(term: string, slot: number, tf: number, scopes: Int32Array): void {
+  /** Adds slot `slot`, whose entry is in `scopes` and `length` terms long, with frequency `tf` to the term's list. */
+  add(term: string, slot: number, tf: number, scopes: Int32Array, length = 0): void {
     let list = this.lists.get(term)
-    if (!list) this.lists.set(term, (list = { slots: new Int32Array(4), tfs: new Float32Array(4), size: 0, scopeCounts: new Map() }))
+    if (!list)
+      this.lists.set(term, (list = { slots: new Int32Array(4), tfs: new Float32Array(4), size: 0, scopeCounts: new Map(), maxTf: 0, minLength: Infinity }))
     if (list.size === list.slots.length) {
       const slotsGrown = new Int32Array(list.size * 2)
       slotsGrown.set(list.slots)
@@ -65,6 +74,9 @@ export class PostingLists {
     list.slots[list.size] = slot
     list.tfs[list.size] = tf
     list.size++
+    // The stored (float32) frequency: the one searches score.
+    if (list.tfs[list.size - 1]! > list.maxTf) list.maxTf = list.tfs[list.size - 1]!
+    if (length < list.minLength) list.minLength = length
     count(list, scopes, 1)
   }
 

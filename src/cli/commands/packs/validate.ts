@@ -1,6 +1,6 @@
 /** `knowhub packs validate PATH`: strict validation for pack authors; exit code 1 on errors (for CI). */
 import { resolve } from 'node:path'
-import { agentSkillsHint } from '../../../packs/skills.js'
+import { agentSkillsHint } from '../../../packs/discover/skills.js'
 import { formatDiagnostic } from '../../../packs/vocabulary.js'
 import { printJson } from '../../output.js'
 import { severityMark, type PacksAction } from './action.js'

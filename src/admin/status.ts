@@ -1,0 +1,36 @@
+/**
+ * `knowhub status` (the hub operator's `GET /api/status`) as data: where the data is, which embedder, the vector index state,
+ * how many entries, and who the local principal is.
+ */
+import type { HubStatus } from '../core/api.js'
+import type { KnowHubConfig } from '../core/config.js'
+import type { Embedder } from '../embed/embedder.js'
+import type { KnowledgeService } from '../knowledge/service.js'
+import type { Store } from '../store/store.js'
+
+export type { HubStatus }
+
+/**
+ * The hub's status, from its config and services.
+ * @example
+ * const status = await hubStatus(hub)
+ */
+export async function hubStatus(hub: {
+  config: KnowHubConfig
+  store: Pick<Store, 'pgvector' | 'llmUsage'>
+  embedder: Pick<Embedder, 'model' | 'dimension'>
+  knowledge: Pick<KnowledgeService, 'vectorState' | 'count'>
+}): Promise<HubStatus> {
+  const { config } = hub
+  return {
+    database: config.databaseUrl ? 'postgres' : 'pglite',
+    reach: 'hub',
+    location: config.databaseUrl ? new URL(config.databaseUrl).host : config.dataDir,
+    pgvector: hub.store.pgvector,
+    embedder: { model: hub.embedder.model, dimension: hub.embedder.dimension },
+    vectors: hub.knowledge.vectorState().status,
+    entries: await hub.knowledge.count(),
+    principal: config.principal,
+    llm: config.llm ? { model: config.llm.model, models: config.llm.models, routing: config.search.routing, usage: await hub.store.llmUsage.list() } : null,
+  }
+}
