@@ -278,6 +278,7 @@ export class UsePool {
     for (const thread of threads) {
       thread.dead = true
       if (thread.current) this.settle(thread.current.batch, error)
+      for (const resolve of thread.memoryRequests.values()) resolve({ heap: 0, external: 0, arrayBuffers: 0, cpuMs: NaN })
     }
     await Promise.all(threads.map((thread) => thread.worker.terminate()))
   }
