@@ -203,7 +203,7 @@ export interface GatheredKnowledge {
  * const { profile, related } = await gatherKnowledge(deps, principal, 'Write chapter 3', 'en')
  */
 export async function gatherKnowledge(
-  deps: Pick<AssemblyDeps, 'store' | 'knowledge' | 'packs' | 'settings'>,
+  deps: Pick<AssemblyDeps, 'store' | 'knowledge' | 'packs' | 'settings' | 'clock'>,
   principal: Principal,
   task: string | undefined,
   language: AgentLanguage,
@@ -211,7 +211,13 @@ export async function gatherKnowledge(
   const { profileLimit, relatedLimit } = deps.settings
   const profile: EntryView[] =
     profileLimit > 0
-      ? (await deps.store.knowledge.topByConfidence({ visible: visibleScopes(principal), types: ['user_profile'] }, profileLimit)).map((r) => ({
+      ? // Current entries only (issue 31): neither superseded nor expired now (the search below filters the same way).
+        (
+          await deps.store.knowledge.topByConfidence(
+            { visible: visibleScopes(principal), types: ['user_profile'], validity: { now: deps.clock.now() } },
+            profileLimit,
+          )
+        ).map((r) => ({
           ...r,
           eval: { score: r.score, helpful: r.helpful, harmful: r.harmful },
         }))

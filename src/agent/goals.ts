@@ -6,6 +6,7 @@
  * caller's first scope when it was created); a caller reaches only trees of its own scopes,
  * and sees attached knowledge only as far as it may see those entries now.
  */
+import { isCurrentAt } from '../core/knowledge.js'
 import type { Clock } from '../core/clock.js'
 import { KnowHubError } from '../core/errors.js'
 import { defaultOwnerOf, memberScopes, requirePermission, visibleScopes, type Principal } from '../core/principal.js'
@@ -79,7 +80,9 @@ async function attachedKnowledge(deps: GoalDeps, goals: readonly Goal[], princip
   const ids = goals.find((g) => g.focused)?.knowledge_ids ?? []
   if (ids.length === 0) return []
   const records = await deps.store.knowledge.getMany(ids, visibleScopes(principal))
-  const byId = new Map(records.filter((r) => r.status === 'active').map((r) => [r.id, r]))
+  // Attached while current; shown only while still current (issue 31: not superseded or expired since).
+  const now = deps.clock.now()
+  const byId = new Map(records.filter((r) => r.status === 'active' && isCurrentAt(r, now)).map((r) => [r.id, r]))
   return ids.flatMap((id) => {
     const r = byId.get(id)
     return r ? [{ ...r, eval: { score: r.score, helpful: r.helpful, harmful: r.harmful } }] : []
