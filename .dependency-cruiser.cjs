@@ -1,23 +1,19 @@
 /**
  * KnowHub's layers (../shared/DESIGN.md), checked on every `npm run lint`:
  *
- *   core  ←  store | embed | llm  ←  services (knowledge, resources, packs, agent, auth, eval)
+ *   core  ←  store | embed | llm  ←  services (knowledge, resources, packs, agent, auth, eval, admin, users)
  *         ←  tools | client (ports and adapters over the services' shapes)  ←  app (the composition root)
  *         ←  entry points (server, mcp, cli)
  *
  * Dependencies point downward only, and the module graph has no cycle. The entry points reach
- * the database through the services and app/, never src/store directly (the exceptions of
- * today are listed by name in STORE_FROM_ENTRY_POINTS). The dashboard's browser code (web/) is
- * checked too: no cycle, and nothing of src/ (it talks to the server over HTTP only).
+ * the database through the services and app/, never src/store directly (the dashboard too: its
+ * overview, sessions, tokens and reveals are services that app/open.ts builds). app/ only wires:
+ * it writes no SQL and checks no permission (those are the store's and the services'). The
+ * dashboard's browser code (web/) is checked too: no cycle, and nothing of src/ (it talks to the
+ * server over HTTP only).
  */
-const SERVICES = 'knowledge|resources|packs|agent|auth|eval'
+const SERVICES = 'knowledge|resources|packs|agent|auth|eval|admin|users'
 const ENTRY = 'server|mcp|cli'
-
-/**
- * Entry-point modules that still import src/store (issue #28 moves the dashboard's overview,
- * which reads its counts straight from SQL, behind a service). Add nothing here.
- */
-const STORE_FROM_ENTRY_POINTS = ['src/server/dashboard/index.ts', 'src/server/dashboard/routes.ts']
 
 /** A rule forbidding imports from `from` (a folder pattern under src/) into `to`. */
 const layer = (name, comment, from, to) => ({
@@ -63,12 +59,14 @@ module.exports = {
       `store|client|app|${ENTRY}`,
     ),
     layer('client-speaks-http', 'The HTTP client depends on core shapes and the tools port only.', 'client', `store|embed|llm|${SERVICES}|app|${ENTRY}`),
+    layer('entry-points-not-on-store', 'server/, cli/ and mcp/ reach the database through services or app/, never src/store.', ENTRY, 'store'),
     {
-      name: 'entry-points-not-on-store',
-      comment: "server/, cli/ and mcp/ reach the database through services or app/, never src/store (today's exceptions: STORE_FROM_ENTRY_POINTS).",
+      name: 'app-only-wires',
+      comment:
+        "The composition root builds and passes parts: no SQL (src/store/sql.ts is the store's) and no permission check (src/auth/policy.ts is for services). A rule found in app/ moves to its service.",
       severity: 'error',
-      from: { path: `^src/(${ENTRY})/`, pathNot: STORE_FROM_ENTRY_POINTS.map((file) => `^${file.replaceAll('.', '\\.')}$`) },
-      to: { path: '^src/store/' },
+      from: { path: '^src/app/' },
+      to: { path: '^src/(store/sql|auth/policy)\\.ts$' },
     },
     {
       name: 'web-over-http',

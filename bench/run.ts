@@ -15,10 +15,14 @@ type Runner = (quick: boolean, size?: number) => Promise<BenchResult[]>
 
 const BENCHES: Record<string, Runner> = {
   embed: async () => (await import('./embed.js')).runEmbedBench(),
+  'embed-threads': async (quick) => (await import('./embed-threads.js')).runEmbedThreadsBench(quick ? { texts: 100 } : {}),
   store: async (quick) => (await import('./store.js')).runStoreBench(quick ? { sizes: [1_000, 10_000], queries: 100 } : {}),
   packs: async () => (await import('./packs.js')).runPacksBench(),
   'packs-qa': async () => (await import('./packs-qa.js')).runPacksQaBench(),
   http: async (quick) => (await import('./http.js')).runHttpBench(quick ? { seconds: 10 } : {}),
+  // The per-core goals of issue 32: never-seen searches (no cache can answer) and the mixed workload, hashed, with CPU per request.
+  'http-fresh': async (quick) => (await import('./http.js')).runHttpBench({ embedder: 'hashed', queries: 'fresh', seconds: quick ? 10 : 30 }),
+  'http-mixed': async (quick) => (await import('./http.js')).runHttpBench({ embedder: 'hashed', workload: 'mixed', seconds: quick ? 10 : 30 }),
   eval: async () => (await import('./eval.js')).runEvalBench(),
   dashboard: async (quick) => (await import('./dashboard.js')).runDashboardBench(quick ? { entries: 2_000 } : {}),
   llm: async (quick) => (await import('./llm.js')).runLlmBench(quick ? { entries: 200, queries: 15 } : {}),
@@ -31,6 +35,11 @@ const BENCHES: Record<string, Runner> = {
   memory: async (quick) => (await import('./memory.js')).runMemoryBench(quick ? { sizes: [10_000] } : {}),
   import: async (quick) => (await import('./import.js')).runImportBench(quick ? { hashed: 2_000, sentence: 100 } : {}),
   folder: async (quick) => (await import('./folder.js')).runFolderBench(quick ? { entries: 2_000 } : {}),
+  forget: async (quick) => {
+    const { runForgetBench } = await import('./forget.js')
+    const sizes = quick ? { entries: 200, others: 2_000 } : {}
+    return [...(await runForgetBench(sizes)), ...(await runForgetBench({ ...sizes, postgres: true }))]
+  },
   peers: async (quick) => (await import('./peers.js')).runPeersBench(quick ? { sets: ['zh-agent'] } : {}),
 }
 

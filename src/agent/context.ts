@@ -18,12 +18,11 @@ import type { z } from 'zod'
 import type { Clock } from '../core/clock.js'
 import { KnowHubError } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
-import { requirePermission, visibleScopes, type Principal } from '../core/principal.js'
+import { requirePermission, type Principal } from '../core/principal.js'
 import { parseWith } from '../core/validate.js'
 import type { EntryView } from '../core/wrap-entries.js'
 import type { KnowledgeService } from '../knowledge/service.js'
 import type { PackService } from '../packs/service.js'
-import type { Store } from '../store/store.js'
 import { countTokens, cutLowest, fillParts, truncateTokens, type DraftPart, type FilledPart } from './budget.js'
 import { AGENT_FILES, agentFolder, agentHome, pathInside, readAgentFile, readTextFile, writeAgentFile } from './files.js'
 import { buildFunctionIndex, type IndexSource } from './function-index.js'
@@ -45,10 +44,9 @@ export interface AgentSettings {
   defaultsDir?: string | undefined
 }
 
-/** What an assembly reads from: the store (profile entries), knowledge search, packs. */
+/** What an assembly reads from: the knowledge service (profile entries, search), packs. */
 export interface AssemblyDeps {
-  store: Pick<Store, 'knowledge'>
-  knowledge: Pick<KnowledgeService, 'search'>
+  knowledge: Pick<KnowledgeService, 'search' | 'profileViews'>
   packs?: Pick<PackService, 'catalog'> | undefined
   settings: AgentSettings
   clock: Clock
@@ -203,25 +201,13 @@ export interface GatheredKnowledge {
  * const { profile, related } = await gatherKnowledge(deps, principal, 'Write chapter 3', 'en')
  */
 export async function gatherKnowledge(
-  deps: Pick<AssemblyDeps, 'store' | 'knowledge' | 'packs' | 'settings' | 'clock'>,
+  deps: Pick<AssemblyDeps, 'knowledge' | 'packs' | 'settings'>,
   principal: Principal,
   task: string | undefined,
   language: AgentLanguage,
 ): Promise<GatheredKnowledge> {
   const { profileLimit, relatedLimit } = deps.settings
-  const profile: EntryView[] =
-    profileLimit > 0
-      ? // Current entries only (issue 31): neither superseded nor expired now (the search below filters the same way).
-        (
-          await deps.store.knowledge.topByConfidence(
-            { visible: visibleScopes(principal), types: ['user_profile'], validity: { now: deps.clock.now() } },
-            profileLimit,
-          )
-        ).map((r) => ({
-          ...r,
-          eval: { score: r.score, helpful: r.helpful, harmful: r.harmful },
-        }))
-      : []
+  const profile = await deps.knowledge.profileViews(principal, profileLimit)
   const seen = new Set(profile.map((e) => e.id))
   const related: EntryView[] =
     task !== undefined && task.trim() !== '' && relatedLimit > 0

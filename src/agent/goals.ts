@@ -6,15 +6,13 @@
  * caller's first scope when it was created); a caller reaches only trees of its own scopes,
  * and sees attached knowledge only as far as it may see those entries now.
  */
-import { isCurrentAt } from '../core/knowledge.js'
 import type { Clock } from '../core/clock.js'
 import { KnowHubError } from '../core/errors.js'
-import { defaultOwnerOf, memberScopes, requirePermission, visibleScopes, type Principal } from '../core/principal.js'
+import { defaultOwnerOf, memberScopes, requirePermission, type Principal } from '../core/principal.js'
 import { parseWith } from '../core/validate.js'
 import { wrapEntries, type EntryView } from '../core/wrap-entries.js'
 import type { KnowledgeService } from '../knowledge/service.js'
 import type { GoalRecord, GoalStore } from '../store/goals.js'
-import type { Store } from '../store/store.js'
 import { GoalRequest, type Goal, type GoalTree } from '../core/goals.js'
 import { agentLabels, type AgentLabels } from './labels.js'
 import type { AgentLanguage } from '../core/agent.js'
@@ -25,8 +23,7 @@ export const MAX_GOALS_PER_TREE = 500
 /** What the goal operations need. */
 export interface GoalDeps {
   goals: GoalStore
-  store: Pick<Store, 'knowledge'>
-  knowledge: Pick<KnowledgeService, 'search'>
+  knowledge: Pick<KnowledgeService, 'search' | 'activeViews'>
   clock: Clock
   language: AgentLanguage
 }
@@ -77,16 +74,7 @@ async function treeOwner(deps: GoalDeps, traceId: string, principal: Principal):
 
 /** The entries attached to the focused goal that the caller may see now, in the attached order. */
 async function attachedKnowledge(deps: GoalDeps, goals: readonly Goal[], principal: Principal): Promise<EntryView[]> {
-  const ids = goals.find((g) => g.focused)?.knowledge_ids ?? []
-  if (ids.length === 0) return []
-  const records = await deps.store.knowledge.getMany(ids, visibleScopes(principal))
-  // Attached while current; shown only while still current (issue 31: not superseded or expired since).
-  const now = deps.clock.now()
-  const byId = new Map(records.filter((r) => r.status === 'active' && isCurrentAt(r, now)).map((r) => [r.id, r]))
-  return ids.flatMap((id) => {
-    const r = byId.get(id)
-    return r ? [{ ...r, eval: { score: r.score, helpful: r.helpful, harmful: r.harmful } }] : []
-  })
+  return deps.knowledge.activeViews(goals.find((g) => g.focused)?.knowledge_ids ?? [], principal)
 }
 
 async function view(deps: GoalDeps, owner: string | null, traceId: string, principal: Principal, labels: AgentLabels, fresh?: EntryView[]): Promise<GoalTree> {

@@ -13,6 +13,7 @@ import { goalStore } from '../store/goals.js'
 import type { Store } from '../store/store.js'
 import { assembleAgentContext, gatherKnowledge, indexAgentFunctions, type AgentSettings } from './context.js'
 import {
+  AgentContextRequest,
   AgentKnowledgeRequest,
   AssembleContextInput,
   CompactRequest,
@@ -35,7 +36,7 @@ import { AgentName as CompactInputAgent, type AssembledContext, type FunctionInd
 /** What the agent service needs. */
 export interface AgentServiceDeps {
   store: Store
-  knowledge: Pick<KnowledgeService, 'search'>
+  knowledge: Pick<KnowledgeService, 'search' | 'profileViews' | 'activeViews'>
   /** The knowledge packs (their catalog goes into the context); none: no catalog. A remote caller gets `forCaller`'s view (none without it). */
   packs?: (Pick<PackService, 'catalog'> & Partial<Pick<PackService, 'forCaller'>>) | undefined
   /** The chat model compaction summarises with; none: `compact` answers `llm_not_configured`. */
@@ -59,6 +60,8 @@ export interface AgentService {
    * otherwise), never a file of the server's; the pack catalog is the packs it may see.
    */
   assembleContext(input: AssembleContextInput & { principal: Principal; remote?: boolean }): Promise<AssembledContext>
+  /** The context a remote caller asks for (`POST /api/agent/context`'s body, `AgentContextRequest`): the agent stored in its org. */
+  contextFor(raw: unknown, principal: Principal): Promise<AssembledContext>
   /** KnowHub's part of a context the caller assembles itself (`POST /api/agent/knowledge`). */
   knowledgeFor(input: unknown, principal: Principal, options?: { remote?: boolean }): Promise<AgentKnowledge>
   /** Stored agents' documents (`/api/agents/…`). */
@@ -106,24 +109,29 @@ export function createAgentService(deps: AgentServiceDeps): AgentService {
   const settings = agentSettings(deps.config)
   const clock = deps.clock ?? systemClock
   const logger = deps.logger ?? noopLogger
-  const assembly = { store: deps.store, knowledge: deps.knowledge, packs: deps.packs, settings, clock, logger }
-  const goals = { goals: goalStore(deps.store.db), store: deps.store, knowledge: deps.knowledge, clock, language: settings.language }
+  const assembly = { knowledge: deps.knowledge, packs: deps.packs, settings, clock, logger }
+  const goals = { goals: goalStore(deps.store.db), knowledge: deps.knowledge, clock, language: settings.language }
   const documents = createAgentDocuments({ docs: agentDocumentStore(deps.store.db), settings, clock })
   const compaction = { llm: deps.llm, extract: deps.extract, settings, clock, logger }
   const remoteAssembly = (principal: Principal) => ({ ...assembly, packs: deps.packs?.forCaller?.(principal) })
+  const assembleContext: AgentService['assembleContext'] = async ({ principal, remote, ...raw }) => {
+    if (!remote) return assembleAgentContext(assembly, raw, principal)
+    const input = parseWith(AssembleContextInput, raw, 'agent context')
+    if (input.home !== undefined || input.template !== undefined) {
+      throw new KnowHubError('validation_error', 'A remote caller cannot name an agent home or a template: the agent is the one stored on the server', {
+        issues: [{ path: [input.home !== undefined ? 'home' : 'template'], message: 'not accepted from a remote caller' }],
+      })
+    }
+    requirePermission(principal, 'read')
+    return assembleAgentContext(remoteAssembly(principal), input, principal, await documents.source(input.agent, principal))
+  }
   return {
     settings,
     documents,
-    async assembleContext({ principal, remote, ...raw }) {
-      if (!remote) return assembleAgentContext(assembly, raw, principal)
-      const input = parseWith(AssembleContextInput, raw, 'agent context')
-      if (input.home !== undefined || input.template !== undefined) {
-        throw new KnowHubError('validation_error', 'A remote caller cannot name an agent home or a template: the agent is the one stored on the server', {
-          issues: [{ path: [input.home !== undefined ? 'home' : 'template'], message: 'not accepted from a remote caller' }],
-        })
-      }
-      requirePermission(principal, 'read')
-      return assembleAgentContext(remoteAssembly(principal), input, principal, await documents.source(input.agent, principal))
+    assembleContext,
+    async contextFor(raw, principal) {
+      const { knowledge_files: knowledgeFiles, ...input } = parseWith(AgentContextRequest, raw, 'agent context request')
+      return assembleContext({ ...input, ...(knowledgeFiles ? { knowledgeFiles } : {}), principal, remote: true })
     },
     async knowledgeFor(raw, principal, options = {}) {
       const input = parseWith(AgentKnowledgeRequest, raw ?? {}, 'agent knowledge request')

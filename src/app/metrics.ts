@@ -10,8 +10,10 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
 import type { LlmCallObservation, SearchObserver } from '../core/observe.js'
 import type { Embedder } from '../embed/embedder.js'
+import type { EmbedPoolStats } from '../embed/use-pool.js'
 import type { LlmProvider } from '../llm/index.js'
 import type { PoolUse } from '../store/database.js'
+import type { ReplicaStats } from '../store/replicas.js'
 
 /** Buckets of request and stage durations, in seconds: 1 ms to 10 s. */
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
@@ -37,6 +39,8 @@ export interface HubMetrics {
   watchLlm(llm: LlmProvider): void
   /** Reads the PostgreSQL pool's use at every scrape. */
   watchPool(pool: () => PoolUse): void
+  /** Reads the read replicas' routing figures at every scrape (`store.replicas.stats`). */
+  watchReplicas(stats: () => ReplicaStats): void
   /** The exposition text and its content type. */
   scrape(): Promise<{ contentType: string; body: string }>
 }
@@ -113,6 +117,52 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): HubMe
   llmTotal('knowhub_llm_prompt_tokens_total', 'Prompt tokens the LLM counted, by task and model', 'prompt_tokens')
   llmTotal('knowhub_llm_completion_tokens_total', 'Completion tokens the LLM counted, by task and model', 'completion_tokens')
 
+  // Registered with the first embedder that has model threads (the sentence embedder's pool).
+  const threadPools: Array<() => EmbedPoolStats | undefined> = []
+  const threadGauge = (name: string, help: string, labelNames: readonly string[], fill: (gauge: Gauge, stats: EmbedPoolStats) => void) =>
+    new Gauge({
+      name,
+      help,
+      labelNames,
+      registers,
+      collect() {
+        this.reset()
+        for (const read of threadPools) {
+          const stats = read()
+          if (stats) fill(this, stats)
+        }
+      },
+    })
+  const watchEmbedThreads = (stats: () => EmbedPoolStats | undefined): void => {
+    if (threadPools.push(stats) > 1) return
+    threadGauge(
+      'knowhub_embed_threads',
+      "The embedding model's threads: configured (the pool's size), running, busy (embedding a batch)",
+      ['state'],
+      (gauge, s) => {
+        gauge.inc({ state: 'configured' }, s.size)
+        gauge.inc({ state: 'running' }, s.running)
+        gauge.inc({ state: 'busy' }, s.threads.filter((t) => t.busy).length)
+      },
+    )
+    threadGauge(
+      'knowhub_embed_queued_batches',
+      'Batches of texts waiting for an embedding thread, by lane (query: calls of at most 4 texts; bulk)',
+      ['lane'],
+      (gauge, s) => {
+        gauge.inc({ lane: 'query' }, s.queued.query)
+        gauge.inc({ lane: 'bulk' }, s.queued.bulk)
+      },
+    )
+    threadGauge('knowhub_embed_thread_texts', 'Texts each running embedding thread has embedded (warm-ups not counted)', ['thread'], (gauge, s) => {
+      for (const t of s.threads) gauge.set({ thread: String(t.threadId) }, t.texts)
+    })
+    threadGauge('knowhub_embed_thread_busy_seconds', "Each running embedding thread's busy time (its event loop's active time)", ['thread'], (gauge, s) => {
+      for (const t of s.threads) gauge.set({ thread: String(t.threadId) }, t.activeMs / 1000)
+    })
+    threadGauge('knowhub_embed_threads_replaced_total', 'Embedding threads that died and were replaced', [], (gauge, s) => gauge.inc(s.replaced))
+  }
+
   // Registered with the first pool: an embedded database has none, and shows no pool series.
   const pools: Array<() => PoolUse> = []
   const poolGauge = (name: string, help: string, read: (use: PoolUse) => number) =>
@@ -132,6 +182,74 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): HubMe
     poolGauge('knowhub_db_pool_max', 'Size of the PostgreSQL pool', (u) => u.max)
   }
 
+  // Registered with the first router: without replicas, no replica series.
+  const routers: Array<() => ReplicaStats> = []
+  const replicaGauge = (name: string, help: string, labelNames: readonly string[], fill: (gauge: Gauge, stats: ReplicaStats) => void) =>
+    new Gauge({
+      name,
+      help,
+      labelNames,
+      registers,
+      collect() {
+        this.reset()
+        for (const stats of routers) fill(this, stats())
+      },
+    })
+  const watchReplicas = (stats: () => ReplicaStats): void => {
+    if (routers.push(stats) > 1) return
+    // Gauges set from the router's own totals (which only grow): `rate()` works as on a counter.
+    replicaGauge(
+      'knowhub_db_reads_total',
+      'Reads that may use a replica (searches, lists, gets), by where they went (a replica, or primary) and why',
+      ['target', 'reason'],
+      (gauge, s) => {
+        for (const r of s.replicas) gauge.inc({ target: r.name, reason: 'replica' }, r.reads)
+        for (const [reason, n] of Object.entries(s.primaryReads)) gauge.inc({ target: 'primary', reason }, n)
+      },
+    )
+    replicaGauge('knowhub_replica_up', 'The replica answered its last poll as a standby (1) or not (0)', ['replica'], (gauge, s) => {
+      for (const r of s.replicas) gauge.set({ replica: r.name }, r.up ? 1 : 0)
+    })
+    replicaGauge('knowhub_replica_usable', 'The replica takes reads now: up and within the lag bound (1) or skipped (0)', ['replica'], (gauge, s) => {
+      for (const r of s.replicas) gauge.set({ replica: r.name }, r.usable ? 1 : 0)
+    })
+    replicaGauge(
+      'knowhub_replica_lag_seconds',
+      "How far the replica is behind the primary, in time (from the primary's WAL positions at each poll)",
+      ['replica'],
+      (gauge, s) => {
+        for (const r of s.replicas) if (r.lagSeconds !== undefined) gauge.set({ replica: r.name }, r.lagSeconds)
+      },
+    )
+    replicaGauge(
+      'knowhub_replica_lag_bytes',
+      'WAL bytes the replica has not replayed of what the primary had flushed at the last poll',
+      ['replica'],
+      (gauge, s) => {
+        for (const r of s.replicas) if (r.lagBytes !== undefined) gauge.set({ replica: r.name }, r.lagBytes)
+      },
+    )
+    replicaGauge('knowhub_replica_replay_paused', 'WAL replay is paused on the replica (pg_wal_replay_pause)', ['replica'], (gauge, s) => {
+      for (const r of s.replicas) gauge.set({ replica: r.name }, r.paused ? 1 : 0)
+    })
+    replicaGauge(
+      'knowhub_replica_skipped_total',
+      "Reads that passed a replica over, by reason: down (or not a standby), lagging (past the bound), behind_caller (has not replayed the caller's last write)",
+      ['replica', 'reason'],
+      (gauge, s) => {
+        for (const r of s.replicas) for (const [reason, n] of Object.entries(r.skipped)) gauge.inc({ replica: r.name, reason }, n)
+      },
+    )
+    replicaGauge(
+      'knowhub_replica_pending_callers',
+      'Callers whose last write a replica has not replayed yet (their reads stay on the primary)',
+      [],
+      (gauge, s) => {
+        gauge.inc(s.pendingCallers)
+      },
+    )
+  }
+
   return {
     registry,
     http: {
@@ -149,6 +267,7 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): HubMe
       llmSeconds.observe({ task: call.task, model: call.model, outcome: call.failed ? 'failure' : 'success' }, call.seconds)
     },
     instrumentEmbedder(embedder) {
+      if (embedder.poolStats) watchEmbedThreads(() => embedder.poolStats?.())
       const embed: Embedder['embed'] = async (texts, embedOptions) => {
         embedInFlight.inc()
         const stop = embedSeconds.startTimer()
@@ -172,6 +291,7 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): HubMe
     },
     watchLlm: (llm) => void llms.push(llm),
     watchPool,
+    watchReplicas,
     async scrape() {
       return { contentType: registry.contentType, body: await registry.metrics() }
     },

@@ -3,7 +3,10 @@
  * from a config. Entry points (CLI, server, MCP, evaluation) receive the built hub;
  * nothing else wires dependencies.
  */
+import { createAdminService, type AdminService } from '../admin/admin.js'
+import { hubStatus, type HubStatus } from '../admin/status.js'
 import { createAgentService, type AgentService } from '../agent/service.js'
+import { createSessionService, type SessionService } from '../auth/sessions.js'
 import { createTokenService, type TokenService } from '../auth/tokens.js'
 import type { Clock } from '../core/clock.js'
 import { KnowHubConfig } from '../core/config.js'
@@ -19,14 +22,19 @@ import { createOpenAIChat, type LlmProvider } from '../llm/index.js'
 import type { PackService } from '../packs/service.js'
 import { openKeyring, type SecretKeyring } from '../resources/key-file.js'
 import { openSecretBox } from '../resources/key-check.js'
+import { createSecretReveal, type SecretReveal } from '../resources/reveal.js'
 import { createResourceService, type ResourceService } from '../resources/service.js'
 import { openStore, type Store } from '../store/store.js'
 import type { HubMetrics } from './metrics.js'
 import { openPacks, type PackSource } from './packs.js'
-import { hubStatus, type HubStatus } from './status.js'
+import { packageVersion } from './version.js'
+import { erasureService, type ErasureService } from '../users/erasure.js'
+import { usersService, type UsersService } from '../users/profile.js'
 
 export interface KnowHub {
   readonly config: KnowHubConfig
+  /** KnowHub's version (package.json), written into backups. */
+  readonly version: string
   readonly store: Store
   readonly embedder: Embedder
   /** The chat model of the learning features; undefined until one is configured. */
@@ -43,8 +51,18 @@ export interface KnowHub {
   readonly secrets: SecretKeyring
   /** API tokens (the server's authentication). */
   readonly tokens: TokenService
+  /** Status, tokens by role, reown and backups, each checked against the role table (`/api/status`, `/api/tokens`, the dashboard's Tokens page). */
+  readonly admin: AdminService
+  /** The dashboard's sign-in sessions (server-side ids for API tokens). */
+  readonly sessions: SessionService
+  /** Reveals a secret to a person (the dashboard's reveal), recorded in the audit of secret reads. */
+  readonly reveal: SecretReveal
   /** Agent contexts (seed 004), goal trees with knowledge focus (seed 003), compaction. */
   readonly agent: AgentService
+  /** Forgetting a user and retention purges (issue 31; checked against the role table). */
+  readonly erasure: ErasureService
+  /** Users' profiles, current view (checked against the role table). */
+  readonly users: UsersService
   /** The Prometheus registry this hub reports to (`GET /metrics`), when the opener gave one. */
   readonly metrics: HubMetrics | undefined
   /** Where the data is, which embedder, how many entries (`knowhub status`). */
@@ -115,6 +133,7 @@ export async function openKnowHub(config: unknown = {}, deps: OpenDeps = {}): Pr
     ...(parsed.databaseUrl ? { databaseUrl: parsed.databaseUrl } : {}),
     ...(fulltext ? { fulltext } : {}),
     ...(parsed.embedded.sharedBuffers ? { sharedBuffers: parsed.embedded.sharedBuffers } : {}),
+    ...(parsed.replicas.urls.length > 0 ? { replicas: parsed.replicas } : {}),
     logger,
   })
   try {
@@ -127,6 +146,7 @@ export async function openKnowHub(config: unknown = {}, deps: OpenDeps = {}): Pr
     if (metrics && llm) metrics.watchLlm(llm)
     const pool = store.db.pool?.bind(store.db)
     if (metrics && pool) metrics.watchPool(pool)
+    if (metrics && store.replicas) metrics.watchReplicas(store.replicas.stats)
     const knowledge = await createKnowledgeService({
       store,
       embedder,
@@ -150,8 +170,13 @@ export async function openKnowHub(config: unknown = {}, deps: OpenDeps = {}): Pr
     const resources = createResourceService({ store, secrets: secretBox, logger, ...clock })
     const packs = openPacks(parsed, { ...(deps.packs === undefined ? {} : { source: deps.packs }), embedder, logger, ...clock })
     const extraction = createExtractionService({ knowledge, resources, store, llm, logger, ...clock })
+    // On a shared PostgreSQL another KnowHub server may revoke a token: remember verified
+    // tokens for 250 ms only, so a revocation holds everywhere well within a second (docs/scale.md).
+    const tokens = createTokenService({ db: store.db, logger, ...(parsed.databaseUrl ? { cacheTtlMs: 250 } : {}), ...clock })
+    const version = packageVersion()
     const hub: KnowHub = {
       config: parsed,
+      version,
       store,
       embedder,
       llm,
@@ -161,9 +186,12 @@ export async function openKnowHub(config: unknown = {}, deps: OpenDeps = {}): Pr
       extraction,
       packs,
       secrets,
-      // On a shared PostgreSQL another KnowHub server may revoke a token: remember verified
-      // tokens for 250 ms only, so a revocation holds everywhere well within a second (docs/scale.md).
-      tokens: createTokenService({ db: store.db, logger, ...(parsed.databaseUrl ? { cacheTtlMs: 250 } : {}), ...clock }),
+      tokens,
+      erasure: erasureService({ store, knowledge, tokens, logger, ...clock }),
+      users: usersService({ store, tokens, ...clock }),
+      admin: createAdminService({ status: () => hub.status(), tokens, knowledge, store, resources, version }),
+      sessions: createSessionService({ db: store.db, tokens }),
+      reveal: createSecretReveal({ resources }),
       // Compaction summarises with the hub's LLM and extracts from the compacted span with the extraction service.
       agent: createAgentService({
         store,

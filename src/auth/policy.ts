@@ -47,6 +47,9 @@ export const ACTIONS = [
   'backup',
   'metrics',
   'orgs.manage',
+  'principals.forget',
+  'retention.purge',
+  'profile.read',
 ] as const
 export type Action = (typeof ACTIONS)[number]
 
@@ -88,6 +91,30 @@ export const POLICY: readonly PolicyRow[] = [
   row('backup', 'POST /api/admin/backup, knowhub backup', 'hub', 'none', 'none', 'none'),
   row('metrics', 'GET /metrics: hub-wide requests, searches, LLM usage, memory (also the local principal on loopback)', 'hub', 'none', 'none', 'none'),
   row('orgs.manage', 'other orgs: their tokens, their admins; packs.access (server config)', 'hub', 'none', 'none', 'none'),
+  row(
+    'principals.forget',
+    'DELETE /api/principals/user:ID, knowhub forget: erase a user everywhere (org admins: users of their own org only)',
+    'hub',
+    'org',
+    'none',
+    'none',
+  ),
+  row(
+    'retention.purge',
+    'POST /api/admin/purge, knowhub purge: merged and archived entries for good (org admins: what their ids reach)',
+    'hub',
+    'org',
+    'none',
+    'none',
+  ),
+  row(
+    'profile.read',
+    "GET /api/users/{id}/profile, MCP user_profile, dashboard profile: a user's own (org admins: their org's users)",
+    'hub',
+    'org',
+    'own',
+    'own',
+  ),
 ]
 
 const BY_ACTION = new Map(POLICY.map((r) => [r.action, r]))

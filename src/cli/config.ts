@@ -33,6 +33,9 @@ type EnvKind = 'text' | 'number' | 'flag' | 'list' | 'paths' | 'pack-access'
 const CONFIG_ENV: readonly { variable: keyof typeof ENV_VARS; path: string; kind?: EnvKind }[] = [
   { variable: 'KNOWHUB_DATA_DIR', path: 'dataDir' },
   { variable: 'DATABASE_URL', path: 'databaseUrl' },
+  { variable: 'DATABASE_REPLICA_URLS', path: 'replicas.urls', kind: 'list' },
+  { variable: 'KNOWHUB_REPLICA_MAX_LAG_MS', path: 'replicas.maxLagMs', kind: 'number' },
+  { variable: 'KNOWHUB_REPLICA_POLL_MS', path: 'replicas.pollMs', kind: 'number' },
   { variable: 'KNOWHUB_SHARED_BUFFERS', path: 'embedded.sharedBuffers' },
   { variable: 'KNOWHUB_AGENT_HOME', path: 'agent.home' },
   { variable: 'KNOWHUB_SECRET_KEY', path: 'secrets.key' },
@@ -44,6 +47,7 @@ const CONFIG_ENV: readonly { variable: keyof typeof ENV_VARS; path: string; kind
   { variable: 'KNOWHUB_EMBED_MODEL', path: 'embedder.model' },
   { variable: 'KNOWHUB_EMBED_API_KEY', path: 'embedder.apiKey' },
   { variable: 'KNOWHUB_EMBED_PATH', path: 'embedder.path' },
+  { variable: 'KNOWHUB_EMBED_THREADS', path: 'embedder.threads', kind: 'number' },
   { variable: 'KNOWHUB_LLM_URL', path: 'llm.url' },
   { variable: 'KNOWHUB_LLM_MODEL', path: 'llm.model' },
   { variable: 'KNOWHUB_LLM_API_KEY', path: 'llm.apiKey' },
@@ -110,13 +114,17 @@ export function loadConfig(env: Env = processEnv(), options: { configFile?: stri
   const config = structuredClone(file) as Record<string, unknown>
   const provider = env.KNOWHUB_EMBEDDER
   if (provider && (file.embedder as { provider?: unknown } | undefined)?.provider !== provider) config.embedder = {}
-  const given = CONFIG_ENV.filter(({ variable, path }) => env[variable] && (provider || !path.startsWith('embedder.')))
+  // The embedding threads apply to the sentence embedder, the default one, with or without KNOWHUB_EMBEDDER.
+  const sentence = (provider ?? (file.embedder as { provider?: unknown } | undefined)?.provider ?? 'sentence') === 'sentence'
+  const given = CONFIG_ENV.filter(({ variable, path }) => env[variable] && (path === 'embedder.threads' ? sentence : provider || !path.startsWith('embedder.')))
   if (given.some(({ path }) => path.startsWith('principal.')))
     config.principal = { permissions: ['read', 'write', 'secrets:read', 'admin', 'hub:admin'], ...(file.principal as object | undefined) }
   for (const { variable, path, kind = 'text' } of given) {
     const slot = atPath(config, path)
     slot.set(envValue(variable, env[variable]!, kind, slot.get()))
   }
+  const embedder = config.embedder as { provider?: unknown; threads?: unknown } | undefined
+  if (embedder && embedder.provider === undefined && embedder.threads !== undefined) embedder.provider = 'sentence'
   try {
     return parseWith(KnowHubConfig, config, 'configuration')
   } catch (error) {

@@ -19,7 +19,9 @@ import {
   type WriteAgentDocumentInput,
 } from '../core/agent.js'
 import { Deleted, Health, HubStatus, OpenApiDocument } from '../core/api.js'
+import { ForgetReceipt, PurgeReceipt, type PurgeInput } from '../core/erasure.js'
 import { GoalTree, type GoalRequest } from '../core/goals.js'
+import { UserProfile } from '../core/profile.js'
 import type {
   BatchFeedbackInput,
   EditKnowledgeInput,
@@ -389,6 +391,25 @@ function adminCalls(call: Call) {
     /** `POST /api/reown`: every entry of one owner to another owner and/or shared with more scopes (safe to repeat: a second run changes nothing). */
     reown: async (input: ReownInput, opts?: CallOptions) =>
       call({ method: 'POST', path: '/api/reown', body: input, retry: 'idempotent', schema: ReownResult }, opts),
+    /**
+     * `DELETE /api/principals/{principal}`: forgets a user (`user:ID`) everywhere — its entries,
+     * versions, feedback, resources and secrets, tokens, goals, agent documents, audit rows — and
+     * answers a receipt of counts (hub operator; an org admin: users of its org). `dryRun`: counts only.
+     * Not retried unless a dry run: give it a long `timeoutMs` on a large hub (the tables are rewritten).
+     */
+    forget: async (principal: string, options: { dryRun?: boolean } = {}, opts?: CallOptions) =>
+      call(
+        {
+          method: 'DELETE',
+          path: `/api/principals/${encodeURIComponent(principal)}${options.dryRun ? '?dry_run=true' : ''}`,
+          retry: options.dryRun ? 'idempotent' : 'unsafe',
+          schema: ForgetReceipt,
+        },
+        opts,
+      ),
+    /** `POST /api/admin/purge`: merged (slimmed originals) and archived entries older than the given ages, for good; `dry_run` counts only. */
+    purge: async (input: PurgeInput, opts?: CallOptions) =>
+      call({ method: 'POST', path: '/api/admin/purge', body: input, retry: input.dry_run ? 'idempotent' : 'unsafe', schema: PurgeReceipt }, opts),
     /** `POST /api/admin/backup`: a backup file of the server's embedded database (`knowhub restore` reads it). Give it a long `timeoutMs`. */
     backup: async (opts?: CallOptions) =>
       call(
@@ -432,6 +453,11 @@ export function createClientOver(request: Requester, options: Omit<ClientOptions
     agent: agentCalls(call),
     /** Status and API tokens, for callers with the `admin` permission. */
     admin: adminCalls(call),
+    users: {
+      /** `GET /api/users/{id}/profile`: a user's profile, current view (the user itself, its org admin, the hub operator). */
+      profile: async (id: string, opts?: CallOptions) =>
+        call({ method: 'GET', path: `/api/users/${encodeURIComponent(id)}/profile`, retry: 'idempotent', schema: UserProfile }, opts),
+    },
     /** `GET /healthz`: liveness and the server's version (no token needed). */
     healthz: async (opts?: CallOptions) => call({ method: 'GET', path: '/healthz', retry: 'idempotent', schema: Health }, opts),
     /** `GET /api/openapi.json`: the API's OpenAPI 3.1 document (no token needed). */

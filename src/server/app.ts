@@ -18,7 +18,9 @@ import { noopLogger } from '../core/logger.js'
 import type { KnowledgeService } from '../knowledge/service.js'
 import type { McpServerOptions } from '../mcp/server.js'
 import type { ResourceService } from '../resources/service.js'
-import type { AdminService } from '../app/admin.js'
+import type { AdminService } from '../admin/admin.js'
+import type { ErasureService } from '../users/erasure.js'
+import type { UsersService } from '../users/profile.js'
 import type { HubMetrics } from '../app/metrics.js'
 import { servicesBackend } from '../app/backend.js'
 import { toolPackService } from '../tools/packs.js'
@@ -27,6 +29,7 @@ import { caller, type AppEnv, type Connection } from './http.js'
 import { authenticate } from './middleware/auth.js'
 import { trustedProxies } from './middleware/client-address.js'
 import { bodyLimit } from './middleware/body-limit.js'
+import { callerScope, type CallerScope } from './middleware/caller-scope.js'
 import { dotSegments } from './middleware/dot-segments.js'
 import { hostCheck } from './middleware/host-check.js'
 import { createRateLimiter, rateLimit } from './middleware/rate-limit.js'
@@ -40,6 +43,7 @@ import { knowledgeFolderRoutes } from './routes/knowledge-folder.js'
 import { metaRoutes } from './routes/meta.js'
 import { metricsRoutes } from './routes/metrics.js'
 import { resourceRoutes, secretReadRoutes } from './routes/resources.js'
+import { userRoutes } from './routes/users.js'
 import type { SlimService } from '../knowledge/slim.js'
 import type { ExtractionService } from '../knowledge/extract.js'
 
@@ -106,10 +110,16 @@ export interface AppDeps {
   dashboard?: DashboardMount
   /** `/api/status` and `/api/tokens` for callers with the `admin` permission. */
   admin?: AdminService
+  /** Forget (`DELETE /api/principals/{principal}`) and purge (`POST /api/admin/purge`); absent: not served. */
+  erasure?: ErasureService
+  /** Users' profiles (`GET /api/users/{id}/profile`); absent: not served. */
+  users?: UsersService
   /** Whether the embedder's model has loaded, for `/healthz` (`embedder: loading | ready`); absent: not reported. */
   embedderReady?: () => boolean
   /** Request metrics, and `GET /metrics` for an administrator or a loopback local caller; absent: neither. */
   metrics?: Pick<HubMetrics, 'http' | 'scrape'>
+  /** With read replicas: each authenticated request runs in its caller's scope (`hub.store.replicas`), see middleware/caller-scope.ts. */
+  callerScope?: CallerScope
 }
 
 /** Paths anyone may call: liveness and the API description. */
@@ -163,6 +173,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       ...(deps.dashboard?.signInPaths ? { signIn: deps.dashboard.signInPaths } : {}),
     }),
   )
+  if (deps.callerScope) app.use('*', callerScope({ scope: deps.callerScope }))
   app.use('*', rateLimit({ limiter: createRateLimiter({ perSecond: deps.rateLimit?.perSecond ?? 0, burst: deps.rateLimit?.burst ?? 1, clock }) }))
   app.use('*', bodyLimit({ maxBytes: deps.bodyLimit }))
 
@@ -175,6 +186,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route('/api/secret-reads', secretReadRoutes({ resources: deps.resources }))
   if (deps.agent) app.route('/api', agentRoutes({ agent: deps.agent }))
   if (deps.admin) app.route('/api', adminRoutes(deps.admin))
+  if (deps.erasure && deps.users) app.route('/api', userRoutes({ erasure: deps.erasure, users: deps.users }))
   // Pack tools and resources at /mcp: the packs the caller may see, by pack-relative paths (packs.access).
   const packs = deps.mcp?.packService ?? toolPackService({ ...deps.mcp, logger })
   // The MCP SDK (~7 MB of heap) loads with the first /mcp request, not with every server.

@@ -19,7 +19,9 @@ import {
   WriteAgentDocumentInput,
 } from '../core/agent.js'
 import { Deleted, ErrorBody, Health, HubStatus, type OpenApiDocument } from '../core/api.js'
+import { ForgetReceipt, PurgeInput, PurgeReceipt } from '../core/erasure.js'
 import { GoalRequest, GoalTree } from '../core/goals.js'
+import { UserProfile } from '../core/profile.js'
 import {
   BatchFeedbackInput,
   BatchFeedbackResult,
@@ -159,6 +161,10 @@ function components(): Record<string, JsonSchema> {
     CreatedToken: schema(CreatedToken, 'output'),
     TokenInfo: schema(TokenInfo, 'output'),
     TokenList: schema(z.object({ items: z.array(TokenInfo) }), 'output'),
+    ForgetReceipt: schema(ForgetReceipt, 'output'),
+    PurgeInput: schema(PurgeInput, 'input'),
+    PurgeReceipt: schema(PurgeReceipt, 'output'),
+    UserProfile: schema(UserProfile, 'output'),
     ReownInput: schema(ReownInput, 'input'),
     ReownResult: schema(ReownResult, 'output'),
     FolderFiles: schema(FolderFiles, 'output'),
@@ -297,6 +303,33 @@ function adminPaths(): Record<string, Record<string, unknown>> {
           'Give every entry of one owner a new owner and/or more scopes (hub operator; an org admin within what it sees), e.g. entries saved in local mode (user:local) after the switch to token mode; each changed entry keeps its previous version with the reason; dry_run only reports',
         requestBody: body('ReownInput'),
         responses: { 200: json('ReownResult'), ...ERRORS },
+      },
+    },
+    '/api/principals/{principal}': {
+      delete: {
+        summary:
+          'Forget a user (user:ID) everywhere: entries, versions, feedback, resources and secrets, tokens, goals, agent documents, audit rows; then the tables are rewritten so the bytes leave the files. Hub operator; an org admin: users of its org (others are not_found). dry_run=true counts only. The receipt holds counts, never content',
+        parameters: [
+          { name: 'principal', in: 'path', required: true, schema: { type: 'string', example: 'user:bob' } },
+          { name: 'dry_run', in: 'query', required: false, schema: { type: 'boolean' } },
+        ],
+        responses: { 200: json('ForgetReceipt'), ...ERRORS },
+      },
+    },
+    '/api/admin/purge': {
+      post: {
+        summary:
+          'Delete merged (slimmed originals) and archived entries older than the given ages for good (hub operator; an org admin: entries its ids reach); dry_run counts only',
+        requestBody: body('PurgeInput'),
+        responses: { 200: json('PurgeReceipt'), ...ERRORS },
+      },
+    },
+    '/api/users/{id}/profile': {
+      get: {
+        summary:
+          "A user's profile, current view: each seed-002 category with its current entries and their confidence, and a timeline of changes (the user itself, its org admin, the hub operator; others: not_found)",
+        parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
+        responses: { 200: json('UserProfile'), ...ERRORS },
       },
     },
     '/api/admin/backup': {

@@ -9,9 +9,8 @@ import { randomBytes } from 'node:crypto'
 import type { AddressInfo } from 'node:net'
 import type { Duplex } from 'node:stream'
 import { serve, type ServerType } from '@hono/node-server'
-import { adminService } from '../app/admin.js'
 import type { KnowHub } from '../app/open.js'
-import { compactHeap } from '../app/heap.js'
+import { compactHeap } from './heap.js'
 import { packageVersion } from '../app/version.js'
 import type { Clock } from '../core/clock.js'
 import { KnowHubError } from '../core/errors.js'
@@ -41,7 +40,7 @@ export interface StartServerOptions {
   /**
    * After the warm-up (the in-memory index built, the record cache filled), one compacting
    * garbage collection gives the heap its build left behind back to the system
-   * (`src/app/heap.ts`; `knowhub start`: RSS at 100k entries 823 -> 643 MB). Default false.
+   * (`src/server/heap.ts`; `knowhub start`: RSS at 100k entries 823 -> 643 MB). Default false.
    */
   compactHeapAfterWarmUp?: boolean
 }
@@ -204,9 +203,12 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     slim: hub.slim,
     extraction: hub.extraction,
     agent: hub.agent,
-    admin: adminService(hub),
+    admin: hub.admin,
+    erasure: hub.erasure,
+    users: hub.users,
     embedderReady: () => hub.embedder.ready?.() ?? true,
     ...(hub.metrics ? { metrics: hub.metrics } : {}),
+    ...(hub.store.replicas ? { callerScope: hub.store.replicas } : {}),
     authenticate,
     logger,
     version: packageVersion(),

@@ -7,10 +7,11 @@
  * caller's visible scopes and puts them in the WHERE clause (`scopes && visible`):
  * visibility is enforced here, for search, list, get, feedback and export alike.
  */
-import type { Database } from './database.js'
+import type { Database, Queryable } from './database.js'
 import { feedbackQueries, type KnowledgeFeedbackQueries } from './knowledge/feedback.js'
 import { mergeQueries, type KnowledgeMergeQueries } from './knowledge/merge.js'
 import { neighbourQueries, type KnowledgeNeighbourQueries } from './knowledge/neighbours.js'
+import { profileQueries, type KnowledgeProfileQueries } from './knowledge/profile.js'
 import { recordQueries, type KnowledgeRecordQueries } from './knowledge/records.js'
 import type { RecordCache } from './record-cache.js'
 import { reownQueries, type KnowledgeReownQueries } from './knowledge/reown.js'
@@ -34,6 +35,7 @@ export type {
   KnowledgeImportQueries,
   KnowledgeMergeQueries,
   KnowledgeNeighbourQueries,
+  KnowledgeProfileQueries,
   KnowledgeRecordQueries,
   KnowledgeReownQueries,
   KnowledgeSearchDocQueries,
@@ -67,6 +69,7 @@ export interface KnowledgeStore
     KnowledgeVersionQueries,
     KnowledgeMergeQueries,
     KnowledgeNeighbourQueries,
+    KnowledgeProfileQueries,
     KnowledgeReownQueries,
     KnowledgeTextQueries,
     KnowledgeSearchDocQueries,
@@ -77,14 +80,21 @@ export interface KnowledgeStore
  * The knowledge queries over a database. `getDialect` gives undefined until a vector
  * table exists for the configured embedder; with `textIndex`, full-text and vector search
  * run in that in-memory index instead of SQL, and with `records` too (a cache the index's
- * sync drops changed entries from: its `onChange`), `get` and `getMany` read through it.
+ * sync drops changed entries from: its `onChange`), `get` and `getMany` read through it. With
+ * `reads` (read replicas, src/store/replicas.ts), searches, lists and reads go there.
  * @example
  * const records = new RecordCache()
  * const knowledge = knowledgeStore(db, () => dialect, syncedTextIndex(db, { onChange: (ids) => records.drop(ids) }), records)
  * await knowledge.get(id, visibleScopes(principal))
  */
-export function knowledgeStore(db: Database, getDialect: () => VectorDialect | undefined, textIndex?: SyncedTextIndex, records?: RecordCache): KnowledgeStore {
-  const context: KnowledgeContext = { db, getDialect }
+export function knowledgeStore(
+  db: Database,
+  getDialect: () => VectorDialect | undefined,
+  textIndex?: SyncedTextIndex,
+  records?: RecordCache,
+  reads?: Queryable,
+): KnowledgeStore {
+  const context: KnowledgeContext = { db, getDialect, ...(reads ? { reads } : {}) }
   return {
     ...recordQueries(context, textIndex && records ? { cache: records, sync: () => textIndex.sync() } : undefined),
     ...importQueries(context),
@@ -93,6 +103,7 @@ export function knowledgeStore(db: Database, getDialect: () => VectorDialect | u
     ...mergeQueries(context),
     ...neighbourQueries(context, textIndex),
     ...reownQueries(context),
+    ...profileQueries(context),
     ...textQueries(context, textIndex),
     ...searchDocQueries(context, textIndex !== undefined),
     ...vectorQueries(context, textIndex),

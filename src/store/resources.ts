@@ -213,15 +213,18 @@ export type SecretTransform = (key: ResourceKey, envelope: string) => { envelope
 /**
  * The resource queries over a database.
  * @example
- * const resources = resourceStore(db)
+ * const resources = resourceStore(db) // or resourceStore(db, router.reads) with read replicas
  * await resources.get('code/selenium/login', { visible: ['user:alice', 'public'], own: ['user:alice'] })
  */
-export function resourceStore(db: Database): ResourceStore {
-  return { ...resourceReads(db), ...resourceWrites(db), ...resourceSecrets(db) }
+export function resourceStore(db: Database, reads: Queryable = db): ResourceStore {
+  return { ...resourceReads(reads), ...resourceWrites(db), ...resourceSecrets(db) }
 }
 
-/** Reads: one resource (resolved among the caller's namespaces), several, a page, the count. */
-function resourceReads(db: Database): Pick<ResourceStore, 'get' | 'getMany' | 'getExact' | 'list' | 'count'> {
+/**
+ * Reads: one resource (resolved among the caller's namespaces), several, a page, the count. `db`
+ * is where reads go: read replicas when configured (src/store/replicas.ts), else the database.
+ */
+function resourceReads(db: Queryable): Pick<ResourceStore, 'get' | 'getMany' | 'getExact' | 'list' | 'count'> {
   return {
     async get(id, access, options = {}) {
       const secret = options.secretScopes ? sql`, CASE WHEN r.scopes && ${options.secretScopes}::text[] THEN r.secure_body END AS secure_body` : sql.empty

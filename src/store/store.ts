@@ -11,6 +11,7 @@ import { migrate } from './migrate.js'
 import { resourceStore, type ResourceStore } from './resources.js'
 import { secretReadStore, type SecretReadStore } from './secret-reads.js'
 import { RecordCache } from './record-cache.js'
+import { markingWrites, openReplicaRouter, type ReplicaRouter } from './replicas.js'
 import { sql } from './sql.js'
 import { syncedTextIndex } from './text-sync.js'
 import {
@@ -41,6 +42,11 @@ export interface OpenStoreOptions {
   fulltext?: 'memory' | 'sql'
   /** The embedded database's `shared_buffers` (e.g. `16MB`); default 16MB (`DEFAULT_SHARED_BUFFERS`). Ignored for a server. */
   sharedBuffers?: string
+  /**
+   * Streaming replicas of the `databaseUrl` server that take searches, lists and reads
+   * (src/store/replicas.ts). Refused (`config_error`) on the embedded database.
+   */
+  replicas?: { urls: readonly string[]; maxLagMs?: number; pollMs?: number }
   logger?: Logger
 }
 
@@ -64,6 +70,11 @@ export interface Store {
   /** Whether pgvector is usable on this database. */
   readonly pgvector: boolean
   /**
+   * The read replicas' router, when replicas are configured: an entry point runs each request in
+   * its caller's scope (`run`) so that the caller reads its own writes; `stats` for the metrics.
+   */
+  readonly replicas?: ReplicaRouter
+  /**
    * Makes sure vectors for this embedder can be stored: creates the vector table the first
    * time, and reports a mismatch (without changing anything) when the stored model or
    * dimension differ. `rebuild` drops the vectors and starts over for the new embedder.
@@ -82,6 +93,12 @@ export interface Store {
    * lock file); false where nothing holds the database exclusively (PostgreSQL, memory://).
    */
   announceServer(server: { url: string; key: string }): boolean
+  /**
+   * After an erasure: drops the given entries from the record cache and brings the in-memory
+   * full-text and vector index up to date with the table (erased entries and their terms leave
+   * it). Returns the caches it touched (none on a server, where search runs in SQL).
+   */
+  refreshCaches(entryIds: readonly string[]): Promise<string[]>
   close(): Promise<void>
 }
 
@@ -98,7 +115,15 @@ export async function openStore(options: OpenStoreOptions = {}): Promise<Store> 
   if (fulltext === 'memory' && options.databaseUrl) {
     throw new KnowHubError('config_error', 'The in-memory full-text index needs the embedded database: on a PostgreSQL server full-text search runs in SQL')
   }
-  const db = await openDatabase(options, logger)
+  const replicaUrls = options.replicas?.urls ?? []
+  if (replicaUrls.length > 0 && !options.databaseUrl) {
+    throw new KnowHubError(
+      'config_error',
+      'Read replicas (DATABASE_REPLICA_URLS) need a PostgreSQL primary (DATABASE_URL): the embedded database (PGlite) has no replicas. Unset DATABASE_REPLICA_URLS, or move the data to PostgreSQL (knowhub migrate --to postgres://…).',
+    )
+  }
+  const primary = await openDatabase(options, logger)
+  let db = primary
   try {
     if (fulltext === 'sql' && db.kind === 'pglite') await db.query(sql.raw(CHANGE_LOG_OFF))
     await migrate(db, { logger })
@@ -113,6 +138,19 @@ export async function openStore(options: OpenStoreOptions = {}): Promise<Store> 
           'pgvector is not installed on this PostgreSQL server: vectors are stored as real[] and searched exactly (correct, slower). Install the vector extension for HNSW search.',
       })
     }
+    const router =
+      replicaUrls.length > 0 && options.databaseUrl
+        ? await openReplicaRouter(primary, {
+            urls: replicaUrls,
+            primaryUrl: options.databaseUrl,
+            logger,
+            ...(options.replicas?.maxLagMs !== undefined ? { maxLagMs: options.replicas.maxLagMs } : {}),
+            ...(options.replicas?.pollMs !== undefined ? { pollMs: options.replicas.pollMs } : {}),
+          })
+        : undefined
+    // Every write through the store marks the caller's scope, so that its reads stay on the primary.
+    if (router) db = markingWrites(primary, router)
+    const reads = router?.reads ?? db
     const vectors = vectorSlot(db, pgvector, logger)
     // The embedded store: candidates from the in-memory index, the records of a search's
     // shortlist from a cache that the index's sync keeps current.
@@ -121,8 +159,9 @@ export async function openStore(options: OpenStoreOptions = {}): Promise<Store> 
     return {
       db,
       pgvector,
-      knowledge: knowledgeStore(db, () => vectors.dialect(), textIndex, records),
-      resources: resourceStore(db),
+      ...(router ? { replicas: router } : {}),
+      knowledge: knowledgeStore(db, () => vectors.dialect(), textIndex, records, reads),
+      resources: resourceStore(db, reads),
       llmUsage: llmUsageStore(db),
       secretReads: secretReadStore(db),
       prepareVectors: (embedder, prepareOptions) => vectors.prepare(embedder, prepareOptions),
@@ -132,6 +171,12 @@ export async function openStore(options: OpenStoreOptions = {}): Promise<Store> 
         if (!db.announce) return false
         db.announce(server)
         return true
+      },
+      async refreshCaches(entryIds) {
+        if (!records || !textIndex) return []
+        records.drop(entryIds)
+        await textIndex.sync()
+        return ['records', 'text_index']
       },
       close: () => db.close(),
     }

@@ -54,6 +54,24 @@ describe('environment over the config file', () => {
     expect(sentence).not.toHaveProperty('dimension', 64)
   })
 
+  it('applies KNOWHUB_EMBED_THREADS to the sentence embedder, the default one, without KNOWHUB_EMBEDDER', () => {
+    expect(loadConfig({ KNOWHUB_EMBED_THREADS: '3' }).embedder).toEqual({ provider: 'sentence', hashedDimension: 512, semanticWeight: 0.7, threads: 3 })
+    expect(
+      withFile({ embedder: { provider: 'sentence', semanticWeight: 0.5 } }, (f) => loadConfig({ KNOWHUB_EMBED_THREADS: '2' }, { configFile: f })).embedder,
+    ).toEqual({
+      provider: 'sentence',
+      hashedDimension: 512,
+      semanticWeight: 0.5,
+      threads: 2,
+    })
+    // Another embedder has no model threads: the variable does not apply.
+    expect(loadConfig({ KNOWHUB_EMBEDDER: 'hashed', KNOWHUB_EMBED_THREADS: '2' }).embedder).toEqual({ provider: 'hashed', dimension: 512 })
+    expect(loadConfig({}).embedder).not.toHaveProperty('threads')
+    const error = failure(() => loadConfig({ KNOWHUB_EMBED_THREADS: '0' }))
+    expect(error.code).toBe('config_error')
+    expect(error.message).toContain('KNOWHUB_EMBED_THREADS (embedder.threads)')
+  })
+
   it('gives a principal set by variables every permission unless the file lists them', () => {
     expect(loadConfig({ KNOWHUB_USER: 'ann', KNOWHUB_ORG: 'acme' }).principal).toMatchObject({
       user: 'ann',

@@ -306,3 +306,25 @@ describe('validity in time (issue 31)', () => {
     await expect(kh.knowledge.supersede(old.id, { by: current.id })).rejects.toMatchObject({ code: 'conflict' })
   })
 })
+
+describe('users and erasure (#31)', () => {
+  it('users.profile, admin.forget (dry run, then for good) and admin.purge round-trip with their schemas', async () => {
+    const ops = await t.hub.tokens.create({ user: 'ops', permissions: ['read', 'write', 'admin', 'hub:admin'] })
+    const admin = createClient({ baseUrl: url, token: ops.token })
+    const saved = await kh.knowledge.save({ task: 'Editor', content: 'Alice uses vim', types: ['user_profile'], tags: { category: 'habit' } })
+    const profile = await kh.users.profile('alice')
+    expect(profile.categories.habit.map((e) => e.id)).toContain(saved.id)
+    expect((await failure(reader.users.profile('alice'))).code).toBe('not_found')
+
+    expect((await failure(kh.admin.forget('user:rita', { dryRun: true }))).code).toBe('forbidden')
+    expect((await failure(admin.admin.forget('rita'))).code).toBe('validation_error')
+    const dry = await admin.admin.forget('user:rita', { dryRun: true })
+    expect(dry).toMatchObject({ subject: 'user:rita', dry_run: true, erased: { tokens: 1 } })
+    const done = await admin.admin.forget('user:rita')
+    expect(done).toMatchObject({ dry_run: false, erased: { tokens: 1 }, cleanup: { mode: 'full' } })
+    expect((await failure(reader.knowledge.list())).code).toBe('unauthenticated')
+
+    const purge = await admin.admin.purge({ archived_older_than: '3650d', dry_run: true })
+    expect(purge).toMatchObject({ dry_run: true, reach: 'hub', erased: { archived: 0, merged: 0 } })
+  })
+})

@@ -341,6 +341,36 @@ describe('dashboard in Chromium', () => {
     await context.close()
   })
 
+  it("profile: each category's current entries with confidence and the timeline, as text; another org's user is not found (#31)", async () => {
+    const k = t.hub.knowledge
+    const principal = { ...alice, permissions: [...alice.permissions] }
+    const language = await k.save(
+      { task: 'Preferred language', content: 'Alice prefers TypeScript', types: ['user_profile'], tags: { category: 'preference' }, confidence: 0.7 },
+      principal,
+    )
+    await k.save({ task: 'Editor', content: '<img src=x onerror="window.owned=1">vim', types: ['user_profile'], tags: { category: 'habit' } }, principal)
+    await k.edit(language.id, { content: 'Alice prefers Rust now', reason: 'she switched' }, principal)
+    const { context, page, errors } = await signedIn('alice')
+    await page.getByRole('link', { name: 'Profile' }).click()
+    await page.locator('#profile-count').waitFor()
+    expect(await page.locator('h1').textContent()).toBe('Profile of alice')
+    expect(await page.locator('#profile-preference .content').allTextContents()).toEqual(['Alice prefers Rust now'])
+    expect(await page.locator('#profile-preference .bar-value').allTextContents()).toEqual(['70%'])
+    expect(await page.locator('#profile-habit .content').allTextContents()).toEqual(['<img src=x onerror="window.owned=1">vim'])
+    expect(await page.evaluate('window.owned')).toBeUndefined()
+    expect(await page.locator('#profile-timeline tr.changed td').allTextContents()).toEqual(
+      expect.arrayContaining(['Alice prefers TypeScript', 'she switched']),
+    )
+    expect(errors).toEqual([])
+    await context.close()
+
+    // The hub's admin token here is an org admin of another org: alice is not its to see.
+    const asAdmin = await signedIn('admin')
+    await asAdmin.page.goto(`${t.server.url}/#/profile/alice`)
+    await expect.poll(() => asAdmin.page.getByRole('alert').textContent()).toMatch(/No user alice/)
+    await asAdmin.context.close()
+  })
+
   it('renders the API reference at /docs (Swagger UI, local files) under its CSP', async () => {
     const context = await browser.newContext({ viewport: DESKTOP })
     const page = await context.newPage()

@@ -71,4 +71,6 @@ export const SERVER_TESTS_PER_BACKEND = [
   'test/server/secret-reads.test.ts',
   // /metrics (#32): the database pool's series exist on PostgreSQL only.
   'test/server/metrics.test.ts',
+  // Forgetting a user (#31): one transaction and the rewrite of each backend's table files, grepped afterwards.
+  'test/server/forget.test.ts',
 ] as const

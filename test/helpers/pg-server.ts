@@ -44,7 +44,8 @@ export function findPgBin(env: NodeJS.ProcessEnv = process.env): string | undefi
   return undefined
 }
 
-async function freePort(): Promise<number> {
+/** A free TCP port on 127.0.0.1. */
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer()
     server.listen(0, '127.0.0.1', () => {
@@ -54,7 +55,8 @@ async function freePort(): Promise<number> {
   })
 }
 
-async function waitReady(url: string, child: ChildProcess): Promise<void> {
+/** Waits until `url` accepts a connection (30 s at most); throws when `child` exits first. */
+export async function waitReady(url: string, child: ChildProcess): Promise<void> {
   const deadline = Date.now() + 30_000
   let lastError: unknown
   while (Date.now() < deadline) {

@@ -219,7 +219,7 @@ describe.each(BACKENDS)('supersession on %s', (backend) => {
       scopes: ['user:alice'],
       expires_at: '2026-03-05T00:00:00Z',
     })
-    const goals: GoalDeps = { goals: goalStore(store.db), store, knowledge, clock, language: 'en' }
+    const goals: GoalDeps = { goals: goalStore(store.db), knowledge, clock, language: 'en' }
     await store.db.query(sql`DELETE FROM goals`)
     await runGoal(goals, { action: 'create', trace_id: `t-${backend}`, description: 'indentation style of the user' }, alice)
     const focusedBefore = await runGoal(goals, { action: 'focus', trace_id: `t-${backend}`, goal_id: '1' }, alice)

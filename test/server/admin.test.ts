@@ -53,6 +53,10 @@ describe('a server beside the CLI', () => {
     const status = await local.get('/api/status')
     expect(status.status).toBe(200)
     expect(status.body).toMatchObject({ entries: 0, principal: { user: 'local' }, embedder: { dimension: 64 }, ...DATABASE[HUB_BACKEND] })
+    // Where the data is, as the hub operator sees it: the data folder, or the PostgreSQL server's host (never its credentials).
+    const where = HUB_BACKEND === 'pglite' ? t.hub.config.dataDir : new URL(t.hub.config.databaseUrl!).host
+    expect(status.body.location).toBe(where)
+    expect(String(status.body.location)).not.toContain('@')
 
     const created = await local.post('/api/tokens', { user: 'alice', org: 'acme' })
     expect(created.status).toBe(201)

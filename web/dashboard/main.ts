@@ -8,6 +8,7 @@ import { h, mount, notice } from './dom.js'
 import { entryPage } from './pages/entry.js'
 import { overviewPage } from './pages/overview.js'
 import { packsPage } from './pages/packs.js'
+import { profilePage } from './pages/profile.js'
 import { resourcePage, resourcesPage } from './pages/resources.js'
 import { searchPage } from './pages/search.js'
 import { slimPage } from './pages/slim.js'
@@ -20,6 +21,7 @@ const PAGES: Record<string, { title: string; page: Page; show?: (me: Me) => bool
   resources: { title: 'Resources', page: resourcesPage },
   packs: { title: 'Packs', page: packsPage },
   slim: { title: 'Slim', page: slimPage },
+  profile: { title: 'Profile', page: profilePage },
   tokens: { title: 'Tokens', page: tokensPage, show: (me) => me.principal.permissions.some((p) => p === 'admin' || p === 'hub:admin') },
 }
 const HIDDEN: Record<string, Page> = { entry: entryPage, resource: resourcePage }

@@ -94,3 +94,24 @@ export interface TokenInfo {
   last_used_at: string | null
   revoked_at: string | null
 }
+
+/** One current profile entry (src/core/profile.ts). */
+export interface ProfileItem {
+  id: string
+  task: string
+  content: string
+  confidence: number
+  score: number
+  helpful: number
+  harmful: number
+  version: number
+  updated_at: string
+}
+
+/** A user's profile, current view (`GET /ui/users/{id}/profile`). */
+export interface UserProfile {
+  user: string
+  categories: Record<'preference' | 'background' | 'habit' | 'constraint', ProfileItem[]>
+  timeline: { at: string; id: string; category: string; event: string; version: number; content: string; reason: string }[]
+  counts: { current: number; entries: number }
+}

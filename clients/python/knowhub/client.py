@@ -415,6 +415,23 @@ class _Api(Generic[J, T, B, L]):
         body = _body(**{"from": from_}, to=to, scopes=scopes, dry_run=dry_run, reason=reason)
         return self._send(Request("POST", "/api/reown", body=body))
 
+    def forget(self, principal: str, *, dry_run: bool = False) -> J:
+        """``DELETE /api/principals/{principal}`` (hub operator; an org admin: users of its org): forgets ``user:ID`` everywhere.
+
+        Answers a receipt of counts (never content); ``dry_run=True`` counts and changes nothing.
+        """
+        query = "?dry_run=true" if dry_run else ""
+        return self._send(Request("DELETE", f"/api/principals/{urllib.parse.quote(principal, safe=':')}{query}"))
+
+    def purge(self, *, merged_older_than: Optional[str] = None, archived_older_than: Optional[str] = None, dry_run: Optional[bool] = None) -> J:
+        """``POST /api/admin/purge`` (admin): merged and archived entries older than the ages (``"90d"``, ``"12h"``) for good."""
+        body = _body(merged_older_than=merged_older_than, archived_older_than=archived_older_than, dry_run=dry_run)
+        return self._send(Request("POST", "/api/admin/purge", body=body))
+
+    def user_profile(self, user_id: str) -> J:
+        """``GET /api/users/{id}/profile``: a user's profile, current view (the user itself, its org admin, the hub operator)."""
+        return self._send(Request("GET", f"/api/users/{urllib.parse.quote(user_id, safe='')}/profile"))
+
     def backup(self) -> B:
         """``POST /api/admin/backup`` (admin): a backup file of the embedded database, as bytes."""
         return self._send(Request("POST", "/api/admin/backup", response="bytes"))

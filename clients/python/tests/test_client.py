@@ -219,6 +219,22 @@ class ClientTest(unittest.TestCase):
         self.assertIsInstance(backup, bytes)
         self.assertGreater(len(backup), 1000)
 
+    def test_user_profile_forget_and_purge(self) -> None:
+        # The local principal (the hub operator here) saves a profile entry for a user and reads that user's profile.
+        user = "pat-" + uuid.uuid4().hex[:6]
+        entry = self.kh.save(unique("Preferred editor"), "prefers vim", ["user_profile"], tags={"category": "preference"}, scopes=["org:cybertogether"], owner=f"user:{user}")
+        profile = self.kh.user_profile(user)
+        self.assertEqual([e["id"] for e in profile["categories"]["preference"]], [entry["id"]])
+        self.assertEqual(sorted(profile["categories"]), ["background", "constraint", "habit", "preference"])
+        receipt = self.kh.forget("user:nobody-" + uuid.uuid4().hex[:6], dry_run=True)
+        self.assertTrue(receipt["dry_run"])
+        self.assertEqual(set(receipt["erased"].values()), {0})
+        with self.assertRaises(KnowHubError) as caught:
+            self.kh.forget("nobody")
+        self.assertEqual(caught.exception.code, "validation_error")
+        plan = self.kh.purge(archived_older_than="3650d", dry_run=True)
+        self.assertEqual((plan["dry_run"], plan["erased"]["archived"]), (True, 0))
+
     def test_url_and_token_default_to_the_environment(self) -> None:
         saved = {k: os.environ.get(k) for k in ("KNOWHUB_URL", "KNOWHUB_TOKEN")}
         try:

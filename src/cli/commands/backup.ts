@@ -1,6 +1,6 @@
 /**
  * `knowhub backup FILE` and `knowhub restore FILE`: the embedded database to a file and back
- * (src/app/backup.ts, src/store/backup.ts). A backup runs on the server that holds the data
+ * (src/admin/backup.ts, src/store/backup.ts). A backup runs on the server that holds the data
  * folder when one does (consistent while it keeps writing); a restore never does.
  */
 import { existsSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
@@ -50,14 +50,14 @@ function backupCommand(io: Io): Command {
       const session = sessionOptions(command)
       const target = resolve(file)
       if (!session.url && (await readConfig(session)).databaseUrl) {
-        const { PG_DUMP_HINT } = await import('../../app/backup.js')
+        const { PG_DUMP_HINT } = await import('../../admin/backup.js')
         throw new KnowHubError('validation_error', `knowhub backup copies the embedded database; ${PG_DUMP_HINT}`)
       }
       const started = Date.now()
       io.err('knowhub: backing up the embedded database…')
-      const bytes = await withSession(session, io, (s) => s.backup())
+      const bytes = await withSession(session, io, (s) => s.admin.backup())
       writeAtomically(target, bytes)
-      const { backupManifest } = await import('../../app/backup.js')
+      const { backupManifest } = await import('../../admin/backup.js')
       const manifest = await backupManifest(bytes)
       const report = {
         file: target,
@@ -110,7 +110,7 @@ function restoreCommand(io: Io): Command {
       if (!namesBackupFile(file, options)) return runLifecycle(io, 'restore', file, options, command)
       const config = await readConfig(command.optsWithGlobals() as GlobalOptions)
       if (options.dataDir) config.dataDir = options.dataDir
-      const { restoreDataFolder, PG_RESTORE_HINT } = await import('../../app/backup.js')
+      const { restoreDataFolder, PG_RESTORE_HINT } = await import('../../admin/backup.js')
       if (config.databaseUrl) throw new KnowHubError('validation_error', PG_RESTORE_HINT)
       const source = resolve(file)
       if (!existsSync(source) || !statSync(source).isFile()) throw new KnowHubError('not_found', `No backup file ${source}`)

@@ -17,6 +17,12 @@ function port(value: string): number {
   return n
 }
 
+function embedThreads(value: string): number {
+  const n = Number(value)
+  if (!Number.isInteger(n) || n < 1 || n > 64) throw new KnowHubError('validation_error', `--embed-threads must be an integer 1-64, got "${value}"`)
+  return n
+}
+
 function workerCount(value: string): number {
   const n = Number(value)
   if (!Number.isInteger(n) || n < 1 || n > 256) throw new KnowHubError('validation_error', `--workers must be an integer 1-256, got "${value}"`)
@@ -46,11 +52,12 @@ export function serverCommand(io: Io): Command {
     .option('--project <dir>', 'project folder scanned for knowledge packs offered at /mcp (default: the current folder)')
     .option('--no-packs', 'offer no knowledge packs at /mcp')
     .option('--workers <n>', 'server processes sharing the port, each with its own services (PostgreSQL only; default 1)', workerCount)
+    .option('--embed-threads <n>', "threads that run the sentence embedder's model (default: the cores minus one, at least one)", embedThreads)
     .addHelpText(
       'after',
       '\nWithout any API token the server runs in local mode: it listens on 127.0.0.1 only and every request acts as the configured local principal.\nCreate tokens with `knowhub token create` to serve other machines.\nThe `tools` section of the config file sets the defaults of the agent tools at /mcp (scopes, owner, agentId, submittedBy).',
     )
-    .action(async (options: { host?: string; port?: number; project?: string; packs?: boolean; workers?: number }, command: Command) => {
+    .action(async (options: { host?: string; port?: number; project?: string; packs?: boolean; workers?: number; embedThreads?: number }, command: Command) => {
       const logger = createCliLogger(cliEnv().logLevel ?? 'info')
       if ((options.workers ?? 1) > 1 && cluster.isPrimary) {
         const config = await readConfig(command.optsWithGlobals() as GlobalOptions)
@@ -69,7 +76,14 @@ export function serverCommand(io: Io): Command {
       const [{ startServer }, { createDashboard }] = await Promise.all([import('../../server/serve.js'), import('../../server/dashboard/index.js')])
       try {
         await withHub(
-          { ...(command.optsWithGlobals() as GlobalOptions), longRunning: true, whileModelLoads: 'full-text', packs, metrics: true },
+          {
+            ...(command.optsWithGlobals() as GlobalOptions),
+            longRunning: true,
+            whileModelLoads: 'full-text',
+            packs,
+            metrics: true,
+            ...(options.embedThreads === undefined ? {} : { embedThreads: options.embedThreads }),
+          },
           async (hub) => {
             // Found once at start; every /mcp request (each gets its own MCP server) shares hub.packs and its index cache.
             const { packs } = await hub.packs.discover()

@@ -10,12 +10,9 @@
 import { Hono } from 'hono'
 import type { KnowHub } from '../../app/open.js'
 import type { Authenticator } from '../../auth/authenticate.js'
-import { createSessionService, type SessionService } from '../../auth/sessions.js'
-import { createTokenAdmin } from '../../auth/token-admin.js'
+import type { SessionService } from '../../auth/sessions.js'
 import { KnowHubError, isKnowHubError } from '../../core/errors.js'
 import type { PackService } from '../../packs/service.js'
-import { createSecretReveal } from '../../resources/reveal.js'
-import { dashboardStore } from '../../store/dashboard.js'
 import type { DashboardMount } from '../app.js'
 import { readJson, type AppEnv } from '../http.js'
 import { assetResponse, DEFAULT_ASSETS_DIR, docsAssets, loadBundle, shellPage } from './assets.js'
@@ -27,7 +24,8 @@ import { createCsrfTokens, readCookie, SESSION_COOKIE, sessionAuthenticator, ses
 export { createLatencyWindow, timedSearch, type LatencyWindow } from './latency.js'
 
 export interface DashboardOptions {
-  hub: Pick<KnowHub, 'knowledge' | 'resources' | 'slim' | 'tokens' | 'store' | 'llm'>
+  /** The services the dashboard calls, built by `openKnowHub`. */
+  hub: Pick<KnowHub, 'knowledge' | 'resources' | 'slim' | 'admin' | 'sessions' | 'reveal' | 'llm'> & Partial<Pick<KnowHub, 'users'>>
   /** Knowledge packs for the packs page (none: the page says so). */
   packs?: PackService | undefined
   /** The API's authenticator: the dashboard resolves its sessions through it. */
@@ -97,9 +95,8 @@ export function createDashboard(options: DashboardOptions): DashboardMount {
     new Response(`${missing?.message ?? 'The dashboard bundle is missing'}\n`, { status: 503, headers: { 'content-type': 'text/plain; charset=utf-8' } })
   const docs = docsAssets()
   const csrf = createCsrfTokens()
-  const sessions = createSessionService({ db: options.hub.store.db, tokens: options.hub.tokens })
-  const store = dashboardStore(options.hub.store.db)
   const { hub } = options
+  const { sessions } = hub
   const latency = options.latency ?? createLatencyWindow()
 
   const routes = new Hono<AppEnv>()
@@ -121,14 +118,13 @@ export function createDashboard(options: DashboardOptions): DashboardMount {
       knowledge: timedSearch(hub.knowledge, latency),
       resources: hub.resources,
       slim: hub.slim,
-      tokens: createTokenAdmin(hub.tokens),
+      tokens: hub.admin.tokens,
       packs: options.packs,
-      reveal: createSecretReveal({ resources: hub.resources }),
-      stats: store,
+      users: hub.users,
+      reveal: hub.reveal,
       llm: hub.llm !== undefined,
       latency,
       csrf,
-      now: () => new Date(),
     }),
   )
   return {

@@ -8,16 +8,15 @@
 import { Hono } from 'hono'
 import { z } from 'zod'
 import { KnowHubError } from '../../core/errors.js'
-import { requirePermission, visibleScopes, type Principal } from '../../core/principal.js'
+import type { Principal } from '../../core/principal.js'
 import { parseWith } from '../../core/validate.js'
+import type { AdminService } from '../../admin/admin.js'
 import type { KnowledgeService } from '../../knowledge/service.js'
 import type { SlimService } from '../../knowledge/slim.js'
 import type { PackService } from '../../packs/service.js'
 import type { SecretReveal } from '../../resources/reveal.js'
 import type { ResourceService } from '../../resources/service.js'
-import { authorize } from '../../auth/policy.js'
-import type { TokenAdmin } from '../../auth/token-admin.js'
-import type { DashboardStore } from '../../store/dashboard.js'
+import type { UsersService } from '../../users/profile.js'
 import { caller, queryObject, queryParam, readJson, type AppEnv } from '../http.js'
 import { knowledgeRoutes } from '../routes/knowledge.js'
 import { knowledgeFolderRoutes } from '../routes/knowledge-folder.js'
@@ -28,17 +27,17 @@ export interface DashboardServices {
   knowledge: KnowledgeService
   resources: ResourceService
   slim: SlimService
-  /** Token administration by role (the hub operator: every token; an org admin: its org's). */
-  tokens: TokenAdmin
+  /** Token administration by role (the hub operator: every token; an org admin: its org's): the API's own, `hub.admin.tokens`. */
+  tokens: AdminService['tokens']
   reveal: SecretReveal
-  stats: Pick<DashboardStore, 'overview'>
   /** Knowledge packs; absent: the packs page says none are configured. */
   packs?: PackService | undefined
+  /** Users' profiles (the profile page); absent: not served. */
+  users?: UsersService | undefined
   /** Whether an LLM is configured (evolve is offered only then). */
   llm: boolean
   latency: LatencyWindow
   csrf: CsrfTokens
-  now: () => Date
 }
 
 const ResourceTarget = z.strictObject({ id: z.string().min(1).max(512), owner: z.string().max(200).optional() })
@@ -106,13 +105,10 @@ function packsOf(s: DashboardServices, principal: Principal): PackService {
 
 function tokenRoutes(s: DashboardServices): Hono<AppEnv> {
   const app = new Hono<AppEnv>()
-  app.use('*', async (c, next) => {
-    authorize(caller(c).principal, 'tokens.manage')
-    await next()
-  })
+  // Each operation checks the role table's tokens.manage first (src/auth/token-admin.ts), as for /api/tokens.
   app.get('/', async (c) => c.json({ items: await s.tokens.list(caller(c).principal) }))
   // Never `local` here: a hub:admin token is minted only by the CLI on the server's machine.
-  app.post('/', async (c) => c.json(await s.tokens.create(await readJson(c), { principal: caller(c).principal }), 201))
+  app.post('/', async (c) => c.json(await s.tokens.create(await readJson(c), caller(c).principal, { local: false }), 201))
   app.post('/:id/revoke', async (c) => c.json(await s.tokens.revoke(c.req.param('id'), caller(c).principal)))
   return app
 }
@@ -134,17 +130,15 @@ export function dashboardDataRoutes(s: DashboardServices): Hono<AppEnv> {
       features: { llm: s.llm, packs: s.packs !== undefined },
     })
   })
-  app.get('/overview', async (c) => {
-    const { principal } = caller(c)
-    requirePermission(principal, 'read')
-    const since = new Date(s.now().getTime() - 30 * 24 * 3600 * 1000)
-    return c.json({ ...(await s.stats.overview(visibleScopes(principal), since)), search_latency_ms: s.latency.summary() })
-  })
+  app.get('/overview', async (c) => c.json({ ...(await s.knowledge.overview(caller(c).principal)), search_latency_ms: s.latency.summary() }))
   // The knowledge folder's zip (the overview's download button), before `/knowledge/:id`.
   app.route('/knowledge/folder', knowledgeFolderRoutes({ knowledge: s.knowledge }))
   app.route('/knowledge', knowledgeRoutes({ knowledge: s.knowledge, resources: s.resources, slim: s.slim }))
   app.route('/resources', resourceRoutes(s))
   app.route('/packs', packRoutes(s))
   app.route('/tokens', tokenRoutes(s))
+  // A user's profile, current view (the profile page): the same service and rule as GET /api/users/{id}/profile.
+  const users = s.users
+  if (users) app.get('/users/:id/profile', async (c) => c.json(await users.profile(caller(c).principal, c.req.param('id'))))
   return app
 }

@@ -1,9 +1,9 @@
 /**
  * `GET /api/status`, `/api/tokens` (create, list, revoke), `POST /api/reown` and `POST /api/admin/backup`: the admin operations of a
- * server (src/app/admin.ts checks each against src/auth/policy.ts's role × action table).
+ * server (src/admin/admin.ts checks each against src/auth/policy.ts's role × action table).
  */
 import { Hono } from 'hono'
-import type { AdminService } from '../../app/admin.js'
+import type { AdminService } from '../../admin/admin.js'
 import { caller, readJson, type AppEnv } from '../http.js'
 
 /** The admin routes, mounted at `/api`. */

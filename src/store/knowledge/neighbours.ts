@@ -31,7 +31,8 @@ export interface KnowledgeNeighbourQueries {
  * const { traceNeighbours } = neighbourQueries({ db, getDialect })
  * const around = await traceNeighbours(['knowledge-20260101000000-abcd'], visibleScopes(principal))
  */
-export function neighbourQueries({ db }: KnowledgeContext, textIndex?: SyncedTextIndex): KnowledgeNeighbourQueries {
+export function neighbourQueries({ db, reads }: KnowledgeContext, textIndex?: SyncedTextIndex): KnowledgeNeighbourQueries {
+  const reader = reads ?? db
   return {
     async traceNeighbours(ids, visible, validity) {
       if (ids.length === 0) return []
@@ -53,7 +54,7 @@ export function neighbourQueries({ db }: KnowledgeContext, textIndex?: SyncedTex
                 AND m.created_at ${compare} c.created_at)
           ORDER BY n.id)`
       }
-      const rows = await db.query<{ id: string; previous: string[]; next: string[] }>(sql`
+      const rows = await reader.query<{ id: string; previous: string[]; next: string[] }>(sql`
         SELECT c.id, ${place('previous')} AS previous, ${place('next')} AS next
         FROM knowledge c
         WHERE c.id = ANY(${ids}::text[]) AND c.status = 'active' AND c.scopes && ${visible}::text[]${valid('c')}

@@ -164,7 +164,8 @@ function copyRecord(r: KnowledgeRecord): KnowledgeRecord {
  * const records = recordQueries({ db, getDialect })
  * const entry = await records.get(id, visibleScopes(principal))
  */
-export function recordQueries({ db, getDialect }: KnowledgeContext, cached?: CachedRecords): KnowledgeRecordQueries {
+export function recordQueries({ db, getDialect, reads: replicaReads }: KnowledgeContext, cached?: CachedRecords): KnowledgeRecordQueries {
+  const reads = replicaReads ?? db
   /** An UPDATE of one visible entry, returning it. */
   const updateVisible = async (id: string, visible: readonly string[], set: Sql) => {
     const rows = await db.query(sql`UPDATE knowledge k SET ${set} WHERE k.id = ${id} AND k.scopes && ${visible}::text[] RETURNING ${COLUMNS}`)
@@ -184,14 +185,14 @@ export function recordQueries({ db, getDialect }: KnowledgeContext, cached?: Cac
 
     async get(id, visible) {
       if (reader) return (await reader.getMany([id], visible))[0]
-      const rows = await db.query(sql`SELECT ${COLUMNS} FROM knowledge k WHERE k.id = ${id} AND k.scopes && ${visible}::text[]`)
+      const rows = await reads.query(sql`SELECT ${COLUMNS} FROM knowledge k WHERE k.id = ${id} AND k.scopes && ${visible}::text[]`)
       return rows[0] ? toRecord(rows[0]) : undefined
     },
 
     async getMany(ids, visible) {
       if (ids.length === 0) return []
       if (reader) return reader.getMany(ids, visible)
-      const rows = await db.query(sql`SELECT ${COLUMNS} FROM knowledge k WHERE k.id = ANY(${ids}::text[]) AND k.scopes && ${visible}::text[]`)
+      const rows = await reads.query(sql`SELECT ${COLUMNS} FROM knowledge k WHERE k.id = ANY(${ids}::text[]) AND k.scopes && ${visible}::text[]`)
       return rows.map(toRecord)
     },
 
@@ -202,7 +203,7 @@ export function recordQueries({ db, getDialect }: KnowledgeContext, cached?: Cac
     },
 
     async list(filter, limit, after) {
-      const rows = await db.query(sql`SELECT ${COLUMNS} FROM knowledge k WHERE ${filterSql(filter)}${olderThan(after)}
+      const rows = await reads.query(sql`SELECT ${COLUMNS} FROM knowledge k WHERE ${filterSql(filter)}${olderThan(after)}
         ORDER BY k.created_at DESC, k.id DESC LIMIT ${limit}`)
       return rows.map(toRecord)
     },

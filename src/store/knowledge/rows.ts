@@ -68,6 +68,11 @@ export interface SearchDocument {
 export interface KnowledgeContext {
   db: Database
   getDialect: () => VectorDialect | undefined
+  /**
+   * Where searches, lists and reads go: read replicas when configured (src/store/replicas.ts,
+   * which keeps a caller that wrote on the primary), else `db`.
+   */
+  reads?: Queryable
 }
 
 /** The columns of a {@link KnowledgeRecord}, from `knowledge k`. */
@@ -146,7 +151,7 @@ export const TITLE_WEIGHT = 2
 const MAX_TERM_LENGTH = 200
 
 /** Weighted term frequencies of a document: title occurrences count {@link TITLE_WEIGHT}. */
-function termFrequencies(doc: SearchDocument): Map<string, number> {
+export function termFrequencies(doc: SearchDocument): Map<string, number> {
   const tf = new Map<string, number>()
   const add = (terms: readonly string[], weight: number) => {
     for (const term of terms) if (term.length > 0 && term.length <= MAX_TERM_LENGTH) tf.set(term, (tf.get(term) ?? 0) + weight)

@@ -4,7 +4,7 @@
  * frequencies, with the same formula and numbers as core's one scorer.
  */
 import { bm25, type Bm25 } from '../../core/text/index.js'
-import type { Database } from '../database.js'
+import type { Queryable } from '../database.js'
 import { sql, type Sql } from '../sql.js'
 import type { SyncedTextIndex } from '../text-sync.js'
 import {
@@ -99,7 +99,7 @@ export function rowsFirst(visibleDocs: number, tableRows: number): boolean {
  * `knowledge_scope_stats`, migration 0009: nothing outside them moves a score), candidates
  * bounded by {@link planTextQuery}.
  */
-async function searchTextSql(db: Database, query: TextQuery, filter: EntryFilter, limit: number, ranking: TextRanking): Promise<TextHits> {
+async function searchTextSql(db: Queryable, query: TextQuery, filter: EntryFilter, limit: number, ranking: TextRanking): Promise<TextHits> {
   // Document frequencies of the query terms and the collection size over the visible scopes: index lookups.
   const stats = await db.query<{ term: string; df: number }>(sql`SELECT t.term, sum(t.df)::int AS df
     FROM knowledge_scope_term t WHERE t.term = ANY(${query.terms}::text[]) AND t.scope = ANY(${filter.visible}::text[])
@@ -154,7 +154,8 @@ async function searchTextSql(db: Database, query: TextQuery, filter: EntryFilter
  * @example
  * const hits = await textQueries({ db, getDialect }).searchText({ terms: ['selenium'] }, { visible }, 20)
  */
-export function textQueries({ db }: KnowledgeContext, textIndex?: SyncedTextIndex): KnowledgeTextQueries {
+export function textQueries({ db, reads }: KnowledgeContext, textIndex?: SyncedTextIndex): KnowledgeTextQueries {
+  const reader = reads ?? db
   return {
     async searchText(query, filter, limit, ranking = DEFAULT_TEXT_RANKING) {
       return (await this.searchTextWithBound(query, filter, limit, ranking)).hits
@@ -162,7 +163,7 @@ export function textQueries({ db }: KnowledgeContext, textIndex?: SyncedTextInde
 
     async searchTextWithBound(query, filter, limit, ranking = DEFAULT_TEXT_RANKING) {
       if (query.terms.length === 0) return { hits: [], bound: 0 }
-      if (!textIndex) return searchTextSql(db, query, filter, limit, ranking)
+      if (!textIndex) return searchTextSql(reader, query, filter, limit, ranking)
       await textIndex.sync()
       return textIndex.index.searchWithBound(query.terms, filter, limit, ranking, query.boundTerms)
     },

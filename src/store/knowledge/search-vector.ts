@@ -27,7 +27,8 @@ export interface KnowledgeVectorQueries {
  * @example
  * const hits = await vectorQueries({ db, getDialect }).searchVector(queryVector, { visible }, 20)
  */
-export function vectorQueries({ db, getDialect }: KnowledgeContext, textIndex?: SyncedTextIndex): KnowledgeVectorQueries {
+export function vectorQueries({ db, getDialect, reads }: KnowledgeContext, textIndex?: SyncedTextIndex): KnowledgeVectorQueries {
+  const reader = reads ?? db
   return {
     async searchVector(vector, filter, limit) {
       const dialect = getDialect()
@@ -37,7 +38,7 @@ export function vectorQueries({ db, getDialect }: KnowledgeContext, textIndex?: 
         return textIndex.index.searchVector(vector, filter, limit)
       }
       const distance = dialect.distance(sql.raw('k.embedding'), dialect.param(vector))
-      const rows = await db.query<{ id: string; distance: number }>(sql`SELECT k.id, ${distance} AS distance
+      const rows = await reader.query<{ id: string; distance: number }>(sql`SELECT k.id, ${distance} AS distance
         FROM knowledge k
         WHERE k.embedding IS NOT NULL AND ${filterSql(filter)}
         ORDER BY distance LIMIT ${limit}`)

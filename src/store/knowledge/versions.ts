@@ -38,17 +38,18 @@ export async function keepCurrentVersion(q: Queryable, id: string, visible: read
  * @example
  * const history = await versionQueries({ db, getDialect }).versions(id)
  */
-export function versionQueries({ db }: KnowledgeContext): KnowledgeVersionQueries {
+export function versionQueries({ db, reads }: KnowledgeContext): KnowledgeVersionQueries {
+  const reader = reads ?? db
   return {
     async versions(id) {
-      const rows = await db.query(sql`SELECT version, task, content, types, tags, scopes, resource_ids, reason, created_at
+      const rows = await reader.query(sql`SELECT version, task, content, types, tags, scopes, resource_ids, reason, created_at
         FROM knowledge_version WHERE knowledge_id = ${id} ORDER BY version`)
       return rows.map((row) => ({ ...(row as unknown as KnowledgeVersion), created_at: new Date(row.created_at as string).toISOString() }))
     },
     async versionsOf(ids) {
       const out = new Map<string, KnowledgeVersion[]>()
       if (ids.length === 0) return out
-      const rows = await db.query(sql`SELECT knowledge_id, version, task, content, types, tags, scopes, resource_ids, reason, created_at
+      const rows = await reader.query(sql`SELECT knowledge_id, version, task, content, types, tags, scopes, resource_ids, reason, created_at
         FROM knowledge_version WHERE knowledge_id = ANY(${[...ids]}::text[]) ORDER BY knowledge_id, version`)
       for (const row of rows) {
         const { knowledge_id: id, ...rest } = row as unknown as KnowledgeVersion & { knowledge_id: string }

@@ -6,7 +6,7 @@
  * unknown ones. A route or tool without an entry fails the suite: add its case here.
  */
 import { expect } from 'vitest'
-import type { ApiResponse, Client } from '../helpers.js'
+import { client, type ApiResponse, type Client } from '../helpers.js'
 import type { Probe } from './world.js'
 import { allowed, otherOrg, type Actor, type Org, type Role, type World } from './world.js'
 
@@ -998,7 +998,129 @@ const laterCases: Record<string, RouteCase> = {
   },
 }
 
+/** A user of `org` with a token and one saved entry, for a real forget (the seeded actors stay). */
+async function throwawayUser(w: World, org: Org): Promise<string> {
+  const user = `gone-${Math.random().toString(36).slice(2, 8)}`
+  const made = await w.t.hub.tokens.create({ user, org, permissions: ['read', 'write'] })
+  const saved = await client(w.server.url, made.token).post('/api/knowledge', { task: `note of ${user}`, content: 'to be forgotten', types: ['plan'] })
+  expect(saved.status).toBe(201)
+  return user
+}
+
+/** A user's profile (issue 31), through the API or the dashboard: the user itself, its org admin, the hub operator. */
+function profileCase(surface: 'api' | 'ui'): RouteCase {
+  return async (p, w) => {
+    for (const actor of w.actors) {
+      const path = (user: string) => `/${surface === 'api' ? 'api' : 'ui'}/users/${user}/profile`
+      const c = surfaceOf(surface, actor)
+      const self = actor.principal.user!
+      await p.http(actor, surface, 'its own profile', path(self), () => c.get(path(self)), { status: 200 })
+      if (actor.role === 'operator') {
+        await p.http(actor, surface, 'a profile', path('writer-other'), () => c.get(path('writer-other')), { status: 200, cross: true })
+        continue
+      }
+      const org = orgOf(actor)
+      // Another org's user answers as an unknown one, for everybody; within the org, only the admin reads another user's.
+      await p.sameAsUnknown(
+        actor,
+        surface,
+        'read a profile',
+        { name: `writer-${otherOrg(org)}`, sent: path(`writer-${otherOrg(org)}`), run: () => c.get(path(`writer-${otherOrg(org)}`)) },
+        { name: 'ghost-user', sent: path('ghost-user'), run: () => c.get(path('ghost-user')) },
+        { status: 404, code: 'not_found' },
+      )
+      const colleague = actor.role === 'reader' ? `writer-${org}` : `reader-${org}`
+      await p.http(actor, surface, "a colleague's profile", path(colleague), () => c.get(path(colleague)), {
+        status: actor.role === 'admin' ? 200 : 404,
+      })
+    }
+  }
+}
+
+/** Issue 31: forget (org admins: their org's users; anyone else is an unknown user), purge (admins, within reach) and profiles. */
+const erasureCases: Record<string, RouteCase> = {
+  'DELETE /api/principals/:principal': async (p, w) => {
+    for (const actor of w.actors) {
+      const path = (user: string, dry = true) => `/api/principals/user:${user}${dry ? '?dry_run=true' : ''}`
+      if (!ADMINS[actor.role]) {
+        // A writer forgets nobody, not even itself or a user of its own org.
+        for (const user of [`writer-${actor.org}`, actor.principal.user!])
+          await p.http(actor, 'api', `forget ${user}`, path(user), () => actor.api.delete(path(user)), { status: 403, code: 'forbidden' })
+        continue
+      }
+      if (actor.role === 'operator') {
+        const r = await p.http(actor, 'api', 'operator forget (dry run)', path('writer-other'), () => actor.api.delete(path('writer-other')), {
+          status: 200,
+          cross: true,
+        })
+        expect(r.body.erased.entries).toBeGreaterThanOrEqual(2)
+        continue
+      }
+      const org = orgOf(actor)
+      const them = otherOrg(org)
+      for (const dry of [true, false])
+        await p.sameAsUnknown(
+          actor,
+          'api',
+          `forget (dry_run ${dry}) a user`,
+          { name: `writer-${them}`, sent: path(`writer-${them}`, dry), run: () => actor.api.delete(path(`writer-${them}`, dry)) },
+          { name: 'ghost-user', sent: path('ghost-user', dry), run: () => actor.api.delete(path('ghost-user', dry)) },
+          { status: 404, code: 'not_found' },
+        )
+      const own = await p.http(actor, 'api', 'forget its org writer (dry run)', path(`writer-${org}`), () => actor.api.delete(path(`writer-${org}`)), {
+        status: 200,
+      })
+      expect(own.body.erased.entries).toBeGreaterThanOrEqual(2)
+      // A real forget of a user of its org; the other org's admin cannot reach that user first.
+      const gone = await throwawayUser(w, org)
+      const stranger = w.actor('admin', them)
+      await p.http(stranger, 'api', 'forget the other org user', path(gone, false), () => stranger.api.delete(path(gone, false)), {
+        status: 404,
+        code: 'not_found',
+        cross: true,
+      })
+      const done = await p.http(actor, 'api', 'forget its org user', path(gone, false), () => actor.api.delete(path(gone, false)), { status: 200 })
+      expect(done.body.erased).toMatchObject({ entries: 1, tokens: 1 })
+    }
+    // Every seeded entry is still there.
+    for (const org of ['acme', 'other'] as const) expect((await w.actor('writer', org).api.get(`/api/knowledge/${w.data[org].private.id}`)).status).toBe(200)
+  },
+  'POST /api/admin/purge': async (p, w) => {
+    // An archived entry in each org: an org admin's purge reaches its own org's only.
+    const archived: Record<Org, string> = { acme: '', other: '' }
+    for (const org of ['acme', 'other'] as const) {
+      const writer = w.actor('writer', org)
+      const made = await writer.api.post('/api/knowledge', { task: `purge me ${org}`, content: 'old', types: ['plan'], scopes: [`org:${org}`] })
+      expect((await writer.api.post(`/api/knowledge/${made.body.id}/archive`)).status).toBe(200)
+      archived[org] = made.body.id as string
+    }
+    for (const actor of w.actors) {
+      const dry = { archived_older_than: '0m', dry_run: true }
+      if (!ADMINS[actor.role]) {
+        await p.http(actor, 'api', 'purge', dry, () => actor.api.post('/api/admin/purge', dry), { status: 403, code: 'forbidden' })
+        continue
+      }
+      const r = await p.http(actor, 'api', 'purge (dry run)', dry, () => actor.api.post('/api/admin/purge', dry), {
+        status: 200,
+        cross: actor.role === 'operator',
+      })
+      expect(r.body.reach).toBe(actor.role === 'operator' ? 'hub' : 'org')
+      expect(r.body.erased.archived).toBeGreaterThanOrEqual(1)
+    }
+    // The acme admin purges for good: acme's archived entry goes, the other org's stays.
+    const admin = w.actor('admin', 'acme')
+    const body = { archived_older_than: '0m' }
+    const r = await p.http(admin, 'api', 'purge', body, () => admin.api.post('/api/admin/purge', body), { status: 200 })
+    expect(r.body.erased.archived).toBeGreaterThanOrEqual(1)
+    expect((await w.actor('writer', 'acme').api.get(`/api/knowledge/${archived.acme}`)).status).toBe(404)
+    expect((await w.actor('writer', 'other').api.get(`/api/knowledge/${archived.other}`)).status).toBe(200)
+  },
+  'GET /api/users/:id/profile': profileCase('api'),
+  'GET /ui/users/:id/profile': profileCase('ui'),
+}
+
 export const ROUTE_CASES: Record<string, RouteCase> = {
+  ...erasureCases,
   ...metaCases,
   ...laterCases,
   ...knowledgeCases('api'),

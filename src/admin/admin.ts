@@ -1,21 +1,31 @@
 /**
- * What a server offers its administrators beside the knowledge API: the hub's status, its
- * API tokens, re-owning entries and backups (`/api/status`, `/api/tokens`, `/api/reown`,
- * `/api/admin/backup`). Who may do which, and how far, is src/auth/policy.ts's table: the hub
- * operator everything; an org admin its own org's tokens, reown within what it sees, and its
- * org's counts. The one-shot CLI uses them when a running server holds the embedded database
- * (`knowhub status`, `knowhub token create` beside `npm start`).
+ * The administration service: what a hub offers its administrators beside the knowledge API —
+ * the hub's status, its API tokens, re-owning entries and backups (`/api/status`, `/api/tokens`,
+ * `/api/reown`, `/api/admin/backup`, the dashboard's Tokens page, the CLI in process). Who may do
+ * which, and how far, is src/auth/policy.ts's table, checked here through `authorize`/`reach`
+ * (tokens: src/auth/token-admin.ts): the hub operator everything; an org admin its own org's
+ * tokens, reown within what it sees, and its org's counts. The composition root builds it once
+ * (`hub.admin`); every entry point calls it.
  */
 import { authorize } from '../auth/policy.js'
 import { createTokenAdmin, type TokenAdminCaller } from '../auth/token-admin.js'
+import type { TokenService } from '../auth/tokens.js'
 import type { HubStatus } from '../core/api.js'
 import { KnowHubError } from '../core/errors.js'
 import { ReownInput, type ReownResult } from '../core/knowledge.js'
 import { assertWritableScopes, memberScopes, visibleScopes, type Principal } from '../core/principal.js'
 import type { CreatedToken, TokenInfo } from '../core/tokens.js'
 import { parseWith } from '../core/validate.js'
-import { backupHub } from './backup.js'
-import type { KnowHub } from './open.js'
+import type { KnowledgeService } from '../knowledge/service.js'
+import type { BackupDeps } from './backup.js'
+
+/** What the admin service is built on (the composition root passes the hub's parts). */
+export interface AdminDeps extends BackupDeps {
+  /** The hub operator's status (see `hubStatus`). */
+  status(): Promise<HubStatus>
+  tokens: Pick<TokenService, 'create' | 'list' | 'revoke'>
+  knowledge: Pick<KnowledgeService, 'count' | 'reown'>
+}
 
 /** The admin operations of a server, each checked against the role × action table. */
 export interface AdminService {
@@ -29,26 +39,29 @@ export interface AdminService {
   }
   /** Re-owns or shares every entry of one owner within the caller's reach (the knowledge service's `reown`). */
   reown(input: unknown, principal: Principal): Promise<ReownResult>
-  /** A backup file of the embedded database, consistent while the server writes (`knowhub backup`); PostgreSQL: use pg_dump. */
-  backup(principal: Principal, caller?: string): Promise<Uint8Array>
+  /**
+   * A backup file of the embedded database, consistent while the server writes (`knowhub backup`); PostgreSQL: use pg_dump.
+   * `route`: where the audit of secret reads says it was taken (default the HTTP route; the CLI in process: `knowhub backup`).
+   */
+  backup(principal: Principal, caller?: string, route?: string): Promise<Uint8Array>
 }
 
 /**
- * The admin operations over an open hub.
+ * The admin operations over a hub's parts (`hub.admin`, built by `openKnowHub`).
  * @example
- * const admin = adminService(hub)
+ * const admin = createAdminService({ status: () => hub.status(), tokens, knowledge, store, resources, version: '0.1.0' })
  * await admin.tokens.create({ user: 'alice', org: 'acme' }, hub.config.principal, { local: true })
  */
-export function adminService(hub: Pick<KnowHub, 'status' | 'tokens' | 'knowledge' | 'store' | 'resources'>): AdminService {
-  const tokenAdmin = createTokenAdmin(hub.tokens)
+export function createAdminService(deps: AdminDeps): AdminService {
+  const tokenAdmin = createTokenAdmin(deps.tokens)
   return {
     async status(principal) {
-      if (authorize(principal, 'status') === 'hub') return { ...(await hub.status()), principal }
-      const { location: _location, llm, entries: _entries, ...rest } = await hub.status()
+      if (authorize(principal, 'status') === 'hub') return { ...(await deps.status()), principal }
+      const { location: _location, llm, entries: _entries, ...rest } = await deps.status()
       return {
         ...rest,
         reach: 'org',
-        entries: await hub.knowledge.count(visibleScopes(principal).filter((s) => s !== 'public')),
+        entries: await deps.knowledge.count(visibleScopes(principal).filter((s) => s !== 'public')),
         llm: llm ? { ...llm, usage: [] } : null,
         principal,
       }
@@ -69,11 +82,13 @@ export function adminService(hub: Pick<KnowHub, 'status' | 'tokens' | 'knowledge
         }
         if (input.scopes) assertWritableScopes(principal, input.scopes)
       }
-      return hub.knowledge.reown(raw, principal)
+      return deps.knowledge.reown(raw, principal)
     },
-    async backup(principal, caller) {
+    async backup(principal, caller, route = 'POST /api/admin/backup') {
       authorize(principal, 'backup')
-      return backupHub(hub, { principal, site: { via: 'backup', route: 'POST /api/admin/backup', caller } })
+      // Loaded on use: the backup code (store, zlib, migrations) is no part of a server's start.
+      const { backupHub } = await import('./backup.js')
+      return backupHub(deps, { principal, site: { via: 'backup', route, caller } })
     },
   }
 }

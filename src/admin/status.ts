@@ -1,5 +1,5 @@
 /**
- * `knowhub status` as data: where the data is, which embedder, the vector index state,
+ * `knowhub status` (the hub operator's `GET /api/status`) as data: where the data is, which embedder, the vector index state,
  * how many entries, and who the local principal is.
  */
 import type { HubStatus } from '../core/api.js'

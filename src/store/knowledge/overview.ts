@@ -1,10 +1,10 @@
 /**
- * SQL of the dashboard: the overview's counts (entries by type and scope, saves and
- * feedback per day — over what a principal sees only). The log of secret reads, the
- * dashboard's reveals among them, is in secret-reads.ts.
+ * SQL of the knowledge overview (the dashboard's first page): entries by status, type and
+ * scope, saves and feedback per day — over what a principal sees only. The knowledge
+ * service's `overview` (src/knowledge/overview.ts) runs it.
  */
-import type { Queryable } from './database.js'
-import { sql } from './sql.js'
+import type { Queryable } from '../database.js'
+import { sql } from '../sql.js'
 
 /** Counts over the entries a principal sees. */
 export interface KnowledgeOverviewCounts {
@@ -17,17 +17,17 @@ export interface KnowledgeOverviewCounts {
   feedback_per_day: { day: string; helpful: number; harmful: number }[]
 }
 
-export interface DashboardStore {
+export interface KnowledgeOverviewQueries {
   /** The overview of the entries whose scopes meet `visible`, days counted from `since`. */
   overview(visible: readonly string[], since: Date): Promise<KnowledgeOverviewCounts>
 }
 
 /**
- * The dashboard's queries over a database.
+ * The overview's queries over a database.
  * @example
- * const counts = await dashboardStore(store.db).overview(visibleScopes(principal), since)
+ * const counts = await overviewQueries(store.db).overview(visibleScopes(principal), since)
  */
-export function dashboardStore(db: Queryable): DashboardStore {
+export function overviewQueries(db: Queryable): KnowledgeOverviewQueries {
   return {
     async overview(visible, since) {
       const vis = [...visible]

@@ -1,19 +1,26 @@
 /**
- * Backups of the embedded database for the entry points: a backup of an open hub (the CLI in
- * this process, or `POST /api/admin/backup` on the server that holds the folder) and a restore
- * into a configured data folder (never through a server: it replaces the folder a server would
- * hold). The file format and every check are in src/store/backup.ts.
+ * Backups of the embedded database: a backup of an open hub (the CLI in this process, or
+ * `POST /api/admin/backup` on the server that holds the folder, through the admin service) and a
+ * restore into a configured data folder (never through a server: it replaces the folder a server
+ * would hold). The file format and every check are in src/store/backup.ts.
  */
 import { join } from 'node:path'
 import type { KnowHubConfig } from '../core/config.js'
 import { KnowHubError } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
 import type { Principal } from '../core/principal.js'
-import type { SecretReadSite } from '../resources/service.js'
+import type { ResourceService, SecretReadSite } from '../resources/service.js'
 import { createBackup, readBackup, restoreBackup, type BackupCounts, type BackupManifest, type RestoreOptions } from '../store/backup.js'
 import { EMBEDDED_DB_FOLDER } from '../store/lockfile.js'
-import type { KnowHub } from './open.js'
-import { packageVersion } from './version.js'
+import type { Store } from '../store/store.js'
+
+/** What a backup reads and records to: the store, the resources' audit, and the version written into the manifest. */
+export interface BackupDeps {
+  store: Pick<Store, 'db'>
+  resources: Pick<ResourceService, 'recordBackup'>
+  /** KnowHub's version (package.json), kept in the backup's manifest. */
+  version: string
+}
 
 /** What `knowhub backup` says about PostgreSQL. */
 export const PG_DUMP_HINT =
@@ -29,15 +36,12 @@ export const PG_RESTORE_HINT =
  * secret reads gets one row per resource with a secret, naming who took it (`who`; default the
  * local CLI).
  * @example
- * writeFileSync('kh.backup', await backupHub(hub))
+ * writeFileSync('kh.backup', await backupHub({ store, resources, version: '0.1.0' }))
  */
-export async function backupHub(
-  hub: Pick<KnowHub, 'store' | 'resources'>,
-  who: { principal?: Principal | undefined; site?: SecretReadSite | undefined } = {},
-): Promise<Uint8Array> {
-  if (hub.store.db.kind !== 'pglite') throw new KnowHubError('validation_error', `knowhub backup copies the embedded database; ${PG_DUMP_HINT}`)
-  const bytes = await createBackup(hub.store.db, { knowhubVersion: packageVersion() })
-  await hub.resources.recordBackup(who.principal, who.site ?? { via: 'backup', route: 'knowhub backup', caller: 'local' })
+export async function backupHub(deps: BackupDeps, who: { principal?: Principal | undefined; site?: SecretReadSite | undefined } = {}): Promise<Uint8Array> {
+  if (deps.store.db.kind !== 'pglite') throw new KnowHubError('validation_error', `knowhub backup copies the embedded database; ${PG_DUMP_HINT}`)
+  const bytes = await createBackup(deps.store.db, { knowhubVersion: deps.version })
+  await deps.resources.recordBackup(who.principal, who.site ?? { via: 'backup', route: 'knowhub backup', caller: 'local' })
   return bytes
 }
 
