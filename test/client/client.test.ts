@@ -275,6 +275,38 @@ describe('typed errors', () => {
   })
 })
 
+describe('validity in time (issue 31)', () => {
+  it('supersedes with a new entry, then searches now, as of before and with the history; a reader is refused', async () => {
+    const old = await kh.knowledge.save({
+      task: 'artifact registry of the ci',
+      content: 'artifacts go to nexus',
+      types: ['tool'],
+      scopes: ['org:cybertogether'],
+      valid_from: '2025-01-01',
+    })
+    const { superseded, current } = await kh.knowledge.supersede(old.id, {
+      by: {
+        task: 'artifact registry of the ci',
+        content: 'artifacts go to the github package registry',
+        types: ['tool'],
+        scopes: ['org:cybertogether'],
+        valid_from: '2026-02-01',
+      },
+    })
+    expect(superseded).toMatchObject({ id: old.id, superseded_by: current.id, valid_to: '2026-02-01T00:00:00.000Z' })
+    expect(current).toMatchObject({ supersedes: old.id, valid_from: '2026-02-01T00:00:00.000Z' })
+    const q = 'artifact registry ci'
+    expect((await kh.knowledge.search({ q })).results.map((r) => r.id)).toEqual([current.id])
+    expect((await kh.knowledge.search({ q, as_of: '2026-01-15' })).results.map((r) => r.id)).toEqual([old.id])
+    const history = await kh.knowledge.search({ q, include: ['superseded'], explain: true })
+    expect(history.results.find((r) => r.id === old.id)).toMatchObject({ superseded: true, superseded_by: current.id, explain: { superseded_by: current.id } })
+    const suggested = await kh.knowledge.update(current.id, { add_harmful_case: { reason: 'outdated' } })
+    expect(suggested.suggest).toMatchObject({ action: 'supersede', allowed: true })
+    await expect(reader.knowledge.supersede(current.id, { by: old.id })).rejects.toMatchObject({ code: 'forbidden' })
+    await expect(kh.knowledge.supersede(old.id, { by: current.id })).rejects.toMatchObject({ code: 'conflict' })
+  })
+})
+
 describe('users and erasure (#31)', () => {
   it('users.profile, admin.forget (dry run, then for good) and admin.purge round-trip with their schemas', async () => {
     const ops = await t.hub.tokens.create({ user: 'ops', permissions: ['read', 'write', 'admin', 'hub:admin'] })
