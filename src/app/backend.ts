@@ -99,6 +99,7 @@ export function servicesBackend(services: ToolServices, principal: Principal, op
       get: (id) => knowledge.get(id, me),
       versions: (id) => knowledge.versions(id, me),
       feedback: (id, body) => knowledge.feedback(id, body, me),
+      supersede: (id, input) => knowledge.supersede(id, input, me),
       batchFeedback: (body) => knowledge.batchFeedback(body, me),
       edit: (id, body) => knowledge.edit(id, body, me),
       archive: (id) => knowledge.archive(id, me),

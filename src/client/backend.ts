@@ -93,6 +93,7 @@ export function clientBackend(client: KnowHubClient, options: ClientBackendOptio
       get: (id) => mapped(() => k.get(id)),
       versions: async (id) => (await mapped(() => k.versions(id))).versions,
       feedback: (id, body) => mapped(() => k.update(id, body)),
+      supersede: (id, input) => mapped(() => k.supersede(id, input)),
       batchFeedback: (body) => mapped(() => k.batchUpdate(body)),
       edit: (id, body) => mapped(() => k.edit(id, body)),
       archive: (id) => mapped(() => k.archive(id)),

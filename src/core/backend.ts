@@ -30,6 +30,8 @@ import type {
   SaveKnowledgeInput,
   SearchInput,
   SearchResponse,
+  SupersedeInput,
+  SupersedeResult,
 } from './knowledge.js'
 import type { FolderFile, FolderImportQuery, FolderImportReport, FolderSyncInput, FolderSyncResult } from './knowledge-folder.js'
 import type { ListResourcesInput, Resource, ResourceListPage, SaveResourceInput, UpdateResourceInput } from './resources.js'
@@ -87,6 +89,8 @@ export interface KnowHubBackend {
     versions(id: string): Promise<KnowledgeVersion[]>
     /** `PUT /api/knowledge/{id}` (seed 003's knowledge_update: helpful/harmful case, score, evolve). */
     feedback(id: string, body: FeedbackInput): Promise<KnowledgeEntry>
+    /** `PUT /api/knowledge/{id}` with `supersede_with` (issue 31): closes entry `id` and links the one that replaces it. */
+    supersede(id: string, input: SupersedeInput): Promise<SupersedeResult>
     /** `POST /api/knowledge/batch_update` */
     batchFeedback(body: BatchFeedbackInput): Promise<BatchFeedbackResult>
     /** `PATCH /api/knowledge/{id}`: edits; the previous version is kept. */

@@ -36,6 +36,11 @@ export type EntryView = Pick<SearchResult, 'id' | 'task' | 'content' | 'types' |
   owner?: string
   status?: string
   version?: number
+  /** Not current (issue 31): superseded (when, by what) or expired; a model must not take it for today's fact. */
+  superseded?: true | boolean | undefined
+  superseded_by?: string | null | undefined
+  valid_to?: string | Date | null | undefined
+  expired?: true | boolean | undefined
 }
 
 /** One `<knowledge_entry>` element (no preamble: it sits inside {@link wrapEntries}). */
@@ -51,6 +56,10 @@ function entryElement(entry: EntryView): string {
     owner: entry.owner,
     status: entry.status === 'active' ? undefined : entry.status,
     version: entry.version,
+    superseded: entry.superseded ? 'true' : undefined,
+    superseded_by: entry.superseded ? (entry.superseded_by ?? undefined) : undefined,
+    valid_to: entry.superseded && entry.valid_to ? (entry.valid_to instanceof Date ? entry.valid_to.toISOString() : entry.valid_to) : undefined,
+    expired: entry.expired ? 'true' : undefined,
   })}>`
   const lines = [head, `Task: ${safe(entry.task)}`]
   const tags = Object.entries(entry.tags)

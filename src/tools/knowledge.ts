@@ -5,7 +5,7 @@
  * defaults as in seed 003, the logic on the server (the backend).
  */
 import { z } from 'zod'
-import { FeedbackCase, KnowledgeId, KnowledgeType, Score, Tags } from '../core/knowledge.js'
+import { FeedbackCase, KNOWLEDGE_INCLUDES, KnowledgeId, KnowledgeType, Score, Tags } from '../core/knowledge.js'
 import { Owner, Scope } from '../core/principal.js'
 import { ResourceContentType, ResourceId, ResourceMetadata, type Resource } from '../core/resources.js'
 import { neutralise } from '../core/wrap.js'
@@ -45,6 +45,18 @@ export const knowledgeSearch = defineTool({
       .describe(
         'hybrid (default): only entries related to the query on their own evidence. recall: also entries that merely follow a strong match — more to read, more that is unrelated (a top_k above 5 asks for recall too).',
       ),
+    as_of: z
+      .string()
+      .trim()
+      .min(1)
+      .max(64)
+      .optional()
+      .describe('What was true at this date (ISO, e.g. 2026-03-01) instead of now: entries superseded since then come back, newer ones are left out.'),
+    include: z
+      .array(z.enum(KNOWLEDGE_INCLUDES))
+      .max(KNOWLEDGE_INCLUDES.length)
+      .optional()
+      .describe('Also return entries that are no longer current, marked as such: superseded, expired.'),
   }),
   async handler(args, { backend }) {
     const response = await backend.knowledge.search({
@@ -53,6 +65,8 @@ export const knowledgeSearch = defineTool({
       min_score: args.min_score,
       ...(args.types ? { types: args.types } : {}),
       ...(args.mode === 'recall' ? { mode: 'recall' as const } : {}),
+      ...(args.as_of ? { as_of: args.as_of } : {}),
+      ...(args.include ? { include: args.include } : {}),
     })
     const text =
       response.count === 0

@@ -62,6 +62,33 @@ describe('knowhub knowledge commands', () => {
     expect((await run('import', file, '--on-conflict', 'skip')).stdout).toContain('imported 0, skipped 1')
   })
 
+  it('supersedes by hand: search answers with the current entry, --include superseded and --as-of give the history (#31)', async () => {
+    const saved = async (task: string, content: string, validFrom: string): Promise<string> => {
+      const result = await run('save', '--task', task, '--content', content, '--type', 'tool', '--valid-from', validFrom, '--json')
+      expect(result.code).toBe(0)
+      return (JSON.parse(result.stdout) as { id: string }).id
+    }
+    const jenkins = await saved('Which CI runs our builds', 'Builds run on Jenkins', '2025-01-10')
+    const actions = await saved('Which CI runs our builds', 'Builds run on GitHub Actions since the move', '2026-03-01')
+    const done = await run('supersede', jenkins, '--by', actions)
+    expect(done.code).toBe(0)
+    expect(done.stdout).toContain(`${jenkins} is superseded by ${actions}`)
+    const ids = async (...args: string[]): Promise<string[]> =>
+      (JSON.parse((await run('search', 'which CI runs builds', '--json', ...args)).stdout) as { results: Array<{ id: string }> }).results.map((r) => r.id)
+    expect(await ids()).toEqual([actions])
+    expect(await ids('--as-of', '2025-06-01')).toEqual([jenkins])
+    expect((await ids('--include', 'superseded')).sort()).toEqual([actions, jenkins].sort())
+    const history = await run('search', 'which CI runs builds', '--include', 'superseded')
+    expect(history.stdout).toMatch(new RegExp(`${jenkins}.*superseded by ${actions}`))
+    expect((await run('show', jenkins)).stdout).toContain(`superseded by ${actions}`)
+    // Superseding again, or by itself, is refused with a code; nothing changes.
+    const again = await run('supersede', jenkins, '--by', actions)
+    expect(again.code).toBe(1)
+    expect(again.stderr).toMatch(/error \[\w+\]/)
+    expect((await run('supersede', actions, '--by', actions)).code).toBe(1)
+    expect(await ids()).toEqual([actions])
+  })
+
   it('reports bad import lines by number and imports nothing by default', async () => {
     const file = join(env.dir, 'bad.jsonl')
     writeFileSync(file, '{"id": "x"}\nnot json\n')

@@ -109,6 +109,29 @@ describe('knowledge tools on a real hub', () => {
     expect(none.text).toBe('No knowledge found for "quantum pastry recipes" (min_score 3).')
   })
 
+  it('knowledge_search answers with current knowledge; as_of and include give the history, marked as not current in the text (#31)', async () => {
+    const tools = kit()
+    const old = await hub.knowledge.save(
+      { task: 'Which CI runs our builds', content: 'Builds run on Jenkins', types: ['tool'], valid_from: '2025-01-10' },
+      PRINCIPAL,
+    )
+    const now = await hub.knowledge.save(
+      { task: 'Which CI runs our builds', content: 'Builds run on GitHub Actions', types: ['tool'], valid_from: '2026-03-01' },
+      PRINCIPAL,
+    )
+    await localBackend(hub, PRINCIPAL).knowledge.supersede(old.id, { by: now.id })
+    const ids = (result: { data?: unknown }) => (result.data as SearchResponse).results.map((r) => r.id)
+    const current = await tools.callTool('knowledge_search', { query: 'which CI runs our builds' })
+    expect(ids(current)).toEqual([now.id])
+    expect(current.text).not.toContain('superseded=')
+    const before = await tools.callTool('knowledge_search', { query: 'which CI runs our builds', as_of: '2025-06-01' })
+    expect(ids(before)).toEqual([old.id])
+    const history = await tools.callTool('knowledge_search', { query: 'which CI runs our builds', include: ['superseded'] })
+    expect(ids(history).sort()).toEqual([old.id, now.id].sort())
+    expect(history.text).toMatch(new RegExp(`<knowledge_entry id="${old.id}"[^>]* superseded="true" superseded_by="${now.id}" valid_to="2026-03-01`))
+    await expect(tools.callTool('knowledge_search', { query: 'ci', include: ['deleted'] })).rejects.toSatisfy(isKnowHubError)
+  })
+
   it('knowledge_update and knowledge_batch_update record feedback; errors carry the service code', async () => {
     const tools = kit()
     const a = (await tools.callTool('knowledge_save', { task: 'A', content: 'a', types: ['tool'] })).data as KnowledgeEntry

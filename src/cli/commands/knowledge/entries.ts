@@ -35,6 +35,9 @@ function printEntry(io: Io, entry: KnowledgeEntry): void {
   if (Object.keys(entry.tags).length > 0) io.out(`tags:    ${JSON.stringify(entry.tags)}`)
   if (entry.resource_ids.length > 0) io.out(`resources: ${entry.resource_ids.join(', ')}`)
   if (entry.merged_into) io.out(`merged into: ${entry.merged_into}`)
+  io.out(
+    `valid:   from ${entry.valid_from}${entry.valid_to ? ` to ${entry.valid_to}` : ''}${entry.superseded_by ? `, superseded by ${entry.superseded_by}` : ''}${entry.supersedes ? `, supersedes ${entry.supersedes}` : ''}${entry.expires_at ? `, expires ${entry.expires_at}` : ''}`,
+  )
   io.out(`created: ${entry.created_at}  updated: ${entry.updated_at}`)
   io.out('')
   io.out(entry.content)
@@ -56,6 +59,8 @@ export function saveCommand(io: Io): Command {
     .option('--source-category <category>', 'source category (paper, exp, skill, book…)', 'exp')
     .option('--url <url>', 'a source URL (repeatable)', collect, [])
     .option('--resource <id>', 'a referenced resource id (repeatable)', collect, [])
+    .option('--valid-from <date>', 'when the fact became true (ISO date; default: now)')
+    .option('--expires <date>', 'when it leaves search and the agent context (ISO date)')
     .option('--json', 'print JSON')
     .addHelpText('after', '\nExample:\n  knowhub save --task "Log in to site A" --content "Use the test account" --type tool --scope org:acme')
     .action(async (options, command: Command) => {
@@ -70,6 +75,8 @@ export function saveCommand(io: Io): Command {
           score: options.score,
           source: { name: options.sourceName ?? '', category: options.sourceCategory, urls: options.url },
           resource_ids: options.resource,
+          ...(options.validFrom ? { valid_from: options.validFrom } : {}),
+          ...(options.expires ? { expires_at: options.expires } : {}),
         }),
       )
       if (options.json) printJson(io, entry)

@@ -41,6 +41,27 @@ export function feedbackCommand(io: Io): Command {
     })
 }
 
+/**
+ * `knowhub supersede OLD --by NEW [--valid-to DATE]` (issue 31): entry OLD stops being current
+ * (its `valid_to` is set, `superseded_by` names NEW); search answers with NEW from then on, and
+ * `search --include superseded` or `--as-of` still finds OLD.
+ */
+export function supersedeCommand(io: Io): Command {
+  return serverOptions(new Command('supersede'))
+    .description('Mark an entry as replaced by another (it leaves search; --include superseded or --as-of still find it)')
+    .argument('<old>', 'the id of the entry that is no longer true')
+    .requiredOption('--by <id>', 'the id of the entry that replaces it')
+    .option('--valid-to <date>', 'when the old entry stopped being true (default: when the new one started, else now)')
+    .option('--json', 'print JSON')
+    .action(async (old: string, options, command: Command) => {
+      const { superseded, current } = await withSession(sessionOptions(command), io, (session) =>
+        session.knowledge.supersede(old, { by: options.by, ...(options.validTo ? { valid_to: options.validTo } : {}) }),
+      )
+      if (options.json) return printJson(io, { superseded, current })
+      io.out(`${superseded.id} is superseded by ${current.id} (valid until ${superseded.valid_to ?? 'now'})`)
+    })
+}
+
 /** `knowhub evolve ID --feedback TEXT`: the LLM rewrites the content (owner or admin); the previous version is kept. */
 export function evolveCommand(io: Io): Command {
   return serverOptions(new Command('evolve'))

@@ -6,7 +6,7 @@ import { withSession } from '../../context.js'
 import { csv, intOption, serverOptions, sessionOptions } from '../../options.js'
 import { oneLine, printJson, type Io } from '../../output.js'
 
-/** `knowhub search QUERY [--top-k] [--types] [--mode] [--explain]`. */
+/** `knowhub search QUERY [--top-k] [--types] [--mode] [--explain] [--as-of] [--include]`. */
 export function searchCommand(io: Io): Command {
   return serverOptions(new Command('search'))
     .description('Search knowledge (hybrid full-text + vector, then quality rerank)')
@@ -22,6 +22,8 @@ export function searchCommand(io: Io): Command {
     .option('--no-rerank', 'order by relevance only (skip the quality rerank)')
     .option('--explain', 'show each stage’s scores')
     .addOption(new Option('--routing <mode>', 'semantic routing by the LLM for this search (default: search.routing)').choices(['off', 'llm']))
+    .option('--as-of <date>', 'what was valid at this date (ISO, e.g. 2026-03-01) instead of now')
+    .option('--include <list>', 'also return entries that are not current: superseded, expired (comma-separated)', csv)
     .option('--json', 'print JSON (the API’s response shape)')
     .action(async (query: string, options, command: Command) => {
       const response = await withSession({ ...sessionOptions(command), embeds: options.mode !== 'fulltext' }, io, (session) =>
@@ -34,13 +36,20 @@ export function searchCommand(io: Io): Command {
           rerank: options.rerank,
           explain: Boolean(options.explain),
           ...(options.routing ? { routing: options.routing } : {}),
+          ...(options.asOf ? { as_of: options.asOf } : {}),
+          ...(options.include ? { include: options.include } : {}),
         }),
       )
       if (options.json) return printJson(io, response)
       if (response.routing) io.out(`routing: ${response.routing.status}${response.routing.reason ? ` (${response.routing.reason})` : ''}`)
       if (response.count === 0) return io.out('no results')
       response.results.forEach((r, i) => {
-        io.out(`${i + 1}. ${r.id}  quality ${r.quality_score}  [${r.types.join(', ')}]`)
+        const history = r.superseded
+          ? `  superseded${r.superseded_by ? ` by ${r.superseded_by}` : ''}${r.valid_to ? ` on ${r.valid_to}` : ''}`
+          : r.expired
+            ? '  expired'
+            : ''
+        io.out(`${i + 1}. ${r.id}  quality ${r.quality_score}  [${r.types.join(', ')}]${history}`)
         io.out(`   ${oneLine(r.task)}`)
         io.out(`   ${oneLine(r.content)}`)
         if (r.explain) io.out(`   explain: ${JSON.stringify(r.explain)}`)
