@@ -20,12 +20,22 @@ import {
 } from '../core/agent.js'
 import { Deleted, Health, HubStatus, OpenApiDocument } from '../core/api.js'
 import { GoalTree, type GoalRequest } from '../core/goals.js'
-import type { BatchFeedbackInput, EditKnowledgeInput, FeedbackInput, ListInput, SaveKnowledgeInput, SearchInput } from '../core/knowledge.js'
+import type {
+  BatchFeedbackInput,
+  EditKnowledgeInput,
+  FeedbackInput,
+  ListInput,
+  SaveKnowledgeInput,
+  SearchInput,
+  SupersedeInput,
+  SupersedeResult,
+} from '../core/knowledge.js'
 import type { ImportQuery, ReownInput } from '../core/knowledge.js'
 import {
   BatchFeedbackResult,
   ImportReport,
   KnowledgeEntry,
+  FeedbackResponse,
   KnowledgeEntryView,
   KnowledgeListPage,
   KnowledgeVersions,
@@ -146,7 +156,7 @@ function callOptions<T extends CallOptions>(options: T | undefined): CallOptions
 /** Feedback that only sets the score can be repeated safely; added cases and evolutions cannot. */
 function feedbackRetry(body: FeedbackInput): 'idempotent' | 'unsafe' {
   const record = body as Record<string, unknown>
-  const additive = ['add_helpful_case', 'add_harmful_case', 'evolve_feedback'].some((key) => record[key] !== undefined)
+  const additive = ['add_helpful_case', 'add_harmful_case', 'evolve_feedback', 'supersede_with'].some((key) => record[key] !== undefined)
   return additive ? 'unsafe' : 'idempotent'
 }
 
@@ -208,7 +218,24 @@ function knowledgeCalls(call: Call) {
      * Retried after network errors only when it just sets the score: a repeated case would count twice.
      */
     update: async (id: string, input: FeedbackInput, opts?: CallOptions) =>
-      call({ method: 'PUT', path: knowledgePath(id), body: input, retry: feedbackRetry(input), schema: KnowledgeEntry }, opts),
+      call({ method: 'PUT', path: knowledgePath(id), body: input, retry: feedbackRetry(input), schema: FeedbackResponse }, opts),
+    /**
+     * Supersedes entry `id` (issue 31; `PUT /api/knowledge/{id}` with `supersede_with`): `by` is the
+     * id of the entry that holds now, or a new entry's body (saved in the same transaction);
+     * `valid_to`, when the old one stopped being true. Owner or admin of both.
+     * @example
+     * const { superseded, current } = await kh.knowledge.supersede(oldId, { by: newId })
+     */
+    supersede: async (id: string, input: SupersedeInput, opts?: CallOptions): Promise<SupersedeResult> => {
+      const body: FeedbackInput = { supersede_with: input.by, ...(input.valid_to ? { valid_to: input.valid_to } : {}) }
+      const {
+        current,
+        suggest: _suggest,
+        ...superseded
+      } = await call({ method: 'PUT', path: knowledgePath(id), body, retry: 'unsafe', schema: FeedbackResponse }, opts)
+      if (!current) throw new KnowHubClientError('internal_error', 'The server answered a supersession without the entry that supersedes', {})
+      return { superseded, current }
+    },
     /** `POST /api/knowledge/batch_update`: helpful/harmful feedback on many entries; one result per item. */
     batchUpdate: async (input: BatchFeedbackInput, opts?: CallOptions) =>
       call({ method: 'POST', path: '/api/knowledge/batch_update', body: input, retry: 'unsafe', schema: BatchFeedbackResult }, opts),

@@ -191,15 +191,49 @@ export const ReownResult = z.object({
 })
 export type ReownResult = z.infer<typeof ReownResult>
 
-/** Feedback on one entry: the body of `PUT /api/knowledge/{id}` (seed 003). `null` counts as absent. */
+/**
+ * What supersedes an entry (issue 31): the id of an existing entry, or the body of a new one
+ * (as `POST /api/knowledge` takes it), saved in the same transaction.
+ */
+export const SupersedeWith = z.union([KnowledgeId, SaveKnowledgeInput])
+export type SupersedeWith = z.input<typeof SupersedeWith>
+
+/**
+ * A supersession (issue 31): entry `by` (an id, or a new entry's body) replaces the entry named
+ * in the call; `valid_to`, when the old one stopped being true (default: when the new one
+ * started, if later than the old one's start, else now).
+ * @example
+ * SupersedeInput.parse({ by: 'knowledge-20260305120000-a1b2' })
+ * SupersedeInput.parse({ by: { task: 'CI', content: 'We use GitHub Actions', types: ['tool'] }, valid_to: '2026-03-01' })
+ */
+export const SupersedeInput = z.strictObject({
+  by: SupersedeWith,
+  valid_to: nullAsAbsent(InstantInput),
+})
+export type SupersedeInput = z.input<typeof SupersedeInput>
+
+const FEEDBACK_FIELDS = 'add_helpful_case, add_harmful_case, update_score, evolve_feedback or supersede_with'
+
+/**
+ * Feedback on one entry: the body of `PUT /api/knowledge/{id}` (seed 003). `null` counts as
+ * absent. `supersede_with` (issue 31) closes the entry and links the one that replaces it (an
+ * id, or a new entry's body), with `valid_to` optional: it goes without the feedback fields.
+ */
 export const FeedbackInput = z
   .strictObject({
     add_helpful_case: nullAsAbsent(FeedbackCase),
     add_harmful_case: nullAsAbsent(FeedbackCase),
     update_score: nullAsAbsent(Score),
     evolve_feedback: nullAsAbsent(z.string().min(1).max(10_000)),
+    supersede_with: nullAsAbsent(SupersedeWith),
+    valid_to: nullAsAbsent(InstantInput),
   })
-  .refine((v) => Object.values(v).some((x) => x !== undefined), 'give at least one of add_helpful_case, add_harmful_case, update_score, evolve_feedback')
+  .refine((v) => Object.values(v).some((x) => x !== undefined), `give at least one of ${FEEDBACK_FIELDS}`)
+  .refine((v) => v.valid_to === undefined || v.supersede_with !== undefined, { message: 'valid_to goes with supersede_with', path: ['valid_to'] })
+  .refine((v) => v.supersede_with === undefined || [v.add_helpful_case, v.add_harmful_case, v.update_score, v.evolve_feedback].every((x) => x === undefined), {
+    message: 'supersede_with goes alone (with valid_to): give feedback in another request',
+    path: ['supersede_with'],
+  })
 export type FeedbackInput = z.input<typeof FeedbackInput>
 
 /** The body of `POST /api/knowledge/batch_update` (seed 003). A `case` of `null` counts as absent. */
@@ -248,6 +282,30 @@ export const KnowledgeEntry = z.object({
 })
 export type KnowledgeEntry = z.output<typeof KnowledgeEntry>
 
+/** What a supersession did: the closed entry and the entry that supersedes it, as they are now. */
+export const SupersedeResult = z.object({ superseded: KnowledgeEntry, current: KnowledgeEntry })
+export type SupersedeResult = z.output<typeof SupersedeResult>
+
+/**
+ * What a harmful case with `reason: "outdated"` offers (issue 31): superseding the entry, and
+ * whether the caller may (the rule of edit), and how.
+ */
+export const FeedbackSuggestion = z.object({
+  action: z.literal('supersede'),
+  reason: z.literal('outdated'),
+  allowed: z.boolean(),
+  how: z.string(),
+})
+export type FeedbackSuggestion = z.output<typeof FeedbackSuggestion>
+
+/**
+ * The answer of `PUT /api/knowledge/{id}`: the entry as it is now, with `current` (the entry
+ * that supersedes it) after `supersede_with`, and `suggest` after a harmful case whose reason
+ * is `outdated`.
+ */
+export const FeedbackResponse = KnowledgeEntry.extend({ current: KnowledgeEntry.optional(), suggest: FeedbackSuggestion.optional() })
+export type FeedbackResponse = z.output<typeof FeedbackResponse>
+
 /**
  * An entry as the API answers it: with `resources` (the referenced resources the caller
  * can see, never their secrets) when asked for with `expand=resources`.
@@ -288,6 +346,29 @@ export const KnowledgeExportLine = KnowledgeEntry.extend({
 })
 export type KnowledgeExportLine = z.output<typeof KnowledgeExportLine>
 
+/**
+ * What a search or list adds to the current entries (issue 31): `superseded` (the history:
+ * entries another one superseded) and `expired` (entries past their `expires_at`).
+ */
+export const KNOWLEDGE_INCLUDES = ['superseded', 'expired'] as const
+export const KnowledgeInclude = z.enum(KNOWLEDGE_INCLUDES)
+export type KnowledgeInclude = z.infer<typeof KnowledgeInclude>
+
+/** `include` as a list or a comma-separated string (`include=superseded,expired`). */
+const Includes = z
+  .union([z.string(), z.array(z.string())])
+  .transform((value) => (Array.isArray(value) ? value : value.split(',')).map((s) => s.trim()).filter(Boolean))
+  .pipe(z.array(z.enum(KNOWLEDGE_INCLUDES, { error: (issue) => `unknown include "${String(issue.input)}" (expected ${KNOWLEDGE_INCLUDES.join(', ')})` })))
+
+/**
+ * Whether an entry is current at `now`: not superseded (`valid_to` null) and not expired.
+ * @example
+ * isCurrentAt({ valid_to: null, expires_at: '2026-01-01T00:00:00Z' }, new Date('2026-06-01')) // false: expired
+ */
+export function isCurrentAt(entry: { valid_to: Date | string | null; expires_at: Date | string | null }, now: Date): boolean {
+  return entry.valid_to === null && (entry.expires_at === null || new Date(entry.expires_at).getTime() > now.getTime())
+}
+
 /** Query of `GET /api/knowledge/search` (seed 003), parsed. */
 export const SearchInput = z.strictObject({
   q: z.string().trim().min(1, 'q is required').max(10_000),
@@ -304,6 +385,13 @@ export const SearchInput = z.strictObject({
   rerank: z.boolean().default(true),
   /** Semantic routing for this request (overrides `search.routing`). */
   routing: z.enum(['off', 'llm']).optional(),
+  /**
+   * What was valid at this date instead of now (issue 31): entries with `valid_from <= as_of`
+   * that were not superseded (`valid_to`) nor expired by then.
+   */
+  as_of: InstantInput.optional(),
+  /** Also `superseded` entries (the history) and/or `expired` ones, each marked in its result. */
+  include: Includes.optional(),
 })
 export type SearchInput = z.input<typeof SearchInput>
 
@@ -358,6 +446,12 @@ export const SearchExplain = z.object({
    */
   neighbour_of: z.string().optional(),
   neighbour_lift: z.number().optional(),
+  /** Validity in time (issue 31): since when the entry holds, and when and by what it was superseded, or what it superseded. */
+  valid_from: z.string().optional(),
+  valid_to: z.string().optional(),
+  superseded_by: z.string().optional(),
+  supersedes: z.string().optional(),
+  expires_at: z.string().optional(),
 })
 export type SearchExplain = z.output<typeof SearchExplain>
 
@@ -373,6 +467,16 @@ export const SearchResult = z.object({
   eval: z.object({ score: z.number(), helpful: z.number(), harmful: z.number(), confidence: z.number() }),
   quality_score: z.number(),
   explain: SearchExplain.optional(),
+  /**
+   * Only on a result that is not current (asked for with `include` or `as_of`; issue 31): it was
+   * superseded (`superseded: true`, when: `valid_to`, by: `superseded_by`) or it has expired
+   * (`expired: true`, `expires_at`). Current results have none of these fields (seed 003's shape).
+   */
+  superseded: z.literal(true).optional(),
+  valid_to: z.string().optional(),
+  superseded_by: z.string().optional(),
+  expired: z.literal(true).optional(),
+  expires_at: z.string().optional(),
 })
 export type SearchResult = z.output<typeof SearchResult>
 
@@ -434,6 +538,8 @@ export const ListInput = z.strictObject({
   scopes: z.array(Scope).optional(),
   status: z.array(KnowledgeStatus).default(['active']),
   cursor: z.string().max(500).optional(),
+  /** Also superseded and/or expired entries (default: current ones only; issue 31). */
+  include: Includes.optional(),
 })
 export type ListInput = z.input<typeof ListInput>
 

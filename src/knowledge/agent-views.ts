@@ -1,8 +1,10 @@
 /**
  * The entries an agent's context and its goal focus show (src/agent/): the caller's
  * `user_profile` entries, most confident first, and the active entries attached to a goal, as
- * the wrapper's entry views. Visibility is the store query's, as for every read.
+ * the wrapper's entry views. Visibility is the store query's, as for every read. Only current
+ * entries (issue 31): neither superseded nor expired now.
  */
+import { isCurrentAt } from '../core/knowledge.js'
 import { visibleScopes, type Principal } from '../core/principal.js'
 import type { EntryView } from '../core/wrap-entries.js'
 import type { KnowledgeRecord } from '../store/knowledge.js'
@@ -17,7 +19,9 @@ const toView = (r: KnowledgeRecord): EntryView => ({ ...r, eval: { score: r.scor
  */
 export async function profileViews(ctx: KnowledgeContext, principal: Principal, limit: number): Promise<EntryView[]> {
   if (limit <= 0) return []
-  return (await ctx.store.knowledge.topByConfidence({ visible: visibleScopes(principal), types: ['user_profile'] }, limit)).map(toView)
+  // Current entries only (issue 31): neither superseded nor expired now (the search filters the same way).
+  const validity = { now: ctx.clock.now() }
+  return (await ctx.store.knowledge.topByConfidence({ visible: visibleScopes(principal), types: ['user_profile'], validity }, limit)).map(toView)
 }
 
 /**
@@ -28,7 +32,9 @@ export async function profileViews(ctx: KnowledgeContext, principal: Principal, 
 export async function activeViews(ctx: KnowledgeContext, ids: readonly string[], principal: Principal): Promise<EntryView[]> {
   if (ids.length === 0) return []
   const records = await ctx.store.knowledge.getMany(ids, visibleScopes(principal))
-  const byId = new Map(records.filter((r) => r.status === 'active').map((r) => [r.id, r]))
+  // Attached while current; shown only while still current (issue 31: not superseded or expired since).
+  const now = ctx.clock.now()
+  const byId = new Map(records.filter((r) => r.status === 'active' && isCurrentAt(r, now)).map((r) => [r.id, r]))
   return ids.flatMap((id) => {
     const r = byId.get(id)
     return r ? [toView(r)] : []

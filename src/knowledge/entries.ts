@@ -12,6 +12,7 @@ import {
   SaveKnowledgeInput,
   Source,
   type KnowledgeEntry,
+  type KnowledgeInclude,
   type KnowledgeListPage,
   type KnowledgeVersion,
 } from '../core/knowledge.js'
@@ -25,7 +26,7 @@ import {
   type Principal,
 } from '../core/principal.js'
 import { parseWith } from '../core/validate.js'
-import type { KnowledgeRecord } from '../store/knowledge.js'
+import type { KnowledgeRecord, ValidityFilter } from '../store/knowledge.js'
 import type { KnowledgeContext } from './context.js'
 import { entryDate } from './dates.js'
 import { embeddingText, searchDocument } from './document.js'
@@ -152,7 +153,17 @@ export async function entryVersions(ctx: KnowledgeContext, id: string, principal
 }
 
 /**
- * Visible entries, newest first, with cursor pagination.
+ * The validity filter of a list or search `include` at `now` (issue 31): current entries, plus
+ * the superseded and/or expired ones asked for.
+ * @example
+ * includeValidity(['superseded'], now) // { now, superseded: true }
+ */
+export function includeValidity(include: readonly KnowledgeInclude[] | undefined, now: Date): ValidityFilter {
+  return { now, ...(include?.includes('superseded') ? { superseded: true } : {}), ...(include?.includes('expired') ? { expired: true } : {}) }
+}
+
+/**
+ * Visible entries, newest first, with cursor pagination (current ones unless `include` asks for more).
  * @example
  * const { items, next_cursor } = await listEntries(ctx, { limit: 10, types: ['tool'] }, principal)
  */
@@ -161,7 +172,13 @@ export async function listEntries(ctx: KnowledgeContext, raw: unknown, principal
   const input = parseWith(ListInput, raw ?? {}, 'list options')
   const after = input.cursor ? listPosition(input.cursor) : undefined
   const records = await ctx.store.knowledge.list(
-    { visible: visibleScopes(principal), types: input.types, scopes: input.scopes, status: input.status },
+    {
+      visible: visibleScopes(principal),
+      types: input.types,
+      scopes: input.scopes,
+      status: input.status,
+      validity: includeValidity(input.include, ctx.clock.now()),
+    },
     input.limit + 1,
     after,
   )

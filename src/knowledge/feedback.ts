@@ -4,7 +4,15 @@
  * rewrite that keeps the previous version).
  */
 import { KnowHubError } from '../core/errors.js'
-import { BatchFeedbackInput, FeedbackInput, type FeedbackRecord, type BatchFeedbackResult, type KnowledgeEntry } from '../core/knowledge.js'
+import {
+  BatchFeedbackInput,
+  FeedbackInput,
+  type BatchFeedbackResult,
+  type FeedbackRecord,
+  type FeedbackResponse,
+  type FeedbackSuggestion,
+  type KnowledgeEntry,
+} from '../core/knowledge.js'
 import { defaultOwnerOf, requirePermission, visibleScopes, type Principal } from '../core/principal.js'
 import { parseWith } from '../core/validate.js'
 import type { KnowledgeRecord } from '../store/knowledge.js'
@@ -12,6 +20,7 @@ import type { KnowledgeContext } from './context.js'
 import { embeddingText, searchDocument } from './document.js'
 import { redactSecrets } from '../llm/index.js'
 import { evolveContent } from './evolve.js'
+import { supersedeEntry } from './supersede.js'
 import { requireVisible, toEntry } from './view.js'
 import { mayManage } from '../auth/policy.js'
 
@@ -93,8 +102,26 @@ export function feedbackGiver(principal: Principal): string {
   return defaultOwnerOf(principal) ?? 'anonymous'
 }
 
+/** Whether a harmful case says the entry is outdated (`reason: "outdated"`, or a reason that starts with the word). */
+export function saysOutdated(reason: unknown): boolean {
+  return typeof reason === 'string' && /^\s*outdated\b/i.test(reason)
+}
+
 /**
- * A helpful and/or harmful case, a new score, and/or evolve feedback (needs an LLM).
+ * What a harmful case with `reason: "outdated"` on a current entry offers (issue 31): superseding
+ * it by the entry that holds now, and whether the caller may.
+ * @example
+ * outdatedSuggestion(entry, true).how // 'PUT /api/knowledge/knowledge-… with {"supersede_with": …}'
+ */
+export function outdatedSuggestion(entry: Pick<KnowledgeEntry, 'id' | 'owner'>, allowed: boolean): FeedbackSuggestion {
+  const how = `PUT /api/knowledge/${entry.id} with {"supersede_with": "<id of the entry that holds now>"} or {"supersede_with": {"task": …, "content": …, "types": […]}} (a new entry), optionally "valid_to"; CLI: knowhub supersede ${entry.id} --by <id>`
+  return { action: 'supersede', reason: 'outdated', allowed, how: allowed ? how : `${how}. Only the owner (${entry.owner}) or an admin may: tell them.` }
+}
+
+/**
+ * A helpful and/or harmful case, a new score, and/or evolve feedback (needs an LLM); or, alone,
+ * `supersede_with` (issue 31: see supersede.ts). A harmful case whose reason is `outdated`
+ * answers with a `suggest`ion to supersede the entry.
  * Any principal with `write` that can see the entry may give feedback (docs/feedback.md):
  * each case records its giver, and a non-owner's repeated harmful cases weigh less and
  * less; a new score from the owner (or an admin) sets the owner's score, anyone else's is
@@ -102,9 +129,13 @@ export function feedbackGiver(principal: Principal): string {
  * @example
  * await giveFeedback(ctx, id, { add_helpful_case: { task: 'scrape site A', outcome: 'worked' } }, principal)
  */
-export async function giveFeedback(ctx: KnowledgeContext, id: string, raw: unknown, principal: Principal): Promise<KnowledgeEntry> {
+export async function giveFeedback(ctx: KnowledgeContext, id: string, raw: unknown, principal: Principal): Promise<FeedbackResponse> {
   requirePermission(principal, 'write')
   const input = parseWith(FeedbackInput, raw, 'feedback')
+  if (input.supersede_with !== undefined) {
+    const { superseded, current } = await supersedeEntry(ctx, id, { by: input.supersede_with, valid_to: input.valid_to }, principal)
+    return { ...superseded, current }
+  }
   const visible = visibleScopes(principal)
   let record = await requireVisible(ctx.store, id, principal)
   const now = ctx.clock.now()
@@ -127,7 +158,11 @@ export async function giveFeedback(ctx: KnowledgeContext, id: string, raw: unkno
     record = scored ?? record
   }
   if (evolution) record = await writeEvolution(ctx, record, evolution, visible, now)
-  return toEntry(ctx.store, record)
+  const entry = await toEntry(ctx.store, record)
+  if (input.add_harmful_case && saysOutdated(input.add_harmful_case.reason) && record.valid_to === null) {
+    return { ...entry, suggest: outdatedSuggestion(entry, manager) }
+  }
+  return entry
 }
 
 /**

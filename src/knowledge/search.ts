@@ -12,9 +12,10 @@ import type { SearchObserver, SearchStage } from '../core/observe.js'
 import { requirePermission, visibleScopes, type Principal } from '../core/principal.js'
 import { isLargelyCjk } from '../core/text/index.js'
 import { parseWith } from '../core/validate.js'
-import { DEFAULT_TEXT_RANKING, type KnowledgeRecord, type KnowledgeStore, type TextRanking } from '../store/knowledge.js'
+import { DEFAULT_TEXT_RANKING, type KnowledgeRecord, type KnowledgeStore, type TextRanking, type ValidityFilter } from '../store/knowledge.js'
 import type { KnowledgeContext } from './context.js'
 import { boostByTime, timeQuery } from './dates.js'
+import { includeValidity } from './entries.js'
 import { searchDocument, textQuery } from './document.js'
 import { fusionFor, type FusionOptions } from './fusion-weights.js'
 import { liftNeighbours, topByFused, type NeighbourLift } from './neighbours.js'
@@ -124,7 +125,16 @@ export interface KnowledgeSearch {
 /** Responses larger than this (content characters) are not cached. */
 const MAX_CACHED_RESPONSE_CHARS = 256 * 1024
 
-type ParsedSearch = ReturnType<typeof SearchInput.parse>
+/**
+ * A parsed search with the validity it asks for (issue 31): current entries at the search's
+ * time by default; `as_of` what was valid then; `include` the superseded and/or expired ones.
+ */
+type ParsedSearch = ReturnType<typeof SearchInput.parse> & { validity: ValidityFilter; now: Date }
+
+/** The validity filter of a search at `now`: applied in the store's queries like visibility. */
+function searchValidity(input: ReturnType<typeof SearchInput.parse>, now: Date): ValidityFilter {
+  return { ...includeValidity(input.include, now), ...(input.as_of !== undefined ? { asOf: new Date(input.as_of) } : {}) }
+}
 /** Why the gate kept a candidate (`explain.evidence`): its own evidence, or the anchor's. */
 type KeptBy = Evidence | 'anchor' | 'follows' | 'ungated'
 type Candidate = Fused & {
@@ -140,7 +150,7 @@ type Ranked = Reranked<
 >
 
 /** A search result as the API returns it, with the per-stage figures when asked for. */
-function toResult(r: Ranked, explain: boolean): SearchResult {
+function toResult(r: Ranked, explain: boolean, now: Date): SearchResult {
   const result: SearchResult = {
     id: r.id,
     task: r.task,
@@ -151,6 +161,16 @@ function toResult(r: Ranked, explain: boolean): SearchResult {
     resource_ids: r.resource_ids,
     eval: { score: r.score, helpful: r.helpful, harmful: r.harmful, confidence: r.confidence },
     quality_score: r.quality_score,
+  }
+  // Not current (asked for with `include` or `as_of`): marked, beside seed 003's fields.
+  if (r.valid_to !== null) {
+    result.superseded = true
+    result.valid_to = r.valid_to.toISOString()
+    if (r.superseded_by !== null) result.superseded_by = r.superseded_by
+  }
+  if (r.expires_at !== null && r.expires_at.getTime() <= now.getTime()) {
+    result.expired = true
+    result.expires_at = r.expires_at.toISOString()
   }
   if (explain) {
     const [text, vector] = r.positions
@@ -171,6 +191,11 @@ function toResult(r: Ranked, explain: boolean): SearchResult {
     if (r.time_boost !== undefined) result.explain.time_boost = r.time_boost
     if (r.neighbour_of !== undefined) result.explain.neighbour_of = r.neighbour_of
     if (r.neighbour_lift !== undefined) result.explain.neighbour_lift = r.neighbour_lift
+    result.explain.valid_from = r.valid_from.toISOString()
+    if (r.valid_to !== null) result.explain.valid_to = r.valid_to.toISOString()
+    if (r.superseded_by !== null) result.explain.superseded_by = r.superseded_by
+    if (r.supersedes !== null) result.explain.supersedes = r.supersedes
+    if (r.expires_at !== null) result.explain.expires_at = r.expires_at.toISOString()
   }
   return result
 }
@@ -229,7 +254,7 @@ async function candidates(run: SearchRun, input: ParsedSearch, visible: string[]
   const recall = input.mode === 'recall' || input.top_k > PRECISION_TOP_K
   const cjk = isLargelyCjk(input.q)
   const fusion = run.fusion ?? fusionFor(embedder.model, cjk)
-  const filter = { visible, types: input.types, minScore: input.min_score, nonNegativeQuality: true }
+  const filter = { visible, types: input.types, minScore: input.min_score, nonNegativeQuality: true, validity: input.validity }
   const textDepth = Math.max(searchDepth.fulltext, input.top_k * 4)
   const vectorDepth = Math.max(searchDepth.vector, input.top_k * 4)
   const [text, vectorHits] = await Promise.all([
@@ -345,10 +370,10 @@ async function timeFirst(run: SearchRun, q: string, fused: Candidate[], visible:
  * Dialogue neighbours (neighbours.ts): the best candidates lift the visible entries before and
  * after them in their trace, found in one store query; the list is sorted again.
  */
-async function withNeighbours(run: SearchRun, fused: Candidate[], visible: string[]): Promise<Candidate[]> {
+async function withNeighbours(run: SearchRun, fused: Candidate[], visible: string[], validity: ValidityFilter): Promise<Candidate[]> {
   if (run.neighbours === false || fused.length === 0) return fused
   const top = topByFused(fused, run.neighbours.depth).map((c) => c.id)
-  const around = await run.ctx.store.knowledge.traceNeighbours(top, visible)
+  const around = await run.ctx.store.knowledge.traceNeighbours(top, visible, validity)
   if (around.length === 0) return fused
   return liftNeighbours(fused, around, run.neighbours, (id): Candidate => ({ id, fused: 0, positions: [null, null], strength: null }))
 }
@@ -367,7 +392,7 @@ function runSearch(run: SearchRun, input: ParsedSearch, visible: string[], gener
 
 /** The stages after the candidate lists: time and neighbour lifts, routing, records, rerank. */
 async function rankCandidates(run: SearchRun, input: ParsedSearch, visible: string[], found: Candidate[], generation?: number): Promise<SearchResponse> {
-  const fused = await withNeighbours(run, await timeFirst(run, input.q, found, visible), visible)
+  const fused = await withNeighbours(run, await timeFirst(run, input.q, found, visible), visible, input.validity)
   const getRecords = (ids: string[]): Promise<KnowledgeRecord[]> => run.ctx.store.knowledge.getMany(ids, visible)
   const size = input.rerank ? input.top_k * 2 : input.top_k
   const { shortlist, routing } = await run.router.route(input.q, input.top_k, fused, size, input.routing, getRecords, generation)
@@ -400,7 +425,7 @@ async function rankCandidates(run: SearchRun, input: ParsedSearch, visible: stri
   })
   const reranked = relevanceRerank(items, visible, input.min_score, run.qualityBoost)
   const ranked = input.rerank ? reranked : reranked.sort((a, b) => b.fused - a.fused)
-  const results = ranked.slice(0, input.top_k).map((r) => toResult(r, input.explain))
+  const results = ranked.slice(0, input.top_k).map((r) => toResult(r, input.explain, input.now))
   return routing.mode === 'off' ? { results, count: results.length } : { results, count: results.length, routing }
 }
 
@@ -416,6 +441,8 @@ function responseKey(input: ParsedSearch, visible: readonly string[]): string {
     input.rerank,
     input.explain,
     input.routing,
+    input.as_of ?? null,
+    [...(input.include ?? [])].sort(),
   ])
 }
 
@@ -467,14 +494,17 @@ export function createKnowledgeSearch(ctx: KnowledgeContext, options: SearchOpti
 
     async search(raw, principal) {
       requirePermission(principal, 'read')
-      const input = parseWith(SearchInput, raw, 'search')
+      const parsed = parseWith(SearchInput, raw, 'search')
+      const now = ctx.clock.now()
+      const input: ParsedSearch = { ...parsed, validity: searchValidity(parsed, now), now }
       const visible = visibleScopes(principal)
       if (input.mode !== 'fulltext') ctx.requireVectors()
       if ((input.mode === 'hybrid' || input.mode === 'recall') && options.whileModelLoads === 'full-text' && ctx.embedder.ready?.() === false)
         return whileLoading(input, visible)
       // The table's generation also keys routing decisions (routing.ts).
       const routingCache = (options.routing?.cacheSize ?? 0) > 0 && ctx.llm !== undefined
-      const generation = searchCacheSize > 0 || routingCache ? await store.knowledge.searchGeneration() : undefined
+      // With `now`: a response lives only while no more entries have expired (issue 31).
+      const generation = searchCacheSize > 0 || routingCache ? await store.knowledge.searchGeneration(now) : undefined
       if (generation === undefined || searchCacheSize === 0) {
         options.observer?.cache('bypass')
         return runSearch(run, input, visible, generation)

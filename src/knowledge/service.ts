@@ -6,7 +6,15 @@
  */
 import type { Clock } from '../core/clock.js'
 import { systemClock } from '../core/clock.js'
-import { MAX_CONTENT_BYTES, type KnowledgeEntry, type KnowledgeVersion, type ReownResult, type SearchResponse } from '../core/knowledge.js'
+import {
+  MAX_CONTENT_BYTES,
+  type FeedbackResponse,
+  type KnowledgeEntry,
+  type KnowledgeVersion,
+  type ReownResult,
+  type SearchResponse,
+  type SupersedeResult,
+} from '../core/knowledge.js'
 import type { Logger } from '../core/logger.js'
 import { noopLogger } from '../core/logger.js'
 import type { Principal } from '../core/principal.js'
@@ -22,6 +30,7 @@ import type { ImportOptions, ImportReport } from './jsonl.js'
 import { knowledgeOverview, type KnowledgeOverviewCounts } from './overview.js'
 import { refreshSearchDocs, reindexEntries } from './reindex.js'
 import { reownEntries } from './reown.js'
+import { supersedeEntry } from './supersede.js'
 import { createKnowledgeSearch, type SearchOptions } from './search.js'
 import { exportEntries, importEntries } from './transfer.js'
 import type { FolderFile, FolderImportReport, FolderSyncResult } from '../core/knowledge-folder.js'
@@ -69,8 +78,13 @@ export interface KnowledgeService {
   list(raw: unknown, principal: Principal): Promise<ListPage>
   /** Edits task, content, types, tags, scopes or resources (owner or admin); the previous version is kept. */
   edit(id: string, raw: unknown, principal: Principal): Promise<KnowledgeEntry>
-  /** Seed 003 feedback: helpful/harmful case, score, evolve. */
-  feedback(id: string, raw: unknown, principal: Principal): Promise<KnowledgeEntry>
+  /** Seed 003 feedback: helpful/harmful case, score, evolve; or `supersede_with` (issue 31). */
+  feedback(id: string, raw: unknown, principal: Principal): Promise<FeedbackResponse>
+  /**
+   * Supersedes entry `id` (`SupersedeInput`: `by`, an entry id or a new entry's body; `valid_to`),
+   * in one transaction (issue 31): whoever may edit both entries.
+   */
+  supersede(id: string, raw: unknown, principal: Principal): Promise<SupersedeResult>
   batchFeedback(raw: unknown, principal: Principal): Promise<BatchFeedbackResult>
   /** Hidden from search and list, kept in full (owner or admin). */
   archive(id: string, principal: Principal): Promise<KnowledgeEntry>
@@ -125,6 +139,7 @@ export async function createKnowledgeService(deps: KnowledgeServiceDeps): Promis
     list: (raw, principal) => listEntries(ctx, raw, principal),
     edit: (id, raw, principal) => editEntry(ctx, id, raw, principal),
     feedback: (id, raw, principal) => giveFeedback(ctx, id, raw, principal),
+    supersede: (id, raw, principal) => supersedeEntry(ctx, id, raw, principal),
     batchFeedback: (raw, principal) => batchFeedback(ctx, raw, principal),
     archive: (id, principal) => setEntryStatus(ctx, id, 'archived', principal),
     restore: (id, principal) => setEntryStatus(ctx, id, 'active', principal),

@@ -25,6 +25,7 @@ import {
   BatchFeedbackResult,
   EditKnowledgeInput,
   FeedbackInput,
+  FeedbackResponse,
   ImportQuery,
   ImportReport,
   KnowledgeEntry,
@@ -124,6 +125,7 @@ function components(): Record<string, JsonSchema> {
     SlimResult: schema(SlimResult, 'output'),
     UnmergeResult: schema(UnmergeResult, 'output'),
     KnowledgeEntry: schema(KnowledgeEntry, 'output'),
+    FeedbackResponse: schema(FeedbackResponse, 'output'),
     KnowledgeEntryView: schema(KnowledgeEntryView, 'output'),
     KnowledgeVersions: schema(KnowledgeVersions, 'output'),
     KnowledgePage: schema(KnowledgeListPage, 'output'),
@@ -211,6 +213,8 @@ function knowledgePaths(): Record<string, Record<string, unknown>> {
     top_k: 'How many results (default 5)',
     min_score: 'Drop entries scored below this (default 3)',
     types: 'Only these types, comma-separated',
+    as_of: 'What was valid at this date (ISO 8601) instead of now',
+    include: 'Also superseded and/or expired entries, comma-separated (superseded,expired), each marked in its result',
   })
   return {
     '/api/knowledge/search': {
@@ -317,10 +321,11 @@ function knowledgeEntryPaths(): Record<string, Record<string, unknown>> {
     '/api/knowledge/{id}': {
       get: { summary: 'One entry', parameters: [knowledgeId, expand], responses: { 200: json('KnowledgeEntryView'), ...ERRORS } },
       put: {
-        summary: 'Feedback: add_helpful_case, add_harmful_case, update_score, evolve_feedback (501 llm_not_configured without an LLM)',
+        summary:
+          'Feedback: add_helpful_case, add_harmful_case, update_score, evolve_feedback (501 llm_not_configured without an LLM); or supersede_with (an entry id or a new entry body) with valid_to: supersedes the entry (owner or admin)',
         parameters: [knowledgeId],
         requestBody: body('FeedbackInput'),
-        responses: { 200: json('KnowledgeEntry'), ...ERRORS, 501: json('Error', 'No LLM configured (evolve_feedback)') },
+        responses: { 200: json('FeedbackResponse'), ...ERRORS, 501: json('Error', 'No LLM configured (evolve_feedback)') },
       },
       patch: {
         summary: 'Edit (owner or admin); the previous version is kept',

@@ -58,6 +58,11 @@ export interface TextIndex {
   traceNeighbours(ids: readonly string[], visible: readonly string[], validity?: ValidityFilter): TraceNeighbours[]
   /** What the full-text searches have read so far: postings scanned, and terms looked up in a candidate's own terms. */
   readonly work: Readonly<ScoreWork>
+  /**
+   * How many entries have expired by `now` (milliseconds; `expires_at` at or before it): with the
+   * change-log position, a key of what a search at `now` can see (issue 31).
+   */
+  expiredBy(now: number): number
 }
 
 /** Options of {@link createTextIndex}. */
@@ -163,6 +168,8 @@ export function createTextIndex(options: TextIndexOptions = {}): TextIndex {
   const prune = options.prune ?? true
   const table = new EntryTable()
   const postings = new PostingLists()
+  // The sorted expiry times of the entries that have one, rebuilt after a change when asked for.
+  let expiries: Float64Array | undefined
   const verdictCache = new VerdictCache(VERDICT_CACHE)
   let scratch = scoreScratch(table.capacity)
   const work: ScoreWork = { postings: 0, lookups: 0 }
@@ -181,6 +188,7 @@ export function createTextIndex(options: TextIndexOptions = {}): TextIndex {
 
     upsert(entry) {
       verdictCache.clear()
+      expiries = undefined
       const existing = table.slot(entry.id)
       if (existing !== undefined && table.sameText(existing, entry)) {
         const scopes = table.scopes[existing]!
@@ -200,11 +208,13 @@ export function createTextIndex(options: TextIndexOptions = {}): TextIndex {
       const slot = table.slot(id)
       if (slot === undefined) return
       verdictCache.clear()
+      expiries = undefined
       removeSlot(slot)
     },
 
     clear() {
       verdictCache.clear()
+      expiries = undefined
       table.clear()
       postings.clear()
       vectors.clear()
@@ -246,6 +256,24 @@ export function createTextIndex(options: TextIndexOptions = {}): TextIndex {
 
     traceNeighbours(ids, visible, validity) {
       return traceNeighbours(table, ids, visible, validity)
+    },
+
+    expiredBy(now) {
+      if (!expiries) {
+        const found: number[] = []
+        const { expires, ids } = table
+        for (let slot = 0; slot < ids.length; slot++) if (ids[slot] !== undefined && expires[slot]! !== Infinity) found.push(expires[slot]!)
+        expiries = Float64Array.from(found).sort()
+      }
+      // The number of expiry times at or before `now` (binary search).
+      let lo = 0
+      let hi = expiries.length
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1
+        if (expiries[mid]! <= now) lo = mid + 1
+        else hi = mid
+      }
+      return lo
     },
 
     get work() {

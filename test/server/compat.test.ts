@@ -486,6 +486,9 @@ describe('seed 003 HTTP API', () => {
       'add_harmful_case',
       'update_score',
       'evolve_feedback',
+      // Issue 31: supersession by hand (docs/knowledge.md); seed 003's four fields come first, unchanged.
+      'supersede_with',
+      'valid_to',
     ])
   })
 })

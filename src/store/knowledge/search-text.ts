@@ -37,10 +37,15 @@ export interface KnowledgeTextQueries {
   /**
    * With an in-memory full-text index: syncs it and returns the change-log position it
    * reflects, equal only while the table is unchanged (a cache key for search results).
-   * Undefined when searches run in SQL (no such guarantee across server processes).
+   * With `now`, a number that also changes when an entry expires by then (issue 31): equal
+   * only while the table is unchanged and no more entries have expired. Undefined when
+   * searches run in SQL (no such guarantee across server processes).
    */
-  searchGeneration(): Promise<number | undefined>
+  searchGeneration(now?: Date): Promise<number | undefined>
 }
+
+/** Expired-entry counts a search generation tells apart at one change-log position (2^21: the product stays exact in a double). */
+const EXPIRED_SPAN = 2_097_152
 
 /** Hits by score, best first, ties by id (as the SQL orders them), at most `limit`. */
 function bestFirst(rows: Array<{ id: string; score: number }>, limit: number): Array<{ id: string; score: number }> {
@@ -163,10 +168,12 @@ export function textQueries({ db, reads }: KnowledgeContext, textIndex?: SyncedT
       return textIndex.index.searchWithBound(query.terms, filter, limit, ranking, query.boundTerms)
     },
 
-    async searchGeneration() {
+    async searchGeneration(now) {
       if (!textIndex) return undefined
       await textIndex.sync()
-      return textIndex.generation
+      if (!now) return textIndex.generation
+      // With the entries expired by `now` (issue 31): a search at `now` sees no more of them.
+      return textIndex.generation * EXPIRED_SPAN + (textIndex.index.expiredBy(now.getTime()) % EXPIRED_SPAN)
     },
   }
 }

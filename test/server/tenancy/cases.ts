@@ -206,6 +206,65 @@ function entryWrite(surface: 'api' | 'ui', action: 'feedback' | 'edit' | 'archiv
   }
 }
 
+/**
+ * `PUT …/:id` with `supersede_with` (issue 31): the owner (the org's writer) and its org admin
+ * supersede; the other org's writers and admins get, for the org's entry as the old one or as the
+ * new one, exactly what an unknown id gets; a reader is refused before any lookup.
+ */
+function supersede(surface: 'api' | 'ui'): RouteCase {
+  return async (p, w) => {
+    for (const org of ['acme', 'other'] as const) {
+      const writer = w.actor('writer', org)
+      const make = async (n: string) =>
+        (await writer.api.post('/api/knowledge', { task: `superseded ${n} of ${org}`, content: 'x', types: ['plan'], scopes: [`org:${org}`] })).body
+          .id as string
+      const [old, fresh] = [await make('old'), await make('new')]
+      const put = (c: Client, id: string, by: string) => c.put(`${base(surface)}/${id}`, { supersede_with: by })
+      for (const stranger of w.actors.filter((a) => a.org === otherOrg(org) && WRITES[a.role])) {
+        const c = surfaceOf(surface, stranger)
+        const mine = (
+          await w
+            .actor('writer', otherOrg(org))
+            .api.post('/api/knowledge', { task: 'stranger', content: 'x', types: ['plan'], scopes: [`org:${otherOrg(org)}`] })
+        ).body.id as string
+        await p.sameAsUnknown(
+          stranger,
+          surface,
+          "supersede the other org's entry",
+          { name: old, sent: old, run: () => put(c, old, fresh) },
+          { name: UNKNOWN_ENTRY, sent: UNKNOWN_ENTRY, run: () => put(c, UNKNOWN_ENTRY, fresh) },
+          { status: 404, code: 'not_found' },
+        )
+        await p.sameAsUnknown(
+          stranger,
+          surface,
+          "supersede by the other org's entry",
+          { name: fresh, sent: fresh, run: () => put(c, mine, fresh) },
+          { name: UNKNOWN_ENTRY, sent: UNKNOWN_ENTRY, run: () => put(c, mine, UNKNOWN_ENTRY) },
+          { status: 404, code: 'not_found' },
+        )
+      }
+      for (const reader of w.actors.filter((a) => !WRITES[a.role])) {
+        await p.http(reader, surface, 'supersede without write', old, () => put(surfaceOf(surface, reader), old, fresh), {
+          status: 403,
+          code: 'forbidden',
+          cross: reader.org !== org,
+        })
+      }
+      const admin = w.actor('admin', org)
+      const r = await p.http(admin, surface, 'its org admin supersedes', old, () => put(surfaceOf(surface, admin), old, fresh), { status: 200 })
+      expect(r.body).toMatchObject({ id: old, superseded_by: fresh, current: { id: fresh, supersedes: old } })
+    }
+  }
+}
+
+/** Runs each case in turn. */
+const all =
+  (...cases: RouteCase[]): RouteCase =>
+  async (p, w) => {
+    for (const c of cases) await c(p, w)
+  }
+
 function batch(surface: 'api' | 'ui'): RouteCase {
   return async (p, w) => {
     for (const actor of w.actors) {
@@ -560,7 +619,7 @@ const adminCases: Record<string, RouteCase> = {
       // An org admin: the count of what its org sees (the seeded shared entry and whatever was saved there), no location.
       expect(r.body.reach).toBe('org')
       expect(r.body.location).toBeUndefined()
-      const visible = (await actor.api.get('/api/knowledge?limit=1000&status=active,merged,archived')).body.count as number
+      const visible = (await actor.api.get('/api/knowledge?limit=1000&status=active,merged,archived&include=superseded,expired')).body.count as number
       expect(r.body.entries).toBeLessThanOrEqual(visible)
       expect(r.body.entries).toBeGreaterThan(0)
     }
@@ -791,7 +850,7 @@ function knowledgeCases(surface: 'api' | 'ui'): Record<string, RouteCase> {
     [`POST ${b}/import`]: importJsonl(surface),
     [`GET ${b}/:id`]: entryReads(surface),
     [`GET ${b}/:id/versions`]: entryReads(surface, '/versions'),
-    [`PUT ${b}/:id`]: entryWrite(surface, 'feedback'),
+    [`PUT ${b}/:id`]: all(entryWrite(surface, 'feedback'), supersede(surface)),
     [`PATCH ${b}/:id`]: entryWrite(surface, 'edit'),
     [`POST ${b}/:id/archive`]: entryWrite(surface, 'archive'),
     [`POST ${b}/:id/restore`]: entryWrite(surface, 'restore'),
