@@ -33,6 +33,7 @@ const BENCHES: Record<string, Runner> = {
   import: async (quick) => (await import('./import.js')).runImportBench(quick ? { hashed: 2_000, sentence: 100 } : {}),
   folder: async (quick) => (await import('./folder.js')).runFolderBench(quick ? { entries: 2_000 } : {}),
   peers: async (quick) => (await import('./peers.js')).runPeersBench(quick ? { sets: ['zh-agent'] } : {}),
+  contradictions: async (quick) => (await import('./contradictions.js')).runContradictionsBench(quick ? { embedders: ['hashed'] } : {}),
 }
 
 const { values } = parseArgs({ options: { only: { type: 'string' }, quick: { type: 'boolean', default: false }, size: { type: 'string' } } })
