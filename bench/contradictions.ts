@@ -25,6 +25,8 @@ export interface ContradictionsBenchOptions {
   embedders?: ReadonlyArray<'hashed' | 'sentence'>
   /** Only the first N cases of each language. */
   limit?: number
+  /** With supersession, the baseline where every decision is ADD, or both (default). */
+  modes?: readonly ScriptMode[]
 }
 
 /** One case's outcome. */
@@ -94,7 +96,7 @@ export async function runContradictionsBench(options: ContradictionsBenchOptions
   const results: BenchResult[] = []
   console.error('the model is a scripted stub answering what a correct model would, from the case file: these figures measure KnowHub, not a model')
   for (const embedderName of embedders) {
-    for (const run of ['supersede', 'add-only'] as const) {
+    for (const run of options.modes ?? (['supersede', 'add-only'] as const)) {
       mode = run
       const hub = await openEvalHub({
         embedder: await evalEmbedder(embedderName, { provider: 'hashed', dimension: 512 }),
@@ -120,6 +122,9 @@ export async function runContradictionsBench(options: ContradictionsBenchOptions
               note,
             },
             { name: `${label}: cases superseded`, value: round(rates.superseded, 3), unit: 'share', note },
+          )
+          console.error(
+            `${label}: now hit@1 ${round(rates.now_hit1, 3)}, as-of hit@1 ${round(rates.asof_hit1, 3)}, stale@5 ${round(rates.stale5, 3)}, superseded ${round(rates.superseded, 3)} (${note})`,
           )
           for (const o of outcomes.filter((o) => !o.now_hit || o.stale || !o.before_hit)) {
             console.error(`  ${embedderName}/${run} ${o.id}: now [${o.now.join(' ')}] before [${o.before.join(' ')}]${o.superseded ? '' : ' (not superseded)'}`)
