@@ -41,6 +41,7 @@ const BENCHES: Record<string, Runner> = {
     return [...(await runForgetBench(sizes)), ...(await runForgetBench({ ...sizes, postgres: true }))]
   },
   peers: async (quick) => (await import('./peers.js')).runPeersBench(quick ? { sets: ['zh-agent'] } : {}),
+  contradictions: async (quick) => (await import('./contradictions.js')).runContradictionsBench(quick ? { embedders: ['hashed'] } : {}),
 }
 
 const { values } = parseArgs({ options: { only: { type: 'string' }, quick: { type: 'boolean', default: false }, size: { type: 'string' } } })

@@ -3,7 +3,7 @@
  * /api/knowledge/extract`). Each schema and its inferred type share a name.
  */
 import { z } from 'zod'
-import { KnowledgeType } from './knowledge.js'
+import { InstantInput, KnowledgeType } from './knowledge.js'
 import { nullAsAbsent, nullAsDefault } from './validate.js'
 
 const Id = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._@+-]{0,127}$/u, 'ids are 1-128 characters: letters, digits and . _ @ + -')
@@ -13,7 +13,7 @@ const ContentPart = z.looseObject({ type: z.string(), text: z.string().optional(
 
 /**
  * One message of the conversation, OpenAI-style, with an optional id (kept as the
- * extracted entry's `message_id` and `source.message_id`).
+ * extracted entry's `message_id` and `source.message_id`) and an optional `timestamp`.
  */
 export const ExtractMessage = z.looseObject({
   id: nullAsAbsent(z.string().min(1).max(200)),
@@ -23,6 +23,8 @@ export const ExtractMessage = z.looseObject({
     .nullable()
     .default(''),
   name: nullAsAbsent(z.string().max(200)),
+  /** When the message was sent (ISO 8601): the extracted entries are valid from it (issue 31). */
+  timestamp: nullAsAbsent(InstantInput),
 })
 export type ExtractMessage = z.input<typeof ExtractMessage>
 
@@ -57,8 +59,13 @@ export type ExtractInput = z.input<typeof ExtractInput>
 /** Tag categories of user profiles (seed 002). */
 export const PROFILE_CATEGORIES = ['preference', 'background', 'habit', 'constraint'] as const
 
-/** What to do with one proposal: a new entry, an update of an existing one, or nothing new (a helpful case for the existing one). */
-export const ExtractAction = z.enum(['add', 'update', 'noop'])
+/**
+ * What to do with one proposal: a new entry (`add`); a refinement or correction of an existing
+ * one (`update`, its previous version kept); a change in the world that replaces an existing
+ * entry (`supersede`: the old entry is closed, `valid_to` and `superseded_by`, and the new one
+ * added); or nothing new (`noop`, a helpful case for the existing one).
+ */
+export const ExtractAction = z.enum(['add', 'update', 'supersede', 'noop'])
 export type ExtractAction = z.infer<typeof ExtractAction>
 
 /** One proposed entry and what was (or would be) done with it. */
@@ -66,7 +73,7 @@ export const ExtractItem = z.object({
   action: ExtractAction,
   /** The entry written or touched; null for an `add` in `propose` mode. */
   id: z.string().nullable(),
-  /** The existing entry an `update` or `noop` is about. */
+  /** The existing entry an `update`, `supersede` or `noop` is about. */
   existing_id: z.string().nullable(),
   types: z.array(KnowledgeType),
   task: z.string(),
@@ -97,5 +104,11 @@ export const ExtractResult = z.object({
   llm_calls: z.number().int(),
   /** Proposals dropped, and why (e.g. a user profile without a user in the context). */
   dropped: z.array(z.object({ task: z.string(), reason: z.string() })),
+  /**
+   * Decisions of the model that were refused (an update or supersede naming an entry that was not
+   * among the similar ones the caller sees, or one the caller may not edit): the proposal was
+   * added as a new entry instead, so nothing is lost.
+   */
+  refused: z.array(z.object({ task: z.string(), action: ExtractAction, existing_id: z.string().nullable(), reason: z.string() })).default(() => []),
 })
 export type ExtractResult = z.output<typeof ExtractResult>

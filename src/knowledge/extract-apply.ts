@@ -1,12 +1,17 @@
 /**
  * Extraction, last step: the planned items become entries (save mode) or a report of what
  * would happen (propose mode). ADD saves a new entry (helpful 1, confidence 0.5: seed 002);
- * UPDATE edits the existing entry (its previous version kept); NOOP adds a helpful case to it.
- * Nothing is ever deleted. User profiles accumulate confidence (see {@link PROFILE_CONFIRM}).
+ * UPDATE edits the existing entry (its previous version kept); SUPERSEDE saves the new entry
+ * and closes the existing one (`valid_to` = when the new statement was made, `superseded_by`)
+ * in one transaction; NOOP adds a helpful case to it. Nothing is ever deleted: a superseded
+ * entry stays, as history. User profiles accumulate confidence (see {@link PROFILE_CONFIRM}).
+ * New entries are valid from the time of the messages they rest on, when the caller gave it.
  * Secrets referenced by the items go into one resource's `secure_body`.
  */
 import { randomBytes } from 'node:crypto'
+import { isKnowHubError } from '../core/errors.js'
 import type { ExtractItem, ExtractResult } from '../core/extract.js'
+import type { KnowledgeEntry } from '../core/knowledge.js'
 import { visibleScopes, type Principal } from '../core/principal.js'
 import type { Clock } from '../core/clock.js'
 import type { Logger } from '../core/logger.js'
@@ -29,7 +34,7 @@ export const PROFILE_CONTRADICT = { target: 0.1, rate: 0.5 } as const
 
 /** What extraction is built on (see createExtractionService in extract.ts). */
 export interface ExtractionDeps {
-  knowledge: Pick<KnowledgeService, 'search' | 'save' | 'edit' | 'feedback' | 'get'>
+  knowledge: Pick<KnowledgeService, 'search' | 'save' | 'edit' | 'feedback' | 'get' | 'supersede'>
   resources: Pick<ResourceService, 'save'>
   /** For the atomic confidence changes of user profiles. */
   store: Store
@@ -46,8 +51,10 @@ export interface PlannedItem {
   messageIds: string[]
   /** Markers of the secrets it needs. */
   secrets: number[]
-  action: 'add' | 'update' | 'noop'
-  /** The existing entry of an update or noop, and the new content of an update. */
+  /** When it was stated (see statementTime in extract.ts): the new entry's `valid_from`. */
+  statedAt: string | undefined
+  action: 'add' | 'update' | 'supersede' | 'noop'
+  /** The existing entry of an update, supersede or noop, and the new content of an update. */
   existing: { id: string; content: string; contradicts: boolean } | undefined
   candidates?: Array<{ id: string; types: string[]; task: string; content: string }>
   reason: string
@@ -126,14 +133,40 @@ export async function applyPlan(deps: ExtractionDeps, planned: PlannedItem[], op
       reason: item.reason,
     }
     result.items.push(
-      options.mode === 'save' ? await writeItem(deps, item, shown, await settle(proposal.content), options) : await predictItem(deps, shown, options.principal),
+      options.mode === 'save'
+        ? await writeItem(deps, item, shown, await settle(proposal.content), options, result)
+        : await predictItem(deps, shown, options.principal, result),
     )
   }
 }
 
+/** Why the caller's extraction may not supersede `id` (not visible, not editable, no longer current), or undefined when it may. */
+async function supersedeRefusal(deps: ExtractionDeps, id: string, principal: Principal): Promise<string | undefined> {
+  let existing: KnowledgeEntry
+  try {
+    existing = await deps.knowledge.get(id, principal)
+  } catch (error) {
+    if (isKnowHubError(error, 'not_found')) return `${id} is not an entry you can see`
+    throw error
+  }
+  if (!mayManage(principal, existing)) return `${id} is owned by ${existing.owner}, and you may not edit it`
+  if (existing.valid_to !== null) return `${id} was already superseded${existing.superseded_by ? ` by ${existing.superseded_by}` : ''}`
+  return undefined
+}
+
+/** A refused decision: the item becomes an ADD of the proposal, and the refusal is reported. */
+function refuse(shown: ExtractItem, proposedContent: string, why: string, result: ExtractResult): ExtractItem {
+  result.refused.push({ task: shown.task, action: shown.action, existing_id: shown.existing_id, reason: `${why}: the proposal is added as a new entry` })
+  return { ...shown, action: 'add', existing_id: null, content: proposedContent, reason: `new entry: ${why}` }
+}
+
 /** Propose mode: what the item would do, with the confidence it would leave. */
-async function predictItem(deps: ExtractionDeps, shown: ExtractItem, principal: Principal): Promise<ExtractItem> {
+async function predictItem(deps: ExtractionDeps, shown: ExtractItem, principal: Principal, result: ExtractResult): Promise<ExtractItem> {
   if (shown.action === 'add' || !shown.existing_id) return shown
+  if (shown.action === 'supersede') {
+    const refusal = await supersedeRefusal(deps, shown.existing_id, principal)
+    return refusal ? refuse(shown, shown.content, refusal, result) : shown
+  }
   const existing = await deps.knowledge.get(shown.existing_id, principal)
   const rule = shown.action === 'update' && shown.reason.startsWith('contradicts') ? PROFILE_CONTRADICT : PROFILE_CONFIRM
   const confidence = existing.types.includes('user_profile') ? movedConfidence(existing.eval.confidence, rule) : existing.eval.confidence
@@ -145,10 +178,61 @@ function extractionCase(item: ExtractItem, context: ExecutionContext, outcome: s
   return { task: 'knowledge extraction', outcome, trace_id: context.trace_id, message_ids: item.message_ids }
 }
 
+/** The save input of a new entry: valid from when it was stated, when the conversation says. */
+function newEntryInput(shown: ExtractItem, item: PlannedItem, context: ExecutionContext): Record<string, unknown> {
+  const stated = item.statedAt !== undefined ? { valid_from: item.statedAt } : {}
+  return {
+    task: shown.task,
+    content: shown.content,
+    types: shown.types,
+    tags: shown.tags as Record<string, string>,
+    scopes: shown.scopes,
+    owner: shown.owner,
+    message_id: shown.message_ids[0] ?? '',
+    resource_ids: shown.resource_ids,
+    confidence: 0.5,
+    ...stated,
+    source: {
+      name: 'conversation',
+      category: 'exp',
+      agent_id: context.ids.agent ?? '',
+      trace_id: context.trace_id,
+      message_id: shown.message_ids[0] ?? '',
+      ...(item.statedAt !== undefined ? { timestamp: item.statedAt } : {}),
+    },
+  }
+}
+
 /** Save mode: one item written. */
-async function writeItem(deps: ExtractionDeps, item: PlannedItem, shown: ExtractItem, proposedContent: string, options: ApplyOptions): Promise<ExtractItem> {
+async function writeItem(
+  deps: ExtractionDeps,
+  item: PlannedItem,
+  shown: ExtractItem,
+  proposedContent: string,
+  options: ApplyOptions,
+  result: ExtractResult,
+): Promise<ExtractItem> {
   const { principal, context } = options
-  if (item.action !== 'add' && item.existing) {
+  if (item.action === 'supersede' && item.existing) {
+    let refusal = await supersedeRefusal(deps, item.existing.id, principal)
+    if (!refusal) {
+      try {
+        // The new entry is inserted and the old one closed in one transaction (src/knowledge/supersede.ts).
+        const { current } = await deps.knowledge.supersede(item.existing.id, { by: newEntryInput(shown, item, context) }, principal)
+        const withCase = await deps.knowledge.feedback(
+          current.id,
+          { add_helpful_case: extractionCase(shown, context, 'superseded an entry from a conversation') },
+          principal,
+        )
+        return { ...shown, id: current.id, confidence: withCase.eval.confidence }
+      } catch (error) {
+        // Changed since the check (superseded, archived or moved meanwhile): nothing was written.
+        if (!isKnowHubError(error, 'conflict') && !isKnowHubError(error, 'not_found') && !isKnowHubError(error, 'forbidden')) throw error
+        refusal = (error as Error).message
+      }
+    }
+    shown = refuse(shown, proposedContent, refusal, result)
+  } else if (item.action !== 'add' && item.existing) {
     const existing = await deps.knowledge.get(item.existing.id, principal)
     if (item.action === 'noop' || mayManage(principal, existing)) {
       if (item.action === 'update') {
@@ -168,29 +252,9 @@ async function writeItem(deps: ExtractionDeps, item: PlannedItem, shown: Extract
       }
       return { ...shown, content: updated.content, id: existing.id, confidence: updated.eval.confidence }
     }
-    shown = {
-      ...shown,
-      action: 'add',
-      existing_id: null,
-      content: proposedContent,
-      reason: `new entry: ${existing.id} is similar but owned by ${existing.owner}`,
-    }
+    shown = refuse(shown, proposedContent, `${existing.id} is similar but owned by ${existing.owner}`, result)
   }
-  const saved = await deps.knowledge.save(
-    {
-      task: shown.task,
-      content: shown.content,
-      types: shown.types,
-      tags: shown.tags as Record<string, string>,
-      scopes: shown.scopes,
-      owner: shown.owner,
-      message_id: shown.message_ids[0] ?? '',
-      resource_ids: shown.resource_ids,
-      confidence: 0.5,
-      source: { name: 'conversation', category: 'exp', agent_id: context.ids.agent ?? '', trace_id: context.trace_id, message_id: shown.message_ids[0] ?? '' },
-    },
-    principal,
-  )
+  const saved = await deps.knowledge.save(newEntryInput(shown, item, context), principal)
   const withCase = await deps.knowledge.feedback(saved.id, { add_helpful_case: extractionCase(shown, context, 'extracted from a conversation') }, principal)
   return { ...shown, id: saved.id, confidence: withCase.eval.confidence }
 }

@@ -1,10 +1,12 @@
 /**
  * Knowledge extraction from a conversation (seed 002; `POST /api/knowledge/extract`): the LLM
  * proposes entries (one request for a conversation of up to 50 turns and beyond: the whole
- * conversation is batched into it), each proposal is checked against the existing entries the
- * caller can see (hybrid search) and a second request decides ADD, UPDATE or NOOP for those
- * with similar entries. At most two requests per extraction; both happen before anything is
- * written, so a failing model changes nothing.
+ * conversation is batched into it), each proposal is checked against the current entries the
+ * caller can see (hybrid search) and a second request decides ADD, UPDATE, SUPERSEDE or NOOP
+ * for those with similar entries. At most two requests per extraction; both happen before
+ * anything is written, so a failing model changes nothing. A decision naming an entry that was
+ * not among the similar ones (unknown, not visible) or one the caller may not edit is refused
+ * and reported (`refused`); the proposal is then added, so nothing is lost.
  *
  * Scopes and owner come from the execution context (extract-context.ts); secrets never
  * reach the model (extract-secrets.ts); writes are in extract-apply.ts.
@@ -64,20 +66,32 @@ function messageText(message: ExtractMessage): string {
   return content.flatMap((part) => (typeof part.text === 'string' ? [part.text] : [])).join('\n')
 }
 
-/** The conversation as the model sees it (secrets replaced by markers), and which ids the caller gave. */
-async function prepareConversation(messages: ExtractMessage[]): Promise<{ prompt: PromptMessage[]; callerIds: Map<string, number>; secrets: FoundSecret[] }> {
+/** The conversation as the model sees it (secrets replaced by markers), which ids the caller gave, and when each message was sent. */
+interface PreparedConversation {
+  prompt: PromptMessage[]
+  callerIds: Map<string, number>
+  secrets: FoundSecret[]
+  /** Prompt id (the caller's or `m<index>`) → when the message was sent, for the messages that say. */
+  times: Map<string, string>
+}
+
+async function prepareConversation(messages: ExtractMessage[]): Promise<PreparedConversation> {
   const scanner = secretScanner()
   const callerIds = new Map<string, number>()
+  const times = new Map<string, string>()
   const prompt: PromptMessage[] = []
   for (const [index, message] of messages.entries()) {
     const text = messageText(message).trim()
     if (text === '') continue
     if (message.id) callerIds.set(message.id, index)
-    prompt.push({ id: message.id ?? `m${index}`, role: message.role, content: await scanner.redact(text, index) })
+    const id = message.id ?? `m${index}`
+    const time = typeof message.timestamp === 'string' ? message.timestamp : undefined
+    if (time !== undefined) times.set(id, time)
+    prompt.push({ id, role: message.role, content: await scanner.redact(text, index), ...(time !== undefined ? { time } : {}) })
   }
   // A value found in a later message may stand unlabelled in an earlier one.
   for (const message of prompt) message.content = scanner.known(message.content)
-  return { prompt, callerIds, secrets: scanner.found }
+  return { prompt, callerIds, secrets: scanner.found, times }
 }
 
 /**
@@ -99,7 +113,15 @@ export async function extractKnowledge(deps: ExtractionDeps, raw: unknown, princ
   }
   const logger = deps.logger ?? noopLogger
   const conversation = await prepareConversation(input.messages)
-  const result: ExtractResult = { mode: input.mode, items: [], secrets_found: conversation.secrets.length, resources_created: [], llm_calls: 0, dropped: [] }
+  const result: ExtractResult = {
+    mode: input.mode,
+    items: [],
+    secrets_found: conversation.secrets.length,
+    resources_created: [],
+    llm_calls: 0,
+    dropped: [],
+    refused: [],
+  }
   if (conversation.prompt.length === 0) return result
   const { kept, omitted } = fitConversation(conversation.prompt)
   if (omitted > 0) logger.warn('knowledge.extract.cut', { omitted_messages: omitted })
@@ -110,7 +132,7 @@ export async function extractKnowledge(deps: ExtractionDeps, raw: unknown, princ
   if (cases.length > 0) {
     result.llm_calls++
     const answer = await llm.json('extract', decideMessages(cases), Decisions, { name: 'knowledge_decisions' })
-    applyDecisions(planned, cases, answer.decisions)
+    applyDecisions(planned, cases, answer.decisions, result)
   }
   await applyPlan(deps, planned, { principal, context, mode: input.mode, secrets: conversation.secrets, now: (deps.clock ?? systemClock).now() }, result)
   logger.info('knowledge.extract.done', {
@@ -119,17 +141,13 @@ export async function extractKnowledge(deps: ExtractionDeps, raw: unknown, princ
     items: result.items.length,
     llm_calls: result.llm_calls,
     secrets: result.secrets_found,
+    refused: result.refused.length,
   })
   return result
 }
 
 /** Proposals placed in the context (scopes, owner), their messages and secrets; those that cannot be placed are dropped. */
-function planItems(
-  proposals: Proposal[],
-  context: ExecutionContext,
-  conversation: { callerIds: Map<string, number>; secrets: FoundSecret[] },
-  result: ExtractResult,
-): PlannedItem[] {
+function planItems(proposals: Proposal[], context: ExecutionContext, conversation: PreparedConversation, result: ExtractResult): PlannedItem[] {
   const planned: PlannedItem[] = []
   for (const proposal of proposals) {
     const place = placement(proposal.types, context)
@@ -143,12 +161,30 @@ function planItems(
     const indexes = new Set(messageIds.map((id) => conversation.callerIds.get(id)!))
     const markers = new Set([...markersIn(proposal.task), ...markersIn(proposal.content)])
     const secrets = conversation.secrets.filter((s) => markers.has(s.n) || indexes.has(s.message)).map((s) => s.n)
-    planned.push({ proposal, ...place, messageIds, secrets, action: 'add', existing: undefined, reason: 'new knowledge' })
+    const statedAt = statementTime(proposal.message_ids, conversation.times)
+    planned.push({ proposal, ...place, messageIds, secrets, statedAt, action: 'add', existing: undefined, reason: 'new knowledge' })
   }
   return planned
 }
 
-/** For each planned item, the most similar entries the caller can see (hybrid search, same types). */
+/**
+ * When a proposal was stated: the newest time of the messages it rests on (any id the model was
+ * shown, the caller's or `m<index>`), else the newest time of the conversation, else undefined
+ * (the entry is then valid from its save). It becomes the entry's `valid_from`, and the
+ * `valid_to` of an entry it supersedes.
+ * @example
+ * statementTime(['m1'], new Map([['m1', '2025-05-20T14:02:00.000Z']])) // '2025-05-20T14:02:00.000Z'
+ */
+export function statementTime(messageIds: readonly string[], times: ReadonlyMap<string, string>): string | undefined {
+  const newest = (values: Iterable<string | undefined>): string | undefined => {
+    let best: string | undefined
+    for (const value of values) if (value !== undefined && (best === undefined || Date.parse(value) > Date.parse(best))) best = value
+    return best
+  }
+  return newest(messageIds.map((id) => times.get(id))) ?? newest(times.values())
+}
+
+/** For each planned item, the most similar current entries the caller can see (hybrid search, same types). */
 async function findCandidates(deps: ExtractionDeps, planned: PlannedItem[], principal: Principal): Promise<DecisionCase[]> {
   const cases: DecisionCase[] = []
   for (const [index, item] of planned.entries()) {
@@ -157,13 +193,24 @@ async function findCandidates(deps: ExtractionDeps, planned: PlannedItem[], prin
     const { results } = await deps.knowledge.search({ q, top_k: CANDIDATES, min_score: 0, types: proposal.types }, principal)
     if (results.length === 0) continue
     item.candidates = results.map((r) => ({ id: r.id, types: r.types, task: r.task, content: r.content }))
-    cases.push({ proposal: index, types: proposal.types, task: proposal.task, content: proposal.content, candidates: item.candidates })
+    cases.push({
+      proposal: index,
+      types: proposal.types,
+      task: proposal.task,
+      content: proposal.content,
+      ...(item.statedAt !== undefined ? { stated_at: item.statedAt } : {}),
+      candidates: item.candidates,
+    })
   }
   return cases
 }
 
-/** The model's decisions, checked: an unknown proposal or an id that was not a candidate keeps `add`. */
-function applyDecisions(planned: PlannedItem[], cases: readonly DecisionCase[], decisions: readonly Decision[]): void {
+/**
+ * The model's decisions, checked: an unknown proposal keeps `add`; an update or supersede naming an
+ * entry that was not a candidate (unknown, or not visible to the caller) keeps `add` and is
+ * reported in `result.refused`.
+ */
+function applyDecisions(planned: PlannedItem[], cases: readonly DecisionCase[], decisions: readonly Decision[], result: ExtractResult): void {
   const asked = new Set(cases.map((c) => c.proposal))
   for (const decision of decisions) {
     const item = planned[decision.proposal]
@@ -171,6 +218,20 @@ function applyDecisions(planned: PlannedItem[], cases: readonly DecisionCase[], 
     const candidate = item.candidates?.find((c) => c.id === decision.existing_id)
     if (!candidate) {
       item.reason = 'new knowledge (the model named an entry that was not among the similar ones)'
+      if (decision.action !== 'noop') {
+        result.refused.push({
+          task: item.proposal.task,
+          action: decision.action,
+          existing_id: decision.existing_id,
+          reason: `${decision.existing_id ?? 'no entry'} was not among the similar entries you can see: added as a new entry`,
+        })
+      }
+      continue
+    }
+    if (decision.action === 'supersede') {
+      item.action = 'supersede'
+      item.existing = { id: candidate.id, content: candidate.content, contradicts: false }
+      item.reason = `supersedes ${candidate.id}`
       continue
     }
     if (decision.action === 'update' && !decision.content?.trim()) {

@@ -265,7 +265,7 @@ export const knowledgeExtract = defineTool({
   name: 'knowledge_extract',
   description:
     'Extract reusable knowledge from a conversation: user preferences and background, strategies, tool know-how, use cases, definitions, plans. ' +
-    'Each proposal is compared with existing knowledge: added, used to update an entry (its previous version kept), or recorded as a confirmation. ' +
+    'Each proposal is compared with existing knowledge: added, used to update an entry (its previous version kept), added as what replaces an entry that is no longer true (the old one kept as history), or recorded as a confirmation. ' +
     'Secrets in the conversation are never put in entries (they go to an encrypted resource). mode "propose" only reports; "save" writes.',
   input: z.strictObject({
     messages: z
@@ -274,6 +274,11 @@ export const knowledgeExtract = defineTool({
           id: z.string().min(1).max(200).optional().describe('Message id, kept as the source of what is extracted from it.'),
           role: z.enum(['system', 'user', 'assistant', 'tool']),
           content: z.string().max(200_000),
+          timestamp: z
+            .string()
+            .max(40)
+            .optional()
+            .describe('When the message was sent (ISO 8601 date or date-time): what is extracted from it holds from then.'),
         }),
       )
       .min(1)
@@ -290,7 +295,9 @@ export const knowledgeExtract = defineTool({
     const context = { ...(args.trace_id ? { trace_id: args.trace_id } : {}), ...(args.secrets_scope ? { secrets_scope: args.secrets_scope } : {}) }
     const result = await backend.knowledge.extract({ messages: args.messages, mode: args.mode, ...(Object.keys(context).length > 0 ? { context } : {}) })
     const verb =
-      result.mode === 'save' ? { add: 'added', update: 'updated', noop: 'confirmed' } : { add: 'would add', update: 'would update', noop: 'would confirm' }
+      result.mode === 'save'
+        ? { add: 'added', update: 'updated', supersede: 'added', noop: 'confirmed' }
+        : { add: 'would add', update: 'would update', supersede: 'would add', noop: 'would confirm' }
     const lines = result.items.map(
       (item) => `- ${verb[item.action]} ${item.id ?? 'a new entry'} [${item.types.join(', ')}] ${neutralise(item.task)}: ${item.reason}`,
     )
@@ -304,7 +311,8 @@ export const knowledgeExtract = defineTool({
             `${count(result.secrets_found, 'secret')} kept out of the entries${result.resources_created.length > 0 ? ` (stored in ${result.resources_created.join(', ')})` : ''}.`,
           ]
         : []
-    return { text: [head, ...lines, ...secrets].join('\n'), data: result }
+    const refused = result.refused.map((r) => `- refused ${r.action} of ${r.existing_id ?? 'no entry'}: ${neutralise(r.reason)}`)
+    return { text: [head, ...lines, ...refused, ...secrets].join('\n'), data: result }
   },
 })
 

@@ -34,7 +34,7 @@ export function extractCommand(io: Io): Command {
   return serverOptions(new Command('extract'))
     .description('Extract knowledge from a conversation (a JSON file of OpenAI-style messages) with the LLM; proposes unless --save')
     .argument('<file>', 'JSON: an array of messages, or {"messages": [...], "context": {...}}')
-    .option('--save', 'write the proposals (ADD, UPDATE or NOOP against existing entries)')
+    .option('--save', 'write the proposals (ADD, UPDATE, SUPERSEDE or NOOP against existing entries)')
     .option('--trace-id <id>', 'the trace the conversation belongs to (kept as source.trace_id)')
     .option('--json', 'print JSON')
     .action(async (file: string, options: { save?: boolean; traceId?: string; json?: boolean }, command: Command) => {
@@ -47,6 +47,7 @@ export function extractCommand(io: Io): Command {
           `${result.mode === 'save' ? item.action : `would ${item.action}`} ${item.id ?? '(new)'} [${item.types.join(',')}] ${oneLine(item.task)} — ${item.reason}`,
         )
       }
+      for (const refusal of result.refused) io.out(`refused ${refusal.action} of ${refusal.existing_id ?? '(no id)'}: ${oneLine(refusal.reason)}`)
       if (result.secrets_found > 0)
         io.out(
           `secrets kept out of the entries: ${result.secrets_found}${result.resources_created.length ? ` (in ${result.resources_created.join(', ')})` : ''}`,
