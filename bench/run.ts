@@ -20,6 +20,9 @@ const BENCHES: Record<string, Runner> = {
   packs: async () => (await import('./packs.js')).runPacksBench(),
   'packs-qa': async () => (await import('./packs-qa.js')).runPacksQaBench(),
   http: async (quick) => (await import('./http.js')).runHttpBench(quick ? { seconds: 10 } : {}),
+  // The per-core goals of issue 32: never-seen searches (no cache can answer) and the mixed workload, hashed, with CPU per request.
+  'http-fresh': async (quick) => (await import('./http.js')).runHttpBench({ embedder: 'hashed', queries: 'fresh', seconds: quick ? 10 : 30 }),
+  'http-mixed': async (quick) => (await import('./http.js')).runHttpBench({ embedder: 'hashed', workload: 'mixed', seconds: quick ? 10 : 30 }),
   eval: async () => (await import('./eval.js')).runEvalBench(),
   dashboard: async (quick) => (await import('./dashboard.js')).runDashboardBench(quick ? { entries: 2_000 } : {}),
   llm: async (quick) => (await import('./llm.js')).runLlmBench(quick ? { entries: 200, queries: 15 } : {}),

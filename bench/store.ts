@@ -3,7 +3,10 @@
  * vector + rerank, and full-text only) at 1k, 10k and 100k entries on embedded PGlite and on a
  * PostgreSQL server, and insert throughput (single saves and bulk import).
  *
- *   npx tsx bench/store.ts [--sizes 1000,10000,100000] [--backends pglite,postgres] [--queries 200]
+ * At 100k entries and above it first times the in-memory full-text index alone, with MaxScore
+ * pruning and with the exhaustive scan (`--index-only`: only that; `--skip-index`: not that).
+ *
+ *   npx tsx bench/store.ts [--sizes 1000,10000,100000] [--backends pglite,postgres] [--queries 200] [--index-only] [--skip-index]
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import os, { tmpdir } from 'node:os'
@@ -12,7 +15,12 @@ import { parseArgs } from 'node:util'
 import { Principal } from '../src/core/principal.js'
 import { createHashedEmbedder } from '../src/embed/hashed.js'
 import { createKnowledgeService } from '../src/knowledge/service.js'
+import { DEFAULT_SEARCH_DEPTH } from '../src/knowledge/search.js'
+import { searchDocument, textQuery } from '../src/knowledge/document.js'
+import { termFrequencies } from '../src/store/knowledge/rows.js'
 import { sql } from '../src/store/sql.js'
+import { createTextIndex } from '../src/store/text-index.js'
+import { DEFAULT_TEXT_RANKING } from '../src/store/text-query.js'
 import { openStore } from '../src/store/store.js'
 import { startTempPostgres } from '../test/helpers/pg-server.js'
 import { percentile, printTable, rng, round, writeResults, type BenchResult } from './lib.js'
@@ -81,7 +89,92 @@ export function exportLine(
   })
 }
 
-export async function runStoreBench(options: { sizes?: number[]; backends?: Array<'pglite' | 'postgres'>; queries?: number } = {}): Promise<BenchResult[]> {
+/**
+ * The in-memory full-text index alone at `size` entries: the same queries with MaxScore pruning
+ * and with the exhaustive scan (`createTextIndex({ prune: false })`), back to back in one process,
+ * so that both see the same load. Depth as the service asks (`DEFAULT_SEARCH_DEPTH.fulltext`, 50),
+ * as `principal` sees the store (three quarters of it). Each result list is checked equal.
+ */
+function indexRows(
+  corpus: ReadonlyArray<{ task: string; content: string; type: string; scope: string }>,
+  queries: readonly string[],
+  size: number,
+): BenchResult[] {
+  const pruned = createTextIndex()
+  const exhaustive = createTextIndex({ prune: false })
+  for (let i = 0; i < size; i++) {
+    const c = corpus[i]!
+    const doc = searchDocument(c.task, c.content, {})
+    const entry = {
+      id: `knowledge-bench-${String(i).padStart(7, '0')}`,
+      scopes: [c.scope],
+      types: [c.type],
+      status: 'active',
+      score: 3,
+      helpful: 0,
+      harmful: 0,
+      tf: Object.fromEntries(termFrequencies(doc)),
+      length: doc.title.length + doc.body.length,
+    }
+    pruned.upsert(entry)
+    exhaustive.upsert(entry)
+  }
+  const filter = { visible: ['user:bench', 'project:p0', 'org:acme', 'public'], nonNegativeQuality: true }
+  const terms = queries.map((q) => textQuery(q))
+  const run = (index: typeof pruned) => {
+    for (const q of terms.slice(0, 20)) index.searchWithBound(q.terms, filter, DEFAULT_SEARCH_DEPTH.fulltext, DEFAULT_TEXT_RANKING, q.boundTerms)
+    const times: number[] = []
+    const hits: string[] = []
+    const read = index.work.postings + index.work.lookups
+    const cpu = process.cpuUsage()
+    for (const q of terms) {
+      const start = performance.now()
+      const found = index.searchWithBound(q.terms, filter, DEFAULT_SEARCH_DEPTH.fulltext, DEFAULT_TEXT_RANKING, q.boundTerms)
+      times.push(performance.now() - start)
+      hits.push(JSON.stringify(found))
+    }
+    const used = process.cpuUsage(cpu)
+    times.sort((a, b) => a - b)
+    return { times, hits, cpuMs: (used.user + used.system) / 1000 / terms.length, read: (index.work.postings + index.work.lookups - read) / terms.length }
+  }
+  const load = () =>
+    os
+      .loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')
+  const before = load()
+  // Twice each, alternating, the second pair kept: the garbage of the build is collected during the first.
+  run(exhaustive)
+  run(pruned)
+  const slow = run(exhaustive)
+  const fast = run(pruned)
+  const same = slow.hits.every((hit, i) => hit === fast.hits[i])
+  if (!same) throw new Error('MaxScore pruning returned other hits than the exhaustive scan')
+  const note = `${terms.length} queries, top ${DEFAULT_SEARCH_DEPTH.fulltext}, the index alone (no service, no database); same hits both ways; load ${before} -> ${load()}`
+  const rows: BenchResult[] = []
+  for (const [label, r] of [
+    ['exhaustive scan', slow],
+    ['MaxScore', fast],
+  ] as const) {
+    rows.push(
+      { name: `full-text index ${label} p50 @${size}`, value: round(percentile(r.times, 50), 3), unit: 'ms', note },
+      { name: `full-text index ${label} p95 @${size}`, value: round(percentile(r.times, 95), 3), unit: 'ms' },
+      { name: `full-text index ${label} CPU a query @${size}`, value: round(r.cpuMs, 3), unit: 'ms' },
+      {
+        name: `full-text index ${label} postings read a query @${size}`,
+        value: Math.round(r.read),
+        unit: 'postings',
+        note: 'postings scanned + terms looked up in a candidate',
+      },
+    )
+  }
+  console.error(`index @${size}: exhaustive p50 ${round(percentile(slow.times, 50), 3)} ms, MaxScore ${round(percentile(fast.times, 50), 3)} ms (${note})`)
+  return rows
+}
+
+export async function runStoreBench(
+  options: { sizes?: number[]; backends?: Array<'pglite' | 'postgres'>; queries?: number; indexOnly?: boolean; skipIndex?: boolean } = {},
+): Promise<BenchResult[]> {
   const sizes = options.sizes ?? [1_000, 10_000, 100_000]
   const backends = options.backends ?? ['pglite', 'postgres']
   const queryCount = options.queries ?? 200
@@ -105,6 +198,10 @@ export async function runStoreBench(options: { sizes?: number[]; backends?: Arra
     const start = Math.floor(random() * Math.max(1, words.length - 4))
     return words.slice(start, start + 2 + Math.floor(random() * 3)).join(' ')
   })
+
+  // Sizes at 100k and above: the index alone, pruned against exhaustive (cheap: no database).
+  if (!options.skipIndex) for (const size of sizes.filter((n) => n >= 100_000)) results.push(...indexRows(corpus, queries, size))
+  if (options.indexOnly) return results
 
   for (const backend of backends) {
     const pgServer = backend === 'postgres' && !process.env.KNOWHUB_BENCH_PG_URL ? await startTempPostgres() : undefined
@@ -157,11 +254,13 @@ export async function runStoreBench(options: { sizes?: number[]; backends?: Arra
         const vectorNote = `hashed 512-d vectors, ${backend === 'pglite' ? 'exact scan in memory' : store.pgvector ? 'pgvector HNSW' : 'exact real[] (no pgvector)'}, full-text ${backend === 'pglite' ? 'in memory' : 'in SQL'}`
         for (const mode of ['hybrid', 'fulltext'] as const) {
           const times: number[] = []
+          const cpu = process.cpuUsage()
           for (const q of queries.slice(0, n)) {
             const start = performance.now()
             await knowledge.search({ q, top_k: 5, min_score: 0, mode }, principal)
             times.push(performance.now() - start)
           }
+          const used = process.cpuUsage(cpu)
           times.sort((a, b) => a - b)
           const label = mode === 'hybrid' ? 'search' : 'search fulltext'
           const load = `load ${os
@@ -180,6 +279,12 @@ export async function runStoreBench(options: { sizes?: number[]; backends?: Arra
             unit: 'ms',
             ...(backend === 'pglite' && size === 100_000 && mode === 'hybrid' ? { target: '≤ 25 ms' } : {}),
           })
+          results.push({
+            name: `${backend} ${label} CPU a query @${size}`,
+            value: round((used.user + used.system) / 1000 / n, 3),
+            unit: 'ms',
+            note: `this process (all threads; ${backend === 'pglite' ? 'the embedded database included' : 'not the PostgreSQL server'})`,
+          })
           console.error(`${backend} ${mode} @${size}: p50 ${round(percentile(times, 50))} ms, p95 ${round(percentile(times, 95))} ms (${load})`)
         }
       }
@@ -193,11 +298,21 @@ export async function runStoreBench(options: { sizes?: number[]; backends?: Arra
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const { values } = parseArgs({ options: { sizes: { type: 'string' }, backends: { type: 'string' }, queries: { type: 'string' } } })
+  const { values } = parseArgs({
+    options: {
+      sizes: { type: 'string' },
+      backends: { type: 'string' },
+      queries: { type: 'string' },
+      'index-only': { type: 'boolean' },
+      'skip-index': { type: 'boolean' },
+    },
+  })
   const results = await runStoreBench({
     ...(values.sizes ? { sizes: values.sizes.split(',').map(Number) } : {}),
     ...(values.backends ? { backends: values.backends.split(',') as Array<'pglite' | 'postgres'> } : {}),
     ...(values.queries ? { queries: Number(values.queries) } : {}),
+    ...(values['index-only'] ? { indexOnly: true } : {}),
+    ...(values['skip-index'] ? { skipIndex: true } : {}),
   })
   printTable('Store', results)
   console.log(`\nwrote ${writeResults('store', results)}`)

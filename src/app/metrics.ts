@@ -10,6 +10,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
 import type { LlmCallObservation, SearchObserver } from '../core/observe.js'
 import type { Embedder } from '../embed/embedder.js'
+import type { EmbedPoolStats } from '../embed/use-pool.js'
 import type { LlmProvider } from '../llm/index.js'
 import type { PoolUse } from '../store/database.js'
 import type { ReplicaStats } from '../store/replicas.js'
@@ -116,6 +117,52 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): HubMe
   llmTotal('knowhub_llm_prompt_tokens_total', 'Prompt tokens the LLM counted, by task and model', 'prompt_tokens')
   llmTotal('knowhub_llm_completion_tokens_total', 'Completion tokens the LLM counted, by task and model', 'completion_tokens')
 
+  // Registered with the first embedder that has model threads (the sentence embedder's pool).
+  const threadPools: Array<() => EmbedPoolStats | undefined> = []
+  const threadGauge = (name: string, help: string, labelNames: readonly string[], fill: (gauge: Gauge, stats: EmbedPoolStats) => void) =>
+    new Gauge({
+      name,
+      help,
+      labelNames,
+      registers,
+      collect() {
+        this.reset()
+        for (const read of threadPools) {
+          const stats = read()
+          if (stats) fill(this, stats)
+        }
+      },
+    })
+  const watchEmbedThreads = (stats: () => EmbedPoolStats | undefined): void => {
+    if (threadPools.push(stats) > 1) return
+    threadGauge(
+      'knowhub_embed_threads',
+      "The embedding model's threads: configured (the pool's size), running, busy (embedding a batch)",
+      ['state'],
+      (gauge, s) => {
+        gauge.inc({ state: 'configured' }, s.size)
+        gauge.inc({ state: 'running' }, s.running)
+        gauge.inc({ state: 'busy' }, s.threads.filter((t) => t.busy).length)
+      },
+    )
+    threadGauge(
+      'knowhub_embed_queued_batches',
+      'Batches of texts waiting for an embedding thread, by lane (query: calls of at most 4 texts; bulk)',
+      ['lane'],
+      (gauge, s) => {
+        gauge.inc({ lane: 'query' }, s.queued.query)
+        gauge.inc({ lane: 'bulk' }, s.queued.bulk)
+      },
+    )
+    threadGauge('knowhub_embed_thread_texts', 'Texts each running embedding thread has embedded (warm-ups not counted)', ['thread'], (gauge, s) => {
+      for (const t of s.threads) gauge.set({ thread: String(t.threadId) }, t.texts)
+    })
+    threadGauge('knowhub_embed_thread_busy_seconds', "Each running embedding thread's busy time (its event loop's active time)", ['thread'], (gauge, s) => {
+      for (const t of s.threads) gauge.set({ thread: String(t.threadId) }, t.activeMs / 1000)
+    })
+    threadGauge('knowhub_embed_threads_replaced_total', 'Embedding threads that died and were replaced', [], (gauge, s) => gauge.inc(s.replaced))
+  }
+
   // Registered with the first pool: an embedded database has none, and shows no pool series.
   const pools: Array<() => PoolUse> = []
   const poolGauge = (name: string, help: string, read: (use: PoolUse) => number) =>
@@ -220,6 +267,7 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): HubMe
       llmSeconds.observe({ task: call.task, model: call.model, outcome: call.failed ? 'failure' : 'success' }, call.seconds)
     },
     instrumentEmbedder(embedder) {
+      if (embedder.poolStats) watchEmbedThreads(() => embedder.poolStats?.())
       const embed: Embedder['embed'] = async (texts, embedOptions) => {
         embedInFlight.inc()
         const stop = embedSeconds.startTimer()

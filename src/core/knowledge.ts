@@ -347,6 +347,12 @@ export const SearchExplain = z.object({
   /** The median similarity of the query's vector list, which `agreement` and `meaning` are measured over. */
   background_similarity: z.number().optional(),
   /**
+   * The embedder's learned relevance check (docs/retrieval.md, "The learned relevance check"): the
+   * model's probability that the entry is related to the query; a precision search keeps only
+   * entries at or above the model's threshold.
+   */
+  relevance_probability: z.number().optional(),
+  /**
    * When the query names a day or a month, or asks when: what the entry's date or its time
    * expressions added to `fused` (docs/retrieval-log.md, "Time in questions").
    */

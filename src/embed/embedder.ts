@@ -1,3 +1,5 @@
+import type { EmbedPoolStats } from './use-pool.js'
+
 /**
  * Turns texts into vectors. Every provider returns L2-normalised vectors of
  * exactly `dimension` numbers, so cosine similarity is a dot product.
@@ -35,5 +37,10 @@ export interface Embedder {
    * meanwhile (`search.whileModelLoads`).
    */
   ready?(): boolean
+  /**
+   * The model threads' state (the sentence embedder's pool: threads, texts each embedded, batches
+   * waiting); undefined before its threads start. Absent: no threads of its own.
+   */
+  poolStats?(): EmbedPoolStats | undefined
   close?(): Promise<void>
 }

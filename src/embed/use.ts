@@ -62,9 +62,8 @@ export interface UseEmbedderOptions {
   threads?: number
 }
 
-/** The sentence embedders' own members: their pool of model threads. */
+/** An embedder with a pool of model threads (`Embedder.poolStats` always there). */
 export interface PooledEmbedder extends Embedder {
-  /** The model threads' state (threads, texts each embedded, waiting texts); undefined before the pool starts. */
   poolStats(): EmbedPoolStats | undefined
 }
 

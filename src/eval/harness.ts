@@ -61,6 +61,15 @@ function documentTimestamp(doc: RetrievalSet['docs'][number]): { timestamp?: str
 }
 
 /**
+ * When a document's fact became true (issue 31): its message date, as `valid_from`, when it
+ * names a day; else the import's default (the entry's `created_at`).
+ */
+function documentValidFrom(doc: RetrievalSet['docs'][number]): { valid_from?: string } {
+  const { timestamp } = documentTimestamp(doc)
+  return timestamp ? { valid_from: timestamp } : {}
+}
+
+/**
  * A document's conversation, as the entry's source trace: `<conv>:<meta.session>` when the
  * document names a session (LoCoMo's turns and facts), else none — documents without one are
  * not a dialogue. Their order within the trace is the file order (each entry's `created_at`).
@@ -98,6 +107,7 @@ function exportLine(id: string, doc: RetrievalSet['docs'][number], scope: string
     version: 1,
     created_at: at,
     updated_at: at,
+    ...documentValidFrom(doc),
     versions: [],
   })
 }
@@ -159,7 +169,7 @@ export async function loadIntoKnowledge(
   for (const [key, { principal, lines }] of batches) {
     const report = await knowledge.importJsonl(lines, principal, {
       mode: 'atomic',
-      onConflict: 'error',
+      on_conflict: 'error',
       batchSize: options.batchSize ?? 200,
       onProgress: (n) => options.onProgress?.(done + n, total),
     })

@@ -15,9 +15,9 @@ export const EMBEDDED_CHARS = 8_000
  * stored documents when it changes. 1: PostgreSQL `english`/`simple` configurations;
  * 2: KnowHub's own terms ({@link searchTerms}), BM25 statistics; 3: core's one stemmer
  * (its irregular-forms table no longer joins the ambiguous `left`, `led`, `lit`, `bore`); 4: the
- * alias table (core/text/aliases.ts: postgres → postgresql, 上线 → 部署, release notes → changelog).
+ * alias table (core/text/aliases.ts: postgres → postgresql, 上线 → 部署, release notes → changelog). 5: general engineering shorthand (db → database, repo → repository, 报警 → 告警, …; issue 26).
  */
-export const SEARCH_DOC_VERSION = 4
+export const SEARCH_DOC_VERSION = 5
 
 function tagText(tags: Tags): string {
   return Object.values(tags)

@@ -71,6 +71,12 @@ export interface OwnEvidenceGate {
    * has an answer.
    */
   strictAnchor: number
+  /**
+   * 1: a candidate kept by the rules above must also pass the embedder's learned relevance check
+   * (gate-weights.ts: a small logistic model of how likely it is related, with its threshold),
+   * when the embedder has one; 0: the rules alone.
+   */
+  learned: number
 }
 
 /**
@@ -84,7 +90,15 @@ export const DEFAULT_RELEVANCE_GATE: RelevanceGate = Object.freeze({
   minTextStrengthCjkOneTerm: 0.1,
   fallbackSimilarity: 0.3,
   followStrength: 0.25,
-  own: Object.freeze({ textStrength: 0.15, textStrengthCjk: 0.1, agreementStrength: 0.05, agreementMargin: 0.15, meaningMargin: 0.15, strictAnchor: 0 }),
+  own: Object.freeze({
+    textStrength: 0.15,
+    textStrengthCjk: 0.1,
+    agreementStrength: 0.05,
+    agreementMargin: 0.15,
+    meaningMargin: 0.15,
+    strictAnchor: 0,
+    learned: 1,
+  }),
 })
 
 /**
@@ -180,6 +194,9 @@ export function anchorStrength(gate: QueryGate, sharedContent: number | undefine
  * `sharedContent` (Chinese queries: how many of the query's content terms, {@link contentTerms},
  * a candidate shares), a candidate anchors by full-text strength only when it shares one — at
  * the one-term strength when it shares just one ({@link anchorStrength}); by similarity as before.
+ * With `related` (the embedder's learned relevance check, gate-weights.ts), the precision gate
+ * keeps, besides the anchor and the best candidate (and their twins), only the candidates it
+ * accepts; the recall gate ignores it.
  * A candidate that the full-text list did not find anchors by similarity only at the gate's
  * `loneSimilarity` (the embedder's anchor floor), when it has one: a semantic embedder finds
  * something near any question in a large store, a shared word is the corroboration.
@@ -191,6 +208,7 @@ export function gateCandidates<T extends GateCandidate>(
   bound: number,
   gate: QueryGate,
   sharedContent?: (candidate: T) => number,
+  related?: (candidate: T) => boolean,
 ): T[] {
   const anchors = (c: T) =>
     passesGate(c, bound, {
@@ -209,7 +227,9 @@ export function gateCandidates<T extends GateCandidate>(
     // A twin (the same full-text score and similarity: the same text stored twice) is exactly as related as the candidate it equals.
     const twin = (a: T, b: T) => a.positions[0]?.score === b.positions[0]?.score && a.positions[1]?.score === b.positions[1]?.score
     const proof = (c: T) => own.strictAnchor === 0 && (c === anchor || twin(c, anchor) || (bestProves && (c === best || twin(c, best))))
-    return candidates.filter((c) => proof(c) || ownEvidence(c, bound, gate, own) !== undefined)
+    // The learned relevance check (`related`, when the embedder has a model) is asked of every other kept candidate:
+    // whether the query has an answer stays the anchor rule's call.
+    return candidates.filter((c) => proof(c) || (ownEvidence(c, bound, gate, own) !== undefined && (related?.(c) ?? true)))
   }
   const follow = { minTextStrength: gate.followTextStrength, minSimilarity: gate.minSimilarity }
   return candidates.filter((c) => passesGate(c, bound, follow))

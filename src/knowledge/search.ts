@@ -17,6 +17,7 @@ import type { KnowledgeContext } from './context.js'
 import { boostByTime, timeQuery } from './dates.js'
 import { searchDocument, textQuery } from './document.js'
 import { fusionFor, type FusionOptions } from './fusion-weights.js'
+import { MIN_LEARNED_LIST, queryFigures, relevanceFeatures, relevanceModelFor, relevanceProbability } from './gate-weights.js'
 import { liftNeighbours, topByFused, type NeighbourLift } from './neighbours.js'
 import { fuse, fuseScores, type Fused } from './rank.js'
 import {
@@ -133,12 +134,14 @@ type Candidate = Fused & {
   strength: number | null
   evidence?: KeptBy
   background?: number
+  relevance_probability?: number
   time_boost?: number
   neighbour_of?: string
   neighbour_lift?: number
 }
 type Ranked = Reranked<
-  KnowledgeRecord & Pick<Candidate, 'fused' | 'positions' | 'strength' | 'evidence' | 'background' | 'time_boost' | 'neighbour_of' | 'neighbour_lift'>
+  KnowledgeRecord &
+    Pick<Candidate, 'fused' | 'positions' | 'strength' | 'evidence' | 'background' | 'relevance_probability' | 'time_boost' | 'neighbour_of' | 'neighbour_lift'>
 >
 
 /** A search result as the API returns it, with the per-stage figures when asked for. */
@@ -170,6 +173,7 @@ function toResult(r: Ranked, explain: boolean): SearchResult {
     if (r.evidence !== undefined) result.explain.evidence = r.neighbour_lift !== undefined && r.positions.every((p) => p === null) ? 'neighbour' : r.evidence
     else if (r.neighbour_lift !== undefined) result.explain.evidence = 'neighbour'
     if (r.background !== undefined) result.explain.background_similarity = r.background
+    if (r.relevance_probability !== undefined) result.explain.relevance_probability = r.relevance_probability
     if (r.time_boost !== undefined) result.explain.time_boost = r.time_boost
     if (r.neighbour_of !== undefined) result.explain.neighbour_of = r.neighbour_of
     if (r.neighbour_lift !== undefined) result.explain.neighbour_lift = r.neighbour_lift
@@ -270,14 +274,49 @@ async function candidates(run: SearchRun, input: ParsedSearch, visible: string[]
   const precision = queryGate(run.gate, { cjk, fulltextOnly: lists === 'fulltext', floor, anchorFloor, background })
   const gate = recall ? { ...precision, own: undefined } : precision
   const shared = cjk ? await sharedContent(run, input.q, filter, textDepth, fused, gate, visible) : undefined
-  const kept = gateCandidates(fused, text.bound, gate, shared)
+  // The learned relevance check (gate-weights.ts): precision searches in hybrid mode, for embedders that have a model, over 8 entries or more.
+  const model =
+    !recall && run.gate.own.learned && lists === 'hybrid' && vectorHits.length >= MIN_LEARNED_LIST ? relevanceModelFor(embedder.model, cjk) : undefined
+  const probability = model ? relevanceProbabilities(fused, vectorHits, floor, (f) => relevanceProbability(model, f)) : undefined
+  const related = model && probability ? (c: Candidate) => (probability.get(c.id) ?? 0) >= model.threshold : undefined
+  const kept = gateCandidates(fused, text.bound, gate, shared, related)
   // What kept each: its own evidence; else the anchor (or the best), or (recall) a follower.
   const strong = { minTextStrength: gate.minTextStrength, minSimilarity: gate.minSimilarity }
   return kept.map((c) => {
     const own = precision.own ? ownEvidence(c, text.bound, precision, precision.own) : undefined
     const evidence: KeptBy = own ?? (!recall || passesGate(c, text.bound, strong) ? 'anchor' : 'follows')
-    return { ...c, evidence, ...(vectorHits.length > 0 ? { background } : {}) }
+    const p = probability?.get(c.id)
+    return { ...c, evidence, ...(vectorHits.length > 0 ? { background } : {}), ...(p !== undefined ? { relevance_probability: p } : {}) }
   })
+}
+
+/**
+ * Each eligible candidate's probability of being related by the learned model (gate-weights.ts),
+ * by id: its figures against the query's (the vector list's similarities, the best strength) and
+ * its place among the eligible candidates — those the full-text list found, or at least at the
+ * similarity floor (no other can be kept).
+ */
+function relevanceProbabilities(
+  fused: readonly Candidate[],
+  vectorHits: ReadonlyArray<{ score: number }>,
+  floor: number | undefined,
+  probability: (f: ReturnType<typeof relevanceFeatures>) => number,
+): Map<string, number> {
+  let bestStrength = 0
+  for (const c of fused) if ((c.strength ?? 0) > bestStrength) bestStrength = c.strength ?? 0
+  const figures = queryFigures(
+    vectorHits.map((h) => h.score),
+    bestStrength,
+  )
+  const out = new Map<string, number>()
+  let place = 0
+  for (const c of fused) {
+    const similarity = c.positions[1]?.score ?? null
+    if (c.positions[0] === null && floor !== undefined && (similarity ?? -Infinity) < floor) continue
+    out.set(c.id, probability(relevanceFeatures({ strength: c.strength, similarity, place }, figures)))
+    place++
+  }
+  return out
 }
 
 /**
@@ -395,6 +434,7 @@ async function rankCandidates(run: SearchRun, input: ParsedSearch, visible: stri
         strength: c.strength,
         ...(c.evidence !== undefined ? { evidence: c.evidence } : {}),
         ...(c.background !== undefined ? { background: c.background } : {}),
+        ...(c.relevance_probability !== undefined ? { relevance_probability: c.relevance_probability } : {}),
         ...(c.time_boost !== undefined ? { time_boost: c.time_boost } : {}),
         ...(c.neighbour_of !== undefined ? { neighbour_of: c.neighbour_of } : {}),
         ...(c.neighbour_lift !== undefined ? { neighbour_lift: c.neighbour_lift } : {}),

@@ -7,17 +7,18 @@
  *
  * One folder per step of the standard (seed 000, seed 001), in the order a pack
  * goes through them: `discover/` (scan the scopes, precedence, discovery
- * options) → `load/` (KNOWLEDGE.md: parse, the validation table, the checks
- * on disk) → `catalog/` (tier 1: the catalog; choosing packs by name or task)
- * → `activate/` (tier 2: the guide; reading one file for a client) →
- * `resolve/` (tier 3: the runtime context within a budget, over the pack index)
- * → `evidence/` (tier 4: source maps, compile runs, the record schemas) →
- * `wrap/` (every piece as data); `session/` (long-lived context, usage and
- * context-resolution logs). Beside them: `files/` (safe paths, listing, the
- * hazard scan), `layers/` (the v0.7 ontology and answers), `access/` (who may
- * use which pack: access rules, trust gate, persisted state), `validate/` (for
- * authors: strict validation, `packs init`), and `service.ts`, what every
- * entry point calls.
+ * options) → `load/` (KNOWLEDGE.md: parse, the validation table, the checks on
+ * disk) → `catalog/` (tier 1: the catalog; choosing packs by name or task) →
+ * `activate/` (tier 2: the guide; reading one file for a client) → `resolve/`
+ * (tier 3: the runtime context within a budget, and the task's subgraph of the
+ * v0.7 layers) over `pack-index/` (a pack's sections and their lexical terms,
+ * built once per pack) → `evidence/` (tier 4: source maps, compile runs, the
+ * record schemas) → `wrap/` (every piece as data); `session/` (long-lived
+ * context, usage and context-resolution logs). Beside them: `files/` (safe
+ * paths, listing, the hazard scan), `layers/` (the v0.7 ontology and answers:
+ * records and loading), `access/` (who may use which pack: access rules, trust
+ * gate, persisted state), `validate/` (for authors: strict validation,
+ * `packs init`), and `service.ts`, what every entry point calls.
  *
  * @example
  * import { discoverPacks, discloseCatalog, PackSession } from 'knowhub/packs'
@@ -82,8 +83,8 @@ export type {
   ResolveResult,
   SelectedPiece,
 } from './resolve/index.js'
-export { PackIndex, PackIndexCache } from './resolve/pack-index.js'
-export type { PackIndexCacheOptions, PackIndexOptions } from './resolve/pack-index.js'
+export { PackIndex, PackIndexCache } from './pack-index/pack-index.js'
+export type { PackIndexCacheOptions, PackIndexOptions } from './pack-index/pack-index.js'
 export { wrapKnowledge, wrapperAttributes } from './wrap/wrap.js'
 export type { WrapperAttributes } from './wrap/wrap.js'
 

@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net'
 import type { Duplex } from 'node:stream'
 import { serve, type ServerType } from '@hono/node-server'
 import type { KnowHub } from '../app/open.js'
-import { compactHeap } from '../app/heap.js'
+import { compactHeap } from './heap.js'
 import { packageVersion } from '../app/version.js'
 import type { Clock } from '../core/clock.js'
 import { KnowHubError } from '../core/errors.js'
@@ -40,7 +40,7 @@ export interface StartServerOptions {
   /**
    * After the warm-up (the in-memory index built, the record cache filled), one compacting
    * garbage collection gives the heap its build left behind back to the system
-   * (`src/app/heap.ts`; `knowhub start`: RSS at 100k entries 823 -> 643 MB). Default false.
+   * (`src/server/heap.ts`; `knowhub start`: RSS at 100k entries 823 -> 643 MB). Default false.
    */
   compactHeapAfterWarmUp?: boolean
 }

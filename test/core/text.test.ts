@@ -21,7 +21,7 @@ import {
   segment,
   stemWord,
 } from '../../src/core/text/index.js'
-import { documentTerms, queryTerms } from '../../src/packs/resolve/lexical.js'
+import { documentTerms, queryTerms } from '../../src/packs/pack-index/lexical.js'
 
 describe('tokenising and CJK segmentation', () => {
   it('lower-cases Latin words, drops possessive s and apostrophes, leaves CJK runs out', () => {
@@ -84,6 +84,22 @@ describe('aliases', () => {
     // A phrase alias needs its words together; a word that only starts like an alias is not one.
     expect(shares('release the cat', 'changelog')).toBe(false)
     expect(searchTerms('postgresify')).toEqual(['postgresifi'])
+  })
+
+  it('knows general engineering shorthand: the short and the long form of one word', () => {
+    const shares = (a: string, b: string) => searchTerms(a).some((t) => searchTerms(b).includes(t))
+    expect(shares('db is down', 'the database server')).toBe(true)
+    expect(shares('clone the repo', 'repository layout')).toBe(true)
+    expect(shares('prod config', 'production configuration')).toBe(true)
+    expect(shares('the job died of OOM', 'ran out of memory')).toBe(true)
+    expect(shares('review the pull request', 'open a merge request')).toBe(true)
+    expect(shares('request timed out', 'raise the timeout')).toBe(true)
+    expect(shares('服务报警了', '告警规则')).toBe(true)
+    // Words that only look alike stay apart.
+    expect(shares('time off', 'timeout')).toBe(false)
+    expect(shares('pull the latest changes', 'merge request')).toBe(false)
+    // 登陆 is also a typhoon's landfall: not an alias of 登录 (log in).
+    expect(shares('台风登陆', '登录流程')).toBe(false)
   })
 })
 

@@ -5,6 +5,7 @@
  * every thread.
  */
 import { afterAll, describe, expect, it } from 'vitest'
+import { createMetrics } from '../../src/app/metrics.js'
 import { isKnowHubError } from '../../src/core/errors.js'
 import { BULK_BATCH, UsePool } from '../../src/embed/use-pool.js'
 import { createSentenceEmbedder } from '../../src/embed/use.js'
@@ -117,5 +118,24 @@ describe('UsePool', () => {
     await two.close!()
     expect(two.poolStats()).toBeUndefined()
     await one.close!()
+  }, 180_000)
+
+  it('shows its threads, their texts and the waiting batches in the metrics', async () => {
+    const metrics = createMetrics({ defaultMetrics: false })
+    const embedder = metrics.instrumentEmbedder(await createSentenceEmbedder({ threads: 2 }))
+    try {
+      await embedder.embed(texts)
+      const { body } = await metrics.scrape()
+      expect(body).toContain('knowhub_embed_threads{state="configured"} 2')
+      expect(body).toContain('knowhub_embed_threads{state="running"} 2')
+      expect(body).toContain('knowhub_embed_threads{state="busy"} 0')
+      expect(body).toContain('knowhub_embed_queued_batches{lane="bulk"} 0')
+      const perThread = [...body.matchAll(/^knowhub_embed_thread_texts\{thread="\d+"\} (\d+)$/gm)].map((m) => Number(m[1]))
+      expect(perThread).toHaveLength(2)
+      expect(perThread.reduce((a, b) => a + b, 0)).toBe(40)
+      expect(body).toContain('knowhub_embed_threads_replaced_total 0')
+    } finally {
+      await embedder.close!()
+    }
   }, 180_000)
 })

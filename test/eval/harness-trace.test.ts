@@ -2,6 +2,7 @@
  * The evaluation loader keeps the dialogue order (issue 17.4): a document with `meta.session`
  * becomes an entry in trace `<conv>:<session>`, in file order, with its id as `message_id`, so
  * that search's dialogue neighbours see the conversation; documents without a session get none.
+ * A document's `meta.date` makes its entry valid from that day (issue 31).
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -29,7 +30,7 @@ describe('loadIntoKnowledge: dialogue order', () => {
       jsonl([
         { id: 'c1:D1:1', text: 'Mel: How long have you been married?', meta: { conv: 'c1', session: 1 } },
         { id: 'c1:D1:2', text: 'Caro: Five years already!', meta: { conv: 'c1', session: 1 } },
-        { id: 'c1:D2:1', text: 'Mel: We painted the kitchen blue.', meta: { conv: 'c1', session: 2 } },
+        { id: 'c1:D2:1', text: 'Mel: We painted the kitchen blue.', meta: { conv: 'c1', session: 2, date: '1:56 pm on 8 May, 2023' } },
         { id: 'n1', text: 'Rotate the keys every ninety days.', meta: { conv: 'c1' } },
       ]),
     )
@@ -51,6 +52,15 @@ describe('loadIntoKnowledge: dialogue order', () => {
     expect(await source('c1:D1:1')).toMatchObject({ trace_id: 'c1:1', message_id: 'c1:D1:1' })
     expect(await source('c1:D2:1')).toMatchObject({ trace_id: 'c1:2' })
     expect(await source('n1')).toMatchObject({ trace_id: '', message_id: 'n1' })
+  })
+
+  it('makes a document valid from its message date (issue 31), else from its import', async () => {
+    const principal = loaded.principal('c1')
+    const byDoc = new Map([...loaded.docOf].map(([id, doc]) => [doc, id]))
+    const entry = async (doc: string) => knowledge.get(byDoc.get(doc)!, principal)
+    expect((await entry('c1:D2:1')).valid_from).toBe('2023-05-08T00:00:00.000Z')
+    const undated = await entry('c1:D1:1')
+    expect(undated.valid_from).toBe(undated.created_at)
   })
 
   it('lets search find the reply after the matching turn, not the next session', async () => {

@@ -29,6 +29,8 @@ export interface KnowHubProcessOptions {
   packs?: boolean
   /** Give up after this long (default 60 s). */
   timeoutMs?: number
+  /** Flags of the node process itself (e.g. `--max-semi-space-size=16`; `--workers` passes them on to the workers). */
+  nodeFlags?: string[]
 }
 
 /**
@@ -42,7 +44,7 @@ export function startKnowHubProcess(options: KnowHubProcessOptions): Promise<Kno
   const entry = options.entry === 'dist' ? ['bin/knowhub.js'] : ['--import', 'tsx', 'test/mcp/run-cli.ts']
   const child = spawn(
     process.execPath,
-    [...entry, 'start', '--host', '127.0.0.1', '--port', '0', ...(options.packs ? [] : ['--no-packs']), ...(options.args ?? [])],
+    [...(options.nodeFlags ?? []), ...entry, 'start', '--host', '127.0.0.1', '--port', '0', ...(options.packs ? [] : ['--no-packs']), ...(options.args ?? [])],
     {
       cwd: ROOT,
       env: { ...process.env, ...options.env },

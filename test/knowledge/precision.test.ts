@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { Principal } from '../../src/core/principal.js'
 import { createHashedEmbedder } from '../../src/embed/hashed.js'
+import { relevanceModelFor } from '../../src/knowledge/gate-weights.js'
 import { createKnowledgeService, type KnowledgeService } from '../../src/knowledge/service.js'
 import type { Store } from '../../src/store/store.js'
 import { BACKENDS, openTestStore, truncateKnowledge } from '../helpers/stores.js'
@@ -97,6 +98,8 @@ describe.each(BACKENDS)('precision on a small store on %s', (backend) => {
     expect(results[0]?.explain).toMatchObject({ evidence: 'words' })
     expect(results[0]?.explain?.fulltext_strength).toBeGreaterThanOrEqual(0.2)
     expect(typeof results[0]?.explain?.background_similarity).toBe('number')
+    // the learned relevance check of the hashed embedder (gate-weights.ts) accepted it
+    expect(results[0]?.explain?.relevance_probability).toBeGreaterThanOrEqual(relevanceModelFor('hashed-ngram-v2-512', false)!.threshold)
   })
 
   it('lets a caller ask for recall: mode recall or a top_k above 5 also returns the candidates that follow', async () => {

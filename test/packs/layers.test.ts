@@ -9,7 +9,7 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import { PackIndexCache, activatePack, loadPack, readPackFile, resolveContext, validatePath, type LoadedPack } from '../../src/packs/index.js'
 import { loadLayers } from '../../src/packs/layers/load.js'
 import { normaliseRecord } from '../../src/packs/layers/schema.js'
-import { claimSafety } from '../../src/packs/layers/subgraph.js'
+import { claimSafety } from '../../src/packs/resolve/subgraph.js'
 import { listPackResources } from '../../src/packs/files/resources.js'
 import { FIXTURES, VALIDATION, knowledge, tempDir, writeTree } from './helpers.js'
 

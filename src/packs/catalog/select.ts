@@ -6,7 +6,7 @@
 import { join, resolve } from 'node:path'
 import { KnowHubError } from '../../core/errors.js'
 import { findPack, type DiscoveryResult } from '../discover/discover.js'
-import { documentTerms, queryTerms } from '../resolve/lexical.js'
+import { documentTerms, queryTerms } from '../pack-index/lexical.js'
 import type { LoadedPack } from '../schema.js'
 
 /**

@@ -9,7 +9,7 @@
  * while it is indexed, so the memo stays valid for the index's lifetime and
  * later calls skip tokenising.
  */
-import type { IndexedSection, PackIndex } from './pack-index.js'
+import type { IndexedSection, PackIndex } from '../pack-index/pack-index.js'
 import type { RuntimeMode } from '../schema.js'
 import { countTokens } from '../../core/text/token-count.js'
 import { orderWrappers, wrapKnowledge, wrapperAttributes } from '../wrap/wrap.js'

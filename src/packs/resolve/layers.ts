@@ -1,10 +1,10 @@
 /**
  * The v0.7 layers as resolver candidates: a pack's ontology and answer
- * subgraphs for the task (layers/subgraph.ts), each one piece ranked with the
+ * subgraphs for the task (subgraph.ts), each one piece ranked with the
  * runtime views. They are built per task and never stored in the index.
  */
-import type { IndexedSection, PackIndex } from './pack-index.js'
-import { answersPiece, ontologyPieces, type LayerPiece } from '../layers/subgraph.js'
+import type { IndexedSection, PackIndex } from '../pack-index/pack-index.js'
+import { answersPiece, ontologyPieces, type LayerPiece } from './subgraph.js'
 import type { TaskConcept } from './terms.js'
 import type { Candidate } from './types.js'
 

@@ -4,7 +4,7 @@
  * or question words: runs of adjacent concepts in task order that no
  * selected piece supports, plus each pack's missing claims and chapters.
  */
-import { queryTerms } from './lexical.js'
+import { queryTerms } from '../pack-index/lexical.js'
 import { renderPiece } from './budget.js'
 import { isTaskWord, joinSurfaces, taskConcepts, termSet, type TaskConcept } from './terms.js'
 import type { Chosen, PackPlan, PackResolution } from './types.js'

@@ -7,8 +7,8 @@
  */
 import { posix } from 'node:path'
 import { packUseWarnings } from '../activate/activate.js'
-import { queryTerms, type WeightedTerm } from './lexical.js'
-import type { IndexedSection, PackIndex } from './pack-index.js'
+import { queryTerms, type WeightedTerm } from '../pack-index/lexical.js'
+import type { IndexedSection, PackIndex } from '../pack-index/pack-index.js'
 import { normalisePackPath } from '../files/paths.js'
 import { normaliseGrounding, type GroundingPolicy, type LoadedPack, type PackDiagnostic, type PackGrounding } from '../schema.js'
 import { isEvidenceIntent, type ResolveIntent } from './intent.js'

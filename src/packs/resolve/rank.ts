@@ -5,7 +5,7 @@
  */
 import type { Logger } from '../../core/logger.js'
 import type { Embedder } from '../../embed/embedder.js'
-import type { IndexedSection } from './pack-index.js'
+import type { IndexedSection } from '../pack-index/pack-index.js'
 import type { Candidate, PackPlan } from './types.js'
 
 /** Most candidates whose similarity is blended in per call. */

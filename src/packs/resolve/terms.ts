@@ -6,7 +6,7 @@
  * Fact-level decisions (does a section answer the task, which facts are
  * missing) are made on concepts, never on raw task words.
  */
-import { documentTerms, queryTerms, type WeightedTerm } from './lexical.js'
+import { documentTerms, queryTerms, type WeightedTerm } from '../pack-index/lexical.js'
 
 /**
  * Words of a task that say what to do with a fact, not which fact: request

@@ -6,7 +6,7 @@
  */
 import type { Logger } from '../../core/logger.js'
 import type { Embedder } from '../../embed/embedder.js'
-import type { IndexedSection, PackIndex, PackIndexCache } from './pack-index.js'
+import type { IndexedSection, PackIndex, PackIndexCache } from '../pack-index/pack-index.js'
 import type { ResourceKind } from '../files/resources.js'
 import type { GroundingPolicy, LoadedPack, PackGrounding, PackProfile, PackStatus, PackTrust, RuntimeMode } from '../schema.js'
 import type { ResolveIntent } from './intent.js'

@@ -151,7 +151,7 @@ export const TITLE_WEIGHT = 2
 const MAX_TERM_LENGTH = 200
 
 /** Weighted term frequencies of a document: title occurrences count {@link TITLE_WEIGHT}. */
-function termFrequencies(doc: SearchDocument): Map<string, number> {
+export function termFrequencies(doc: SearchDocument): Map<string, number> {
   const tf = new Map<string, number>()
   const add = (terms: readonly string[], weight: number) => {
     for (const term of terms) if (term.length > 0 && term.length <= MAX_TERM_LENGTH) tf.set(term, (tf.get(term) ?? 0) + weight)

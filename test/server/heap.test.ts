@@ -1,6 +1,6 @@
 /** compactHeap: one compacting collection, without --expose-gc, that frees the pages garbage grew. */
 import { describe, expect, it } from 'vitest'
-import { compactHeap } from '../../src/app/heap.js'
+import { compactHeap } from '../../src/server/heap.js'
 
 describe('compactHeap', () => {
   it('gives back the heap that dropped garbage held, and leaves gc() unexposed', () => {

@@ -8,9 +8,9 @@
  * an explicit warning, and the warning is also returned for the audit and the
  * wrapper. Signals and action logs are never counted as evidence.
  */
-import { conceptCoverage, termSet, type TaskConcept } from '../resolve/terms.js'
-import { sourceRefParts, type LayerGraph } from './load.js'
-import type { AnswerBlock, Concept, OntologyClaim, Question } from './schema.js'
+import { conceptCoverage, termSet, type TaskConcept } from './terms.js'
+import { sourceRefParts, type LayerGraph } from '../layers/load.js'
+import type { AnswerBlock, Concept, OntologyClaim, Question } from '../layers/schema.js'
 
 /** A warning about a record put in context (the resolver's compile-warning shape). */
 export interface LayerWarning {

@@ -1,0 +1,248 @@
+/**
+ * Learns the precision gate's relevance check (src/knowledge/gate-weights.ts; docs/retrieval.md,
+ * "The learned relevance check") from a dump of `scripts/gate-features.ts` on a completely judged
+ * set (`bench/data/small-stores`), for one embedder:
+ *
+ *   npx tsx scripts/gate-features.ts --embedder sentence --embed-cache /tmp/small.vectors --out /tmp/f-sentence.jsonl
+ *   npx tsx scripts/gate-learn.ts /tmp/f-sentence.jsonl [--max-hit-loss 0.01] [--l2 1]
+ *
+ * For Latin-script and CJK queries apart, it fits a logistic model (Newton's method, L2 on
+ * standardised figures) of "related" over the candidates the rule-based precision gate keeps at
+ * top_k 5 (`kept` in the dump) after the first — the anchor or best candidate, which the check
+ * leaves to the anchor rule — from the four figures of `relevanceFeatures` — the same function
+ * search uses. The threshold is the one with the lowest unrelated share at 5 whose hit rate at 5
+ * is at most `--max-hit-loss` under the rules' own, measured on held-out stores. It prints:
+ *
+ * - leave-one-store-out: the unrelated share and hit rate of the rules alone and at each threshold;
+ * - two halves (even and odd stores): weights and threshold chosen on one half only (its
+ *   threshold by leave-one-store-out within it), judged on the other;
+ * - the model fitted on every store, with its threshold, as the entry of `LEARNED_RELEVANCE`.
+ */
+import { readFileSync } from 'node:fs'
+import { parseArgs } from 'node:util'
+import { queryFigures, relevanceFeatures, relevanceProbability, type RelevanceFeatures, type RelevanceModel } from '../src/knowledge/gate-weights.js'
+
+interface DumpCandidate {
+  doc: string
+  strength: number | null
+  similarity: number | null
+}
+interface DumpQuery {
+  qid: string
+  conv: string
+  kind: string
+  cjk: boolean
+  related: string[]
+  kept: string[]
+  best_strength: number
+  vector_list: number[]
+  candidates: DumpCandidate[]
+}
+
+const FEATURES = ['strength', 'relativeStrength', 'z', 'rank'] as const satisfies ReadonlyArray<keyof RelevanceFeatures>
+
+/**
+ * Each candidate the rules keep after their first (the anchor or the best candidate, which shows
+ * the query has an answer and is not checked), with its figures and whether it is related.
+ */
+function rows(q: DumpQuery): Array<{ doc: string; x: number[]; related: boolean }> {
+  const figures = queryFigures(q.vector_list, q.best_strength)
+  return q.candidates.flatMap((c, place) => {
+    if (!q.kept.includes(c.doc) || c.doc === q.kept[0]) return []
+    const f = relevanceFeatures({ strength: c.strength, similarity: c.similarity, place }, figures)
+    return [{ doc: c.doc, x: FEATURES.map((k) => f[k]), related: q.related.includes(c.doc) }]
+  })
+}
+
+/** Solves A·x = b (Gaussian elimination with partial pivoting; A is small and positive definite). */
+function solve(a: number[][], b: number[]): number[] {
+  const n = b.length
+  const m = a.map((row, i) => [...row, b[i]!])
+  for (let i = 0; i < n; i++) {
+    let pivot = i
+    for (let r = i + 1; r < n; r++) if (Math.abs(m[r]![i]!) > Math.abs(m[pivot]![i]!)) pivot = r
+    ;[m[i], m[pivot]] = [m[pivot]!, m[i]!]
+    for (let r = i + 1; r < n; r++) {
+      const factor = m[r]![i]! / m[i]![i]!
+      for (let c = i; c <= n; c++) m[r]![c]! -= factor * m[i]![c]!
+    }
+  }
+  const x = new Array<number>(n).fill(0)
+  for (let i = n - 1; i >= 0; i--) {
+    let sum = m[i]![n]!
+    for (let c = i + 1; c < n; c++) sum -= m[i]![c]! * x[c]!
+    x[i] = sum / m[i]![i]!
+  }
+  return x
+}
+
+/** Logistic regression by Newton's method with L2 `l2` on standardised features; weights in raw units. */
+function fit(data: Array<{ x: number[]; related: boolean }>, l2: number): Omit<RelevanceModel, 'threshold'> {
+  const d = FEATURES.length
+  const mean = FEATURES.map((_, j) => data.reduce((s, r) => s + r.x[j]!, 0) / data.length)
+  const sd = FEATURES.map((_, j) => Math.sqrt(data.reduce((s, r) => s + (r.x[j]! - mean[j]!) ** 2, 0) / data.length) || 1)
+  const xs = data.map((r) => [...r.x.map((v, j) => (v - mean[j]!) / sd[j]!), 1])
+  const y = data.map((r) => (r.related ? 1 : 0))
+  let w = new Array<number>(d + 1).fill(0)
+  for (let iteration = 0; iteration < 50; iteration++) {
+    const g = new Array<number>(d + 1).fill(0)
+    const h = Array.from({ length: d + 1 }, () => new Array<number>(d + 1).fill(0))
+    xs.forEach((x, i) => {
+      const p = 1 / (1 + Math.exp(-x.reduce((s, v, j) => s + v * w[j]!, 0)))
+      for (let j = 0; j <= d; j++) {
+        g[j]! += (p - y[i]!) * x[j]!
+        for (let k = 0; k <= d; k++) h[j]![k]! += p * (1 - p) * x[j]! * x[k]!
+      }
+    })
+    for (let j = 0; j < d; j++) {
+      g[j]! += l2 * w[j]!
+      h[j]![j]! += l2
+    }
+    const step = solve(h, g)
+    w = w.map((v, j) => v - step[j]!)
+    if (Math.max(...step.map(Math.abs)) < 1e-9) break
+  }
+  const raw = FEATURES.map((_, j) => w[j]! / sd[j]!)
+  const bias = w[d]! - FEATURES.reduce((s, _, j) => s + (w[j]! * mean[j]!) / sd[j]!, 0)
+  return { bias, strength: raw[0]!, relativeStrength: raw[1]!, z: raw[2]!, rank: raw[3]! }
+}
+
+/** Unrelated share and hit rate at 5 of the queries, keeping the rules' first result and what `keep` accepts of the others. */
+function score(queries: readonly DumpQuery[], keep: (q: DumpQuery, doc: string) => boolean): { unrelated: number; returned: number; hit: number } {
+  let returned = 0
+  let unrelated = 0
+  let hits = 0
+  let answerable = 0
+  for (const q of queries) {
+    const results = q.kept.filter((doc, i) => i === 0 || keep(q, doc))
+    returned += results.length
+    unrelated += results.filter((doc) => !q.related.includes(doc)).length
+    if (q.related.length > 0) {
+      answerable++
+      if (results.some((doc) => q.related.includes(doc))) hits++
+    }
+  }
+  return { unrelated: returned ? unrelated / returned : 0, returned, hit: answerable ? hits / answerable : 0 }
+}
+
+/** Each query's kept candidates' probabilities under a model. */
+function probabilities(queries: readonly DumpQuery[], model: Omit<RelevanceModel, 'threshold'>): Map<DumpQuery, Map<string, number>> {
+  const m = { ...model, threshold: 0 }
+  return new Map(
+    queries.map((q) => {
+      const figures = queryFigures(q.vector_list, q.best_strength)
+      return [
+        q,
+        new Map(
+          q.candidates.map((c, place) => [
+            c.doc,
+            relevanceProbability(m, relevanceFeatures({ strength: c.strength, similarity: c.similarity, place }, figures)),
+          ]),
+        ),
+      ]
+    }),
+  )
+}
+
+/** Leave-one-store-out probabilities: each store's queries scored by a model fitted on the others. */
+function heldOut(queries: readonly DumpQuery[], l2: number): Map<DumpQuery, Map<string, number>> {
+  const out = new Map<DumpQuery, Map<string, number>>()
+  for (const store of new Set(queries.map((q) => q.conv))) {
+    const model = fit(queries.filter((q) => q.conv !== store).flatMap(rows), l2)
+    for (const [q, p] of probabilities(
+      queries.filter((q) => q.conv === store),
+      model,
+    ))
+      out.set(q, p)
+  }
+  return out
+}
+
+const THRESHOLDS = Array.from({ length: 81 }, (_, i) => i / 100)
+
+/** The threshold with the lowest unrelated share whose hit rate is at most `maxLoss` under the rules'. */
+function chooseThreshold(queries: readonly DumpQuery[], p: Map<DumpQuery, Map<string, number>>, maxLoss: number): number {
+  const rules = score(queries, () => true)
+  let best = { threshold: 0, unrelated: rules.unrelated }
+  for (const threshold of THRESHOLDS) {
+    const s = score(queries, (q, doc) => (p.get(q)?.get(doc) ?? 0) >= threshold)
+    if (s.hit >= rules.hit - maxLoss - 1e-9 && s.unrelated < best.unrelated - 1e-9) best = { threshold, unrelated: s.unrelated }
+  }
+  return best.threshold
+}
+
+const pct = (n: number) => `${(n * 100).toFixed(1)}%`
+const line = (label: string, s: ReturnType<typeof score>) =>
+  `${label.padEnd(28)} unrel@5 ${pct(s.unrelated).padStart(6)} (${s.returned} returned)  hit@5 ${s.hit.toFixed(3)}`
+
+function main(): void {
+  const { values, positionals } = parseArgs({
+    allowPositionals: true,
+    options: { 'max-hit-loss': { type: 'string', default: '0.01' }, l2: { type: 'string', default: '1' } },
+  })
+  const maxLoss = Number(values['max-hit-loss'])
+  const l2 = Number(values.l2)
+  const all = positionals.flatMap((file) =>
+    readFileSync(file, 'utf8')
+      .split('\n')
+      .filter((l) => l.trim())
+      .map((l) => JSON.parse(l) as DumpQuery),
+  )
+  const judged = all.filter((q) => q.kind !== 'absent')
+  const entries: string[] = []
+  for (const script of ['latin', 'cjk'] as const) {
+    const queries = judged.filter((q) => q.cjk === (script === 'cjk'))
+    console.log(`\n== ${script}: ${queries.length} queries, ${new Set(queries.map((q) => q.conv)).size} stores`)
+    const p = heldOut(queries, l2)
+    console.log(
+      line(
+        'rules alone',
+        score(queries, () => true),
+      ),
+    )
+    for (const threshold of THRESHOLDS.filter((t) => Math.round(t * 100) % 5 === 0 && t <= 0.6))
+      console.log(
+        line(
+          `held-out, threshold ${threshold.toFixed(2)}`,
+          score(queries, (q, doc) => (p.get(q)?.get(doc) ?? 0) >= threshold),
+        ),
+      )
+    const stores = [...new Set(queries.map((q) => q.conv))].sort()
+    const halves = [stores.filter((_, i) => i % 2 === 0), stores.filter((_, i) => i % 2 === 1)]
+    halves.forEach((train, h) => {
+      const trainQueries = queries.filter((q) => train.includes(q.conv))
+      const test = queries.filter((q) => !train.includes(q.conv))
+      const threshold = chooseThreshold(trainQueries, heldOut(trainQueries, l2), maxLoss)
+      const model = fit(trainQueries.flatMap(rows), l2)
+      const pt = probabilities(test, model)
+      console.log(`half ${h + 1} → judged on half ${2 - h} (${test.length} queries), threshold ${threshold.toFixed(2)} chosen on half ${h + 1}:`)
+      console.log(
+        line(
+          '  rules alone',
+          score(test, () => true),
+        ),
+      )
+      console.log(
+        line(
+          '  rules + learned check',
+          score(test, (q, doc) => (pt.get(q)?.get(doc) ?? 0) >= threshold),
+        ),
+      )
+    })
+    const threshold = chooseThreshold(queries, p, maxLoss)
+    const model = fit(queries.flatMap(rows), l2)
+    console.log(
+      line(
+        `all stores, threshold ${threshold.toFixed(2)} (held-out)`,
+        score(queries, (q, doc) => (p.get(q)?.get(doc) ?? 0) >= threshold),
+      ),
+    )
+    const r = (n: number) => Number(n.toFixed(3))
+    entries.push(
+      `${script}: { bias: ${r(model.bias)}, strength: ${r(model.strength)}, relativeStrength: ${r(model.relativeStrength)}, z: ${r(model.z)}, rank: ${r(model.rank)}, threshold: ${threshold} }`,
+    )
+  }
+  console.log(`\nLEARNED_RELEVANCE entry:\n{ model: /…/, ${entries.join(', ')} }`)
+}
+
+main()

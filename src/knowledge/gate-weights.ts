@@ -1,0 +1,138 @@
+/**
+ * The learned part of the precision gate (issue 26; docs/retrieval.md, "The learned relevance
+ * check"): a small logistic model, per embedder and query script, of how likely a candidate the
+ * precision gate keeps is related to the query, from four figures of the candidate against the
+ * other candidates of the same query. A kept candidate whose probability is under the model's
+ * threshold is dropped — except the anchor and the best candidate, which decide whether the query
+ * has an answer at all (that stays the anchor rule's call, so the no-answer rates cannot rise). Learned on `bench/data/small-stores` with `scripts/gate-learn.ts`
+ * (cross-validated by store); an embedder not in the table gets no check (the rule-based gate
+ * alone, as before).
+ */
+
+/**
+ * The fewest similarities a query's vector list must hold for the check to run: the smallest
+ * store it was learned on (8 entries). Below that, the z-score it reads is measured over too few
+ * entries to mean anything (two entries are always ±1), outside what the model was fitted on.
+ */
+export const MIN_LEARNED_LIST = 8
+
+/** The figures of one candidate the model reads ({@link relevanceFeatures}). */
+export interface RelevanceFeatures {
+  /** Full-text strength: BM25 over the query's best possible score (0 without a shared term). */
+  strength: number
+  /** Strength over the best strength of the query's candidates (0-1; 0 when none shares a word). */
+  relativeStrength: number
+  /** How many standard deviations the similarity is above the mean of the query's vector list. */
+  z: number
+  /** ln(1 + the candidate's place in the fused list), 0 for the first. */
+  rank: number
+}
+
+/** A logistic model over {@link RelevanceFeatures}: `p = 1 / (1 + e^−(bias + Σ weight·feature))`, kept at `p ≥ threshold`. */
+export interface RelevanceModel {
+  bias: number
+  strength: number
+  relativeStrength: number
+  z: number
+  rank: number
+  threshold: number
+}
+
+/** The learned models of an embedder family, for Latin-script and CJK queries. */
+export interface LearnedRelevance {
+  /** Matches the embedder's model name (`Embedder.model`). */
+  model: RegExp
+  latin: RelevanceModel
+  cjk: RelevanceModel
+}
+
+/** What a query's candidates share, that each candidate's figures are measured against. */
+export interface QueryFigures {
+  /** The best full-text strength among the query's candidates. */
+  bestStrength: number
+  /** Mean, standard deviation and least of the similarities of the query's vector list. */
+  mean: number
+  sd: number
+  min: number
+}
+
+/**
+ * The figures of one candidate: its full-text strength (null: not in the full-text list), its
+ * similarity (null: not in the vector list, read as the list's least) and its place among the
+ * query's eligible candidates (0-based).
+ * @example
+ * relevanceFeatures({ strength: 0.3, similarity: 0.5, place: 0 }, { bestStrength: 0.3, mean: 0.3, sd: 0.1, min: 0.1 })
+ * // { strength: 0.3, relativeStrength: 1, z: 2, rank: 0 }
+ */
+export function relevanceFeatures(candidate: { strength: number | null; similarity: number | null; place: number }, query: QueryFigures): RelevanceFeatures {
+  const strength = candidate.strength ?? 0
+  const similarity = candidate.similarity ?? query.min
+  return {
+    strength,
+    relativeStrength: query.bestStrength > 0 ? strength / query.bestStrength : 0,
+    z: (similarity - query.mean) / Math.max(query.sd, 1e-3),
+    rank: Math.log(1 + candidate.place),
+  }
+}
+
+/**
+ * The mean, standard deviation and least of a query's vector similarities, with the best
+ * full-text strength of its candidates.
+ * @example
+ * queryFigures([0.5, 0.3, 0.1], 0.4) // { bestStrength: 0.4, mean: 0.3, sd: ≈0.163, min: 0.1 }
+ */
+export function queryFigures(similarities: readonly number[], bestStrength: number): QueryFigures {
+  const n = similarities.length
+  if (n === 0) return { bestStrength, mean: 0, sd: 1, min: 0 }
+  let sum = 0
+  let min = Infinity
+  for (const s of similarities) {
+    sum += s
+    if (s < min) min = s
+  }
+  const mean = sum / n
+  let squares = 0
+  for (const s of similarities) squares += (s - mean) ** 2
+  return { bestStrength, mean, sd: n > 1 ? Math.sqrt(squares / n) : 1, min }
+}
+
+/**
+ * The model's probability that a candidate is related to its query.
+ * @example
+ * relevanceProbability(model, relevanceFeatures(c, figures)) >= model.threshold
+ */
+export function relevanceProbability(model: RelevanceModel, f: RelevanceFeatures): number {
+  const logit = model.bias + model.strength * f.strength + model.relativeStrength * f.relativeStrength + model.z * f.z + model.rank * f.rank
+  return 1 / (1 + Math.exp(-logit))
+}
+
+/**
+ * Learned on `bench/data/small-stores` (all 31 stores, the candidates the rule-based precision
+ * gate keeps at top_k 5) by `scripts/gate-learn.ts`; the threshold is the one with the lowest
+ * unrelated share whose hit rate at 5, on stores held out of the fit, is within 0.02 (two
+ * answerable queries in a hundred) of the gate without the check (docs/retrieval.md, "The learned relevance check", has the held-out halves). Both
+ * embedders read Chinese as the same hashed n-grams with the same fusion, so they share the CJK model.
+ */
+const CJK_MODEL: RelevanceModel = Object.freeze({ bias: -2.53, strength: -14.219, relativeStrength: 4.24, z: 0.639, rank: -0.75, threshold: 0.59 })
+export const LEARNED_RELEVANCE: readonly LearnedRelevance[] = Object.freeze([
+  {
+    model: /^hashed-ngram-/,
+    latin: Object.freeze({ bias: -1.974, strength: 7.576, relativeStrength: 0.542, z: 0.158, rank: -0.876, threshold: 0.58 }),
+    cjk: CJK_MODEL,
+  },
+  {
+    model: /^use-lite\+hashed-/,
+    latin: Object.freeze({ bias: -2.847, strength: 9.439, relativeStrength: 1.102, z: 0.712, rank: -1.411, threshold: 0.7 }),
+    cjk: CJK_MODEL,
+  },
+])
+
+/**
+ * The learned relevance model of an embedder for a query's script, or undefined (no check).
+ * @example
+ * relevanceModelFor('use-lite+hashed-v2-512', false)?.threshold
+ */
+export function relevanceModelFor(model: string, cjk: boolean, table: readonly LearnedRelevance[] = LEARNED_RELEVANCE): RelevanceModel | undefined {
+  const learned = table.find((entry) => entry.model.test(model))
+  return learned ? (cjk ? learned.cjk : learned.latin) : undefined
+}
