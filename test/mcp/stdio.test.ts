@@ -74,6 +74,7 @@ describe('knowhub mcp (stdio)', () => {
         'knowledge_slim',
         'knowledge_update',
         'resource_get',
+        'user_profile',
         'resource_save',
       ].sort(),
     )
