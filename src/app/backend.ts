@@ -6,6 +6,8 @@
  */
 import type { AgentService } from '../agent/service.js'
 import type { AdminService } from '../admin/admin.js'
+import type { ErasureService } from '../users/erasure.js'
+import type { UsersService } from '../users/profile.js'
 import { storedAgentWithFiles, type AgentBackend, type KnowHubBackend } from '../core/backend.js'
 import { KnowHubError } from '../core/errors.js'
 import type { Principal } from '../core/principal.js'
@@ -30,6 +32,10 @@ export interface ToolServices {
   agent?: Pick<AgentService, 'goal' | 'assembleContext' | 'compact' | 'compactStored'> | undefined
   /** Status, tokens, reown and backups (each checked against the role table); absent: they answer `forbidden`. */
   admin?: AdminService | undefined
+  /** Forget and purge (each checked against the role table); absent: they answer `forbidden`. */
+  erasure?: ErasureService | undefined
+  /** Users' profiles; absent: `not_found`. */
+  users?: UsersService | undefined
 }
 
 /** Options of {@link servicesBackend}. */
@@ -68,10 +74,16 @@ function adminMethods(services: ToolServices, principal: Principal, local: boole
     if (!services.admin) throw new KnowHubError('forbidden', 'This KnowHub offers no administration here: use the CLI on the server machine or the HTTP API')
     return services.admin
   }
+  const erasure = (): NonNullable<ToolServices['erasure']> => {
+    if (!services.erasure) throw new KnowHubError('forbidden', 'This KnowHub offers no forget or purge here: use the CLI on the server machine or the HTTP API')
+    return services.erasure
+  }
   return {
     status: async () => admin().status(principal),
     backup: async () => admin().backup(principal, 'local', local ? 'knowhub backup' : undefined),
     reown: async (input) => admin().reown(input, principal),
+    forget: async (subject, options = {}) => erasure().forget(principal, subject, options),
+    purge: async (input) => erasure().purge(principal, input),
     tokens: {
       create: async (input) => admin().tokens.create(input, principal, { local }),
       list: async () => admin().tokens.list(principal),
@@ -127,6 +139,12 @@ export function servicesBackend(services: ToolServices, principal: Principal, op
       delete: (id, target = {}) => resources.delete(id, me, target),
     },
     ...(services.agent ? { agent: agentMethods(services.agent, me, options.remote === true) } : {}),
+    users: {
+      profile: async (id) => {
+        if (!services.users) throw new KnowHubError('not_found', `No user ${id}`, { user: id })
+        return services.users.profile(me, id)
+      },
+    },
     admin: adminMethods(services, me, options.remote !== true),
   }
 }

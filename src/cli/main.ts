@@ -15,6 +15,8 @@ import { packsCommand } from './commands/packs.js'
 import { serverCommand } from './commands/server.js'
 import { tokenCommand } from './commands/token.js'
 import { reownCommand } from './commands/reown.js'
+import { forgetCommand } from './commands/forget.js'
+import { purgeCommand } from './commands/purge.js'
 import { evalCommand } from './commands/eval.js'
 import { mcpCommand } from './commands/mcp.js'
 import { migrateCommand } from './commands/migrate.js'
@@ -43,6 +45,8 @@ export function buildProgram(io: Io = processIo): Command {
     serverCommand(io),
     tokenCommand(io),
     reownCommand(io),
+    forgetCommand(io),
+    purgeCommand(io),
     evalCommand(io),
     mcpCommand(io),
     migrateCommand(io),

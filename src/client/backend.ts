@@ -135,11 +135,15 @@ export function clientBackend(client: KnowHubClient, options: ClientBackendOptio
       },
     },
     agent: agentMethods(client, options),
+    users: { profile: (id) => mapped(() => client.users.profile(id)) },
     admin: {
       status: () => mapped(() => client.admin.status()),
       // A large database takes a while to dump and send: ten minutes, no retry of a half-sent body.
       backup: () => mapped(() => client.admin.backup({ timeoutMs: 600_000 })),
       reown: (input) => mapped(() => client.admin.reown(input)),
+      // A forget rewrites the tables afterwards: ten minutes on a large hub.
+      forget: (subject, options = {}) => mapped(() => client.admin.forget(subject, options, { timeoutMs: 600_000 })),
+      purge: (input) => mapped(() => client.admin.purge(input, { timeoutMs: 600_000 })),
       tokens: {
         create: (input) => mapped(() => client.admin.tokens.create(input)),
         list: () => mapped(() => client.admin.tokens.list()),

@@ -12,6 +12,7 @@ import type { AgentConfig } from './config.js'
 import { KnowHubError } from './errors.js'
 import type { AgentKnowledge, AgentLanguage, AssembleContextInput, AssembledContext, CompactInput, CompactResult, LocalCompactRequest } from './agent.js'
 import type { HubStatus } from './api.js'
+import type { ForgetReceipt, PurgeInput, PurgeReceipt } from './erasure.js'
 import type { ExtractInput, ExtractResult } from './extract.js'
 import type { GoalRequest, GoalTree } from './goals.js'
 import type {
@@ -36,6 +37,7 @@ import type {
 import type { FolderFile, FolderImportQuery, FolderImportReport, FolderSyncInput, FolderSyncResult } from './knowledge-folder.js'
 import type { ListResourcesInput, Resource, ResourceListPage, SaveResourceInput, UpdateResourceInput } from './resources.js'
 import type { SlimInput, SlimResult, UnmergeResult } from './slim.js'
+import type { UserProfile } from './profile.js'
 import type { CreatedToken, CreateTokenInput, TokenInfo } from './tokens.js'
 
 /** How a JSONL import treats bad lines and existing ids (`POST /api/knowledge/import`'s query), plus its progress. */
@@ -129,6 +131,11 @@ export interface KnowHubBackend {
   }
   /** Agents and goal trees; absent: no `goal` or `agent_compact` tool, no `agent-context` MCP prompt. */
   readonly agent?: AgentBackend | undefined
+  /** Users' profiles (the user itself, its org admin, the hub operator). */
+  readonly users: {
+    /** A user's profile, current view: each seed-002 category's current entries and a timeline. */
+    profile(id: string): Promise<UserProfile>
+  }
   /** Administration (the `admin` permission over HTTP; the hub operator in this process). */
   readonly admin: {
     /** Database, embedder, entries, and who is asking. */
@@ -137,6 +144,10 @@ export interface KnowHubBackend {
     backup(): Promise<Uint8Array>
     /** Re-owns or shares every entry of one owner. */
     reown(input: ReownInput): Promise<ReownResult>
+    /** Forgets a user (`user:ID`) everywhere; a receipt of counts (`dryRun`: counts only). */
+    forget(principal: string, options?: { dryRun?: boolean }): Promise<ForgetReceipt>
+    /** Deletes merged and archived entries older than the given ages, for good. */
+    purge(input: PurgeInput): Promise<PurgeReceipt>
     tokens: {
       create(input: CreateTokenInput): Promise<CreatedToken>
       list(): Promise<TokenInfo[]>

@@ -5,6 +5,7 @@
  * and the dashboard.
  */
 import { z } from 'zod'
+import { Tags } from './knowledge.js'
 
 /** The categories of seed 002, in its order. */
 export const PROFILE_CATEGORIES = ['preference', 'background', 'habit', 'constraint'] as const
@@ -20,7 +21,7 @@ export const ProfileItem = z.object({
   score: z.number(),
   helpful: z.number().int(),
   harmful: z.number().int(),
-  tags: z.record(z.string(), z.unknown()),
+  tags: Tags,
   scopes: z.array(z.string()),
   owner: z.string(),
   version: z.number().int(),

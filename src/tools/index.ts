@@ -30,6 +30,7 @@ export {
   knowledgeExtract,
   knowledgeUpdate,
   resourceGet,
+  userProfile,
   resourceSave,
 } from './knowledge.js'
 export { PACK_TOOL_NAMES, TOOL_INDEX_CACHE, packCatalog, packTools, toolPackIndexCache } from './packs.js'

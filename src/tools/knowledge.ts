@@ -9,6 +9,7 @@ import { FeedbackCase, KNOWLEDGE_INCLUDES, KnowledgeId, KnowledgeType, Score, Ta
 import { Owner, Scope } from '../core/principal.js'
 import { ResourceContentType, ResourceId, ResourceMetadata, type Resource } from '../core/resources.js'
 import { neutralise } from '../core/wrap.js'
+import { PROFILE_CATEGORIES } from '../core/profile.js'
 import { defineTool, type AgentTool } from './define.js'
 import { wrapEntries, wrapResource } from './format.js'
 
@@ -378,6 +379,37 @@ export const resourceGet = defineTool({
 })
 
 /**
+ * `user_profile` → `GET /api/users/{id}/profile`: a user's profile, current view (issue 31).
+ * @example
+ * await kit.callTool('user_profile', { user: 'bob' })
+ */
+export const userProfile = defineTool({
+  name: 'user_profile',
+  description:
+    "A user's profile, current view: for each category (preference, background, habit, constraint) the entries that hold now, with their confidence, and how many changes the timeline has. Your own, or (an org admin) a user of your org.",
+  input: z.strictObject({
+    user: z.string().min(1).max(128).describe('The user id, without user: (e.g. bob).'),
+  }),
+  async handler(args, { backend }) {
+    const profile = await backend.users.profile(args.user)
+    const sections = PROFILE_CATEGORIES.map((category) => {
+      const items = profile.categories[category]
+      if (items.length === 0) return `${category}: none`
+      const entries = items.map((i) => ({
+        ...i,
+        types: ['user_profile' as const],
+        resource_ids: [],
+        eval: { score: i.score, helpful: i.helpful, harmful: i.harmful },
+      }))
+      return `${category} (${count(items.length, 'entry', 'entries')}, confidence ${items.map((i) => i.confidence.toFixed(2)).join(', ')}):\n${wrapEntries(entries)}`
+    })
+    const changes = profile.timeline.filter((e) => e.event !== 'recorded').length
+    const text = `Profile of ${neutralise(profile.user)}: ${count(profile.counts.current, 'current entry', 'current entries')}, ${count(changes, 'change')} in the timeline.\n${sections.join('\n')}`
+    return { text, data: profile }
+  },
+})
+
+/**
  * The knowledge and resource tools, in seed-003 order, with knowledge_extract after knowledge_slim.
  * @example
  * KNOWLEDGE_TOOLS.map((t) => t.name) // ['knowledge_search', 'knowledge_save', …]
@@ -392,4 +424,5 @@ export const KNOWLEDGE_TOOLS: readonly AgentTool[] = [
   knowledgeExtract,
   resourceSave,
   resourceGet,
+  userProfile,
 ]

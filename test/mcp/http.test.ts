@@ -65,6 +65,7 @@ describe('/mcp (streamable HTTP, token mode)', () => {
       'knowledge_extract',
       'resource_save',
       'resource_get',
+      'user_profile',
       'goal',
       'agent_compact',
     ])

@@ -74,6 +74,7 @@ describe('knowhub mcp (stdio)', () => {
         'knowledge_slim',
         'knowledge_update',
         'resource_get',
+        'user_profile',
         'resource_save',
       ].sort(),
     )
@@ -130,8 +131,8 @@ describe('knowhub mcp (stdio)', () => {
   it('registers no activation tool when no pack is found', async () => {
     const client = await spawnMcp(['--project', join(dir, 'empty-project'), '--no-user'], 'data-2')
     const names = (await client.listTools()).tools.map((t) => t.name)
-    // 9 knowledge tools, the goal and agent_compact tools (the local backend has goal trees and agents).
-    expect(names).toHaveLength(11)
+    // 10 knowledge tools (user_profile among them), the goal and agent_compact tools (the local backend has goal trees and agents).
+    expect(names).toHaveLength(12)
     expect(names).not.toContain('knowledge_pack_activate')
   })
 })

@@ -20,6 +20,7 @@ import { sql } from '../../src/store/sql.js'
 import { FORGET_TABLES } from '../../src/store/erasure.js'
 import { createDashboard } from '../../src/server/dashboard/index.js'
 import { dashboardAssets } from '../dashboard/helpers.js'
+import { runCli } from '../helpers/cli.js'
 import { client, errorOf, openTestHub, type Client, type TestHub } from './helpers.js'
 
 let t: TestHub
@@ -447,5 +448,47 @@ describe('GET /api/users/{id}/profile', () => {
     }
     expect((await carol.get('/api/users/ann/profile')).status).toBe(404)
     expect((await carol.get('/api/users/bad%20id/profile')).status).toBe(400)
+  })
+})
+
+describe('knowhub forget / knowhub purge', () => {
+  it('forget: a dry run, then the receipt; purge: a dry run — beside the server (PGlite) or on it through --url (PostgreSQL)', async () => {
+    const saved = { ...process.env }
+    try {
+      for (const name of ['DATABASE_URL', 'KNOWHUB_URL', 'KNOWHUB_TOKEN']) delete process.env[name]
+      process.env.KNOWHUB_EMBEDDER = 'hashed'
+      process.env.KNOWHUB_EMBED_DIM = '64'
+      process.env.KNOWHUB_DATA_DIR = t.dataDir
+      // PGlite: the CLI finds the server through the data folder's lock file (the local principal, the hub operator).
+      const where = t.hub.config.databaseUrl ? ['--url', server.url, '--token', tokens.operator!.token] : []
+      const gone = await t.hub.tokens.create({ user: 'quinn', org: 'acme', permissions: ['read', 'write'] })
+      const note = await client(server.url, gone.token).post('/api/knowledge', { task: 'Quinn note', content: 'quinn was here', types: ['plan'] })
+      expect(note.status).toBe(201)
+
+      const dry = await runCli('forget', 'quinn', '--dry-run', ...where)
+      expect(dry.code, dry.stderr).toBe(0)
+      expect(dry.stdout).toContain('Would erase user:quinn: 1 entries, 1 tokens')
+      expect(dry.stdout).toContain('Dry run: nothing changed.')
+      const json = await runCli('forget', 'user:quinn', '--dry-run', '--json', ...where)
+      expect(JSON.parse(json.stdout)).toMatchObject({ subject: 'user:quinn', dry_run: true, erased: { entries: 1, tokens: 1 } })
+      const stored = async () => (await t.hub.store.db.query(sql`SELECT id FROM knowledge WHERE id = ${note.body.id}`)).length
+      expect(await stored()).toBe(1)
+
+      const done = await runCli('forget', 'user:quinn', ...where)
+      expect(done.code, done.stderr).toBe(0)
+      expect(done.stdout).toMatch(/^Erased user:quinn: 1 entries, 1 tokens/)
+      expect(done.stdout).toMatch(/13 tables rewritten \(VACUUM FULL\)/)
+      expect(await stored()).toBe(0)
+      expect((await runCli('forget', 'agent:quinn', ...where)).code).not.toBe(0)
+
+      const purge = await runCli('purge', '--archived-older-than', '3650d', '--dry-run', ...where)
+      expect(purge.code, purge.stderr).toBe(0)
+      expect(purge.stdout).toMatch(/^Would delete 0 merged and 0 archived entries \(archived before .*; reach: hub\).*dry run, nothing changed$/)
+      const bad = await runCli('purge', '--archived-older-than', 'soon', ...where)
+      expect(bad.code).not.toBe(0)
+      expect(bad.stderr).toMatch(/age/)
+    } finally {
+      process.env = saved
+    }
   })
 })

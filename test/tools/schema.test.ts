@@ -49,6 +49,7 @@ describe('tool definitions', () => {
       'knowledge_extract',
       'resource_save',
       'resource_get',
+      'user_profile',
       'goal',
       'agent_compact',
       'knowledge_pack_list',

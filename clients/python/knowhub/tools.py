@@ -197,6 +197,28 @@ class Tools:
         text = "No knowledge entries." if n == 0 else f"{_count(n, 'entry', 'entries')}:\n{wrap_entries(page['items'])}{more}"
         return ToolResult(f"📚 {_count(n, 'entry', 'entries')}", text, _with_items(page, page["items"]))
 
+    async def user_profile(self, user: str) -> ToolResult:
+        """``GET /api/users/{id}/profile``: a user's profile, current view; each category's current entries as data."""
+        try:
+            profile = await self.client.user_profile(user)
+        except KnowHubError as error:
+            return _failed("user_profile", error)
+        sections: List[str] = []
+        items: List[Dict[str, Any]] = []
+        for category in ("preference", "background", "habit", "constraint"):
+            entries = profile["categories"][category]
+            items += entries
+            if not entries:
+                sections.append(f"{category}: none")
+                continue
+            views = [{**e, "types": ["user_profile"], "resource_ids": [], "eval": {"score": e["score"], "helpful": e["helpful"], "harmful": e["harmful"]}} for e in entries]
+            confidence = ", ".join("%.2f" % e["confidence"] for e in entries)
+            sections.append(f"{category} ({_count(len(entries), 'entry', 'entries')}, confidence {confidence}):\n{wrap_entries(views)}")
+        changes = len([e for e in profile["timeline"] if e["event"] != "recorded"])
+        current = profile["counts"]["current"]
+        head = f"Profile of {profile['user']}: {_count(current, 'current entry', 'current entries')}, {_count(changes, 'change')} in the timeline."
+        return ToolResult(f"👤 {_count(current, 'current entry', 'current entries')}", "\n".join([head, *sections]), _with_items(profile, items))
+
     async def knowledge_slim(self, model: str = DEFAULT_SLIM_MODEL, dry_run: bool = False) -> ToolResult:
         """``POST /api/knowledge/slim``: merges near-duplicates (``dry_run=True`` reports the plan)."""
         try:

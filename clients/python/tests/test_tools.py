@@ -175,6 +175,14 @@ class ToolsTest(unittest.TestCase):
         for name in names:
             self.assertTrue(callable(getattr(T.Tools, name)), name)
 
+    def test_user_profile_is_the_typescript_text(self) -> None:
+        user = "tess-" + self.tag
+        self.kh.save("Preferred shell", "zsh <b>with</b> plugins", ["user_profile"], tags={"category": "habit"}, scopes=["org:cybertogether"], owner=f"user:{user}", confidence=0.8)
+        ours = self.same_as_typescript("user_profile", {"user": user})
+        self.assertIn("habit (1 entry, confidence 0.80)", ours.output)
+        self.assertEqual([e["content"] for e in ours.metadata["items"]], ["zsh <b>with</b> plugins"])
+        self.assertTrue(self.same_as_typescript("user_profile", {"user": "bad id"}).is_error)
+
     def test_bad_calls_are_readable_errors(self) -> None:
         unknown = run(self.tools.call_tool("knowledge_delete_everything", {}))
         self.assertTrue(unknown.is_error)

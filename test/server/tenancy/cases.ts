@@ -1143,6 +1143,16 @@ export const MCP_CASES: Record<string, RouteCase> = {
       expect(text).not.toContain(theirs.marker)
     }
   },
+  // Issue 31: the profile of the actor itself, of a colleague (its org admin only) and of the other org's writer (nobody but the operator).
+  user_profile: async (p, w) => {
+    for (const actor of w.actors) {
+      await p.tool(actor, 'user_profile', { user: actor.principal.user! }, { error: false })
+      if (actor.org === undefined) continue
+      const them = otherOrg(actor.org)
+      await p.tool(actor, 'user_profile', { user: `writer-${them}` }, { error: true, cross: true, match: /not_found|No principal/ })
+      await p.tool(actor, 'user_profile', { user: `reader-${actor.org}` }, { error: actor.role !== 'admin' && actor.role !== 'reader' })
+    }
+  },
   knowledge_search: async (p, w) => {
     for (const actor of w.actors)
       for (const org of ['acme', 'other'] as const)
