@@ -13,8 +13,8 @@ import { parseWith } from '../../core/validate.js'
 import type { KnowledgeService } from '../../knowledge/service.js'
 import type { ResourceService } from '../../resources/service.js'
 import { caller, queryObject, queryParam, readJson, readText, type AppEnv } from '../http.js'
-import type { SlimService } from '../../knowledge/slim.js'
-import type { ExtractionService } from '../../knowledge/extract.js'
+import type { SlimService } from '../../knowledge/slim/slim.js'
+import type { ExtractionService } from '../../knowledge/extract/extract.js'
 import type { ExtractResult } from '../../core/extract.js'
 
 export interface KnowledgeRouteDeps {
