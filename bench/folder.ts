@@ -73,7 +73,7 @@ export async function runFolderBench(options: { entries?: number } = {}): Promis
     if (again.value.written !== 0) throw new Error(`an unchanged store re-exported ${again.value.written} files`)
     results.push({ name: 'folder re-export, unchanged', value: round(again.seconds, 2), unit: 's', note: note('0 files written', again) })
 
-    const plan = await timed(async () => source.knowledge.importFolder((await readKnowledgeFolder(dir)).files, PRINCIPAL, { dryRun: true }))
+    const plan = await timed(async () => source.knowledge.importFolder((await readKnowledgeFolder(dir)).files, PRINCIPAL, { dry_run: true }))
     if (plan.value.unchanged !== count) throw new Error(`dry run: ${plan.value.unchanged} unchanged of ${count}`)
     results.push({ name: 'folder import --dry-run, unchanged', value: round(plan.seconds, 2), unit: 's', note: note('read + plan', plan) })
 

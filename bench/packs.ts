@@ -15,7 +15,7 @@ import os, { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { KnowledgeParseCache, PackIndexCache, discoverPacks, loadPack, renderCatalog, resolveContext, type LoadedPack } from '../src/packs/index.js'
-import type { ToolBackend } from '../src/tools/backend.js'
+import type { KnowHubBackend } from '../src/core/backend.js'
 import { TOOL_INDEX_CACHE, createToolkit, toolPackIndexCache } from '../src/tools/index.js'
 import { percentile, printTable, rng, round, writeResults, type BenchResult } from './lib.js'
 
@@ -298,7 +298,7 @@ async function toolResolveBench(pack: LoadedPack, tasks: readonly string[], runs
   const packIndexCache = toolPackIndexCache()
   // A server builds a toolkit per request; they share the one cache.
   const call = (task: string, cache: PackIndexCache = packIndexCache): Promise<unknown> =>
-    createToolkit({ backend: {} as ToolBackend, packs: [pack], packIndexCache: cache }).callTool('knowledge_pack_resolve', {
+    createToolkit({ backend: {} as KnowHubBackend, packs: [pack], packIndexCache: cache }).callTool('knowledge_pack_resolve', {
       task,
       packs: [pack.item.name],
       budget: 8000,

@@ -181,7 +181,6 @@ export async function runPgScaleBench(options: PgScaleOptions = {}): Promise<Ben
             name: `pgvector ${label} p95 @${size}`,
             value: round(percentile(times, 95)),
             unit: 'ms',
-            ...(mode === 'hybrid' && size >= 1_000_000 ? { target: '≤ 15 ms' } : {}),
             note: `SQL ${sqlShare}% of the time: ${breakdown.join('; ')}`,
           })
           console.error(

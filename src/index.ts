@@ -9,6 +9,6 @@
  * const backend = localBackend(hub, hub.config.principal) // for knowhub/tools
  */
 export { openKnowHub, type KnowHub, type OpenDeps } from './app/open.js'
-export { localBackend, servicesBackend, type ToolServices } from './app/backend.js'
+export { localBackend, servicesBackend, type ServicesBackendOptions, type ToolServices } from './app/backend.js'
 export type { HubStatus } from './admin/status.js'
 export * from './core/index.js'

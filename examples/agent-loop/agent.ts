@@ -13,6 +13,7 @@
  * changing `src/`, run `npm run build`.
  */
 import { clientBackend, createClient, type KnowHubClient } from 'knowhub/client'
+import type { AgentBackend } from 'knowhub/core'
 import { createToolkit, toolErrorText, type Toolkit } from 'knowhub/tools'
 
 /** An OpenAI-compatible chat model. */
@@ -112,13 +113,13 @@ async function withoutModel(kit: Toolkit, options: AgentOptions, log: (line: str
 
 /** The agent's starting context and a focused goal for the task (the goal tree text comes with its related knowledge). */
 async function startAgent(
-  client: KnowHubClient,
+  agent: AgentBackend,
   kit: Toolkit,
   options: AgentOptions & { agent: string; traceId: string },
   steps: AgentStep[],
   log: (line: string) => void,
 ) {
-  const context = await client.agent.context({ agent: options.agent, task: options.task })
+  const context = await agent.context({ agent: options.agent, task: options.task })
   const { report } = context
   log(
     `Context of ${report.agent}: ${report.used} of ${report.budget} tokens (${report.parts
@@ -152,13 +153,13 @@ async function learnFromRun(
 
 /** Without a model, as an agent: context, goal focus, save what was learned, focus again (the new entry is injected), feedback. */
 async function agentWithoutModel(
-  client: KnowHubClient,
+  agent: AgentBackend,
   kit: Toolkit,
   options: AgentOptions & { agent: string; traceId: string },
   log: (line: string) => void,
 ): Promise<AgentReport> {
   const steps: AgentStep[] = []
-  const { focus } = await startAgent(client, kit, options, steps, log)
+  const { focus } = await startAgent(agent, kit, options, steps, log)
   const before = ((focus.data as { knowledge?: unknown[] } | undefined)?.knowledge ?? []).length
   const saved = await step(kit, steps, log, 'knowledge_save', {
     task: options.task,
@@ -268,12 +269,14 @@ export async function runAgent(options: AgentOptions): Promise<AgentReport> {
   })
   const health = await client.healthz()
   log(`KnowHub ${health.version} at ${client.baseUrl}`)
-  const kit = createToolkit({ backend: clientBackend(client) })
+  // KnowHub as this agent (the token's principal): the tools and the agent context go through one backend.
+  const backend = clientBackend(client)
+  const kit = createToolkit({ backend })
   if (options.agent) {
     const agentOptions = { ...options, agent: options.agent, traceId: options.traceId ?? `agent-loop-${Date.now()}` }
-    if (!options.model) return agentWithoutModel(client, kit, agentOptions, log)
+    if (!options.model) return agentWithoutModel(backend.agent, kit, agentOptions, log)
     const steps: AgentStep[] = []
-    const started = await startAgent(client, kit, agentOptions, steps, log)
+    const started = await startAgent(backend.agent, kit, agentOptions, steps, log)
     return withModel(kit, options.model, options, log, { ...started, steps, traceId: agentOptions.traceId })
   }
   return options.model ? withModel(kit, options.model, options, log) : withoutModel(kit, options, log)

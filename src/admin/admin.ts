@@ -39,8 +39,11 @@ export interface AdminService {
   }
   /** Re-owns or shares every entry of one owner within the caller's reach (the knowledge service's `reown`). */
   reown(input: unknown, principal: Principal): Promise<ReownResult>
-  /** A backup file of the embedded database, consistent while the server writes (`knowhub backup`); PostgreSQL: use pg_dump. */
-  backup(principal: Principal, caller?: string): Promise<Uint8Array>
+  /**
+   * A backup file of the embedded database, consistent while the server writes (`knowhub backup`); PostgreSQL: use pg_dump.
+   * `route`: where the audit of secret reads says it was taken (default the HTTP route; the CLI in process: `knowhub backup`).
+   */
+  backup(principal: Principal, caller?: string, route?: string): Promise<Uint8Array>
 }
 
 /**
@@ -81,11 +84,11 @@ export function createAdminService(deps: AdminDeps): AdminService {
       }
       return deps.knowledge.reown(raw, principal)
     },
-    async backup(principal, caller) {
+    async backup(principal, caller, route = 'POST /api/admin/backup') {
       authorize(principal, 'backup')
       // Loaded on use: the backup code (store, zlib, migrations) is no part of a server's start.
       const { backupHub } = await import('./backup.js')
-      return backupHub(deps, { principal, site: { via: 'backup', route: 'POST /api/admin/backup', caller } })
+      return backupHub(deps, { principal, site: { via: 'backup', route, caller } })
     },
   }
 }

@@ -13,6 +13,7 @@ import { goalStore } from '../store/agent/goals.js'
 import type { Store } from '../store/store.js'
 import { assembleAgentContext, gatherKnowledge, indexAgentFunctions, type AgentSettings } from './context.js'
 import {
+  AgentContextRequest,
   AgentKnowledgeRequest,
   AssembleContextInput,
   CompactRequest,
@@ -59,6 +60,8 @@ export interface AgentService {
    * otherwise), never a file of the server's; the pack catalog is the packs it may see.
    */
   assembleContext(input: AssembleContextInput & { principal: Principal; remote?: boolean }): Promise<AssembledContext>
+  /** The context a remote caller asks for (`POST /api/agent/context`'s body, `AgentContextRequest`): the agent stored in its org. */
+  contextFor(raw: unknown, principal: Principal): Promise<AssembledContext>
   /** KnowHub's part of a context the caller assembles itself (`POST /api/agent/knowledge`). */
   knowledgeFor(input: unknown, principal: Principal, options?: { remote?: boolean }): Promise<AgentKnowledge>
   /** Stored agents' documents (`/api/agents/…`). */
@@ -111,19 +114,24 @@ export function createAgentService(deps: AgentServiceDeps): AgentService {
   const documents = createAgentDocuments({ docs: agentDocumentStore(deps.store.db), settings, clock })
   const compaction = { llm: deps.llm, extract: deps.extract, settings, clock, logger }
   const remoteAssembly = (principal: Principal) => ({ ...assembly, packs: deps.packs?.forCaller?.(principal) })
+  const assembleContext: AgentService['assembleContext'] = async ({ principal, remote, ...raw }) => {
+    if (!remote) return assembleAgentContext(assembly, raw, principal)
+    const input = parseWith(AssembleContextInput, raw, 'agent context')
+    if (input.home !== undefined || input.template !== undefined) {
+      throw new KnowHubError('validation_error', 'A remote caller cannot name an agent home or a template: the agent is the one stored on the server', {
+        issues: [{ path: [input.home !== undefined ? 'home' : 'template'], message: 'not accepted from a remote caller' }],
+      })
+    }
+    requirePermission(principal, 'read')
+    return assembleAgentContext(remoteAssembly(principal), input, principal, await documents.source(input.agent, principal))
+  }
   return {
     settings,
     documents,
-    async assembleContext({ principal, remote, ...raw }) {
-      if (!remote) return assembleAgentContext(assembly, raw, principal)
-      const input = parseWith(AssembleContextInput, raw, 'agent context')
-      if (input.home !== undefined || input.template !== undefined) {
-        throw new KnowHubError('validation_error', 'A remote caller cannot name an agent home or a template: the agent is the one stored on the server', {
-          issues: [{ path: [input.home !== undefined ? 'home' : 'template'], message: 'not accepted from a remote caller' }],
-        })
-      }
-      requirePermission(principal, 'read')
-      return assembleAgentContext(remoteAssembly(principal), input, principal, await documents.source(input.agent, principal))
+    assembleContext,
+    async contextFor(raw, principal) {
+      const { knowledge_files: knowledgeFiles, ...input } = parseWith(AgentContextRequest, raw, 'agent context request')
+      return assembleContext({ ...input, ...(knowledgeFiles ? { knowledgeFiles } : {}), principal, remote: true })
     },
     async knowledgeFor(raw, principal, options = {}) {
       const input = parseWith(AgentKnowledgeRequest, raw ?? {}, 'agent knowledge request')

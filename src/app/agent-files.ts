@@ -11,7 +11,8 @@ import { assembleFrom, folderSource, indexAgentFunctions as indexFunctions, type
 import { agentHome } from '../agent/files.js'
 import { agentSettings } from '../agent/service.js'
 import { systemClock } from '../core/clock.js'
-import type { KnowHubConfig } from '../core/config.js'
+import type { LocalAgentFiles } from '../core/backend.js'
+import { AgentConfig, type KnowHubConfig } from '../core/config.js'
 import {
   AssembleContextInput,
   CompactInput,
@@ -77,4 +78,15 @@ export async function compactLocalAgent(
   const { memory, ...rest } = result
   if (!result.compacted || memory === undefined) return rest
   return { ...rest, ...(await place.save(memory.replace(/\n$/u, ''), previous)) }
+}
+
+/**
+ * The local agent folders of this machine, for the HTTP adapter of the port (`clientBackend`'s
+ * `agentFiles`): the CLI beside a server reads and writes the user's `~/.agent/NAME/` here.
+ * @example
+ * const backend = clientBackend(client, { agentFiles: async () => localAgentFiles })
+ */
+export const localAgentFiles: LocalAgentFiles = {
+  context: (input, config, knowledge) => assembleLocalContext({ agent: parseWith(AgentConfig, config, 'agent config') }, input, knowledge),
+  compact: (input, config, compactHeld) => compactLocalAgent({ agent: parseWith(AgentConfig, config, 'agent config') }, input, compactHeld),
 }

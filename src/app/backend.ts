@@ -1,89 +1,146 @@
 /**
- * The agent tools' backend over in-process services (the other one is the HTTP client,
- * src/client/backend.ts). It lives in the composition root: the tools only know the
- * `ToolBackend` port, never the services behind it.
+ * The in-process adapter of the one port (`KnowHubBackend`, src/core/backend.ts): each method is
+ * one call of a built service, as one principal. The other adapter is the HTTP client
+ * (src/client/backend.ts). It lives in the composition root: the CLI, the tools and MCP only
+ * know the port, never the services behind it.
  */
 import type { AgentService } from '../agent/service.js'
-import { AgentContextRequest } from '../core/agent.js'
+import type { AdminService } from '../admin/admin.js'
+import { storedAgentWithFiles, type AgentBackend, type KnowHubBackend } from '../core/backend.js'
+import { KnowHubError } from '../core/errors.js'
 import type { Principal } from '../core/principal.js'
-import { parseWith } from '../core/validate.js'
+import type { ExtractionService } from '../knowledge/extract/extract.js'
 import type { KnowledgeService } from '../knowledge/service.js'
 import type { SlimService } from '../knowledge/slim/slim.js'
-import type { ExtractionService } from '../knowledge/extract/extract.js'
-import { KnowHubError } from '../core/errors.js'
+import type { SecretReadSite } from '../resources/audit.js'
 import type { ResourceService } from '../resources/service.js'
-import type { ToolBackend } from '../tools/backend.js'
 import type { KnowHub } from './open.js'
 
 /**
- * The in-process services a local backend calls (the shapes `createApp` takes, so the
- * server's `/mcp` endpoint runs the tools on the same services as its HTTP routes).
+ * The in-process services a backend calls (the shapes `createApp` takes, so the server's `/mcp`
+ * endpoint runs the tools on the same services as its HTTP routes).
  */
 export interface ToolServices {
-  knowledge: Pick<KnowledgeService, 'search' | 'save' | 'get' | 'feedback' | 'batchFeedback' | 'list'>
-  resources: Pick<ResourceService, 'save' | 'get'>
-  slim: Pick<SlimService, 'slim'>
+  knowledge: KnowledgeService
+  resources: ResourceService
+  slim: SlimService
   /** Absent: knowledge_extract answers `llm_not_configured`. */
   extraction?: Pick<ExtractionService, 'extract'> | undefined
-  /** Goal trees and agent contexts (absent: no `goal` tool, no `agent-context` prompt). */
+  /** Goal trees, agent contexts and compaction (absent: no `goal` tool, no `agent-context` prompt). */
   agent?: Pick<AgentService, 'goal' | 'assembleContext' | 'compact' | 'compactStored'> | undefined
+  /** Status, tokens, reown and backups (each checked against the role table); absent: they answer `forbidden`. */
+  admin?: AdminService | undefined
 }
 
-/** The agent methods of a backend: goal trees, the assembled context and compaction, as `principal`. */
-function agentMethods(
-  agent: NonNullable<ToolServices['agent']>,
-  principal: Principal,
-  remote: boolean,
-): Pick<ToolBackend, 'goal' | 'agentContext' | 'agentCompact'> {
+/** Options of {@link servicesBackend}. */
+export interface ServicesBackendOptions {
+  /**
+   * For a caller over HTTP (`/mcp`): its agents are the ones stored in its org, its agent
+   * context shows only the packs it may see, by pack-relative paths; nothing of this machine's files.
+   * Otherwise the caller is on this machine (the CLI, a library): the role table may let it mint `hub:admin` tokens.
+   */
+  remote?: boolean
+  /** Where a secret read through this backend is recorded (the audit of secret reads); default the tools': `tools`, `resource_get`, `local`. */
+  site?: Partial<SecretReadSite>
+}
+
+/** The agent operations as `principal`: the stored agent (remote callers, `stored`), or the agent folder on this machine. */
+function agentMethods(agent: NonNullable<ToolServices['agent']>, principal: Principal, remote: boolean): AgentBackend {
+  const storedWhere = (stored: boolean | undefined): boolean => {
+    if (remote && stored === false) throw new KnowHubError('validation_error', 'A remote caller has no agent folder on this machine: its agents are stored')
+    return stored ?? remote
+  }
   return {
     goal: (body) => agent.goal(body, principal),
-    // A remote caller compacts the agent stored in its org; in-process, the agent's folder on this machine.
-    agentCompact: (name, body) => (remote ? agent.compactStored(name, body, principal) : agent.compact({ ...body, agent: name }, principal)),
-    agentContext: (body) => {
-      const { knowledge_files: knowledgeFiles, ...rest } = parseWith(AgentContextRequest, body, 'agent context request')
-      return agent.assembleContext({ ...rest, ...(knowledgeFiles ? { knowledgeFiles } : {}), principal, ...(remote ? { remote } : {}) })
+    context: async ({ stored, ...input }) => agent.assembleContext({ ...input, principal, ...(storedWhere(stored) ? { remote: true } : {}) }),
+    compact: async ({ stored, ...input }) => {
+      if (!storedWhere(stored)) return agent.compact(input, principal)
+      const { agent: name, home, ...rest } = input
+      if (home !== undefined) throw storedAgentWithFiles(undefined)
+      return agent.compactStored(name, rest, principal)
+    },
+  }
+}
+
+/** The admin operations as `principal`: the admin service checks each against the role table. */
+function adminMethods(services: ToolServices, principal: Principal, local: boolean): KnowHubBackend['admin'] {
+  const admin = (): NonNullable<ToolServices['admin']> => {
+    if (!services.admin) throw new KnowHubError('forbidden', 'This KnowHub offers no administration here: use the CLI on the server machine or the HTTP API')
+    return services.admin
+  }
+  return {
+    status: async () => admin().status(principal),
+    backup: async () => admin().backup(principal, 'local', local ? 'knowhub backup' : undefined),
+    reown: async (input) => admin().reown(input, principal),
+    tokens: {
+      create: async (input) => admin().tokens.create(input, principal, { local }),
+      list: async () => admin().tokens.list(principal),
+      revoke: async (id) => admin().tokens.revoke(id, principal),
     },
   }
 }
 
 /**
- * A backend over in-process services, acting as `principal`; `remote`: for a caller over
- * HTTP (`/mcp`), whose agent context shows only the packs it may see, by pack-relative paths.
+ * A backend over in-process services, acting as `principal`.
  * @example
  * const backend = servicesBackend({ knowledge: hub.knowledge, resources: hub.resources, slim: hub.slim }, principal)
+ * await backend.knowledge.search({ q: 'selenium login' })
  */
-export function servicesBackend(
-  services: ToolServices,
-  principal: Principal,
-  options: { remote?: boolean; site?: { via: string; caller: string } } = {},
-): ToolBackend {
-  // Where a secret read through the tools is recorded (the audit of secret reads): `/mcp` passes its caller.
-  const site = { via: options.site?.via ?? 'tools', route: 'resource_get', caller: options.site?.caller ?? 'local' }
+export function servicesBackend(services: ToolServices, principal: Principal, options: ServicesBackendOptions = {}): KnowHubBackend {
+  const site: SecretReadSite = { via: options.site?.via ?? 'tools', route: options.site?.route ?? 'resource_get', caller: options.site?.caller ?? 'local' }
   const { knowledge, resources, slim } = services
+  const me = principal
   return {
-    search: (query) => knowledge.search(query, principal),
-    save: (body) => knowledge.save(body, principal),
-    get: (id) => knowledge.get(id, principal),
-    update: (id, body) => knowledge.feedback(id, body, principal),
-    batchUpdate: (body) => knowledge.batchFeedback(body, principal),
-    list: (query) => knowledge.list(query, principal),
-    slim: (body) => slim.slim(body, principal),
-    extract: async (body) => {
-      if (!services.extraction) throw new KnowHubError('llm_not_configured', 'Extraction needs an LLM, and this KnowHub has none configured')
-      return services.extraction.extract(body, principal)
+    url: undefined,
+    knowledge: {
+      search: (query) => knowledge.search(query, me),
+      save: (body) => knowledge.save(body, me),
+      list: (query) => knowledge.list(query, me),
+      get: (id) => knowledge.get(id, me),
+      versions: (id) => knowledge.versions(id, me),
+      feedback: (id, body) => knowledge.feedback(id, body, me),
+      batchFeedback: (body) => knowledge.batchFeedback(body, me),
+      edit: (id, body) => knowledge.edit(id, body, me),
+      archive: (id) => knowledge.archive(id, me),
+      restore: (id) => knowledge.restore(id, me),
+      delete: (id) => knowledge.delete(id, me),
+      slim: (body) => slim.slim(body, me),
+      unmerge: (id) => slim.unmerge(id, me),
+      extract: async (body) => {
+        if (!services.extraction) throw new KnowHubError('llm_not_configured', 'Extraction needs an LLM, and this KnowHub has none configured')
+        return services.extraction.extract(body, me)
+      },
+      exportJsonl: () => knowledge.exportJsonl(me),
+      importJsonl: (lines, options) => knowledge.importJsonl(lines, me, options),
     },
-    resourceSave: (body) => resources.save(body, principal),
-    resourceGet: (id, options = {}) => resources.get(id, principal, { ...options, site }),
-    ...(services.agent ? agentMethods(services.agent, principal, options.remote === true) : {}),
+    folder: {
+      export: () => knowledge.exportFolder(me),
+      import: (files, query) => knowledge.importFolder(files, me, query),
+      sync: (input) => knowledge.syncFolder(input, me),
+    },
+    resources: {
+      save: (input) => resources.upsert(input, me),
+      update: (id, input, target = {}) => resources.update(id, input, me, target),
+      get: (id, options = {}) => resources.get(id, me, { ...options, site }),
+      list: (query) => resources.list(query, me),
+      delete: (id, target = {}) => resources.delete(id, me, target),
+    },
+    ...(services.agent ? { agent: agentMethods(services.agent, me, options.remote === true) } : {}),
+    admin: adminMethods(services, me, options.remote !== true),
   }
 }
 
 /**
- * A backend over the in-process services of an open hub, acting as `principal`.
+ * A backend over the in-process services of an open hub, acting as `principal` (default the
+ * hub's configured principal, the hub operator on its machine).
  * @example
  * const hub = await openKnowHub({ dataDir: '.knowhub' })
  * const kit = createToolkit({ backend: localBackend(hub, hub.config.principal) })
  */
-export function localBackend(hub: KnowHub, principal: Principal): ToolBackend {
-  return servicesBackend(hub, principal)
+export function localBackend(
+  hub: KnowHub,
+  principal: Principal = hub.config.principal,
+  options: ServicesBackendOptions = {},
+): KnowHubBackend & { readonly agent: AgentBackend } {
+  return { ...servicesBackend(hub, principal, options), agent: agentMethods(hub.agent, principal, options.remote === true) }
 }

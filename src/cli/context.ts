@@ -5,7 +5,7 @@ import type { FolderHolder } from '../app/locate.js'
 import { folderHolder } from '../app/locate.js'
 import type { KnowHub } from '../app/open.js'
 import type { PackSource } from '../app/packs.js'
-import type { HubSession } from '../app/session.js'
+import type { AgentBackend, KnowHubBackend } from '../core/backend.js'
 import type { KnowHubConfig } from '../core/config.js'
 import { KnowHubError } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
@@ -79,6 +79,9 @@ export interface WorkloadOptions {
   /** Threads of the sentence embedder's model (`knowhub start --embed-threads`): wins over the config. */
   embedThreads?: number
 }
+
+/** The port as the CLI has it: in this process or over HTTP, always with agents. */
+export type CliBackend = KnowHubBackend & { readonly agent: AgentBackend }
 
 /** Options of the commands that may run on a server: `--url` (KNOWHUB_URL) and `--token` (KNOWHUB_TOKEN). */
 export interface SessionOptions extends GlobalOptions {
@@ -210,7 +213,7 @@ export async function withHub<T>(options: GlobalOptions & WorkloadOptions & { pa
 export async function withSession<T>(
   options: SessionOptions & Pick<WorkloadOptions, 'bulk' | 'embeds'> & { besideNote?: string },
   io: Io,
-  fn: (session: HubSession) => Promise<T>,
+  fn: (session: CliBackend) => Promise<T>,
 ): Promise<T> {
   const env = cliEnv()
   const url = options.url ?? env.url
@@ -224,16 +227,20 @@ export async function withSession<T>(
     return fn(await remoteSession(holder.owner.url, options.token ?? holder.owner.key))
   }
   if (holder) throw heldError(config, holder)
-  const { localSession } = await import('../app/session.js')
-  return withHub(options, (hub) => fn(localSession(hub)))
+  const { localBackend } = await import('../app/backend.js')
+  return withHub(options, (hub) => fn(localBackend(hub, hub.config.principal, { site: { via: 'cli', route: 'knowhub resource get' } })))
 }
 
-/** A session on the server at `url`, over `node:http` (src/cli/http-requester.ts): no undici in a one-shot command. */
-async function remoteSession(url: string, token: string | undefined): Promise<HubSession> {
-  const [{ createClientOver }, { requesterFor }, { serverSession }] = await Promise.all([
+/**
+ * The backend of the server at `url`, over `node:http` (src/cli/http-requester.ts): no undici in a
+ * one-shot command. A local agent's folder is read here (loaded when a command needs it).
+ */
+async function remoteSession(url: string, token: string | undefined): Promise<CliBackend> {
+  const [{ createClientOver }, { requesterFor }, { clientBackend }] = await Promise.all([
     import('../client/client.js'),
     import('./http-requester.js'),
-    import('../app/session.js'),
+    import('../client/backend.js'),
   ])
-  return serverSession(createClientOver(requesterFor(url), { baseUrl: url, ...(token ? { token } : {}) }))
+  const client = createClientOver(requesterFor(url), { baseUrl: url, ...(token ? { token } : {}) })
+  return clientBackend(client, { agentFiles: async () => (await import('../app/agent-files.js')).localAgentFiles })
 }

@@ -77,7 +77,7 @@ export function serverOptions(command: Command, flag: '--url' | '--server' = '--
 /**
  * The options that decide where a command runs (see `withSession`).
  * @example
- * await withSession(sessionOptions(command), io, (session) => session.status())
+ * await withSession(sessionOptions(command), io, (session) => session.admin.status())
  */
 export function sessionOptions(command: Command): SessionOptions {
   const all = command.optsWithGlobals() as SessionOptions & { server?: string; url?: unknown }

@@ -1,15 +1,12 @@
 /**
- * The agent tools over HTTP: a `ToolBackend` (src/tools/backend.ts) that calls a
- * remote KnowHub server through the typed client, so the same tools run in-process
- * (`localBackend`) or against a server. Failures reject with a `KnowHubError` as the
- * interface promises: the server's code, message and details, plus the request id.
+ * The HTTP adapter of the one port (`KnowHubBackend`, src/core/backend.ts): each method is one
+ * call of the typed client, so the CLI, the agent tools and MCP run against a server exactly as
+ * in this process (`localBackend`). Failures reject with a `KnowHubError` as the port promises:
+ * the server's code, message and details, plus the request id.
  */
 import { KnowHubError, type ErrorCode } from '../core/errors.js'
-import { ListInput, SearchInput } from '../core/knowledge.js'
-import { SlimInput } from '../core/slim.js'
-import { parseWith } from '../core/validate.js'
-import type { ToolBackend } from '../tools/backend.js'
-import type { KnowHubClient } from './client.js'
+import { storedAgentWithFiles, type AgentBackend, type KnowHubBackend, type LocalAgentFiles } from '../core/backend.js'
+import type { KnowHubClient, ListKnowledgeQuery, ListResourcesQuery, SearchQuery, SlimOptions } from './client.js'
 import { isKnowHubClientError, isServerErrorCode } from './errors.js'
 
 /**
@@ -39,31 +36,114 @@ async function mapped<T>(run: () => Promise<T>): Promise<T> {
   }
 }
 
+/** Options of {@link clientBackend}. */
+export interface ClientBackendOptions {
+  /**
+   * A local agent's folder, read by this process (the CLI beside a server: `stored: false`);
+   * loaded on first use. Absent: an agent is always the one stored on the server.
+   */
+  agentFiles?: () => Promise<LocalAgentFiles>
+}
+
+/** The agent operations over HTTP: the agent stored on the server, or (with `agentFiles`) the folder here with the server's knowledge and LLM. */
+function agentMethods(client: KnowHubClient, options: ClientBackendOptions): AgentBackend {
+  const files = async (): Promise<LocalAgentFiles> => {
+    if (!options.agentFiles)
+      throw new KnowHubError('validation_error', `The KnowHub server at ${client.baseUrl} keeps stored agents only: an agent folder is read on its own machine`)
+    return options.agentFiles()
+  }
+  return {
+    goal: (body) => mapped(() => client.agent.goal(body)),
+    context: async ({ stored, ...input }, config = {}) => {
+      if (stored === false) {
+        return (await files()).context(input, config, (task, language) =>
+          mapped(() => client.agent.knowledge({ ...(task !== undefined ? { task } : {}), language })),
+        )
+      }
+      const { home, template, knowledgeFiles, ...rest } = input
+      if (home !== undefined || template !== undefined) throw storedAgentWithFiles(client.baseUrl)
+      return mapped(() => client.agent.context({ ...rest, ...(knowledgeFiles && knowledgeFiles.length > 0 ? { knowledge_files: knowledgeFiles } : {}) }))
+    },
+    compact: async ({ stored, ...input }, config = {}) => {
+      if (stored === false) return (await files()).compact(input, config, (body) => mapped(() => client.agent.compactHeld(body)))
+      const { agent, home, ...rest } = input
+      if (home !== undefined) throw storedAgentWithFiles(client.baseUrl)
+      return mapped(() => client.agent.compact(agent, rest))
+    },
+  }
+}
+
 /**
- * The tools' backend over a KnowHub server. Queries are checked with the server's own
- * schemas before they are sent (a bad `top_k` fails at once, with its path); the server
- * checks everything again.
+ * The one port (`KnowHubBackend`) over a KnowHub server, through the typed client, as the
+ * client's token. Requests go as they are: the server's services check them.
  * @example
  * import { createClient } from 'knowhub/client'
  * import { clientBackend } from 'knowhub/client'
  * const backend = clientBackend(createClient({ baseUrl: 'http://127.0.0.1:8420', token }))
- * await backend.search({ q: 'selenium login', top_k: 3 })
+ * await backend.knowledge.search({ q: 'selenium login', top_k: 3 })
  */
-export function clientBackend(client: KnowHubClient): ToolBackend {
+export function clientBackend(client: KnowHubClient, options: ClientBackendOptions = {}): KnowHubBackend & { readonly agent: AgentBackend } {
+  const k = client.knowledge
   return {
-    search: (query) => mapped(() => client.knowledge.search(parseWith(SearchInput, query, 'search query'))),
-    save: (body) => mapped(() => client.knowledge.save(body)),
-    get: (id) => mapped(() => client.knowledge.get(id)),
-    update: (id, body) => mapped(() => client.knowledge.update(id, body)),
-    batchUpdate: (body) => mapped(() => client.knowledge.batchUpdate(body)),
-    list: (query) => mapped(() => client.knowledge.list(parseWith(ListInput, query, 'list query'))),
-    slim: (body) => mapped(() => client.knowledge.slim(parseWith(SlimInput, body ?? {}, 'slim options'))),
-    extract: (body) => mapped(() => client.knowledge.extract(body)),
-    resourceSave: (body) => mapped(() => client.resources.save(body)),
-    resourceGet: (id, options = {}) =>
-      mapped(() => client.resources.get(id, options.includeSecret === undefined ? {} : { includeSecret: options.includeSecret })),
-    goal: (body) => mapped(() => client.agent.goal(body)),
-    agentContext: (body) => mapped(() => client.agent.context(body)),
-    agentCompact: (agent, body) => mapped(() => client.agent.compact(agent, body)),
+    url: client.baseUrl,
+    knowledge: {
+      search: (query) => mapped(() => k.search(query as SearchQuery)),
+      save: (body) => mapped(() => k.save(body)),
+      list: (query) => mapped(() => k.list(query as ListKnowledgeQuery)),
+      get: (id) => mapped(() => k.get(id)),
+      versions: async (id) => (await mapped(() => k.versions(id))).versions,
+      feedback: (id, body) => mapped(() => k.update(id, body)),
+      batchFeedback: (body) => mapped(() => k.batchUpdate(body)),
+      edit: (id, body) => mapped(() => k.edit(id, body)),
+      archive: (id) => mapped(() => k.archive(id)),
+      restore: (id) => mapped(() => k.restore(id)),
+      delete: async (id) => void (await mapped(() => k.delete(id))),
+      slim: (body) => mapped(() => k.slim(body as SlimOptions)),
+      unmerge: (id) => mapped(() => k.unmerge(id)),
+      extract: (body) => mapped(() => k.extract(body)),
+      exportJsonl: async function* () {
+        const text = await mapped(() => k.exportJsonl())
+        for (const line of text.split('\n')) if (line.trim() !== '') yield line
+      },
+      // Progress is this process's: a server reports when it is done.
+      importJsonl: async (lines, { onProgress: _local, ...query } = {}) => {
+        const all: string[] = []
+        for await (const line of lines) all.push(line)
+        return mapped(() => k.importJsonl(all.join('\n'), query))
+      },
+    },
+    folder: {
+      export: async () => (await mapped(() => client.folder.export())).files,
+      import: (files, query) => mapped(() => client.folder.import(files, query)),
+      sync: (input) => mapped(() => client.folder.sync(input)),
+    },
+    resources: {
+      // A resource is created at version 1; saving over an existing one raises its version.
+      save: async (input) => {
+        const resource = await mapped(() => client.resources.save(input))
+        return { resource, created: resource.version === 1 }
+      },
+      update: (id, input, target = {}) => mapped(() => client.resources.update(id, input, target)),
+      get: (id, options = {}) => mapped(() => client.resources.get(id, options)),
+      list: (query) => mapped(() => client.resources.list(query as ListResourcesQuery)),
+      // The API's answer does not name the owner: find the resource first, then delete exactly that one.
+      delete: async (id, target = {}) => {
+        const { owner } = await mapped(() => client.resources.get(id, { includeSecret: false, ...target }))
+        await mapped(() => client.resources.delete(id, { owner }))
+        return { owner }
+      },
+    },
+    agent: agentMethods(client, options),
+    admin: {
+      status: () => mapped(() => client.admin.status()),
+      // A large database takes a while to dump and send: ten minutes, no retry of a half-sent body.
+      backup: () => mapped(() => client.admin.backup({ timeoutMs: 600_000 })),
+      reown: (input) => mapped(() => client.admin.reown(input)),
+      tokens: {
+        create: (input) => mapped(() => client.admin.tokens.create(input)),
+        list: () => mapped(() => client.admin.tokens.list()),
+        revoke: (id) => mapped(() => client.admin.tokens.revoke(id)),
+      },
+    },
   }
 }

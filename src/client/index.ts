@@ -51,4 +51,4 @@ export type { Resource, ResourceSummary, SaveResourceInput, UpdateResourceInput 
 export type { SlimInput, SlimResult, UnmergeResult } from '../core/slim.js'
 export type { ForgetCounts, ForgetReceipt, PurgeInput, PurgeReceipt } from '../core/erasure.js'
 export type { ProfileEvent, ProfileItem, UserProfile } from '../core/profile.js'
-export { clientBackend, toKnowHubError } from './backend.js'
+export { clientBackend, toKnowHubError, type ClientBackendOptions } from './backend.js'

@@ -169,7 +169,7 @@ export async function loadIntoKnowledge(
   for (const [key, { principal, lines }] of batches) {
     const report = await knowledge.importJsonl(lines, principal, {
       mode: 'atomic',
-      onConflict: 'error',
+      on_conflict: 'error',
       batchSize: options.batchSize ?? 200,
       onProgress: (n) => options.onProgress?.(done + n, total),
     })

@@ -18,20 +18,21 @@ import { activeViews, profileViews } from './entries/agent-views.js'
 import { createKnowledgeContext } from './context.js'
 import { deleteEntry, editEntry, entryVersions, getEntry, listEntries, saveEntry, setEntryStatus, type ListPage } from './entries/entries.js'
 import { batchFeedback, giveFeedback, type BatchFeedbackResult } from './entries/feedback.js'
-import type { ImportOptions, ImportReport } from './transfer/jsonl.js'
+import type { ImportReport } from './transfer/jsonl.js'
 import { knowledgeOverview, type KnowledgeOverviewCounts } from './entries/overview.js'
 import { refreshSearchDocs, reindexEntries } from './search/reindex.js'
 import { reownEntries } from './entries/reown.js'
 import { createKnowledgeSearch, type SearchOptions } from './search/search.js'
-import { exportEntries, importEntries } from './transfer/transfer.js'
-import type { FolderFile, FolderImportReport, FolderSyncResult } from '../core/knowledge-folder.js'
+import { exportEntries, importEntries, type ImportJsonlOptions } from './transfer/transfer.js'
+import type { FolderFile, FolderImportQuery, FolderImportReport, FolderSyncResult } from '../core/knowledge-folder.js'
 import { exportFolder } from './folder/export.js'
-import { importFolder, type FolderImportOptions } from './folder/import.js'
+import { importFolder } from './folder/import.js'
 import { syncFolder } from './folder/sync.js'
 
 export type { ListPage } from './entries/entries.js'
 export type { BatchFeedbackResult } from './entries/feedback.js'
 export type { ImportOptions, ImportReport } from './transfer/jsonl.js'
+export type { ImportJsonlOptions } from './transfer/transfer.js'
 export type { KnowledgeOverviewCounts } from './entries/overview.js'
 export type { FolderImportOptions } from './folder/import.js'
 export { DEFAULT_FUSION, DEFAULT_NEIGHBOUR_LIFT, DEFAULT_SEARCH_DEPTH, type FusionOptions, type SearchDepth, type SearchOptions } from './search/search.js'
@@ -80,11 +81,12 @@ export interface KnowledgeService {
   delete(id: string, principal: Principal): Promise<void>
   search(raw: unknown, principal: Principal): Promise<SearchResponse>
   exportJsonl(principal: Principal, options?: { batchSize?: number }): AsyncGenerator<string>
-  importJsonl(lines: AsyncIterable<string> | Iterable<string>, principal: Principal, options?: ImportOptions): Promise<ImportReport>
+  /** JSONL as `exportJsonl` writes it; `options`: the import query (`mode`, `on_conflict`), progress, batch size. */
+  importJsonl(lines: AsyncIterable<string> | Iterable<string>, principal: Principal, options?: ImportJsonlOptions): Promise<ImportReport>
   /** The caller's knowledge folder (seed 002's layout, docs/knowledge-folder.md) as files. */
   exportFolder(principal: Principal): Promise<FolderFile[]>
   /** Imports a knowledge folder's files: adds, new versions for changes, archives removed entries with `prune`. */
-  importFolder(files: readonly FolderFile[], principal: Principal, options?: FolderImportOptions): Promise<FolderImportReport>
+  importFolder(files: readonly FolderFile[], principal: Principal, query?: FolderImportQuery): Promise<FolderImportReport>
   /** One sync step with a knowledge folder (`FolderSyncInput`: files, state, prune, dry_run): conflicts keep both sides. */
   syncFolder(raw: unknown, principal: Principal): Promise<FolderSyncResult>
   /** Admin: gives every entry of one owner a new owner and/or added scopes (`ReownInput`); each change keeps the previous version. */

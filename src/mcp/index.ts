@@ -5,9 +5,9 @@
  *
  * @example
  * import { createMcpServer } from 'knowhub/mcp'
- * import { localBackend } from 'knowhub/tools'
+ * import { localBackend } from 'knowhub'
  * import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
- * await createMcpServer({ backend: localBackend(hub, hub.config.principal) }).connect(new StdioServerTransport())
+ * await createMcpServer({ backend: localBackend(hub) }).connect(new StdioServerTransport())
  */
 export { PACK_URI_SCHEME, createMcpServer, mcpToolError } from './server.js'
 export type { McpServerOptions } from './server.js'

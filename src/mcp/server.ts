@@ -14,7 +14,7 @@ import type { Embedder } from '../embed/embedder.js'
 import type { PackIndexCache } from '../packs/pack-index/pack-index.js'
 import type { LoadedPack } from '../packs/schema.js'
 import type { PackService } from '../packs/service.js'
-import type { ToolBackend } from '../tools/backend.js'
+import type { KnowHubBackend } from '../core/backend.js'
 import type { ToolDefaults } from '../tools/define.js'
 import { toolPackService } from '../tools/packs.js'
 import { createToolkit, isInternalToolError, toolErrorText, type Toolkit } from '../tools/toolkit.js'
@@ -32,7 +32,7 @@ const MAX_LISTED_FILES = 1000
 /** Options of {@link createMcpServer}. */
 export interface McpServerOptions {
   /** Where the knowledge tools go: in-process services (`localBackend`) or the HTTP client. */
-  backend: ToolBackend
+  backend: KnowHubBackend
   /** Knowledge packs (e.g. `discoverPacks(…).packs`); none → no pack tools and no pack resources. */
   packs?: readonly LoadedPack[]
   /** Defaults the tools fill in (scopes, owner, agent_id, submitted_by). */
@@ -131,9 +131,9 @@ const AGENT_CONTEXT_ARGS = {
  * (user) message, the compact memory as an assistant message; the description carries the
  * budget report's totals.
  */
-function registerAgentPrompt(server: McpServer, backend: ToolBackend): void {
-  const assemble = backend.agentContext?.bind(backend)
-  if (!assemble) return
+function registerAgentPrompt(server: McpServer, backend: KnowHubBackend): void {
+  const agent = backend.agent
+  if (!agent) return
   server.registerPrompt(
     'agent-context',
     {
@@ -148,10 +148,10 @@ function registerAgentPrompt(server: McpServer, backend: ToolBackend): void {
         .map((f) => f.trim())
         .filter((f) => f !== '')
       const budget = args.budget === undefined || args.budget === '' ? undefined : Number(args.budget)
-      const { messages, report } = await assemble({
+      const { messages, report } = await agent.context({
         agent: args.agent,
         ...(args.task ? { task: args.task } : {}),
-        ...(files && files.length > 0 ? { knowledge_files: files } : {}),
+        ...(files && files.length > 0 ? { knowledgeFiles: files } : {}),
         ...(budget !== undefined ? { budget } : {}),
         ...(args.language === 'en' || args.language === 'zh' ? { language: args.language } : {}),
       })
@@ -166,7 +166,7 @@ function registerAgentPrompt(server: McpServer, backend: ToolBackend): void {
 /**
  * Builds the MCP server (not yet connected: `await server.connect(transport)`).
  * @example
- * const server = createMcpServer({ backend: localBackend(hub, hub.config.principal), packs: found.packs })
+ * const server = createMcpServer({ backend: localBackend(hub), packs: found.packs })
  * await server.connect(new StdioServerTransport())
  */
 export function createMcpServer(options: McpServerOptions): McpServer {

@@ -246,6 +246,12 @@ export interface PostgresOptions {
   onConnect?: string[]
   /** Longest wait for a new connection before a request fails with `database_unavailable` (default 5 s): nothing hangs while the server is down. */
   connectTimeoutMs?: number
+  /**
+   * Longest wait for a query's answer, at the client (node-postgres `query_timeout`): a server
+   * that stops answering without closing the connection (a network cut) fails the query instead
+   * of hanging it. Default none (a long statement on the primary is allowed to run).
+   */
+  queryTimeoutMs?: number
 }
 
 /**
@@ -263,6 +269,7 @@ export async function openPostgres(options: PostgresOptions): Promise<Database> 
     connectionString: options.connectionString,
     max: options.max ?? 10,
     connectionTimeoutMillis: options.connectTimeoutMs ?? 5_000,
+    ...(options.queryTimeoutMs ? { query_timeout: options.queryTimeoutMs } : {}),
     // Dead connections are noticed by the kernel too, not only on the next query.
     keepAlive: true,
     ...(onConnect.length > 0

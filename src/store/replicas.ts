@@ -28,7 +28,7 @@ import { createHash } from 'node:crypto'
 import { KnowHubError, isKnowHubError } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
 import { noopLogger } from '../core/logger.js'
-import { isUnavailable, openPostgres, type Database, type Queryable, type Row } from './database.js'
+import { isUnavailable, openPostgres, type Database, type PostgresOptions, type Queryable, type Row } from './database.js'
 import { sql, type Sql } from './sql.js'
 
 /** Options of {@link openReplicaRouter}. */
@@ -127,6 +127,10 @@ interface Replica {
 const NOTIFY_CHANNEL = 'knowhub_replica_lsn'
 /** SQLSTATE of a standby's query cancelled by a conflict with recovery (and serialization failures alike). */
 const RECOVERY_CONFLICT = '40001'
+/** A replica that takes longer than this to answer a read (a network cut without a reset) is given up on: the primary answers. */
+const REPLICA_QUERY_TIMEOUT_MS = 15_000
+/** node-postgres's message when `query_timeout` passes. */
+const QUERY_TIMEOUT = /Query read timeout/iu
 
 /** `X/Y` (two hex halves) as a number. */
 export function parseLsn(text: string): bigint {
@@ -310,8 +314,9 @@ export async function openReplicaRouter(primary: Database, options: ReplicaOptio
         return rows
       } catch (error) {
         const conflict = isKnowHubError(error) && error.details?.sqlstate === RECOVERY_CONFLICT
-        if (!isUnavailable(error) && !conflict) throw error
-        if (!conflict) {
+        const gone = isUnavailable(error) || QUERY_TIMEOUT.test((error as Error).message)
+        if (!gone && !conflict) throw error
+        if (gone) {
           target.up = false
           logger.warn('store.replica.down', { replica: target.name, message: (error as Error).message })
         }
@@ -402,21 +407,28 @@ export function markingWrites(primary: Database, router: ReplicaRouter): Databas
   }
 }
 
+function replicaPoolOptions(url: string, max: number, logger: Logger): PostgresOptions {
+  return {
+    connectionString: url,
+    max,
+    logger,
+    connectTimeoutMs: 2_000,
+    queryTimeoutMs: REPLICA_QUERY_TIMEOUT_MS,
+    onConnect: ['SET hnsw.iterative_scan = relaxed_order'],
+  }
+}
+
 /** A replica pool whose first connection may fail: the poll marks the replica down and retries. */
 async function openPostgresLazily(url: string, max: number, logger: Logger): Promise<Database> {
   try {
-    return await openPostgres({ connectionString: url, max, logger, connectTimeoutMs: 2_000, onConnect: ['SET hnsw.iterative_scan = relaxed_order'] })
+    return await openPostgres(replicaPoolOptions(url, max, logger))
   } catch (error) {
     logger.warn('store.replica.down', { replica: replicaName(url), message: (error as Error).message })
-    let opened: Database | undefined
-    const open = async (): Promise<Database> =>
-      (opened ??= await openPostgres({
-        connectionString: url,
-        max,
-        logger,
-        connectTimeoutMs: 2_000,
-        onConnect: ['SET hnsw.iterative_scan = relaxed_order'],
-      }).catch((reason: unknown) => {
+    // One pool, made by the first statement after the replica answers (a failed attempt is retried by the next).
+    let opened: Promise<Database> | undefined
+    const open = (): Promise<Database> =>
+      (opened ??= openPostgres(replicaPoolOptions(url, max, logger)).catch((reason: unknown) => {
+        opened = undefined
         throw new KnowHubError('database_unavailable', `The replica ${replicaName(url)} is unavailable: ${(reason as Error).message}`, {}, { cause: reason })
       }))
     return {
@@ -424,7 +436,7 @@ async function openPostgresLazily(url: string, max: number, logger: Logger): Pro
       query: async (query) => (await open()).query(query),
       transaction: async (fn) => (await open()).transaction(fn),
       withLock: async (key, fn) => (await open()).withLock(key, fn),
-      close: async () => opened?.close(),
+      close: async () => (await opened?.catch(() => undefined))?.close(),
     }
   }
 }

@@ -26,8 +26,8 @@ export const agentCompactTool = defineTool({
     trace_id: z.string().min(1).max(200).optional().describe('The trace (run) the history belongs to, recorded by extraction.'),
   }),
   async handler({ agent, ...body }, { backend }) {
-    if (!backend.agentCompact) throw new Error('this backend has no agent compaction')
-    const result = await backend.agentCompact(agent, body)
+    if (!backend.agent) throw new Error('this backend has no agent compaction')
+    const result = await backend.agent.compact({ agent, ...body })
     const text = result.compacted
       ? `Compacted ${result.summarized_messages} messages (${result.tokens} tokens) into ${result.memory_path ?? 'the compact memory'} ` +
         `(${result.memory_tokens ?? 0} tokens); continue with the ${result.kept.length} recent messages.` +

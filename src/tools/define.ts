@@ -7,7 +7,7 @@ import { z } from 'zod'
 import type { Logger } from '../core/logger.js'
 import { parseWith } from '../core/validate.js'
 import type { PackService } from '../packs/service.js'
-import type { ToolBackend } from './backend.js'
+import type { KnowHubBackend } from '../core/backend.js'
 
 /**
  * Defaults the tools fill in when the model leaves a parameter out (seed 003 sets
@@ -40,7 +40,7 @@ export interface ToolResult {
 
 /** Everything a handler may use. */
 export interface ToolContext {
-  backend: ToolBackend
+  backend: KnowHubBackend
   defaults: ToolDefaults
   /** The packs service of the pack tools (absent: no packs, no pack tools). */
   packService?: PackService

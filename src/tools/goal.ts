@@ -30,8 +30,8 @@ export const goalTool = defineTool({
     min_score: z.number().int().min(0).max(5).default(3).describe('focus: leave out entries scored below this.'),
   }),
   async handler(args, { backend }) {
-    if (!backend.goal) throw new Error('this backend has no goal trees')
-    const tree = await backend.goal(args)
+    if (!backend.agent) throw new Error('this backend has no goal trees')
+    const tree = await backend.agent.goal(args)
     return { text: tree.text, data: tree }
   },
 })

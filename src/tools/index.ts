@@ -4,7 +4,8 @@
  * resource_save, resource_get) and the knowledge-pack tools (knowledge_pack_list,
  * knowledge_pack_activate, knowledge_pack_resolve): one definition each, JSON Schema
  * for OpenAI and Anthropic function calling derived from it, handlers over a
- * {@link ToolBackend} (in-process services — `localBackend` from `knowhub` — or the HTTP client).
+ * the one port, {@link KnowHubBackend} (in-process services — `localBackend` from `knowhub` — or the HTTP
+ * client's `clientBackend`).
  *
  * @example
  * import { localBackend } from 'knowhub'
@@ -13,7 +14,7 @@
  * const tools = kit.toOpenAITools()
  * const result = await kit.callTool('knowledge_search', { query: 'selenium login' })
  */
-export type { BatchUpdateResponse, KnowledgeListResponse, ToolBackend } from './backend.js'
+export type { KnowHubBackend } from '../core/backend.js'
 export { ToolDefaults, defineTool, toolJsonSchema } from './define.js'
 export type { AgentTool, JsonSchema, ToolContext, ToolResult } from './define.js'
 export { DATA_PREAMBLE, wrapEntries, wrapResource } from './format.js'

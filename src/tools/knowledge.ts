@@ -47,7 +47,7 @@ export const knowledgeSearch = defineTool({
       ),
   }),
   async handler(args, { backend }) {
-    const response = await backend.search({
+    const response = await backend.knowledge.search({
       q: args.query,
       top_k: args.top_k,
       min_score: args.min_score,
@@ -92,7 +92,7 @@ export const knowledgeSave = defineTool({
     const scopes = args.scopes ?? defaults.scopes
     const owner = args.owner ?? defaults.owner
     const agentId = args.agent_id ?? defaults.agent_id ?? ''
-    const entry = await backend.save({
+    const entry = await backend.knowledge.save({
       task: args.task,
       content: args.content,
       types: args.types,
@@ -136,7 +136,7 @@ export const knowledgeUpdate = defineTool({
     evolve_feedback: z.string().min(1).max(10_000).optional().describe('How the content should improve (rewrites it, keeping the old version).'),
   }),
   async handler({ knowledge_id: id, ...body }, { backend }) {
-    const entry = await backend.update(id, body)
+    const entry = await backend.knowledge.feedback(id, body)
     const quality = entry.eval.score + entry.eval.helpful - 2 * entry.eval.harmful
     return {
       text: `Updated ${entry.id}: score ${entry.eval.score}, helpful ${entry.eval.helpful}, harmful ${entry.eval.harmful} (quality ${quality}), version ${entry.version}.`,
@@ -167,7 +167,7 @@ export const knowledgeBatchUpdate = defineTool({
       .describe('Feedback items.'),
   }),
   async handler(args, { backend }) {
-    const result = await backend.batchUpdate({
+    const result = await backend.knowledge.batchFeedback({
       feedback_list: args.feedback_list.map((item) => ({
         knowledge_id: item.knowledge_id,
         is_helpful: item.is_helpful,
@@ -195,7 +195,11 @@ export const knowledgeList = defineTool({
     scopes: Scopes.optional().describe('Only entries in any of these scopes.'),
   }),
   async handler(args, { backend }) {
-    const page = await backend.list({ limit: args.limit, ...(args.types ? { types: args.types } : {}), ...(args.scopes ? { scopes: args.scopes } : {}) })
+    const page = await backend.knowledge.list({
+      limit: args.limit,
+      ...(args.types ? { types: args.types } : {}),
+      ...(args.scopes ? { scopes: args.scopes } : {}),
+    })
     const more = page.next_cursor ? '\n(More entries exist: raise limit or narrow by types/scopes.)' : ''
     const text = page.count === 0 ? 'No knowledge entries.' : `${count(page.count, 'entry', 'entries')}:\n${wrapEntries(page.items)}${more}`
     return { text, data: page }
@@ -216,7 +220,7 @@ export const knowledgeSlim = defineTool({
     dry_run: z.boolean().default(false).describe('Only report what would be merged.'),
   }),
   async handler(args, { backend }) {
-    const result = await backend.slim({ model: args.model, dry_run: args.dry_run })
+    const result = await backend.knowledge.slim({ model: args.model, dry_run: args.dry_run })
     const groups = result.groups.map((g) => `- ${g.merged_ids.join(' + ')}${g.kept_id ? ` → ${g.kept_id}` : ''} (similarity ${g.similarity.toFixed(2)})`)
     const head = result.dry_run
       ? `Dry run: ${count(result.groups.length, 'group')} of near-duplicates among ${result.considered} entries would be merged.`
@@ -270,7 +274,7 @@ export const knowledgeExtract = defineTool({
   }),
   async handler(args, { backend }) {
     const context = { ...(args.trace_id ? { trace_id: args.trace_id } : {}), ...(args.secrets_scope ? { secrets_scope: args.secrets_scope } : {}) }
-    const result = await backend.extract({ messages: args.messages, mode: args.mode, ...(Object.keys(context).length > 0 ? { context } : {}) })
+    const result = await backend.knowledge.extract({ messages: args.messages, mode: args.mode, ...(Object.keys(context).length > 0 ? { context } : {}) })
     const verb =
       result.mode === 'save' ? { add: 'added', update: 'updated', noop: 'confirmed' } : { add: 'would add', update: 'would update', noop: 'would confirm' }
     const lines = result.items.map(
@@ -319,7 +323,7 @@ export const resourceSave = defineTool({
   async handler(args, { backend, defaults }) {
     const scopes = args.scopes ?? defaults.scopes
     const owner = args.owner ?? defaults.owner
-    const resource = await backend.resourceSave({ ...args, ...(scopes ? { scopes } : {}), ...(owner ? { owner } : {}) })
+    const { resource } = await backend.resources.save({ ...args, ...(scopes ? { scopes } : {}), ...(owner ? { owner } : {}) })
     const safe = withoutSecret(resource)
     return {
       text: `Saved resource ${safe.id} (${safe.content_type}; scopes ${safe.scopes.join(', ')}${safe.has_secret ? '; secret stored encrypted' : ''}).`,
@@ -342,7 +346,7 @@ export const resourceGet = defineTool({
     include_secret: z.boolean().default(false).describe('Also return secure_body (when allowed).'),
   }),
   async handler(args, { backend }) {
-    const resource = await backend.resourceGet(args.id, { includeSecret: args.include_secret })
+    const resource = await backend.resources.get(args.id, { includeSecret: args.include_secret })
     const note =
       args.include_secret && resource.has_secret && resource.secure_body === undefined
         ? "\n(The secret was not returned: you may not read secrets in this resource's scopes.)"

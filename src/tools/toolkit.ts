@@ -8,7 +8,7 @@ import type { Embedder } from '../embed/embedder.js'
 import type { PackIndexCache } from '../packs/pack-index/pack-index.js'
 import type { PackService } from '../packs/service.js'
 import type { LoadedPack } from '../packs/schema.js'
-import type { ToolBackend } from './backend.js'
+import type { KnowHubBackend } from '../core/backend.js'
 import { ToolDefaults, toolJsonSchema, type AgentTool, type JsonSchema, type ToolContext, type ToolResult } from './define.js'
 import { agentCompactTool } from './agent-compact.js'
 import { goalTool } from './goal.js'
@@ -102,7 +102,7 @@ export function toolErrorText(error: unknown): string {
 
 /** Options of {@link createToolkit}. */
 export interface ToolkitOptions {
-  backend: ToolBackend
+  backend: KnowHubBackend
   /** Values filled in when the model leaves a parameter out (see {@link ToolDefaults}). */
   defaults?: ToolDefaults
   /** Knowledge packs for the pack tools (e.g. `discoverPacks(…).packs`); none → no pack tools. */
@@ -142,23 +142,18 @@ export interface Toolkit {
 }
 
 /**
- * Builds a toolkit: the eight knowledge tools, the `goal` tool when the backend has goal
- * trees, `agent_compact` when it compacts agents' histories, and the three pack tools when packs are given.
+ * Builds a toolkit: the eight knowledge tools, the `goal` and `agent_compact` tools when the
+ * backend has agents, and the three pack tools when packs are given.
  * @example
  * const hub = await openKnowHub(config)
- * const kit = createToolkit({ backend: localBackend(hub, hub.config.principal), packs: (await discoverPacks({ projectDir })).packs })
+ * const kit = createToolkit({ backend: localBackend(hub), packs: (await discoverPacks({ projectDir })).packs })
  * const result = await kit.callTool('knowledge_search', { query: 'selenium login' })
  * console.log(result.text)
  */
 export function createToolkit(options: ToolkitOptions): Toolkit {
   const packService = options.packService ?? toolPackService(options)
   const packs = packService?.available() ?? []
-  const tools: readonly AgentTool[] = [
-    ...KNOWLEDGE_TOOLS,
-    ...(options.backend.goal ? [goalTool] : []),
-    ...(options.backend.agentCompact ? [agentCompactTool] : []),
-    ...packTools(packs),
-  ]
+  const tools: readonly AgentTool[] = [...KNOWLEDGE_TOOLS, ...(options.backend.agent ? [goalTool, agentCompactTool] : []), ...packTools(packs)]
   const byName = new Map(tools.map((tool) => [tool.name, tool]))
   const context: ToolContext = {
     backend: options.backend,

@@ -11,13 +11,13 @@ import { clientBackend, createClient } from '../../src/client/index.js'
 import { createMcpServer } from '../../src/mcp/index.js'
 import type { Principal } from '../../src/core/principal.js'
 import { localBackend } from '../../src/app/backend.js'
-import type { ToolBackend } from '../../src/tools/backend.js'
+import type { KnowHubBackend } from '../../src/core/backend.js'
 import { openTestHub, type TestHub } from '../server/helpers.js'
 import { rejection } from '../helpers/errors.js'
 
 let t: TestHub
-let remote: ToolBackend
-let local: ToolBackend
+let remote: KnowHubBackend
+let local: KnowHubBackend
 let mcp: Client | undefined
 
 beforeAll(async () => {
@@ -35,7 +35,7 @@ afterAll(async () => {
 
 describe('clientBackend', () => {
   it('every method round-trips and matches the in-process backend', async () => {
-    const resource = await remote.resourceSave({
+    const { resource } = await remote.resources.save({
       id: 'credentials/site_a',
       title: 'Site A account',
       secure_body: 'user / pass',
@@ -43,53 +43,53 @@ describe('clientBackend', () => {
       scopes: ['org:cybertogether'],
     })
     expect(resource).toMatchObject({ id: 'credentials/site_a', has_secret: true })
-    expect((await remote.resourceGet('credentials/site_a')).secure_body).toBe('user / pass')
-    expect(await remote.resourceGet('credentials/site_a', { includeSecret: false })).not.toHaveProperty('secure_body')
+    expect((await remote.resources.get('credentials/site_a')).secure_body).toBe('user / pass')
+    expect(await remote.resources.get('credentials/site_a', { includeSecret: false })).not.toHaveProperty('secure_body')
 
-    const entry = await remote.save({
+    const entry = await remote.knowledge.save({
       task: 'Log in to site A',
       content: 'Use the test account; 100 logins a day',
       types: ['tool', 'usecase'],
       scopes: ['org:cybertogether'],
       resource_ids: ['credentials/site_a'],
     })
-    expect(await remote.get(entry.id)).toEqual(await local.get(entry.id))
+    expect(await remote.knowledge.get(entry.id)).toEqual(await local.knowledge.get(entry.id))
 
     // Query values arrive as the tools pass them (strings from a model are fine: the schemas coerce).
     const query = { q: 'log in to site A', top_k: '3', min_score: 1, types: 'tool' }
-    const found = await remote.search(query)
+    const found = await remote.knowledge.search(query)
     expect(found.results[0]?.id).toBe(entry.id)
-    expect(found).toEqual(await local.search(query))
+    expect(found).toEqual(await local.knowledge.search(query))
 
-    expect((await remote.update(entry.id, { add_helpful_case: { task: 'scrape', outcome: 'worked' } })).eval.helpful).toBe(1)
-    expect(await remote.batchUpdate({ feedback_list: [{ knowledge_id: entry.id, is_helpful: false, case: { reason: 'limit hit' } }] })).toEqual({
+    expect((await remote.knowledge.feedback(entry.id, { add_helpful_case: { task: 'scrape', outcome: 'worked' } })).eval.helpful).toBe(1)
+    expect(await remote.knowledge.batchFeedback({ feedback_list: [{ knowledge_id: entry.id, is_helpful: false, case: { reason: 'limit hit' } }] })).toEqual({
       updated: 1,
       results: [{ knowledge_id: entry.id, ok: true }],
     })
-    const page = await remote.list({ limit: 5, types: ['usecase'] })
-    expect(page).toEqual(await local.list({ limit: 5, types: ['usecase'] }))
+    const page = await remote.knowledge.list({ limit: 5, types: ['usecase'] })
+    expect(page).toEqual(await local.knowledge.list({ limit: 5, types: ['usecase'] }))
     expect(page.items[0]?.eval).toMatchObject({ helpful: 1, harmful: 1 })
-    expect(await remote.slim({ dry_run: true })).toMatchObject({ dry_run: true, merged: 0, groups: [] })
+    expect(await remote.knowledge.slim({ dry_run: true })).toMatchObject({ dry_run: true, merged: 0, groups: [] })
   })
 
   it('rejects with KnowHubError: the server’s code, details and request id', async () => {
-    const missing = await rejection(remote.get('knowledge-20990101000000-none'))
+    const missing = await rejection(remote.knowledge.get('knowledge-20990101000000-none'))
     expect(missing.code).toBe('not_found')
     expect(missing.details).toMatchObject({ id: 'knowledge-20990101000000-none', status: 404, request_id: expect.stringMatching(/^req_/) })
 
-    const invalid = await rejection(remote.save({ task: 't', content: 'c', types: ['tool'], score: 7 }))
+    const invalid = await rejection(remote.knowledge.save({ task: 't', content: 'c', types: ['tool'], score: 7 }))
     expect(invalid.code).toBe('validation_error')
     expect(invalid.details?.issues).toEqual([{ path: 'score', message: expect.any(String) }])
 
     // Bad queries fail before anything is sent, with the same code and path.
-    const query = await rejection(remote.search({ q: 'x', top_k: 'many' }))
+    const query = await rejection(remote.knowledge.search({ q: 'x', top_k: 'many' }))
     expect(query).toMatchObject({ code: 'validation_error', details: { issues: [{ path: 'top_k', message: expect.any(String) }] } })
-    expect((await rejection(remote.resourceGet('../etc/passwd'))).code).toBe('validation_error')
+    expect((await rejection(remote.resources.get('../etc/passwd'))).code).toBe('validation_error')
   })
 
   it('network failures become KnowHubErrors that say what happened', async () => {
     const offline = clientBackend(createClient({ baseUrl: 'http://127.0.0.1:9', retry: false }))
-    const error = await rejection(offline.search({ q: 'x' }))
+    const error = await rejection(offline.knowledge.search({ q: 'x' }))
     expect(error.code).toBe('internal_error')
     expect(error.details).toMatchObject({ client_code: 'network_error' })
     expect(error.message).toContain('GET /api/knowledge/search failed')
@@ -115,7 +115,7 @@ describe('the MCP server on clientBackend (tools against a remote KnowHub)', () 
     const id = /Saved (knowledge-\S+)/.exec(text(saved))?.[1]
     expect(id).toBeDefined()
     // Saved on the server, with the tool defaults, as the token's principal.
-    expect(await local.get(id!)).toMatchObject({ scopes: ['org:cybertogether'], source: { agent_id: 'research_agent' } })
+    expect(await local.knowledge.get(id!)).toMatchObject({ scopes: ['org:cybertogether'], source: { agent_id: 'research_agent' } })
 
     const found = (await mcp.callTool({ name: 'knowledge_search', arguments: { query: 'rotate API keys', min_score: 1 } })) as CallToolResult
     expect(text(found)).toContain(id!)

@@ -207,7 +207,7 @@ describe.each(BACKENDS)('knowledge folder on %s', (backend) => {
     prefs[0]!.content = '用户偏好使用 TypeScript,开启 strict 模式'
     prefs.push({ task: '缩进', content: '两个空格' })
     const edited = before.map((f) => (f.path === 'users/alice/preferences.json' ? { ...f, text: JSON.stringify(prefs, null, 2) } : f))
-    const plan = await knowledge.importFolder(edited, admin, { dryRun: true })
+    const plan = await knowledge.importFolder(edited, admin, { dry_run: true })
     expect(plan).toMatchObject({ dry_run: true, applied: false, changed: [{ id: id(1), file: 'users/alice/preferences.json' }], unchanged: 10, errors: [] })
     expect(plan.added).toHaveLength(1)
     expect((await knowledge.get(id(1), admin)).version).toBe(2) // nothing written
@@ -248,7 +248,7 @@ describe.each(BACKENDS)('knowledge folder on %s', (backend) => {
     expect((await knowledge.get(id(2), admin)).status).toBe('active')
     // A folder without a section says nothing about that section's entries.
     const partialFolder = files.filter((f) => f.path.startsWith('global/'))
-    expect((await knowledge.importFolder(partialFolder, admin, { dryRun: true })).removed).toEqual([])
+    expect((await knowledge.importFolder(partialFolder, admin, { dry_run: true })).removed).toEqual([])
     const pruned = await knowledge.importFolder(without, admin, { prune: true })
     expect(pruned.archived).toEqual([{ id: id(2), file: 'users/alice/habits.json' }])
     expect((await knowledge.get(id(2), admin)).status).toBe('archived')

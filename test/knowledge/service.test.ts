@@ -580,8 +580,8 @@ describe.each(BACKENDS)('knowledge service on %s', (backend) => {
     expect((await knowledge.search({ q: 'second version' }, alice)).results[0]?.id).toBe(a.id)
     // importing again conflicts unless told to skip or replace
     expect((await knowledge.importJsonl(lines, alice)).errors.map((e) => e.code)).toEqual(['conflict', 'conflict'])
-    expect(await knowledge.importJsonl(lines, alice, { onConflict: 'skip' })).toEqual({ imported: 0, skipped: 2, errors: [] })
-    expect((await knowledge.importJsonl(lines, alice, { onConflict: 'replace' })).imported).toBe(2)
+    expect(await knowledge.importJsonl(lines, alice, { on_conflict: 'skip' })).toEqual({ imported: 0, skipped: 2, errors: [] })
+    expect((await knowledge.importJsonl(lines, alice, { on_conflict: 'replace' })).imported).toBe(2)
   })
 
   it('reports bad import lines by number: atomic imports nothing, partial imports the rest', async () => {

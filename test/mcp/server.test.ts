@@ -106,7 +106,8 @@ describe('MCP server (in-process)', () => {
   it('answers internal failures with a generic tool error and logs the details', async () => {
     const lines: string[] = []
     const record = (message: string, fields?: Record<string, unknown>) => void lines.push(JSON.stringify({ message, ...fields }))
-    const broken = { ...localBackend(hub, hub.config.principal), list: () => Promise.reject(new Error('connection to 10.0.0.5 refused')) }
+    const local = localBackend(hub, hub.config.principal)
+    const broken = { ...local, knowledge: { ...local.knowledge, list: () => Promise.reject(new Error('connection to 10.0.0.5 refused')) } }
     const client = await connect({ backend: broken, logger: { debug: record, info: record, warn: record, error: record } })
     const result = await client.callTool({ name: 'knowledge_list', arguments: {} })
     expect(result.isError).toBe(true)

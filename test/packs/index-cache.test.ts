@@ -11,12 +11,12 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { createMcpServer } from '../../src/mcp/index.js'
 import { PackIndex, PackIndexCache, discoverPacks, loadPack, type LoadedPack } from '../../src/packs/index.js'
-import type { ToolBackend } from '../../src/tools/backend.js'
+import type { KnowHubBackend } from '../../src/core/backend.js'
 import { createToolkit, toolPackIndexCache } from '../../src/tools/index.js'
 import { PROJECT_PACKS, knowledge, tempDir, writeTree } from './helpers.js'
 
 // The pack tools never touch the knowledge backend.
-const NO_BACKEND = {} as ToolBackend
+const NO_BACKEND = {} as KnowHubBackend
 
 async function copyPack(dir: string, name: string): Promise<LoadedPack> {
   await cp(join(PROJECT_PACKS, name), join(dir, name), { recursive: true })

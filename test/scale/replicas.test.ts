@@ -54,6 +54,7 @@ describe('read replicas: a primary and a streaming replica', () => {
   let bob: string
   let operator: string
   let replicaLabel: string
+  let serverEnv: Record<string, string>
   const saved: Record<string, string | undefined> = {}
 
   /** The value of one series of a process's /metrics (0 when absent). */
@@ -82,7 +83,7 @@ describe('read replicas: a primary and a streaming replica', () => {
   beforeAll(async () => {
     cluster = await startPrimaryWithReplica()
     replicaLabel = `${new URL(cluster.replicaUrl).hostname}:${new URL(cluster.replicaUrl).port}/postgres`
-    const env = {
+    const env = (serverEnv = {
       DATABASE_URL: cluster.primaryUrl,
       DATABASE_REPLICA_URLS: cluster.replicaUrl,
       KNOWHUB_REPLICA_MAX_LAG_MS: String(MAX_LAG_MS),
@@ -90,7 +91,7 @@ describe('read replicas: a primary and a streaming replica', () => {
       KNOWHUB_EMBEDDER: 'hashed',
       KNOWHUB_SECRET_KEY: SECRET_KEY,
       KNOWHUB_RATE_LIMIT: '0',
-    }
+    })
     for (const name of [...Object.keys(env), 'KNOWHUB_LOG_LEVEL']) saved[name] = process.env[name]
     // The tokens first, through the CLI on the primary (it migrates the database): the servers start in token mode.
     Object.assign(process.env, env, { KNOWHUB_LOG_LEVEL: 'silent' })
@@ -198,6 +199,15 @@ describe('read replicas: a primary and a streaming replica', () => {
     expect((await call(b, bob, 'GET', `/api/knowledge/${saved.body.id}`)).status).toBe(200)
     for (const server of [a, b]) expect(await metric(server, 'knowhub_replica_up', { replica: replicaLabel })).toBe(0)
     expect(await metric(b, 'knowhub_db_reads_total', { target: 'primary', reason: 'no_fresh_replica' })).toBeGreaterThan(0)
+
+    // A process started while the replica is down starts, and reads from the primary.
+    const c = await startKnowHubProcess({ env: { ...serverEnv, KNOWHUB_LOG_LEVEL: 'warn' } })
+    try {
+      expect((await call(c, bob, 'GET', `/api/knowledge/${saved.body.id}`)).status).toBe(200)
+      expect(await metric(c, 'knowhub_replica_up', { replica: replicaLabel })).toBe(0)
+    } finally {
+      await c.stop()
+    }
   })
 })
 

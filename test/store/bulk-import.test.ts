@@ -56,7 +56,7 @@ describe.each(BACKENDS)('bulk import on %s', (backend) => {
     expect((await knowledge.importJsonl(first, admin, { mode: 'partial', batchSize: 700 })).errors).toEqual([])
     // Replace a hundred entries (other text, other scopes) and add fifty.
     const second = Array.from({ length: 150 }, (_, j) => line(1_150 + j, `${WORDS[j % 8]} replaced ${j % 5}`, SCOPES[(j + 1) % 4]!))
-    const replaced = await knowledge.importJsonl(second, admin, { mode: 'atomic', onConflict: 'replace', batchSize: 40 })
+    const replaced = await knowledge.importJsonl(second, admin, { mode: 'atomic', on_conflict: 'replace', batchSize: 40 })
     expect(replaced).toMatchObject({ imported: 150, errors: [] })
     await store.db.query(sql`DELETE FROM knowledge WHERE id LIKE ${'knowledge-20260101000000-00%'}`)
     await store.db.query(sql`UPDATE knowledge SET scopes = ${['org:o']}::text[] WHERE id = ${'knowledge-20260101000000-0500'}`)

@@ -17,15 +17,15 @@ import {
   toOpenAITools,
   toolErrorText,
   toolJsonSchema,
-  type ToolBackend,
+  type KnowHubBackend,
 } from '../../src/tools/index.js'
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'packs', 'scopes')
 
 /** A backend that must never be reached: validation happens before any call. */
-const unreachable: ToolBackend = new Proxy({} as ToolBackend, {
-  get: () => () => Promise.reject(new Error('the backend was called')),
-})
+const never = (): unknown =>
+  new Proxy(() => Promise.reject(new Error('the backend was called')), { get: (_target, key) => (key === 'then' ? undefined : never()) })
+const unreachable = never() as KnowHubBackend
 
 type Schema = {
   type: string

@@ -55,7 +55,7 @@ function backupCommand(io: Io): Command {
       }
       const started = Date.now()
       io.err('knowhub: backing up the embedded database…')
-      const bytes = await withSession(session, io, (s) => s.backup())
+      const bytes = await withSession(session, io, (s) => s.admin.backup())
       writeAtomically(target, bytes)
       const { backupManifest } = await import('../../admin/backup.js')
       const manifest = await backupManifest(bytes)

@@ -8,7 +8,7 @@ import { KnowHubError } from '../../core/errors.js'
 import type { Embedder } from '../../embed/embedder.js'
 import type { PackSource } from '../../app/packs.js'
 import type { PackService } from '../../packs/service.js'
-import type { ToolBackend } from '../../tools/backend.js'
+import type { KnowHubBackend } from '../../core/backend.js'
 import { folderHolder } from '../../app/locate.js'
 import { createCliLogger, heldError, withHub, type GlobalOptions } from '../context.js'
 import { cliEnv, processEnv } from '../env.js'
@@ -104,7 +104,12 @@ export function mcpCommand(_io: Io): Command {
       const config = (await import('../config.js')).loadConfig(processEnv(), globals.config ? { configFile: globals.config } : {})
       // The `packs` section of the config file adds folders, types and limits; flags win.
       const packSource: PackSource = options.packs === false ? false : options
-      const serve = async (backend: ToolBackend, principal: { agent?: string | undefined }, packService: PackService, embedder?: Embedder): Promise<void> => {
+      const serve = async (
+        backend: KnowHubBackend,
+        principal: { agent?: string | undefined },
+        packService: PackService,
+        embedder?: Embedder,
+      ): Promise<void> => {
         // The `tools` section of the config file gives the tool defaults; flags win.
         const defaults = toolDefaults(config.tools, options, principal.agent)
         const { packs } = await packService.discover()

@@ -39,7 +39,7 @@ export function reownCommand(io: Io): Command {
     )
     .action(async (options: { from: string; to?: string; scope?: string[]; reason?: string; dryRun?: boolean; json?: boolean }, command: Command) => {
       const result = await withSession(sessionOptions(command), io, (session) =>
-        session.reown({
+        session.admin.reown({
           from: asOwner(options.from),
           ...(options.to ? { to: asOwner(options.to) } : {}),
           ...(options.scope ? { scopes: options.scope } : {}),

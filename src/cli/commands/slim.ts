@@ -19,7 +19,7 @@ export function slimCommands(io: Io): Command[] {
     .addHelpText('after', '\nExample:\n  knowhub slim --dry-run\n  knowhub slim --threshold 0.93')
     .action(async (options, command: Command) => {
       const result = await withSession(sessionOptions(command), io, (session) =>
-        session.slim.slim({
+        session.knowledge.slim({
           threshold: options.threshold,
           min_overlap: options.minOverlap,
           limit: options.limit,
@@ -44,7 +44,7 @@ export function slimCommands(io: Io): Command[] {
     .argument('<id>', 'the merged entry (kept_id of slim)')
     .option('--json', 'print JSON')
     .action(async (id: string, options, command: Command) => {
-      const result = await withSession(sessionOptions(command), io, (session) => session.slim.unmerge(id))
+      const result = await withSession(sessionOptions(command), io, (session) => session.knowledge.unmerge(id))
       if (options.json) return printJson(io, result)
       io.out(`restored ${result.restored_ids.join(', ')}; archived ${result.id}`)
     })

@@ -43,7 +43,7 @@ export function tokenCommand(io: Io): Command {
     )
     .action(async (options, command: Command) => {
       const created = await withSession(sessionOptions(command), io, (session) =>
-        session.tokens.create({
+        session.admin.tokens.create({
           ...(options.user ? { user: options.user } : {}),
           ...(options.agent ? { agent: options.agent } : {}),
           ...(options.project ? { project: options.project } : {}),
@@ -76,7 +76,7 @@ export function tokenCommand(io: Io): Command {
     .description('List API tokens (never the tokens themselves)')
     .option('--json', 'print JSON')
     .action(async (options, command: Command) => {
-      const tokens = await withSession(sessionOptions(command), io, (session) => session.tokens.list())
+      const tokens = await withSession(sessionOptions(command), io, (session) => session.admin.tokens.list())
       if (options.json) return printJson(io, tokens)
       if (tokens.length === 0) return io.out('no tokens (the server runs in local mode)')
       for (const t of tokens) {
@@ -91,7 +91,7 @@ export function tokenCommand(io: Io): Command {
     .argument('<id>', 'the token id (tok_…), from `knowhub token list`')
     .option('--json', 'print JSON')
     .action(async (id: string, options, command: Command) => {
-      const info = await withSession(sessionOptions(command), io, (session) => session.tokens.revoke(id))
+      const info = await withSession(sessionOptions(command), io, (session) => session.admin.tokens.revoke(id))
       if (options.json) return printJson(io, info)
       io.out(`revoked ${info.id}`)
     })

@@ -44,9 +44,9 @@ const ALIAS_GROUPS: readonly (readonly string[])[] = [
   ['regex', 'regexes', 'regexp', 'regular expression', 'regular expressions'],
   ['vm', 'vms', 'virtual machine', 'virtual machines'],
   ['timeout', 'timeouts', 'time out', 'timed out'],
-  // Chinese: a word and its common variant, each one dictionary word of the segmenter.
+  // Chinese: a word and its common variant, each one dictionary word of the segmenter. Not 登陆 for
+  // 登录 (log in): 登陆 is also a typhoon's landfall (台风登陆), and answered an absent topic.
   ['告警', '报警'],
-  ['登录', '登陆'],
 ]
 
 /** Single-word aliases (Latin and CJK) to their canonical term. */

@@ -8,9 +8,9 @@ import { KnowHubError } from '../../core/errors.js'
 import { newKnowledgeId } from '../../core/ids.js'
 import { checkJsonLimits } from '../../core/json-limits.js'
 import { KnowledgeExportLine, KnowledgeId, type EditKnowledgeInput } from '../../core/knowledge.js'
-import type { FolderChange, FolderFile, FolderImportReport, FolderProblem } from '../../core/knowledge-folder.js'
+import { FolderImportQuery, type FolderChange, type FolderFile, type FolderImportReport, type FolderProblem } from '../../core/knowledge-folder.js'
 import { assertWritableScopes, canManage, requirePermission, type Principal } from '../../core/principal.js'
-import { toValidationIssues } from '../../core/validate.js'
+import { parseWith, toValidationIssues } from '../../core/validate.js'
 import type { KnowledgeContext } from '../context.js'
 import { editEntry, setEntryStatus } from '../entries/entries.js'
 import { checkLine, writeChecked, type CheckedLine, type ImportDeps } from '../transfer/jsonl.js'
@@ -273,16 +273,19 @@ export function planReport(plan: FolderPlan, dryRun: boolean): FolderImportRepor
  * Imports a knowledge folder (seed 002's layout) as the caller: adds new entries, makes each
  * changed entry a new version (`edited in <path>`), reports removed entries and archives them
  * with `prune`. Every file and entry is checked first: a problem names the file, the index and
- * the field, and nothing is written unless `partial`. `dryRun` only reports the plan.
+ * the field, and nothing is written unless `partial`. `dry_run` only reports the plan. `query` is the
+ * query of `POST /api/knowledge/folder/import`, checked here.
  * @example
- * const report = await importFolder(ctx, [{ path: 'users/alice/preferences.json', text }], principal, { dryRun: true })
+ * const report = await importFolder(ctx, [{ path: 'users/alice/preferences.json', text }], principal, { dry_run: true })
  */
 export async function importFolder(
   ctx: KnowledgeContext,
   files: readonly FolderFile[],
   principal: Principal,
-  options: FolderImportOptions = {},
+  query: FolderImportQuery = {},
 ): Promise<FolderImportReport> {
+  const { dry_run: dryRun, partial, prune } = parseWith(FolderImportQuery, query, 'folder import query')
+  const options: FolderImportOptions = { dryRun, partial, prune }
   requirePermission(principal, 'write')
   ctx.requireVectors()
   const parsed = parseFolder(files, principal)

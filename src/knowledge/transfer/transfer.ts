@@ -1,7 +1,9 @@
 /**
  * Export and import of knowledge entries as JSONL (lossless: histories and versions included).
  */
+import { ImportQuery } from '../../core/knowledge.js'
 import { requirePermission, visibleScopes, type Principal } from '../../core/principal.js'
+import { parseWith } from '../../core/validate.js'
 import { ANY_VALIDITY } from '../../store/knowledge/knowledge.js'
 import type { KnowledgeContext } from '../context.js'
 import { importJsonl, type ImportOptions, type ImportReport } from './jsonl.js'
@@ -29,25 +31,35 @@ export async function* exportEntries(ctx: KnowledgeContext, principal: Principal
 }
 
 /**
+ * How a JSONL import runs: the query of `POST /api/knowledge/import` (`mode`, `on_conflict`,
+ * checked here), plus what only an in-process caller passes (progress, batch size).
+ * @example
+ * const options: ImportJsonlOptions = { mode: 'partial', on_conflict: 'skip', onProgress: (done, total) => bar.update(done, total) }
+ */
+export type ImportJsonlOptions = ImportQuery & Pick<ImportOptions, 'onProgress' | 'batchSize'>
+
+/**
  * Imports JSONL written by {@link exportEntries} (lossless round trip), or lines in the shape
  * `POST /api/knowledge` takes (no `id`: each becomes a new entry, as a save would make it),
  * detected line by line. Every line is checked
  * first; in `atomic` mode (default) one bad line imports nothing, in `partial` mode the
  * good lines are imported. Bad lines are reported by line number.
  * @example
- * const report = await importEntries(ctx, lines, principal, { onConflict: 'skip' })
+ * const report = await importEntries(ctx, lines, principal, { on_conflict: 'skip' })
  */
 export async function importEntries(
   ctx: KnowledgeContext,
   lines: AsyncIterable<string> | Iterable<string>,
   principal: Principal,
-  options: ImportOptions = {},
+  options: ImportJsonlOptions = {},
 ): Promise<ImportReport> {
+  const { onProgress, batchSize, ...query } = options
+  const { mode, on_conflict: onConflict } = parseWith(ImportQuery, query, 'import query')
   ctx.requireVectors()
   const report = await importJsonl(
     { store: ctx.store, embedder: ctx.embedder, principal, maxContentBytes: ctx.maxContentBytes, logger: ctx.logger, clock: ctx.clock },
     lines,
-    options,
+    { mode, onConflict, ...(onProgress ? { onProgress } : {}), ...(batchSize !== undefined ? { batchSize } : {}) },
   )
   await ctx.noteWrites(report.imported)
   return report

@@ -8,21 +8,16 @@
  */
 import { Hono } from 'hono'
 import type { AgentService } from '../../agent/service.js'
-import { AgentContextRequest } from '../../core/agent.js'
-import { parseWith } from '../../core/validate.js'
 import { caller, queryObject, readJson, type AppEnv } from '../http.js'
 
 /** The `/api/agent`, `/api/agents` and `/api/goals` routes. */
 export function agentRoutes(deps: {
-  agent: Pick<AgentService, 'assembleContext' | 'goal' | 'knowledgeFor' | 'documents' | 'compactStored' | 'compactHeld'>
+  agent: Pick<AgentService, 'contextFor' | 'goal' | 'knowledgeFor' | 'documents' | 'compactStored' | 'compactHeld'>
 }): Hono<AppEnv> {
   const app = new Hono<AppEnv>()
   const { documents } = deps.agent
 
-  app.post('/agent/context', async (c) => {
-    const { knowledge_files: knowledgeFiles, ...body } = parseWith(AgentContextRequest, await readJson(c), 'agent context request')
-    return c.json(await deps.agent.assembleContext({ ...body, ...(knowledgeFiles ? { knowledgeFiles } : {}), principal: caller(c).principal, remote: true }))
-  })
+  app.post('/agent/context', async (c) => c.json(await deps.agent.contextFor(await readJson(c), caller(c).principal)))
 
   app.post('/agent/knowledge', async (c) => c.json(await deps.agent.knowledgeFor(await readJson(c, { optional: true }), caller(c).principal, { remote: true })))
 

@@ -6,7 +6,7 @@
  */
 import { Hono } from 'hono'
 import { KnowHubError } from '../../core/errors.js'
-import { FolderImportBody, FolderImportQuery, type FolderFiles, type FolderImportReport, type FolderSyncResult } from '../../core/knowledge-folder.js'
+import { FolderImportBody, type FolderFiles, type FolderImportReport, type FolderSyncResult } from '../../core/knowledge-folder.js'
 import { parseWith } from '../../core/validate.js'
 import { unzipFolder, zipFolder } from '../../knowledge/folder/archive.js'
 import type { KnowledgeService } from '../../knowledge/service.js'
@@ -34,12 +34,12 @@ export function knowledgeFolderRoutes({ knowledge }: { knowledge: KnowledgeServi
   })
 
   app.post('/import', async (c) => {
-    const query = parseWith(FolderImportQuery, queryObject(c, { booleans: ['dry_run', 'partial', 'prune'] }), 'folder import query')
+    const query = queryObject(c, { booleans: ['dry_run', 'partial', 'prune'] })
     const zip = (c.req.header('content-type') ?? '').startsWith('application/zip')
     const files = zip
       ? unzipFolder(new Uint8Array(await c.req.arrayBuffer()), ZIP_LIMITS)
       : parseWith(FolderImportBody, await readJson(c), 'folder import').files
-    const report = await knowledge.importFolder(files, caller(c).principal, { dryRun: query.dry_run, partial: query.partial, prune: query.prune })
+    const report = await knowledge.importFolder(files, caller(c).principal, query)
     return c.json(report satisfies FolderImportReport)
   })
 

@@ -8,8 +8,7 @@
 import { Hono } from 'hono'
 import type { Deleted } from '../../core/api.js'
 import { KnowHubError } from '../../core/errors.js'
-import { ImportQuery, type ImportReport, type KnowledgeListPage, type KnowledgeVersions, type SearchResponse } from '../../core/knowledge.js'
-import { parseWith } from '../../core/validate.js'
+import { type ImportReport, type KnowledgeListPage, type KnowledgeVersions, type SearchResponse } from '../../core/knowledge.js'
 import type { KnowledgeService } from '../../knowledge/service.js'
 import type { ResourceService } from '../../resources/service.js'
 import { caller, queryObject, queryParam, readJson, readText, type AppEnv } from '../http.js'
@@ -98,8 +97,7 @@ export function knowledgeRoutes(deps: KnowledgeRouteDeps): Hono<AppEnv> {
   app.post('/batch_update', async (c) => c.json(await knowledge.batchFeedback(await readJson(c), caller(c).principal)))
 
   app.post('/slim', async (c) => {
-    const body = await readJson(c, { optional: true })
-    return c.json(await deps.slim.slim(body ?? {}, caller(c).principal))
+    return c.json(await deps.slim.slim(await readJson(c, { optional: true }), caller(c).principal))
   })
 
   app.post('/extract', async (c) => {
@@ -112,9 +110,9 @@ export function knowledgeRoutes(deps: KnowledgeRouteDeps): Hono<AppEnv> {
   app.get('/export', (c) => c.body(jsonlStream(knowledge.exportJsonl(caller(c).principal)), 200, { 'content-type': 'application/x-ndjson; charset=UTF-8' }))
 
   app.post('/import', async (c) => {
-    const { mode, on_conflict } = parseWith(ImportQuery, queryObject(c), 'import query')
+    const query = queryObject(c)
     const lines = (await readText(c)).split('\n')
-    return c.json((await knowledge.importJsonl(lines, caller(c).principal, { mode, onConflict: on_conflict })) satisfies ImportReport)
+    return c.json((await knowledge.importJsonl(lines, caller(c).principal, query)) satisfies ImportReport)
   })
 
   app.get('/:id', async (c) => {

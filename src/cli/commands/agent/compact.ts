@@ -44,7 +44,7 @@ export function agentCompactCommand(io: Io): Command {
         ? `compacting the agent "${name}" stored there`
         : `that server's LLM compacts; the memory of the agent "${name}" is read and written here, on this machine`
       const result = await withSession({ ...where, besideNote }, io, (session) =>
-        session.agentCompact(
+        session.agent.compact(
           {
             agent: name,
             history: history as never,
@@ -52,7 +52,7 @@ export function agentCompactCommand(io: Io): Command {
             ...(options.keepRecent !== undefined ? { keep_recent: options.keepRecent } : {}),
             ...(options.trace !== undefined ? { trace_id: options.trace } : {}),
             ...(options.home !== undefined ? { home: options.home } : {}),
-            ...(options.stored ? { stored: true } : {}),
+            stored: options.stored === true,
           },
           config,
         ),

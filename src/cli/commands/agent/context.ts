@@ -33,7 +33,7 @@ export function agentContextCommand(io: Io): Command {
         ? `assembling the context of the agent "${name}" stored there`
         : `reading the agent folder "${name}" here, on this machine; knowledge and packs come from that server`
       const result = await withSession({ ...where, besideNote }, io, (session) =>
-        session.agentContext(
+        session.agent.context(
           {
             agent: name,
             knowledgeFiles: options.file,
@@ -42,7 +42,7 @@ export function agentContextCommand(io: Io): Command {
             ...(options.home !== undefined ? { home: options.home } : {}),
             ...(options.template !== undefined ? { template: options.template } : {}),
             ...(options.language !== undefined ? { language: options.language } : {}),
-            ...(options.stored ? { stored: true } : {}),
+            stored: options.stored === true,
           },
           config,
         ),

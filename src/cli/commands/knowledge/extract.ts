@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs'
 import { Command } from 'commander'
 import { KnowHubError } from '../../../core/errors.js'
+import type { ExtractInput } from '../../../core/extract.js'
 import { withSession } from '../../context.js'
 import { serverOptions, sessionOptions } from '../../options.js'
 import { oneLine, printJson, type Io } from '../../output.js'
@@ -38,7 +39,7 @@ export function extractCommand(io: Io): Command {
     .option('--json', 'print JSON')
     .action(async (file: string, options: { save?: boolean; traceId?: string; json?: boolean }, command: Command) => {
       const body = extractBody(file, options)
-      const result = await withSession(sessionOptions(command), io, (session) => session.knowledge.extract(body))
+      const result = await withSession(sessionOptions(command), io, (session) => session.knowledge.extract(body as ExtractInput)) // checked by the extraction service
       if (options.json) return printJson(io, result)
       if (result.items.length === 0) io.out('nothing worth keeping found')
       for (const item of result.items) {

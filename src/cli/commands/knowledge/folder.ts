@@ -7,7 +7,7 @@
 import { watch } from 'node:fs'
 import { mkdir } from 'node:fs/promises'
 import { Command } from 'commander'
-import type { HubSession } from '../../../app/session.js'
+import type { KnowHubBackend } from '../../../core/backend.js'
 import { KnowHubError } from '../../../core/errors.js'
 import type { FolderImportReport, FolderSyncResult } from '../../../core/knowledge-folder.js'
 import { withSession } from '../../context.js'
@@ -17,9 +17,7 @@ import { printError, printJson, type Io } from '../../output.js'
 /** `knowhub export --layout folder DIR`: the caller's knowledge folder, written into DIR. */
 export async function runFolderExport(io: Io, dir: string, options: { json?: boolean }, command: Command): Promise<void> {
   const { writeExportedFolder } = await import('../../../knowledge/folder/disk.js')
-  const result = await withSession({ ...sessionOptions(command), bulk: true }, io, async (session) =>
-    writeExportedFolder(dir, await session.knowledge.exportFolder()),
-  )
+  const result = await withSession({ ...sessionOptions(command), bulk: true }, io, async (session) => writeExportedFolder(dir, await session.folder.export()))
   if (options.json) return printJson(io, { dir, ...result })
   io.err(`exported ${result.files} files to ${dir} (${result.written} written, ${result.removed} removed, the rest unchanged)`)
 }
@@ -69,7 +67,7 @@ export async function runFolderImport(
     )
   }
   const report = await withSession({ ...sessionOptions(command), bulk: true }, io, (session) =>
-    session.knowledge.importFolder(files, { dryRun: options.dryRun ?? false, partial: options.partial ?? false, prune: options.prune ?? false }),
+    session.folder.import(files, { dry_run: options.dryRun ?? false, partial: options.partial ?? false, prune: options.prune ?? false }),
   )
   if (options.json) printJson(io, report)
   else printFolderReport(io, report, options)
@@ -90,11 +88,11 @@ function printSync(io: Io, result: FolderSyncResult, options: { prune?: boolean;
 }
 
 /** One sync step: read the folder, sync through the session, write what comes back. */
-async function syncOnce(session: HubSession, dir: string, options: { prune?: boolean; dryRun?: boolean }): Promise<FolderSyncResult> {
+async function syncOnce(session: KnowHubBackend, dir: string, options: { prune?: boolean; dryRun?: boolean }): Promise<FolderSyncResult> {
   const { readKnowledgeFolder, writeKnowledgeFolder, writeSyncState } = await import('../../../knowledge/folder/disk.js')
   await mkdir(dir, { recursive: true })
   const { files, state } = await readKnowledgeFolder(dir)
-  const result = await session.knowledge.syncFolder({ files, state: state ?? null, prune: options.prune ?? false, dry_run: options.dryRun ?? false })
+  const result = await session.folder.sync({ files, state: state ?? null, prune: options.prune ?? false, dry_run: options.dryRun ?? false })
   if (!options.dryRun && result.report.errors.length === 0 && result.files.length > 0) {
     await writeKnowledgeFolder(dir, result.files, result.remove)
     await writeSyncState(dir, result.state)

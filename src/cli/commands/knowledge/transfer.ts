@@ -100,7 +100,7 @@ export function importCommand(io: Io): Command {
         try {
           return await session.knowledge.importJsonl(lines, {
             mode: options.partial ? 'partial' : 'atomic',
-            onConflict: options.onConflict,
+            on_conflict: options.onConflict,
             onProgress: (done, total) => {
               bar.update(done, total)
               if (done === total && total > 0) {

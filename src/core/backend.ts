@@ -1,0 +1,168 @@
+/**
+ * The one port of KnowHub acting as one caller: what the CLI, the agent tools, MCP and the agent
+ * example call, wherever KnowHub runs. Two adapters implement it: in this process on the built
+ * services (`servicesBackend`/`localBackend`, src/app/backend.ts, as a given principal), and over
+ * HTTP on the typed client (`clientBackend`, src/client/backend.ts, as the client's token). The
+ * callers never know which one they run on.
+ *
+ * Requests are the HTTP API's JSON (the core schemas' input types); the services parse them, so
+ * neither adapter checks or reshapes a request. Failures reject with a `KnowHubError` (string `code`).
+ */
+import type { AgentConfig } from './config.js'
+import { KnowHubError } from './errors.js'
+import type { AgentKnowledge, AgentLanguage, AssembleContextInput, AssembledContext, CompactInput, CompactResult, LocalCompactRequest } from './agent.js'
+import type { HubStatus } from './api.js'
+import type { ExtractInput, ExtractResult } from './extract.js'
+import type { GoalRequest, GoalTree } from './goals.js'
+import type {
+  BatchFeedbackInput,
+  BatchFeedbackResult,
+  EditKnowledgeInput,
+  FeedbackInput,
+  ImportQuery,
+  ImportReport,
+  KnowledgeEntry,
+  KnowledgeListPage,
+  KnowledgeVersion,
+  ListInput,
+  ReownInput,
+  ReownResult,
+  SaveKnowledgeInput,
+  SearchInput,
+  SearchResponse,
+} from './knowledge.js'
+import type { FolderFile, FolderImportQuery, FolderImportReport, FolderSyncInput, FolderSyncResult } from './knowledge-folder.js'
+import type { ListResourcesInput, Resource, ResourceListPage, SaveResourceInput, UpdateResourceInput } from './resources.js'
+import type { SlimInput, SlimResult, UnmergeResult } from './slim.js'
+import type { CreatedToken, CreateTokenInput, TokenInfo } from './tokens.js'
+
+/** How a JSONL import treats bad lines and existing ids (`POST /api/knowledge/import`'s query), plus its progress. */
+export type BackendImportOptions = ImportQuery & {
+  /** Progress of the write (in this process only: a server reports when it is done). */
+  onProgress?: (done: number, total: number) => void
+}
+
+/** Which owner's resource a call means (ids are namespaced by owner); default the caller's, else the one it sees first. */
+export interface ResourceTarget {
+  owner?: string
+}
+
+/**
+ * An agent's context or compaction, and where the agent is: `stored` — the agent stored in the
+ * hub (its documents in the store, in the caller's org); not stored — its folder on this machine
+ * (`~/.agent/NAME/`, or `home`). Left out: where this backend keeps agents (in this process: the
+ * folder here; over HTTP or for a remote caller: the stored one).
+ */
+export type AgentWhere = { stored?: boolean }
+
+/** The agent operations (seed 003's goal tool, seed 004's context and compaction). */
+export interface AgentBackend {
+  /** An agent's assembled starting context. `config`: this machine's agent settings, for a folder read here over HTTP. */
+  context(input: AssembleContextInput & AgentWhere, config?: Partial<AgentConfig>): Promise<AssembledContext>
+  /** Compacts an agent's history (past the threshold) into its compact memory, and extracts knowledge from it. */
+  compact(input: CompactInput & AgentWhere, config?: Partial<AgentConfig>): Promise<CompactResult>
+  /** `POST /api/goals`: create, focus (attaches related knowledge), complete, abandon, show. */
+  goal(body: GoalRequest): Promise<GoalTree>
+}
+
+/**
+ * KnowHub acting as one caller. Every method rejects with a `KnowHubError` on failure.
+ * @example
+ * const backend: KnowHubBackend = localBackend(hub, hub.config.principal) // or clientBackend(createClient({ token }))
+ * const { results } = await backend.knowledge.search({ q: 'selenium login', top_k: 3 })
+ */
+export interface KnowHubBackend {
+  /** The server's URL when the backend runs over HTTP; undefined in this process. */
+  readonly url: string | undefined
+  readonly knowledge: {
+    /** `GET /api/knowledge/search`: hybrid retrieval and the quality rerank (seed 003). */
+    search(query: SearchInput): Promise<SearchResponse>
+    /** `POST /api/knowledge` */
+    save(body: SaveKnowledgeInput): Promise<KnowledgeEntry>
+    /** `GET /api/knowledge`: newest first, one page. */
+    list(query: ListInput): Promise<KnowledgeListPage>
+    /** `GET /api/knowledge/{id}` */
+    get(id: string): Promise<KnowledgeEntry>
+    /** `GET /api/knowledge/{id}/versions`: previous versions, oldest first. */
+    versions(id: string): Promise<KnowledgeVersion[]>
+    /** `PUT /api/knowledge/{id}` (seed 003's knowledge_update: helpful/harmful case, score, evolve). */
+    feedback(id: string, body: FeedbackInput): Promise<KnowledgeEntry>
+    /** `POST /api/knowledge/batch_update` */
+    batchFeedback(body: BatchFeedbackInput): Promise<BatchFeedbackResult>
+    /** `PATCH /api/knowledge/{id}`: edits; the previous version is kept. */
+    edit(id: string, body: EditKnowledgeInput): Promise<KnowledgeEntry>
+    archive(id: string): Promise<KnowledgeEntry>
+    restore(id: string): Promise<KnowledgeEntry>
+    delete(id: string): Promise<void>
+    /** `POST /api/knowledge/slim`: merges near-duplicates (`dry_run` only reports). */
+    slim(body: SlimInput): Promise<SlimResult>
+    /** `POST /api/knowledge/{id}/unmerge`: undoes a slim merge. */
+    unmerge(id: string): Promise<UnmergeResult>
+    /** `POST /api/knowledge/extract`: knowledge from a conversation (needs the LLM). */
+    extract(body: ExtractInput): Promise<ExtractResult>
+    /** Every visible entry with its history, one JSONL line each. */
+    exportJsonl(): AsyncIterable<string>
+    /** JSONL as `exportJsonl` writes it; all or nothing unless `mode: 'partial'`. */
+    importJsonl(lines: AsyncIterable<string>, options?: BackendImportOptions): Promise<ImportReport>
+  }
+  /** The caller's knowledge folder (seed 002's layout, docs/knowledge-folder.md). */
+  readonly folder: {
+    export(): Promise<FolderFile[]>
+    /** Adds, new versions for changes, archives removed entries with `prune`; `dry_run` plans only. */
+    import(files: FolderFile[], query?: FolderImportQuery): Promise<FolderImportReport>
+    /** One sync step (the files and state read here; the folder to write comes back). */
+    sync(input: FolderSyncInput): Promise<FolderSyncResult>
+  }
+  readonly resources: {
+    /** Creates, or updates the owner's resource with this id (`created` says which); never returns `secure_body`. */
+    save(input: SaveResourceInput): Promise<{ resource: Resource; created: boolean }>
+    update(id: string, input: UpdateResourceInput, target?: ResourceTarget): Promise<Resource>
+    /** `secure_body` only when asked for and allowed. */
+    get(id: string, options?: { includeSecret?: boolean } & ResourceTarget): Promise<Resource>
+    list(query: ListResourcesInput): Promise<ResourceListPage>
+    /** Deletes it for good; says whose it was. */
+    delete(id: string, target?: ResourceTarget): Promise<{ owner: string }>
+  }
+  /** Agents and goal trees; absent: no `goal` or `agent_compact` tool, no `agent-context` MCP prompt. */
+  readonly agent?: AgentBackend | undefined
+  /** Administration (the `admin` permission over HTTP; the hub operator in this process). */
+  readonly admin: {
+    /** Database, embedder, entries, and who is asking. */
+    status(): Promise<HubStatus>
+    /** A backup file of the embedded database; PostgreSQL: a `validation_error` naming pg_dump. */
+    backup(): Promise<Uint8Array>
+    /** Re-owns or shares every entry of one owner. */
+    reown(input: ReownInput): Promise<ReownResult>
+    tokens: {
+      create(input: CreateTokenInput): Promise<CreatedToken>
+      list(): Promise<TokenInfo[]>
+      revoke(id: string): Promise<TokenInfo>
+    }
+  }
+}
+
+/**
+ * A local agent's folder, read by this process while KnowHub runs elsewhere (the CLI beside a
+ * server): the HTTP adapter asks the server for knowledge or compaction and keeps the files here.
+ * src/app/agent-files.ts implements it; a browser has none.
+ */
+export interface LocalAgentFiles {
+  context(
+    input: AssembleContextInput,
+    config: Partial<AgentConfig>,
+    knowledge: (task: string | undefined, language: AgentLanguage) => Promise<AgentKnowledge>,
+  ): Promise<AssembledContext>
+  compact(input: CompactInput, config: Partial<AgentConfig>, compactHeld: (body: LocalCompactRequest) => Promise<CompactResult>): Promise<CompactResult>
+}
+
+/**
+ * `home`/`template` name files on this machine: a stored agent has none (both adapters refuse them, in the CLI's words).
+ * @example
+ * if (input.stored && input.home !== undefined) throw storedAgentWithFiles(backend.url)
+ */
+export function storedAgentWithFiles(url: string | undefined): KnowHubError {
+  return new KnowHubError(
+    'validation_error',
+    `--home and --template choose files on this machine; a stored agent lives in the store${url ? ` of the server at ${url}` : ''}: leave them out, or leave out --stored to use the agent folder here`,
+  )
+}
