@@ -1,7 +1,7 @@
 /**
  * Knowledge-folder benchmark (issue 30): export of 10,000 entries to a folder on disk, and the
  * import of that folder into a new, empty embedded store (hashed embedder), in this process
- * through the knowledge service and the folder's disk edge (src/app/knowledge-folder.ts), as
+ * through the knowledge service and the folder's disk edge (src/knowledge/folder/disk.ts), as
  * `knowhub export --layout folder` and `knowhub import DIR` run them after opening the hub.
  * Also: an unchanged re-export (nothing written), a dry-run plan of the unchanged folder, one
  * sync step with nothing to do, and a check that the imported store exports byte-identically.
@@ -13,7 +13,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import os, { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { readKnowledgeFolder, writeExportedFolder } from '../src/app/knowledge-folder.js'
+import { readKnowledgeFolder, writeExportedFolder } from '../src/knowledge/folder/disk.js'
 import { openKnowHub, type KnowHub } from '../src/app/open.js'
 import { Principal } from '../src/core/principal.js'
 import { importLines } from './import.js'

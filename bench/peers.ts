@@ -24,7 +24,7 @@ import { KnowHubConfig } from '../src/core/config.js'
 import { convOf, inScopeGroup, loadRetrievalSet, type RetrievalSet } from '../src/eval/dataset.js'
 import { loadIntoKnowledge, runRetrievalEval } from '../src/eval/harness.js'
 import { mean, percentile, recallAtK } from '../src/eval/metrics.js'
-import { embeddingText } from '../src/knowledge/document.js'
+import { embeddingText } from '../src/knowledge/search/document.js'
 import { printTable, round, writeResults, type BenchResult } from './lib.js'
 
 const ROOT = resolve(import.meta.dirname, '..')

@@ -17,9 +17,9 @@ import { evalEmbedder, openEvalHub, type EvalEmbedderName } from '../src/app/eva
 import { convOf, loadRetrievalSet } from '../src/eval/dataset.js'
 import { cachedEmbedder } from '../src/eval/embed-cache.js'
 import { loadIntoKnowledge } from '../src/eval/harness.js'
-import { textQuery } from '../src/knowledge/document.js'
-import { DEFAULT_SEARCH_DEPTH } from '../src/knowledge/search.js'
-import { DEFAULT_TEXT_RANKING } from '../src/store/knowledge.js'
+import { textQuery } from '../src/knowledge/search/document.js'
+import { DEFAULT_SEARCH_DEPTH } from '../src/knowledge/search/search.js'
+import { DEFAULT_TEXT_RANKING } from '../src/store/knowledge/knowledge.js'
 
 const ROOT = resolve(import.meta.dirname, '..')
 export const SET_DIRS: Record<string, string> = {

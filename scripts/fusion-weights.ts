@@ -8,9 +8,9 @@
  */
 import { readFileSync } from 'node:fs'
 import { recallAtK } from '../src/eval/metrics.js'
-import { fusionFor } from '../src/knowledge/fusion-weights.js'
-import { fuseScores } from '../src/knowledge/rank.js'
-import { DEFAULT_RELEVANCE_GATE, gateCandidates, queryGate, type RelevanceGate } from '../src/knowledge/relevance.js'
+import { fusionFor } from '../src/knowledge/search/fusion-weights.js'
+import { fuseScores } from '../src/knowledge/search/rank.js'
+import { DEFAULT_RELEVANCE_GATE, gateCandidates, queryGate, type RelevanceGate } from '../src/knowledge/search/relevance.js'
 import type { Dump, DumpedQuery } from './fusion-dump.js'
 
 /** The gate under test (the default, changed by the grids below). */

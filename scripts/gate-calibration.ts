@@ -29,8 +29,8 @@ import { KnowHubConfig } from '../src/core/config.js'
 import { convOf, loadRetrievalSet } from '../src/eval/dataset.js'
 import { cachedEmbedder } from '../src/eval/embed-cache.js'
 import { loadIntoKnowledge, type LoadedSet } from '../src/eval/harness.js'
-import { DEFAULT_RELEVANCE_GATE, type OwnEvidenceGate, type RelevanceGate } from '../src/knowledge/relevance.js'
-import { DEFAULT_NEIGHBOUR_LIFT } from '../src/knowledge/neighbours.js'
+import { DEFAULT_RELEVANCE_GATE, type OwnEvidenceGate, type RelevanceGate } from '../src/knowledge/search/relevance.js'
+import { DEFAULT_NEIGHBOUR_LIFT } from '../src/knowledge/search/neighbours.js'
 import { createKnowledgeService } from '../src/knowledge/service.js'
 
 const ROOT = resolve(import.meta.dirname, '..')

@@ -23,7 +23,7 @@ import { isLargelyCjk } from '../src/core/text/index.js'
 import { convOf, loadRetrievalSet } from '../src/eval/dataset.js'
 import { cachedEmbedder } from '../src/eval/embed-cache.js'
 import { loadIntoKnowledge } from '../src/eval/harness.js'
-import { DEFAULT_RELEVANCE_GATE } from '../src/knowledge/relevance.js'
+import { DEFAULT_RELEVANCE_GATE } from '../src/knowledge/search/relevance.js'
 import { createKnowledgeService } from '../src/knowledge/service.js'
 
 const ROOT = resolve(import.meta.dirname, '..')

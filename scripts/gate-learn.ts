@@ -1,5 +1,5 @@
 /**
- * Learns the precision gate's relevance check (src/knowledge/gate-weights.ts; docs/retrieval.md,
+ * Learns the precision gate's relevance check (src/knowledge/search/gate-weights.ts; docs/retrieval.md,
  * "The learned relevance check") from a dump of `scripts/gate-features.ts` on a completely judged
  * set (`bench/data/small-stores`), for one embedder:
  *
@@ -20,7 +20,7 @@
  */
 import { readFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
-import { queryFigures, relevanceFeatures, relevanceProbability, type RelevanceFeatures, type RelevanceModel } from '../src/knowledge/gate-weights.js'
+import { queryFigures, relevanceFeatures, relevanceProbability, type RelevanceFeatures, type RelevanceModel } from '../src/knowledge/search/gate-weights.js'
 
 interface DumpCandidate {
   doc: string

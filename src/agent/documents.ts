@@ -33,7 +33,7 @@ import {
 import { KnowHubError } from '../core/errors.js'
 import { assertWritableScopes, defaultOwnerOf, defaultWriteScopes, memberScopes, requirePermission, visibleScopes, type Principal } from '../core/principal.js'
 import { parseWith } from '../core/validate.js'
-import type { AgentDocumentHead, AgentDocumentRecord, AgentDocumentStore } from '../store/agent-documents.js'
+import type { AgentDocumentHead, AgentDocumentRecord, AgentDocumentStore } from '../store/agent/agent-documents.js'
 import type { MemoryPlace } from './compact.js'
 import type { AgentFilesSource, AgentSettings } from './context.js'
 import { AGENT_FILES, readTextFile } from './files.js'

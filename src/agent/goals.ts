@@ -12,7 +12,7 @@ import { defaultOwnerOf, memberScopes, requirePermission, type Principal } from 
 import { parseWith } from '../core/validate.js'
 import { wrapEntries, type EntryView } from '../core/wrap-entries.js'
 import type { KnowledgeService } from '../knowledge/service.js'
-import type { GoalRecord, GoalStore } from '../store/goals.js'
+import type { GoalRecord, GoalStore } from '../store/agent/goals.js'
 import { GoalRequest, type Goal, type GoalTree } from '../core/goals.js'
 import { agentLabels, type AgentLabels } from './labels.js'
 import type { AgentLanguage } from '../core/agent.js'

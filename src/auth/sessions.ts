@@ -9,7 +9,7 @@ import { createHash, randomBytes } from 'node:crypto'
 import type { Clock } from '../core/clock.js'
 import { systemClock } from '../core/clock.js'
 import type { Queryable } from '../store/database.js'
-import { sessionStore } from '../store/sessions.js'
+import { sessionStore } from '../store/auth/sessions.js'
 import type { VerifiedToken } from './tokens.js'
 
 /** Shape of a session id: `khs_` and 43 base64url characters. */

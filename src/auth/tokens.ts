@@ -13,7 +13,7 @@ import { Principal } from '../core/principal.js'
 import { CreateTokenInput, type CreatedToken, type TokenInfo } from '../core/tokens.js'
 import { parseWith } from '../core/validate.js'
 import type { Queryable } from '../store/database.js'
-import { tokenStore, type TokenRecord, type TokenStore } from '../store/tokens.js'
+import { tokenStore, type TokenRecord, type TokenStore } from '../store/auth/tokens.js'
 
 /** Shape of a token: `kh_` and 43 base64url characters (32 bytes). */
 export const TOKEN_PATTERN = /^kh_[A-Za-z0-9_-]{43}$/

@@ -4,7 +4,7 @@
  * never reach for a global; every method is cheap and synchronous.
  */
 
-/** The stages of a search that are timed (see `runSearch` in src/knowledge/search.ts). */
+/** The stages of a search that are timed (see `runSearch` in src/knowledge/search/search.ts). */
 export type SearchStage = 'fulltext' | 'embed' | 'vector' | 'rank' | 'total'
 
 /** How a search used the response cache: answered from it, computed and (maybe) kept, or not cacheable. */

@@ -10,5 +10,5 @@ export {
   type ImportOptions,
   type ImportReport,
 } from './service.js'
-export { fuse, qualityRerank, type Fused, type RankedList, type RerankItem } from './rank.js'
-export { searchDocument, embeddingText, textQuery } from './document.js'
+export { fuse, qualityRerank, type Fused, type RankedList, type RerankItem } from './search/rank.js'
+export { searchDocument, embeddingText, textQuery } from './search/document.js'

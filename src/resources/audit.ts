@@ -9,8 +9,8 @@ import { reach } from '../auth/policy.js'
 import { memberScopes, requirePermission, type Principal } from '../core/principal.js'
 import { SecretReadsQuery, type SecretReadPage } from '../core/resources.js'
 import { parseWith } from '../core/validate.js'
-import type { ResourceRecord } from '../store/resources.js'
-import type { SecretReadAccess } from '../store/secret-reads.js'
+import type { ResourceRecord } from '../store/resources/resources.js'
+import type { SecretReadAccess } from '../store/resources/secret-reads.js'
 import type { ResourceContext } from './context.js'
 
 /** Where a secret is read: the surface, the operation and the caller's key. */

@@ -8,7 +8,7 @@
 import { KnowHubError } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
 import { noopLogger } from '../core/logger.js'
-import type { SecretTransform } from '../store/resources.js'
+import type { SecretTransform } from '../store/resources/resources.js'
 import { createSecretBox, type SecretBox, type SecretKey } from './secrets.js'
 
 /** The name the one-time re-encryption of `kh1` secrets is recorded under (`knowhub_meta`, key `data-migration:<name>`). */

@@ -9,7 +9,7 @@ import { KnowHubError } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
 import { noopLogger } from '../core/logger.js'
 import { createKeyFileExclusive, readKeyFile, type SecretKeyring } from './key-file.js'
-import type { SecretTransform } from '../store/resources.js'
+import type { SecretTransform } from '../store/resources/resources.js'
 import { SecretKey, createSecretBox } from './secrets.js'
 
 /** What {@link rotateSecrets} did. */

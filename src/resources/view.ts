@@ -6,7 +6,7 @@
  */
 import { hasPermission, memberScopes, type Principal } from '../core/principal.js'
 import type { ExpandedResource, Resource, ResourceMetadata, ResourceSummary } from '../core/resources.js'
-import type { ResourceRecord } from '../store/resources.js'
+import type { ResourceRecord } from '../store/resources/resources.js'
 
 /**
  * True when `metadata.expires_at` is a valid time before `now`.

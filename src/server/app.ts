@@ -44,8 +44,8 @@ import { metaRoutes } from './routes/meta.js'
 import { metricsRoutes } from './routes/metrics.js'
 import { resourceRoutes, secretReadRoutes } from './routes/resources.js'
 import { userRoutes } from './routes/users.js'
-import type { SlimService } from '../knowledge/slim.js'
-import type { ExtractionService } from '../knowledge/extract.js'
+import type { SlimService } from '../knowledge/slim/slim.js'
+import type { ExtractionService } from '../knowledge/extract/extract.js'
 
 /**
  * Pages served beside the API, at `/`, with their own authentication (a cookie session,

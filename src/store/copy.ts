@@ -14,7 +14,7 @@ import { noopLogger } from '../core/logger.js'
 import type { Database, Queryable } from './database.js'
 import { sql, type Sql } from './sql.js'
 import type { Store } from './store.js'
-import { readVectorIndexInfo } from './vectors.js'
+import { readVectorIndexInfo } from './knowledge/vectors.js'
 
 /** Tables that are not copied: bookkeeping of the target's own migrations, and trigger-derived data. */
 const NOT_COPIED = new Set([

@@ -5,15 +5,15 @@ import { noopLogger } from '../core/logger.js'
 import { openPGlite, openPostgres, type Database } from './database.js'
 import { EMBEDDED_DB_FOLDER } from './lockfile.js'
 import { usableTemplate } from './template.js'
-import { knowledgeStore, type KnowledgeStore } from './knowledge.js'
+import { knowledgeStore, type KnowledgeStore } from './knowledge/knowledge.js'
 import { llmUsageStore, type LlmUsageStore } from './llm-usage.js'
 import { migrate } from './migrate.js'
-import { resourceStore, type ResourceStore } from './resources.js'
-import { secretReadStore, type SecretReadStore } from './secret-reads.js'
-import { RecordCache } from './record-cache.js'
+import { resourceStore, type ResourceStore } from './resources/resources.js'
+import { secretReadStore, type SecretReadStore } from './resources/secret-reads.js'
+import { RecordCache } from './knowledge/record-cache.js'
 import { markingWrites, openReplicaRouter, type ReplicaRouter } from './replicas.js'
 import { sql } from './sql.js'
-import { syncedTextIndex } from './text-sync.js'
+import { syncedTextIndex } from './text-index/sync.js'
 import {
   convertToPgvector,
   dropHnswIndex,
@@ -24,9 +24,9 @@ import {
   type VectorConversion,
   type VectorDialect,
   type VectorIndexInfo,
-} from './vectors.js'
+} from './knowledge/vectors.js'
 
-export type { VectorConversion } from './vectors.js'
+export type { VectorConversion } from './knowledge/vectors.js'
 
 export interface OpenStoreOptions {
   /** Folder of the embedded database (PGlite). Ignored when `databaseUrl` is set. Default `.knowhub`. */

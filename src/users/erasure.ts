@@ -4,7 +4,7 @@
  * the hub and an org admin's within its org; `profile.read` (./profile.ts) follows the same
  * membership rule (./access.ts).
  *
- * A forget erases in one transaction (src/store/erasure.ts), then rewrites the tables involved
+ * A forget erases in one transaction (src/store/users/erasure.ts), then rewrites the tables involved
  * so the bytes leave the database files, and empties this process's caches. Other KnowHub
  * processes on the same PostgreSQL never serve an erased entry (their caches are keyed by the
  * table's generation) and drop it from memory as their caches turn over (docs/operations.md).
@@ -21,7 +21,7 @@ import { noopLogger } from '../core/logger.js'
 import { defaultOwnerOf, memberScopes, type Principal } from '../core/principal.js'
 import { parseWith } from '../core/validate.js'
 import type { KnowledgeService } from '../knowledge/service.js'
-import { FORGET_TABLES, PURGE_TABLES, cleanupFiles, forgetUser, purgeEntries, type ErasureAudit } from '../store/erasure.js'
+import { FORGET_TABLES, PURGE_TABLES, cleanupFiles, forgetUser, purgeEntries, type ErasureAudit } from '../store/users/erasure.js'
 import type { Store } from '../store/store.js'
 
 /** What the erasure operations need of a hub. */

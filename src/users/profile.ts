@@ -11,7 +11,7 @@ import { ForgetSubject } from '../core/erasure.js'
 import type { Principal } from '../core/principal.js'
 import type { UserProfile } from '../core/profile.js'
 import { parseWith } from '../core/validate.js'
-import { buildProfile } from '../knowledge/profile.js'
+import { buildProfile } from '../knowledge/entries/profile.js'
 import type { Store } from '../store/store.js'
 import { reachUser } from './access.js'
 

@@ -42,7 +42,7 @@ describe('knowhub --help', () => {
   it('loads no schema library: the configuration, data-model and pack schemas load when a command runs', () => {
     const loaded = eagerImports(join(ROOT, 'src', 'cli', 'main.ts'))
     // The walk sees the command definitions (a sanity check of the walk itself)...
-    expect(loaded.has(join(ROOT, 'src', 'cli', 'commands', 'packs.ts'))).toBe(true)
+    expect(loaded.has(join(ROOT, 'src', 'cli', 'commands', 'packs', 'packs.ts'))).toBe(true)
     expect(loaded.has('commander')).toBe(true)
     // ...and neither zod nor the modules built on it.
     expect(loaded.has('zod')).toBe(false)

@@ -17,7 +17,7 @@ import {
   sessionFacts,
   type ContradictionCase,
 } from '../../bench/contradictions-set.js'
-import { decideMessages, proposeMessages } from '../../src/knowledge/extract-prompt.js'
+import { decideMessages, proposeMessages } from '../../src/knowledge/extract/prompt.js'
 
 const en = loadContradictions('en')
 const zh = loadContradictions('zh')

@@ -12,7 +12,7 @@ import { openEvalHub, type EvalHub } from '../../src/app/eval.js'
 import { convOf, loadRetrievalSet, type RetrievalSet } from '../../src/eval/dataset.js'
 import { loadIntoKnowledge, type LoadedSet } from '../../src/eval/harness.js'
 import { runContextPrecision, runPrecisionEval, type PrecisionMetrics } from '../../src/eval/precision.js'
-import { DEFAULT_RELEVANCE_GATE } from '../../src/knowledge/relevance.js'
+import { DEFAULT_RELEVANCE_GATE } from '../../src/knowledge/search/relevance.js'
 import { createKnowledgeService } from '../../src/knowledge/service.js'
 
 const SMALL_STORES = resolve(import.meta.dirname, '..', '..', 'bench', 'data', 'small-stores')

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest'
 import { nearDuplicate } from '../../src/eval/robustness.js'
-import { searchDocument } from '../../src/knowledge/document.js'
+import { searchDocument } from '../../src/knowledge/search/document.js'
 
 describe('nearDuplicate', () => {
   it('keeps a plain entry plain: task and content both the copied text, indexed once as body', () => {

@@ -65,7 +65,7 @@ export async function driveWritePaths(
   })
   expect((await knowledge.importJsonl(copies, author)).imported).toBe(10)
   await check('import')
-  const { slimKnowledge, unmergeKnowledge } = await import('../../src/knowledge/slim.js')
+  const { slimKnowledge, unmergeKnowledge } = await import('../../src/knowledge/slim/slim.js')
   const slim = await slimKnowledge({ store, embedder }, { threshold: 0.9 }, admin)
   expect(slim.merged).toBeGreaterThan(0)
   await check('merge')

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { openEvalHub, type EvalHub } from '../../src/app/eval.js'
 import { Principal } from '../../src/core/principal.js'
 import { createHashedEmbedder } from '../../src/embed/hashed.js'
-import { DEFAULT_FUSION, fusionFor, LEARNED_FUSION_WEIGHTS } from '../../src/knowledge/fusion-weights.js'
+import { DEFAULT_FUSION, fusionFor, LEARNED_FUSION_WEIGHTS } from '../../src/knowledge/search/fusion-weights.js'
 
 describe('learned fusion weights', () => {
   it('weighs the vector list by embedder and script, and falls back to the default for an unknown embedder', () => {

@@ -11,8 +11,8 @@ import {
   relevanceModelFor,
   relevanceProbability,
   type RelevanceModel,
-} from '../../src/knowledge/gate-weights.js'
-import { DEFAULT_RELEVANCE_GATE, gateCandidates, queryGate } from '../../src/knowledge/relevance.js'
+} from '../../src/knowledge/search/gate-weights.js'
+import { DEFAULT_RELEVANCE_GATE, gateCandidates, queryGate } from '../../src/knowledge/search/relevance.js'
 
 describe('the learned relevance check', () => {
   it('measures a candidate against the other candidates of its query', () => {

@@ -1,5 +1,5 @@
 /**
- * Dialogue neighbours in search (src/knowledge/neighbours.ts, src/store/knowledge/neighbours.ts),
+ * Dialogue neighbours in search (src/knowledge/search/neighbours.ts, src/store/knowledge/neighbours.ts),
  * on every backend: the entry after (and before) a matching one in its trace is found and
  * ranked; only entries the caller sees count as neighbours; entries without a trace are untouched.
  */

@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { Principal } from '../../src/core/principal.js'
 import { createHashedEmbedder } from '../../src/embed/hashed.js'
-import { relevanceModelFor } from '../../src/knowledge/gate-weights.js'
+import { relevanceModelFor } from '../../src/knowledge/search/gate-weights.js'
 import { createKnowledgeService, type KnowledgeService } from '../../src/knowledge/service.js'
 import type { Store } from '../../src/store/store.js'
 import { BACKENDS, openTestStore, truncateKnowledge } from '../helpers/stores.js'

@@ -17,7 +17,7 @@ import {
   queryGate,
   relevanceRerank,
   textStrength,
-} from '../../src/knowledge/relevance.js'
+} from '../../src/knowledge/search/relevance.js'
 
 const item = (id: string, fused: number, eval_: { score?: number; helpful?: number; harmful?: number } = {}, scopes = ['user:u']) => ({
   id,

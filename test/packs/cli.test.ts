@@ -1,7 +1,7 @@
 import { cp, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { packsCommand } from '../../src/cli/commands/packs.js'
+import { packsCommand } from '../../src/cli/commands/packs/packs.js'
 import { FIXTURES, SCOPES, VALIDATION, captureIo, knowledge, tempDir, writeTree } from './helpers.js'
 
 const scopeArgs = ['--project', join(SCOPES, 'project'), '--home', join(SCOPES, 'home'), '--path', join(SCOPES, 'extra'), '--builtin', join(SCOPES, 'builtin')]

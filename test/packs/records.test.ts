@@ -8,7 +8,7 @@
 import { cp, readFile, readdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { packsCommand } from '../../src/cli/commands/packs.js'
+import { packsCommand } from '../../src/cli/commands/packs/packs.js'
 import { isKnowHubError } from '../../src/core/errors.js'
 import { ContextResolutionRecord, PackIndexCache, contextRecord, createPackService, loadPack, resolveContext, validateRunFile } from '../../src/packs/index.js'
 import { CONTEXT_LOG_FILE, runStatus } from '../../src/packs/session/context-record.js'

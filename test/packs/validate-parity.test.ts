@@ -6,7 +6,7 @@
  */
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { packsCommand } from '../../src/cli/commands/packs.js'
+import { packsCommand } from '../../src/cli/commands/packs/packs.js'
 import { validatePath } from '../../src/packs/index.js'
 import { VALIDATION, captureIo, knowledge, tempDir, writeTree } from './helpers.js'
 

@@ -6,7 +6,7 @@
 import { afterAll, describe, expect, it } from 'vitest'
 import { openPGlite, openPostgres, type Database } from '../../src/store/database.js'
 import { loadMigrations, migrate } from '../../src/store/migrate.js'
-import { resourceStore } from '../../src/store/resources.js'
+import { resourceStore } from '../../src/store/resources/resources.js'
 import { sql } from '../../src/store/sql.js'
 import { BACKENDS, createTestDatabase } from '../helpers/stores.js'
 

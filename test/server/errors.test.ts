@@ -7,7 +7,7 @@
 import { request as httpRequest } from 'node:http'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { isKnowHubError } from '../../src/core/errors.js'
-import { slimKnowledge, unmergeKnowledge } from '../../src/knowledge/slim.js'
+import { slimKnowledge, unmergeKnowledge } from '../../src/knowledge/slim/slim.js'
 import { createApp } from '../../src/server/app.js'
 import { createAuthenticator } from '../../src/auth/authenticate.js'
 import { startServer } from '../../src/server/serve.js'

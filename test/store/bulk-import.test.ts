@@ -13,7 +13,7 @@ import { vectorBinary } from '../../src/store/knowledge/transfer.js'
 import { sql } from '../../src/store/sql.js'
 import type { Store } from '../../src/store/store.js'
 import { BACKENDS, openTestStore } from '../helpers/stores.js'
-import type { ImportItem } from '../../src/store/knowledge.js'
+import type { ImportItem } from '../../src/store/knowledge/knowledge.js'
 import { exportedEntry } from '../helpers/entries.js'
 
 const admin = Principal.parse({ user: 'u', project: 'p', team: 't', permissions: ['admin'] })

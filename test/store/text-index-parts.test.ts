@@ -7,7 +7,7 @@ import { EntryTable, type IndexedEntry } from '../../src/store/text-index/entrie
 import { compileFilter, VerdictCache } from '../../src/store/text-index/filter.js'
 import { PostingLists, visibleFrequency } from '../../src/store/text-index/postings.js'
 import { offerHit } from '../../src/store/text-index/top-k.js'
-import type { RankedId } from '../../src/store/text-query.js'
+import type { RankedId } from '../../src/store/text-index/query.js'
 
 const entry = (id: string, more: Partial<IndexedEntry> = {}): IndexedEntry => ({
   id,

@@ -7,9 +7,9 @@
  */
 import { describe, expect, it } from 'vitest'
 import { seededRandom } from '../../src/core/random.js'
-import { createTextIndex, type IndexedEntry, type TextIndex } from '../../src/store/text-index.js'
+import { createTextIndex, type IndexedEntry, type TextIndex } from '../../src/store/text-index/text-index.js'
 import { kthLargest } from '../../src/store/text-index/score.js'
-import { DEFAULT_TEXT_RANKING, type EntryFilter } from '../../src/store/text-query.js'
+import { DEFAULT_TEXT_RANKING, type EntryFilter } from '../../src/store/text-index/query.js'
 
 const SCOPES = ['user:u', 'user:v', 'project:p', 'team:t', 'org:o', 'public']
 const TYPES = ['tool', 'strategy', 'plan', 'usecase']

@@ -7,7 +7,7 @@
  * common meaning (`release`, `pg`, `ts`) is left out.
  *
  * Changing the table changes stored search terms: bump `SEARCH_DOC_VERSION`
- * (knowledge/document.ts), which rebuilds them.
+ * (knowledge/search/document.ts), which rebuilds them.
  */
 
 /**

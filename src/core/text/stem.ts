@@ -12,7 +12,7 @@
  * is kept as a base word, of `laid`). Forms equal to their base (`cut`, `put`) need no entry.
  *
  * Changing the table changes stored search terms and embedder vectors: bump
- * `SEARCH_DOC_VERSION` (knowledge/document.ts) and `HASHED_VERSION` (embed/hashed.ts).
+ * `SEARCH_DOC_VERSION` (knowledge/search/document.ts) and `HASHED_VERSION` (embed/hashed.ts).
  */
 import { stemmer } from 'stemmer'
 

@@ -98,7 +98,7 @@ export const PACK_BIGRAM_PARTICLE = /[的了是吗呢吧啊和与或及把被对
 /**
  * Chinese function words that are no evidence that an entry answers a question: the pack
  * resolver's Chinese stop words and the embedder's particles together. The relevance gate
- * lets a Chinese query's answer be anchored only by other terms (knowledge/relevance.ts).
+ * lets a Chinese query's answer be anchored only by other terms (knowledge/search/relevance.ts).
  * @example
  * CJK_FUNCTION_WORDS.has('什么') // true
  */

@@ -5,9 +5,9 @@
 import type { KnowledgeExportLine } from '../../core/knowledge.js'
 import type { FolderFile } from '../../core/knowledge-folder.js'
 import { requirePermission, visibleScopes, type Principal } from '../../core/principal.js'
-import { ANY_VALIDITY } from '../../store/knowledge.js'
+import { ANY_VALIDITY } from '../../store/knowledge/knowledge.js'
 import type { KnowledgeContext } from '../context.js'
-import { toEntries } from '../view.js'
+import { toEntries } from '../entries/view.js'
 import { FOLDER_README, fileText, placeOf, readmeText } from './layout.js'
 
 /**

@@ -12,8 +12,8 @@ import { type ImportReport, type KnowledgeListPage, type KnowledgeVersions, type
 import type { KnowledgeService } from '../../knowledge/service.js'
 import type { ResourceService } from '../../resources/service.js'
 import { caller, queryObject, queryParam, readJson, readText, type AppEnv } from '../http.js'
-import type { SlimService } from '../../knowledge/slim.js'
-import type { ExtractionService } from '../../knowledge/extract.js'
+import type { SlimService } from '../../knowledge/slim/slim.js'
+import type { ExtractionService } from '../../knowledge/extract/extract.js'
 import type { ExtractResult } from '../../core/extract.js'
 
 export interface KnowledgeRouteDeps {

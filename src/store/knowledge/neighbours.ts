@@ -8,8 +8,8 @@
  * next *visible* one, so nothing a caller sees depends on entries it cannot see.
  */
 import { sql } from '../sql.js'
-import type { TraceNeighbours, ValidityFilter } from '../text-query.js'
-import type { SyncedTextIndex } from '../text-sync.js'
+import type { TraceNeighbours, ValidityFilter } from '../text-index/query.js'
+import type { SyncedTextIndex } from '../text-index/sync.js'
 import { validitySql, type KnowledgeContext } from './rows.js'
 
 export type { TraceNeighbours }

@@ -1,7 +1,7 @@
 /**
  * SQL of the knowledge overview (the dashboard's first page): entries by status, type and
  * scope, saves and feedback per day — over what a principal sees only. The knowledge
- * service's `overview` (src/knowledge/overview.ts) runs it.
+ * service's `overview` (src/knowledge/entries/overview.ts) runs it.
  */
 import type { Queryable } from '../database.js'
 import { sql } from '../sql.js'

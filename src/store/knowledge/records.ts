@@ -3,9 +3,9 @@
  * read and every change of an existing entry takes the caller's visible scopes.
  */
 import type { KnowledgeStatus, Tags } from '../../core/knowledge.js'
-import type { RecordCache } from '../record-cache.js'
+import type { RecordCache } from './record-cache.js'
 import { sql, type Sql } from '../sql.js'
-import type { EntryFilter } from '../text-query.js'
+import type { EntryFilter } from '../text-index/query.js'
 import {
   COLUMNS,
   documentColumns,

@@ -6,8 +6,8 @@
 import type { KnowledgeStatus, KnowledgeType, Source, Tags } from '../../core/knowledge.js'
 import type { Database, Queryable } from '../database.js'
 import { sql, type Sql } from '../sql.js'
-import type { EntryFilter, ValidityFilter } from '../text-query.js'
-import type { VectorDialect } from '../vectors.js'
+import type { EntryFilter, ValidityFilter } from '../text-index/query.js'
+import type { VectorDialect } from './vectors.js'
 
 /** The stored part of an entry (histories and versions are kept in their own tables). */
 export interface KnowledgeRecord {

@@ -6,7 +6,7 @@
 import { bm25, type Bm25 } from '../../core/text/index.js'
 import type { Queryable } from '../database.js'
 import { sql, type Sql } from '../sql.js'
-import type { SyncedTextIndex } from '../text-sync.js'
+import type { SyncedTextIndex } from '../text-index/sync.js'
 import {
   DEFAULT_TEXT_RANKING,
   planTextQuery,
@@ -18,7 +18,7 @@ import {
   type TextRanking,
   type WeightedTerm,
   textQueryBound,
-} from '../text-query.js'
+} from '../text-index/query.js'
 import { filterSql, type KnowledgeContext } from './rows.js'
 
 /** The full-text queries of the knowledge store. */

@@ -2,8 +2,8 @@
  * Embeddings of knowledge entries: vector search, stored vectors (slim) and reindexing.
  */
 import { sql } from '../sql.js'
-import type { SyncedTextIndex } from '../text-sync.js'
-import type { EntryFilter, RankedId } from '../text-query.js'
+import type { SyncedTextIndex } from '../text-index/sync.js'
+import type { EntryFilter, RankedId } from '../text-index/query.js'
 import { embeddingSql, filterSql, olderThan, setEmbedding, type KnowledgeContext } from './rows.js'
 
 /** The vector queries of the knowledge store. */

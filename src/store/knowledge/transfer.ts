@@ -5,7 +5,7 @@
 import type { FeedbackRecord, KnowledgeVersion } from '../../core/knowledge.js'
 import type { Queryable } from '../database.js'
 import { sql, type Sql } from '../sql.js'
-import type { VectorDialect } from '../vectors.js'
+import type { VectorDialect } from './vectors.js'
 import { insertFeedback } from './feedback.js'
 import { embeddingSql, insertRecords, type KnowledgeContext, type KnowledgeRecord, type SearchDocument } from './rows.js'
 import { insertVersion } from './versions.js'

@@ -4,7 +4,7 @@
  * for the few most recent filters until the index changes.
  */
 import { createLru } from '../../core/lru.js'
-import type { EntryFilter } from '../text-query.js'
+import type { EntryFilter } from './query.js'
 import type { EntryTable } from './entries.js'
 
 /** Verdict of a slot: not checked yet. */

@@ -19,7 +19,7 @@
  * float rounding.
  */
 import type { Bm25 } from '../../core/text/index.js'
-import type { RankedId, WeightedTerm } from '../text-query.js'
+import type { RankedId, WeightedTerm } from './query.js'
 import type { EntryTable } from './entries.js'
 import { FAILS, PASSES, UNCHECKED } from './filter.js'
 import type { PostingLists } from './postings.js'

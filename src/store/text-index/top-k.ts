@@ -1,7 +1,7 @@
 /**
  * Keeps the best hits of a search: by score, ties by id, at most `limit`.
  */
-import type { RankedId } from '../text-query.js'
+import type { RankedId } from './query.js'
 
 /**
  * Adds a hit to `best` (sorted best first, at most `limit` long) if it belongs there. A

@@ -1,7 +1,7 @@
 /**
  * The knowledge folder from the command line (docs/knowledge-folder.md):
  * `knowhub export --layout folder DIR`, `knowhub import DIR` and `knowhub sync DIR [--watch]`.
- * Each reads or writes the folder here (src/app/knowledge-folder.ts) and calls one session
+ * Each reads or writes the folder here (src/knowledge/folder/disk.ts) and calls one session
  * operation, in this process or on the server.
  */
 import { watch } from 'node:fs'
@@ -16,7 +16,7 @@ import { printError, printJson, type Io } from '../../output.js'
 
 /** `knowhub export --layout folder DIR`: the caller's knowledge folder, written into DIR. */
 export async function runFolderExport(io: Io, dir: string, options: { json?: boolean }, command: Command): Promise<void> {
-  const { writeExportedFolder } = await import('../../../app/knowledge-folder.js')
+  const { writeExportedFolder } = await import('../../../knowledge/folder/disk.js')
   const result = await withSession({ ...sessionOptions(command), bulk: true }, io, async (session) => writeExportedFolder(dir, await session.folder.export()))
   if (options.json) return printJson(io, { dir, ...result })
   io.err(`exported ${result.files} files to ${dir} (${result.written} written, ${result.removed} removed, the rest unchanged)`)
@@ -57,7 +57,7 @@ export async function runFolderImport(
   options: { json?: boolean; partial?: boolean; dryRun?: boolean; prune?: boolean },
   command: Command,
 ): Promise<void> {
-  const { readKnowledgeFolder } = await import('../../../app/knowledge-folder.js')
+  const { readKnowledgeFolder } = await import('../../../knowledge/folder/disk.js')
   const { files } = await readKnowledgeFolder(dir)
   if (!files.some((f) => /^(global|users|agents|projects|teams)\//.test(f.path) || f.path === 'README.md')) {
     throw new KnowHubError(
@@ -89,7 +89,7 @@ function printSync(io: Io, result: FolderSyncResult, options: { prune?: boolean;
 
 /** One sync step: read the folder, sync through the session, write what comes back. */
 async function syncOnce(session: KnowHubBackend, dir: string, options: { prune?: boolean; dryRun?: boolean }): Promise<FolderSyncResult> {
-  const { readKnowledgeFolder, writeKnowledgeFolder, writeSyncState } = await import('../../../app/knowledge-folder.js')
+  const { readKnowledgeFolder, writeKnowledgeFolder, writeSyncState } = await import('../../../knowledge/folder/disk.js')
   await mkdir(dir, { recursive: true })
   const { files, state } = await readKnowledgeFolder(dir)
   const result = await session.folder.sync({ files, state: state ?? null, prune: options.prune ?? false, dry_run: options.dryRun ?? false })

@@ -1,0 +1,247 @@
+/**
+ * Knowledge extraction from a conversation (seed 002; `POST /api/knowledge/extract`): the LLM
+ * proposes entries (one request for a conversation of up to 50 turns and beyond: the whole
+ * conversation is batched into it), each proposal is checked against the current entries the
+ * caller can see (hybrid search) and a second request decides ADD, UPDATE, SUPERSEDE or NOOP
+ * for those with similar entries. At most two requests per extraction; both happen before
+ * anything is written, so a failing model changes nothing. A decision naming an entry that was
+ * not among the similar ones (unknown, not visible) or one the caller may not edit is refused
+ * and reported (`refused`); the proposal is then added, so nothing is lost.
+ *
+ * Scopes and owner come from the execution context (extract-context.ts); secrets never
+ * reach the model (extract-secrets.ts); writes are in extract-apply.ts.
+ */
+import { systemClock } from '../../core/clock.js'
+import { KnowHubError } from '../../core/errors.js'
+import { ExtractInput, type ExtractMessage, type ExtractResult } from '../../core/extract.js'
+import { noopLogger } from '../../core/logger.js'
+import { requirePermission, type Principal } from '../../core/principal.js'
+import { parseWith } from '../../core/validate.js'
+import { applyPlan, type ExtractionDeps, type PlannedItem } from './apply.js'
+
+export type { ExtractionDeps } from './apply.js'
+import { executionContext, placement, type ExecutionContext } from './execution-context.js'
+import {
+  Decisions,
+  Proposals,
+  conversationLanguage,
+  decideMessages,
+  fitConversation,
+  proposeMessages,
+  type Decision,
+  type DecisionCase,
+  type PromptMessage,
+  type Proposal,
+} from './prompt.js'
+import { markersIn, secretScanner, type FoundSecret } from './secrets.js'
+
+/** Similar existing entries shown for each proposal. */
+const CANDIDATES = 3
+
+/** Extraction as a service: built once by the composition root. */
+export interface ExtractionService {
+  /**
+   * Proposes (or saves) knowledge from a conversation, as `principal` within `context`.
+   * @example
+   * await hub.extraction.extract({ messages: [{ role: 'user', content: 'I prefer pnpm' }], mode: 'save' }, principal)
+   */
+  extract(raw: unknown, principal: Principal): Promise<ExtractResult>
+}
+
+/**
+ * The extraction service over its dependencies.
+ * @example
+ * const extraction = createExtractionService({ knowledge, resources, store, llm })
+ * const { items } = await extraction.extract({ messages, context: { trace_id: 'trace-1' } }, principal)
+ */
+export function createExtractionService(deps: ExtractionDeps): ExtractionService {
+  return { extract: (raw, principal) => extractKnowledge(deps, raw, principal) }
+}
+
+/** The text of a message: a string, or the text parts of a multi-part content. */
+function messageText(message: ExtractMessage): string {
+  const { content } = message
+  if (typeof content === 'string') return content
+  if (!content) return ''
+  return content.flatMap((part) => (typeof part.text === 'string' ? [part.text] : [])).join('\n')
+}
+
+/** The conversation as the model sees it (secrets replaced by markers), which ids the caller gave, and when each message was sent. */
+interface PreparedConversation {
+  prompt: PromptMessage[]
+  callerIds: Map<string, number>
+  secrets: FoundSecret[]
+  /** Prompt id (the caller's or `m<index>`) → when the message was sent, for the messages that say. */
+  times: Map<string, string>
+}
+
+async function prepareConversation(messages: ExtractMessage[]): Promise<PreparedConversation> {
+  const scanner = secretScanner()
+  const callerIds = new Map<string, number>()
+  const times = new Map<string, string>()
+  const prompt: PromptMessage[] = []
+  for (const [index, message] of messages.entries()) {
+    const text = messageText(message).trim()
+    if (text === '') continue
+    if (message.id) callerIds.set(message.id, index)
+    const id = message.id ?? `m${index}`
+    const time = typeof message.timestamp === 'string' ? message.timestamp : undefined
+    if (time !== undefined) times.set(id, time)
+    prompt.push({ id, role: message.role, content: await scanner.redact(text, index), ...(time !== undefined ? { time } : {}) })
+  }
+  // A value found in a later message may stand unlabelled in an earlier one.
+  for (const message of prompt) message.content = scanner.known(message.content)
+  return { prompt, callerIds, secrets: scanner.found, times }
+}
+
+/**
+ * Proposes or saves knowledge from a conversation.
+ * @example
+ * const result = await extractKnowledge(deps, { messages, mode: 'propose' }, principal)
+ */
+export async function extractKnowledge(deps: ExtractionDeps, raw: unknown, principal: Principal): Promise<ExtractResult> {
+  requirePermission(principal, 'read')
+  const input = parseWith(ExtractInput, raw, 'extraction')
+  if (input.mode === 'save') requirePermission(principal, 'write')
+  const context = executionContext(principal, input.context)
+  const { llm } = deps
+  if (!llm) {
+    throw new KnowHubError(
+      'llm_not_configured',
+      'Extraction needs an LLM, and this KnowHub has none configured (set llm.url and llm.model, or KNOWHUB_LLM_URL and KNOWHUB_LLM_MODEL)',
+    )
+  }
+  const logger = deps.logger ?? noopLogger
+  const conversation = await prepareConversation(input.messages)
+  const result: ExtractResult = {
+    mode: input.mode,
+    items: [],
+    secrets_found: conversation.secrets.length,
+    resources_created: [],
+    llm_calls: 0,
+    dropped: [],
+    refused: [],
+  }
+  if (conversation.prompt.length === 0) return result
+  const { kept, omitted } = fitConversation(conversation.prompt)
+  if (omitted > 0) logger.warn('knowledge.extract.cut', { omitted_messages: omitted })
+  result.llm_calls++
+  const proposed = await llm.json('extract', proposeMessages(kept, conversationLanguage(kept)), Proposals, { name: 'knowledge_proposals' })
+  const planned = planItems(proposed.entries, context, conversation, result)
+  const cases = await findCandidates(deps, planned, principal)
+  if (cases.length > 0) {
+    result.llm_calls++
+    const answer = await llm.json('extract', decideMessages(cases), Decisions, { name: 'knowledge_decisions' })
+    applyDecisions(planned, cases, answer.decisions, result)
+  }
+  await applyPlan(deps, planned, { principal, context, mode: input.mode, secrets: conversation.secrets, now: (deps.clock ?? systemClock).now() }, result)
+  logger.info('knowledge.extract.done', {
+    mode: input.mode,
+    messages: conversation.prompt.length,
+    items: result.items.length,
+    llm_calls: result.llm_calls,
+    secrets: result.secrets_found,
+    refused: result.refused.length,
+  })
+  return result
+}
+
+/** Proposals placed in the context (scopes, owner), their messages and secrets; those that cannot be placed are dropped. */
+function planItems(proposals: Proposal[], context: ExecutionContext, conversation: PreparedConversation, result: ExtractResult): PlannedItem[] {
+  const planned: PlannedItem[] = []
+  for (const proposal of proposals) {
+    const place = placement(proposal.types, context)
+    if (!place) {
+      const reason = proposal.types.includes('user_profile') ? 'a user profile needs a user in the context' : 'the context has no id to scope the entry to'
+      result.dropped.push({ task: proposal.task, reason })
+      continue
+    }
+    // Ids the model invents (or the stand-ins m<index> for messages without one) are not kept.
+    const messageIds = [...new Set(proposal.message_ids.filter((id) => conversation.callerIds.has(id)))]
+    const indexes = new Set(messageIds.map((id) => conversation.callerIds.get(id)!))
+    const markers = new Set([...markersIn(proposal.task), ...markersIn(proposal.content)])
+    const secrets = conversation.secrets.filter((s) => markers.has(s.n) || indexes.has(s.message)).map((s) => s.n)
+    const statedAt = statementTime(proposal.message_ids, conversation.times)
+    planned.push({ proposal, ...place, messageIds, secrets, statedAt, action: 'add', existing: undefined, reason: 'new knowledge' })
+  }
+  return planned
+}
+
+/**
+ * When a proposal was stated: the newest time of the messages it rests on (any id the model was
+ * shown, the caller's or `m<index>`), else the newest time of the conversation, else undefined
+ * (the entry is then valid from its save). It becomes the entry's `valid_from`, and the
+ * `valid_to` of an entry it supersedes.
+ * @example
+ * statementTime(['m1'], new Map([['m1', '2025-05-20T14:02:00.000Z']])) // '2025-05-20T14:02:00.000Z'
+ */
+export function statementTime(messageIds: readonly string[], times: ReadonlyMap<string, string>): string | undefined {
+  const newest = (values: Iterable<string | undefined>): string | undefined => {
+    let best: string | undefined
+    for (const value of values) if (value !== undefined && (best === undefined || Date.parse(value) > Date.parse(best))) best = value
+    return best
+  }
+  return newest(messageIds.map((id) => times.get(id))) ?? newest(times.values())
+}
+
+/** For each planned item, the most similar current entries the caller can see (hybrid search, same types). */
+async function findCandidates(deps: ExtractionDeps, planned: PlannedItem[], principal: Principal): Promise<DecisionCase[]> {
+  const cases: DecisionCase[] = []
+  for (const [index, item] of planned.entries()) {
+    const { proposal } = item
+    const q = `${proposal.task}\n${proposal.content}`.slice(0, 2000)
+    const { results } = await deps.knowledge.search({ q, top_k: CANDIDATES, min_score: 0, types: proposal.types }, principal)
+    if (results.length === 0) continue
+    item.candidates = results.map((r) => ({ id: r.id, types: r.types, task: r.task, content: r.content }))
+    cases.push({
+      proposal: index,
+      types: proposal.types,
+      task: proposal.task,
+      content: proposal.content,
+      ...(item.statedAt !== undefined ? { stated_at: item.statedAt } : {}),
+      candidates: item.candidates,
+    })
+  }
+  return cases
+}
+
+/**
+ * The model's decisions, checked: an unknown proposal keeps `add`; an update or supersede naming an
+ * entry that was not a candidate (unknown, or not visible to the caller) keeps `add` and is
+ * reported in `result.refused`.
+ */
+function applyDecisions(planned: PlannedItem[], cases: readonly DecisionCase[], decisions: readonly Decision[], result: ExtractResult): void {
+  const asked = new Set(cases.map((c) => c.proposal))
+  for (const decision of decisions) {
+    const item = planned[decision.proposal]
+    if (!item || !asked.has(decision.proposal) || decision.action === 'add') continue
+    const candidate = item.candidates?.find((c) => c.id === decision.existing_id)
+    if (!candidate) {
+      item.reason = 'new knowledge (the model named an entry that was not among the similar ones)'
+      if (decision.action !== 'noop') {
+        result.refused.push({
+          task: item.proposal.task,
+          action: decision.action,
+          existing_id: decision.existing_id,
+          reason: `${decision.existing_id ?? 'no entry'} was not among the similar entries you can see: added as a new entry`,
+        })
+      }
+      continue
+    }
+    if (decision.action === 'supersede') {
+      item.action = 'supersede'
+      item.existing = { id: candidate.id, content: candidate.content, contradicts: false }
+      item.reason = `supersedes ${candidate.id}`
+      continue
+    }
+    if (decision.action === 'update' && !decision.content?.trim()) {
+      item.action = 'noop'
+      item.existing = { id: candidate.id, content: candidate.content, contradicts: false }
+      item.reason = `already known as ${candidate.id} (the update came without content)`
+      continue
+    }
+    item.action = decision.action
+    item.existing = { id: candidate.id, content: decision.content?.trim() || candidate.content, contradicts: decision.contradicts }
+    item.reason = decision.action === 'noop' ? `already known as ${candidate.id}` : `${decision.contradicts ? 'contradicts' : 'extends'} ${candidate.id}`
+  }
+}

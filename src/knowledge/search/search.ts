@@ -1,0 +1,579 @@
+/**
+ * Hybrid search (seed 003, DESIGN.md): full-text (BM25 over stemmed words and CJK
+ * words/bigrams) and vector candidates over visible entries, fused (by normalised score by
+ * default); candidates not relevant on their own merits are dropped (the relevance gate);
+ * the best 2×top_k are reranked by relevance plus a bounded quality boost, then scope
+ * priority (relevance.ts). Query vectors and whole responses are cached (responses only
+ * while the knowledge table is unchanged).
+ */
+import { SearchInput, type SearchResponse, type SearchResult } from '../../core/knowledge.js'
+import { createLru } from '../../core/lru.js'
+import type { SearchObserver, SearchStage } from '../../core/observe.js'
+import { requirePermission, visibleScopes, type Principal } from '../../core/principal.js'
+import { isLargelyCjk } from '../../core/text/index.js'
+import { parseWith } from '../../core/validate.js'
+import { DEFAULT_TEXT_RANKING, type KnowledgeRecord, type KnowledgeStore, type TextRanking, type ValidityFilter } from '../../store/knowledge/knowledge.js'
+import type { KnowledgeContext } from '../context.js'
+import { boostByTime, timeQuery } from './dates.js'
+import { includeValidity } from '../entries/entries.js'
+import { searchDocument, textQuery } from './document.js'
+import { fusionFor, type FusionOptions } from './fusion-weights.js'
+import { MIN_LEARNED_LIST, queryFigures, relevanceFeatures, relevanceModelFor, relevanceProbability } from './gate-weights.js'
+import { liftNeighbours, topByFused, type NeighbourLift } from './neighbours.js'
+import { fuse, fuseScores, type Fused } from './rank.js'
+import {
+  backgroundSimilarity,
+  contentTerms,
+  DEFAULT_RELEVANCE_GATE,
+  gateCandidates,
+  ownEvidence,
+  passesGate,
+  QUALITY_BOOST,
+  queryGate,
+  relevanceRerank,
+  textStrength,
+  type Evidence,
+  type QueryGate,
+  type RelevanceGate,
+  type Reranked,
+} from './relevance.js'
+import { createRouter, DEFAULT_ROUTING, type Router, type RoutingOptions } from './routing.js'
+
+export { DEFAULT_FUSION, type FusionOptions } from './fusion-weights.js'
+export { DEFAULT_NEIGHBOUR_LIFT, type NeighbourLift } from './neighbours.js'
+
+/** Candidate list depths of a hybrid search. */
+export interface SearchDepth {
+  fulltext: number
+  vector: number
+}
+
+/**
+ * The largest `top_k` that gets the precision gate (relevance.ts, `ownEvidence`): what agents put
+ * in front of a model (seed 003's default 5, goal focus 3). A larger `top_k`, like `mode: recall`,
+ * asks for recall: candidates follow the anchor (docs/retrieval.md, "Precision and recall").
+ */
+export const PRECISION_TOP_K = 5
+
+/** Candidate list depths: see docs/retrieval.md for the measurements behind them. */
+export const DEFAULT_SEARCH_DEPTH: SearchDepth = { fulltext: 50, vector: 50 }
+
+/** Tuning of the search (all optional; the defaults are measured in docs/retrieval.md). */
+export interface SearchOptions {
+  /**
+   * How the full-text and vector lists are fused, for every query. Default: the embedder's
+   * learned weights for the query's script ({@link fusionFor}), else {@link DEFAULT_FUSION}.
+   */
+  fusion?: FusionOptions
+  /** BM25 parameters of the full-text list (default `DEFAULT_TEXT_RANKING`). */
+  textRanking?: TextRanking
+  /** How deep each candidate list of a search is, at least (default {@link DEFAULT_SEARCH_DEPTH}); at least 4 × top_k. */
+  searchDepth?: SearchDepth
+  /**
+   * Candidates found only by vector similarity (no shared search term) are dropped below this
+   * cosine similarity. Default: the embedder's `similarityFloor` (none when it has none).
+   */
+  minSimilarity?: number
+  /**
+   * The relevance gate (default {@link DEFAULT_RELEVANCE_GATE}): a candidate needs this
+   * full-text strength or vector similarity on its own. `false` turns it off (experiments).
+   */
+  gate?: RelevanceGate | false
+  /** How far feedback moves a candidate, in relative relevance (default {@link QUALITY_BOOST}). */
+  qualityBoost?: number
+  /**
+   * Dialogue neighbours (default off; {@link DEFAULT_NEIGHBOUR_LIFT} for stores of raw dialogue
+   * turns, config `search.neighbours`): after the gate, the best candidates lift the entries
+   * before and after them in their trace (`source.trace_id`, creation order).
+   */
+  neighbours?: NeighbourLift | false
+  /**
+   * How many query embeddings are kept, most recently used first (default 1,000; 0 turns the
+   * cache off). Embedders are deterministic, so a repeated query skips the embedder.
+   */
+  queryCacheSize?: number
+  /**
+   * How many search responses are kept (default 1,000; 0 turns the cache off). A response is
+   * reused only while the knowledge table is unchanged since it was computed (the store's
+   * search generation: any write, by any path, ends its life) and only for the same
+   * visible scopes and parameters. Stores without a generation (SQL full-text on a
+   * PostgreSQL server) are never cached.
+   */
+  searchCacheSize?: number
+  /** Semantic routing (default off; see routing.ts). */
+  routing?: RoutingOptions
+  /**
+   * A hybrid search while the embedder's model is still loading (`embedder.ready()` false):
+   * `wait` (default) waits for it; `full-text` answers from the full-text list alone at once,
+   * says so in the response (`vectors: { status: 'skipped', reason: 'embedder_loading' }`),
+   * keeps no cached copy, and has the model loaded in the background.
+   */
+  whileModelLoads?: 'full-text' | 'wait'
+  /** Told each search's stage timings and response-cache use (metrics; default none). */
+  observer?: SearchObserver
+}
+
+/** The search part of the knowledge service. */
+export interface KnowledgeSearch {
+  search(raw: unknown, principal: Principal): Promise<SearchResponse>
+  /**
+   * Prepares search ahead of the first request: builds the embedded store's in-memory
+   * full-text index (a no-op when search runs in SQL). Long-running entry points call it at start.
+   */
+  warmUp(): Promise<void>
+  /** Empties the caches of this process (search responses, routing decisions, query vectors): after a forget, nothing of it stays in memory. */
+  clearCaches(): string[]
+}
+
+/** Responses larger than this (content characters) are not cached. */
+const MAX_CACHED_RESPONSE_CHARS = 256 * 1024
+
+/**
+ * A parsed search with the validity it asks for (issue 31): current entries at the search's
+ * time by default; `as_of` what was valid then; `include` the superseded and/or expired ones.
+ */
+type ParsedSearch = ReturnType<typeof SearchInput.parse> & { validity: ValidityFilter; now: Date }
+
+/** The validity filter of a search at `now`: applied in the store's queries like visibility. */
+function searchValidity(input: ReturnType<typeof SearchInput.parse>, now: Date): ValidityFilter {
+  return { ...includeValidity(input.include, now), ...(input.as_of !== undefined ? { asOf: new Date(input.as_of) } : {}) }
+}
+/** Why the gate kept a candidate (`explain.evidence`): its own evidence, or the anchor's. */
+type KeptBy = Evidence | 'anchor' | 'follows' | 'ungated'
+type Candidate = Fused & {
+  strength: number | null
+  evidence?: KeptBy
+  background?: number
+  relevance_probability?: number
+  time_boost?: number
+  neighbour_of?: string
+  neighbour_lift?: number
+}
+type Ranked = Reranked<
+  KnowledgeRecord &
+    Pick<Candidate, 'fused' | 'positions' | 'strength' | 'evidence' | 'background' | 'relevance_probability' | 'time_boost' | 'neighbour_of' | 'neighbour_lift'>
+>
+
+/** A search result as the API returns it, with the per-stage figures when asked for. */
+function toResult(r: Ranked, explain: boolean, now: Date): SearchResult {
+  const result: SearchResult = {
+    id: r.id,
+    task: r.task,
+    content: r.content,
+    types: r.types,
+    tags: r.tags,
+    scopes: r.scopes,
+    resource_ids: r.resource_ids,
+    eval: { score: r.score, helpful: r.helpful, harmful: r.harmful, confidence: r.confidence },
+    quality_score: r.quality_score,
+  }
+  // Not current (asked for with `include` or `as_of`): marked, beside seed 003's fields.
+  if (r.valid_to !== null) {
+    result.superseded = true
+    result.valid_to = r.valid_to.toISOString()
+    if (r.superseded_by !== null) result.superseded_by = r.superseded_by
+  }
+  if (r.expires_at !== null && r.expires_at.getTime() <= now.getTime()) {
+    result.expired = true
+    result.expires_at = r.expires_at.toISOString()
+  }
+  if (explain) {
+    const [text, vector] = r.positions
+    result.explain = {
+      fulltext_rank: text?.rank ?? null,
+      fulltext_score: text?.score ?? null,
+      vector_rank: vector?.rank ?? null,
+      vector_similarity: vector?.score ?? null,
+      fused: r.fused,
+      scope_priority: r.scope_priority,
+      fulltext_strength: r.strength,
+      relevance: r.relevance,
+      quality_boost: r.quality_boost,
+    }
+    if (r.evidence !== undefined) result.explain.evidence = r.neighbour_lift !== undefined && r.positions.every((p) => p === null) ? 'neighbour' : r.evidence
+    else if (r.neighbour_lift !== undefined) result.explain.evidence = 'neighbour'
+    if (r.background !== undefined) result.explain.background_similarity = r.background
+    if (r.relevance_probability !== undefined) result.explain.relevance_probability = r.relevance_probability
+    if (r.time_boost !== undefined) result.explain.time_boost = r.time_boost
+    if (r.neighbour_of !== undefined) result.explain.neighbour_of = r.neighbour_of
+    if (r.neighbour_lift !== undefined) result.explain.neighbour_lift = r.neighbour_lift
+    result.explain.valid_from = r.valid_from.toISOString()
+    if (r.valid_to !== null) result.explain.valid_to = r.valid_to.toISOString()
+    if (r.superseded_by !== null) result.explain.superseded_by = r.superseded_by
+    if (r.supersedes !== null) result.explain.supersedes = r.supersedes
+    if (r.expires_at !== null) result.explain.expires_at = r.expires_at.toISOString()
+  }
+  return result
+}
+
+/** What one search needs: the context, the tuning, and the query embedder. */
+interface SearchRun {
+  ctx: KnowledgeContext
+  /** Fixed fusion (an option), or undefined: per query, {@link fusionFor}. */
+  fusion: FusionOptions | undefined
+  textRanking: TextRanking
+  searchDepth: SearchDepth
+  minSimilarity: number | undefined
+  gate: RelevanceGate | false
+  qualityBoost: number
+  neighbours: NeighbourLift | false
+  embedQuery: (q: string) => Promise<Float32Array>
+  router: Router
+  observer: SearchObserver | undefined
+}
+
+/** `work`, its duration in seconds told to the observer as `stage` (nothing without an observer). */
+function timed<T>(observer: SearchObserver | undefined, stage: SearchStage, work: () => Promise<T>): Promise<T> {
+  if (!observer) return work()
+  const started = performance.now()
+  return work().finally(() => observer.stage(stage, (performance.now() - started) / 1000))
+}
+
+/**
+ * Query vectors by query text, least recently used dropped first (`size` 0: no cache).
+ * Pending embeddings are shared, so concurrent identical queries embed once.
+ */
+function cachedQueryEmbedder(ctx: KnowledgeContext, size: number): ((q: string) => Promise<Float32Array>) & { clear(): void } {
+  if (size <= 0) return Object.assign((q: string) => ctx.embedOne(q), { clear: () => {} })
+  const queryVectors = createLru<string, Promise<Float32Array>>(size)
+  const embed = (q: string) => {
+    let vector = queryVectors.get(q)
+    if (!vector) {
+      vector = ctx.embedOne(q)
+      vector.catch(() => queryVectors.delete(q))
+      queryVectors.set(q, vector)
+    }
+    return vector
+  }
+  return Object.assign(embed, { clear: () => queryVectors.clear() })
+}
+
+/**
+ * The fused candidate list (full-text and vector), each with its full-text strength, and
+ * only the candidates that pass the relevance gate (without a gate: vector-only candidates
+ * below the similarity floor dropped, as before the gate).
+ */
+async function candidates(run: SearchRun, input: ParsedSearch, visible: string[]): Promise<Candidate[]> {
+  const { store, embedder } = run.ctx
+  const { searchDepth } = run
+  // `recall` (or a top_k above PRECISION_TOP_K): the recall gate (candidates follow the anchor).
+  const lists = input.mode === 'recall' ? 'hybrid' : input.mode
+  const recall = input.mode === 'recall' || input.top_k > PRECISION_TOP_K
+  const cjk = isLargelyCjk(input.q)
+  const fusion = run.fusion ?? fusionFor(embedder.model, cjk)
+  const filter = { visible, types: input.types, minScore: input.min_score, nonNegativeQuality: true, validity: input.validity }
+  const textDepth = Math.max(searchDepth.fulltext, input.top_k * 4)
+  const vectorDepth = Math.max(searchDepth.vector, input.top_k * 4)
+  const [text, vectorHits] = await Promise.all([
+    lists !== 'vector'
+      ? timed(run.observer, 'fulltext', () => store.knowledge.searchTextWithBound(textQuery(input.q), filter, textDepth, run.textRanking))
+      : Promise.resolve({ hits: [], bound: 0 }),
+    lists !== 'fulltext'
+      ? timed(run.observer, 'embed', () => run.embedQuery(input.q)).then((v) =>
+          timed(run.observer, 'vector', () => store.knowledge.searchVector(v, filter, vectorDepth)),
+        )
+      : Promise.resolve([]),
+  ])
+  const textHits = text.hits
+  const floor = run.minSimilarity ?? embedder.similarityFloor?.(input.q)
+  // A list shorter than its depth holds every match: anything else scores at most its floor
+  // (full-text 0; vector the similarity floor), so a short list's last hit is not levelled to 0.
+  const ranked = [
+    { ids: textHits, weight: fusion.fulltext, ...(textHits.length < textDepth ? { floor: 0 } : {}) },
+    { ids: vectorHits, weight: fusion.vector, ...(vectorHits.length < vectorDepth && floor !== undefined ? { floor } : {}) },
+  ]
+  const fused: Candidate[] = (fusion.method === 'rrf' ? fuse(ranked, fusion.k ?? 60) : fuseScores(ranked)).map((c) => ({
+    ...c,
+    strength: c.positions[0] ? textStrength(c, text.bound) : null,
+  }))
+  if (run.gate === false) {
+    // A candidate that shares no search term with the query must be similar enough on its own.
+    return fused
+      .filter((c) => c.positions[0] !== null || (c.positions[1]?.score ?? -Infinity) >= (floor ?? -Infinity))
+      .map((c) => ({ ...c, evidence: 'ungated' as const }))
+  }
+  // Only a search with a full-text list can tell a lone vector hit from a corroborated one.
+  const anchorFloor = lists === 'hybrid' ? embedder.anchorFloor?.(input.q) : undefined
+  const background = backgroundSimilarity(vectorHits.map((h) => h.score))
+  // Every search reads each candidate's own evidence (for `explain`); only a precision search keeps by it.
+  const precision = queryGate(run.gate, { cjk, fulltextOnly: lists === 'fulltext', floor, anchorFloor, background })
+  const gate = recall ? { ...precision, own: undefined } : precision
+  const shared = cjk ? await sharedContent(run, input.q, filter, textDepth, fused, gate, visible) : undefined
+  // The learned relevance check (gate-weights.ts): precision searches in hybrid mode, for embedders that have a model, over 8 entries or more.
+  const model =
+    !recall && run.gate.own.learned && lists === 'hybrid' && vectorHits.length >= MIN_LEARNED_LIST ? relevanceModelFor(embedder.model, cjk) : undefined
+  const probability = model ? relevanceProbabilities(fused, vectorHits, floor, (f) => relevanceProbability(model, f)) : undefined
+  const related = model && probability ? (c: Candidate) => (probability.get(c.id) ?? 0) >= model.threshold : undefined
+  const kept = gateCandidates(fused, text.bound, gate, shared, related)
+  // What kept each: its own evidence; else the anchor (or the best), or (recall) a follower.
+  const strong = { minTextStrength: gate.minTextStrength, minSimilarity: gate.minSimilarity }
+  return kept.map((c) => {
+    const own = precision.own ? ownEvidence(c, text.bound, precision, precision.own) : undefined
+    const evidence: KeptBy = own ?? (!recall || passesGate(c, text.bound, strong) ? 'anchor' : 'follows')
+    const p = probability?.get(c.id)
+    return { ...c, evidence, ...(vectorHits.length > 0 ? { background } : {}), ...(p !== undefined ? { relevance_probability: p } : {}) }
+  })
+}
+
+/**
+ * Each eligible candidate's probability of being related by the learned model (gate-weights.ts),
+ * by id: its figures against the query's (the vector list's similarities, the best strength) and
+ * its place among the eligible candidates — those the full-text list found, or at least at the
+ * similarity floor (no other can be kept).
+ */
+function relevanceProbabilities(
+  fused: readonly Candidate[],
+  vectorHits: ReadonlyArray<{ score: number }>,
+  floor: number | undefined,
+  probability: (f: ReturnType<typeof relevanceFeatures>) => number,
+): Map<string, number> {
+  let bestStrength = 0
+  for (const c of fused) if ((c.strength ?? 0) > bestStrength) bestStrength = c.strength ?? 0
+  const figures = queryFigures(
+    vectorHits.map((h) => h.score),
+    bestStrength,
+  )
+  const out = new Map<string, number>()
+  let place = 0
+  for (const c of fused) {
+    const similarity = c.positions[1]?.score ?? null
+    if (c.positions[0] === null && floor !== undefined && (similarity ?? -Infinity) < floor) continue
+    out.set(c.id, probability(relevanceFeatures({ strength: c.strength, similarity, place }, figures)))
+    place++
+  }
+  return out
+}
+
+/**
+ * For a Chinese query: how many of its content terms (relevance.ts, `contentTerms`) each
+ * candidate shares, as far as the gate needs to know (`anchorStrength`). Which candidates share
+ * one: every full-text hit when all the query's terms are content terms, else the hits of a
+ * second full-text search over the content terms alone. How many: counted, from the entries'
+ * full-text documents, only for the candidates whose strength lies between the two anchor
+ * thresholds, and only when no candidate that shares a content term clears the higher one.
+ */
+async function sharedContent(
+  run: SearchRun,
+  q: string,
+  filter: Parameters<KnowledgeStore['searchTextWithBound']>[1],
+  depth: number,
+  fused: Candidate[],
+  gate: QueryGate,
+  visible: string[],
+): Promise<(c: Candidate) => number> {
+  const { terms } = textQuery(q)
+  const content = contentTerms(terms)
+  if (content.length === 0) return () => 0
+  const sharing =
+    content.length === terms.length
+      ? (c: Candidate) => c.positions[0] !== null
+      : await (async () => {
+          const hits = await run.ctx.store.knowledge.searchTextWithBound({ terms: content }, filter, depth * 2, run.textRanking)
+          const ids = new Set(hits.hits.map((h) => h.id))
+          return (c: Candidate) => ids.has(c.id)
+        })()
+  const oneTerm = gate.oneTermTextStrength ?? gate.minTextStrength
+  const between = (c: Candidate) => sharing(c) && (c.strength ?? 0) >= gate.minTextStrength && (c.strength ?? 0) < oneTerm
+  const counts = new Map<string, number>()
+  if (!fused.some((c) => sharing(c) && (c.strength ?? 0) >= oneTerm) && fused.some(between)) {
+    const wanted = new Set(content)
+    const records = await run.ctx.store.knowledge.getMany(
+      fused.filter(between).map((c) => c.id),
+      visible,
+    )
+    for (const r of records) {
+      const doc = searchDocument(r.task, r.content, r.tags)
+      counts.set(r.id, new Set([...doc.title, ...doc.body].filter((t) => wanted.has(t))).size)
+    }
+  }
+  return (c) => (sharing(c) ? (counts.get(c.id) ?? 1) : 0)
+}
+
+/**
+ * When the query names a day or a month, or asks when, candidates dated then or saying when
+ * gain a share of the best fused score and the list is sorted again (dates.ts); otherwise it is
+ * returned as is, without reading a record.
+ */
+async function timeFirst(run: SearchRun, q: string, fused: Candidate[], visible: string[]): Promise<Candidate[]> {
+  const time = timeQuery(q)
+  if (!time || fused.length === 0) return fused
+  const records = new Map(
+    (
+      await run.ctx.store.knowledge.getMany(
+        fused.map((c) => c.id),
+        visible,
+      )
+    ).map((r) => [r.id, r]),
+  )
+  return boostByTime(fused, time, (id) => records.get(id)).sort((a, b) => b.fused - a.fused)
+}
+
+/**
+ * Dialogue neighbours (neighbours.ts): the best candidates lift the visible entries before and
+ * after them in their trace, found in one store query; the list is sorted again.
+ */
+async function withNeighbours(run: SearchRun, fused: Candidate[], visible: string[], validity: ValidityFilter): Promise<Candidate[]> {
+  if (run.neighbours === false || fused.length === 0) return fused
+  const top = topByFused(fused, run.neighbours.depth).map((c) => c.id)
+  const around = await run.ctx.store.knowledge.traceNeighbours(top, visible, validity)
+  if (around.length === 0) return fused
+  return liftNeighbours(fused, around, run.neighbours, (id): Candidate => ({ id, fused: 0, positions: [null, null], strength: null }))
+}
+
+/**
+ * One search, uncached: candidates, routing (when on), the shortlist's records, the rerank
+ * (quality within relevance). Timed: the candidate lists by {@link candidates}, everything
+ * after them as `rank`, the whole as `total`.
+ */
+function runSearch(run: SearchRun, input: ParsedSearch, visible: string[], generation?: number): Promise<SearchResponse> {
+  return timed(run.observer, 'total', async () => {
+    const found = await candidates(run, input, visible)
+    return timed(run.observer, 'rank', () => rankCandidates(run, input, visible, found, generation))
+  })
+}
+
+/** The stages after the candidate lists: time and neighbour lifts, routing, records, rerank. */
+async function rankCandidates(run: SearchRun, input: ParsedSearch, visible: string[], found: Candidate[], generation?: number): Promise<SearchResponse> {
+  const fused = await withNeighbours(run, await timeFirst(run, input.q, found, visible), visible, input.validity)
+  const getRecords = (ids: string[]): Promise<KnowledgeRecord[]> => run.ctx.store.knowledge.getMany(ids, visible)
+  const size = input.rerank ? input.top_k * 2 : input.top_k
+  const { shortlist, routing } = await run.router.route(input.q, input.top_k, fused, size, input.routing, getRecords, generation)
+  const records = new Map(
+    (
+      await run.ctx.store.knowledge.getMany(
+        shortlist.map((c) => c.id),
+        visible,
+      )
+    ).map((r) => [r.id, r]),
+  )
+  const types = input.types && input.types.length > 0 ? input.types : undefined
+  const items = shortlist.flatMap((c) => {
+    const r = records.get(c.id)
+    // A neighbour the lists did not find has not been through the search's type filter.
+    if (!r || (types && c.neighbour_lift !== undefined && !r.types.some((t) => types.includes(t)))) return []
+    return [
+      {
+        ...r,
+        fused: c.fused,
+        positions: c.positions,
+        strength: c.strength,
+        ...(c.evidence !== undefined ? { evidence: c.evidence } : {}),
+        ...(c.background !== undefined ? { background: c.background } : {}),
+        ...(c.relevance_probability !== undefined ? { relevance_probability: c.relevance_probability } : {}),
+        ...(c.time_boost !== undefined ? { time_boost: c.time_boost } : {}),
+        ...(c.neighbour_of !== undefined ? { neighbour_of: c.neighbour_of } : {}),
+        ...(c.neighbour_lift !== undefined ? { neighbour_lift: c.neighbour_lift } : {}),
+      },
+    ]
+  })
+  const reranked = relevanceRerank(items, visible, input.min_score, run.qualityBoost)
+  const ranked = input.rerank ? reranked : reranked.sort((a, b) => b.fused - a.fused)
+  const results = ranked.slice(0, input.top_k).map((r) => toResult(r, input.explain, input.now))
+  return routing.mode === 'off' ? { results, count: results.length } : { results, count: results.length, routing }
+}
+
+/** The cache key of a search: the caller's visible scopes and every parameter. */
+function responseKey(input: ParsedSearch, visible: readonly string[]): string {
+  return JSON.stringify([
+    [...visible].sort(),
+    input.q,
+    input.top_k,
+    input.min_score,
+    [...(input.types ?? [])].sort(),
+    input.mode,
+    input.rerank,
+    input.explain,
+    input.routing,
+    input.as_of ?? null,
+    [...(input.include ?? [])].sort(),
+  ])
+}
+
+/**
+ * Builds the search over the shared context.
+ * @example
+ * const { search } = createKnowledgeSearch(ctx, { searchCacheSize: 0 })
+ * const { results } = await search({ q: 'selenium login', top_k: 5 }, principal)
+ */
+export function createKnowledgeSearch(ctx: KnowledgeContext, options: SearchOptions = {}): KnowledgeSearch {
+  const { store, logger } = ctx
+  const embedQuery = cachedQueryEmbedder(ctx, options.queryCacheSize ?? 1000)
+  const run: SearchRun = {
+    ctx,
+    fusion: options.fusion,
+    textRanking: options.textRanking ?? DEFAULT_TEXT_RANKING,
+    searchDepth: options.searchDepth ?? DEFAULT_SEARCH_DEPTH,
+    minSimilarity: options.minSimilarity,
+    gate: options.gate ?? DEFAULT_RELEVANCE_GATE,
+    qualityBoost: options.qualityBoost ?? QUALITY_BOOST,
+    neighbours: options.neighbours ?? false,
+    embedQuery,
+    router: createRouter(ctx.llm, options.routing ?? DEFAULT_ROUTING, logger),
+    observer: options.observer,
+  }
+  // Search responses by caller and parameters, least recently used first, each valid for one
+  // generation of the table.
+  const searchCacheSize = options.searchCacheSize ?? 1000
+  const searchCache = createLru<string, { generation: number; response: SearchResponse }>(searchCacheSize)
+
+  /** A hybrid search answered full-text-only while the model loads (never cached: the next one may be hybrid). */
+  let loading: Promise<void> | undefined
+  const whileLoading = async (input: ParsedSearch, visible: string[]): Promise<SearchResponse> => {
+    // Nothing may have started the load (a server warms the embedder up; a library caller may not).
+    loading ??= ctx.embedder.warmUp?.().catch((error: Error) => {
+      loading = undefined
+      logger.warn('knowledge.search.model_load_failed', { message: error.message })
+    })
+    const response = await runSearch(run, { ...input, mode: 'fulltext' }, visible)
+    return { ...response, vectors: { status: 'skipped', reason: 'embedder_loading' } }
+  }
+
+  return {
+    clearCaches() {
+      searchCache.clear()
+      run.router.clear()
+      embedQuery.clear()
+      return ['search_responses', 'routing_decisions', 'query_vectors']
+    },
+
+    async warmUp() {
+      const started = performance.now()
+      await store.knowledge.searchGeneration()
+      await store.knowledge.warmRecords()
+      logger.info('knowledge.search.ready', { ms: Math.round(performance.now() - started) })
+    },
+
+    async search(raw, principal) {
+      requirePermission(principal, 'read')
+      const parsed = parseWith(SearchInput, raw, 'search')
+      const now = ctx.clock.now()
+      const input: ParsedSearch = { ...parsed, validity: searchValidity(parsed, now), now }
+      const visible = visibleScopes(principal)
+      if (input.mode !== 'fulltext') ctx.requireVectors()
+      if ((input.mode === 'hybrid' || input.mode === 'recall') && options.whileModelLoads === 'full-text' && ctx.embedder.ready?.() === false)
+        return whileLoading(input, visible)
+      // The table's generation also keys routing decisions (routing.ts).
+      const routingCache = (options.routing?.cacheSize ?? 0) > 0 && ctx.llm !== undefined
+      // With `now`: a response lives only while no more entries have expired (issue 31).
+      const generation = searchCacheSize > 0 || routingCache ? await store.knowledge.searchGeneration(now) : undefined
+      if (generation === undefined || searchCacheSize === 0) {
+        options.observer?.cache('bypass')
+        return runSearch(run, input, visible, generation)
+      }
+      const key = responseKey(input, visible)
+      const cached = searchCache.get(key)
+      if (cached?.generation === generation) {
+        options.observer?.cache('hit')
+        return structuredClone(cached.response)
+      }
+      options.observer?.cache('miss')
+      if (cached) searchCache.delete(key)
+      const response = await runSearch(run, input, visible, generation)
+      // A fallback (a slow or failing model) is not remembered: the next search asks again.
+      if (response.routing?.status === 'fallback') return response
+      const size = response.results.reduce((sum, r) => sum + r.content.length + r.task.length, 0)
+      if (size <= MAX_CACHED_RESPONSE_CHARS) searchCache.set(key, { generation, response: structuredClone(response) })
+      return response
+    },
+  }
+}
