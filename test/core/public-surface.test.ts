@@ -98,6 +98,7 @@ const SURFACE: Record<string, string[]> = {
     'toolErrorText',
     'toolJsonSchema',
     'toolPackIndexCache',
+    'userProfile',
     'wrapEntries',
     'wrapResource',
   ],

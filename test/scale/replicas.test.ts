@@ -155,7 +155,13 @@ describe('read replicas: a primary and a streaming replica', () => {
     }
     // Another caller reads from the (fresh enough) replica: not there yet.
     expect((await call(b, bob, 'GET', `/api/knowledge/${id}`)).status).toBe(404)
-    expect(await metric(b, 'knowhub_replica_replay_paused', { replica: replicaLabel })).toBe(1)
+    // The gauge is the health poll's: it says so by the next polls (one poll may have begun before the pause).
+    let paused = 0
+    for (let i = 0; i < 20 && paused !== 1; i++) {
+      paused = await metric(b, 'knowhub_replica_replay_paused', { replica: replicaLabel })
+      if (paused !== 1) await sleep(POLL_MS)
+    }
+    expect(paused).toBe(1)
   })
 
   it('skips a replica that lags past the bound, and shows the write to others once replicated', async () => {
