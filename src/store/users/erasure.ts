@@ -13,24 +13,7 @@ import type { FileCleanup, ForgetCounts } from '../../core/erasure.js'
 import type { Database, Queryable } from '../database.js'
 import { sql } from '../sql.js'
 
-/** Every table a forget may change: the cleanup rewrites these. */
-export const FORGET_TABLES = [
-  'knowledge',
-  'knowledge_version',
-  'knowledge_feedback',
-  'knowledge_score_vote',
-  'knowledge_scope_term',
-  'knowledge_scope_stats',
-  'knowledge_change',
-  'resources',
-  'goals',
-  'agent_documents',
-  'knowhub_token',
-  'knowhub_dashboard_session',
-  'knowhub_secret_reveal',
-] as const
-
-/** Every table a purge may change. */
+/** Every table a purge may change (the entries, their history and statistics): the cleanup rewrites these. */
 export const PURGE_TABLES = [
   'knowledge',
   'knowledge_version',
@@ -39,6 +22,17 @@ export const PURGE_TABLES = [
   'knowledge_scope_term',
   'knowledge_scope_stats',
   'knowledge_change',
+] as const
+
+/** Every table a forget may change: the purge's, and the user's own rows elsewhere. */
+export const FORGET_TABLES = [
+  ...PURGE_TABLES,
+  'resources',
+  'goals',
+  'agent_documents',
+  'knowhub_token',
+  'knowhub_dashboard_session',
+  'knowhub_secret_reveal',
 ] as const
 
 /** Thrown inside a dry run's transaction to roll it back with its counts. */
