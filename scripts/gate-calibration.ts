@@ -21,8 +21,8 @@
  * `--neighbours` turns the dialogue-neighbour lift on. Nothing is written but stdout (`--out`:
  * the rows as JSON too).
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs'
-import { join, resolve } from 'node:path'
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { evalEmbedder, openEvalHub, type EvalEmbedderName } from '../src/app/eval.js'
 import { KnowHubConfig } from '../src/core/config.js'
@@ -32,24 +32,7 @@ import { loadIntoKnowledge, type LoadedSet } from '../src/eval/harness.js'
 import { DEFAULT_RELEVANCE_GATE, type OwnEvidenceGate, type RelevanceGate } from '../src/knowledge/search/relevance.js'
 import { DEFAULT_NEIGHBOUR_LIFT } from '../src/knowledge/search/neighbours.js'
 import { createKnowledgeService } from '../src/knowledge/service.js'
-
-const ROOT = resolve(import.meta.dirname, '..')
-const SETS: Record<string, string> = {
-  'turns-dev': resolve(ROOT, '..', 'shared', 'corpus', 'locomo', 'turns-dev'),
-  'facts-dev': resolve(ROOT, '..', 'shared', 'corpus', 'locomo', 'facts-dev'),
-  lme: resolve(ROOT, '..', 'shared', 'corpus', 'longmemeval', 'turns-dev'),
-  'zh-agent': join(ROOT, 'bench', 'data', 'zh-agent'),
-  'small-stores': join(ROOT, 'bench', 'data', 'small-stores'),
-}
-
-/** Query texts of a JSONL file of queries. */
-function queryTexts(file: string): string[] {
-  if (!existsSync(file)) return []
-  return readFileSync(file, 'utf8')
-    .split('\n')
-    .filter((line) => line.trim())
-    .map((line) => (JSON.parse(line) as { text: string }).text)
-}
+import { ROOT, SETS, queryTexts } from './eval-sets.js'
 
 /** Every combination of the grid's values over the default own-evidence thresholds. */
 function settings(grid: string | undefined): Array<Partial<OwnEvidenceGate>> {

@@ -14,8 +14,8 @@
  * precision gate's rules alone keep (without the learned check, `learned: 0`). `--absent` adds the
  * no-answer-en/zh topics searched in every conv (kind `absent`, no related entry).
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs'
-import { join, resolve } from 'node:path'
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { evalEmbedder, openEvalHub, type EvalEmbedderName } from '../src/app/eval.js'
 import { KnowHubConfig } from '../src/core/config.js'
@@ -25,23 +25,7 @@ import { cachedEmbedder } from '../src/eval/embed-cache.js'
 import { loadIntoKnowledge } from '../src/eval/harness.js'
 import { DEFAULT_RELEVANCE_GATE } from '../src/knowledge/search/relevance.js'
 import { createKnowledgeService } from '../src/knowledge/service.js'
-
-const ROOT = resolve(import.meta.dirname, '..')
-const SETS: Record<string, string> = {
-  'turns-dev': resolve(ROOT, '..', 'shared', 'corpus', 'locomo', 'turns-dev'),
-  'facts-dev': resolve(ROOT, '..', 'shared', 'corpus', 'locomo', 'facts-dev'),
-  lme: resolve(ROOT, '..', 'shared', 'corpus', 'longmemeval', 'turns-dev'),
-  'zh-agent': join(ROOT, 'bench', 'data', 'zh-agent'),
-  'small-stores': join(ROOT, 'bench', 'data', 'small-stores'),
-}
-
-function queryTexts(file: string): string[] {
-  if (!existsSync(file)) return []
-  return readFileSync(file, 'utf8')
-    .split('\n')
-    .filter((line) => line.trim())
-    .map((line) => (JSON.parse(line) as { text: string }).text)
-}
+import { ROOT, SETS, queryTexts } from './eval-sets.js'
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
