@@ -76,30 +76,14 @@ function adminMethods(services: ToolServices, principal: Principal, local: boole
  */
 export function servicesBackend(services: ToolServices, principal: Principal, options: ServicesBackendOptions = {}): KnowHubBackend {
   const site: SecretReadSite = { via: options.site?.via ?? 'tools', route: options.site?.route ?? 'resource_get', caller: options.site?.caller ?? 'local' }
-  const { knowledge, resources, slim } = services
+  const { knowledge, resources } = services
   const me = principal
   const context = { local: options.remote !== true, key: site.caller, site }
   return {
     url: undefined,
     knowledge: {
       ...bindOperations(services, KNOWLEDGE_OPERATIONS, me, context),
-      search: (query) => knowledge.search(query, me),
-      save: (body) => knowledge.save(body, me),
-      list: (query) => knowledge.list(query, me),
-      get: (id) => knowledge.get(id, me),
-      feedback: (id, body) => knowledge.feedback(id, body, me),
       supersede: (id, input) => knowledge.supersede(id, input, me),
-      batchFeedback: (body) => knowledge.batchFeedback(body, me),
-      edit: (id, body) => knowledge.edit(id, body, me),
-      archive: (id) => knowledge.archive(id, me),
-      restore: (id) => knowledge.restore(id, me),
-      delete: (id) => knowledge.delete(id, me),
-      slim: (body) => slim.slim(body, me),
-      unmerge: (id) => slim.unmerge(id, me),
-      extract: async (body) => {
-        if (!services.extraction) throw new KnowHubError('llm_not_configured', 'Extraction needs an LLM, and this KnowHub has none configured')
-        return services.extraction.extract(body, me)
-      },
       exportJsonl: () => knowledge.exportJsonl(me),
       importJsonl: (lines, options) => knowledge.importJsonl(lines, me, options),
     },

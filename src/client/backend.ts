@@ -6,7 +6,7 @@
  */
 import { KnowHubError, type ErrorCode } from '../core/errors.js'
 import { storedAgentWithFiles, type AgentBackend, type KnowHubBackend, type LocalAgentFiles } from '../core/backend.js'
-import type { KnowHubClient, ListKnowledgeQuery, ListResourcesQuery, SearchQuery, SlimOptions } from './client.js'
+import type { KnowHubClient, ListResourcesQuery } from './client.js'
 import { isKnowHubClientError, isServerErrorCode } from './errors.js'
 import type { OperationGroup, PortOf } from '../core/operation.js'
 import { KNOWLEDGE_OPERATIONS } from '../core/operations.js'
@@ -106,20 +106,7 @@ export function clientBackend(client: KnowHubClient, options: ClientBackendOptio
     url: client.baseUrl,
     knowledge: {
       ...portCalls(k, KNOWLEDGE_OPERATIONS),
-      search: (query) => mapped(() => k.search(query as SearchQuery)),
-      save: (body) => mapped(() => k.save(body)),
-      list: (query) => mapped(() => k.list(query as ListKnowledgeQuery)),
-      get: (id) => mapped(() => k.get(id)),
-      feedback: (id, body) => mapped(() => k.update(id, body)),
       supersede: (id, input) => mapped(() => k.supersede(id, input)),
-      batchFeedback: (body) => mapped(() => k.batchUpdate(body)),
-      edit: (id, body) => mapped(() => k.edit(id, body)),
-      archive: (id) => mapped(() => k.archive(id)),
-      restore: (id) => mapped(() => k.restore(id)),
-      delete: async (id) => void (await mapped(() => k.delete(id))),
-      slim: (body) => mapped(() => k.slim(body as SlimOptions)),
-      unmerge: (id) => mapped(() => k.unmerge(id)),
-      extract: (body) => mapped(() => k.extract(body)),
       exportJsonl: async function* () {
         const text = await mapped(() => k.exportJsonl())
         for (const line of text.split('\n')) if (line.trim() !== '') yield line

@@ -22,35 +22,14 @@ import { Deleted, Health, HubStatus, OpenApiDocument } from '../core/api.js'
 import { ForgetReceipt, PurgeReceipt, type PurgeInput } from '../core/erasure.js'
 import { GoalTree, type GoalRequest } from '../core/goals.js'
 import { UserProfile } from '../core/profile.js'
-import type {
-  BatchFeedbackInput,
-  EditKnowledgeInput,
-  FeedbackInput,
-  ListInput,
-  SaveKnowledgeInput,
-  SearchInput,
-  SupersedeInput,
-  SupersedeResult,
-} from '../core/knowledge.js'
+import type { FeedbackInput, ListInput, SearchInput, SupersedeInput, SupersedeResult } from '../core/knowledge.js'
 import type { ImportQuery, ReownInput } from '../core/knowledge.js'
-import {
-  BatchFeedbackResult,
-  ImportReport,
-  KnowledgeEntry,
-  FeedbackResponse,
-  KnowledgeEntryView,
-  KnowledgeListPage,
-  ReownResult,
-  SearchResponse,
-} from '../core/knowledge.js'
+import { ImportReport, type KnowledgeEntryView, ReownResult } from '../core/knowledge.js'
 import type { CreateTokenInput } from '../core/tokens.js'
 import { CreatedToken, TokenInfo } from '../core/tokens.js'
 import type { ListResourcesInput, SaveResourceInput, UpdateResourceInput } from '../core/resources.js'
 import { Resource, ResourceListPage, resourceIdProblem } from '../core/resources.js'
 import type { SlimInput } from '../core/slim.js'
-import type { ExtractInput } from '../core/extract.js'
-import { ExtractResult } from '../core/extract.js'
-import { SlimResult, UnmergeResult } from '../core/slim.js'
 import { KnowHubClientError } from './errors.js'
 import { folderCalls } from './folder.js'
 import { clientCalls } from './operations.js'
@@ -141,26 +120,10 @@ export function resourcePath(id: string): string {
   return id.split('/').map(encodeURIComponent).join('/')
 }
 
-function knowledgePath(id: string): string {
-  if (id === '' || id === '.' || id === '..' || id.length > 128) {
-    throw new KnowHubClientError('validation_error', 'Invalid knowledge id', {
-      details: { issues: [{ path: 'id', message: 'knowledge ids are 1-128 characters and not . or ..' }] },
-    })
-  }
-  return `/api/knowledge/${encodeURIComponent(id)}`
-}
-
 function callOptions<T extends CallOptions>(options: T | undefined): CallOptions {
   if (!options) return {}
   const { signal, timeoutMs, retries, headers, requestId } = options
   return { signal, timeoutMs, retries, headers, requestId } as CallOptions
-}
-
-/** Feedback that only sets the score can be repeated safely; added cases and evolutions cannot. */
-function feedbackRetry(body: FeedbackInput): 'idempotent' | 'unsafe' {
-  const record = body as Record<string, unknown>
-  const additive = ['add_helpful_case', 'add_harmful_case', 'evolve_feedback', 'supersede_with'].some((key) => record[key] !== undefined)
-  return additive ? 'unsafe' : 'idempotent'
 }
 
 /** Sends one call over a transport, validated with its response schema. */
@@ -185,21 +148,10 @@ function transportOf(options: Omit<ClientOptions, 'fetch'>, request: Requester):
   }
 }
 
-/** The `/api/knowledge` calls. */
+/** The `/api/knowledge` calls: the operations table's (src/core/operations.ts), and the ones it cannot declare. */
 function knowledgeCalls(call: Call) {
   const knowledge = {
     ...clientCalls(call, KNOWLEDGE_OPERATIONS),
-    /** `GET /api/knowledge/search`: hybrid retrieval and the quality rerank (seed 003). */
-    search: async (query: SearchQuery, opts?: CallOptions) => {
-      const { expand, ...rest } = query
-      return call({ method: 'GET', path: '/api/knowledge/search', query: { ...rest, expand }, retry: 'idempotent', schema: SearchResponse }, opts)
-    },
-    /** `POST /api/knowledge`: saves an entry (never retried after a network error or timeout: it could be saved twice). */
-    save: async (input: SaveKnowledgeInput, opts?: CallOptions) =>
-      call({ method: 'POST', path: '/api/knowledge', body: input, retry: 'unsafe', schema: KnowledgeEntry }, opts),
-    /** `GET /api/knowledge`: one page, newest first. */
-    list: async (query: ListKnowledgeQuery = {}, opts?: CallOptions) =>
-      call({ method: 'GET', path: '/api/knowledge', query: { ...query }, retry: 'idempotent', schema: KnowledgeListPage }, opts),
     /**
      * Every entry matching `query`, page after page (`limit` is the page size).
      * @example
@@ -213,16 +165,6 @@ function knowledgeCalls(call: Call) {
         cursor = page.next_cursor ?? undefined
       } while (cursor)
     },
-    /** `GET /api/knowledge/{id}`. */
-    get: async (id: string, opts?: CallOptions & ExpandOption) =>
-      call({ method: 'GET', path: knowledgePath(id), query: { expand: opts?.expand }, retry: 'idempotent', schema: KnowledgeEntryView }, opts),
-    /**
-     * `PUT /api/knowledge/{id}` (seed 003 `knowledge_update`): `add_helpful_case`, `add_harmful_case`,
-     * `update_score`, `evolve_feedback` (501 `llm_not_configured` when the server has no LLM).
-     * Retried after network errors only when it just sets the score: a repeated case would count twice.
-     */
-    update: async (id: string, input: FeedbackInput, opts?: CallOptions) =>
-      call({ method: 'PUT', path: knowledgePath(id), body: input, retry: feedbackRetry(input), schema: FeedbackResponse }, opts),
     /**
      * Supersedes entry `id` (issue 31; `PUT /api/knowledge/{id}` with `supersede_with`): `by` is the
      * id of the entry that holds now, or a new entry's body (saved in the same transaction);
@@ -232,40 +174,10 @@ function knowledgeCalls(call: Call) {
      */
     supersede: async (id: string, input: SupersedeInput, opts?: CallOptions): Promise<SupersedeResult> => {
       const body: FeedbackInput = { supersede_with: input.by, ...(input.valid_to ? { valid_to: input.valid_to } : {}) }
-      const {
-        current,
-        suggest: _suggest,
-        ...superseded
-      } = await call({ method: 'PUT', path: knowledgePath(id), body, retry: 'unsafe', schema: FeedbackResponse }, opts)
+      const { current, suggest: _suggest, ...superseded } = await knowledge.update(id, body, opts)
       if (!current) throw new KnowHubClientError('internal_error', 'The server answered a supersession without the entry that supersedes', {})
       return { superseded, current }
     },
-    /** `POST /api/knowledge/batch_update`: helpful/harmful feedback on many entries; one result per item. */
-    batchUpdate: async (input: BatchFeedbackInput, opts?: CallOptions) =>
-      call({ method: 'POST', path: '/api/knowledge/batch_update', body: input, retry: 'unsafe', schema: BatchFeedbackResult }, opts),
-    /** `PATCH /api/knowledge/{id}`: edits by the owner; the previous version is kept. */
-    edit: async (id: string, input: EditKnowledgeInput, opts?: CallOptions) =>
-      call({ method: 'PATCH', path: knowledgePath(id), body: input, retry: 'unsafe', schema: KnowledgeEntry }, opts),
-    /** `DELETE /api/knowledge/{id}` (owner or admin). */
-    delete: async (id: string, opts?: CallOptions) => call({ method: 'DELETE', path: knowledgePath(id), retry: 'idempotent', schema: Deleted }, opts),
-    /** `POST /api/knowledge/{id}/archive` (owner or admin). */
-    archive: async (id: string, opts?: CallOptions) =>
-      call({ method: 'POST', path: `${knowledgePath(id)}/archive`, retry: 'unsafe', schema: KnowledgeEntry }, opts),
-    /** `POST /api/knowledge/{id}/restore` (owner or admin). */
-    restore: async (id: string, opts?: CallOptions) =>
-      call({ method: 'POST', path: `${knowledgePath(id)}/restore`, retry: 'unsafe', schema: KnowledgeEntry }, opts),
-    /** `POST /api/knowledge/slim`: merges near-duplicates (`dry_run: true` only reports the plan). */
-    slim: async (input: SlimOptions = {}, opts?: CallOptions) =>
-      call({ method: 'POST', path: '/api/knowledge/slim', body: input, retry: 'unsafe', schema: SlimResult }, opts),
-    /**
-     * `POST /api/knowledge/extract`: knowledge from a conversation (`mode: 'propose'` reports, `'save'` writes).
-     * Needs the server's LLM (501 `llm_not_configured` without one).
-     */
-    extract: async (input: ExtractInput, opts?: CallOptions) =>
-      call({ method: 'POST', path: '/api/knowledge/extract', body: input, retry: 'unsafe', schema: ExtractResult }, opts),
-    /** `POST /api/knowledge/{id}/unmerge`: undoes a slim merge. */
-    unmerge: async (id: string, opts?: CallOptions) =>
-      call({ method: 'POST', path: `${knowledgePath(id)}/unmerge`, retry: 'unsafe', schema: UnmergeResult }, opts),
     /** `GET /api/knowledge/export`: every visible entry with its history, as JSONL (one entry a line). */
     exportJsonl: async (opts?: CallOptions) =>
       call({ method: 'GET', path: '/api/knowledge/export', retry: 'idempotent', schema: z.string(), responseText: 'application/x-ndjson' }, opts),

@@ -26,8 +26,16 @@ export interface ExpandOption {
 }
 
 /** Operations with `expand` take it in their query (search, list), else in the call's options (get). */
-type ExpandsQuery<Op> = Op extends { expand: string; input: { from: 'query' } } ? true : false
-type CallOptionsOf<Op> = Op extends { expand: string } ? (ExpandsQuery<Op> extends true ? CallOptions : CallOptions & ExpandOption) : CallOptions
+type Expands<Op> = Op extends { expand?: infer E } ? ([NonNullable<E>] extends [never] ? false : true) : false
+type HasQuery<Op> = Op extends { input?: infer In }
+  ? [NonNullable<In>] extends [never]
+    ? false
+    : NonNullable<In> extends { from: 'query' }
+      ? true
+      : false
+  : false
+type ExpandsQuery<Op> = Expands<Op> extends true ? HasQuery<Op> : false
+type CallOptionsOf<Op> = Expands<Op> extends true ? (ExpandsQuery<Op> extends true ? CallOptions : CallOptions & ExpandOption) : CallOptions
 
 /** A client method's arguments: the operation's, then the call's options (an operation's options double as them). */
 export type ClientArgs<Op> =

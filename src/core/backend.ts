@@ -13,29 +13,10 @@ import { KnowHubError } from './errors.js'
 import type { AgentKnowledge, AgentLanguage, AssembleContextInput, AssembledContext, CompactInput, CompactResult, LocalCompactRequest } from './agent.js'
 import type { HubStatus } from './api.js'
 import type { ForgetReceipt, PurgeInput, PurgeReceipt } from './erasure.js'
-import type { ExtractInput, ExtractResult } from './extract.js'
 import type { GoalRequest, GoalTree } from './goals.js'
-import type {
-  BatchFeedbackInput,
-  BatchFeedbackResult,
-  EditKnowledgeInput,
-  FeedbackInput,
-  ImportQuery,
-  ImportReport,
-  KnowledgeEntry,
-  KnowledgeListPage,
-  ListInput,
-  ReownInput,
-  ReownResult,
-  SaveKnowledgeInput,
-  SearchInput,
-  SearchResponse,
-  SupersedeInput,
-  SupersedeResult,
-} from './knowledge.js'
+import type { ImportQuery, ImportReport, ReownInput, ReownResult, SupersedeInput, SupersedeResult } from './knowledge.js'
 import type { FolderFile, FolderImportQuery, FolderImportReport, FolderSyncInput, FolderSyncResult } from './knowledge-folder.js'
 import type { ListResourcesInput, Resource, ResourceListPage, SaveResourceInput, UpdateResourceInput } from './resources.js'
-import type { SlimInput, SlimResult, UnmergeResult } from './slim.js'
 import type { UserProfile } from './profile.js'
 import type { PortOf } from './operation.js'
 import type { KNOWLEDGE_OPERATIONS } from './operations.js'
@@ -81,31 +62,8 @@ export interface KnowHubBackend {
   readonly url: string | undefined
   /** The operations of the table (src/core/operations.ts), plus the ones it cannot declare (JSONL streams, supersede). */
   readonly knowledge: PortOf<typeof KNOWLEDGE_OPERATIONS> & {
-    /** `GET /api/knowledge/search`: hybrid retrieval and the quality rerank (seed 003). */
-    search(query: SearchInput): Promise<SearchResponse>
-    /** `POST /api/knowledge` */
-    save(body: SaveKnowledgeInput): Promise<KnowledgeEntry>
-    /** `GET /api/knowledge`: newest first, one page. */
-    list(query: ListInput): Promise<KnowledgeListPage>
-    /** `GET /api/knowledge/{id}` */
-    get(id: string): Promise<KnowledgeEntry>
-    /** `PUT /api/knowledge/{id}` (seed 003's knowledge_update: helpful/harmful case, score, evolve). */
-    feedback(id: string, body: FeedbackInput): Promise<KnowledgeEntry>
     /** `PUT /api/knowledge/{id}` with `supersede_with` (issue 31): closes entry `id` and links the one that replaces it. */
     supersede(id: string, input: SupersedeInput): Promise<SupersedeResult>
-    /** `POST /api/knowledge/batch_update` */
-    batchFeedback(body: BatchFeedbackInput): Promise<BatchFeedbackResult>
-    /** `PATCH /api/knowledge/{id}`: edits; the previous version is kept. */
-    edit(id: string, body: EditKnowledgeInput): Promise<KnowledgeEntry>
-    archive(id: string): Promise<KnowledgeEntry>
-    restore(id: string): Promise<KnowledgeEntry>
-    delete(id: string): Promise<void>
-    /** `POST /api/knowledge/slim`: merges near-duplicates (`dry_run` only reports). */
-    slim(body: SlimInput): Promise<SlimResult>
-    /** `POST /api/knowledge/{id}/unmerge`: undoes a slim merge. */
-    unmerge(id: string): Promise<UnmergeResult>
-    /** `POST /api/knowledge/extract`: knowledge from a conversation (needs the LLM). */
-    extract(body: ExtractInput): Promise<ExtractResult>
     /** Every visible entry with its history, one JSONL line each. */
     exportJsonl(): AsyncIterable<string>
     /** JSONL as `exportJsonl` writes it; all or nothing unless `mode: 'partial'`. */

@@ -154,7 +154,8 @@ export function operation<
   W extends z.ZodType = z.ZodType,
   R = z.output<W>,
   const C extends string | undefined = undefined,
->(op: Operation<S, I, O, W, R> & { client?: C }): Operation<S, I, O, W, R> & { client?: C } {
+  const E extends Operation['expand'] = undefined,
+>(op: Operation<S, I, O, W, R> & { client?: C; expand?: E }): Operation<S, I, O, W, R> & { client?: C; expand?: E } {
   return op
 }
 

@@ -4,8 +4,26 @@
  * and both of its adapters are derived from this table: a new operation is one entry here and a
  * service method (CONTRIBUTING.md, "Adding an operation").
  */
-import { KnowledgeVersions, type KnowledgeVersion } from './knowledge.js'
-import { operation } from './operation.js'
+import { Deleted } from './api.js'
+import { ExtractInput, ExtractResult } from './extract.js'
+import {
+  BatchFeedbackInput,
+  BatchFeedbackResult,
+  EditKnowledgeInput,
+  FeedbackInput,
+  FeedbackResponse,
+  KnowledgeEntry,
+  KnowledgeEntryView,
+  KnowledgeListPage,
+  KnowledgeVersions,
+  ListInput,
+  SaveKnowledgeInput,
+  SearchInput,
+  SearchResponse,
+  type KnowledgeVersion,
+} from './knowledge.js'
+import { operation, type Retryability } from './operation.js'
+import { SlimInput, SlimResult, UnmergeResult } from './slim.js'
 
 /** A knowledge id in a path: 1-128 characters, not `.` or `..` (URL parsing would resolve those before the request leaves). */
 const knowledgeId = {
@@ -15,12 +33,97 @@ const knowledgeId = {
       : undefined,
 }
 
+/** Feedback that only sets the score can be repeated safely; added cases, evolutions and supersessions cannot. */
+function feedbackRetry([, body]: readonly unknown[]): Retryability {
+  const record = (body ?? {}) as Record<string, unknown>
+  const additive = ['add_helpful_case', 'add_harmful_case', 'evolve_feedback', 'supersede_with'].some((key) => record[key] !== undefined)
+  return additive ? 'unsafe' : 'idempotent'
+}
+
+/** An action on one entry that answers it (archive, restore). */
+const entryAction = (path: '/api/knowledge/:id/archive' | '/api/knowledge/:id/restore', call: string, summary: string) =>
+  operation({
+    method: 'POST',
+    path,
+    params: { id: knowledgeId },
+    output: KnowledgeEntry,
+    call,
+    retry: 'unsafe',
+    action: 'knowledge.manage',
+    summary,
+  })
+
 /**
  * The knowledge operations (seed 003's API and KnowHub's): `/api/knowledge` and below.
  * @example
  * KNOWLEDGE_OPERATIONS.versions.path // '/api/knowledge/:id/versions'
  */
 export const KNOWLEDGE_OPERATIONS = {
+  /** Hybrid retrieval and the quality rerank (seed 003); `X-KnowHub-Routing` tells semantic routing's outcome. */
+  search: operation({
+    method: 'GET',
+    path: '/api/knowledge/search',
+    input: {
+      from: 'query',
+      schema: SearchInput,
+      booleans: ['explain', 'rerank'],
+      describe: {
+        q: 'Query text',
+        top_k: 'How many results (default 5)',
+        min_score: 'Drop entries scored below this (default 3)',
+        types: 'Only these types, comma-separated',
+        as_of: 'What was valid at this date (ISO 8601) instead of now',
+        include: 'Also superseded and/or expired entries, comma-separated (superseded,expired), each marked in its result',
+      },
+    },
+    expand: 'results',
+    output: SearchResponse,
+    // Semantic routing's outcome: `llm`, `fallback; reason=llm_timeout`, … (absent when routing is off).
+    headers: (response) =>
+      response.routing
+        ? { 'X-KnowHub-Routing': response.routing.status === 'fallback' ? `fallback; reason=${response.routing.reason ?? 'unknown'}` : response.routing.status }
+        : undefined,
+    call: 'knowledge.search',
+    retry: 'idempotent',
+    action: 'knowledge.read',
+    summary: 'Search knowledge (hybrid retrieval, quality rerank)',
+  }),
+  /** Never retried after a network error or timeout: it could be saved twice. */
+  save: operation({
+    method: 'POST',
+    path: '/api/knowledge',
+    input: { from: 'body', schema: SaveKnowledgeInput },
+    output: KnowledgeEntry,
+    status: 201,
+    ok: 'Created',
+    call: 'knowledge.save',
+    retry: 'unsafe',
+    action: 'knowledge.write',
+    summary: 'Save a knowledge entry',
+  }),
+  /** One page, newest first; active entries unless `status` says otherwise. */
+  list: operation({
+    method: 'GET',
+    path: '/api/knowledge',
+    input: { from: 'query', schema: ListInput, optional: true, lists: ['types', 'scopes', 'status'] },
+    expand: 'items',
+    output: KnowledgeListPage,
+    call: 'knowledge.list',
+    retry: 'idempotent',
+    action: 'knowledge.read',
+    summary: 'List knowledge, newest first',
+  }),
+  get: operation({
+    method: 'GET',
+    path: '/api/knowledge/:id',
+    params: { id: knowledgeId },
+    expand: 'entry',
+    output: KnowledgeEntryView,
+    call: 'knowledge.get',
+    retry: 'idempotent',
+    action: 'knowledge.read',
+    summary: 'One entry',
+  }),
   versions: operation({
     method: 'GET',
     path: '/api/knowledge/:id/versions',
@@ -31,5 +134,97 @@ export const KNOWLEDGE_OPERATIONS = {
     retry: 'idempotent',
     action: 'knowledge.read',
     summary: 'Previous versions, oldest first',
+  }),
+  /**
+   * Seed 003's `knowledge_update`: `add_helpful_case`, `add_harmful_case`, `update_score`, `evolve_feedback`
+   * (501 `llm_not_configured` without an LLM); or `supersede_with`. Retried only when it just sets the score.
+   */
+  feedback: operation({
+    method: 'PUT',
+    path: '/api/knowledge/:id',
+    params: { id: knowledgeId },
+    input: { from: 'body', schema: FeedbackInput },
+    output: FeedbackResponse,
+    call: 'knowledge.feedback',
+    client: 'update',
+    retry: feedbackRetry,
+    action: 'knowledge.write',
+    summary:
+      'Feedback: add_helpful_case, add_harmful_case, update_score, evolve_feedback (501 llm_not_configured without an LLM); or supersede_with (an entry id or a new entry body) with valid_to: supersedes the entry (owner or admin)',
+    responses: { 501: 'No LLM configured (evolve_feedback)' },
+  }),
+  /** Helpful/harmful feedback on many entries; one result per item. */
+  batchFeedback: operation({
+    method: 'POST',
+    path: '/api/knowledge/batch_update',
+    input: { from: 'body', schema: BatchFeedbackInput },
+    output: BatchFeedbackResult,
+    call: 'knowledge.batchFeedback',
+    client: 'batchUpdate',
+    retry: 'unsafe',
+    action: 'knowledge.write',
+    summary: 'Helpful/harmful feedback on many entries',
+  }),
+  /** Edits by the owner (or an admin); the previous version is kept. */
+  edit: operation({
+    method: 'PATCH',
+    path: '/api/knowledge/:id',
+    params: { id: knowledgeId },
+    input: { from: 'body', schema: EditKnowledgeInput },
+    output: KnowledgeEntry,
+    call: 'knowledge.edit',
+    retry: 'unsafe',
+    action: 'knowledge.manage',
+    summary: 'Edit (owner or admin); the previous version is kept',
+    responses: { 409: 'Changed concurrently' },
+  }),
+  archive: entryAction('/api/knowledge/:id/archive', 'knowledge.archive', 'Archive (owner or admin)'),
+  restore: entryAction('/api/knowledge/:id/restore', 'knowledge.restore', 'Make active again (owner or admin)'),
+  delete: operation({
+    method: 'DELETE',
+    path: '/api/knowledge/:id',
+    params: { id: knowledgeId },
+    output: Deleted,
+    wire: { out: (_: void, [id]) => ({ id: id!, deleted: true as const }), back: () => undefined },
+    call: 'knowledge.delete',
+    retry: 'idempotent',
+    action: 'knowledge.manage',
+    summary: 'Delete (owner or admin)',
+  }),
+  /** Merges near-duplicates (`dry_run: true` only reports the plan). */
+  slim: operation({
+    method: 'POST',
+    path: '/api/knowledge/slim',
+    input: { from: 'body', schema: SlimInput, optional: true },
+    output: SlimResult,
+    ok: 'The groups merged (or, with dry_run, the plan)',
+    call: 'slim.slim',
+    retry: 'unsafe',
+    action: 'slim',
+    summary: 'Merge near-duplicate entries',
+  }),
+  /** Undoes a slim merge. */
+  unmerge: operation({
+    method: 'POST',
+    path: '/api/knowledge/:id/unmerge',
+    params: { id: knowledgeId },
+    output: UnmergeResult,
+    call: 'slim.unmerge',
+    retry: 'unsafe',
+    action: 'slim',
+    summary: 'Undo a slim merge: originals active again, the merged entry archived',
+  }),
+  /** Knowledge from a conversation (`mode: 'propose'` reports, `'save'` writes); needs the LLM (501 `llm_not_configured` without one). */
+  extract: operation({
+    method: 'POST',
+    path: '/api/knowledge/extract',
+    input: { from: 'body', schema: ExtractInput },
+    output: ExtractResult,
+    call: 'extraction.extract',
+    served: 'always',
+    retry: 'unsafe',
+    action: 'knowledge.write',
+    summary: 'Knowledge from a conversation (needs the LLM: 501 llm_not_configured without one); mode propose reports, save writes',
+    responses: { 501: 'No LLM configured' },
   }),
 } as const

@@ -22,6 +22,7 @@ import { Deleted, ErrorBody, Health, HubStatus, type OpenApiDocument } from '../
 import { ForgetReceipt, PurgeInput, PurgeReceipt } from '../core/erasure.js'
 import { GoalRequest, GoalTree } from '../core/goals.js'
 import { UserProfile } from '../core/profile.js'
+import { ExtractInput, ExtractResult } from '../core/extract.js'
 import {
   BatchFeedbackInput,
   BatchFeedbackResult,
@@ -34,11 +35,9 @@ import {
   KnowledgeEntryView,
   KnowledgeListPage,
   KnowledgeVersions,
-  ListInput,
   ReownInput,
   ReownResult,
   SaveKnowledgeInput,
-  SearchInput,
   SearchResponse,
   SearchResultView,
 } from '../core/knowledge.js'
@@ -96,7 +95,6 @@ const documentName = {
   description: 'A document path such as knowledge.md or skills/style.md: the rest of the URL path, slashes included',
   schema: { type: 'string' },
 }
-const knowledgeId = { name: 'id', in: 'path', required: true, schema: { type: 'string' } }
 const resourceId = {
   name: 'id',
   in: 'path',
@@ -130,6 +128,8 @@ const COMPONENTS: ReadonlyArray<readonly [string, z.ZodType, 'input' | 'output']
   ['SlimInput', SlimInput, 'input'],
   ['SlimResult', SlimResult, 'output'],
   ['UnmergeResult', UnmergeResult, 'output'],
+  ['ExtractInput', ExtractInput, 'input'],
+  ['ExtractResult', ExtractResult, 'output'],
   ['KnowledgeEntry', KnowledgeEntry, 'output'],
   ['FeedbackResponse', FeedbackResponse, 'output'],
   ['KnowledgeEntryView', KnowledgeEntryView, 'output'],
@@ -268,46 +268,9 @@ function knowledgeFolderPaths(): Record<string, Record<string, unknown>> {
   }
 }
 
-/** `/api/knowledge` and below. */
+/** `/api/knowledge`'s JSONL export and import (the table's operations are derived). */
 function knowledgePaths(): Record<string, Record<string, unknown>> {
-  const searchParams = queryParameters(SearchInput, {
-    q: 'Query text',
-    top_k: 'How many results (default 5)',
-    min_score: 'Drop entries scored below this (default 3)',
-    types: 'Only these types, comma-separated',
-    as_of: 'What was valid at this date (ISO 8601) instead of now',
-    include: 'Also superseded and/or expired entries, comma-separated (superseded,expired), each marked in its result',
-  })
   return {
-    '/api/knowledge/search': {
-      get: {
-        summary: 'Search knowledge (hybrid retrieval, quality rerank)',
-        parameters: [...searchParams, expand],
-        responses: { 200: json('SearchResponse'), ...ERRORS },
-      },
-    },
-    '/api/knowledge': {
-      get: {
-        summary: 'List knowledge, newest first',
-        parameters: [...queryParameters(ListInput), expand],
-        responses: { 200: json('KnowledgePage'), ...ERRORS },
-      },
-      post: { summary: 'Save a knowledge entry', requestBody: body('SaveKnowledgeInput'), responses: { 201: json('KnowledgeEntry', 'Created'), ...ERRORS } },
-    },
-    '/api/knowledge/batch_update': {
-      post: {
-        summary: 'Helpful/harmful feedback on many entries',
-        requestBody: body('BatchFeedbackInput'),
-        responses: { 200: json('BatchResult'), ...ERRORS },
-      },
-    },
-    '/api/knowledge/slim': {
-      post: {
-        summary: 'Merge near-duplicate entries',
-        requestBody: body('SlimInput', false),
-        responses: { 200: json('SlimResult', 'The groups merged (or, with dry_run, the plan)'), ...ERRORS },
-      },
-    },
     '/api/knowledge/export': {
       get: {
         summary: 'Every visible entry with its history, as JSONL (one entry a line; what `knowhub export` writes)',
@@ -323,7 +286,6 @@ function knowledgePaths(): Record<string, Record<string, unknown>> {
         responses: { 200: json('ImportReport'), ...ERRORS },
       },
     },
-    ...knowledgeEntryPaths(),
   }
 }
 
@@ -398,39 +360,6 @@ function adminPaths(): Record<string, Record<string, unknown>> {
           },
           ...ERRORS,
         },
-      },
-    },
-  }
-}
-
-/** `/api/knowledge/{id}` and its actions. */
-function knowledgeEntryPaths(): Record<string, Record<string, unknown>> {
-  const entry = (summary: string) => ({ summary, parameters: [knowledgeId], responses: { 200: json('KnowledgeEntry'), ...ERRORS } })
-  return {
-    '/api/knowledge/{id}': {
-      get: { summary: 'One entry', parameters: [knowledgeId, expand], responses: { 200: json('KnowledgeEntryView'), ...ERRORS } },
-      put: {
-        summary:
-          'Feedback: add_helpful_case, add_harmful_case, update_score, evolve_feedback (501 llm_not_configured without an LLM); or supersede_with (an entry id or a new entry body) with valid_to: supersedes the entry (owner or admin)',
-        parameters: [knowledgeId],
-        requestBody: body('FeedbackInput'),
-        responses: { 200: json('FeedbackResponse'), ...ERRORS, 501: json('Error', 'No LLM configured (evolve_feedback)') },
-      },
-      patch: {
-        summary: 'Edit (owner or admin); the previous version is kept',
-        parameters: [knowledgeId],
-        requestBody: body('EditKnowledgeInput'),
-        responses: { 200: json('KnowledgeEntry'), ...ERRORS, 409: json('Error', 'Changed concurrently') },
-      },
-      delete: { summary: 'Delete (owner or admin)', parameters: [knowledgeId], responses: { 200: json('Deleted'), ...ERRORS } },
-    },
-    '/api/knowledge/{id}/archive': { post: entry('Archive (owner or admin)') },
-    '/api/knowledge/{id}/restore': { post: entry('Make active again (owner or admin)') },
-    '/api/knowledge/{id}/unmerge': {
-      post: {
-        summary: 'Undo a slim merge: originals active again, the merged entry archived',
-        parameters: [knowledgeId],
-        responses: { 200: json('UnmergeResult'), ...ERRORS },
       },
     },
   }
