@@ -11,7 +11,8 @@
  * candidates[]}`, each candidate `{doc, text_rank, text_score, strength, vector_rank, similarity,
  * fused}` in fused order; `anchored` says whether the query has an answer by the default gate's
  * anchor rule, `now` lists what the default search returns at top_k 5 and `kept` what the
- * precision gate's rules alone keep (without the learned check, `learned: 0`). `--absent` adds the
+ * precision gate's rules alone keep (without the learned checks, `learned: 0`: neither the check of
+ * each kept candidate nor the answer check). `--absent` adds the
  * no-answer-en/zh topics searched in every conv (kind `absent`, no related entry).
  */
 import { writeFileSync } from 'node:fs'

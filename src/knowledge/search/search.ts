@@ -18,7 +18,17 @@ import { boostByTime, timeQuery } from './dates.js'
 import { includeValidity } from '../entries/entries.js'
 import { searchDocument, textQuery } from './document.js'
 import { fusionFor, type FusionOptions } from './fusion-weights.js'
-import { MIN_LEARNED_LIST, queryFigures, relevanceFeatures, relevanceModelFor, relevanceProbability } from './gate-weights.js'
+import {
+  answerModelFor,
+  LEARNED_RELEVANCE,
+  MIN_LEARNED_LIST,
+  queryFigures,
+  relevanceFeatures,
+  relevanceModelFor,
+  relevanceProbability,
+  type LearnedRelevance,
+  type RelevanceFeatures,
+} from './gate-weights.js'
 import { liftNeighbours, topByFused, type NeighbourLift } from './neighbours.js'
 import { fuse, fuseScores, type Fused } from './rank.js'
 import {
@@ -79,6 +89,11 @@ export interface SearchOptions {
    * full-text strength or vector similarity on its own. `false` turns it off (experiments).
    */
   gate?: RelevanceGate | false
+  /**
+   * The learned relevance checks of the precision gate per embedder (default
+   * `LEARNED_RELEVANCE`, gate-weights.ts): the check of each kept candidate and the answer check.
+   */
+  relevance?: readonly LearnedRelevance[]
   /** How far feedback moves a candidate, in relative relevance (default {@link QUALITY_BOOST}). */
   qualityBoost?: number
   /**
@@ -215,6 +230,7 @@ interface SearchRun {
   searchDepth: SearchDepth
   minSimilarity: number | undefined
   gate: RelevanceGate | false
+  relevance: readonly LearnedRelevance[]
   qualityBoost: number
   neighbours: NeighbourLift | false
   embedQuery: (q: string) => Promise<Float32Array>
@@ -299,12 +315,19 @@ async function candidates(run: SearchRun, input: ParsedSearch, visible: string[]
   const precision = queryGate(run.gate, { cjk, fulltextOnly: lists === 'fulltext', floor, anchorFloor, background })
   const gate = recall ? { ...precision, own: undefined } : precision
   const shared = cjk ? await sharedContent(run, input.q, filter, textDepth, fused, gate, visible) : undefined
-  // The learned relevance check (gate-weights.ts): precision searches in hybrid mode, for embedders that have a model, over 8 entries or more.
-  const model =
-    !recall && run.gate.own.learned && lists === 'hybrid' && vectorHits.length >= MIN_LEARNED_LIST ? relevanceModelFor(embedder.model, cjk) : undefined
-  const probability = model ? relevanceProbabilities(fused, vectorHits, floor, (f) => relevanceProbability(model, f)) : undefined
+  // The learned relevance checks (gate-weights.ts): precision searches in hybrid mode, for embedders that have a model, over 8 entries or more.
+  const learned = !recall && Boolean(run.gate.own.learned) && lists === 'hybrid' && vectorHits.length >= MIN_LEARNED_LIST
+  const model = learned ? relevanceModelFor(embedder.model, cjk, run.relevance) : undefined
+  // The answer check: only when the vector list holds the whole visible store (shorter than its depth), the background its figures are learned against.
+  const answer = learned && vectorHits.length < vectorDepth ? answerModelFor(embedder.model, cjk, run.relevance) : undefined
+  const features = model || answer ? eligibleFeatures(fused, vectorHits, floor) : undefined
+  const probability = model && features ? new Map([...features].map(([id, f]) => [id, relevanceProbability(model, f)])) : undefined
   const related = model && probability ? (c: Candidate) => (probability.get(c.id) ?? 0) >= model.threshold : undefined
   const kept = gateCandidates(fused, text.bound, gate, shared, related)
+  // The answer check asks whether the result the answer rests on (the first kept) is likely related; if not, the query has no answer here.
+  const first = kept[0]
+  const firstFeatures = first && features?.get(first.id)
+  if (answer && firstFeatures && relevanceProbability(answer, firstFeatures) < answer.threshold) return []
   // What kept each: its own evidence; else the anchor (or the best), or (recall) a follower.
   const strong = { minTextStrength: gate.minTextStrength, minSimilarity: gate.minSimilarity }
   return kept.map((c) => {
@@ -316,29 +339,28 @@ async function candidates(run: SearchRun, input: ParsedSearch, visible: string[]
 }
 
 /**
- * Each eligible candidate's probability of being related by the learned model (gate-weights.ts),
- * by id: its figures against the query's (the vector list's similarities, the best strength) and
- * its place among the eligible candidates — those the full-text list found, or at least at the
- * similarity floor (no other can be kept).
+ * Each eligible candidate's figures for the learned models (gate-weights.ts), by id: its figures
+ * against the query's (the vector list's similarities, the best strength) and its place among
+ * the eligible candidates — those the full-text list found, or at least at the similarity floor
+ * (no other can be kept).
  */
-function relevanceProbabilities(
+function eligibleFeatures(
   fused: readonly Candidate[],
   vectorHits: ReadonlyArray<{ score: number }>,
   floor: number | undefined,
-  probability: (f: ReturnType<typeof relevanceFeatures>) => number,
-): Map<string, number> {
+): Map<string, RelevanceFeatures> {
   let bestStrength = 0
   for (const c of fused) if ((c.strength ?? 0) > bestStrength) bestStrength = c.strength ?? 0
   const figures = queryFigures(
     vectorHits.map((h) => h.score),
     bestStrength,
   )
-  const out = new Map<string, number>()
+  const out = new Map<string, RelevanceFeatures>()
   let place = 0
   for (const c of fused) {
     const similarity = c.positions[1]?.score ?? null
     if (c.positions[0] === null && floor !== undefined && (similarity ?? -Infinity) < floor) continue
-    out.set(c.id, probability(relevanceFeatures({ strength: c.strength, similarity, place }, figures)))
+    out.set(c.id, relevanceFeatures({ strength: c.strength, similarity, place }, figures))
     place++
   }
   return out
@@ -505,6 +527,7 @@ export function createKnowledgeSearch(ctx: KnowledgeContext, options: SearchOpti
     searchDepth: options.searchDepth ?? DEFAULT_SEARCH_DEPTH,
     minSimilarity: options.minSimilarity,
     gate: options.gate ?? DEFAULT_RELEVANCE_GATE,
+    relevance: options.relevance ?? LEARNED_RELEVANCE,
     qualityBoost: options.qualityBoost ?? QUALITY_BOOST,
     neighbours: options.neighbours ?? false,
     embedQuery,
