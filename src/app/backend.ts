@@ -4,39 +4,15 @@
  * (src/client/backend.ts). It lives in the composition root: the CLI, the tools and MCP only
  * know the port, never the services behind it.
  */
-import type { AgentService } from '../agent/service.js'
-import type { AdminService } from '../admin/admin.js'
-import type { ErasureService } from '../users/erasure.js'
-import type { UsersService } from '../users/profile.js'
 import { storedAgentWithFiles, type AgentBackend, type KnowHubBackend } from '../core/backend.js'
 import { KnowHubError } from '../core/errors.js'
 import type { Principal } from '../core/principal.js'
-import type { ExtractionService } from '../knowledge/extract/extract.js'
-import type { KnowledgeService } from '../knowledge/service.js'
-import type { SlimService } from '../knowledge/slim/slim.js'
 import type { SecretReadSite } from '../resources/audit.js'
-import type { ResourceService } from '../resources/service.js'
+import { KNOWLEDGE_OPERATIONS } from '../core/operations.js'
 import type { KnowHub } from './open.js'
+import { bindOperations, type ToolServices } from './operations.js'
 
-/**
- * The in-process services a backend calls (the shapes `createApp` takes, so the server's `/mcp`
- * endpoint runs the tools on the same services as its HTTP routes).
- */
-export interface ToolServices {
-  knowledge: KnowledgeService
-  resources: ResourceService
-  slim: SlimService
-  /** Absent: knowledge_extract answers `llm_not_configured`. */
-  extraction?: Pick<ExtractionService, 'extract'> | undefined
-  /** Goal trees, agent contexts and compaction (absent: no `goal` tool, no `agent-context` prompt). */
-  agent?: Pick<AgentService, 'goal' | 'assembleContext' | 'compact' | 'compactStored'> | undefined
-  /** Status, tokens, reown and backups (each checked against the role table); absent: they answer `forbidden`. */
-  admin?: AdminService | undefined
-  /** Forget and purge (each checked against the role table); absent: they answer `forbidden`. */
-  erasure?: ErasureService | undefined
-  /** Users' profiles; absent: `not_found`. */
-  users?: UsersService | undefined
-}
+export type { ToolServices } from './operations.js'
 
 /** Options of {@link servicesBackend}. */
 export interface ServicesBackendOptions {
@@ -102,14 +78,15 @@ export function servicesBackend(services: ToolServices, principal: Principal, op
   const site: SecretReadSite = { via: options.site?.via ?? 'tools', route: options.site?.route ?? 'resource_get', caller: options.site?.caller ?? 'local' }
   const { knowledge, resources, slim } = services
   const me = principal
+  const context = { local: options.remote !== true, key: site.caller, site }
   return {
     url: undefined,
     knowledge: {
+      ...bindOperations(services, KNOWLEDGE_OPERATIONS, me, context),
       search: (query) => knowledge.search(query, me),
       save: (body) => knowledge.save(body, me),
       list: (query) => knowledge.list(query, me),
       get: (id) => knowledge.get(id, me),
-      versions: (id) => knowledge.versions(id, me),
       feedback: (id, body) => knowledge.feedback(id, body, me),
       supersede: (id, input) => knowledge.supersede(id, input, me),
       batchFeedback: (body) => knowledge.batchFeedback(body, me),

@@ -8,6 +8,8 @@ import { KnowHubError, type ErrorCode } from '../core/errors.js'
 import { storedAgentWithFiles, type AgentBackend, type KnowHubBackend, type LocalAgentFiles } from '../core/backend.js'
 import type { KnowHubClient, ListKnowledgeQuery, ListResourcesQuery, SearchQuery, SlimOptions } from './client.js'
 import { isKnowHubClientError, isServerErrorCode } from './errors.js'
+import type { OperationGroup, PortOf } from '../core/operation.js'
+import { KNOWLEDGE_OPERATIONS } from '../core/operations.js'
 
 /**
  * A client error as the `KnowHubError` the tools expect. Server codes are kept; the
@@ -34,6 +36,22 @@ async function mapped<T>(run: () => Promise<T>): Promise<T> {
   } catch (error) {
     throw toKnowHubError(error)
   }
+}
+
+/**
+ * A group of operations as port methods over the client's methods: each the client's call,
+ * its answer mapped back to the service's result, its failure to a `KnowHubError`.
+ */
+function portCalls<G extends OperationGroup>(methods: object, group: G): PortOf<G> {
+  const port: Record<string, unknown> = {}
+  for (const [name, op] of Object.entries(group)) {
+    const method = (methods as Record<string, (...args: unknown[]) => Promise<unknown>>)[op.client ?? name]!
+    port[name] = async (...args: unknown[]) => {
+      const body = await mapped(() => method(...args))
+      return op.wire ? op.wire.back(body) : body
+    }
+  }
+  return port as PortOf<G>
 }
 
 /** Options of {@link clientBackend}. */
@@ -87,11 +105,11 @@ export function clientBackend(client: KnowHubClient, options: ClientBackendOptio
   return {
     url: client.baseUrl,
     knowledge: {
+      ...portCalls(k, KNOWLEDGE_OPERATIONS),
       search: (query) => mapped(() => k.search(query as SearchQuery)),
       save: (body) => mapped(() => k.save(body)),
       list: (query) => mapped(() => k.list(query as ListKnowledgeQuery)),
       get: (id) => mapped(() => k.get(id)),
-      versions: async (id) => (await mapped(() => k.versions(id))).versions,
       feedback: (id, body) => mapped(() => k.update(id, body)),
       supersede: (id, input) => mapped(() => k.supersede(id, input)),
       batchFeedback: (body) => mapped(() => k.batchUpdate(body)),

@@ -40,7 +40,6 @@ import {
   FeedbackResponse,
   KnowledgeEntryView,
   KnowledgeListPage,
-  KnowledgeVersions,
   ReownResult,
   SearchResponse,
 } from '../core/knowledge.js'
@@ -54,6 +53,8 @@ import { ExtractResult } from '../core/extract.js'
 import { SlimResult, UnmergeResult } from '../core/slim.js'
 import { KnowHubClientError } from './errors.js'
 import { folderCalls } from './folder.js'
+import { clientCalls } from './operations.js'
+import { KNOWLEDGE_OPERATIONS } from '../core/operations.js'
 import { fetchRequester, send, type CallOptions, type FetchLike, type RequestSpec, type Requester, type RetryOptions, type TransportOptions } from './http.js'
 
 /**
@@ -187,6 +188,7 @@ function transportOf(options: Omit<ClientOptions, 'fetch'>, request: Requester):
 /** The `/api/knowledge` calls. */
 function knowledgeCalls(call: Call) {
   const knowledge = {
+    ...clientCalls(call, KNOWLEDGE_OPERATIONS),
     /** `GET /api/knowledge/search`: hybrid retrieval and the quality rerank (seed 003). */
     search: async (query: SearchQuery, opts?: CallOptions) => {
       const { expand, ...rest } = query
@@ -246,9 +248,6 @@ function knowledgeCalls(call: Call) {
       call({ method: 'PATCH', path: knowledgePath(id), body: input, retry: 'unsafe', schema: KnowledgeEntry }, opts),
     /** `DELETE /api/knowledge/{id}` (owner or admin). */
     delete: async (id: string, opts?: CallOptions) => call({ method: 'DELETE', path: knowledgePath(id), retry: 'idempotent', schema: Deleted }, opts),
-    /** `GET /api/knowledge/{id}/versions`: previous versions, oldest first. */
-    versions: async (id: string, opts?: CallOptions) =>
-      call({ method: 'GET', path: `${knowledgePath(id)}/versions`, retry: 'idempotent', schema: KnowledgeVersions }, opts),
     /** `POST /api/knowledge/{id}/archive` (owner or admin). */
     archive: async (id: string, opts?: CallOptions) =>
       call({ method: 'POST', path: `${knowledgePath(id)}/archive`, retry: 'unsafe', schema: KnowledgeEntry }, opts),

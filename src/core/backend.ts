@@ -24,7 +24,6 @@ import type {
   ImportReport,
   KnowledgeEntry,
   KnowledgeListPage,
-  KnowledgeVersion,
   ListInput,
   ReownInput,
   ReownResult,
@@ -38,6 +37,8 @@ import type { FolderFile, FolderImportQuery, FolderImportReport, FolderSyncInput
 import type { ListResourcesInput, Resource, ResourceListPage, SaveResourceInput, UpdateResourceInput } from './resources.js'
 import type { SlimInput, SlimResult, UnmergeResult } from './slim.js'
 import type { UserProfile } from './profile.js'
+import type { PortOf } from './operation.js'
+import type { KNOWLEDGE_OPERATIONS } from './operations.js'
 import type { CreatedToken, CreateTokenInput, TokenInfo } from './tokens.js'
 
 /** How a JSONL import treats bad lines and existing ids (`POST /api/knowledge/import`'s query), plus its progress. */
@@ -78,7 +79,8 @@ export interface AgentBackend {
 export interface KnowHubBackend {
   /** The server's URL when the backend runs over HTTP; undefined in this process. */
   readonly url: string | undefined
-  readonly knowledge: {
+  /** The operations of the table (src/core/operations.ts), plus the ones it cannot declare (JSONL streams, supersede). */
+  readonly knowledge: PortOf<typeof KNOWLEDGE_OPERATIONS> & {
     /** `GET /api/knowledge/search`: hybrid retrieval and the quality rerank (seed 003). */
     search(query: SearchInput): Promise<SearchResponse>
     /** `POST /api/knowledge` */
@@ -87,8 +89,6 @@ export interface KnowHubBackend {
     list(query: ListInput): Promise<KnowledgeListPage>
     /** `GET /api/knowledge/{id}` */
     get(id: string): Promise<KnowledgeEntry>
-    /** `GET /api/knowledge/{id}/versions`: previous versions, oldest first. */
-    versions(id: string): Promise<KnowledgeVersion[]>
     /** `PUT /api/knowledge/{id}` (seed 003's knowledge_update: helpful/harmful case, score, evolve). */
     feedback(id: string, body: FeedbackInput): Promise<KnowledgeEntry>
     /** `PUT /api/knowledge/{id}` with `supersede_with` (issue 31): closes entry `id` and links the one that replaces it. */

@@ -46,8 +46,13 @@ import { FolderFiles, FolderImportBody, FolderImportQuery, FolderImportReport, F
 import { ListResourcesInput, Resource, ResourceDeleted, ResourceListPage, SaveResourceInput, SecretReadPage, UpdateResourceInput } from '../core/resources.js'
 import { SlimInput, SlimResult, UnmergeResult } from '../core/slim.js'
 import { CreatedToken, CreateTokenInput, TokenInfo } from '../core/tokens.js'
+import { pathParams, type OperationGroup, type OperationOption } from '../core/operation.js'
+import { KNOWLEDGE_OPERATIONS } from '../core/operations.js'
 
 type JsonSchema = Record<string, unknown>
+
+/** The groups of the operations table whose paths are derived. */
+const OPERATION_GROUPS: readonly OperationGroup[] = [KNOWLEDGE_OPERATIONS]
 
 function schema(s: z.ZodType, io: 'input' | 'output'): JsonSchema {
   const { $schema: _drop, ...rest } = z.toJSONSchema(s, { io, unrepresentable: 'any' }) as JsonSchema
@@ -114,65 +119,116 @@ const expand = {
   schema: { type: 'string', enum: ['resources'] },
 }
 
-/** The schemas the paths refer to, each generated from its core schema. */
+/** The schemas the paths refer to, by name: each generated from its core schema (request bodies and queries as inputs, responses as outputs). */
+const COMPONENTS: ReadonlyArray<readonly [string, z.ZodType, 'input' | 'output']> = [
+  ['Error', ErrorBody, 'output'],
+  ['Health', Health, 'output'],
+  ['SaveKnowledgeInput', SaveKnowledgeInput, 'input'],
+  ['EditKnowledgeInput', EditKnowledgeInput, 'input'],
+  ['FeedbackInput', FeedbackInput, 'input'],
+  ['BatchFeedbackInput', BatchFeedbackInput, 'input'],
+  ['SlimInput', SlimInput, 'input'],
+  ['SlimResult', SlimResult, 'output'],
+  ['UnmergeResult', UnmergeResult, 'output'],
+  ['KnowledgeEntry', KnowledgeEntry, 'output'],
+  ['FeedbackResponse', FeedbackResponse, 'output'],
+  ['KnowledgeEntryView', KnowledgeEntryView, 'output'],
+  ['KnowledgeVersions', KnowledgeVersions, 'output'],
+  ['KnowledgePage', KnowledgeListPage, 'output'],
+  ['SearchResponse', SearchResponse, 'output'],
+  ['SearchResult', SearchResultView, 'output'],
+  ['BatchResult', BatchFeedbackResult, 'output'],
+  ['Deleted', Deleted, 'output'],
+  ['ResourceDeleted', ResourceDeleted, 'output'],
+  ['SaveResourceInput', SaveResourceInput, 'input'],
+  ['UpdateResourceInput', UpdateResourceInput, 'input'],
+  ['Resource', Resource, 'output'],
+  ['ResourcePage', ResourceListPage, 'output'],
+  ['SecretReadPage', SecretReadPage, 'output'],
+  ['AgentContextRequest', AgentContextRequest, 'input'],
+  ['AssembledContext', AssembledContext, 'output'],
+  ['AgentKnowledgeRequest', AgentKnowledgeRequest, 'input'],
+  ['AgentKnowledge', AgentKnowledge, 'output'],
+  ['LocalCompactRequest', LocalCompactRequest, 'input'],
+  ['CompactRequest', CompactRequest, 'input'],
+  ['CompactResult', CompactResult, 'output'],
+  ['AgentList', AgentList, 'output'],
+  ['AgentDocumentList', AgentDocumentList, 'output'],
+  ['AgentDocument', AgentDocument, 'output'],
+  ['AgentDocumentInfo', AgentDocumentInfo, 'output'],
+  ['WriteAgentDocumentInput', WriteAgentDocumentInput, 'input'],
+  ['GoalRequest', GoalRequest, 'input'],
+  ['GoalTree', GoalTree, 'output'],
+  ['ImportReport', ImportReport, 'output'],
+  ['HubStatus', HubStatus, 'output'],
+  ['CreateTokenInput', CreateTokenInput, 'input'],
+  ['CreatedToken', CreatedToken, 'output'],
+  ['TokenInfo', TokenInfo, 'output'],
+  ['TokenList', z.object({ items: z.array(TokenInfo) }), 'output'],
+  ['ForgetReceipt', ForgetReceipt, 'output'],
+  ['PurgeInput', PurgeInput, 'input'],
+  ['PurgeReceipt', PurgeReceipt, 'output'],
+  ['UserProfile', UserProfile, 'output'],
+  ['ReownInput', ReownInput, 'input'],
+  ['ReownResult', ReownResult, 'output'],
+  ['FolderFiles', FolderFiles, 'output'],
+  ['FolderImportBody', FolderImportBody, 'input'],
+  ['FolderImportReport', FolderImportReport, 'output'],
+  ['FolderSyncInput', FolderSyncInput, 'input'],
+  ['FolderSyncResult', FolderSyncResult, 'output'],
+]
+
+/** The components' JSON Schemas. */
 function components(): Record<string, JsonSchema> {
-  return {
-    Error: schema(ErrorBody, 'output'),
-    Health: schema(Health, 'output'),
-    SaveKnowledgeInput: schema(SaveKnowledgeInput, 'input'),
-    EditKnowledgeInput: schema(EditKnowledgeInput, 'input'),
-    FeedbackInput: schema(FeedbackInput, 'input'),
-    BatchFeedbackInput: schema(BatchFeedbackInput, 'input'),
-    SlimInput: schema(SlimInput, 'input'),
-    SlimResult: schema(SlimResult, 'output'),
-    UnmergeResult: schema(UnmergeResult, 'output'),
-    KnowledgeEntry: schema(KnowledgeEntry, 'output'),
-    FeedbackResponse: schema(FeedbackResponse, 'output'),
-    KnowledgeEntryView: schema(KnowledgeEntryView, 'output'),
-    KnowledgeVersions: schema(KnowledgeVersions, 'output'),
-    KnowledgePage: schema(KnowledgeListPage, 'output'),
-    SearchResponse: schema(SearchResponse, 'output'),
-    SearchResult: schema(SearchResultView, 'output'),
-    BatchResult: schema(BatchFeedbackResult, 'output'),
-    Deleted: schema(Deleted, 'output'),
-    ResourceDeleted: schema(ResourceDeleted, 'output'),
-    SaveResourceInput: schema(SaveResourceInput, 'input'),
-    UpdateResourceInput: schema(UpdateResourceInput, 'input'),
-    Resource: schema(Resource, 'output'),
-    ResourcePage: schema(ResourceListPage, 'output'),
-    SecretReadPage: schema(SecretReadPage, 'output'),
-    AgentContextRequest: schema(AgentContextRequest, 'input'),
-    AssembledContext: schema(AssembledContext, 'output'),
-    AgentKnowledgeRequest: schema(AgentKnowledgeRequest, 'input'),
-    AgentKnowledge: schema(AgentKnowledge, 'output'),
-    LocalCompactRequest: schema(LocalCompactRequest, 'input'),
-    CompactRequest: schema(CompactRequest, 'input'),
-    CompactResult: schema(CompactResult, 'output'),
-    AgentList: schema(AgentList, 'output'),
-    AgentDocumentList: schema(AgentDocumentList, 'output'),
-    AgentDocument: schema(AgentDocument, 'output'),
-    AgentDocumentInfo: schema(AgentDocumentInfo, 'output'),
-    WriteAgentDocumentInput: schema(WriteAgentDocumentInput, 'input'),
-    GoalRequest: schema(GoalRequest, 'input'),
-    GoalTree: schema(GoalTree, 'output'),
-    ImportReport: schema(ImportReport, 'output'),
-    HubStatus: schema(HubStatus, 'output'),
-    CreateTokenInput: schema(CreateTokenInput, 'input'),
-    CreatedToken: schema(CreatedToken, 'output'),
-    TokenInfo: schema(TokenInfo, 'output'),
-    TokenList: schema(z.object({ items: z.array(TokenInfo) }), 'output'),
-    ForgetReceipt: schema(ForgetReceipt, 'output'),
-    PurgeInput: schema(PurgeInput, 'input'),
-    PurgeReceipt: schema(PurgeReceipt, 'output'),
-    UserProfile: schema(UserProfile, 'output'),
-    ReownInput: schema(ReownInput, 'input'),
-    ReownResult: schema(ReownResult, 'output'),
-    FolderFiles: schema(FolderFiles, 'output'),
-    FolderImportBody: schema(FolderImportBody, 'input'),
-    FolderImportReport: schema(FolderImportReport, 'output'),
-    FolderSyncInput: schema(FolderSyncInput, 'input'),
-    FolderSyncResult: schema(FolderSyncResult, 'output'),
+  return Object.fromEntries(COMPONENTS.map(([name, s, io]) => [name, schema(s, io)]))
+}
+
+const NAMES = new Map(COMPONENTS.map(([name, s]) => [s, name]))
+
+/** The component name of a schema an operation uses (each is listed once in {@link COMPONENTS}). */
+function nameOf(s: z.ZodType): string {
+  const name = NAMES.get(s)
+  if (!name) throw new Error('An operation uses a schema that is not among the OpenAPI components: add it to COMPONENTS (src/server/openapi.ts)')
+  return name
+}
+
+/** Paths from several places, their methods merged per path. */
+function merged(parts: ReadonlyArray<Record<string, Record<string, unknown>>>): Record<string, Record<string, unknown>> {
+  const paths: Record<string, Record<string, unknown>> = {}
+  for (const part of parts) for (const [path, methods] of Object.entries(part)) paths[path] = { ...paths[path], ...methods }
+  return paths
+}
+
+/** The OpenAPI path of each operation of the table (src/core/operations.ts), merged by path. */
+function operationPaths(groups: readonly OperationGroup[]): Record<string, Record<string, unknown>> {
+  const paths: Record<string, Record<string, unknown>> = {}
+  for (const op of groups.flatMap((group) => Object.values(group))) {
+    const path = op.path.replace(/:(\w+)/g, '{$1}')
+    const parameters = [
+      ...pathParams(op.path).map((name) => ({ name, in: 'path', required: true, schema: { type: 'string' }, ...op.params?.[name]?.openapi })),
+      ...(op.input?.from === 'query' ? queryParameters(op.input.schema, op.input.describe) : []),
+      ...Object.values((op.options ?? {}) as Record<string, OperationOption>).map((o) => ({ name: o.query, in: 'query', required: false, ...o.openapi })),
+      ...(op.expand ? [expand] : []),
+    ]
+    const status = typeof op.status === 'number' ? op.status : 200
+    const operation = {
+      summary: op.summary,
+      ...(parameters.length > 0 ? { parameters } : {}),
+      ...(op.input?.from === 'body' ? { requestBody: body(nameOf(op.input.schema), !op.input.optional) } : {}),
+      responses: {
+        ...(typeof op.status === 'function' ? {} : { [status]: json(nameOf(op.output), op.ok ?? 'OK') }),
+        ...ERRORS,
+        ...Object.fromEntries(
+          Object.entries(op.responses ?? {}).map(([code, text]) => [
+            code,
+            json(code === String(status) || Number(code) < 300 ? nameOf(op.output) : 'Error', text as string),
+          ]),
+        ),
+      },
+    }
+    paths[path] = { ...paths[path], [op.method.toLowerCase()]: operation }
   }
+  return paths
 }
 
 /** `/api/knowledge/folder`: seed 002's knowledge folder (docs/knowledge-folder.md). */
@@ -368,9 +424,6 @@ function knowledgeEntryPaths(): Record<string, Record<string, unknown>> {
       },
       delete: { summary: 'Delete (owner or admin)', parameters: [knowledgeId], responses: { 200: json('Deleted'), ...ERRORS } },
     },
-    '/api/knowledge/{id}/versions': {
-      get: { summary: 'Previous versions, oldest first', parameters: [knowledgeId], responses: { 200: json('KnowledgeVersions'), ...ERRORS } },
-    },
     '/api/knowledge/{id}/archive': { post: entry('Archive (owner or admin)') },
     '/api/knowledge/{id}/restore': { post: entry('Make active again (owner or admin)') },
     '/api/knowledge/{id}/unmerge': {
@@ -537,10 +590,7 @@ export function openApiDocument(version: string): OpenApiDocument & { paths: Rec
           responses: { 200: { description: 'The Prometheus text format', content: { 'text/plain': { schema: { type: 'string' } } } }, ...ERRORS },
         },
       },
-      ...knowledgePaths(),
-      ...knowledgeFolderPaths(),
-      ...resourcePaths(),
-      ...adminPaths(),
+      ...merged([knowledgePaths(), knowledgeFolderPaths(), resourcePaths(), adminPaths(), operationPaths(OPERATION_GROUPS)]),
     },
   }
 }

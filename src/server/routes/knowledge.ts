@@ -8,13 +8,15 @@
 import { Hono } from 'hono'
 import type { Deleted } from '../../core/api.js'
 import { KnowHubError } from '../../core/errors.js'
-import { type ImportReport, type KnowledgeListPage, type KnowledgeVersions, type SearchResponse } from '../../core/knowledge.js'
+import { type ImportReport, type KnowledgeListPage, type SearchResponse } from '../../core/knowledge.js'
 import type { KnowledgeService } from '../../knowledge/service.js'
 import type { ResourceService } from '../../resources/service.js'
 import { caller, queryObject, queryParam, readJson, readText, type AppEnv } from '../http.js'
 import type { SlimService } from '../../knowledge/slim/slim.js'
 import type { ExtractionService } from '../../knowledge/extract/extract.js'
 import type { ExtractResult } from '../../core/extract.js'
+import { KNOWLEDGE_OPERATIONS } from '../../core/operations.js'
+import { expansions, mountOperations } from './operations.js'
 
 export interface KnowledgeRouteDeps {
   knowledge: KnowledgeService
@@ -38,26 +40,6 @@ function jsonlStream(lines: AsyncGenerator<string>): ReadableStream<Uint8Array> 
       await lines.return(undefined)
     },
   })
-}
-
-const EXPANDABLE = ['resources'] as const
-
-/** The `expand` parameter: a comma-separated list of known expansions. */
-function expansions(value: string | undefined): Set<string> {
-  const wanted = new Set(
-    (value ?? '')
-      .split(',')
-      .map((s) => s.trim())
-      .filter(Boolean),
-  )
-  for (const name of wanted) {
-    if (!(EXPANDABLE as readonly string[]).includes(name)) {
-      throw new KnowHubError('validation_error', `Invalid request: expand: unknown expansion "${name}" (expected resources)`, {
-        issues: [{ path: 'expand', message: `unknown expansion "${name}" (expected resources)` }],
-      })
-    }
-  }
-  return wanted
 }
 
 /** The `/api/knowledge` routes. */
@@ -134,14 +116,11 @@ export function knowledgeRoutes(deps: KnowledgeRouteDeps): Hono<AppEnv> {
     return c.json({ id, deleted: true } satisfies Deleted)
   })
 
-  app.get('/:id/versions', async (c) => {
-    const id = c.req.param('id')
-    return c.json({ id, versions: await knowledge.versions(id, caller(c).principal) } satisfies KnowledgeVersions)
-  })
-
   app.post('/:id/archive', async (c) => c.json(await knowledge.archive(c.req.param('id'), caller(c).principal)))
   app.post('/:id/restore', async (c) => c.json(await knowledge.restore(c.req.param('id'), caller(c).principal)))
   app.post('/:id/unmerge', async (c) => c.json(await deps.slim.unmerge(c.req.param('id'), caller(c).principal)))
 
+  // The operations of the table (src/core/operations.ts).
+  mountOperations(app, '/api/knowledge', KNOWLEDGE_OPERATIONS, deps)
   return app
 }
