@@ -160,13 +160,26 @@ type Candidate = Fused & {
   evidence?: KeptBy
   background?: number
   relevance_probability?: number
+  answer_probability?: number
   time_boost?: number
   neighbour_of?: string
   neighbour_lift?: number
 }
 type Ranked = Reranked<
   KnowledgeRecord &
-    Pick<Candidate, 'fused' | 'positions' | 'strength' | 'evidence' | 'background' | 'relevance_probability' | 'time_boost' | 'neighbour_of' | 'neighbour_lift'>
+    Pick<
+      Candidate,
+      | 'fused'
+      | 'positions'
+      | 'strength'
+      | 'evidence'
+      | 'background'
+      | 'relevance_probability'
+      | 'answer_probability'
+      | 'time_boost'
+      | 'neighbour_of'
+      | 'neighbour_lift'
+    >
 >
 
 /** A search result as the API returns it, with the per-stage figures when asked for. */
@@ -209,6 +222,7 @@ function toResult(r: Ranked, explain: boolean, now: Date): SearchResult {
     else if (r.neighbour_lift !== undefined) result.explain.evidence = 'neighbour'
     if (r.background !== undefined) result.explain.background_similarity = r.background
     if (r.relevance_probability !== undefined) result.explain.relevance_probability = r.relevance_probability
+    if (r.answer_probability !== undefined) result.explain.answer_probability = r.answer_probability
     if (r.time_boost !== undefined) result.explain.time_boost = r.time_boost
     if (r.neighbour_of !== undefined) result.explain.neighbour_of = r.neighbour_of
     if (r.neighbour_lift !== undefined) result.explain.neighbour_lift = r.neighbour_lift
@@ -327,14 +341,21 @@ async function candidates(run: SearchRun, input: ParsedSearch, visible: string[]
   // The answer check asks whether the result the answer rests on (the first kept) is likely related; if not, the query has no answer here.
   const first = kept[0]
   const firstFeatures = first && features?.get(first.id)
-  if (answer && firstFeatures && relevanceProbability(answer, firstFeatures) < answer.threshold) return []
+  const answered = answer && firstFeatures ? relevanceProbability(answer, firstFeatures) : undefined
+  if (answer && answered !== undefined && answered < answer.threshold) return []
   // What kept each: its own evidence; else the anchor (or the best), or (recall) a follower.
   const strong = { minTextStrength: gate.minTextStrength, minSimilarity: gate.minSimilarity }
   return kept.map((c) => {
     const own = precision.own ? ownEvidence(c, text.bound, precision, precision.own) : undefined
     const evidence: KeptBy = own ?? (!recall || passesGate(c, text.bound, strong) ? 'anchor' : 'follows')
     const p = probability?.get(c.id)
-    return { ...c, evidence, ...(vectorHits.length > 0 ? { background } : {}), ...(p !== undefined ? { relevance_probability: p } : {}) }
+    return {
+      ...c,
+      evidence,
+      ...(vectorHits.length > 0 ? { background } : {}),
+      ...(p !== undefined ? { relevance_probability: p } : {}),
+      ...(c === first && answered !== undefined ? { answer_probability: answered } : {}),
+    }
   })
 }
 
@@ -482,6 +503,7 @@ async function rankCandidates(run: SearchRun, input: ParsedSearch, visible: stri
         ...(c.evidence !== undefined ? { evidence: c.evidence } : {}),
         ...(c.background !== undefined ? { background: c.background } : {}),
         ...(c.relevance_probability !== undefined ? { relevance_probability: c.relevance_probability } : {}),
+        ...(c.answer_probability !== undefined ? { answer_probability: c.answer_probability } : {}),
         ...(c.time_boost !== undefined ? { time_boost: c.time_boost } : {}),
         ...(c.neighbour_of !== undefined ? { neighbour_of: c.neighbour_of } : {}),
         ...(c.neighbour_lift !== undefined ? { neighbour_lift: c.neighbour_lift } : {}),
