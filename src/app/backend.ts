@@ -8,7 +8,7 @@ import { storedAgentWithFiles, type AgentBackend, type KnowHubBackend } from '..
 import { KnowHubError } from '../core/errors.js'
 import type { Principal } from '../core/principal.js'
 import type { SecretReadSite } from '../resources/audit.js'
-import { KNOWLEDGE_OPERATIONS } from '../core/operations.js'
+import { ADMIN_OPERATIONS, KNOWLEDGE_OPERATIONS, TOKEN_OPERATIONS, USER_OPERATIONS } from '../core/operations.js'
 import type { KnowHub } from './open.js'
 import { bindOperations, type ToolServices } from './operations.js'
 
@@ -44,27 +44,11 @@ function agentMethods(agent: NonNullable<ToolServices['agent']>, principal: Prin
   }
 }
 
-/** The admin operations as `principal`: the admin service checks each against the role table. */
-function adminMethods(services: ToolServices, principal: Principal, local: boolean): KnowHubBackend['admin'] {
-  const admin = (): NonNullable<ToolServices['admin']> => {
+/** The backup as `principal` (its bytes are no table operation); the admin service checks the role table. */
+function backupOf(services: ToolServices, principal: Principal, local: boolean): () => Promise<Uint8Array> {
+  return async () => {
     if (!services.admin) throw new KnowHubError('forbidden', 'This KnowHub offers no administration here: use the CLI on the server machine or the HTTP API')
-    return services.admin
-  }
-  const erasure = (): NonNullable<ToolServices['erasure']> => {
-    if (!services.erasure) throw new KnowHubError('forbidden', 'This KnowHub offers no forget or purge here: use the CLI on the server machine or the HTTP API')
-    return services.erasure
-  }
-  return {
-    status: async () => admin().status(principal),
-    backup: async () => admin().backup(principal, 'local', local ? 'knowhub backup' : undefined),
-    reown: async (input) => admin().reown(input, principal),
-    forget: async (subject, options = {}) => erasure().forget(principal, subject, options),
-    purge: async (input) => erasure().purge(principal, input),
-    tokens: {
-      create: async (input) => admin().tokens.create(input, principal, { local }),
-      list: async () => admin().tokens.list(principal),
-      revoke: async (id) => admin().tokens.revoke(id, principal),
-    },
+    return services.admin.backup(principal, 'local', local ? 'knowhub backup' : undefined)
   }
 }
 
@@ -100,13 +84,12 @@ export function servicesBackend(services: ToolServices, principal: Principal, op
       delete: (id, target = {}) => resources.delete(id, me, target),
     },
     ...(services.agent ? { agent: agentMethods(services.agent, me, options.remote === true) } : {}),
-    users: {
-      profile: async (id) => {
-        if (!services.users) throw new KnowHubError('not_found', `No user ${id}`, { user: id })
-        return services.users.profile(me, id)
-      },
+    users: bindOperations(services, USER_OPERATIONS, me, context),
+    admin: {
+      ...bindOperations(services, ADMIN_OPERATIONS, me, context),
+      backup: backupOf(services, me, options.remote !== true),
+      tokens: bindOperations(services, TOKEN_OPERATIONS, me, context),
     },
-    admin: adminMethods(services, me, options.remote !== true),
   }
 }
 

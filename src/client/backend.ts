@@ -8,8 +8,8 @@ import { KnowHubError, type ErrorCode } from '../core/errors.js'
 import { storedAgentWithFiles, type AgentBackend, type KnowHubBackend, type LocalAgentFiles } from '../core/backend.js'
 import type { KnowHubClient, ListResourcesQuery } from './client.js'
 import { isKnowHubClientError, isServerErrorCode } from './errors.js'
-import type { OperationGroup, PortOf } from '../core/operation.js'
-import { KNOWLEDGE_OPERATIONS } from '../core/operations.js'
+import { pathParams, type OperationGroup, type PortOf } from '../core/operation.js'
+import { ADMIN_OPERATIONS, KNOWLEDGE_OPERATIONS, TOKEN_OPERATIONS, USER_OPERATIONS } from '../core/operations.js'
 
 /**
  * A client error as the `KnowHubError` the tools expect. Server codes are kept; the
@@ -46,9 +46,12 @@ function portCalls<G extends OperationGroup>(methods: object, group: G): PortOf<
   const port: Record<string, unknown> = {}
   for (const [name, op] of Object.entries(group)) {
     const method = (methods as Record<string, (...args: unknown[]) => Promise<unknown>>)[op.client ?? name]!
+    const slots = pathParams(op.path).length + (op.input ? 1 : 0) + (op.options ? 1 : 0)
     port[name] = async (...args: unknown[]) => {
-      const body = await mapped(() => method(...args))
-      return op.wire ? op.wire.back(body) : body
+      // A slow operation (a forget rewrites tables): its own timeout, after the arguments in their places.
+      const sent = op.timeoutMs ? [...args.slice(0, slots), ...Array<undefined>(Math.max(0, slots - args.length)), { timeoutMs: op.timeoutMs }] : args
+      const body = await mapped(() => method(...sent))
+      return op.wire && !op.unwrap ? op.wire.back(body) : body
     }
   }
   return port as PortOf<G>
@@ -140,20 +143,12 @@ export function clientBackend(client: KnowHubClient, options: ClientBackendOptio
       },
     },
     agent: agentMethods(client, options),
-    users: { profile: (id) => mapped(() => client.users.profile(id)) },
+    users: portCalls(client.users, USER_OPERATIONS),
     admin: {
-      status: () => mapped(() => client.admin.status()),
+      ...portCalls(client.admin, ADMIN_OPERATIONS),
       // A large database takes a while to dump and send: ten minutes, no retry of a half-sent body.
       backup: () => mapped(() => client.admin.backup({ timeoutMs: 600_000 })),
-      reown: (input) => mapped(() => client.admin.reown(input)),
-      // A forget rewrites the tables afterwards: ten minutes on a large hub.
-      forget: (subject, options = {}) => mapped(() => client.admin.forget(subject, options, { timeoutMs: 600_000 })),
-      purge: (input) => mapped(() => client.admin.purge(input, { timeoutMs: 600_000 })),
-      tokens: {
-        create: (input) => mapped(() => client.admin.tokens.create(input)),
-        list: () => mapped(() => client.admin.tokens.list()),
-        revoke: (id) => mapped(() => client.admin.tokens.revoke(id)),
-      },
+      tokens: portCalls(client.admin.tokens, TOKEN_OPERATIONS),
     },
   }
 }

@@ -18,22 +18,18 @@ import {
   type LocalCompactRequest,
   type WriteAgentDocumentInput,
 } from '../core/agent.js'
-import { Deleted, Health, HubStatus, OpenApiDocument } from '../core/api.js'
-import { ForgetReceipt, PurgeReceipt, type PurgeInput } from '../core/erasure.js'
+import { Deleted, Health, OpenApiDocument } from '../core/api.js'
 import { GoalTree, type GoalRequest } from '../core/goals.js'
-import { UserProfile } from '../core/profile.js'
 import type { FeedbackInput, ListInput, SearchInput, SupersedeInput, SupersedeResult } from '../core/knowledge.js'
-import type { ImportQuery, ReownInput } from '../core/knowledge.js'
-import { ImportReport, type KnowledgeEntryView, ReownResult } from '../core/knowledge.js'
-import type { CreateTokenInput } from '../core/tokens.js'
-import { CreatedToken, TokenInfo } from '../core/tokens.js'
+import type { ImportQuery } from '../core/knowledge.js'
+import { ImportReport, type KnowledgeEntryView } from '../core/knowledge.js'
 import type { ListResourcesInput, SaveResourceInput, UpdateResourceInput } from '../core/resources.js'
 import { Resource, ResourceListPage, resourceIdProblem } from '../core/resources.js'
 import type { SlimInput } from '../core/slim.js'
 import { KnowHubClientError } from './errors.js'
 import { folderCalls } from './folder.js'
 import { clientCalls } from './operations.js'
-import { KNOWLEDGE_OPERATIONS } from '../core/operations.js'
+import { ADMIN_OPERATIONS, KNOWLEDGE_OPERATIONS, TOKEN_OPERATIONS, USER_OPERATIONS } from '../core/operations.js'
 import { fetchRequester, send, type CallOptions, type FetchLike, type RequestSpec, type Requester, type RetryOptions, type TransportOptions } from './http.js'
 
 /**
@@ -283,44 +279,11 @@ function agentCalls(call: Call) {
   }
 }
 
-/** The admin calls (`/api/status`, `/api/tokens`, `/api/reown`): they need the `admin` permission. */
+/** The admin calls (`/api/status`, `/api/tokens`, `/api/reown`, forget, purge, backup): they need the `admin` permission. */
 function adminCalls(call: Call) {
   return {
-    /** `GET /api/status`: database, embedder, entries, and the caller's principal. */
-    status: async (opts?: CallOptions) => call({ method: 'GET', path: '/api/status', retry: 'idempotent', schema: HubStatus }, opts),
-    tokens: {
-      /** `POST /api/tokens`: a new API token (the only time the token itself is shown). */
-      create: async (input: CreateTokenInput, opts?: CallOptions) =>
-        call({ method: 'POST', path: '/api/tokens', body: input, retry: 'unsafe', schema: CreatedToken }, opts),
-      /** `GET /api/tokens`: every token, never the tokens themselves. */
-      list: async (opts?: CallOptions) =>
-        (await call({ method: 'GET', path: '/api/tokens', retry: 'idempotent', schema: z.object({ items: z.array(TokenInfo) }) }, opts)).items,
-      /** `POST /api/tokens/{id}/revoke`. */
-      revoke: async (id: string, opts?: CallOptions) =>
-        call({ method: 'POST', path: `/api/tokens/${encodeURIComponent(id)}/revoke`, retry: 'idempotent', schema: TokenInfo }, opts),
-    },
-    /** `POST /api/reown`: every entry of one owner to another owner and/or shared with more scopes (safe to repeat: a second run changes nothing). */
-    reown: async (input: ReownInput, opts?: CallOptions) =>
-      call({ method: 'POST', path: '/api/reown', body: input, retry: 'idempotent', schema: ReownResult }, opts),
-    /**
-     * `DELETE /api/principals/{principal}`: forgets a user (`user:ID`) everywhere — its entries,
-     * versions, feedback, resources and secrets, tokens, goals, agent documents, audit rows — and
-     * answers a receipt of counts (hub operator; an org admin: users of its org). `dryRun`: counts only.
-     * Not retried unless a dry run: give it a long `timeoutMs` on a large hub (the tables are rewritten).
-     */
-    forget: async (principal: string, options: { dryRun?: boolean } = {}, opts?: CallOptions) =>
-      call(
-        {
-          method: 'DELETE',
-          path: `/api/principals/${encodeURIComponent(principal)}${options.dryRun ? '?dry_run=true' : ''}`,
-          retry: options.dryRun ? 'idempotent' : 'unsafe',
-          schema: ForgetReceipt,
-        },
-        opts,
-      ),
-    /** `POST /api/admin/purge`: merged (slimmed originals) and archived entries older than the given ages, for good; `dry_run` counts only. */
-    purge: async (input: PurgeInput, opts?: CallOptions) =>
-      call({ method: 'POST', path: '/api/admin/purge', body: input, retry: input.dry_run ? 'idempotent' : 'unsafe', schema: PurgeReceipt }, opts),
+    ...clientCalls(call, ADMIN_OPERATIONS),
+    tokens: clientCalls(call, TOKEN_OPERATIONS),
     /** `POST /api/admin/backup`: a backup file of the server's embedded database (`knowhub restore` reads it). Give it a long `timeoutMs`. */
     backup: async (opts?: CallOptions) =>
       call(
@@ -364,11 +327,8 @@ export function createClientOver(request: Requester, options: Omit<ClientOptions
     agent: agentCalls(call),
     /** Status and API tokens, for callers with the `admin` permission. */
     admin: adminCalls(call),
-    users: {
-      /** `GET /api/users/{id}/profile`: a user's profile, current view (the user itself, its org admin, the hub operator). */
-      profile: async (id: string, opts?: CallOptions) =>
-        call({ method: 'GET', path: `/api/users/${encodeURIComponent(id)}/profile`, retry: 'idempotent', schema: UserProfile }, opts),
-    },
+    /** `GET /api/users/{id}/profile`: a user's profile, current view (the user itself, its org admin, the hub operator). */
+    users: clientCalls(call, USER_OPERATIONS),
     /** `GET /healthz`: liveness and the server's version (no token needed). */
     healthz: async (opts?: CallOptions) => call({ method: 'GET', path: '/healthz', retry: 'idempotent', schema: Health }, opts),
     /** `GET /api/openapi.json`: the API's OpenAPI 3.1 document (no token needed). */

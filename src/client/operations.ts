@@ -13,6 +13,7 @@ import {
   type OperationOption,
   type OptionsArg,
   type OutputOf,
+  type ResultOf,
 } from '../core/operation.js'
 import { KnowHubClientError } from './errors.js'
 import type { CallOptions, QueryValue, RequestSpec } from './http.js'
@@ -52,8 +53,11 @@ type ClientName<Op, K> = Op extends { client?: infer C } ? ([NonNullable<C>] ext
  * type Knowledge = ClientOf<typeof KNOWLEDGE_OPERATIONS> // { versions(id, opts?): Promise<KnowledgeVersions>, … }
  */
 export type ClientOf<G extends OperationGroup> = {
-  [K in keyof G as ClientName<G[K], K>]: (...args: ClientArgs<G[K]>) => Promise<OutputOf<G[K]>>
+  [K in keyof G as ClientName<G[K], K>]: (...args: ClientArgs<G[K]>) => Promise<ClientResult<G[K]>>
 }
+
+/** What a client method answers: the response body, or the service's result for an operation that unwraps it. */
+type ClientResult<Op> = Op extends { unwrap?: infer U } ? (true extends NonNullable<U> ? ResultOf<Op> : OutputOf<Op>) : OutputOf<Op>
 
 /** The encoded path of a call, each parameter checked first. */
 function pathOf(op: AnyOperation, names: readonly string[], params: readonly string[]): string {
@@ -84,7 +88,8 @@ function clientMethod(call: Call, op: AnyOperation): (...args: unknown[]) => Pro
     if (op.expand && op.input?.from !== 'query') query.expand = opts?.expand
     const retry = typeof op.retry === 'function' ? op.retry(args) : op.retry
     const body = op.input?.from === 'body' ? (input ?? (op.input.optional ? {} : undefined)) : undefined
-    return call({ method: op.method, path, query, ...(body !== undefined ? { body } : {}), retry, schema: op.output }, opts)
+    const answer = await call({ method: op.method, path, query, ...(body !== undefined ? { body } : {}), retry, schema: op.output }, opts)
+    return op.unwrap && op.wire ? op.wire.back(answer) : answer
   }
 }
 

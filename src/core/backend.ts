@@ -11,16 +11,12 @@
 import type { AgentConfig } from './config.js'
 import { KnowHubError } from './errors.js'
 import type { AgentKnowledge, AgentLanguage, AssembleContextInput, AssembledContext, CompactInput, CompactResult, LocalCompactRequest } from './agent.js'
-import type { HubStatus } from './api.js'
-import type { ForgetReceipt, PurgeInput, PurgeReceipt } from './erasure.js'
 import type { GoalRequest, GoalTree } from './goals.js'
-import type { ImportQuery, ImportReport, ReownInput, ReownResult, SupersedeInput, SupersedeResult } from './knowledge.js'
+import type { ImportQuery, ImportReport, SupersedeInput, SupersedeResult } from './knowledge.js'
 import type { FolderFile, FolderImportQuery, FolderImportReport, FolderSyncInput, FolderSyncResult } from './knowledge-folder.js'
 import type { ListResourcesInput, Resource, ResourceListPage, SaveResourceInput, UpdateResourceInput } from './resources.js'
-import type { UserProfile } from './profile.js'
 import type { PortOf } from './operation.js'
-import type { KNOWLEDGE_OPERATIONS } from './operations.js'
-import type { CreatedToken, CreateTokenInput, TokenInfo } from './tokens.js'
+import type { ADMIN_OPERATIONS, KNOWLEDGE_OPERATIONS, TOKEN_OPERATIONS, USER_OPERATIONS } from './operations.js'
 
 /** How a JSONL import treats bad lines and existing ids (`POST /api/knowledge/import`'s query), plus its progress. */
 export type BackendImportOptions = ImportQuery & {
@@ -89,28 +85,13 @@ export interface KnowHubBackend {
   }
   /** Agents and goal trees; absent: no `goal` or `agent_compact` tool, no `agent-context` MCP prompt. */
   readonly agent?: AgentBackend | undefined
-  /** Users' profiles (the user itself, its org admin, the hub operator). */
-  readonly users: {
-    /** A user's profile, current view: each seed-002 category's current entries and a timeline. */
-    profile(id: string): Promise<UserProfile>
-  }
-  /** Administration (the `admin` permission over HTTP; the hub operator in this process). */
-  readonly admin: {
-    /** Database, embedder, entries, and who is asking. */
-    status(): Promise<HubStatus>
+  /** Users' profiles (the user itself, its org admin, the hub operator): the table's `USER_OPERATIONS`. */
+  readonly users: PortOf<typeof USER_OPERATIONS>
+  /** Administration (the `admin` permission over HTTP; the hub operator in this process): the table's operations, and the backup's bytes. */
+  readonly admin: PortOf<typeof ADMIN_OPERATIONS> & {
     /** A backup file of the embedded database; PostgreSQL: a `validation_error` naming pg_dump. */
     backup(): Promise<Uint8Array>
-    /** Re-owns or shares every entry of one owner. */
-    reown(input: ReownInput): Promise<ReownResult>
-    /** Forgets a user (`user:ID`) everywhere; a receipt of counts (`dryRun`: counts only). */
-    forget(principal: string, options?: { dryRun?: boolean }): Promise<ForgetReceipt>
-    /** Deletes merged and archived entries older than the given ages, for good. */
-    purge(input: PurgeInput): Promise<PurgeReceipt>
-    tokens: {
-      create(input: CreateTokenInput): Promise<CreatedToken>
-      list(): Promise<TokenInfo[]>
-      revoke(id: string): Promise<TokenInfo>
-    }
+    tokens: PortOf<typeof TOKEN_OPERATIONS>
   }
 }
 

@@ -115,6 +115,10 @@ export interface Operation<
   call: string
   /** The response when it is not the service's answer as it is (`{ id, deleted: true }`), and back. */
   wire?: { out: (result: R, params: readonly string[]) => z.input<W>; back: (body: z.output<W>) => R }
+  /** The client answers the service's result (`wire.back` of the body) rather than the body itself. */
+  unwrap?: boolean
+  /** How long the port's HTTP adapter waits for an answer, in ms (a forget rewrites tables); default the client's. */
+  timeoutMs?: number
   /** The success status (default 200), or one chosen by the answer. */
   status?: number | ((result: R) => number)
   /** Response headers chosen by the answer. */
@@ -155,7 +159,8 @@ export function operation<
   R = z.output<W>,
   const C extends string | undefined = undefined,
   const E extends Operation['expand'] = undefined,
->(op: Operation<S, I, O, W, R> & { client?: C; expand?: E }): Operation<S, I, O, W, R> & { client?: C; expand?: E } {
+  const U extends boolean | undefined = undefined,
+>(op: Operation<S, I, O, W, R> & { client?: C; expand?: E; unwrap?: U }): Operation<S, I, O, W, R> & { client?: C; expand?: E; unwrap?: U } {
   return op
 }
 

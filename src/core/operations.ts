@@ -4,7 +4,8 @@
  * and both of its adapters are derived from this table: a new operation is one entry here and a
  * service method (CONTRIBUTING.md, "Adding an operation").
  */
-import { Deleted } from './api.js'
+import { Deleted, HubStatus } from './api.js'
+import { ForgetReceipt, PurgeInput, PurgeReceipt } from './erasure.js'
 import { ExtractInput, ExtractResult } from './extract.js'
 import {
   BatchFeedbackInput,
@@ -17,13 +18,17 @@ import {
   KnowledgeListPage,
   KnowledgeVersions,
   ListInput,
+  ReownInput,
+  ReownResult,
   SaveKnowledgeInput,
   SearchInput,
   SearchResponse,
   type KnowledgeVersion,
 } from './knowledge.js'
 import { operation, type Retryability } from './operation.js'
+import { UserProfile } from './profile.js'
 import { SlimInput, SlimResult, UnmergeResult } from './slim.js'
+import { CreatedToken, CreateTokenInput, TokenInfo, TokenList } from './tokens.js'
 
 /** A knowledge id in a path: 1-128 characters, not `.` or `..` (URL parsing would resolve those before the request leaves). */
 const knowledgeId = {
@@ -226,5 +231,128 @@ export const KNOWLEDGE_OPERATIONS = {
     action: 'knowledge.write',
     summary: 'Knowledge from a conversation (needs the LLM: 501 llm_not_configured without one); mode propose reports, save writes',
     responses: { 501: 'No LLM configured' },
+  }),
+} as const
+
+/**
+ * The users' operations: a user's profile (the user itself, its org admin, the hub operator).
+ * @example
+ * USER_OPERATIONS.profile.path // '/api/users/:id/profile'
+ */
+export const USER_OPERATIONS = {
+  /** A user's profile, current view: each seed-002 category's current entries and a timeline. */
+  profile: operation({
+    method: 'GET',
+    path: '/api/users/:id/profile',
+    output: UserProfile,
+    call: 'users.profile',
+    retry: 'idempotent',
+    action: 'profile.read',
+    summary:
+      "A user's profile, current view: each seed-002 category with its current entries and their confidence, and a timeline of changes (the user itself, its org admin, the hub operator; others: not_found)",
+  }),
+} as const
+
+/**
+ * API tokens (`/api/tokens`): the hub operator's, and an org admin's within its org.
+ * @example
+ * TOKEN_OPERATIONS.create.status // 201
+ */
+export const TOKEN_OPERATIONS = {
+  /** A new API token (the only time the token itself is shown); `hub:admin` only for a caller on the server's machine. */
+  create: operation({
+    method: 'POST',
+    path: '/api/tokens',
+    input: { from: 'body', schema: CreateTokenInput },
+    output: CreatedToken,
+    status: 201,
+    ok: 'Created',
+    call: 'admin.tokens.create',
+    retry: 'unsafe',
+    action: 'tokens.manage',
+    summary:
+      'Create an API token (hub operator: any but hub:admin, which only the CLI on the server machine mints; org admin: of its org, for its members, with its permissions at most); the token is in this answer only',
+  }),
+  /** Every token the caller may see, never the tokens themselves. */
+  list: operation({
+    method: 'GET',
+    path: '/api/tokens',
+    output: TokenList,
+    wire: { out: (items: TokenInfo[]) => ({ items }), back: (body) => body.items },
+    unwrap: true,
+    call: 'admin.tokens.list',
+    retry: 'idempotent',
+    action: 'tokens.manage',
+    summary: "API tokens, never the tokens themselves (hub operator: all; org admin: its org's)",
+  }),
+  revoke: operation({
+    method: 'POST',
+    path: '/api/tokens/:id/revoke',
+    output: TokenInfo,
+    call: 'admin.tokens.revoke',
+    retry: 'idempotent',
+    action: 'tokens.manage',
+    summary: "Revoke an API token (hub operator: any; org admin: its org's, others are not_found)",
+  }),
+} as const
+
+/**
+ * Administration: status, reown, forget and purge (the admin and erasure services check each
+ * against the role table). The backup's bytes are not a table operation (src/server/routes/admin.ts).
+ * @example
+ * ADMIN_OPERATIONS.forget.method // 'DELETE'
+ */
+export const ADMIN_OPERATIONS = {
+  /** Database, embedder, entries, and who is asking. */
+  status: operation({
+    method: 'GET',
+    path: '/api/status',
+    output: HubStatus,
+    call: 'admin.status',
+    retry: 'idempotent',
+    action: 'status',
+    summary: "Database, embedder, entries and the caller (hub operator: the hub; org admin: its org's counts, no location)",
+  }),
+  /** Every entry of one owner to another owner and/or shared with more scopes (safe to repeat: a second run changes nothing). */
+  reown: operation({
+    method: 'POST',
+    path: '/api/reown',
+    input: { from: 'body', schema: ReownInput },
+    output: ReownResult,
+    call: 'admin.reown',
+    retry: 'idempotent',
+    action: 'reown',
+    summary:
+      'Give every entry of one owner a new owner and/or more scopes (hub operator; an org admin within what it sees), e.g. entries saved in local mode (user:local) after the switch to token mode; each changed entry keeps its previous version with the reason; dry_run only reports',
+  }),
+  /**
+   * Forgets a user (`user:ID`) everywhere and answers a receipt of counts (`dryRun`: counts only).
+   * Not retried unless a dry run; the tables are rewritten afterwards, so the port waits ten minutes.
+   */
+  forget: operation({
+    method: 'DELETE',
+    path: '/api/principals/:principal',
+    params: { principal: { openapi: { schema: { type: 'string', example: 'user:bob' } } } },
+    options: { dryRun: { query: 'dry_run', type: 'boolean', default: false, openapi: { schema: { type: 'boolean' } } } },
+    output: ForgetReceipt,
+    call: 'erasure.forget',
+    retry: ([, options]) => ((options as { dryRun?: boolean } | undefined)?.dryRun ? 'idempotent' : 'unsafe'),
+    timeoutMs: 600_000,
+    action: 'principals.forget',
+    summary:
+      'Forget a user (user:ID) everywhere: entries, versions, feedback, resources and secrets, tokens, goals, agent documents, audit rows; then the tables are rewritten so the bytes leave the files. Hub operator; an org admin: users of its org (others are not_found). dry_run=true counts only. The receipt holds counts, never content',
+  }),
+  /** Merged (slimmed originals) and archived entries older than the given ages, for good; `dry_run` counts only. */
+  purge: operation({
+    method: 'POST',
+    path: '/api/admin/purge',
+    input: { from: 'body', schema: PurgeInput },
+    output: PurgeReceipt,
+    call: 'erasure.purge',
+    retry: ([input]) => ((input as { dry_run?: boolean } | undefined)?.dry_run ? 'idempotent' : 'unsafe'),
+    timeoutMs: 600_000,
+    action: 'retention.purge',
+    summary:
+      'Delete merged (slimmed originals) and archived entries older than the given ages for good (hub operator; an org admin: entries its ids reach); dry_run counts only',
   }),
 } as const

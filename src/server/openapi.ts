@@ -44,14 +44,14 @@ import {
 import { FolderFiles, FolderImportBody, FolderImportQuery, FolderImportReport, FolderSyncInput, FolderSyncResult } from '../core/knowledge-folder.js'
 import { ListResourcesInput, Resource, ResourceDeleted, ResourceListPage, SaveResourceInput, SecretReadPage, UpdateResourceInput } from '../core/resources.js'
 import { SlimInput, SlimResult, UnmergeResult } from '../core/slim.js'
-import { CreatedToken, CreateTokenInput, TokenInfo } from '../core/tokens.js'
+import { CreatedToken, CreateTokenInput, TokenInfo, TokenList } from '../core/tokens.js'
 import { pathParams, type OperationGroup, type OperationOption } from '../core/operation.js'
-import { KNOWLEDGE_OPERATIONS } from '../core/operations.js'
+import { ADMIN_OPERATIONS, KNOWLEDGE_OPERATIONS, TOKEN_OPERATIONS, USER_OPERATIONS } from '../core/operations.js'
 
 type JsonSchema = Record<string, unknown>
 
 /** The groups of the operations table whose paths are derived. */
-const OPERATION_GROUPS: readonly OperationGroup[] = [KNOWLEDGE_OPERATIONS]
+const OPERATION_GROUPS: readonly OperationGroup[] = [KNOWLEDGE_OPERATIONS, ADMIN_OPERATIONS, TOKEN_OPERATIONS, USER_OPERATIONS]
 
 function schema(s: z.ZodType, io: 'input' | 'output'): JsonSchema {
   const { $schema: _drop, ...rest } = z.toJSONSchema(s, { io, unrepresentable: 'any' }) as JsonSchema
@@ -164,7 +164,7 @@ const COMPONENTS: ReadonlyArray<readonly [string, z.ZodType, 'input' | 'output']
   ['CreateTokenInput', CreateTokenInput, 'input'],
   ['CreatedToken', CreatedToken, 'output'],
   ['TokenInfo', TokenInfo, 'output'],
-  ['TokenList', z.object({ items: z.array(TokenInfo) }), 'output'],
+  ['TokenList', TokenList, 'output'],
   ['ForgetReceipt', ForgetReceipt, 'output'],
   ['PurgeInput', PurgeInput, 'input'],
   ['PurgeReceipt', PurgeReceipt, 'output'],
@@ -289,67 +289,9 @@ function knowledgePaths(): Record<string, Record<string, unknown>> {
   }
 }
 
-/** `/api/status`, `/api/tokens`, `/api/reown` and `/api/admin/backup`: the hub operator, and an org admin within its org (docs/server.md, "Who may do what"). */
+/** `/api/admin/backup`: the backup's bytes (the table's admin operations are derived). */
 function adminPaths(): Record<string, Record<string, unknown>> {
-  const tokenId = { name: 'id', in: 'path', required: true, schema: { type: 'string' } }
   return {
-    '/api/status': {
-      get: {
-        summary: "Database, embedder, entries and the caller (hub operator: the hub; org admin: its org's counts, no location)",
-        responses: { 200: json('HubStatus'), ...ERRORS },
-      },
-    },
-    '/api/tokens': {
-      get: { summary: "API tokens, never the tokens themselves (hub operator: all; org admin: its org's)", responses: { 200: json('TokenList'), ...ERRORS } },
-      post: {
-        summary:
-          'Create an API token (hub operator: any but hub:admin, which only the CLI on the server machine mints; org admin: of its org, for its members, with its permissions at most); the token is in this answer only',
-        requestBody: body('CreateTokenInput'),
-        responses: { 201: json('CreatedToken', 'Created'), ...ERRORS },
-      },
-    },
-    '/api/tokens/{id}/revoke': {
-      post: {
-        summary: "Revoke an API token (hub operator: any; org admin: its org's, others are not_found)",
-        parameters: [tokenId],
-        responses: { 200: json('TokenInfo'), ...ERRORS },
-      },
-    },
-    '/api/reown': {
-      post: {
-        summary:
-          'Give every entry of one owner a new owner and/or more scopes (hub operator; an org admin within what it sees), e.g. entries saved in local mode (user:local) after the switch to token mode; each changed entry keeps its previous version with the reason; dry_run only reports',
-        requestBody: body('ReownInput'),
-        responses: { 200: json('ReownResult'), ...ERRORS },
-      },
-    },
-    '/api/principals/{principal}': {
-      delete: {
-        summary:
-          'Forget a user (user:ID) everywhere: entries, versions, feedback, resources and secrets, tokens, goals, agent documents, audit rows; then the tables are rewritten so the bytes leave the files. Hub operator; an org admin: users of its org (others are not_found). dry_run=true counts only. The receipt holds counts, never content',
-        parameters: [
-          { name: 'principal', in: 'path', required: true, schema: { type: 'string', example: 'user:bob' } },
-          { name: 'dry_run', in: 'query', required: false, schema: { type: 'boolean' } },
-        ],
-        responses: { 200: json('ForgetReceipt'), ...ERRORS },
-      },
-    },
-    '/api/admin/purge': {
-      post: {
-        summary:
-          'Delete merged (slimmed originals) and archived entries older than the given ages for good (hub operator; an org admin: entries its ids reach); dry_run counts only',
-        requestBody: body('PurgeInput'),
-        responses: { 200: json('PurgeReceipt'), ...ERRORS },
-      },
-    },
-    '/api/users/{id}/profile': {
-      get: {
-        summary:
-          "A user's profile, current view: each seed-002 category with its current entries and their confidence, and a timeline of changes (the user itself, its org admin, the hub operator; others: not_found)",
-        parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
-        responses: { 200: json('UserProfile'), ...ERRORS },
-      },
-    },
     '/api/admin/backup': {
       post: {
         summary: 'A backup file of the embedded database, consistent while the server writes (hub operator; PostgreSQL: 400, use pg_dump)',

@@ -18,17 +18,17 @@ import { reachUser } from './access.js'
 /** The users operations. */
 export interface UsersService {
   /** The profile of user `id` (its current view and timeline), for a caller that may read it. */
-  profile(principal: Principal, id: string): Promise<UserProfile>
+  profile(id: string, principal: Principal): Promise<UserProfile>
 }
 
 /**
  * The users service over a hub's store and tokens.
  * @example
- * const profile = await usersService(hub).profile(hub.config.principal, 'bob')
+ * const profile = await usersService(hub).profile('bob', hub.config.principal)
  */
 export function usersService(deps: { store: Pick<Store, 'knowledge'>; tokens: Pick<TokenService, 'list'>; clock?: Clock }): UsersService {
   return {
-    async profile(principal, id) {
+    async profile(id, principal) {
       const subject = parseWith(ForgetSubject, `user:${id}`, 'user')
       await reachUser(deps.tokens, principal, subject, 'profile.read')
       const records = await deps.store.knowledge.profileEntries(subject)
