@@ -454,18 +454,20 @@ async function rankCandidates(run: SearchRun, input: ParsedSearch, visible: stri
     const r = records.get(c.id)
     // A neighbour the lists did not find has not been through the search's type filter.
     if (!r || (types && c.neighbour_lift !== undefined && !r.types.some((t) => types.includes(t)))) continue
-    // The record is this search's own copy (getMany): it takes the candidate's figures in place.
-    const item = r as RankItem
-    item.fused = c.fused
-    item.positions = c.positions
-    item.strength = c.strength
-    if (c.evidence !== undefined) item.evidence = c.evidence
-    if (c.background !== undefined) item.background = c.background
-    if (c.relevance_probability !== undefined) item.relevance_probability = c.relevance_probability
-    if (c.time_boost !== undefined) item.time_boost = c.time_boost
-    if (c.neighbour_of !== undefined) item.neighbour_of = c.neighbour_of
-    if (c.neighbour_lift !== undefined) item.neighbour_lift = c.neighbour_lift
-    items.push(item)
+    // One shape for every item (a figure the candidate lacks is undefined, which `toResult` reads as absent):
+    // one copy of the record, where a property added at a time, or a spread of each optional figure, cost more.
+    items.push({
+      ...r,
+      fused: c.fused,
+      positions: c.positions,
+      strength: c.strength,
+      evidence: c.evidence,
+      background: c.background,
+      relevance_probability: c.relevance_probability,
+      time_boost: c.time_boost,
+      neighbour_of: c.neighbour_of,
+      neighbour_lift: c.neighbour_lift,
+    })
   }
   const reranked = relevanceRerank(items, visible, input.min_score, run.qualityBoost)
   const ranked = input.rerank ? reranked : reranked.sort((a, b) => b.fused - a.fused)
