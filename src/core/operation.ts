@@ -12,6 +12,7 @@
  * is called with those, then the principal and the caller's context.
  */
 import type { z } from 'zod'
+import type { Action } from './actions.js'
 import type { Principal } from './principal.js'
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
@@ -135,7 +136,7 @@ export interface Operation<
   /** The client's method name when it is not the port's (kept from before the table). */
   client?: string
   /** The row of the role × action table (src/auth/policy.ts) the service checks. */
-  action: string
+  action: Action
   /** The OpenAPI summary, and the success response's description (default `OK`). */
   summary: string
   ok?: string

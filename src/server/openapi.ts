@@ -178,18 +178,27 @@ const COMPONENTS: ReadonlyArray<readonly [string, z.ZodType, 'input' | 'output']
   ['FolderSyncResult', FolderSyncResult, 'output'],
 ]
 
-/** The components' JSON Schemas. */
-function components(): Record<string, JsonSchema> {
-  return Object.fromEntries(COMPONENTS.map(([name, s, io]) => [name, schema(s, io)]))
-}
-
 const NAMES = new Map(COMPONENTS.map(([name, s]) => [s, name]))
 
-/** The component name of a schema an operation uses (each is listed once in {@link COMPONENTS}). */
+/**
+ * The component name of a schema an operation uses: its name in {@link COMPONENTS}, else its zod
+ * `.meta({ id })` (a new operation's schemas need no entry here).
+ */
 function nameOf(s: z.ZodType): string {
-  const name = NAMES.get(s)
-  if (!name) throw new Error('An operation uses a schema that is not among the OpenAPI components: add it to COMPONENTS (src/server/openapi.ts)')
+  const name = NAMES.get(s) ?? (s.meta()?.id as string | undefined)
+  if (!name) throw new Error('An operation uses a schema with no name: give it .meta({ id }) or add it to COMPONENTS (src/server/openapi.ts)')
   return name
+}
+
+/** The components' JSON Schemas: the listed ones, and the operations' schemas named by `.meta({ id })`. */
+function components(): Record<string, JsonSchema> {
+  const listed = COMPONENTS.map(([name, s, io]) => [name, schema(s, io)] as const)
+  const ops = OPERATION_GROUPS.flatMap((group) => Object.values(group)).flatMap((op) => [
+    ...(op.input?.from === 'body' ? [[op.input.schema as z.ZodType, 'input'] as const] : []),
+    [op.output as z.ZodType, 'output'] as const,
+  ])
+  const named = ops.filter(([s]) => !NAMES.has(s)).map(([s, io]) => [nameOf(s), schema(s, io)] as const)
+  return Object.fromEntries([...listed, ...named])
 }
 
 /** Paths from several places, their methods merged per path. */
