@@ -83,7 +83,7 @@ export const POLICY: readonly PolicyRow[] = [
   ),
   row(
     'profile.read',
-    "GET /api/users/{id}/profile, MCP user_profile, dashboard profile: a user's own (org admins: their org's users)",
+    "GET /api/users/{id}/profile, GET /api/me, MCP user_profile, dashboard profile: a user's own (org admins: their org's users)",
     'hub',
     'org',
     'own',

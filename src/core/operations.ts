@@ -26,7 +26,7 @@ import {
   type KnowledgeVersion,
 } from './knowledge.js'
 import { operation, type Retryability } from './operation.js'
-import { UserProfile } from './profile.js'
+import { Me, UserProfile } from './profile.js'
 import { ListResourcesInput, Resource, ResourceListPage, SaveResourceInput, UpdateResourceInput, resourceIdFromPath, resourceIdProblem } from './resources.js'
 import { SlimInput, SlimResult, UnmergeResult } from './slim.js'
 import { CreatedToken, CreateTokenInput, TokenInfo, TokenList } from './tokens.js'
@@ -241,6 +241,16 @@ export const KNOWLEDGE_OPERATIONS = {
  * USER_OPERATIONS.profile.path // '/api/users/:id/profile'
  */
 export const USER_OPERATIONS = {
+  /** The caller itself: its principal and role (any caller with `read`). */
+  me: operation({
+    method: 'GET',
+    path: '/api/me',
+    output: Me,
+    call: 'users.me',
+    retry: 'idempotent',
+    action: 'profile.read',
+    summary: 'The caller: its principal and its role in the role table (to check a token)',
+  }),
   /** A user's profile, current view: each seed-002 category's current entries and a timeline. */
   profile: operation({
     method: 'GET',
