@@ -8,7 +8,7 @@ import { storedAgentWithFiles, type AgentBackend, type KnowHubBackend } from '..
 import { KnowHubError } from '../core/errors.js'
 import type { Principal } from '../core/principal.js'
 import type { SecretReadSite } from '../resources/audit.js'
-import { ADMIN_OPERATIONS, KNOWLEDGE_OPERATIONS, TOKEN_OPERATIONS, USER_OPERATIONS } from '../core/operations.js'
+import { ADMIN_OPERATIONS, KNOWLEDGE_OPERATIONS, RESOURCE_OPERATIONS, TOKEN_OPERATIONS, USER_OPERATIONS } from '../core/operations.js'
 import type { KnowHub } from './open.js'
 import { bindOperations, type ToolServices } from './operations.js'
 
@@ -77,10 +77,7 @@ export function servicesBackend(services: ToolServices, principal: Principal, op
       sync: (input) => knowledge.syncFolder(input, me),
     },
     resources: {
-      save: (input) => resources.upsert(input, me),
-      update: (id, input, target = {}) => resources.update(id, input, me, target),
-      get: (id, options = {}) => resources.get(id, me, { ...options, site }),
-      list: (query) => resources.list(query, me),
+      ...bindOperations(services, RESOURCE_OPERATIONS, me, context),
       delete: (id, target = {}) => resources.delete(id, me, target),
     },
     ...(services.agent ? { agent: agentMethods(services.agent, me, options.remote === true) } : {}),

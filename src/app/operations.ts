@@ -82,7 +82,9 @@ export async function invoke(
 ): Promise<unknown> {
   const { params, input, options } = argumentsOf(op, args)
   const method = methodOf(services, op, params, context.site.via === 'api' ? 'server' : 'KnowHub')
-  return method(...params, ...(op.input ? [input] : []), ...(op.options ? [options] : []), principal, context)
+  const before = [...params, ...(op.input ? [input] : [])]
+  if (op.optionsAfterPrincipal) return method(...before, principal, { ...options, site: context.site })
+  return method(...before, ...(op.options ? [options] : []), principal, context)
 }
 
 /**

@@ -6,10 +6,10 @@
  */
 import { KnowHubError, type ErrorCode } from '../core/errors.js'
 import { storedAgentWithFiles, type AgentBackend, type KnowHubBackend, type LocalAgentFiles } from '../core/backend.js'
-import type { KnowHubClient, ListResourcesQuery } from './client.js'
+import type { KnowHubClient } from './client.js'
 import { isKnowHubClientError, isServerErrorCode } from './errors.js'
 import { pathParams, type OperationGroup, type PortOf } from '../core/operation.js'
-import { ADMIN_OPERATIONS, KNOWLEDGE_OPERATIONS, TOKEN_OPERATIONS, USER_OPERATIONS } from '../core/operations.js'
+import { ADMIN_OPERATIONS, KNOWLEDGE_OPERATIONS, RESOURCE_OPERATIONS, TOKEN_OPERATIONS, USER_OPERATIONS } from '../core/operations.js'
 
 /**
  * A client error as the `KnowHubError` the tools expect. Server codes are kept; the
@@ -127,14 +127,7 @@ export function clientBackend(client: KnowHubClient, options: ClientBackendOptio
       sync: (input) => mapped(() => client.folder.sync(input)),
     },
     resources: {
-      // A resource is created at version 1; saving over an existing one raises its version.
-      save: async (input) => {
-        const resource = await mapped(() => client.resources.save(input))
-        return { resource, created: resource.version === 1 }
-      },
-      update: (id, input, target = {}) => mapped(() => client.resources.update(id, input, target)),
-      get: (id, options = {}) => mapped(() => client.resources.get(id, options)),
-      list: (query) => mapped(() => client.resources.list(query as ListResourcesQuery)),
+      ...portCalls(client.resources, RESOURCE_OPERATIONS),
       // The API's answer does not name the owner: find the resource first, then delete exactly that one.
       delete: async (id, target = {}) => {
         const { owner } = await mapped(() => client.resources.get(id, { includeSecret: false, ...target }))

@@ -23,13 +23,13 @@ import { GoalTree, type GoalRequest } from '../core/goals.js'
 import type { FeedbackInput, ListInput, SearchInput, SupersedeInput, SupersedeResult } from '../core/knowledge.js'
 import type { ImportQuery } from '../core/knowledge.js'
 import { ImportReport, type KnowledgeEntryView } from '../core/knowledge.js'
-import type { ListResourcesInput, SaveResourceInput, UpdateResourceInput } from '../core/resources.js'
-import { Resource, ResourceListPage, resourceIdProblem } from '../core/resources.js'
+import type { ListResourcesInput } from '../core/resources.js'
+import { resourceIdProblem } from '../core/resources.js'
 import type { SlimInput } from '../core/slim.js'
 import { KnowHubClientError } from './errors.js'
 import { folderCalls } from './folder.js'
 import { clientCalls } from './operations.js'
-import { ADMIN_OPERATIONS, KNOWLEDGE_OPERATIONS, TOKEN_OPERATIONS, USER_OPERATIONS } from '../core/operations.js'
+import { ADMIN_OPERATIONS, KNOWLEDGE_OPERATIONS, RESOURCE_OPERATIONS, TOKEN_OPERATIONS, USER_OPERATIONS } from '../core/operations.js'
 import { fetchRequester, send, type CallOptions, type FetchLike, type RequestSpec, type Requester, type RetryOptions, type TransportOptions } from './http.js'
 
 /**
@@ -195,36 +195,13 @@ function knowledgeCalls(call: Call) {
   return knowledge
 }
 
-/** The `/api/resource` calls. */
+/** The `/api/resource` calls: the operations table's, and the deletion. */
 function resourceCalls(call: Call) {
   return {
-    /** `POST /api/resource`: creates (201), or updates the owner's resource with this id (200). */
-    save: async (input: SaveResourceInput, opts?: CallOptions) =>
-      call({ method: 'POST', path: '/api/resource', body: input, retry: 'unsafe', schema: Resource }, opts),
-    /** `GET /api/resource/{id}`: `secure_body` only for callers with `secrets:read` in its scope. */
-    get: async (id: string, opts?: GetResourceOptions) =>
-      call(
-        {
-          method: 'GET',
-          path: `/api/resource/${resourcePath(id)}`,
-          query: { include_secret: opts?.includeSecret, owner: opts?.owner },
-          retry: 'idempotent',
-          schema: Resource,
-        },
-        opts,
-      ),
-    /** `PUT /api/resource/{id}`: the fields to change (`secure_body: null` removes the secret). */
-    update: async (id: string, input: UpdateResourceInput, opts?: ResourceTargetOptions) =>
-      call(
-        { method: 'PUT', path: `/api/resource/${resourcePath(id)}`, query: { owner: opts?.owner }, body: input, retry: 'idempotent', schema: Resource },
-        opts,
-      ),
+    ...clientCalls(call, RESOURCE_OPERATIONS),
     /** `DELETE /api/resource/{id}` (owner or admin). Answers `{ id, deleted }` (the server's `owner` is not passed on). */
     delete: async (id: string, opts?: ResourceTargetOptions) =>
       call({ method: 'DELETE', path: `/api/resource/${resourcePath(id)}`, query: { owner: opts?.owner }, retry: 'idempotent', schema: Deleted }, opts),
-    /** `GET /api/resource`: one page of summaries (never bodies or secrets). */
-    list: async (query: ListResourcesQuery = {}, opts?: CallOptions) =>
-      call({ method: 'GET', path: '/api/resource', query: { ...query }, retry: 'idempotent', schema: ResourceListPage }, opts),
   }
 }
 

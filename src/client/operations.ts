@@ -66,7 +66,10 @@ function pathOf(op: AnyOperation, names: readonly string[], params: readonly str
     const value = params[i] ?? ''
     const problem = op.params?.[name]?.check?.(value)
     if (problem) throw new KnowHubClientError('validation_error', problem.message, { details: { issues: [{ path: name, message: problem.issue }] } })
-    path = path.replace(`:${name}`, encodeURIComponent(value))
+    // A rest parameter (`:id+`) keeps its slashes: each segment is encoded.
+    path = path.includes(`:${name}+`)
+      ? path.replace(`:${name}+`, value.split('/').map(encodeURIComponent).join('/'))
+      : path.replace(`:${name}`, encodeURIComponent(value))
   })
   return path
 }

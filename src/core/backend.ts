@@ -14,9 +14,8 @@ import type { AgentKnowledge, AgentLanguage, AssembleContextInput, AssembledCont
 import type { GoalRequest, GoalTree } from './goals.js'
 import type { ImportQuery, ImportReport, SupersedeInput, SupersedeResult } from './knowledge.js'
 import type { FolderFile, FolderImportQuery, FolderImportReport, FolderSyncInput, FolderSyncResult } from './knowledge-folder.js'
-import type { ListResourcesInput, Resource, ResourceListPage, SaveResourceInput, UpdateResourceInput } from './resources.js'
 import type { PortOf } from './operation.js'
-import type { ADMIN_OPERATIONS, KNOWLEDGE_OPERATIONS, TOKEN_OPERATIONS, USER_OPERATIONS } from './operations.js'
+import type { ADMIN_OPERATIONS, KNOWLEDGE_OPERATIONS, RESOURCE_OPERATIONS, TOKEN_OPERATIONS, USER_OPERATIONS } from './operations.js'
 
 /** How a JSONL import treats bad lines and existing ids (`POST /api/knowledge/import`'s query), plus its progress. */
 export type BackendImportOptions = ImportQuery & {
@@ -73,13 +72,8 @@ export interface KnowHubBackend {
     /** One sync step (the files and state read here; the folder to write comes back). */
     sync(input: FolderSyncInput): Promise<FolderSyncResult>
   }
-  readonly resources: {
-    /** Creates, or updates the owner's resource with this id (`created` says which); never returns `secure_body`. */
-    save(input: SaveResourceInput): Promise<{ resource: Resource; created: boolean }>
-    update(id: string, input: UpdateResourceInput, target?: ResourceTarget): Promise<Resource>
-    /** `secure_body` only when asked for and allowed. */
-    get(id: string, options?: { includeSecret?: boolean } & ResourceTarget): Promise<Resource>
-    list(query: ListResourcesInput): Promise<ResourceListPage>
+  /** The table's resource operations, and the deletion (it says whose resource it was). */
+  readonly resources: PortOf<typeof RESOURCE_OPERATIONS> & {
     /** Deletes it for good; says whose it was. */
     delete(id: string, target?: ResourceTarget): Promise<{ owner: string }>
   }

@@ -12,6 +12,7 @@
  * is called with those, then the principal and the caller's context.
  */
 import type { z } from 'zod'
+import type { Action } from './actions.js'
 import type { Principal } from './principal.js'
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
@@ -22,7 +23,10 @@ export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
  */
 export type Retryability = 'idempotent' | 'unsafe'
 
-/** The path parameters of a Hono-style path, in order: `/api/knowledge/:id/versions` → `['id']`. */
+/**
+ * The path parameters of a path, in order: `/api/knowledge/:id/versions` → `['id']`. `:name+` is the
+ * rest of the path, slashes included (a path-like resource id).
+ */
 export type PathParams<S extends string> = S extends `${string}:${infer P}/${infer Rest}`
   ? [P, ...PathParams<`/${Rest}`>]
   : S extends `${string}:${infer P}`
@@ -64,6 +68,8 @@ export interface OperationParam {
   check?: (value: string) => { message: string; issue: string } | undefined
   /** The OpenAPI parameter beyond name, place and type (`description`, `example`). */
   openapi?: Readonly<Record<string, unknown>>
+  /** A rest parameter (`:name+`): the server decodes and checks the raw rest of the path with this (it throws `validation_error`). */
+  decode?: (raw: string) => string
 }
 
 /** The input's type as callers send it (the schema's input type); `never` without an input. */
@@ -130,7 +136,7 @@ export interface Operation<
   /** The client's method name when it is not the port's (kept from before the table). */
   client?: string
   /** The row of the role × action table (src/auth/policy.ts) the service checks. */
-  action: string
+  action: Action
   /** The OpenAPI summary, and the success response's description (default `OK`). */
   summary: string
   ok?: string
@@ -138,6 +144,11 @@ export interface Operation<
   responses?: Readonly<Record<number, string>>
   /** Path parameters: a check the client makes before sending, and the OpenAPI parameter beyond name and place. */
   params?: Readonly<Record<string, OperationParam>>
+  /**
+   * The service takes the options after the principal, the caller's secret-read site among them (the
+   * resource service's owner targets): `get(id, principal, { owner, includeSecret, site })`.
+   */
+  optionsAfterPrincipal?: boolean
   /** The service absent (a server without an LLM, say): the route is still served. Default: the route is left out. */
   served?: 'always'
 }
@@ -200,7 +211,7 @@ export type PortOf<G extends OperationGroup> = { [K in keyof G]: (...args: ArgsO
 
 /** The names of a path's parameters, in order. */
 export function pathParams(path: string): string[] {
-  return [...path.matchAll(/:([A-Za-z_]\w*)/g)].map((m) => m[1]!)
+  return [...path.matchAll(/:([A-Za-z_]\w*)\+?/g)].map((m) => m[1]!)
 }
 
 /**

@@ -26,7 +26,8 @@ import {
   type KnowledgeVersion,
 } from './knowledge.js'
 import { operation, type Retryability } from './operation.js'
-import { UserProfile } from './profile.js'
+import { Me, UserProfile } from './profile.js'
+import { ListResourcesInput, Resource, ResourceListPage, SaveResourceInput, UpdateResourceInput, resourceIdFromPath, resourceIdProblem } from './resources.js'
 import { SlimInput, SlimResult, UnmergeResult } from './slim.js'
 import { CreatedToken, CreateTokenInput, TokenInfo, TokenList } from './tokens.js'
 
@@ -240,6 +241,16 @@ export const KNOWLEDGE_OPERATIONS = {
  * USER_OPERATIONS.profile.path // '/api/users/:id/profile'
  */
 export const USER_OPERATIONS = {
+  /** The caller itself: its principal and role (any caller with `read`). */
+  me: operation({
+    method: 'GET',
+    path: '/api/me',
+    output: Me,
+    call: 'users.me',
+    retry: 'idempotent',
+    action: 'profile.read',
+    summary: 'The caller: its principal and its role in the role table (to check a token)',
+  }),
   /** A user's profile, current view: each seed-002 category's current entries and a timeline. */
   profile: operation({
     method: 'GET',
@@ -354,5 +365,86 @@ export const ADMIN_OPERATIONS = {
     action: 'retention.purge',
     summary:
       'Delete merged (slimmed originals) and archived entries older than the given ages for good (hub operator; an org admin: entries its ids reach); dry_run counts only',
+  }),
+} as const
+
+/** A resource id in a path: path-like (`code/selenium/login`), the rest of the path, checked on both sides. */
+const resourceId = {
+  check: (id: string) => {
+    const problem = resourceIdProblem(id)
+    return problem ? { message: `Invalid resource id: ${problem}`, issue: problem } : undefined
+  },
+  decode: resourceIdFromPath,
+  openapi: { description: 'A path-like id such as code/selenium/login: the rest of the URL path, slashes included' },
+}
+
+/** `?owner=kind:id`: ids are namespaced by owner; default the caller's own, else the one it sees first. */
+const owner = {
+  query: 'owner',
+  type: 'string',
+  openapi: {
+    description: "Ids are namespaced by owner: this owner's resource (kind:id). Default: the caller's own, else the visible one in the highest-priority scope",
+    schema: { type: 'string' },
+  },
+} as const
+
+/**
+ * The resource operations (seed 003): `/api/resource` and below. The deletion is written by hand
+ * (src/server/routes/resources.ts): the client's answer leaves the owner out, which the port returns.
+ * @example
+ * RESOURCE_OPERATIONS.get.path // '/api/resource/:id+'
+ */
+export const RESOURCE_OPERATIONS = {
+  /** Creates (201), or updates the owner's resource with this id (200); never returns `secure_body`. */
+  save: operation({
+    method: 'POST',
+    path: '/api/resource',
+    input: { from: 'body', schema: SaveResourceInput },
+    output: Resource,
+    wire: { out: (saved: { resource: Resource; created: boolean }) => saved.resource, back: (resource) => ({ resource, created: resource.version === 1 }) },
+    status: (saved) => (saved.created ? 201 : 200),
+    call: 'resources.upsert',
+    retry: 'unsafe',
+    action: 'resource.write',
+    summary: "Save a resource in its owner's namespace: created (201), or the owner's existing one updated (200)",
+    responses: { 200: 'Updated', 201: 'Created', 409: "Changed concurrently, or (admins only) the id is taken in another owner's namespace" },
+  }),
+  /** One page of summaries (never bodies or secrets); lists may be arrays or comma-separated. */
+  list: operation({
+    method: 'GET',
+    path: '/api/resource',
+    input: { from: 'query', schema: ListResourcesInput, optional: true, booleans: ['expired'] },
+    output: ResourceListPage,
+    call: 'resources.list',
+    retry: 'idempotent',
+    action: 'resource.read',
+    summary: 'List resources (never secrets)',
+  }),
+  /** `secure_body` only when asked for (the default) and allowed: `secrets:read` in the resource's scope. */
+  get: operation({
+    method: 'GET',
+    path: '/api/resource/:id+',
+    params: { id: resourceId },
+    options: { owner, includeSecret: { query: 'include_secret', type: 'boolean', default: true, openapi: { schema: { type: 'boolean', default: true } } } },
+    optionsAfterPrincipal: true,
+    output: Resource,
+    call: 'resources.get',
+    retry: 'idempotent',
+    action: 'resource.read',
+    summary: 'One resource; secure_body only with secrets:read in its scope',
+  }),
+  /** The fields to change (`secure_body: null` removes the secret). */
+  update: operation({
+    method: 'PUT',
+    path: '/api/resource/:id+',
+    params: { id: resourceId },
+    input: { from: 'body', schema: UpdateResourceInput },
+    options: { owner },
+    optionsAfterPrincipal: true,
+    output: Resource,
+    call: 'resources.update',
+    retry: 'idempotent',
+    action: 'resource.write',
+    summary: 'Update (owner or admin)',
   }),
 } as const

@@ -42,16 +42,16 @@ import {
   SearchResultView,
 } from '../core/knowledge.js'
 import { FolderFiles, FolderImportBody, FolderImportQuery, FolderImportReport, FolderSyncInput, FolderSyncResult } from '../core/knowledge-folder.js'
-import { ListResourcesInput, Resource, ResourceDeleted, ResourceListPage, SaveResourceInput, SecretReadPage, UpdateResourceInput } from '../core/resources.js'
+import { Resource, ResourceDeleted, ResourceListPage, SaveResourceInput, SecretReadPage, UpdateResourceInput } from '../core/resources.js'
 import { SlimInput, SlimResult, UnmergeResult } from '../core/slim.js'
 import { CreatedToken, CreateTokenInput, TokenInfo, TokenList } from '../core/tokens.js'
 import { pathParams, type OperationGroup, type OperationOption } from '../core/operation.js'
-import { ADMIN_OPERATIONS, KNOWLEDGE_OPERATIONS, TOKEN_OPERATIONS, USER_OPERATIONS } from '../core/operations.js'
+import { ADMIN_OPERATIONS, KNOWLEDGE_OPERATIONS, RESOURCE_OPERATIONS, TOKEN_OPERATIONS, USER_OPERATIONS } from '../core/operations.js'
 
 type JsonSchema = Record<string, unknown>
 
 /** The groups of the operations table whose paths are derived. */
-const OPERATION_GROUPS: readonly OperationGroup[] = [KNOWLEDGE_OPERATIONS, ADMIN_OPERATIONS, TOKEN_OPERATIONS, USER_OPERATIONS]
+const OPERATION_GROUPS: readonly OperationGroup[] = [KNOWLEDGE_OPERATIONS, RESOURCE_OPERATIONS, ADMIN_OPERATIONS, TOKEN_OPERATIONS, USER_OPERATIONS]
 
 function schema(s: z.ZodType, io: 'input' | 'output'): JsonSchema {
   const { $schema: _drop, ...rest } = z.toJSONSchema(s, { io, unrepresentable: 'any' }) as JsonSchema
@@ -178,18 +178,27 @@ const COMPONENTS: ReadonlyArray<readonly [string, z.ZodType, 'input' | 'output']
   ['FolderSyncResult', FolderSyncResult, 'output'],
 ]
 
-/** The components' JSON Schemas. */
-function components(): Record<string, JsonSchema> {
-  return Object.fromEntries(COMPONENTS.map(([name, s, io]) => [name, schema(s, io)]))
-}
-
 const NAMES = new Map(COMPONENTS.map(([name, s]) => [s, name]))
 
-/** The component name of a schema an operation uses (each is listed once in {@link COMPONENTS}). */
+/**
+ * The component name of a schema an operation uses: its name in {@link COMPONENTS}, else its zod
+ * `.meta({ id })` (a new operation's schemas need no entry here).
+ */
 function nameOf(s: z.ZodType): string {
-  const name = NAMES.get(s)
-  if (!name) throw new Error('An operation uses a schema that is not among the OpenAPI components: add it to COMPONENTS (src/server/openapi.ts)')
+  const name = NAMES.get(s) ?? (s.meta()?.id as string | undefined)
+  if (!name) throw new Error('An operation uses a schema with no name: give it .meta({ id }) or add it to COMPONENTS (src/server/openapi.ts)')
   return name
+}
+
+/** The components' JSON Schemas: the listed ones, and the operations' schemas named by `.meta({ id })`. */
+function components(): Record<string, JsonSchema> {
+  const listed = COMPONENTS.map(([name, s, io]) => [name, schema(s, io)] as const)
+  const ops = OPERATION_GROUPS.flatMap((group) => Object.values(group)).flatMap((op) => [
+    ...(op.input?.from === 'body' ? [[op.input.schema as z.ZodType, 'input'] as const] : []),
+    [op.output as z.ZodType, 'output'] as const,
+  ])
+  const named = ops.filter(([s]) => !NAMES.has(s)).map(([s, io]) => [nameOf(s), schema(s, io)] as const)
+  return Object.fromEntries([...listed, ...named])
 }
 
 /** Paths from several places, their methods merged per path. */
@@ -203,7 +212,7 @@ function merged(parts: ReadonlyArray<Record<string, Record<string, unknown>>>): 
 function operationPaths(groups: readonly OperationGroup[]): Record<string, Record<string, unknown>> {
   const paths: Record<string, Record<string, unknown>> = {}
   for (const op of groups.flatMap((group) => Object.values(group))) {
-    const path = op.path.replace(/:(\w+)/g, '{$1}')
+    const path = op.path.replace(/:(\w+)\+?/g, '{$1}')
     const parameters = [
       ...pathParams(op.path).map((name) => ({ name, in: 'path', required: true, schema: { type: 'string' }, ...op.params?.[name]?.openapi })),
       ...(op.input?.from === 'query' ? queryParameters(op.input.schema, op.input.describe) : []),
@@ -310,35 +319,7 @@ function adminPaths(): Record<string, Record<string, unknown>> {
 /** `/api/resource` and below. */
 function resourcePaths(): Record<string, Record<string, unknown>> {
   return {
-    '/api/resource': {
-      get: {
-        summary: 'List resources (never secrets)',
-        parameters: queryParameters(ListResourcesInput),
-        responses: { 200: json('ResourcePage'), ...ERRORS },
-      },
-      post: {
-        summary: "Save a resource in its owner's namespace: created (201), or the owner's existing one updated (200)",
-        requestBody: body('SaveResourceInput'),
-        responses: {
-          200: json('Resource', 'Updated'),
-          201: json('Resource', 'Created'),
-          ...ERRORS,
-          409: json('Error', "Changed concurrently, or (admins only) the id is taken in another owner's namespace"),
-        },
-      },
-    },
     '/api/resource/{id}': {
-      get: {
-        summary: 'One resource; secure_body only with secrets:read in its scope',
-        parameters: [resourceId, resourceOwner, { name: 'include_secret', in: 'query', required: false, schema: { type: 'boolean', default: true } }],
-        responses: { 200: json('Resource'), ...ERRORS },
-      },
-      put: {
-        summary: 'Update (owner or admin)',
-        parameters: [resourceId, resourceOwner],
-        requestBody: body('UpdateResourceInput'),
-        responses: { 200: json('Resource'), ...ERRORS },
-      },
       delete: { summary: 'Delete (owner or admin)', parameters: [resourceId, resourceOwner], responses: { 200: json('ResourceDeleted'), ...ERRORS } },
     },
     '/api/secret-reads': {

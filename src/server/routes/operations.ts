@@ -56,13 +56,27 @@ function optionsOf(c: AppContext, options: Readonly<Record<string, OperationOpti
   return out
 }
 
+/**
+ * A rest parameter (`:id+`): the raw (percent-encoded) rest of the URL path, decoded once and
+ * checked by the declaration (so `..` and its encodings are refused).
+ */
+function restParam(c: AppContext, op: AnyOperation, name: string): string {
+  const prefix = op.path.slice(0, op.path.indexOf(`:${name}+`))
+  const path = new URL(c.req.url).pathname
+  const at = path.indexOf(prefix)
+  const raw = at >= 0 ? path.slice(at + prefix.length) : ''
+  const decode = op.params?.[name]?.decode
+  return decode ? decode(raw) : decodeURIComponent(raw)
+}
+
 /** One operation's handler. */
 function handler(services: OperationServices, op: AnyOperation) {
   const names = pathParams(op.path)
-  const route = `${op.method} ${op.path.replace(/:(\w+)/g, '{$1}')}`
+  const route = `${op.method} ${op.path.replace(/:(\w+)\+?/g, '{$1}')}`
+  const rest = /:(\w+)\+$/.exec(op.path)?.[1]
   return async (c: AppContext) => {
     const expand = op.expand ? expansions(queryParam(c, 'expand')) : undefined
-    const params = names.map((name) => c.req.param(name) as string)
+    const params = names.map((name) => (rest === name ? restParam(c, op, name) : (c.req.param(name) as string)))
     const args: unknown[] = [...params]
     if (op.input?.from === 'query') args.push(queryObject(c, { lists: op.input.lists, booleans: op.input.booleans }, op.expand ? ['expand'] : []))
     else if (op.input) args.push(await readJson(c, { optional: op.input.optional }))
@@ -88,6 +102,6 @@ export function mountOperations(app: Hono<AppEnv>, prefix: string, group: Operat
   const ordered = [...ops.filter((op) => !op.path.includes(':')), ...ops.filter((op) => op.path.includes(':'))]
   for (const op of ordered) {
     if (op.served !== 'always' && serviceOf(services as ToolServices, op) === undefined) continue
-    app.on(op.method, op.path.slice(prefix.length) || '/', handler(services, op))
+    app.on(op.method, op.path.slice(prefix.length).replace(/\/:\w+\+$/, '/*') || '/', handler(services, op))
   }
 }
