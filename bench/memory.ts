@@ -179,6 +179,15 @@ const SETTINGS: Array<{ label: string; how: Launch }> = [
     label: 'shared_buffers 16MB, MALLOC_ARENA_MAX=2, --max-semi-space-size=2 (npm start, deploy/)',
     how: { env: { MALLOC_ARENA_MAX: '2' }, nodeFlags: ['--max-semi-space-size=2'] },
   },
+  // Between the two: how much idle memory a larger young generation costs (it saves CPU a request under load; docs/scale.md).
+  {
+    label: 'shared_buffers 16MB, MALLOC_ARENA_MAX=2, --max-semi-space-size=4',
+    how: { env: { MALLOC_ARENA_MAX: '2' }, nodeFlags: ['--max-semi-space-size=4'] },
+  },
+  {
+    label: 'shared_buffers 16MB, MALLOC_ARENA_MAX=2, --max-semi-space-size=8',
+    how: { env: { MALLOC_ARENA_MAX: '2' }, nodeFlags: ['--max-semi-space-size=8'] },
+  },
 ]
 
 async function measureSettings(results: BenchResult[]): Promise<void> {
