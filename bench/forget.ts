@@ -124,7 +124,7 @@ export async function runForgetBench(options: { entries?: number; others?: numbe
       const hub = await build(dataDir, databaseUrl, others, entries)
       try {
         if (cleanup === 'plain') {
-          const dry = await timed(() => hub.erasure.forget(OPERATOR, 'user:bob', { dryRun: true }))
+          const dry = await timed(() => hub.erasure.forget('user:bob', { dryRun: true }, OPERATOR))
           results.push({
             name: `${backend}: dry run (${entries} entries of ${entries + others})`,
             value: round(dry.seconds, 3),

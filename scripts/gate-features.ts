@@ -1,8 +1,8 @@
 /**
  * Dumps, for every judged query of a retrieval set, every candidate search finds with the gate off
  * (full-text and vector lists, no similarity floor), with the figures the precision gate can read
- * and whether the candidate is related: the data `scripts/gate-learn.py` fits the precision gate's
- * weights on (docs/retrieval.md, "The learned precision gate").
+ * and whether the candidate is related: the data `scripts/gate-learn.ts` fits the precision gate's
+ * learned checks on (docs/retrieval.md, "The learned relevance check", "The answer check").
  *
  *   npx tsx scripts/gate-features.ts --embedder sentence --embed-cache /tmp/small.vectors \
  *     --sets small-stores --out /tmp/features-sentence.jsonl [--limit N] [--absent]
@@ -11,7 +11,8 @@
  * candidates[]}`, each candidate `{doc, text_rank, text_score, strength, vector_rank, similarity,
  * fused}` in fused order; `anchored` says whether the query has an answer by the default gate's
  * anchor rule, `now` lists what the default search returns at top_k 5 and `kept` what the
- * precision gate's rules alone keep (without the learned check, `learned: 0`). `--absent` adds the
+ * precision gate's rules alone keep (without the learned checks, `learned: 0`: neither the check of
+ * each kept candidate nor the answer check). `--absent` adds the
  * no-answer-en/zh topics searched in every conv (kind `absent`, no related entry).
  */
 import { writeFileSync } from 'node:fs'

@@ -4,39 +4,15 @@
  * (src/client/backend.ts). It lives in the composition root: the CLI, the tools and MCP only
  * know the port, never the services behind it.
  */
-import type { AgentService } from '../agent/service.js'
-import type { AdminService } from '../admin/admin.js'
-import type { ErasureService } from '../users/erasure.js'
-import type { UsersService } from '../users/profile.js'
 import { storedAgentWithFiles, type AgentBackend, type KnowHubBackend } from '../core/backend.js'
 import { KnowHubError } from '../core/errors.js'
 import type { Principal } from '../core/principal.js'
-import type { ExtractionService } from '../knowledge/extract/extract.js'
-import type { KnowledgeService } from '../knowledge/service.js'
-import type { SlimService } from '../knowledge/slim/slim.js'
 import type { SecretReadSite } from '../resources/audit.js'
-import type { ResourceService } from '../resources/service.js'
+import { ADMIN_OPERATIONS, KNOWLEDGE_OPERATIONS, RESOURCE_OPERATIONS, TOKEN_OPERATIONS, USER_OPERATIONS } from '../core/operations.js'
 import type { KnowHub } from './open.js'
+import { bindOperations, type ToolServices } from './operations.js'
 
-/**
- * The in-process services a backend calls (the shapes `createApp` takes, so the server's `/mcp`
- * endpoint runs the tools on the same services as its HTTP routes).
- */
-export interface ToolServices {
-  knowledge: KnowledgeService
-  resources: ResourceService
-  slim: SlimService
-  /** Absent: knowledge_extract answers `llm_not_configured`. */
-  extraction?: Pick<ExtractionService, 'extract'> | undefined
-  /** Goal trees, agent contexts and compaction (absent: no `goal` tool, no `agent-context` prompt). */
-  agent?: Pick<AgentService, 'goal' | 'assembleContext' | 'compact' | 'compactStored'> | undefined
-  /** Status, tokens, reown and backups (each checked against the role table); absent: they answer `forbidden`. */
-  admin?: AdminService | undefined
-  /** Forget and purge (each checked against the role table); absent: they answer `forbidden`. */
-  erasure?: ErasureService | undefined
-  /** Users' profiles; absent: `not_found`. */
-  users?: UsersService | undefined
-}
+export type { ToolServices } from './operations.js'
 
 /** Options of {@link servicesBackend}. */
 export interface ServicesBackendOptions {
@@ -68,27 +44,11 @@ function agentMethods(agent: NonNullable<ToolServices['agent']>, principal: Prin
   }
 }
 
-/** The admin operations as `principal`: the admin service checks each against the role table. */
-function adminMethods(services: ToolServices, principal: Principal, local: boolean): KnowHubBackend['admin'] {
-  const admin = (): NonNullable<ToolServices['admin']> => {
+/** The backup as `principal` (its bytes are no table operation); the admin service checks the role table. */
+function backupOf(services: ToolServices, principal: Principal, local: boolean): () => Promise<Uint8Array> {
+  return async () => {
     if (!services.admin) throw new KnowHubError('forbidden', 'This KnowHub offers no administration here: use the CLI on the server machine or the HTTP API')
-    return services.admin
-  }
-  const erasure = (): NonNullable<ToolServices['erasure']> => {
-    if (!services.erasure) throw new KnowHubError('forbidden', 'This KnowHub offers no forget or purge here: use the CLI on the server machine or the HTTP API')
-    return services.erasure
-  }
-  return {
-    status: async () => admin().status(principal),
-    backup: async () => admin().backup(principal, 'local', local ? 'knowhub backup' : undefined),
-    reown: async (input) => admin().reown(input, principal),
-    forget: async (subject, options = {}) => erasure().forget(principal, subject, options),
-    purge: async (input) => erasure().purge(principal, input),
-    tokens: {
-      create: async (input) => admin().tokens.create(input, principal, { local }),
-      list: async () => admin().tokens.list(principal),
-      revoke: async (id) => admin().tokens.revoke(id, principal),
-    },
+    return services.admin.backup(principal, 'local', local ? 'knowhub backup' : undefined)
   }
 }
 
@@ -100,29 +60,14 @@ function adminMethods(services: ToolServices, principal: Principal, local: boole
  */
 export function servicesBackend(services: ToolServices, principal: Principal, options: ServicesBackendOptions = {}): KnowHubBackend {
   const site: SecretReadSite = { via: options.site?.via ?? 'tools', route: options.site?.route ?? 'resource_get', caller: options.site?.caller ?? 'local' }
-  const { knowledge, resources, slim } = services
+  const { knowledge, resources } = services
   const me = principal
+  const context = { local: options.remote !== true, key: site.caller, site }
   return {
     url: undefined,
     knowledge: {
-      search: (query) => knowledge.search(query, me),
-      save: (body) => knowledge.save(body, me),
-      list: (query) => knowledge.list(query, me),
-      get: (id) => knowledge.get(id, me),
-      versions: (id) => knowledge.versions(id, me),
-      feedback: (id, body) => knowledge.feedback(id, body, me),
+      ...bindOperations(services, KNOWLEDGE_OPERATIONS, me, context),
       supersede: (id, input) => knowledge.supersede(id, input, me),
-      batchFeedback: (body) => knowledge.batchFeedback(body, me),
-      edit: (id, body) => knowledge.edit(id, body, me),
-      archive: (id) => knowledge.archive(id, me),
-      restore: (id) => knowledge.restore(id, me),
-      delete: (id) => knowledge.delete(id, me),
-      slim: (body) => slim.slim(body, me),
-      unmerge: (id) => slim.unmerge(id, me),
-      extract: async (body) => {
-        if (!services.extraction) throw new KnowHubError('llm_not_configured', 'Extraction needs an LLM, and this KnowHub has none configured')
-        return services.extraction.extract(body, me)
-      },
       exportJsonl: () => knowledge.exportJsonl(me),
       importJsonl: (lines, options) => knowledge.importJsonl(lines, me, options),
     },
@@ -132,20 +77,16 @@ export function servicesBackend(services: ToolServices, principal: Principal, op
       sync: (input) => knowledge.syncFolder(input, me),
     },
     resources: {
-      save: (input) => resources.upsert(input, me),
-      update: (id, input, target = {}) => resources.update(id, input, me, target),
-      get: (id, options = {}) => resources.get(id, me, { ...options, site }),
-      list: (query) => resources.list(query, me),
+      ...bindOperations(services, RESOURCE_OPERATIONS, me, context),
       delete: (id, target = {}) => resources.delete(id, me, target),
     },
     ...(services.agent ? { agent: agentMethods(services.agent, me, options.remote === true) } : {}),
-    users: {
-      profile: async (id) => {
-        if (!services.users) throw new KnowHubError('not_found', `No user ${id}`, { user: id })
-        return services.users.profile(me, id)
-      },
+    users: bindOperations(services, USER_OPERATIONS, me, context),
+    admin: {
+      ...bindOperations(services, ADMIN_OPERATIONS, me, context),
+      backup: backupOf(services, me, options.remote !== true),
+      tokens: bindOperations(services, TOKEN_OPERATIONS, me, context),
     },
-    admin: adminMethods(services, me, options.remote !== true),
   }
 }
 

@@ -19,39 +19,13 @@
  */
 import { KnowHubError } from '../core/errors.js'
 import { memberScopes, type Principal } from '../core/principal.js'
+import { ROLES } from '../core/actions.js'
 
-/** The roles, highest first. */
-export const ROLES = ['operator', 'admin', 'writer', 'reader'] as const
-export type Role = (typeof ROLES)[number]
+export { ROLES, ACTIONS, type Role, type Action } from '../core/actions.js'
+import type { Action, Role } from '../core/actions.js'
 
 /** How far an action reaches for a role. */
 export type Reach = 'hub' | 'org' | 'scopes' | 'own' | 'none'
-
-/** Every action the table rules on. */
-export const ACTIONS = [
-  'knowledge.read',
-  'knowledge.write',
-  'knowledge.manage',
-  'resource.read',
-  'resource.secret',
-  'resource.write',
-  'owner.name',
-  'scope.public',
-  'slim',
-  'reown',
-  'tokens.manage',
-  'tokens.mint_admin',
-  'tokens.mint_operator',
-  'status',
-  'status.hub',
-  'backup',
-  'metrics',
-  'orgs.manage',
-  'principals.forget',
-  'retention.purge',
-  'profile.read',
-] as const
-export type Action = (typeof ACTIONS)[number]
 
 /** One row of the table: what the action is, and its reach per role. */
 export interface PolicyRow {
@@ -109,7 +83,7 @@ export const POLICY: readonly PolicyRow[] = [
   ),
   row(
     'profile.read',
-    "GET /api/users/{id}/profile, MCP user_profile, dashboard profile: a user's own (org admins: their org's users)",
+    "GET /api/users/{id}/profile, GET /api/me, MCP user_profile, dashboard profile: a user's own (org admins: their org's users)",
     'hub',
     'org',
     'own',

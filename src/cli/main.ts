@@ -8,7 +8,7 @@ import { packageVersion } from '../app/version.js'
 import { KnowHubError } from '../core/errors.js'
 import { ENV_VARS } from './env.js'
 import { knowledgeCommands } from './commands/knowledge/index.js'
-import { statusCommand } from './commands/status.js'
+import { statusCommand, whoamiCommand } from './commands/status.js'
 import { resourceCommands } from './commands/resource.js'
 import { slimCommands } from './commands/slim.js'
 import { packsCommand } from './commands/packs/packs.js'
@@ -39,6 +39,7 @@ export function buildProgram(io: Io = processIo): Command {
   for (const command of [
     ...knowledgeCommands(io),
     statusCommand(io),
+    whoamiCommand(io),
     ...resourceCommands(io),
     ...slimCommands(io),
     packsCommand({ io }),

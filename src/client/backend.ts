@@ -6,8 +6,10 @@
  */
 import { KnowHubError, type ErrorCode } from '../core/errors.js'
 import { storedAgentWithFiles, type AgentBackend, type KnowHubBackend, type LocalAgentFiles } from '../core/backend.js'
-import type { KnowHubClient, ListKnowledgeQuery, ListResourcesQuery, SearchQuery, SlimOptions } from './client.js'
+import type { KnowHubClient } from './client.js'
 import { isKnowHubClientError, isServerErrorCode } from './errors.js'
+import { pathParams, type OperationGroup, type PortOf } from '../core/operation.js'
+import { ADMIN_OPERATIONS, KNOWLEDGE_OPERATIONS, RESOURCE_OPERATIONS, TOKEN_OPERATIONS, USER_OPERATIONS } from '../core/operations.js'
 
 /**
  * A client error as the `KnowHubError` the tools expect. Server codes are kept; the
@@ -34,6 +36,25 @@ async function mapped<T>(run: () => Promise<T>): Promise<T> {
   } catch (error) {
     throw toKnowHubError(error)
   }
+}
+
+/**
+ * A group of operations as port methods over the client's methods: each the client's call,
+ * its answer mapped back to the service's result, its failure to a `KnowHubError`.
+ */
+function portCalls<G extends OperationGroup>(methods: object, group: G): PortOf<G> {
+  const port: Record<string, unknown> = {}
+  for (const [name, op] of Object.entries(group)) {
+    const method = (methods as Record<string, (...args: unknown[]) => Promise<unknown>>)[op.client ?? name]!
+    const slots = pathParams(op.path).length + (op.input ? 1 : 0) + (op.options ? 1 : 0)
+    port[name] = async (...args: unknown[]) => {
+      // A slow operation (a forget rewrites tables): its own timeout, after the arguments in their places.
+      const sent = op.timeoutMs ? [...args.slice(0, slots), ...Array<undefined>(Math.max(0, slots - args.length)), { timeoutMs: op.timeoutMs }] : args
+      const body = await mapped(() => method(...sent))
+      return op.wire && !op.unwrap ? op.wire.back(body) : body
+    }
+  }
+  return port as PortOf<G>
 }
 
 /** Options of {@link clientBackend}. */
@@ -87,21 +108,8 @@ export function clientBackend(client: KnowHubClient, options: ClientBackendOptio
   return {
     url: client.baseUrl,
     knowledge: {
-      search: (query) => mapped(() => k.search(query as SearchQuery)),
-      save: (body) => mapped(() => k.save(body)),
-      list: (query) => mapped(() => k.list(query as ListKnowledgeQuery)),
-      get: (id) => mapped(() => k.get(id)),
-      versions: async (id) => (await mapped(() => k.versions(id))).versions,
-      feedback: (id, body) => mapped(() => k.update(id, body)),
+      ...portCalls(k, KNOWLEDGE_OPERATIONS),
       supersede: (id, input) => mapped(() => k.supersede(id, input)),
-      batchFeedback: (body) => mapped(() => k.batchUpdate(body)),
-      edit: (id, body) => mapped(() => k.edit(id, body)),
-      archive: (id) => mapped(() => k.archive(id)),
-      restore: (id) => mapped(() => k.restore(id)),
-      delete: async (id) => void (await mapped(() => k.delete(id))),
-      slim: (body) => mapped(() => k.slim(body as SlimOptions)),
-      unmerge: (id) => mapped(() => k.unmerge(id)),
-      extract: (body) => mapped(() => k.extract(body)),
       exportJsonl: async function* () {
         const text = await mapped(() => k.exportJsonl())
         for (const line of text.split('\n')) if (line.trim() !== '') yield line
@@ -119,14 +127,7 @@ export function clientBackend(client: KnowHubClient, options: ClientBackendOptio
       sync: (input) => mapped(() => client.folder.sync(input)),
     },
     resources: {
-      // A resource is created at version 1; saving over an existing one raises its version.
-      save: async (input) => {
-        const resource = await mapped(() => client.resources.save(input))
-        return { resource, created: resource.version === 1 }
-      },
-      update: (id, input, target = {}) => mapped(() => client.resources.update(id, input, target)),
-      get: (id, options = {}) => mapped(() => client.resources.get(id, options)),
-      list: (query) => mapped(() => client.resources.list(query as ListResourcesQuery)),
+      ...portCalls(client.resources, RESOURCE_OPERATIONS),
       // The API's answer does not name the owner: find the resource first, then delete exactly that one.
       delete: async (id, target = {}) => {
         const { owner } = await mapped(() => client.resources.get(id, { includeSecret: false, ...target }))
@@ -135,20 +136,12 @@ export function clientBackend(client: KnowHubClient, options: ClientBackendOptio
       },
     },
     agent: agentMethods(client, options),
-    users: { profile: (id) => mapped(() => client.users.profile(id)) },
+    users: portCalls(client.users, USER_OPERATIONS),
     admin: {
-      status: () => mapped(() => client.admin.status()),
+      ...portCalls(client.admin, ADMIN_OPERATIONS),
       // A large database takes a while to dump and send: ten minutes, no retry of a half-sent body.
       backup: () => mapped(() => client.admin.backup({ timeoutMs: 600_000 })),
-      reown: (input) => mapped(() => client.admin.reown(input)),
-      // A forget rewrites the tables afterwards: ten minutes on a large hub.
-      forget: (subject, options = {}) => mapped(() => client.admin.forget(subject, options, { timeoutMs: 600_000 })),
-      purge: (input) => mapped(() => client.admin.purge(input, { timeoutMs: 600_000 })),
-      tokens: {
-        create: (input) => mapped(() => client.admin.tokens.create(input)),
-        list: () => mapped(() => client.admin.tokens.list()),
-        revoke: (id) => mapped(() => client.admin.tokens.revoke(id)),
-      },
+      tokens: portCalls(client.admin.tokens, TOKEN_OPERATIONS),
     },
   }
 }

@@ -18,42 +18,18 @@ import {
   type LocalCompactRequest,
   type WriteAgentDocumentInput,
 } from '../core/agent.js'
-import { Deleted, Health, HubStatus, OpenApiDocument } from '../core/api.js'
-import { ForgetReceipt, PurgeReceipt, type PurgeInput } from '../core/erasure.js'
+import { Deleted, Health, OpenApiDocument } from '../core/api.js'
 import { GoalTree, type GoalRequest } from '../core/goals.js'
-import { UserProfile } from '../core/profile.js'
-import type {
-  BatchFeedbackInput,
-  EditKnowledgeInput,
-  FeedbackInput,
-  ListInput,
-  SaveKnowledgeInput,
-  SearchInput,
-  SupersedeInput,
-  SupersedeResult,
-} from '../core/knowledge.js'
-import type { ImportQuery, ReownInput } from '../core/knowledge.js'
-import {
-  BatchFeedbackResult,
-  ImportReport,
-  KnowledgeEntry,
-  FeedbackResponse,
-  KnowledgeEntryView,
-  KnowledgeListPage,
-  KnowledgeVersions,
-  ReownResult,
-  SearchResponse,
-} from '../core/knowledge.js'
-import type { CreateTokenInput } from '../core/tokens.js'
-import { CreatedToken, TokenInfo } from '../core/tokens.js'
-import type { ListResourcesInput, SaveResourceInput, UpdateResourceInput } from '../core/resources.js'
-import { Resource, ResourceListPage, resourceIdProblem } from '../core/resources.js'
+import type { FeedbackInput, ListInput, SearchInput, SupersedeInput, SupersedeResult } from '../core/knowledge.js'
+import type { ImportQuery } from '../core/knowledge.js'
+import { ImportReport, type KnowledgeEntryView } from '../core/knowledge.js'
+import type { ListResourcesInput } from '../core/resources.js'
+import { resourceIdProblem } from '../core/resources.js'
 import type { SlimInput } from '../core/slim.js'
-import type { ExtractInput } from '../core/extract.js'
-import { ExtractResult } from '../core/extract.js'
-import { SlimResult, UnmergeResult } from '../core/slim.js'
 import { KnowHubClientError } from './errors.js'
 import { folderCalls } from './folder.js'
+import { clientCalls } from './operations.js'
+import { ADMIN_OPERATIONS, KNOWLEDGE_OPERATIONS, RESOURCE_OPERATIONS, TOKEN_OPERATIONS, USER_OPERATIONS } from '../core/operations.js'
 import { fetchRequester, send, type CallOptions, type FetchLike, type RequestSpec, type Requester, type RetryOptions, type TransportOptions } from './http.js'
 
 /**
@@ -140,26 +116,10 @@ export function resourcePath(id: string): string {
   return id.split('/').map(encodeURIComponent).join('/')
 }
 
-function knowledgePath(id: string): string {
-  if (id === '' || id === '.' || id === '..' || id.length > 128) {
-    throw new KnowHubClientError('validation_error', 'Invalid knowledge id', {
-      details: { issues: [{ path: 'id', message: 'knowledge ids are 1-128 characters and not . or ..' }] },
-    })
-  }
-  return `/api/knowledge/${encodeURIComponent(id)}`
-}
-
 function callOptions<T extends CallOptions>(options: T | undefined): CallOptions {
   if (!options) return {}
   const { signal, timeoutMs, retries, headers, requestId } = options
   return { signal, timeoutMs, retries, headers, requestId } as CallOptions
-}
-
-/** Feedback that only sets the score can be repeated safely; added cases and evolutions cannot. */
-function feedbackRetry(body: FeedbackInput): 'idempotent' | 'unsafe' {
-  const record = body as Record<string, unknown>
-  const additive = ['add_helpful_case', 'add_harmful_case', 'evolve_feedback', 'supersede_with'].some((key) => record[key] !== undefined)
-  return additive ? 'unsafe' : 'idempotent'
 }
 
 /** Sends one call over a transport, validated with its response schema. */
@@ -184,20 +144,10 @@ function transportOf(options: Omit<ClientOptions, 'fetch'>, request: Requester):
   }
 }
 
-/** The `/api/knowledge` calls. */
+/** The `/api/knowledge` calls: the operations table's (src/core/operations.ts), and the ones it cannot declare. */
 function knowledgeCalls(call: Call) {
   const knowledge = {
-    /** `GET /api/knowledge/search`: hybrid retrieval and the quality rerank (seed 003). */
-    search: async (query: SearchQuery, opts?: CallOptions) => {
-      const { expand, ...rest } = query
-      return call({ method: 'GET', path: '/api/knowledge/search', query: { ...rest, expand }, retry: 'idempotent', schema: SearchResponse }, opts)
-    },
-    /** `POST /api/knowledge`: saves an entry (never retried after a network error or timeout: it could be saved twice). */
-    save: async (input: SaveKnowledgeInput, opts?: CallOptions) =>
-      call({ method: 'POST', path: '/api/knowledge', body: input, retry: 'unsafe', schema: KnowledgeEntry }, opts),
-    /** `GET /api/knowledge`: one page, newest first. */
-    list: async (query: ListKnowledgeQuery = {}, opts?: CallOptions) =>
-      call({ method: 'GET', path: '/api/knowledge', query: { ...query }, retry: 'idempotent', schema: KnowledgeListPage }, opts),
+    ...clientCalls(call, KNOWLEDGE_OPERATIONS),
     /**
      * Every entry matching `query`, page after page (`limit` is the page size).
      * @example
@@ -211,16 +161,6 @@ function knowledgeCalls(call: Call) {
         cursor = page.next_cursor ?? undefined
       } while (cursor)
     },
-    /** `GET /api/knowledge/{id}`. */
-    get: async (id: string, opts?: CallOptions & ExpandOption) =>
-      call({ method: 'GET', path: knowledgePath(id), query: { expand: opts?.expand }, retry: 'idempotent', schema: KnowledgeEntryView }, opts),
-    /**
-     * `PUT /api/knowledge/{id}` (seed 003 `knowledge_update`): `add_helpful_case`, `add_harmful_case`,
-     * `update_score`, `evolve_feedback` (501 `llm_not_configured` when the server has no LLM).
-     * Retried after network errors only when it just sets the score: a repeated case would count twice.
-     */
-    update: async (id: string, input: FeedbackInput, opts?: CallOptions) =>
-      call({ method: 'PUT', path: knowledgePath(id), body: input, retry: feedbackRetry(input), schema: FeedbackResponse }, opts),
     /**
      * Supersedes entry `id` (issue 31; `PUT /api/knowledge/{id}` with `supersede_with`): `by` is the
      * id of the entry that holds now, or a new entry's body (saved in the same transaction);
@@ -230,43 +170,10 @@ function knowledgeCalls(call: Call) {
      */
     supersede: async (id: string, input: SupersedeInput, opts?: CallOptions): Promise<SupersedeResult> => {
       const body: FeedbackInput = { supersede_with: input.by, ...(input.valid_to ? { valid_to: input.valid_to } : {}) }
-      const {
-        current,
-        suggest: _suggest,
-        ...superseded
-      } = await call({ method: 'PUT', path: knowledgePath(id), body, retry: 'unsafe', schema: FeedbackResponse }, opts)
+      const { current, suggest: _suggest, ...superseded } = await knowledge.update(id, body, opts)
       if (!current) throw new KnowHubClientError('internal_error', 'The server answered a supersession without the entry that supersedes', {})
       return { superseded, current }
     },
-    /** `POST /api/knowledge/batch_update`: helpful/harmful feedback on many entries; one result per item. */
-    batchUpdate: async (input: BatchFeedbackInput, opts?: CallOptions) =>
-      call({ method: 'POST', path: '/api/knowledge/batch_update', body: input, retry: 'unsafe', schema: BatchFeedbackResult }, opts),
-    /** `PATCH /api/knowledge/{id}`: edits by the owner; the previous version is kept. */
-    edit: async (id: string, input: EditKnowledgeInput, opts?: CallOptions) =>
-      call({ method: 'PATCH', path: knowledgePath(id), body: input, retry: 'unsafe', schema: KnowledgeEntry }, opts),
-    /** `DELETE /api/knowledge/{id}` (owner or admin). */
-    delete: async (id: string, opts?: CallOptions) => call({ method: 'DELETE', path: knowledgePath(id), retry: 'idempotent', schema: Deleted }, opts),
-    /** `GET /api/knowledge/{id}/versions`: previous versions, oldest first. */
-    versions: async (id: string, opts?: CallOptions) =>
-      call({ method: 'GET', path: `${knowledgePath(id)}/versions`, retry: 'idempotent', schema: KnowledgeVersions }, opts),
-    /** `POST /api/knowledge/{id}/archive` (owner or admin). */
-    archive: async (id: string, opts?: CallOptions) =>
-      call({ method: 'POST', path: `${knowledgePath(id)}/archive`, retry: 'unsafe', schema: KnowledgeEntry }, opts),
-    /** `POST /api/knowledge/{id}/restore` (owner or admin). */
-    restore: async (id: string, opts?: CallOptions) =>
-      call({ method: 'POST', path: `${knowledgePath(id)}/restore`, retry: 'unsafe', schema: KnowledgeEntry }, opts),
-    /** `POST /api/knowledge/slim`: merges near-duplicates (`dry_run: true` only reports the plan). */
-    slim: async (input: SlimOptions = {}, opts?: CallOptions) =>
-      call({ method: 'POST', path: '/api/knowledge/slim', body: input, retry: 'unsafe', schema: SlimResult }, opts),
-    /**
-     * `POST /api/knowledge/extract`: knowledge from a conversation (`mode: 'propose'` reports, `'save'` writes).
-     * Needs the server's LLM (501 `llm_not_configured` without one).
-     */
-    extract: async (input: ExtractInput, opts?: CallOptions) =>
-      call({ method: 'POST', path: '/api/knowledge/extract', body: input, retry: 'unsafe', schema: ExtractResult }, opts),
-    /** `POST /api/knowledge/{id}/unmerge`: undoes a slim merge. */
-    unmerge: async (id: string, opts?: CallOptions) =>
-      call({ method: 'POST', path: `${knowledgePath(id)}/unmerge`, retry: 'unsafe', schema: UnmergeResult }, opts),
     /** `GET /api/knowledge/export`: every visible entry with its history, as JSONL (one entry a line). */
     exportJsonl: async (opts?: CallOptions) =>
       call({ method: 'GET', path: '/api/knowledge/export', retry: 'idempotent', schema: z.string(), responseText: 'application/x-ndjson' }, opts),
@@ -288,36 +195,13 @@ function knowledgeCalls(call: Call) {
   return knowledge
 }
 
-/** The `/api/resource` calls. */
+/** The `/api/resource` calls: the operations table's, and the deletion. */
 function resourceCalls(call: Call) {
   return {
-    /** `POST /api/resource`: creates (201), or updates the owner's resource with this id (200). */
-    save: async (input: SaveResourceInput, opts?: CallOptions) =>
-      call({ method: 'POST', path: '/api/resource', body: input, retry: 'unsafe', schema: Resource }, opts),
-    /** `GET /api/resource/{id}`: `secure_body` only for callers with `secrets:read` in its scope. */
-    get: async (id: string, opts?: GetResourceOptions) =>
-      call(
-        {
-          method: 'GET',
-          path: `/api/resource/${resourcePath(id)}`,
-          query: { include_secret: opts?.includeSecret, owner: opts?.owner },
-          retry: 'idempotent',
-          schema: Resource,
-        },
-        opts,
-      ),
-    /** `PUT /api/resource/{id}`: the fields to change (`secure_body: null` removes the secret). */
-    update: async (id: string, input: UpdateResourceInput, opts?: ResourceTargetOptions) =>
-      call(
-        { method: 'PUT', path: `/api/resource/${resourcePath(id)}`, query: { owner: opts?.owner }, body: input, retry: 'idempotent', schema: Resource },
-        opts,
-      ),
+    ...clientCalls(call, RESOURCE_OPERATIONS),
     /** `DELETE /api/resource/{id}` (owner or admin). Answers `{ id, deleted }` (the server's `owner` is not passed on). */
     delete: async (id: string, opts?: ResourceTargetOptions) =>
       call({ method: 'DELETE', path: `/api/resource/${resourcePath(id)}`, query: { owner: opts?.owner }, retry: 'idempotent', schema: Deleted }, opts),
-    /** `GET /api/resource`: one page of summaries (never bodies or secrets). */
-    list: async (query: ListResourcesQuery = {}, opts?: CallOptions) =>
-      call({ method: 'GET', path: '/api/resource', query: { ...query }, retry: 'idempotent', schema: ResourceListPage }, opts),
   }
 }
 
@@ -372,44 +256,11 @@ function agentCalls(call: Call) {
   }
 }
 
-/** The admin calls (`/api/status`, `/api/tokens`, `/api/reown`): they need the `admin` permission. */
+/** The admin calls (`/api/status`, `/api/tokens`, `/api/reown`, forget, purge, backup): they need the `admin` permission. */
 function adminCalls(call: Call) {
   return {
-    /** `GET /api/status`: database, embedder, entries, and the caller's principal. */
-    status: async (opts?: CallOptions) => call({ method: 'GET', path: '/api/status', retry: 'idempotent', schema: HubStatus }, opts),
-    tokens: {
-      /** `POST /api/tokens`: a new API token (the only time the token itself is shown). */
-      create: async (input: CreateTokenInput, opts?: CallOptions) =>
-        call({ method: 'POST', path: '/api/tokens', body: input, retry: 'unsafe', schema: CreatedToken }, opts),
-      /** `GET /api/tokens`: every token, never the tokens themselves. */
-      list: async (opts?: CallOptions) =>
-        (await call({ method: 'GET', path: '/api/tokens', retry: 'idempotent', schema: z.object({ items: z.array(TokenInfo) }) }, opts)).items,
-      /** `POST /api/tokens/{id}/revoke`. */
-      revoke: async (id: string, opts?: CallOptions) =>
-        call({ method: 'POST', path: `/api/tokens/${encodeURIComponent(id)}/revoke`, retry: 'idempotent', schema: TokenInfo }, opts),
-    },
-    /** `POST /api/reown`: every entry of one owner to another owner and/or shared with more scopes (safe to repeat: a second run changes nothing). */
-    reown: async (input: ReownInput, opts?: CallOptions) =>
-      call({ method: 'POST', path: '/api/reown', body: input, retry: 'idempotent', schema: ReownResult }, opts),
-    /**
-     * `DELETE /api/principals/{principal}`: forgets a user (`user:ID`) everywhere — its entries,
-     * versions, feedback, resources and secrets, tokens, goals, agent documents, audit rows — and
-     * answers a receipt of counts (hub operator; an org admin: users of its org). `dryRun`: counts only.
-     * Not retried unless a dry run: give it a long `timeoutMs` on a large hub (the tables are rewritten).
-     */
-    forget: async (principal: string, options: { dryRun?: boolean } = {}, opts?: CallOptions) =>
-      call(
-        {
-          method: 'DELETE',
-          path: `/api/principals/${encodeURIComponent(principal)}${options.dryRun ? '?dry_run=true' : ''}`,
-          retry: options.dryRun ? 'idempotent' : 'unsafe',
-          schema: ForgetReceipt,
-        },
-        opts,
-      ),
-    /** `POST /api/admin/purge`: merged (slimmed originals) and archived entries older than the given ages, for good; `dry_run` counts only. */
-    purge: async (input: PurgeInput, opts?: CallOptions) =>
-      call({ method: 'POST', path: '/api/admin/purge', body: input, retry: input.dry_run ? 'idempotent' : 'unsafe', schema: PurgeReceipt }, opts),
+    ...clientCalls(call, ADMIN_OPERATIONS),
+    tokens: clientCalls(call, TOKEN_OPERATIONS),
     /** `POST /api/admin/backup`: a backup file of the server's embedded database (`knowhub restore` reads it). Give it a long `timeoutMs`. */
     backup: async (opts?: CallOptions) =>
       call(
@@ -453,11 +304,8 @@ export function createClientOver(request: Requester, options: Omit<ClientOptions
     agent: agentCalls(call),
     /** Status and API tokens, for callers with the `admin` permission. */
     admin: adminCalls(call),
-    users: {
-      /** `GET /api/users/{id}/profile`: a user's profile, current view (the user itself, its org admin, the hub operator). */
-      profile: async (id: string, opts?: CallOptions) =>
-        call({ method: 'GET', path: `/api/users/${encodeURIComponent(id)}/profile`, retry: 'idempotent', schema: UserProfile }, opts),
-    },
+    /** `GET /api/users/{id}/profile`: a user's profile, current view (the user itself, its org admin, the hub operator). */
+    users: clientCalls(call, USER_OPERATIONS),
     /** `GET /healthz`: liveness and the server's version (no token needed). */
     healthz: async (opts?: CallOptions) => call({ method: 'GET', path: '/healthz', retry: 'idempotent', schema: Health }, opts),
     /** `GET /api/openapi.json`: the API's OpenAPI 3.1 document (no token needed). */

@@ -11,34 +11,11 @@
 import type { AgentConfig } from './config.js'
 import { KnowHubError } from './errors.js'
 import type { AgentKnowledge, AgentLanguage, AssembleContextInput, AssembledContext, CompactInput, CompactResult, LocalCompactRequest } from './agent.js'
-import type { HubStatus } from './api.js'
-import type { ForgetReceipt, PurgeInput, PurgeReceipt } from './erasure.js'
-import type { ExtractInput, ExtractResult } from './extract.js'
 import type { GoalRequest, GoalTree } from './goals.js'
-import type {
-  BatchFeedbackInput,
-  BatchFeedbackResult,
-  EditKnowledgeInput,
-  FeedbackInput,
-  ImportQuery,
-  ImportReport,
-  KnowledgeEntry,
-  KnowledgeListPage,
-  KnowledgeVersion,
-  ListInput,
-  ReownInput,
-  ReownResult,
-  SaveKnowledgeInput,
-  SearchInput,
-  SearchResponse,
-  SupersedeInput,
-  SupersedeResult,
-} from './knowledge.js'
+import type { ImportQuery, ImportReport, SupersedeInput, SupersedeResult } from './knowledge.js'
 import type { FolderFile, FolderImportQuery, FolderImportReport, FolderSyncInput, FolderSyncResult } from './knowledge-folder.js'
-import type { ListResourcesInput, Resource, ResourceListPage, SaveResourceInput, UpdateResourceInput } from './resources.js'
-import type { SlimInput, SlimResult, UnmergeResult } from './slim.js'
-import type { UserProfile } from './profile.js'
-import type { CreatedToken, CreateTokenInput, TokenInfo } from './tokens.js'
+import type { PortOf } from './operation.js'
+import type { ADMIN_OPERATIONS, KNOWLEDGE_OPERATIONS, RESOURCE_OPERATIONS, TOKEN_OPERATIONS, USER_OPERATIONS } from './operations.js'
 
 /** How a JSONL import treats bad lines and existing ids (`POST /api/knowledge/import`'s query), plus its progress. */
 export type BackendImportOptions = ImportQuery & {
@@ -78,34 +55,10 @@ export interface AgentBackend {
 export interface KnowHubBackend {
   /** The server's URL when the backend runs over HTTP; undefined in this process. */
   readonly url: string | undefined
-  readonly knowledge: {
-    /** `GET /api/knowledge/search`: hybrid retrieval and the quality rerank (seed 003). */
-    search(query: SearchInput): Promise<SearchResponse>
-    /** `POST /api/knowledge` */
-    save(body: SaveKnowledgeInput): Promise<KnowledgeEntry>
-    /** `GET /api/knowledge`: newest first, one page. */
-    list(query: ListInput): Promise<KnowledgeListPage>
-    /** `GET /api/knowledge/{id}` */
-    get(id: string): Promise<KnowledgeEntry>
-    /** `GET /api/knowledge/{id}/versions`: previous versions, oldest first. */
-    versions(id: string): Promise<KnowledgeVersion[]>
-    /** `PUT /api/knowledge/{id}` (seed 003's knowledge_update: helpful/harmful case, score, evolve). */
-    feedback(id: string, body: FeedbackInput): Promise<KnowledgeEntry>
+  /** The operations of the table (src/core/operations.ts), plus the ones it cannot declare (JSONL streams, supersede). */
+  readonly knowledge: PortOf<typeof KNOWLEDGE_OPERATIONS> & {
     /** `PUT /api/knowledge/{id}` with `supersede_with` (issue 31): closes entry `id` and links the one that replaces it. */
     supersede(id: string, input: SupersedeInput): Promise<SupersedeResult>
-    /** `POST /api/knowledge/batch_update` */
-    batchFeedback(body: BatchFeedbackInput): Promise<BatchFeedbackResult>
-    /** `PATCH /api/knowledge/{id}`: edits; the previous version is kept. */
-    edit(id: string, body: EditKnowledgeInput): Promise<KnowledgeEntry>
-    archive(id: string): Promise<KnowledgeEntry>
-    restore(id: string): Promise<KnowledgeEntry>
-    delete(id: string): Promise<void>
-    /** `POST /api/knowledge/slim`: merges near-duplicates (`dry_run` only reports). */
-    slim(body: SlimInput): Promise<SlimResult>
-    /** `POST /api/knowledge/{id}/unmerge`: undoes a slim merge. */
-    unmerge(id: string): Promise<UnmergeResult>
-    /** `POST /api/knowledge/extract`: knowledge from a conversation (needs the LLM). */
-    extract(body: ExtractInput): Promise<ExtractResult>
     /** Every visible entry with its history, one JSONL line each. */
     exportJsonl(): AsyncIterable<string>
     /** JSONL as `exportJsonl` writes it; all or nothing unless `mode: 'partial'`. */
@@ -119,40 +72,20 @@ export interface KnowHubBackend {
     /** One sync step (the files and state read here; the folder to write comes back). */
     sync(input: FolderSyncInput): Promise<FolderSyncResult>
   }
-  readonly resources: {
-    /** Creates, or updates the owner's resource with this id (`created` says which); never returns `secure_body`. */
-    save(input: SaveResourceInput): Promise<{ resource: Resource; created: boolean }>
-    update(id: string, input: UpdateResourceInput, target?: ResourceTarget): Promise<Resource>
-    /** `secure_body` only when asked for and allowed. */
-    get(id: string, options?: { includeSecret?: boolean } & ResourceTarget): Promise<Resource>
-    list(query: ListResourcesInput): Promise<ResourceListPage>
+  /** The table's resource operations, and the deletion (it says whose resource it was). */
+  readonly resources: PortOf<typeof RESOURCE_OPERATIONS> & {
     /** Deletes it for good; says whose it was. */
     delete(id: string, target?: ResourceTarget): Promise<{ owner: string }>
   }
   /** Agents and goal trees; absent: no `goal` or `agent_compact` tool, no `agent-context` MCP prompt. */
   readonly agent?: AgentBackend | undefined
-  /** Users' profiles (the user itself, its org admin, the hub operator). */
-  readonly users: {
-    /** A user's profile, current view: each seed-002 category's current entries and a timeline. */
-    profile(id: string): Promise<UserProfile>
-  }
-  /** Administration (the `admin` permission over HTTP; the hub operator in this process). */
-  readonly admin: {
-    /** Database, embedder, entries, and who is asking. */
-    status(): Promise<HubStatus>
+  /** Users' profiles (the user itself, its org admin, the hub operator): the table's `USER_OPERATIONS`. */
+  readonly users: PortOf<typeof USER_OPERATIONS>
+  /** Administration (the `admin` permission over HTTP; the hub operator in this process): the table's operations, and the backup's bytes. */
+  readonly admin: PortOf<typeof ADMIN_OPERATIONS> & {
     /** A backup file of the embedded database; PostgreSQL: a `validation_error` naming pg_dump. */
     backup(): Promise<Uint8Array>
-    /** Re-owns or shares every entry of one owner. */
-    reown(input: ReownInput): Promise<ReownResult>
-    /** Forgets a user (`user:ID`) everywhere; a receipt of counts (`dryRun`: counts only). */
-    forget(principal: string, options?: { dryRun?: boolean }): Promise<ForgetReceipt>
-    /** Deletes merged and archived entries older than the given ages, for good. */
-    purge(input: PurgeInput): Promise<PurgeReceipt>
-    tokens: {
-      create(input: CreateTokenInput): Promise<CreatedToken>
-      list(): Promise<TokenInfo[]>
-      revoke(id: string): Promise<TokenInfo>
-    }
+    tokens: PortOf<typeof TOKEN_OPERATIONS>
   }
 }
 

@@ -5,7 +5,18 @@
  * and the dashboard.
  */
 import { z } from 'zod'
+import { ROLES } from './actions.js'
 import { Tags } from './knowledge.js'
+import { Principal } from './principal.js'
+
+/**
+ * The caller as the hub sees it (`GET /api/me`): its principal and its role in the role table, to
+ * check a token before using it.
+ * @example
+ * Me.parse({ principal: { user: 'ann', org: 'acme', permissions: ['read'] }, role: 'reader' })
+ */
+export const Me = z.object({ principal: Principal, role: z.enum(ROLES) }).meta({ id: 'Me' })
+export type Me = z.output<typeof Me>
 
 /** The categories of seed 002, in its order. */
 export const PROFILE_CATEGORIES = ['preference', 'background', 'habit', 'constraint'] as const

@@ -61,6 +61,14 @@ export const TokenInfo = z.object({
 export type TokenInfo = z.output<typeof TokenInfo>
 
 /**
+ * The response of `GET /api/tokens`: every token the caller may see, never the tokens themselves.
+ * @example
+ * const { items } = TokenList.parse(body)
+ */
+export const TokenList = z.object({ items: z.array(TokenInfo) })
+export type TokenList = z.output<typeof TokenList>
+
+/**
  * The result of `create`: the token itself appears here and nowhere else, ever.
  * @example
  * const { token } = CreatedToken.parse(await tokens.create({ user: 'alice' }))

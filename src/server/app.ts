@@ -43,7 +43,8 @@ import { knowledgeFolderRoutes } from './routes/knowledge-folder.js'
 import { metaRoutes } from './routes/meta.js'
 import { metricsRoutes } from './routes/metrics.js'
 import { resourceRoutes, secretReadRoutes } from './routes/resources.js'
-import { userRoutes } from './routes/users.js'
+import { mountOperations } from './routes/operations.js'
+import { USER_OPERATIONS } from '../core/operations.js'
 import type { SlimService } from '../knowledge/slim/slim.js'
 import type { ExtractionService } from '../knowledge/extract/extract.js'
 
@@ -185,8 +186,9 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route('/api/resource', resourceRoutes({ resources: deps.resources }))
   app.route('/api/secret-reads', secretReadRoutes({ resources: deps.resources }))
   if (deps.agent) app.route('/api', agentRoutes({ agent: deps.agent }))
-  if (deps.admin) app.route('/api', adminRoutes(deps.admin))
-  if (deps.erasure && deps.users) app.route('/api', userRoutes({ erasure: deps.erasure, users: deps.users }))
+  // The table's admin and user operations (each only with its service) and the backup.
+  app.route('/api', adminRoutes(deps))
+  mountOperations(app, '', USER_OPERATIONS, deps)
   // Pack tools and resources at /mcp: the packs the caller may see, by pack-relative paths (packs.access).
   const packs = deps.mcp?.packService ?? toolPackService({ ...deps.mcp, logger })
   // The MCP SDK (~7 MB of heap) loads with the first /mcp request, not with every server.

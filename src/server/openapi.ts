@@ -22,6 +22,7 @@ import { Deleted, ErrorBody, Health, HubStatus, type OpenApiDocument } from '../
 import { ForgetReceipt, PurgeInput, PurgeReceipt } from '../core/erasure.js'
 import { GoalRequest, GoalTree } from '../core/goals.js'
 import { UserProfile } from '../core/profile.js'
+import { ExtractInput, ExtractResult } from '../core/extract.js'
 import {
   BatchFeedbackInput,
   BatchFeedbackResult,
@@ -34,20 +35,23 @@ import {
   KnowledgeEntryView,
   KnowledgeListPage,
   KnowledgeVersions,
-  ListInput,
   ReownInput,
   ReownResult,
   SaveKnowledgeInput,
-  SearchInput,
   SearchResponse,
   SearchResultView,
 } from '../core/knowledge.js'
 import { FolderFiles, FolderImportBody, FolderImportQuery, FolderImportReport, FolderSyncInput, FolderSyncResult } from '../core/knowledge-folder.js'
-import { ListResourcesInput, Resource, ResourceDeleted, ResourceListPage, SaveResourceInput, SecretReadPage, UpdateResourceInput } from '../core/resources.js'
+import { Resource, ResourceDeleted, ResourceListPage, SaveResourceInput, SecretReadPage, UpdateResourceInput } from '../core/resources.js'
 import { SlimInput, SlimResult, UnmergeResult } from '../core/slim.js'
-import { CreatedToken, CreateTokenInput, TokenInfo } from '../core/tokens.js'
+import { CreatedToken, CreateTokenInput, TokenInfo, TokenList } from '../core/tokens.js'
+import { pathParams, type OperationGroup, type OperationOption } from '../core/operation.js'
+import { ADMIN_OPERATIONS, KNOWLEDGE_OPERATIONS, RESOURCE_OPERATIONS, TOKEN_OPERATIONS, USER_OPERATIONS } from '../core/operations.js'
 
 type JsonSchema = Record<string, unknown>
+
+/** The groups of the operations table whose paths are derived. */
+const OPERATION_GROUPS: readonly OperationGroup[] = [KNOWLEDGE_OPERATIONS, RESOURCE_OPERATIONS, ADMIN_OPERATIONS, TOKEN_OPERATIONS, USER_OPERATIONS]
 
 function schema(s: z.ZodType, io: 'input' | 'output'): JsonSchema {
   const { $schema: _drop, ...rest } = z.toJSONSchema(s, { io, unrepresentable: 'any' }) as JsonSchema
@@ -91,7 +95,6 @@ const documentName = {
   description: 'A document path such as knowledge.md or skills/style.md: the rest of the URL path, slashes included',
   schema: { type: 'string' },
 }
-const knowledgeId = { name: 'id', in: 'path', required: true, schema: { type: 'string' } }
 const resourceId = {
   name: 'id',
   in: 'path',
@@ -114,65 +117,127 @@ const expand = {
   schema: { type: 'string', enum: ['resources'] },
 }
 
-/** The schemas the paths refer to, each generated from its core schema. */
+/** The schemas the paths refer to, by name: each generated from its core schema (request bodies and queries as inputs, responses as outputs). */
+const COMPONENTS: ReadonlyArray<readonly [string, z.ZodType, 'input' | 'output']> = [
+  ['Error', ErrorBody, 'output'],
+  ['Health', Health, 'output'],
+  ['SaveKnowledgeInput', SaveKnowledgeInput, 'input'],
+  ['EditKnowledgeInput', EditKnowledgeInput, 'input'],
+  ['FeedbackInput', FeedbackInput, 'input'],
+  ['BatchFeedbackInput', BatchFeedbackInput, 'input'],
+  ['SlimInput', SlimInput, 'input'],
+  ['SlimResult', SlimResult, 'output'],
+  ['UnmergeResult', UnmergeResult, 'output'],
+  ['ExtractInput', ExtractInput, 'input'],
+  ['ExtractResult', ExtractResult, 'output'],
+  ['KnowledgeEntry', KnowledgeEntry, 'output'],
+  ['FeedbackResponse', FeedbackResponse, 'output'],
+  ['KnowledgeEntryView', KnowledgeEntryView, 'output'],
+  ['KnowledgeVersions', KnowledgeVersions, 'output'],
+  ['KnowledgePage', KnowledgeListPage, 'output'],
+  ['SearchResponse', SearchResponse, 'output'],
+  ['SearchResult', SearchResultView, 'output'],
+  ['BatchResult', BatchFeedbackResult, 'output'],
+  ['Deleted', Deleted, 'output'],
+  ['ResourceDeleted', ResourceDeleted, 'output'],
+  ['SaveResourceInput', SaveResourceInput, 'input'],
+  ['UpdateResourceInput', UpdateResourceInput, 'input'],
+  ['Resource', Resource, 'output'],
+  ['ResourcePage', ResourceListPage, 'output'],
+  ['SecretReadPage', SecretReadPage, 'output'],
+  ['AgentContextRequest', AgentContextRequest, 'input'],
+  ['AssembledContext', AssembledContext, 'output'],
+  ['AgentKnowledgeRequest', AgentKnowledgeRequest, 'input'],
+  ['AgentKnowledge', AgentKnowledge, 'output'],
+  ['LocalCompactRequest', LocalCompactRequest, 'input'],
+  ['CompactRequest', CompactRequest, 'input'],
+  ['CompactResult', CompactResult, 'output'],
+  ['AgentList', AgentList, 'output'],
+  ['AgentDocumentList', AgentDocumentList, 'output'],
+  ['AgentDocument', AgentDocument, 'output'],
+  ['AgentDocumentInfo', AgentDocumentInfo, 'output'],
+  ['WriteAgentDocumentInput', WriteAgentDocumentInput, 'input'],
+  ['GoalRequest', GoalRequest, 'input'],
+  ['GoalTree', GoalTree, 'output'],
+  ['ImportReport', ImportReport, 'output'],
+  ['HubStatus', HubStatus, 'output'],
+  ['CreateTokenInput', CreateTokenInput, 'input'],
+  ['CreatedToken', CreatedToken, 'output'],
+  ['TokenInfo', TokenInfo, 'output'],
+  ['TokenList', TokenList, 'output'],
+  ['ForgetReceipt', ForgetReceipt, 'output'],
+  ['PurgeInput', PurgeInput, 'input'],
+  ['PurgeReceipt', PurgeReceipt, 'output'],
+  ['UserProfile', UserProfile, 'output'],
+  ['ReownInput', ReownInput, 'input'],
+  ['ReownResult', ReownResult, 'output'],
+  ['FolderFiles', FolderFiles, 'output'],
+  ['FolderImportBody', FolderImportBody, 'input'],
+  ['FolderImportReport', FolderImportReport, 'output'],
+  ['FolderSyncInput', FolderSyncInput, 'input'],
+  ['FolderSyncResult', FolderSyncResult, 'output'],
+]
+
+const NAMES = new Map(COMPONENTS.map(([name, s]) => [s, name]))
+
+/**
+ * The component name of a schema an operation uses: its name in {@link COMPONENTS}, else its zod
+ * `.meta({ id })` (a new operation's schemas need no entry here).
+ */
+function nameOf(s: z.ZodType): string {
+  const name = NAMES.get(s) ?? (s.meta()?.id as string | undefined)
+  if (!name) throw new Error('An operation uses a schema with no name: give it .meta({ id }) or add it to COMPONENTS (src/server/openapi.ts)')
+  return name
+}
+
+/** The components' JSON Schemas: the listed ones, and the operations' schemas named by `.meta({ id })`. */
 function components(): Record<string, JsonSchema> {
-  return {
-    Error: schema(ErrorBody, 'output'),
-    Health: schema(Health, 'output'),
-    SaveKnowledgeInput: schema(SaveKnowledgeInput, 'input'),
-    EditKnowledgeInput: schema(EditKnowledgeInput, 'input'),
-    FeedbackInput: schema(FeedbackInput, 'input'),
-    BatchFeedbackInput: schema(BatchFeedbackInput, 'input'),
-    SlimInput: schema(SlimInput, 'input'),
-    SlimResult: schema(SlimResult, 'output'),
-    UnmergeResult: schema(UnmergeResult, 'output'),
-    KnowledgeEntry: schema(KnowledgeEntry, 'output'),
-    FeedbackResponse: schema(FeedbackResponse, 'output'),
-    KnowledgeEntryView: schema(KnowledgeEntryView, 'output'),
-    KnowledgeVersions: schema(KnowledgeVersions, 'output'),
-    KnowledgePage: schema(KnowledgeListPage, 'output'),
-    SearchResponse: schema(SearchResponse, 'output'),
-    SearchResult: schema(SearchResultView, 'output'),
-    BatchResult: schema(BatchFeedbackResult, 'output'),
-    Deleted: schema(Deleted, 'output'),
-    ResourceDeleted: schema(ResourceDeleted, 'output'),
-    SaveResourceInput: schema(SaveResourceInput, 'input'),
-    UpdateResourceInput: schema(UpdateResourceInput, 'input'),
-    Resource: schema(Resource, 'output'),
-    ResourcePage: schema(ResourceListPage, 'output'),
-    SecretReadPage: schema(SecretReadPage, 'output'),
-    AgentContextRequest: schema(AgentContextRequest, 'input'),
-    AssembledContext: schema(AssembledContext, 'output'),
-    AgentKnowledgeRequest: schema(AgentKnowledgeRequest, 'input'),
-    AgentKnowledge: schema(AgentKnowledge, 'output'),
-    LocalCompactRequest: schema(LocalCompactRequest, 'input'),
-    CompactRequest: schema(CompactRequest, 'input'),
-    CompactResult: schema(CompactResult, 'output'),
-    AgentList: schema(AgentList, 'output'),
-    AgentDocumentList: schema(AgentDocumentList, 'output'),
-    AgentDocument: schema(AgentDocument, 'output'),
-    AgentDocumentInfo: schema(AgentDocumentInfo, 'output'),
-    WriteAgentDocumentInput: schema(WriteAgentDocumentInput, 'input'),
-    GoalRequest: schema(GoalRequest, 'input'),
-    GoalTree: schema(GoalTree, 'output'),
-    ImportReport: schema(ImportReport, 'output'),
-    HubStatus: schema(HubStatus, 'output'),
-    CreateTokenInput: schema(CreateTokenInput, 'input'),
-    CreatedToken: schema(CreatedToken, 'output'),
-    TokenInfo: schema(TokenInfo, 'output'),
-    TokenList: schema(z.object({ items: z.array(TokenInfo) }), 'output'),
-    ForgetReceipt: schema(ForgetReceipt, 'output'),
-    PurgeInput: schema(PurgeInput, 'input'),
-    PurgeReceipt: schema(PurgeReceipt, 'output'),
-    UserProfile: schema(UserProfile, 'output'),
-    ReownInput: schema(ReownInput, 'input'),
-    ReownResult: schema(ReownResult, 'output'),
-    FolderFiles: schema(FolderFiles, 'output'),
-    FolderImportBody: schema(FolderImportBody, 'input'),
-    FolderImportReport: schema(FolderImportReport, 'output'),
-    FolderSyncInput: schema(FolderSyncInput, 'input'),
-    FolderSyncResult: schema(FolderSyncResult, 'output'),
+  const listed = COMPONENTS.map(([name, s, io]) => [name, schema(s, io)] as const)
+  const ops = OPERATION_GROUPS.flatMap((group) => Object.values(group)).flatMap((op) => [
+    ...(op.input?.from === 'body' ? [[op.input.schema as z.ZodType, 'input'] as const] : []),
+    [op.output as z.ZodType, 'output'] as const,
+  ])
+  const named = ops.filter(([s]) => !NAMES.has(s)).map(([s, io]) => [nameOf(s), schema(s, io)] as const)
+  return Object.fromEntries([...listed, ...named])
+}
+
+/** Paths from several places, their methods merged per path. */
+function merged(parts: ReadonlyArray<Record<string, Record<string, unknown>>>): Record<string, Record<string, unknown>> {
+  const paths: Record<string, Record<string, unknown>> = {}
+  for (const part of parts) for (const [path, methods] of Object.entries(part)) paths[path] = { ...paths[path], ...methods }
+  return paths
+}
+
+/** The OpenAPI path of each operation of the table (src/core/operations.ts), merged by path. */
+function operationPaths(groups: readonly OperationGroup[]): Record<string, Record<string, unknown>> {
+  const paths: Record<string, Record<string, unknown>> = {}
+  for (const op of groups.flatMap((group) => Object.values(group))) {
+    const path = op.path.replace(/:(\w+)\+?/g, '{$1}')
+    const parameters = [
+      ...pathParams(op.path).map((name) => ({ name, in: 'path', required: true, schema: { type: 'string' }, ...op.params?.[name]?.openapi })),
+      ...(op.input?.from === 'query' ? queryParameters(op.input.schema, op.input.describe) : []),
+      ...Object.values((op.options ?? {}) as Record<string, OperationOption>).map((o) => ({ name: o.query, in: 'query', required: false, ...o.openapi })),
+      ...(op.expand ? [expand] : []),
+    ]
+    const status = typeof op.status === 'number' ? op.status : 200
+    const operation = {
+      summary: op.summary,
+      ...(parameters.length > 0 ? { parameters } : {}),
+      ...(op.input?.from === 'body' ? { requestBody: body(nameOf(op.input.schema), !op.input.optional) } : {}),
+      responses: {
+        ...(typeof op.status === 'function' ? {} : { [status]: json(nameOf(op.output), op.ok ?? 'OK') }),
+        ...ERRORS,
+        ...Object.fromEntries(
+          Object.entries(op.responses ?? {}).map(([code, text]) => [
+            code,
+            json(code === String(status) || Number(code) < 300 ? nameOf(op.output) : 'Error', text as string),
+          ]),
+        ),
+      },
+    }
+    paths[path] = { ...paths[path], [op.method.toLowerCase()]: operation }
   }
+  return paths
 }
 
 /** `/api/knowledge/folder`: seed 002's knowledge folder (docs/knowledge-folder.md). */
@@ -212,46 +277,9 @@ function knowledgeFolderPaths(): Record<string, Record<string, unknown>> {
   }
 }
 
-/** `/api/knowledge` and below. */
+/** `/api/knowledge`'s JSONL export and import (the table's operations are derived). */
 function knowledgePaths(): Record<string, Record<string, unknown>> {
-  const searchParams = queryParameters(SearchInput, {
-    q: 'Query text',
-    top_k: 'How many results (default 5)',
-    min_score: 'Drop entries scored below this (default 3)',
-    types: 'Only these types, comma-separated',
-    as_of: 'What was valid at this date (ISO 8601) instead of now',
-    include: 'Also superseded and/or expired entries, comma-separated (superseded,expired), each marked in its result',
-  })
   return {
-    '/api/knowledge/search': {
-      get: {
-        summary: 'Search knowledge (hybrid retrieval, quality rerank)',
-        parameters: [...searchParams, expand],
-        responses: { 200: json('SearchResponse'), ...ERRORS },
-      },
-    },
-    '/api/knowledge': {
-      get: {
-        summary: 'List knowledge, newest first',
-        parameters: [...queryParameters(ListInput), expand],
-        responses: { 200: json('KnowledgePage'), ...ERRORS },
-      },
-      post: { summary: 'Save a knowledge entry', requestBody: body('SaveKnowledgeInput'), responses: { 201: json('KnowledgeEntry', 'Created'), ...ERRORS } },
-    },
-    '/api/knowledge/batch_update': {
-      post: {
-        summary: 'Helpful/harmful feedback on many entries',
-        requestBody: body('BatchFeedbackInput'),
-        responses: { 200: json('BatchResult'), ...ERRORS },
-      },
-    },
-    '/api/knowledge/slim': {
-      post: {
-        summary: 'Merge near-duplicate entries',
-        requestBody: body('SlimInput', false),
-        responses: { 200: json('SlimResult', 'The groups merged (or, with dry_run, the plan)'), ...ERRORS },
-      },
-    },
     '/api/knowledge/export': {
       get: {
         summary: 'Every visible entry with its history, as JSONL (one entry a line; what `knowhub export` writes)',
@@ -267,71 +295,12 @@ function knowledgePaths(): Record<string, Record<string, unknown>> {
         responses: { 200: json('ImportReport'), ...ERRORS },
       },
     },
-    ...knowledgeEntryPaths(),
   }
 }
 
-/** `/api/status`, `/api/tokens`, `/api/reown` and `/api/admin/backup`: the hub operator, and an org admin within its org (docs/server.md, "Who may do what"). */
+/** `/api/admin/backup`: the backup's bytes (the table's admin operations are derived). */
 function adminPaths(): Record<string, Record<string, unknown>> {
-  const tokenId = { name: 'id', in: 'path', required: true, schema: { type: 'string' } }
   return {
-    '/api/status': {
-      get: {
-        summary: "Database, embedder, entries and the caller (hub operator: the hub; org admin: its org's counts, no location)",
-        responses: { 200: json('HubStatus'), ...ERRORS },
-      },
-    },
-    '/api/tokens': {
-      get: { summary: "API tokens, never the tokens themselves (hub operator: all; org admin: its org's)", responses: { 200: json('TokenList'), ...ERRORS } },
-      post: {
-        summary:
-          'Create an API token (hub operator: any but hub:admin, which only the CLI on the server machine mints; org admin: of its org, for its members, with its permissions at most); the token is in this answer only',
-        requestBody: body('CreateTokenInput'),
-        responses: { 201: json('CreatedToken', 'Created'), ...ERRORS },
-      },
-    },
-    '/api/tokens/{id}/revoke': {
-      post: {
-        summary: "Revoke an API token (hub operator: any; org admin: its org's, others are not_found)",
-        parameters: [tokenId],
-        responses: { 200: json('TokenInfo'), ...ERRORS },
-      },
-    },
-    '/api/reown': {
-      post: {
-        summary:
-          'Give every entry of one owner a new owner and/or more scopes (hub operator; an org admin within what it sees), e.g. entries saved in local mode (user:local) after the switch to token mode; each changed entry keeps its previous version with the reason; dry_run only reports',
-        requestBody: body('ReownInput'),
-        responses: { 200: json('ReownResult'), ...ERRORS },
-      },
-    },
-    '/api/principals/{principal}': {
-      delete: {
-        summary:
-          'Forget a user (user:ID) everywhere: entries, versions, feedback, resources and secrets, tokens, goals, agent documents, audit rows; then the tables are rewritten so the bytes leave the files. Hub operator; an org admin: users of its org (others are not_found). dry_run=true counts only. The receipt holds counts, never content',
-        parameters: [
-          { name: 'principal', in: 'path', required: true, schema: { type: 'string', example: 'user:bob' } },
-          { name: 'dry_run', in: 'query', required: false, schema: { type: 'boolean' } },
-        ],
-        responses: { 200: json('ForgetReceipt'), ...ERRORS },
-      },
-    },
-    '/api/admin/purge': {
-      post: {
-        summary:
-          'Delete merged (slimmed originals) and archived entries older than the given ages for good (hub operator; an org admin: entries its ids reach); dry_run counts only',
-        requestBody: body('PurgeInput'),
-        responses: { 200: json('PurgeReceipt'), ...ERRORS },
-      },
-    },
-    '/api/users/{id}/profile': {
-      get: {
-        summary:
-          "A user's profile, current view: each seed-002 category with its current entries and their confidence, and a timeline of changes (the user itself, its org admin, the hub operator; others: not_found)",
-        parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
-        responses: { 200: json('UserProfile'), ...ERRORS },
-      },
-    },
     '/api/admin/backup': {
       post: {
         summary: 'A backup file of the embedded database, consistent while the server writes (hub operator; PostgreSQL: 400, use pg_dump)',
@@ -347,74 +316,10 @@ function adminPaths(): Record<string, Record<string, unknown>> {
   }
 }
 
-/** `/api/knowledge/{id}` and its actions. */
-function knowledgeEntryPaths(): Record<string, Record<string, unknown>> {
-  const entry = (summary: string) => ({ summary, parameters: [knowledgeId], responses: { 200: json('KnowledgeEntry'), ...ERRORS } })
-  return {
-    '/api/knowledge/{id}': {
-      get: { summary: 'One entry', parameters: [knowledgeId, expand], responses: { 200: json('KnowledgeEntryView'), ...ERRORS } },
-      put: {
-        summary:
-          'Feedback: add_helpful_case, add_harmful_case, update_score, evolve_feedback (501 llm_not_configured without an LLM); or supersede_with (an entry id or a new entry body) with valid_to: supersedes the entry (owner or admin)',
-        parameters: [knowledgeId],
-        requestBody: body('FeedbackInput'),
-        responses: { 200: json('FeedbackResponse'), ...ERRORS, 501: json('Error', 'No LLM configured (evolve_feedback)') },
-      },
-      patch: {
-        summary: 'Edit (owner or admin); the previous version is kept',
-        parameters: [knowledgeId],
-        requestBody: body('EditKnowledgeInput'),
-        responses: { 200: json('KnowledgeEntry'), ...ERRORS, 409: json('Error', 'Changed concurrently') },
-      },
-      delete: { summary: 'Delete (owner or admin)', parameters: [knowledgeId], responses: { 200: json('Deleted'), ...ERRORS } },
-    },
-    '/api/knowledge/{id}/versions': {
-      get: { summary: 'Previous versions, oldest first', parameters: [knowledgeId], responses: { 200: json('KnowledgeVersions'), ...ERRORS } },
-    },
-    '/api/knowledge/{id}/archive': { post: entry('Archive (owner or admin)') },
-    '/api/knowledge/{id}/restore': { post: entry('Make active again (owner or admin)') },
-    '/api/knowledge/{id}/unmerge': {
-      post: {
-        summary: 'Undo a slim merge: originals active again, the merged entry archived',
-        parameters: [knowledgeId],
-        responses: { 200: json('UnmergeResult'), ...ERRORS },
-      },
-    },
-  }
-}
-
 /** `/api/resource` and below. */
 function resourcePaths(): Record<string, Record<string, unknown>> {
   return {
-    '/api/resource': {
-      get: {
-        summary: 'List resources (never secrets)',
-        parameters: queryParameters(ListResourcesInput),
-        responses: { 200: json('ResourcePage'), ...ERRORS },
-      },
-      post: {
-        summary: "Save a resource in its owner's namespace: created (201), or the owner's existing one updated (200)",
-        requestBody: body('SaveResourceInput'),
-        responses: {
-          200: json('Resource', 'Updated'),
-          201: json('Resource', 'Created'),
-          ...ERRORS,
-          409: json('Error', "Changed concurrently, or (admins only) the id is taken in another owner's namespace"),
-        },
-      },
-    },
     '/api/resource/{id}': {
-      get: {
-        summary: 'One resource; secure_body only with secrets:read in its scope',
-        parameters: [resourceId, resourceOwner, { name: 'include_secret', in: 'query', required: false, schema: { type: 'boolean', default: true } }],
-        responses: { 200: json('Resource'), ...ERRORS },
-      },
-      put: {
-        summary: 'Update (owner or admin)',
-        parameters: [resourceId, resourceOwner],
-        requestBody: body('UpdateResourceInput'),
-        responses: { 200: json('Resource'), ...ERRORS },
-      },
       delete: { summary: 'Delete (owner or admin)', parameters: [resourceId, resourceOwner], responses: { 200: json('ResourceDeleted'), ...ERRORS } },
     },
     '/api/secret-reads': {
@@ -537,10 +442,7 @@ export function openApiDocument(version: string): OpenApiDocument & { paths: Rec
           responses: { 200: { description: 'The Prometheus text format', content: { 'text/plain': { schema: { type: 'string' } } } }, ...ERRORS },
         },
       },
-      ...knowledgePaths(),
-      ...knowledgeFolderPaths(),
-      ...resourcePaths(),
-      ...adminPaths(),
+      ...merged([knowledgePaths(), knowledgeFolderPaths(), resourcePaths(), adminPaths(), operationPaths(OPERATION_GROUPS)]),
     },
   }
 }

@@ -47,9 +47,9 @@ const actorOf = (principal: Principal): string => defaultOwnerOf(principal) ?? '
 /** The erasure operations (see the module comment). */
 export interface ErasureService {
   /** Erases everything about `user:ID` (see ForgetCounts); `dryRun` counts and changes nothing. */
-  forget(principal: Principal, subject: string, options?: ForgetOptions): Promise<ForgetReceipt>
+  forget(subject: string, options: ForgetOptions | undefined, principal: Principal): Promise<ForgetReceipt>
   /** Deletes merged and archived entries older than the given ages, for good (`PurgeInput`). */
-  purge(principal: Principal, raw: unknown): Promise<PurgeReceipt>
+  purge(raw: unknown, principal: Principal): Promise<PurgeReceipt>
 }
 
 const SKIPPED: FileCleanup = { mode: 'skipped', tables: [], ms: 0, wal: 'skipped' }
@@ -58,14 +58,14 @@ const SKIPPED: FileCleanup = { mode: 'skipped', tables: [], ms: 0, wal: 'skipped
  * The erasure service over a hub's store, knowledge service and tokens.
  * @example
  * const erasure = erasureService(hub)
- * const receipt = await erasure.forget(hub.config.principal, 'user:bob', { dryRun: true })
+ * const receipt = await erasure.forget('user:bob', { dryRun: true }, hub.config.principal)
  */
 export function erasureService(deps: ErasureDeps): ErasureService {
   const clock = deps.clock ?? systemClock
   const logger = deps.logger ?? noopLogger
   const db = deps.store.db
   return {
-    async forget(principal, raw, options = {}) {
+    async forget(raw, options = {}, principal) {
       const subject = parseWith(ForgetSubject, raw, 'principal')
       await reachUser(deps.tokens, principal, subject, 'principals.forget')
       const started = performance.now()
@@ -100,7 +100,7 @@ export function erasureService(deps: ErasureDeps): ErasureService {
       return receipt
     },
 
-    async purge(principal, raw) {
+    async purge(raw, principal) {
       const reach = authorize(principal, 'retention.purge')
       const input = parseWith(PurgeInput, raw, 'purge')
       const started = performance.now()

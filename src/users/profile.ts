@@ -9,7 +9,8 @@ import type { TokenService } from '../auth/tokens.js'
 import type { Clock } from '../core/clock.js'
 import { ForgetSubject } from '../core/erasure.js'
 import type { Principal } from '../core/principal.js'
-import type { UserProfile } from '../core/profile.js'
+import type { Me, UserProfile } from '../core/profile.js'
+import { authorize, roleOf } from '../auth/policy.js'
 import { parseWith } from '../core/validate.js'
 import { buildProfile } from '../knowledge/entries/profile.js'
 import type { Store } from '../store/store.js'
@@ -18,17 +19,23 @@ import { reachUser } from './access.js'
 /** The users operations. */
 export interface UsersService {
   /** The profile of user `id` (its current view and timeline), for a caller that may read it. */
-  profile(principal: Principal, id: string): Promise<UserProfile>
+  profile(id: string, principal: Principal): Promise<UserProfile>
+  /** The caller itself: its principal and role (`GET /api/me`). */
+  me(principal: Principal): Promise<Me>
 }
 
 /**
  * The users service over a hub's store and tokens.
  * @example
- * const profile = await usersService(hub).profile(hub.config.principal, 'bob')
+ * const profile = await usersService(hub).profile('bob', hub.config.principal)
  */
 export function usersService(deps: { store: Pick<Store, 'knowledge'>; tokens: Pick<TokenService, 'list'>; clock?: Clock }): UsersService {
   return {
-    async profile(principal, id) {
+    async me(principal) {
+      authorize(principal, 'profile.read')
+      return { principal, role: roleOf(principal) }
+    },
+    async profile(id, principal) {
       const subject = parseWith(ForgetSubject, `user:${id}`, 'user')
       await reachUser(deps.tokens, principal, subject, 'profile.read')
       const records = await deps.store.knowledge.profileEntries(subject)

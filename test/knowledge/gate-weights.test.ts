@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest'
 import {
+  answerModelFor,
   LEARNED_RELEVANCE,
   queryFigures,
   relevanceFeatures,
@@ -20,17 +21,26 @@ describe('the learned relevance check', () => {
     expect(figures.mean).toBeCloseTo(0.4)
     expect(figures.sd).toBeCloseTo(Math.sqrt(0.08 / 3))
     expect(figures.min).toBe(0.2)
+    expect([figures.best, figures.second]).toEqual([0.6, 0.4])
     const f = relevanceFeatures({ strength: 0.25, similarity: 0.6, place: 1 }, figures)
     expect(f.strength).toBe(0.25)
     expect(f.relativeStrength).toBeCloseTo(0.5)
     expect(f.z).toBeCloseTo(0.2 / figures.sd)
     expect(f.rank).toBeCloseTo(Math.log(2))
+    // The most similar entry leads the runner-up by 0.2; another is behind the most similar.
+    expect(f.lead).toBeCloseTo(0.2)
+    expect(relevanceFeatures({ strength: 0, similarity: 0.4, place: 2 }, figures).lead).toBeCloseTo(-0.2)
+    // Two equally similar entries: neither leads.
+    expect(relevanceFeatures({ strength: 0, similarity: 0.5, place: 0 }, queryFigures([0.5, 0.5, 0.1], 0)).lead).toBe(0)
     // Not in the full-text list: no strength; not in the vector list: the list's least similarity.
     const lone = relevanceFeatures({ strength: null, similarity: null, place: 0 }, figures)
     expect([lone.strength, lone.relativeStrength, lone.rank]).toEqual([0, 0, 0])
     expect(lone.z).toBeCloseTo(-0.2 / figures.sd)
-    // No vector list, no shared word: nothing to divide by.
-    expect(queryFigures([], 0)).toEqual({ bestStrength: 0, mean: 0, sd: 1, min: 0 })
+    expect(lone.lead).toBeCloseTo(-0.4)
+    // No vector list, no shared word: nothing to divide by, no one leads.
+    expect(queryFigures([], 0)).toEqual({ bestStrength: 0, mean: 0, sd: 1, min: 0, best: -Infinity, second: -Infinity })
+    expect(relevanceFeatures({ strength: 0.3, similarity: null, place: 0 }, queryFigures([], 0.3)).lead).toBe(0)
+    expect(relevanceFeatures({ strength: 0.3, similarity: 0.5, place: 0 }, queryFigures([0.5], 0.3)).lead).toBe(0)
   })
 
   it('is a logistic model: more words and more similarity make a candidate likelier related', () => {
@@ -54,6 +64,17 @@ describe('the learned relevance check', () => {
     // Both read Chinese as the same hashed n-grams: one model.
     expect(relevanceModelFor('hashed-ngram-v2-512', true)).toBe(relevanceModelFor('use-lite+hashed-v2-512', true))
     expect(relevanceModelFor('text-embedding-3-small', false)).toBeUndefined()
+    // The answer check: learned for USE lite on English only (elsewhere it lowered nothing held out).
+    expect(answerModelFor('use-lite+hashed-v2-512', false)).toBe(LEARNED_RELEVANCE[1]!.answer!.latin)
+    expect(answerModelFor('use-lite+hashed-v2-512', true)).toBeUndefined()
+    expect(answerModelFor('hashed-ngram-v2-512', false)).toBeUndefined()
+    expect(answerModelFor('text-embedding-3-small', false)).toBeUndefined()
+    const answer = answerModelFor('use-lite+hashed-v2-512', false)!
+    // words and a lead over the runner-up make a first result likelier right
+    expect(answer.strength).toBeGreaterThan(0)
+    expect(answer.lead).toBeGreaterThan(0)
+    expect(answer.threshold).toBeGreaterThan(0)
+    expect(answer.threshold).toBeLessThan(1)
     for (const entry of LEARNED_RELEVANCE)
       for (const model of [entry.latin, entry.cjk]) {
         // words (relative to the best candidate's) count for, a later place against

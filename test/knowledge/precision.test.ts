@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { Principal } from '../../src/core/principal.js'
 import { createHashedEmbedder } from '../../src/embed/hashed.js'
-import { relevanceModelFor } from '../../src/knowledge/search/gate-weights.js'
+import { LEARNED_RELEVANCE, relevanceModelFor, type LearnedRelevance } from '../../src/knowledge/search/gate-weights.js'
 import { createKnowledgeService, type KnowledgeService } from '../../src/knowledge/service.js'
 import type { Store } from '../../src/store/store.js'
 import { BACKENDS, openTestStore, truncateKnowledge } from '../helpers/stores.js'
@@ -111,5 +111,31 @@ describe.each(BACKENDS)('precision on a small store on %s', (backend) => {
     expect(recall.count).toBeGreaterThan(precise.count)
     expect(recall.results.some((r) => r.explain?.evidence === 'follows')).toBe(true)
     expect(wide.results.map((r) => r.id)).toEqual(expect.arrayContaining(recall.results.map((r) => r.id)))
+  })
+
+  it('asks the answer check of the first result when the vector list holds the whole store, and returns nothing under its threshold', async () => {
+    // An answer check for the hashed embedder (the shipped table has one for USE lite only) that
+    // accepts a first result with a full-text strength of 0.3 or more: p = 1 / (1 + e^−40·(strength − 0.3)).
+    const hashed = LEARNED_RELEVANCE.find((entry) => entry.model.test('hashed-ngram-v2-512'))!
+    const answer = { bias: -12, strength: 40, relativeStrength: 0, z: 0, rank: 0, lead: 0, threshold: 0.5 }
+    const table: LearnedRelevance[] = [{ ...hashed, answer: { latin: answer } }]
+    const embedder = createHashedEmbedder({ dimension: 512 })
+    const checked = await createKnowledgeService({ store, embedder, searchCacheSize: 0, relevance: table })
+    // "what goes into a changelog" finds the release notes by alias at a strength of about 0.26; "pnpm docker build" its entry at about 0.66.
+    const weak = 'what goes into a changelog'
+    const before = await knowledge.search({ q: weak, explain: true }, alice)
+    expect(before.results.map((r) => r.id)).toEqual([ids.get('releaseNotes')])
+    expect(before.results[0]?.explain?.fulltext_strength).toBeLessThan(0.3)
+    expect((await checked.search({ q: weak }, alice)).results).toEqual([])
+    const strong = await checked.search({ q: 'pnpm docker build', explain: true }, alice)
+    expect(strong.results.map((r) => r.id)).toEqual([ids.get('pnpm')])
+    // explain names the answer check's probability on the result the answer rests on
+    expect(strong.results[0]?.explain?.answer_probability).toBeGreaterThanOrEqual(answer.threshold)
+    expect(before.results[0]?.explain?.answer_probability).toBeUndefined()
+    // A recall search does not ask it.
+    expect((await checked.search({ q: weak, mode: 'recall' }, alice)).results.map((r) => r.id)).toContain(ids.get('releaseNotes'))
+    // Nor a search whose vector list is cut at its depth (8 of the 10 entries): the figures would not be the store's.
+    const deep = await createKnowledgeService({ store, embedder, searchCacheSize: 0, relevance: table, searchDepth: { fulltext: 50, vector: 8 } })
+    expect((await deep.search({ q: weak, top_k: 1 }, alice)).results.map((r) => r.id)).toEqual([ids.get('releaseNotes')])
   })
 })

@@ -28,3 +28,18 @@ export function statusCommand(io: Io): Command {
       )
     })
 }
+
+/** `knowhub whoami`: the principal and role the hub sees (the token's, beside a server). */
+export function whoamiCommand(io: Io): Command {
+  return serverOptions(new Command('whoami'))
+    .description('Show who the hub takes you for: your principal and role')
+    .option('--json', 'print JSON')
+    .action(async (options, command: Command) => {
+      const me = await withSession(sessionOptions(command), io, (session) => session.users.me())
+      if (options.json) return printJson(io, me)
+      const p = me.principal
+      io.out(
+        `${['user', 'agent', 'project', 'team', 'org'].flatMap((k) => (p[k as 'user'] ? [`${k}:${p[k as 'user']}`] : [])).join(' ') || '-'} (${me.role}: ${p.permissions.join(', ')})`,
+      )
+    })
+}

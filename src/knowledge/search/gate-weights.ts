@@ -7,6 +7,11 @@
  * has an answer at all (that stays the anchor rule's call, so the no-answer rates cannot rise). Learned on `bench/data/small-stores` with `scripts/gate-learn.ts`
  * (cross-validated by store); an embedder not in the table gets no check (the rule-based gate
  * alone, as before).
+ *
+ * The **answer check** (`answer`, issue 26's third step) is a second model of the same kind, asked
+ * of the first kept candidate in a small store (the vector list holds every visible entry): under
+ * its threshold the query has no answer there and the search returns nothing. It only removes, so
+ * no-answer rates cannot rise either (docs/retrieval.md, "The answer check").
  */
 
 /**
@@ -26,6 +31,12 @@ export interface RelevanceFeatures {
   z: number
   /** ln(1 + the candidate's place in the fused list), 0 for the first. */
   rank: number
+  /**
+   * Its similarity minus the best similarity of the other entries of the vector list: how far
+   * the most similar entry leads the runner-up (positive), or how far another one is behind the
+   * most similar (negative).
+   */
+  lead: number
 }
 
 /** A logistic model over {@link RelevanceFeatures}: `p = 1 / (1 + e^−(bias + Σ weight·feature))`, kept at `p ≥ threshold`. */
@@ -35,6 +46,8 @@ export interface RelevanceModel {
   relativeStrength: number
   z: number
   rank: number
+  /** The weight of `lead` (absent: 0, a model that does not read it). */
+  lead?: number
   threshold: number
 }
 
@@ -44,6 +57,12 @@ export interface LearnedRelevance {
   model: RegExp
   latin: RelevanceModel
   cjk: RelevanceModel
+  /**
+   * The answer check ({@link answerModelFor}): how likely the first result of a small store's
+   * search is related, asked when the vector list holds the whole visible store; under its
+   * threshold the search returns nothing. Per script; absent: no check (the anchor rule alone).
+   */
+  answer?: { latin?: RelevanceModel; cjk?: RelevanceModel }
 }
 
 /** What a query's candidates share, that each candidate's figures are measured against. */
@@ -54,6 +73,9 @@ export interface QueryFigures {
   mean: number
   sd: number
   min: number
+  /** The best and second-best similarity of the vector list (−Infinity when it has fewer). */
+  best: number
+  second: number
 }
 
 /**
@@ -61,8 +83,8 @@ export interface QueryFigures {
  * similarity (null: not in the vector list, read as the list's least) and its place among the
  * query's eligible candidates (0-based).
  * @example
- * relevanceFeatures({ strength: 0.3, similarity: 0.5, place: 0 }, { bestStrength: 0.3, mean: 0.3, sd: 0.1, min: 0.1 })
- * // { strength: 0.3, relativeStrength: 1, z: 2, rank: 0 }
+ * relevanceFeatures({ strength: 0.3, similarity: 0.5, place: 0 }, { bestStrength: 0.3, mean: 0.3, sd: 0.1, min: 0.1, best: 0.5, second: 0.4 })
+ * // { strength: 0.3, relativeStrength: 1, z: 2, rank: 0, lead: 0.1 }
  */
 export function relevanceFeatures(candidate: { strength: number | null; similarity: number | null; place: number }, query: QueryFigures): RelevanceFeatures {
   const strength = candidate.strength ?? 0
@@ -72,6 +94,7 @@ export function relevanceFeatures(candidate: { strength: number | null; similari
     relativeStrength: query.bestStrength > 0 ? strength / query.bestStrength : 0,
     z: (similarity - query.mean) / Math.max(query.sd, 1e-3),
     rank: Math.log(1 + candidate.place),
+    lead: query.second === -Infinity ? 0 : similarity - (similarity >= query.best ? query.second : query.best),
   }
 }
 
@@ -79,21 +102,27 @@ export function relevanceFeatures(candidate: { strength: number | null; similari
  * The mean, standard deviation and least of a query's vector similarities, with the best
  * full-text strength of its candidates.
  * @example
- * queryFigures([0.5, 0.3, 0.1], 0.4) // { bestStrength: 0.4, mean: 0.3, sd: ≈0.163, min: 0.1 }
+ * queryFigures([0.5, 0.3, 0.1], 0.4) // { bestStrength: 0.4, mean: 0.3, sd: ≈0.163, min: 0.1, best: 0.5, second: 0.3 }
  */
 export function queryFigures(similarities: readonly number[], bestStrength: number): QueryFigures {
   const n = similarities.length
-  if (n === 0) return { bestStrength, mean: 0, sd: 1, min: 0 }
+  if (n === 0) return { bestStrength, mean: 0, sd: 1, min: 0, best: -Infinity, second: -Infinity }
   let sum = 0
   let min = Infinity
+  let best = -Infinity
+  let second = -Infinity
   for (const s of similarities) {
     sum += s
     if (s < min) min = s
+    if (s > best) {
+      second = best
+      best = s
+    } else if (s > second) second = s
   }
   const mean = sum / n
   let squares = 0
   for (const s of similarities) squares += (s - mean) ** 2
-  return { bestStrength, mean, sd: n > 1 ? Math.sqrt(squares / n) : 1, min }
+  return { bestStrength, mean, sd: n > 1 ? Math.sqrt(squares / n) : 1, min, best, second }
 }
 
 /**
@@ -102,7 +131,8 @@ export function queryFigures(similarities: readonly number[], bestStrength: numb
  * relevanceProbability(model, relevanceFeatures(c, figures)) >= model.threshold
  */
 export function relevanceProbability(model: RelevanceModel, f: RelevanceFeatures): number {
-  const logit = model.bias + model.strength * f.strength + model.relativeStrength * f.relativeStrength + model.z * f.z + model.rank * f.rank
+  const logit =
+    model.bias + model.strength * f.strength + model.relativeStrength * f.relativeStrength + model.z * f.z + model.rank * f.rank + (model.lead ?? 0) * f.lead
   return 1 / (1 + Math.exp(-logit))
 }
 
@@ -124,6 +154,11 @@ export const LEARNED_RELEVANCE: readonly LearnedRelevance[] = Object.freeze([
     model: /^use-lite\+hashed-/,
     latin: Object.freeze({ bias: -2.847, strength: 9.439, relativeStrength: 1.102, z: 0.712, rank: -1.411, threshold: 0.7 }),
     cjk: CJK_MODEL,
+    // The answer check (issue 26, third step): English only. On Chinese and with hashed n-grams on English its
+    // held-out curve lowers nothing without losing hits (docs/retrieval.md, "The answer check").
+    answer: Object.freeze({
+      latin: Object.freeze({ bias: -5.179, strength: 8.2, relativeStrength: 3.167, z: 0.944, rank: 0, lead: 9.673, threshold: 0.25 }),
+    }),
   },
 ])
 
@@ -135,4 +170,15 @@ export const LEARNED_RELEVANCE: readonly LearnedRelevance[] = Object.freeze([
 export function relevanceModelFor(model: string, cjk: boolean, table: readonly LearnedRelevance[] = LEARNED_RELEVANCE): RelevanceModel | undefined {
   const learned = table.find((entry) => entry.model.test(model))
   return learned ? (cjk ? learned.cjk : learned.latin) : undefined
+}
+
+/**
+ * The answer check of an embedder for a query's script, or undefined (none: the anchor rule
+ * alone decides whether the query has an answer).
+ * @example
+ * answerModelFor('use-lite+hashed-v2-512', false)?.threshold
+ */
+export function answerModelFor(model: string, cjk: boolean, table: readonly LearnedRelevance[] = LEARNED_RELEVANCE): RelevanceModel | undefined {
+  const answer = table.find((entry) => entry.model.test(model))?.answer
+  return cjk ? answer?.cjk : answer?.latin
 }

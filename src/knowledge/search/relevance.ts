@@ -74,7 +74,8 @@ export interface OwnEvidenceGate {
   /**
    * 1: a candidate kept by the rules above must also pass the embedder's learned relevance check
    * (gate-weights.ts: a small logistic model of how likely it is related, with its threshold),
-   * when the embedder has one; 0: the rules alone.
+   * when the embedder has one, and in a small store the first result its answer check; 0: the
+   * rules alone.
    */
   learned: number
 }

@@ -139,6 +139,6 @@ export function dashboardDataRoutes(s: DashboardServices): Hono<AppEnv> {
   app.route('/tokens', tokenRoutes(s))
   // A user's profile, current view (the profile page): the same service and rule as GET /api/users/{id}/profile.
   const users = s.users
-  if (users) app.get('/users/:id/profile', async (c) => c.json(await users.profile(caller(c).principal, c.req.param('id'))))
+  if (users) app.get('/users/:id/profile', async (c) => c.json(await users.profile(c.req.param('id'), caller(c).principal)))
   return app
 }

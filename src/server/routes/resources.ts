@@ -1,5 +1,6 @@
 /**
- * Resource routes (seed 003): save, get, update, delete, list. Ids are path-like
+ * Resource routes (seed 003): save, list, get and update are the table's (src/core/operations.ts,
+ * mounted by ./operations.ts); the deletion and the audit of secret reads are here. Ids are path-like
  * (`code/selenium/login`): the rest of the path after `/api/resource/`, decoded once
  * and validated (so `..` and its encodings are refused). Ids are namespaced by owner:
  * `?owner=kind:id` picks one owner's resource, otherwise the service resolves the id
@@ -9,7 +10,9 @@
 import { Hono } from 'hono'
 import { resourceIdFromPath, type ResourceDeleted, type SecretReadPage } from '../../core/resources.js'
 import type { ResourceService } from '../../resources/service.js'
-import { caller, queryBoolean, queryObject, queryParam, readJson, type AppContext, type AppEnv } from '../http.js'
+import { RESOURCE_OPERATIONS } from '../../core/operations.js'
+import { caller, queryObject, queryParam, type AppContext, type AppEnv } from '../http.js'
+import { mountOperations, type OperationServices } from './operations.js'
 
 const PREFIX = '/api/resource/'
 
@@ -37,37 +40,16 @@ export function secretReadRoutes(deps: { resources: ResourceService }): Hono<App
   return app
 }
 
-/** The `/api/resource` routes. */
+/** The `/api/resource` routes: the table's operations (src/core/operations.ts), and the deletion. */
 export function resourceRoutes(deps: { resources: ResourceService }): Hono<AppEnv> {
   const app = new Hono<AppEnv>()
-  const service = () => deps.resources
-
-  app.post('/', async (c) => {
-    const { resource, created } = await service().upsert(await readJson(c), caller(c).principal)
-    return c.json(resource, created ? 201 : 200)
-  })
-
-  app.get('/', async (c) => {
-    return c.json(await service().list(queryObject(c, { booleans: ['expired'] }), caller(c).principal))
-  })
-
-  app.get('/*', async (c) => {
-    const includeSecret = queryBoolean(c, 'include_secret', true)
-    const { principal, key } = caller(c)
-    const site = { via: 'api', route: 'GET /api/resource/{id}', caller: key }
-    return c.json(await service().get(resourceId(c), principal, { includeSecret, ...target(c), site }))
-  })
-
-  app.put('/*', async (c) => {
-    const id = resourceId(c)
-    return c.json(await service().update(id, await readJson(c), caller(c).principal, target(c)))
-  })
 
   app.delete('/*', async (c) => {
     const id = resourceId(c)
-    const { owner } = await service().delete(id, caller(c).principal, target(c))
+    const { owner } = await deps.resources.delete(id, caller(c).principal, target(c))
     return c.json({ id, owner, deleted: true } satisfies ResourceDeleted)
   })
 
+  mountOperations(app, '/api/resource', RESOURCE_OPERATIONS, deps as unknown as OperationServices)
   return app
 }

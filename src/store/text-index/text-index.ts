@@ -16,7 +16,7 @@ import { compileFilter, expiryBound, FAILS, PASSES, UNCHECKED, VerdictCache } fr
 import { PostingLists, visibleFrequency } from './postings.js'
 import { scoreScratch, scoreTerms, type ScoreScratch, type ScoreWork } from './score.js'
 import { offerHit } from './top-k.js'
-import { VectorColumns } from './vectors.js'
+import { cosineOf, VectorColumns } from './vectors.js'
 import {
   currentOnly,
   planTextQuery,
@@ -240,21 +240,24 @@ export function createTextIndex(options: TextIndexOptions = {}): TextIndex {
     searchVector(vector, filter, limit) {
       if (table.size === 0 || limit <= 0) return []
       const { ids } = table
-      const similarities = vectors.similarities(vector, ids.length)
-      if (!similarities) return []
+      const products = vectors.products(vector, ids.length)
+      if (!products) return []
+      const { dots, norms, queryNorm, n } = products
       const verdicts = verdictCache.for(filter, table.capacity)
       const passes = compileFilter(filter, table)
       const expiredUpTo = expiryBound(filter)
       const { expires } = table
       const [unchecked, pass] = [UNCHECKED, PASSES]
       const best: RankedId[] = []
-      for (let slot = 0; slot < ids.length; slot++) {
-        const similarity = similarities[slot]!
-        // NaN: no vector (or a zero one); a free slot has none.
-        if (!(similarity >= -1)) continue
+      // Slots from `n` on hold no vector. One pass: the similarity only of a slot with a vector that passes the filter.
+      for (let slot = 0; slot < n; slot++) {
+        // No vector (or a zero one); a free slot has none.
+        if (norms[slot] === 0) continue
         let verdict = verdicts[slot]!
         if (verdict === unchecked) verdicts[slot] = verdict = passes(slot) ? pass : FAILS
         if (verdict !== pass || expires[slot]! <= expiredUpTo) continue
+        const similarity = cosineOf(dots[slot]!, norms[slot]!, queryNorm)
+        if (!(similarity >= -1)) continue
         if (best.length < limit || similarity >= best[best.length - 1]!.score) offerHit(best, ids[slot]!, similarity, limit)
       }
       return best

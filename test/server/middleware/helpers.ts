@@ -34,3 +34,47 @@ export async function call(app: Hono<AppEnv>, path: string, init?: RequestInit):
   const text = await response.text()
   return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined }
 }
+
+/** The app served on a loopback port by @hono/node-server, as `serve.ts` binds it (real HTTP). */
+export async function serveApp(app: Hono<AppEnv>): Promise<{ port: number; close(): Promise<void> }> {
+  const { serve } = await import('@hono/node-server')
+  const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
+    const s = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, () => resolve(s))
+  })
+  const port = (server.address() as { port: number }).port
+  return { port, close: () => new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve()))) }
+}
+
+/** One request over HTTP/1.1 with node:http (a declared length, or `chunked` for a body sent in chunks), the raw answer. */
+export async function httpCall(
+  port: number,
+  path: string,
+  options: { method?: string; chunks?: string[]; headers?: Record<string, string>; chunked?: boolean } = {},
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Json }> {
+  const { request } = await import('node:http')
+  const chunks = options.chunks ?? []
+  const length = chunks.reduce((sum, chunk) => sum + Buffer.byteLength(chunk), 0)
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        method: options.method ?? 'GET',
+        headers: {
+          ...options.headers,
+          ...(options.chunked ? { 'transfer-encoding': 'chunked' } : chunks.length > 0 ? { 'content-length': String(length) } : {}),
+        },
+      },
+      (res) => {
+        let text = ''
+        res.setEncoding('utf8')
+        res.on('data', (part: string) => (text += part))
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text ? JSON.parse(text) : undefined }))
+      },
+    )
+    req.on('error', reject)
+    for (const chunk of chunks) req.write(chunk)
+    req.end()
+  })
+}

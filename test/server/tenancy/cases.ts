@@ -1116,6 +1116,13 @@ const erasureCases: Record<string, RouteCase> = {
     expect((await w.actor('writer', 'other').api.get(`/api/knowledge/${archived.other}`)).status).toBe(200)
   },
   'GET /api/users/:id/profile': profileCase('api'),
+  // Every actor sees itself, and only itself.
+  'GET /api/me': async (p, w) => {
+    for (const actor of w.actors) {
+      const r = await p.http(actor, 'api', 'me', '', () => actor.api.get('/api/me'), { status: 200 })
+      expect(r.body.principal).toEqual(actor.principal)
+    }
+  },
   'GET /ui/users/:id/profile': profileCase('ui'),
 }
 
