@@ -1,8 +1,8 @@
 /**
  * Dumps, for every judged query of a retrieval set, every candidate search finds with the gate off
  * (full-text and vector lists, no similarity floor), with the figures the precision gate can read
- * and whether the candidate is related: the data `scripts/gate-learn.py` fits the precision gate's
- * weights on (docs/retrieval.md, "The learned precision gate").
+ * and whether the candidate is related: the data `scripts/gate-learn.ts` fits the precision gate's
+ * learned checks on (docs/retrieval.md, "The learned relevance check", "The answer check").
  *
  *   npx tsx scripts/gate-features.ts --embedder sentence --embed-cache /tmp/small.vectors \
  *     --sets small-stores --out /tmp/features-sentence.jsonl [--limit N] [--absent]

@@ -441,6 +441,12 @@ export const SearchExplain = z.object({
    */
   relevance_probability: z.number().optional(),
   /**
+   * The embedder's answer check (docs/retrieval.md, "The answer check"), on the result a small
+   * store's precision search rests on (its first kept): the probability that it is related; under
+   * the check's threshold the search returns nothing.
+   */
+  answer_probability: z.number().optional(),
+  /**
    * When the query names a day or a month, or asks when: what the entry's date or its time
    * expressions added to `fused` (docs/retrieval-log.md, "Time in questions").
    */

@@ -2,7 +2,7 @@
  * The log-field redaction the server applies to everything it logs: the value of any
  * field named like a secret is replaced, at any depth.
  */
-import type { LogFields, Logger } from '../core/logger.js'
+import { noopLogger, type LogFields, type Logger } from '../core/logger.js'
 
 const SECRET_KEY = /secure_body|secret|token|password|passwd|authorization|api_?key|cookie/i
 const MAX_DEPTH = 6
@@ -32,6 +32,8 @@ export function redactFields(fields: LogFields): LogFields {
  * const logger = redactingLogger(deps.logger ?? noopLogger)
  */
 export function redactingLogger(logger: Logger): Logger {
+  // Nothing is written: nothing to redact (a copy of every access-log line's fields saved).
+  if (logger === noopLogger) return noopLogger
   return {
     debug: (message, fields) => logger.debug(message, fields && redactFields(fields)),
     info: (message, fields) => logger.info(message, fields && redactFields(fields)),

@@ -1,6 +1,6 @@
 /**
  * One script of writes through the knowledge service — saves, edits, feedback, archive,
- * delete, export/import, merge, unmerge, optionally reindex — with a check after each stage.
+ * delete, supersede, export/import, merge, unmerge, optionally reindex — with a check after each stage.
  * The in-memory indexes' equivalence tests (text-index, vector-index) drive it and check that
  * the index still answers exactly as SQL does.
  */
@@ -56,6 +56,10 @@ export async function driveWritePaths(
   await knowledge.archive(saved[4]!, author)
   await knowledge.delete(saved[5]!, author)
   await check('edits, feedback, archive, delete')
+  // Supersessions (issue 31): by an existing entry, and by a new one saved with it.
+  await knowledge.supersede(saved[6]!, { by: saved[7]! }, author)
+  await knowledge.supersede(saved[8]!, { by: { task: 'task 8 superseded', content: 'selenium login now through pnpm', types: ['tool'] } }, author)
+  await check('supersede')
   const exported: string[] = []
   for await (const line of knowledge.exportJsonl(author)) exported.push(line)
   // Copies under new ids and tasks: ten more entries, some near-duplicates for the merge.

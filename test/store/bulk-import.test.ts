@@ -19,7 +19,9 @@ import { exportedEntry } from '../helpers/entries.js'
 const admin = Principal.parse({ user: 'u', project: 'p', team: 't', permissions: ['admin'] })
 
 function line(i: number, content: string, scopes: string[]): string {
-  return exportedEntry({ id: `knowledge-20260101000000-${String(i).padStart(4, '0')}`, task: `entry ${i}`, content, scopes })
+  const entry = exportedEntry({ id: `knowledge-20260101000000-${String(i).padStart(4, '0')}`, task: `entry ${i}`, content, scopes })
+  // Every seventh entry was superseded (issue 31): the statistics count it apart too (migration 0052).
+  return i % 7 === 3 ? JSON.stringify({ ...(JSON.parse(entry) as object), valid_from: '2025-06-01', valid_to: '2026-02-01' }) : entry
 }
 
 const SCOPES = [['user:u'], ['project:p'], ['user:u', 'team:t'], ['team:t', 'team:t', 'project:p']]
@@ -40,12 +42,15 @@ describe.each(BACKENDS)('bulk import on %s', (backend) => {
 
   /** The statistics as stored, and as recomputed from the rows (terms with df 0 left out). */
   async function statistics() {
-    const stored = await store.db.query(sql`SELECT term, scope, df FROM knowledge_scope_term WHERE df <> 0 ORDER BY term, scope`)
-    const derived = await store.db.query(sql`SELECT lexeme AS term, s.scope, count(*)::int AS df
+    const stored = await store.db.query(sql`SELECT term, scope, df, superseded_df FROM knowledge_scope_term WHERE df <> 0 ORDER BY term, scope`)
+    const derived = await store.db.query(sql`SELECT lexeme AS term, s.scope, count(*)::int AS df,
+      (count(*) FILTER (WHERE k.valid_to IS NOT NULL))::int AS superseded_df
       FROM knowledge k, LATERAL (SELECT DISTINCT unnest(k.scopes) AS scope) s, unnest(tsvector_to_array(k.search_doc)) AS lexeme
       GROUP BY lexeme, s.scope ORDER BY lexeme, s.scope`)
-    const storedDocs = await store.db.query(sql`SELECT scope, docs::int, total_len::int FROM knowledge_scope_stats WHERE docs <> 0 ORDER BY scope`)
-    const derivedDocs = await store.db.query(sql`SELECT s.scope, count(*)::int AS docs, sum(k.search_len)::int AS total_len
+    const storedDocs = await store.db.query(sql`SELECT scope, docs::int, total_len::int, superseded_docs::int, superseded_len::int
+      FROM knowledge_scope_stats WHERE docs <> 0 ORDER BY scope`)
+    const derivedDocs = await store.db.query(sql`SELECT s.scope, count(*)::int AS docs, sum(k.search_len)::int AS total_len,
+      (count(*) FILTER (WHERE k.valid_to IS NOT NULL))::int AS superseded_docs, coalesce(sum(k.search_len) FILTER (WHERE k.valid_to IS NOT NULL), 0)::int AS superseded_len
       FROM knowledge k, LATERAL (SELECT DISTINCT unnest(k.scopes) AS scope) s GROUP BY s.scope ORDER BY s.scope`)
     return { stored: { terms: stored, docs: storedDocs }, derived: { terms: derived, docs: derivedDocs } }
   }
@@ -60,7 +65,11 @@ describe.each(BACKENDS)('bulk import on %s', (backend) => {
     expect(replaced).toMatchObject({ imported: 150, errors: [] })
     await store.db.query(sql`DELETE FROM knowledge WHERE id LIKE ${'knowledge-20260101000000-00%'}`)
     await store.db.query(sql`UPDATE knowledge SET scopes = ${['org:o']}::text[] WHERE id = ${'knowledge-20260101000000-0500'}`)
+    // Superseded and reopened by plain updates (the row trigger, migration 0052), one of them with new scopes at once.
+    await store.db.query(sql`UPDATE knowledge SET valid_to = now() WHERE id IN (${'knowledge-20260101000000-0600'}, ${'knowledge-20260101000000-0601'})`)
+    await store.db.query(sql`UPDATE knowledge SET valid_to = NULL, scopes = ${['user:u']}::text[] WHERE id = ${'knowledge-20260101000000-0605'}`)
     const { stored, derived } = await statistics()
+    expect(stored.docs.some((row) => (row as { superseded_docs: number }).superseded_docs > 0)).toBe(true)
     expect(stored.docs).toEqual(derived.docs)
     expect(stored.terms).toEqual(derived.terms)
     // 1,200, plus the hundred new ids 1200-1299 (1150-1199 were replaced), less the hundred ids 0000-0099.

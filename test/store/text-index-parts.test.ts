@@ -50,11 +50,27 @@ describe('PostingLists', () => {
     expect([df([u]), df([team]), df([u, team]), df([u, team, org]), df([3])]).toEqual([2, 1, 3, 4, 0])
     lists.remove('proxy', 7, Int32Array.of(u))
     expect(df([u, team, org])).toBe(4)
-    lists.rescope('proxy', Int32Array.of(u, team), Int32Array.of(org))
+    lists.rescope('proxy', { scopes: Int32Array.of(u, team), superseded: false }, { scopes: Int32Array.of(org), superseded: false })
     expect([df([u]), df([team]), df([org])]).toEqual([1, 0, 2])
     lists.remove('proxy', 0, Int32Array.of(u))
     expect([df([u]), df([org])]).toEqual([0, 2])
     expect([...lists.get('proxy')!.scopeCounts.keys()]).toEqual([org])
+  })
+
+  it("counts a term's superseded entries apart: a search of current entries leaves them out (issue 31)", () => {
+    const lists = new PostingLists()
+    const [u, team] = [0, 1]
+    lists.add('jenkins', 0, 1, Int32Array.of(u, team), 3, true)
+    lists.add('jenkins', 1, 1, Int32Array.of(u), 3)
+    const df = (current: boolean) => visibleFrequency(lists.get('jenkins')!, [u, team], current)
+    expect([df(false), df(true)]).toEqual([3, 1])
+    // Reopened (no longer superseded), then superseded again and removed.
+    lists.rescope('jenkins', { scopes: Int32Array.of(u, team), superseded: true }, { scopes: Int32Array.of(u, team), superseded: false })
+    expect([df(false), df(true), lists.get('jenkins')!.supersededCounts]).toEqual([3, 3, undefined])
+    lists.rescope('jenkins', { scopes: Int32Array.of(u, team), superseded: false }, { scopes: Int32Array.of(team), superseded: true })
+    expect([df(false), df(true)]).toEqual([2, 1])
+    lists.remove('jenkins', 0, Int32Array.of(team), true)
+    expect([df(false), df(true), lists.get('jenkins')!.supersededCounts]).toEqual([1, 1, undefined])
   })
 })
 

@@ -157,6 +157,9 @@ describe('the in-memory index matches BM25 in SQL on PGlite, whatever path write
     { visible: visibleScopes(alice), scopes: ['project:p'] },
     { visible: visibleScopes(alice), status: ['active', 'merged', 'archived'] },
     { visible: ['user:bob', 'public'] },
+    // Issue 31: a search of the history counts superseded entries in its statistics, a current one does not.
+    { visible: visibleScopes(alice), validity: { superseded: true } },
+    { visible: visibleScopes(alice), validity: { asOf: new Date(Date.now() + 86_400_000) } },
   ]
 
   // Scores are sums of the same terms in another order: compare ids, and scores to 1e-9.
@@ -201,6 +204,9 @@ describe('the in-memory index matches BM25 in SQL on PGlite, whatever path write
     await store.db.query(sql`UPDATE knowledge SET harmful = harmful + 3 WHERE types && ARRAY['tool']`)
     await store.db.query(sql`UPDATE knowledge SET scopes = ARRAY['user:bob'] WHERE id IN (SELECT id FROM knowledge ORDER BY id LIMIT 3)`)
     await store.db.query(sql`DELETE FROM knowledge WHERE id IN (SELECT id FROM knowledge ORDER BY id DESC LIMIT 2)`)
+    // An entry closed and one reopened behind the store's back (issue 31: the statistics of current entries).
+    await store.db.query(sql`UPDATE knowledge SET valid_to = now() WHERE id IN (SELECT id FROM knowledge WHERE valid_to IS NULL ORDER BY id LIMIT 2)`)
+    await store.db.query(sql`UPDATE knowledge SET valid_to = NULL WHERE id IN (SELECT id FROM knowledge WHERE valid_to IS NOT NULL ORDER BY id LIMIT 1)`)
     await expectSameAsSql('raw updates and deletes')
     await store.db.query(sql`TRUNCATE knowledge CASCADE`)
     expect(await store.knowledge.searchText(textQuery('selenium'), filters[0]!, 20)).toEqual([])

@@ -146,6 +146,30 @@ describe.each(PATHS)('validity in the store on %s (full text: %s)', (backend, fu
     expect(await around({ superseded: true })).toEqual({ id: middle.id, previous: [jenkins.id], next: [actions.id] })
   })
 
+  it("counts only current entries in a current search's BM25 statistics, every entry in a search of the history", async () => {
+    const old = await save('platform on-call lead priya, escalations go to her')
+    const fresh = await save('platform on-call lead marco, escalations go to him', { valid_from: '2026-06-02' })
+    await save('incidents are logged in the incidents channel')
+    const q = textQuery('escalate a platform incident')
+    const search = (validity?: EntryFilter['validity']) => store.knowledge.searchTextWithBound(q, { visible, ...(validity ? { validity } : {}) }, 20)
+    const everyEntry = await search()
+    const at = new Date('2026-06-02T00:00:00Z')
+    await store.knowledge.supersede({ oldId: old.id, newId: fresh.id, visible, validTo: at, at })
+    const current = await search()
+    const history = await search({ superseded: true })
+    const asOf = await search({ asOf: new Date('2026-06-01T12:00:00Z') })
+    // The history counts the superseded entry, as every search did before it was superseded.
+    expect(history).toEqual(everyEntry)
+    expect(asOf.bound).toBe(everyEntry.bound)
+    expect(asOf.hits).toEqual(everyEntry.hits.filter((h) => h.id !== fresh.id))
+    // A current search's figures are those of a store without it: the words it shares with the
+    // current entry ("platform", "escalations") weigh as they do among current entries.
+    expect(current.hits.map((h) => h.id)).not.toContain(old.id)
+    await store.db.query(sql`DELETE FROM knowledge WHERE id = ${old.id}`)
+    expect(await search()).toEqual(current)
+    expect(current.hits.find((h) => h.id === fresh.id)!.score).toBeGreaterThan(everyEntry.hits.find((h) => h.id === fresh.id)!.score)
+  })
+
   it('round-trips the validity fields through the JSONL export and the knowledge folder; a line exported before them gets the defaults', async () => {
     const old = await save('ci runs on jenkins', { source: { timestamp: '2025-01-01T00:00:00Z' } })
     const fresh = await save('ci runs on github actions', { expires_at: '2027-01-01' })
@@ -228,6 +252,51 @@ describe.each(BACKENDS)('migration 0048 on %s', (backend) => {
       // A closed entry must say when; nothing supersedes itself.
       await expect(db.query(sql`UPDATE knowledge SET superseded_by = 'b' WHERE id = 'a'`)).rejects.toThrow(/knowledge_superseded_closed_check/)
       await expect(db.query(sql`UPDATE knowledge SET supersedes = 'a' WHERE id = 'a'`)).rejects.toThrow(/knowledge_supersede_self_check/)
+    } finally {
+      await db.close()
+      await database.drop()
+    }
+  })
+})
+
+describe.each(BACKENDS)('migration 0052 on %s', (backend) => {
+  it('counts the entries superseded before it apart in the BM25 statistics', async () => {
+    const database = await createTestDatabase(backend)
+    const { dataDir, databaseUrl } = database.options
+    const db = databaseUrl ? await openPostgres({ connectionString: databaseUrl }) : await openPGlite({ dataDir: dataDir! })
+    try {
+      const all = await loadMigrations()
+      await migrate(db, { migrations: all.filter((m) => m.name < '0052') })
+      const insert = (id: string, scopes: string[], words: string, validTo: string | null) =>
+        db.query(sql`INSERT INTO knowledge (id, types, task, scopes, owner, content, source, score, owner_score, created_at, updated_at, valid_from, valid_to,
+            search_doc, search_len)
+          VALUES (${id}, ARRAY['tool'], 't', ${scopes}::text[], 'user:u', 'c', '{}'::jsonb, 3, 3, '2026-02-02T00:00:00Z', '2026-02-02T00:00:00Z',
+            '2026-01-01T00:00:00Z', ${validTo}::timestamptz, to_tsvector('simple', ${words}), ${words.split(' ').length})`)
+      await insert('a', ['user:u', 'team:t'], 'jenkins ci runner', '2026-02-01T00:00:00Z')
+      await insert('b', ['user:u'], 'github actions ci', null)
+      await insert('c', ['team:t'], 'jenkins plugins', null)
+      await migrate(db, { migrations: all })
+      expect(
+        await db.query(sql`SELECT scope, docs::int, total_len::int, superseded_docs::int, superseded_len::int FROM knowledge_scope_stats ORDER BY scope`),
+      ).toEqual([
+        { scope: 'team:t', docs: 2, total_len: 5, superseded_docs: 1, superseded_len: 3 },
+        { scope: 'user:u', docs: 2, total_len: 6, superseded_docs: 1, superseded_len: 3 },
+      ])
+      expect(await db.query(sql`SELECT term, scope, df, superseded_df FROM knowledge_scope_term WHERE term IN ('jenkins', 'ci') ORDER BY term, scope`)).toEqual(
+        [
+          { term: 'ci', scope: 'team:t', df: 1, superseded_df: 1 },
+          { term: 'ci', scope: 'user:u', df: 2, superseded_df: 1 },
+          { term: 'jenkins', scope: 'team:t', df: 2, superseded_df: 1 },
+          { term: 'jenkins', scope: 'user:u', df: 1, superseded_df: 1 },
+        ],
+      )
+      // Later writes keep them: the current one superseded, the old one reopened.
+      await db.query(sql`UPDATE knowledge SET valid_to = '2026-03-01T00:00:00Z' WHERE id = 'b'`)
+      await db.query(sql`UPDATE knowledge SET valid_to = NULL WHERE id = 'a'`)
+      expect(await db.query(sql`SELECT scope, superseded_docs::int, superseded_len::int FROM knowledge_scope_stats ORDER BY scope`)).toEqual([
+        { scope: 'team:t', superseded_docs: 0, superseded_len: 0 },
+        { scope: 'user:u', superseded_docs: 1, superseded_len: 3 },
+      ])
     } finally {
       await db.close()
       await database.drop()

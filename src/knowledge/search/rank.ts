@@ -54,27 +54,33 @@ export function fuse(lists: readonly RankedList[], k = 60): Fused[] {
  */
 export function fuseScores(lists: readonly RankedList[]): Fused[] {
   const byId = new Map<string, Fused>()
-  lists.forEach((list, listIndex) => {
-    if (list.ids.length === 0) return
+  const fused: Fused[] = []
+  for (let listIndex = 0; listIndex < lists.length; listIndex++) {
+    const list = lists[listIndex]!
+    const hits = list.ids
+    if (hits.length === 0) continue
     let max = -Infinity
     let min = Infinity
-    for (const hit of list.ids) {
+    for (const hit of hits) {
       if (hit.score > max) max = hit.score
       if (hit.score < min) min = hit.score
     }
     if (list.floor !== undefined) min = Math.min(min, list.floor)
     const span = max - min
-    list.ids.forEach((hit, index) => {
+    for (let index = 0; index < hits.length; index++) {
+      const hit = hits[index]!
       let entry = byId.get(hit.id)
       if (!entry) {
-        entry = { id: hit.id, fused: 0, positions: lists.map(() => null) }
+        entry = { id: hit.id, fused: 0, positions: new Array<Fused['positions'][number]>(lists.length).fill(null) }
         byId.set(hit.id, entry)
+        fused.push(entry)
       }
       entry.fused += list.weight * (span > 0 ? (hit.score - min) / span : 1)
       entry.positions[listIndex] = { rank: index + 1, score: hit.score }
-    })
-  })
-  return [...byId.values()].sort((a, b) => b.fused - a.fused || a.id.localeCompare(b.id))
+    }
+  }
+  // First seen first, as the map's values were (the sort is stable).
+  return fused.sort((a, b) => b.fused - a.fused || a.id.localeCompare(b.id))
 }
 
 export interface RerankItem {

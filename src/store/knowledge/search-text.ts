@@ -8,6 +8,7 @@ import type { Queryable } from '../database.js'
 import { sql, type Sql } from '../sql.js'
 import type { SyncedTextIndex } from '../text-index/sync.js'
 import {
+  currentOnly,
   DEFAULT_TEXT_RANKING,
   planTextQuery,
   type EntryFilter,
@@ -96,16 +97,20 @@ export function rowsFirst(visibleDocs: number, tableRows: number): boolean {
 
 /**
  * BM25 in SQL: statistics summed over the caller's visible scopes (`knowledge_scope_term`,
- * `knowledge_scope_stats`, migration 0009: nothing outside them moves a score), candidates
- * bounded by {@link planTextQuery}.
+ * `knowledge_scope_stats`, migration 0009: nothing outside them moves a score), of current
+ * entries only for a search of current entries (migration 0052, {@link currentOnly}),
+ * candidates bounded by {@link planTextQuery}.
  */
 async function searchTextSql(db: Queryable, query: TextQuery, filter: EntryFilter, limit: number, ranking: TextRanking): Promise<TextHits> {
   // Document frequencies of the query terms and the collection size over the visible scopes: index lookups.
-  const stats = await db.query<{ term: string; df: number }>(sql`SELECT t.term, sum(t.df)::int AS df
+  const current = currentOnly(filter.validity)
+  const df = current ? sql`t.df - t.superseded_df` : sql`t.df`
+  const stats = await db.query<{ term: string; df: number }>(sql`SELECT t.term, sum(${df})::int AS df
     FROM knowledge_scope_term t WHERE t.term = ANY(${query.terms}::text[]) AND t.scope = ANY(${filter.visible}::text[])
-    GROUP BY t.term HAVING sum(t.df) > 0`)
-  const [collection] = await db.query<{ docs: string; total_len: string; rows: string | null }>(sql`SELECT coalesce(sum(docs), 0) AS docs,
-    coalesce(sum(total_len), 0) AS total_len, (SELECT reltuples FROM pg_class WHERE oid = 'knowledge'::regclass) AS rows
+    GROUP BY t.term HAVING sum(${df}) > 0`)
+  const [docCount, totalLen] = current ? [sql`docs - superseded_docs`, sql`total_len - superseded_len`] : [sql`docs`, sql`total_len`]
+  const [collection] = await db.query<{ docs: string; total_len: string; rows: string | null }>(sql`SELECT coalesce(sum(${docCount}), 0) AS docs,
+    coalesce(sum(${totalLen}), 0) AS total_len, (SELECT reltuples FROM pg_class WHERE oid = 'knowledge'::regclass) AS rows
     FROM knowledge_scope_stats WHERE scope = ANY(${filter.visible}::text[])`)
   const bound = textQueryBound(query.terms, stats, Number(collection!.docs), ranking, query.boundTerms)
   if (stats.length === 0) return { hits: [], bound }

@@ -70,6 +70,12 @@ export class EntryTable {
    */
   readonly scopeDocs: number[] = []
   readonly scopeLength: number[] = []
+  /**
+   * The same of the superseded entries alone (`valid_to` set, issue 31): a search of current
+   * entries subtracts them (migration 0052 keeps the same figures in SQL).
+   */
+  readonly supersededDocs: number[] = []
+  readonly supersededLength: number[] = []
   private readonly free: number[] = []
   /**
    * The weighted term frequencies of every slot in one array: a slot's are at `freqAt[slot]`,
@@ -170,25 +176,35 @@ export class EntryTable {
     this.account(slot, 1)
   }
 
+  /** True when the slot's entry is superseded (`valid_to` set): the statistics of current entries leave it out. */
+  superseded(slot: number): boolean {
+    return this.validTo[slot] !== Infinity
+  }
+
   /** Adds (`sign` 1) or removes (−1) a slot's entry from the per-scope statistics. */
   private account(slot: number, sign: 1 | -1): void {
     const length = this.lengths[slot]!
+    const superseded = this.superseded(slot)
     for (const scope of this.scopes[slot]!) {
       this.scopeDocs[scope] = (this.scopeDocs[scope] ?? 0) + sign
       this.scopeLength[scope] = (this.scopeLength[scope] ?? 0) + sign * length
+      if (!superseded) continue
+      this.supersededDocs[scope] = (this.supersededDocs[scope] ?? 0) + sign
+      this.supersededLength[scope] = (this.supersededLength[scope] ?? 0) + sign * length
     }
   }
 
   /**
    * The collection statistics over the entries in any of `visible` (scope symbols, each
-   * once): an entry counts once per visible scope it is in.
+   * once): an entry counts once per visible scope it is in. `current`: the entries not
+   * superseded only (what a search of current entries can find).
    */
-  visibleStats(visible: Iterable<number>): { docs: number; totalLength: number } {
+  visibleStats(visible: Iterable<number>, current = false): { docs: number; totalLength: number } {
     let docs = 0
     let totalLength = 0
     for (const scope of visible) {
-      docs += this.scopeDocs[scope] ?? 0
-      totalLength += this.scopeLength[scope] ?? 0
+      docs += (this.scopeDocs[scope] ?? 0) - (current ? (this.supersededDocs[scope] ?? 0) : 0)
+      totalLength += (this.scopeLength[scope] ?? 0) - (current ? (this.supersededLength[scope] ?? 0) : 0)
     }
     return { docs, totalLength }
   }
@@ -248,6 +264,8 @@ export class EntryTable {
     this.totalLength = 0
     this.scopeDocs.length = 0
     this.scopeLength.length = 0
+    this.supersededDocs.length = 0
+    this.supersededLength.length = 0
   }
 
   /** Room for `n` frequencies at the end of the pool (dropping the garbage or growing it first): where they go. */

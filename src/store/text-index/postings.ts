@@ -13,6 +13,12 @@ export interface Postings {
   /** Per scope symbol: the entries of this list in that scope (an entry counts once per scope it is in). */
   scopeCounts: Map<number, number>
   /**
+   * The same counts of the list's superseded entries only (issue 31; absent while it has none):
+   * a search of current entries subtracts them, so that its statistics are those of the
+   * entries it can find.
+   */
+  supersededCounts?: Map<number, number>
+  /**
    * The highest frequency and the shortest entry length the list has held since it was made:
    * with a query's BM25 statistics, the most one posting can score (`Bm25.score` rises with the
    * frequency and falls with the length), which lets a search skip what cannot reach its top k.
@@ -22,23 +28,33 @@ export interface Postings {
   minLength: number
 }
 
-/** Adds `sign` to the term's count of every scope in `scopes`. */
-function count(list: Postings, scopes: Int32Array, sign: 1 | -1): void {
+/** Adds `sign` to the count of every scope in `scopes`. */
+function countIn(counts: Map<number, number>, scopes: Int32Array, sign: 1 | -1): void {
   for (let i = 0; i < scopes.length; i++) {
     const scope = scopes[i]!
-    const n = (list.scopeCounts.get(scope) ?? 0) + sign
-    if (n === 0) list.scopeCounts.delete(scope)
-    else list.scopeCounts.set(scope, n)
+    const n = (counts.get(scope) ?? 0) + sign
+    if (n === 0) counts.delete(scope)
+    else counts.set(scope, n)
   }
+}
+
+/** Adds `sign` to the term's count of every scope in `scopes` (and to its superseded count when the entry is superseded). */
+function count(list: Postings, scopes: Int32Array, superseded: boolean, sign: 1 | -1): void {
+  countIn(list.scopeCounts, scopes, sign)
+  if (!superseded) return
+  countIn((list.supersededCounts ??= new Map()), scopes, sign)
+  if (list.supersededCounts.size === 0) delete list.supersededCounts
 }
 
 /**
  * The term's document frequency over `visible` (scope symbols, each once): each entry counts
  * once per visible scope it is in, as the collection size does (`EntryTable.visibleStats`).
+ * `current`: only the entries not superseded (what a search of current entries can find).
  */
-export function visibleFrequency(list: Postings, visible: Iterable<number>): number {
+export function visibleFrequency(list: Postings, visible: Iterable<number>, current = false): number {
   let df = 0
-  for (const scope of visible) df += list.scopeCounts.get(scope) ?? 0
+  const superseded = current ? list.supersededCounts : undefined
+  for (const scope of visible) df += (list.scopeCounts.get(scope) ?? 0) - (superseded?.get(scope) ?? 0)
   return df
 }
 
@@ -58,8 +74,11 @@ export class PostingLists {
     return this.lists.get(term)
   }
 
-  /** Adds slot `slot`, whose entry is in `scopes` and `length` terms long, with frequency `tf` to the term's list. */
-  add(term: string, slot: number, tf: number, scopes: Int32Array, length = 0): void {
+  /**
+   * Adds slot `slot`, whose entry is in `scopes` and `length` terms long (and `superseded` or
+   * not), with frequency `tf` to the term's list.
+   */
+  add(term: string, slot: number, tf: number, scopes: Int32Array, length = 0, superseded = false): void {
     let list = this.lists.get(term)
     if (!list)
       this.lists.set(term, (list = { slots: new Int32Array(4), tfs: new Float32Array(4), size: 0, scopeCounts: new Map(), maxTf: 0, minLength: Infinity }))
@@ -77,11 +96,11 @@ export class PostingLists {
     // The stored (float32) frequency: the one searches score.
     if (list.tfs[list.size - 1]! > list.maxTf) list.maxTf = list.tfs[list.size - 1]!
     if (length < list.minLength) list.minLength = length
-    count(list, scopes, 1)
+    count(list, scopes, superseded, 1)
   }
 
-  /** Removes slot `slot`, whose entry is in `scopes`, from the term's list (a list left empty is dropped). */
-  remove(term: string, slot: number, scopes: Int32Array): void {
+  /** Removes slot `slot`, whose entry is in `scopes` (and `superseded` or not), from the term's list (a list left empty is dropped). */
+  remove(term: string, slot: number, scopes: Int32Array, superseded = false): void {
     const list = this.lists.get(term)
     if (!list) return
     const at = list.slots.subarray(0, list.size).indexOf(slot)
@@ -89,16 +108,16 @@ export class PostingLists {
     list.size--
     list.slots[at] = list.slots[list.size]!
     list.tfs[at] = list.tfs[list.size]!
-    count(list, scopes, -1)
+    count(list, scopes, superseded, -1)
     if (list.size === 0) this.lists.delete(term)
   }
 
-  /** Moves a slot of the term's list from the scopes `from` to `to` (its entry's scopes changed). */
-  rescope(term: string, from: Int32Array, to: Int32Array): void {
+  /** Moves a slot of the term's list from the scopes `from` to `to` (its entry's scopes, or whether it is superseded, changed). */
+  rescope(term: string, from: { scopes: Int32Array; superseded: boolean }, to: { scopes: Int32Array; superseded: boolean }): void {
     const list = this.lists.get(term)
     if (!list) return
-    count(list, from, -1)
-    count(list, to, 1)
+    count(list, from.scopes, from.superseded, -1)
+    count(list, to.scopes, to.superseded, 1)
   }
 
   clear(): void {

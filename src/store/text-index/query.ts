@@ -145,6 +145,21 @@ export interface ValidityFilter {
   expired?: boolean | undefined
 }
 
+/**
+ * True when a filter's validity keeps current entries only (the default: not `asOf`, not
+ * `superseded`). BM25's statistics of such a search count only entries that are not superseded
+ * (issue 31): a replaced fact, which the search cannot return, does not lower the idf of the
+ * words it shares with the fact that replaced it. A search of the history (`asOf`,
+ * `superseded`) counts every entry, superseded ones included. Expiry is not read: it depends on
+ * the time of the search.
+ * @example
+ * currentOnly(undefined) // true
+ * currentOnly({ asOf: new Date('2026-01-01') }) // false
+ */
+export function currentOnly(validity: ValidityFilter | undefined): boolean {
+  return validity?.asOf === undefined && validity?.superseded !== true
+}
+
 /** Every entry whatever its validity: exports, and reads that must see the history. */
 export const ANY_VALIDITY: ValidityFilter = Object.freeze({ superseded: true, expired: true })
 

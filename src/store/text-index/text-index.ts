@@ -16,8 +16,9 @@ import { compileFilter, expiryBound, FAILS, PASSES, UNCHECKED, VerdictCache } fr
 import { PostingLists, visibleFrequency } from './postings.js'
 import { scoreScratch, scoreTerms, type ScoreScratch, type ScoreWork } from './score.js'
 import { offerHit } from './top-k.js'
-import { VectorColumns } from './vectors.js'
+import { cosineOf, VectorColumns } from './vectors.js'
 import {
+  currentOnly,
   planTextQuery,
   textQueryBound,
   type EntryFilter,
@@ -93,13 +94,15 @@ function searchIndex(
   // BM25's statistics over the visible scopes only (issue 15.1): a term's document
   // frequency counts each posting once per visible scope of its entry, as the collection
   // size does (EntryTable.visibleStats) and as the SQL path sums migration 0009's tables.
+  // A search of current entries (the default) counts current entries only (issue 31).
   const visible = new Set(query.filter.visible.flatMap((name) => table.symbolOf(name) ?? []))
+  const current = currentOnly(query.filter.validity)
   const stats = [...new Set(query.terms)].flatMap((term) => {
     const list = postings.get(term)
-    const df = list ? visibleFrequency(list, visible) : 0
+    const df = list ? visibleFrequency(list, visible, current) : 0
     return df > 0 ? [{ term, df }] : []
   })
-  const collection = table.visibleStats(visible)
+  const collection = table.visibleStats(visible, current)
   const bound = textQueryBound(query.terms, stats, collection.docs, query.ranking, query.boundTerms)
   if (stats.length === 0) return { hits: [], bound }
   // The same terms and idf as the SQL path (every term a candidate term: exact).
@@ -178,7 +181,8 @@ export function createTextIndex(options: TextIndexOptions = {}): TextIndex {
   const removeSlot = (slot: number) => {
     vectors.remove(slot)
     const scopes = table.scopes[slot]!
-    for (const term of table.release(slot)) postings.remove(term, slot, scopes)
+    const superseded = table.superseded(slot)
+    for (const term of table.release(slot)) postings.remove(term, slot, scopes, superseded)
   }
 
   return {
@@ -191,17 +195,19 @@ export function createTextIndex(options: TextIndexOptions = {}): TextIndex {
       expiries = undefined
       const existing = table.slot(entry.id)
       if (existing !== undefined && table.sameText(existing, entry)) {
-        const scopes = table.scopes[existing]!
+        const was = { scopes: table.scopes[existing]!, superseded: table.superseded(existing) }
         table.updateFields(existing, entry)
         // Shared lists: the same scopes are the same array.
-        if (table.scopes[existing] !== scopes) for (const term of table.terms[existing]!) postings.rescope(term, scopes, table.scopes[existing]!)
+        const now = { scopes: table.scopes[existing]!, superseded: table.superseded(existing) }
+        if (now.scopes !== was.scopes || now.superseded !== was.superseded) for (const term of table.terms[existing]!) postings.rescope(term, was, now)
         vectors.set(existing, entry.embedding ?? undefined, table.capacity)
         return
       }
       if (existing !== undefined) removeSlot(existing)
       const slot = table.place(entry)
       vectors.set(slot, entry.embedding ?? undefined, table.capacity)
-      for (const term of table.terms[slot]!) postings.add(term, slot, Number(entry.tf[term]), table.scopes[slot]!, entry.length)
+      const superseded = table.superseded(slot)
+      for (const term of table.terms[slot]!) postings.add(term, slot, Number(entry.tf[term]), table.scopes[slot]!, entry.length, superseded)
     },
 
     remove(id) {
@@ -234,21 +240,24 @@ export function createTextIndex(options: TextIndexOptions = {}): TextIndex {
     searchVector(vector, filter, limit) {
       if (table.size === 0 || limit <= 0) return []
       const { ids } = table
-      const similarities = vectors.similarities(vector, ids.length)
-      if (!similarities) return []
+      const products = vectors.products(vector, ids.length)
+      if (!products) return []
+      const { dots, norms, queryNorm, n } = products
       const verdicts = verdictCache.for(filter, table.capacity)
       const passes = compileFilter(filter, table)
       const expiredUpTo = expiryBound(filter)
       const { expires } = table
       const [unchecked, pass] = [UNCHECKED, PASSES]
       const best: RankedId[] = []
-      for (let slot = 0; slot < ids.length; slot++) {
-        const similarity = similarities[slot]!
-        // NaN: no vector (or a zero one); a free slot has none.
-        if (!(similarity >= -1)) continue
+      // Slots from `n` on hold no vector. One pass: the similarity only of a slot with a vector that passes the filter.
+      for (let slot = 0; slot < n; slot++) {
+        // No vector (or a zero one); a free slot has none.
+        if (norms[slot] === 0) continue
         let verdict = verdicts[slot]!
         if (verdict === unchecked) verdicts[slot] = verdict = passes(slot) ? pass : FAILS
         if (verdict !== pass || expires[slot]! <= expiredUpTo) continue
+        const similarity = cosineOf(dots[slot]!, norms[slot]!, queryNorm)
+        if (!(similarity >= -1)) continue
         if (best.length < limit || similarity >= best[best.length - 1]!.score) offerHit(best, ids[slot]!, similarity, limit)
       }
       return best

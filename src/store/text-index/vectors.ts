@@ -28,6 +28,15 @@ const PAGE = 65_536
 const FIRST_BLOCK = (BLOCK + 2) * 8
 
 /**
+ * A slot's cosine similarity from its dot product with the query and the two norms, clamped to
+ * [-1, 1] as pgvector's cosine distance is; NaN for a slot without a vector (norm 0).
+ */
+export function cosineOf(dot: number, norm: number, queryNorm: number): number {
+  const cosine = norm === 0 ? NaN : dot / (norm * queryNorm)
+  return cosine > 1 ? 1 : cosine < -1 ? -1 : cosine
+}
+
+/**
  * The vector columns of the index's slots.
  * @example
  * const vectors = new VectorColumns()
@@ -115,6 +124,23 @@ export class VectorColumns {
    * it). The array is scratch space, valid until the next call.
    */
   similarities(query: Float32Array, slots: number): Float64Array | undefined {
+    const products = this.products(query, slots)
+    if (!products) return undefined
+    const { dots, norms, queryNorm, n } = products
+    for (let slot = 0; slot < n; slot++) dots[slot] = cosineOf(dots[slot]!, norms[slot]!, queryNorm)
+    // Slots past the norms hold no vector.
+    dots.fill(NaN, n, slots)
+    return dots
+  }
+
+  /**
+   * What {@link similarities} divides, for a scan that needs the similarity of some slots only
+   * (those that pass a filter): the dot products of the first `n` slots with `query` (scratch
+   * space, valid until the next call), each slot's norm (0: no vector) and the query's norm;
+   * slots from `n` on hold no vector. `cosineOf(dots[slot], norms[slot], queryNorm)` is exactly
+   * the slot's similarity. Undefined where `similarities` is.
+   */
+  products(query: Float32Array, slots: number): { dots: Float64Array; norms: Float64Array; queryNorm: number; n: number } | undefined {
     if (query.length !== this.dimension || this.dimension === 0) return undefined
     let queryNorm = 0
     for (let i = 0; i < query.length; i++) if (Number.isFinite(query[i]!)) queryNorm += query[i]! * query[i]!
@@ -124,15 +150,7 @@ export class VectorColumns {
     const dots = this.scratch
     const n = Math.min(slots, this.norms.length)
     this.dots(query, dots, n)
-    const { norms } = this
-    for (let slot = 0; slot < n; slot++) {
-      const norm = norms[slot]!
-      const cosine = norm === 0 ? NaN : dots[slot]! / (norm * queryNorm)
-      dots[slot] = cosine > 1 ? 1 : cosine < -1 ? -1 : cosine
-    }
-    // Slots past the norms hold no vector.
-    dots.fill(NaN, n, slots)
-    return dots
+    return { dots, norms: this.norms, queryNorm, n }
   }
 
   /**
