@@ -5,10 +5,11 @@
  * know the port, never the services behind it.
  */
 import { storedAgentWithFiles, type AgentBackend, type KnowHubBackend } from '../core/backend.js'
+import type { CallerContext } from '../core/operation.js'
 import { KnowHubError } from '../core/errors.js'
 import type { Principal } from '../core/principal.js'
 import type { SecretReadSite } from '../resources/audit.js'
-import { ADMIN_OPERATIONS, KNOWLEDGE_OPERATIONS, RESOURCE_OPERATIONS, TOKEN_OPERATIONS, USER_OPERATIONS } from '../core/operations.js'
+import { ADMIN_OPERATIONS, AGENT_OPERATIONS, KNOWLEDGE_OPERATIONS, RESOURCE_OPERATIONS, TOKEN_OPERATIONS, USER_OPERATIONS } from '../core/operations.js'
 import type { KnowHub } from './open.js'
 import { bindOperations, type ToolServices } from './operations.js'
 
@@ -27,13 +28,13 @@ export interface ServicesBackendOptions {
 }
 
 /** The agent operations as `principal`: the stored agent (remote callers, `stored`), or the agent folder on this machine. */
-function agentMethods(agent: NonNullable<ToolServices['agent']>, principal: Principal, remote: boolean): AgentBackend {
+function agentMethods(agent: NonNullable<ToolServices['agent']>, principal: Principal, remote: boolean, context: CallerContext): AgentBackend {
   const storedWhere = (stored: boolean | undefined): boolean => {
     if (remote && stored === false) throw new KnowHubError('validation_error', 'A remote caller has no agent folder on this machine: its agents are stored')
     return stored ?? remote
   }
   return {
-    goal: (body) => agent.goal(body, principal),
+    ...bindOperations({ agent } as ToolServices, AGENT_OPERATIONS, principal, context),
     context: async ({ stored, ...input }) => agent.assembleContext({ ...input, principal, ...(storedWhere(stored) ? { remote: true } : {}) }),
     compact: async ({ stored, ...input }) => {
       if (!storedWhere(stored)) return agent.compact(input, principal)
@@ -52,6 +53,12 @@ function backupOf(services: ToolServices, principal: Principal, local: boolean):
   }
 }
 
+/** The caller's context of a backend's calls: on this machine unless remote; where its secret reads are recorded. */
+function callerContext(options: ServicesBackendOptions): CallerContext & { site: SecretReadSite } {
+  const site: SecretReadSite = { via: options.site?.via ?? 'tools', route: options.site?.route ?? 'resource_get', caller: options.site?.caller ?? 'local' }
+  return { local: options.remote !== true, key: site.caller, site }
+}
+
 /**
  * A backend over in-process services, acting as `principal`.
  * @example
@@ -59,10 +66,9 @@ function backupOf(services: ToolServices, principal: Principal, local: boolean):
  * await backend.knowledge.search({ q: 'selenium login' })
  */
 export function servicesBackend(services: ToolServices, principal: Principal, options: ServicesBackendOptions = {}): KnowHubBackend {
-  const site: SecretReadSite = { via: options.site?.via ?? 'tools', route: options.site?.route ?? 'resource_get', caller: options.site?.caller ?? 'local' }
   const { knowledge, resources } = services
   const me = principal
-  const context = { local: options.remote !== true, key: site.caller, site }
+  const context = callerContext(options)
   return {
     url: undefined,
     knowledge: {
@@ -80,7 +86,7 @@ export function servicesBackend(services: ToolServices, principal: Principal, op
       ...bindOperations(services, RESOURCE_OPERATIONS, me, context),
       delete: (id, target = {}) => resources.delete(id, me, target),
     },
-    ...(services.agent ? { agent: agentMethods(services.agent, me, options.remote === true) } : {}),
+    ...(services.agent ? { agent: agentMethods(services.agent, me, options.remote === true, context) } : {}),
     users: bindOperations(services, USER_OPERATIONS, me, context),
     admin: {
       ...bindOperations(services, ADMIN_OPERATIONS, me, context),
@@ -102,5 +108,5 @@ export function localBackend(
   principal: Principal = hub.config.principal,
   options: ServicesBackendOptions = {},
 ): KnowHubBackend & { readonly agent: AgentBackend } {
-  return { ...servicesBackend(hub, principal, options), agent: agentMethods(hub.agent, principal, options.remote === true) }
+  return { ...servicesBackend(hub, principal, options), agent: agentMethods(hub.agent, principal, options.remote === true, callerContext(options)) }
 }

@@ -50,12 +50,16 @@ export function serviceOf(services: ToolServices, op: AnyOperation): unknown {
   return (services as unknown as Record<string, unknown>)[op.call.split('.')[0]!]
 }
 
-/** The function an operation's `call` names (`admin.tokens.create`), bound to its object. */
-function methodOf(services: ToolServices, op: AnyOperation, params: readonly string[], where: string): (...args: unknown[]) => Promise<unknown> {
-  const path = op.call.split('.')
+/** Each `call` split once (`admin.tokens.create` → its path): every call of an operation asks. */
+const CALLS = new Map<string, readonly string[]>()
+
+/** The object and the method an operation's `call` names (`admin.tokens.create`). */
+function methodOf(services: ToolServices, op: AnyOperation, params: readonly string[], where: string): [object, (...args: unknown[]) => Promise<unknown>] {
+  let path = CALLS.get(op.call)
+  if (!path) CALLS.set(op.call, (path = op.call.split('.')))
   let target: unknown = services
-  for (const name of path.slice(0, -1)) {
-    target = (target as Record<string, unknown> | undefined)?.[name]
+  for (let i = 0; i < path.length - 1; i++) {
+    target = (target as Record<string, unknown> | undefined)?.[path[i]!]
     if (target === undefined) {
       const absent = ABSENT[path[0]!]
       if (absent) throw absent(params, where)
@@ -64,7 +68,7 @@ function methodOf(services: ToolServices, op: AnyOperation, params: readonly str
   }
   const method = (target as Record<string, unknown>)[path[path.length - 1]!]
   if (typeof method !== 'function') throw new KnowHubError('internal_error', `No service method ${op.call}`)
-  return (method as (...args: unknown[]) => Promise<unknown>).bind(target)
+  return [target as object, method as (...args: unknown[]) => Promise<unknown>]
 }
 
 /**
@@ -81,10 +85,15 @@ export async function invoke(
   context: CallerContext,
 ): Promise<unknown> {
   const { params, input, options } = argumentsOf(op, args)
-  const method = methodOf(services, op, params, context.site.via === 'api' ? 'server' : 'KnowHub')
-  const before = [...params, ...(op.input ? [input] : [])]
-  if (op.optionsAfterPrincipal) return method(...before, principal, { ...options, site: context.site })
-  return method(...before, ...(op.options ? [options] : []), principal, context)
+  const [target, method] = methodOf(services, op, params, context.site.via === 'api' ? 'server' : 'KnowHub')
+  const sent: unknown[] = [...params]
+  if (op.input) sent.push(input)
+  if (op.optionsAfterPrincipal) sent.push(principal, { ...options, site: context.site })
+  else {
+    if (op.options) sent.push(options)
+    sent.push(principal, context)
+  }
+  return Reflect.apply(method, target, sent)
 }
 
 /**

@@ -9,7 +9,7 @@ import { storedAgentWithFiles, type AgentBackend, type KnowHubBackend, type Loca
 import type { KnowHubClient } from './client.js'
 import { isKnowHubClientError, isServerErrorCode } from './errors.js'
 import { pathParams, type OperationGroup, type PortOf } from '../core/operation.js'
-import { ADMIN_OPERATIONS, KNOWLEDGE_OPERATIONS, RESOURCE_OPERATIONS, TOKEN_OPERATIONS, USER_OPERATIONS } from '../core/operations.js'
+import { ADMIN_OPERATIONS, AGENT_OPERATIONS, KNOWLEDGE_OPERATIONS, RESOURCE_OPERATIONS, TOKEN_OPERATIONS, USER_OPERATIONS } from '../core/operations.js'
 
 /**
  * A client error as the `KnowHubError` the tools expect. Server codes are kept; the
@@ -74,7 +74,7 @@ function agentMethods(client: KnowHubClient, options: ClientBackendOptions): Age
     return options.agentFiles()
   }
   return {
-    goal: (body) => mapped(() => client.agent.goal(body)),
+    ...portCalls(client.agent, AGENT_OPERATIONS),
     context: async ({ stored, ...input }, config = {}) => {
       if (stored === false) {
         return (await files()).context(input, config, (task, language) =>

@@ -19,7 +19,6 @@ import {
   type WriteAgentDocumentInput,
 } from '../core/agent.js'
 import { Deleted, Health, OpenApiDocument } from '../core/api.js'
-import { GoalTree, type GoalRequest } from '../core/goals.js'
 import type { FeedbackInput, ListInput, SearchInput, SupersedeInput, SupersedeResult } from '../core/knowledge.js'
 import type { ImportQuery } from '../core/knowledge.js'
 import { ImportReport, type KnowledgeEntryView } from '../core/knowledge.js'
@@ -29,7 +28,7 @@ import type { SlimInput } from '../core/slim.js'
 import { KnowHubClientError } from './errors.js'
 import { folderCalls } from './folder.js'
 import { clientCalls } from './operations.js'
-import { ADMIN_OPERATIONS, KNOWLEDGE_OPERATIONS, RESOURCE_OPERATIONS, TOKEN_OPERATIONS, USER_OPERATIONS } from '../core/operations.js'
+import { ADMIN_OPERATIONS, AGENT_OPERATIONS, KNOWLEDGE_OPERATIONS, RESOURCE_OPERATIONS, TOKEN_OPERATIONS, USER_OPERATIONS } from '../core/operations.js'
 import { fetchRequester, send, type CallOptions, type FetchLike, type RequestSpec, type Requester, type RetryOptions, type TransportOptions } from './http.js'
 
 /**
@@ -213,6 +212,7 @@ function documentPathOf(agent: string, name: string): string {
 /** The agent calls: the assembled context (seed 004), stored agents' documents and compaction, goal trees (seed 003). */
 function agentCalls(call: Call) {
   return {
+    ...clientCalls(call, AGENT_OPERATIONS),
     /** `POST /api/agent/context`: the starting context of an agent stored in the caller's org (messages + budget report). */
     context: async (input: AgentContextRequest, opts?: CallOptions) =>
       call({ method: 'POST', path: '/api/agent/context', body: input, retry: 'idempotent', schema: AssembledContext }, opts),
@@ -250,9 +250,6 @@ function agentCalls(call: Call) {
     /** `POST /api/agents/{agent}/compact`: compacts a stored agent's history into its compact.md (the previous memory stays a version). */
     compact: async (agent: string, input: CompactRequest, opts?: CallOptions) =>
       call({ method: 'POST', path: `/api/agents/${encodeURIComponent(agent)}/compact`, body: input, retry: 'unsafe', schema: CompactResult }, opts),
-    /** `POST /api/goals`: the `goal` tool (`show` is safe to repeat; the other actions are not). */
-    goal: async (input: GoalRequest, opts?: CallOptions) =>
-      call({ method: 'POST', path: '/api/goals', body: input, retry: input.action === 'show' ? 'idempotent' : 'unsafe', schema: GoalTree }, opts),
   }
 }
 

@@ -11,11 +11,10 @@
 import type { AgentConfig } from './config.js'
 import { KnowHubError } from './errors.js'
 import type { AgentKnowledge, AgentLanguage, AssembleContextInput, AssembledContext, CompactInput, CompactResult, LocalCompactRequest } from './agent.js'
-import type { GoalRequest, GoalTree } from './goals.js'
 import type { ImportQuery, ImportReport, SupersedeInput, SupersedeResult } from './knowledge.js'
 import type { FolderFile, FolderImportQuery, FolderImportReport, FolderSyncInput, FolderSyncResult } from './knowledge-folder.js'
 import type { PortOf } from './operation.js'
-import type { ADMIN_OPERATIONS, KNOWLEDGE_OPERATIONS, RESOURCE_OPERATIONS, TOKEN_OPERATIONS, USER_OPERATIONS } from './operations.js'
+import type { ADMIN_OPERATIONS, AGENT_OPERATIONS, KNOWLEDGE_OPERATIONS, RESOURCE_OPERATIONS, TOKEN_OPERATIONS, USER_OPERATIONS } from './operations.js'
 
 /** How a JSONL import treats bad lines and existing ids (`POST /api/knowledge/import`'s query), plus its progress. */
 export type BackendImportOptions = ImportQuery & {
@@ -37,13 +36,11 @@ export interface ResourceTarget {
 export type AgentWhere = { stored?: boolean }
 
 /** The agent operations (seed 003's goal tool, seed 004's context and compaction). */
-export interface AgentBackend {
+export interface AgentBackend extends PortOf<typeof AGENT_OPERATIONS> {
   /** An agent's assembled starting context. `config`: this machine's agent settings, for a folder read here over HTTP. */
   context(input: AssembleContextInput & AgentWhere, config?: Partial<AgentConfig>): Promise<AssembledContext>
   /** Compacts an agent's history (past the threshold) into its compact memory, and extracts knowledge from it. */
   compact(input: CompactInput & AgentWhere, config?: Partial<AgentConfig>): Promise<CompactResult>
-  /** `POST /api/goals`: create, focus (attaches related knowledge), complete, abandon, show. */
-  goal(body: GoalRequest): Promise<GoalTree>
 }
 
 /**

@@ -210,9 +210,14 @@ export type OperationGroup = Readonly<Record<string, AnyOperation>>
 export type PortOf<G extends OperationGroup> = { [K in keyof G]: (...args: ArgsOf<G[K]>) => Promise<ResultOf<G[K]>> }
 
 /** The names of a path's parameters, in order. */
-export function pathParams(path: string): string[] {
-  return [...path.matchAll(/:([A-Za-z_]\w*)\+?/g)].map((m) => m[1]!)
+export function pathParams(path: string): readonly string[] {
+  let names = PARAMS.get(path)
+  if (!names) PARAMS.set(path, (names = [...path.matchAll(/:([A-Za-z_]\w*)\+?/g)].map((m) => m[1]!)))
+  return names
 }
+
+/** The parameters of each path seen, worked out once (every call of an operation asks). */
+const PARAMS = new Map<string, readonly string[]>()
 
 /**
  * The arguments of a call in their fixed places: parameters, input (`{}` for a query left out), options.

@@ -26,6 +26,7 @@ import {
   type KnowledgeVersion,
 } from './knowledge.js'
 import { operation, type Retryability } from './operation.js'
+import { GoalRequest, GoalTree } from './goals.js'
 import { Me, UserProfile } from './profile.js'
 import { ListResourcesInput, Resource, ResourceListPage, SaveResourceInput, UpdateResourceInput, resourceIdFromPath, resourceIdProblem } from './resources.js'
 import { SlimInput, SlimResult, UnmergeResult } from './slim.js'
@@ -446,5 +447,26 @@ export const RESOURCE_OPERATIONS = {
     retry: 'idempotent',
     action: 'resource.write',
     summary: 'Update (owner or admin)',
+  }),
+} as const
+
+/**
+ * The agent operations the table declares: seed 003's goal tool. An agent's context and compaction
+ * are written by hand (src/core/backend.ts's `AgentBackend`): the agent is stored in the hub or is a
+ * folder on the caller's machine, chosen per call.
+ * @example
+ * AGENT_OPERATIONS.goal.path // '/api/goals'
+ */
+export const AGENT_OPERATIONS = {
+  /** create, focus (attaches related knowledge), complete, abandon, show; `show` is safe to repeat, the other actions are not. */
+  goal: operation({
+    method: 'POST',
+    path: '/api/goals',
+    input: { from: 'body', schema: GoalRequest },
+    output: GoalTree,
+    call: 'agent.goal',
+    retry: ([input]) => ((input as { action?: string } | undefined)?.action === 'show' ? 'idempotent' : 'unsafe'),
+    action: 'knowledge.write',
+    summary: 'The goal tool (seed 003): create | focus (attaches related knowledge) | complete | abandon | show',
   }),
 } as const

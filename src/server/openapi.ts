@@ -46,16 +46,28 @@ import { Resource, ResourceDeleted, ResourceListPage, SaveResourceInput, SecretR
 import { SlimInput, SlimResult, UnmergeResult } from '../core/slim.js'
 import { CreatedToken, CreateTokenInput, TokenInfo, TokenList } from '../core/tokens.js'
 import { pathParams, type OperationGroup, type OperationOption } from '../core/operation.js'
-import { ADMIN_OPERATIONS, KNOWLEDGE_OPERATIONS, RESOURCE_OPERATIONS, TOKEN_OPERATIONS, USER_OPERATIONS } from '../core/operations.js'
+import { ADMIN_OPERATIONS, AGENT_OPERATIONS, KNOWLEDGE_OPERATIONS, RESOURCE_OPERATIONS, TOKEN_OPERATIONS, USER_OPERATIONS } from '../core/operations.js'
 
 type JsonSchema = Record<string, unknown>
 
 /** The groups of the operations table whose paths are derived. */
-const OPERATION_GROUPS: readonly OperationGroup[] = [KNOWLEDGE_OPERATIONS, RESOURCE_OPERATIONS, ADMIN_OPERATIONS, TOKEN_OPERATIONS, USER_OPERATIONS]
+const OPERATION_GROUPS: readonly OperationGroup[] = [
+  KNOWLEDGE_OPERATIONS,
+  RESOURCE_OPERATIONS,
+  ADMIN_OPERATIONS,
+  TOKEN_OPERATIONS,
+  USER_OPERATIONS,
+  AGENT_OPERATIONS,
+]
 
 function schema(s: z.ZodType, io: 'input' | 'output'): JsonSchema {
   const { $schema: _drop, ...rest } = z.toJSONSchema(s, { io, unrepresentable: 'any' }) as JsonSchema
-  return rest
+  // A schema named with .meta({ id }) comes back as a reference to itself in $defs: the component is that definition.
+  const self = typeof rest.$ref === 'string' ? /^#\/\$defs\/(.+)$/.exec(rest.$ref)?.[1] : undefined
+  const defs = rest.$defs as Record<string, JsonSchema> | undefined
+  if (self === undefined || !defs?.[self]) return rest
+  const { [self]: definition, ...others } = defs
+  return { ...definition, ...(Object.keys(others).length > 0 ? { $defs: others } : {}) }
 }
 
 /** Turns a query schema's properties into OpenAPI query parameters (lists are comma-separated or repeated). */
@@ -400,13 +412,6 @@ function resourcePaths(): Record<string, Record<string, unknown>> {
         parameters: [agentName],
         requestBody: body('CompactRequest'),
         responses: { 200: json('CompactResult'), ...ERRORS },
-      },
-    },
-    '/api/goals': {
-      post: {
-        summary: 'The goal tool (seed 003): create | focus (attaches related knowledge) | complete | abandon | show',
-        requestBody: body('GoalRequest'),
-        responses: { 200: json('GoalTree'), ...ERRORS },
       },
     },
   }

@@ -11,11 +11,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { openKnowHub, type KnowHub } from '../../src/app/open.js'
 import { invoke } from '../../src/app/operations.js'
 import { pathParams, type AnyOperation } from '../../src/core/operation.js'
-import { ADMIN_OPERATIONS, KNOWLEDGE_OPERATIONS, RESOURCE_OPERATIONS, TOKEN_OPERATIONS, USER_OPERATIONS } from '../../src/core/operations.js'
+import { ADMIN_OPERATIONS, AGENT_OPERATIONS, KNOWLEDGE_OPERATIONS, RESOURCE_OPERATIONS, TOKEN_OPERATIONS, USER_OPERATIONS } from '../../src/core/operations.js'
 import { ACTIONS } from '../../src/auth/policy.js'
 import { openApiDocument } from '../../src/server/openapi.js'
 
-const GROUPS = { KNOWLEDGE_OPERATIONS, RESOURCE_OPERATIONS, USER_OPERATIONS, ADMIN_OPERATIONS, TOKEN_OPERATIONS }
+const GROUPS = { KNOWLEDGE_OPERATIONS, RESOURCE_OPERATIONS, USER_OPERATIONS, ADMIN_OPERATIONS, TOKEN_OPERATIONS, AGENT_OPERATIONS }
 const ALL: Array<[string, AnyOperation]> = Object.entries(GROUPS).flatMap(([group, ops]) =>
   Object.entries(ops as Record<string, AnyOperation>).map(([name, op]) => [`${group}.${name}`, op] as [string, AnyOperation]),
 )
@@ -61,8 +61,27 @@ describe('the operations table', () => {
     }
   })
 
-  it('has an OpenAPI path for every operation', () => {
-    const { paths } = openApiDocument('0.0.0')
-    for (const [name, op] of ALL) expect(paths[op.path.replace(/:(\w+)\+?/g, '{$1}')]?.[op.method.toLowerCase()], name).toBeDefined()
+  it('has an OpenAPI path for every operation, and every reference of the document resolves', () => {
+    const doc = openApiDocument('0.0.0')
+    for (const [name, op] of ALL) expect(doc.paths[op.path.replace(/:(\w+)\+?/g, '{$1}')]?.[op.method.toLowerCase()], name).toBeDefined()
+    const refs: string[] = []
+    const walk = (node: unknown): void => {
+      if (Array.isArray(node)) node.forEach(walk)
+      else if (node && typeof node === 'object')
+        for (const [key, value] of Object.entries(node)) {
+          if (key === '$ref') refs.push(value as string)
+          else walk(value)
+        }
+    }
+    walk(doc)
+    const unresolved = refs.filter(
+      (ref) =>
+        ref
+          .slice(2)
+          .split('/')
+          .reduce<unknown>((at, key) => (at as Record<string, unknown> | undefined)?.[key], doc) === undefined,
+    )
+    expect(refs.length).toBeGreaterThan(50)
+    expect(unresolved).toEqual([])
   })
 })

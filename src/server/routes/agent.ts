@@ -8,7 +8,9 @@
  */
 import { Hono } from 'hono'
 import type { AgentService } from '../../agent/service.js'
+import { AGENT_OPERATIONS } from '../../core/operations.js'
 import { caller, queryObject, readJson, type AppEnv } from '../http.js'
+import { mountOperations, type OperationServices } from './operations.js'
 
 /** The `/api/agent`, `/api/agents` and `/api/goals` routes. */
 export function agentRoutes(deps: {
@@ -40,9 +42,8 @@ export function agentRoutes(deps: {
 
   app.post('/agents/:agent/compact', async (c) => c.json(await deps.agent.compactStored(c.req.param('agent'), await readJson(c), caller(c).principal)))
 
-  app.post('/goals', async (c) => {
-    return c.json(await deps.agent.goal((await readJson(c)) as never, caller(c).principal))
-  })
+  // The table's agent operations (src/core/operations.ts): the goal tool.
+  mountOperations(app, '/api', AGENT_OPERATIONS, { agent: deps.agent } as unknown as OperationServices)
 
   return app
 }
