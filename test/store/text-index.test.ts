@@ -206,7 +206,10 @@ describe('the in-memory index matches BM25 in SQL on PGlite, whatever path write
     await store.db.query(sql`DELETE FROM knowledge WHERE id IN (SELECT id FROM knowledge ORDER BY id DESC LIMIT 2)`)
     // An entry closed and one reopened behind the store's back (issue 31: the statistics of current entries).
     await store.db.query(sql`UPDATE knowledge SET valid_to = now() WHERE id IN (SELECT id FROM knowledge WHERE valid_to IS NULL ORDER BY id LIMIT 2)`)
-    await store.db.query(sql`UPDATE knowledge SET valid_to = NULL WHERE id IN (SELECT id FROM knowledge WHERE valid_to IS NOT NULL ORDER BY id LIMIT 1)`)
+    // Reopened: one without a successor (a superseded entry must keep its valid_to, a check constraint of 0048); the ids' order is random.
+    await store.db.query(
+      sql`UPDATE knowledge SET valid_to = NULL WHERE id IN (SELECT id FROM knowledge WHERE valid_to IS NOT NULL AND superseded_by IS NULL ORDER BY id LIMIT 1)`,
+    )
     await expectSameAsSql('raw updates and deletes')
     await store.db.query(sql`TRUNCATE knowledge CASCADE`)
     expect(await store.knowledge.searchText(textQuery('selenium'), filters[0]!, 20)).toEqual([])
