@@ -117,22 +117,27 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): HubMe
   llmTotal('knowhub_llm_prompt_tokens_total', 'Prompt tokens the LLM counted, by task and model', 'prompt_tokens')
   llmTotal('knowhub_llm_completion_tokens_total', 'Completion tokens the LLM counted, by task and model', 'completion_tokens')
 
+  /** A gauge recomputed at each scrape from every registered source (a source that answers undefined has nothing to show). */
+  const sourcedGauge =
+    <S>(sources: ReadonlyArray<() => S | undefined>) =>
+    (name: string, help: string, labelNames: readonly string[], fill: (gauge: Gauge, stats: S) => void) =>
+      new Gauge({
+        name,
+        help,
+        labelNames,
+        registers,
+        collect() {
+          this.reset()
+          for (const read of sources) {
+            const stats = read()
+            if (stats !== undefined) fill(this, stats)
+          }
+        },
+      })
+
   // Registered with the first embedder that has model threads (the sentence embedder's pool).
   const threadPools: Array<() => EmbedPoolStats | undefined> = []
-  const threadGauge = (name: string, help: string, labelNames: readonly string[], fill: (gauge: Gauge, stats: EmbedPoolStats) => void) =>
-    new Gauge({
-      name,
-      help,
-      labelNames,
-      registers,
-      collect() {
-        this.reset()
-        for (const read of threadPools) {
-          const stats = read()
-          if (stats) fill(this, stats)
-        }
-      },
-    })
+  const threadGauge = sourcedGauge(threadPools)
   const watchEmbedThreads = (stats: () => EmbedPoolStats | undefined): void => {
     if (threadPools.push(stats) > 1) return
     threadGauge(
@@ -184,17 +189,7 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): HubMe
 
   // Registered with the first router: without replicas, no replica series.
   const routers: Array<() => ReplicaStats> = []
-  const replicaGauge = (name: string, help: string, labelNames: readonly string[], fill: (gauge: Gauge, stats: ReplicaStats) => void) =>
-    new Gauge({
-      name,
-      help,
-      labelNames,
-      registers,
-      collect() {
-        this.reset()
-        for (const stats of routers) fill(this, stats())
-      },
-    })
+  const replicaGauge = sourcedGauge(routers)
   const watchReplicas = (stats: () => ReplicaStats): void => {
     if (routers.push(stats) > 1) return
     // Gauges set from the router's own totals (which only grow): `rate()` works as on a counter.
