@@ -190,8 +190,9 @@ type Ranked = Reranked<RankItem>
  * everything that read the items afterwards went megamorphic: +0.1-0.2 ms CPU a search on
  * LoCoMo turns-dev (docs/performance.md, "One hidden class a shortlisted item").
  * Every property of {@link Ranked} must be listed: the type makes a missing one an error.
+ * Exported for its test (test/knowledge/rank-items.test.ts).
  */
-function rankItem(r: KnowledgeRecord, c: Candidate): Ranked {
+export function rankItem(r: KnowledgeRecord, c: Candidate): Ranked {
   const item: { [K in keyof Required<Ranked>]: Ranked[K] } = {
     id: r.id,
     message_id: r.message_id,
@@ -229,11 +230,11 @@ function rankItem(r: KnowledgeRecord, c: Candidate): Ranked {
     time_boost: c.time_boost,
     neighbour_of: c.neighbour_of,
     neighbour_lift: c.neighbour_lift,
-    // The rerank's figures, written in place by `relevanceRerank`.
-    quality_score: 0,
+    // The rerank's figures, written in place by `relevanceRerank` (NaN until then: a fraction's field from the start).
+    quality_score: NaN,
     scope_priority: 0,
-    relevance: 0,
-    quality_boost: 0,
+    relevance: NaN,
+    quality_boost: NaN,
   }
   return item as Ranked
 }
