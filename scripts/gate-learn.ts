@@ -4,7 +4,7 @@
  * set (`bench/data/small-stores`), for one embedder:
  *
  *   npx tsx scripts/gate-features.ts --embedder sentence --embed-cache /tmp/small.vectors --out /tmp/f-sentence.jsonl
- *   npx tsx scripts/gate-learn.ts /tmp/f-sentence.jsonl [--max-hit-loss 0.01] [--l2 1]
+ *   npx tsx scripts/gate-learn.ts /tmp/f-sentence.jsonl [--max-hit-loss 0.01] [--l2 1] [--inject-cost 1]
  *
  * For Latin-script and CJK queries apart, it fits a logistic model (Newton's method, L2 on
  * standardised figures) of "related" over the candidates the rule-based precision gate keeps at
@@ -29,6 +29,16 @@
  * gain too (hashed English chose 0.59 for 13.7% → 13.2% held out, and the halves 0 and a loss: not
  * shipped). The check runs only when the vector list holds the whole visible store, as in every
  * small store of the set.
+ *
+ * Then the **injection bar** (`injection` in `LEARNED_RELEVANCE`): a third model, of whether each
+ * result of the default search (`now` in the dump: the rules and both checks above, at top_k 5 —
+ * what the agent context and goal focus inject), the first included, is related, from all five
+ * figures. Its threshold is the one that maximises, held out by store, the related entries carried
+ * minus `--inject-cost` (default 1) × the unrelated ones: an entry put into a context unasked costs
+ * as much as a related one is worth (search's own thresholds accept about three unrelated results a
+ * hit). It prints the held-out curve (all queries, and the set's tasks apart: unrelated share, hit
+ * rate, answerable queries left empty, related entries lost), the halves, the bar at cost 1, 2 and
+ * 3, and the entry. A script whose best bar is 0 gets none (leave it out of `injection`).
  */
 import { readFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
