@@ -8,11 +8,13 @@
  */
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { join, resolve } from 'node:path'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { createAgentService } from '../../src/agent/service.js'
 import { Principal } from '../../src/core/principal.js'
 import { createHashedEmbedder } from '../../src/embed/hashed.js'
+import { loadRetrievalSet } from '../../src/eval/dataset.js'
+import { loadIntoKnowledge } from '../../src/eval/harness.js'
 import { injectionModelFor, LEARNED_RELEVANCE, relevanceModelFor, type LearnedRelevance } from '../../src/knowledge/search/gate-weights.js'
 import { createKnowledgeService, type KnowledgeService } from '../../src/knowledge/service.js'
 import type { Store } from '../../src/store/store.js'
@@ -176,6 +178,19 @@ describe.each(BACKENDS)('precision on a small store on %s', (backend) => {
     } finally {
       await rm(home, { recursive: true, force: true })
     }
+  })
+
+  it('leaves out of an injection, with the shipped bar, an unrelated entry search returns (small-stores, en-mobile-release)', async () => {
+    const set = await loadRetrievalSet(resolve(import.meta.dirname, '..', '..', 'bench', 'data', 'small-stores'))
+    const task = set.queries.find((q) => q.id === 'en-mobile-release-q11')!
+    await truncateKnowledge(store)
+    const loaded = await loadIntoKnowledge(knowledge, set, { searched: [task] })
+    const docs = async (use?: { injection: boolean }) =>
+      (await knowledge.search({ q: task.text, top_k: 5 }, loaded.principalOf(task), use)).results.map((r) => loaded.docOf.get(r.id))
+    // "Ship version 4.2 to both stores this Thursday": search returns the release train (related) and
+    // "Respond to one-star reviews" (unrelated, judged so in qrels.jsonl); the injection carries the first only.
+    expect(await docs()).toEqual(['en-mobile-release-e02', 'en-mobile-release-e09'])
+    expect(await docs({ injection: true })).toEqual(['en-mobile-release-e02'])
   })
 
   it("keeps every right answer of the issue's store in an injection with the shipped bar", async () => {
