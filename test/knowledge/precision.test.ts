@@ -173,6 +173,10 @@ describe.each(BACKENDS)('precision on a small store on %s', (backend) => {
       // Asked for explicitly: goal focus with a top_k above 5, or an injection in mode recall, carries it.
       expect((await injected(weak, 'inject-wide', 6)).focus).toContain(ids.get('releaseNotes'))
       expect((await checked.search({ q: weak, mode: 'recall' }, alice, { injection: true })).results.map((r) => r.id)).toContain(ids.get('releaseNotes'))
+      // …and so does an agent configured to take more related entries than a precision search gives (relatedLimit above 5).
+      const wide = createAgentService({ store, knowledge: checked, config: { home, relatedLimit: 6 } })
+      const { report } = await wide.assembleContext({ agent: 'eval', home, task: weak, principal: alice })
+      expect(report.parts.find((p) => p.name === 'related_knowledge')?.ids).toContain(ids.get('releaseNotes'))
       // A result with strong evidence (strength about 0.66) is injected as before.
       expect(await injected('pnpm docker build', 'inject-strong')).toEqual({ context: [ids.get('pnpm')], focus: [ids.get('pnpm')] })
     } finally {
