@@ -354,6 +354,8 @@ export type Reranked<T> = T & { quality_score: number; scope_priority: number; r
  * best candidate's (1 for the best), plus its bounded {@link qualityBoost}; ties by scope
  * priority (user > project > agent > team > org > public), then fused score, then id. Seed
  * 003's filters stay: entries with `score < minScore` or a negative quality score are dropped.
+ * The items take their four figures in place (the search's own items, built with room for
+ * them: a copy a candidate made each one a hidden class of its own, see `rankItem`).
  * @example
  * relevanceRerank(items, visibleScopes(principal), 3)
  */
@@ -364,23 +366,21 @@ export function relevanceRerank<T extends RerankItem>(
   boost = QUALITY_BOOST,
 ): Array<Reranked<T>> {
   const best = items.reduce((max, item) => Math.max(max, item.fused), 0)
-  return items
-    .map((item) => {
-      const quality_score = qualityScore(item)
-      return {
-        ...item,
-        quality_score,
-        scope_priority: scopePriority(item.scopes, visible),
-        relevance: best > 0 ? item.fused / best : 0,
-        quality_boost: qualityBoost(quality_score, boost),
-      }
-    })
-    .filter((item) => item.score >= minScore && item.quality_score >= 0)
-    .sort(
-      (a, b) =>
-        b.relevance + b.quality_boost - (a.relevance + a.quality_boost) ||
-        a.scope_priority - b.scope_priority ||
-        b.fused - a.fused ||
-        (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
-    )
+  const reranked: Array<Reranked<T>> = []
+  for (const candidate of items) {
+    const item = candidate as Reranked<T>
+    const quality_score = qualityScore(item)
+    item.quality_score = quality_score
+    item.scope_priority = scopePriority(item.scopes, visible)
+    item.relevance = best > 0 ? item.fused / best : 0
+    item.quality_boost = qualityBoost(quality_score, boost)
+    if (item.score >= minScore && quality_score >= 0) reranked.push(item)
+  }
+  return reranked.sort(
+    (a, b) =>
+      b.relevance + b.quality_boost - (a.relevance + a.quality_boost) ||
+      a.scope_priority - b.scope_priority ||
+      b.fused - a.fused ||
+      (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
+  )
 }
