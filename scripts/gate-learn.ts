@@ -4,7 +4,7 @@
  * set (`bench/data/small-stores`), for one embedder:
  *
  *   npx tsx scripts/gate-features.ts --embedder sentence --embed-cache /tmp/small.vectors --out /tmp/f-sentence.jsonl
- *   npx tsx scripts/gate-learn.ts /tmp/f-sentence.jsonl [--max-hit-loss 0.01] [--l2 1]
+ *   npx tsx scripts/gate-learn.ts /tmp/f-sentence.jsonl [--max-hit-loss 0.01] [--l2 1] [--inject-cost 1]
  *
  * For Latin-script and CJK queries apart, it fits a logistic model (Newton's method, L2 on
  * standardised figures) of "related" over the candidates the rule-based precision gate keeps at
@@ -29,6 +29,16 @@
  * gain too (hashed English chose 0.59 for 13.7% → 13.2% held out, and the halves 0 and a loss: not
  * shipped). The check runs only when the vector list holds the whole visible store, as in every
  * small store of the set.
+ *
+ * Then the **injection bar** (`injection` in `LEARNED_RELEVANCE`): a third model, of whether each
+ * result of the default search (`now` in the dump: the rules and both checks above, at top_k 5 —
+ * what the agent context and goal focus inject), the first included, is related, from all five
+ * figures. Its threshold is the one that maximises, held out by store, the related entries carried
+ * minus `--inject-cost` (default 1) × the unrelated ones: an entry put into a context unasked costs
+ * as much as a related one is worth (search's own thresholds accept about three unrelated results a
+ * hit). It prints the held-out curve (all queries, and the set's tasks apart: unrelated share, hit
+ * rate, answerable queries left empty, related entries lost), the halves, the bar at cost 1, 2 and
+ * 3, and the entry. A script whose best bar is 0 gets none (leave it out of `injection`).
  */
 import { readFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
@@ -46,6 +56,8 @@ interface DumpQuery {
   cjk: boolean
   related: string[]
   kept: string[]
+  /** What the default search returns at top_k 5 (the rules and both learned checks): what injection carries today. */
+  now: string[]
   best_strength: number
   vector_list: number[]
   candidates: DumpCandidate[]
@@ -56,6 +68,24 @@ type Feature = keyof RelevanceFeatures
 const FEATURES: readonly Feature[] = ['strength', 'relativeStrength', 'z', 'rank']
 /** The figures the answer check reads (the first result's place is almost always 0). */
 const ANSWER_FEATURES: readonly Feature[] = ['strength', 'relativeStrength', 'z', 'lead']
+/** The figures the injection bar reads: every figure, since it judges the first result and the others alike. */
+const INJECTION_FEATURES: readonly Feature[] = ['strength', 'relativeStrength', 'z', 'rank', 'lead']
+
+/**
+ * Every result of the default search at top_k 5 (`now`: what the agent context and goal focus
+ * inject today), the first included, with its figures for the injection bar. A result not among
+ * the dump's candidates (never seen) has no figures and is left out of the fit.
+ */
+function injectionRows(q: DumpQuery): Array<{ doc: string; x: number[]; related: boolean }> {
+  const figures = queryFigures(q.vector_list, q.best_strength)
+  return q.now.flatMap((doc) => {
+    const place = q.candidates.findIndex((c) => c.doc === doc)
+    if (place < 0) return []
+    const c = q.candidates[place]!
+    const f = relevanceFeatures({ strength: c.strength, similarity: c.similarity, place }, figures)
+    return [{ doc, x: INJECTION_FEATURES.map((k) => f[k]), related: q.related.includes(doc) }]
+  })
+}
 
 /**
  * Each candidate the rules keep after their first (the anchor or the best candidate, which shows
@@ -178,11 +208,16 @@ function probabilities(queries: readonly DumpQuery[], model: Omit<RelevanceModel
 }
 
 /** Leave-one-store-out probabilities: each store's queries scored by a model fitted on the others. */
-function heldOut(queries: readonly DumpQuery[], l2: number, answer = false): Map<DumpQuery, Map<string, number>> {
+function heldOut(queries: readonly DumpQuery[], l2: number, answer: boolean | 'injection' = false): Map<DumpQuery, Map<string, number>> {
   const out = new Map<DumpQuery, Map<string, number>>()
   for (const store of new Set(queries.map((q) => q.conv))) {
     const train = queries.filter((q) => q.conv !== store)
-    const model = answer ? fit(train.flatMap(answerRows), l2, ANSWER_FEATURES) : fit(train.flatMap(rows), l2)
+    const model =
+      answer === 'injection'
+        ? fit(train.flatMap(injectionRows), l2, INJECTION_FEATURES)
+        : answer
+          ? fit(train.flatMap(answerRows), l2, ANSWER_FEATURES)
+          : fit(train.flatMap(rows), l2)
     for (const [q, p] of probabilities(
       queries.filter((q) => q.conv === store),
       model,
@@ -192,7 +227,63 @@ function heldOut(queries: readonly DumpQuery[], l2: number, answer = false): Map
   return out
 }
 
+const pct = (n: number) => `${(n * 100).toFixed(1)}%`
+
 const THRESHOLDS = Array.from({ length: 81 }, (_, i) => i / 100)
+/** The injection bar's thresholds: up to 0.95 (a bar stricter than the checks above). */
+const INJECTION_THRESHOLDS = Array.from({ length: 96 }, (_, i) => i / 100)
+
+/** What injection carries at one bar: the unrelated share, hit rate, empty answerable queries, related entries lost. */
+interface Injected {
+  returned: number
+  unrelated: number
+  hit: number
+  empty: number
+  lost: number
+  answered: number
+}
+
+/** The results of `now` that clear the injection bar `t` (probabilities `p`; a result without one is left out). */
+function inject(queries: readonly DumpQuery[], p: Map<DumpQuery, Map<string, number>>, t: number): Injected {
+  let returned = 0
+  let unrelated = 0
+  let hits = 0
+  let answerable = 0
+  let empty = 0
+  let lost = 0
+  let answered = 0
+  for (const q of queries) {
+    const carried = q.now.filter((doc) => (p.get(q)?.get(doc) ?? 0) >= t)
+    returned += carried.length
+    unrelated += carried.filter((doc) => !q.related.includes(doc)).length
+    lost += q.now.filter((doc) => q.related.includes(doc) && !carried.includes(doc)).length
+    if (q.related.length > 0) {
+      answerable++
+      if (carried.some((doc) => q.related.includes(doc))) hits++
+      else if (carried.length === 0) empty++
+    } else if (carried.length > 0) answered++
+  }
+  return { returned, unrelated: returned ? unrelated / returned : 0, hit: answerable ? hits / answerable : 0, empty, lost, answered }
+}
+
+/**
+ * The injection bar's threshold: the one that maximises what injection is worth, held out —
+ * related entries carried minus `cost` × unrelated ones (an entry the agent did not ask for and
+ * will follow costs `cost` times what a related one is worth; ties: the lower bar). A script whose
+ * best bar is 0 gets none.
+ */
+function chooseInjectionThreshold(queries: readonly DumpQuery[], p: Map<DumpQuery, Map<string, number>>, cost: number): number {
+  const worth = (s: Injected) => s.returned * (1 - s.unrelated) - cost * s.returned * s.unrelated
+  let best = { threshold: 0, worth: worth(inject(queries, p, 0)) }
+  for (const threshold of INJECTION_THRESHOLDS) {
+    const w = worth(inject(queries, p, threshold))
+    if (w > best.worth + 1e-9) best = { threshold, worth: w }
+  }
+  return best.threshold
+}
+
+const injectedLine = (label: string, s: Injected) =>
+  `${label.padEnd(34)} unrelated ${pct(s.unrelated).padStart(6)} of ${String(s.returned).padStart(3)}  hit ${s.hit.toFixed(3)}  empty ${String(s.empty).padStart(3)}  related lost ${String(s.lost).padStart(3)}  no-answer answered ${s.answered}`
 
 /** The threshold with the lowest unrelated share whose hit rate is at most `maxLoss` under the rules'. */
 function chooseThreshold(
@@ -211,16 +302,20 @@ function chooseThreshold(
   return best.threshold
 }
 
-const pct = (n: number) => `${(n * 100).toFixed(1)}%`
 const line = (label: string, s: ReturnType<typeof score>) =>
   `${label.padEnd(28)} unrel@5 ${pct(s.unrelated).padStart(6)} (${s.returned} returned)  hit@5 ${s.hit.toFixed(3)}`
 
 function main(): void {
   const { values, positionals } = parseArgs({
     allowPositionals: true,
-    options: { 'max-hit-loss': { type: 'string', default: '0.01' }, l2: { type: 'string', default: '1' } },
+    options: {
+      'max-hit-loss': { type: 'string', default: '0.01' },
+      l2: { type: 'string', default: '1' },
+      'inject-cost': { type: 'string', default: '1' },
+    },
   })
   const maxLoss = Number(values['max-hit-loss'])
+  const cost = Number(values['inject-cost'])
   const l2 = Number(values.l2)
   const all = positionals.flatMap((file) =>
     readFileSync(file, 'utf8')
@@ -231,6 +326,7 @@ function main(): void {
   const judged = all.filter((q) => q.kind !== 'absent')
   const entries: string[] = []
   const answers: string[] = []
+  const injections: string[] = []
   for (const script of ['latin', 'cjk'] as const) {
     const queries = judged.filter((q) => q.cjk === (script === 'cjk'))
     console.log(`\n== ${script}: ${queries.length} queries, ${new Set(queries.map((q) => q.conv)).size} stores`)
@@ -311,8 +407,32 @@ function main(): void {
     answers.push(
       `${script}: { bias: ${r(am.bias)}, strength: ${r(am.strength)}, relativeStrength: ${r(am.relativeStrength)}, z: ${r(am.z)}, rank: 0, lead: ${r(am.lead ?? 0)}, threshold: ${ta} }`,
     )
+
+    // The injection bar: every result of the default search (the first included), for what is injected unasked.
+    const pi = heldOut(queries, l2, 'injection')
+    const tasks = queries.filter((q) => q.kind === 'task')
+    console.log(`-- injection bar (${script}), over what the default search returns at top_k 5 (held out by store; tasks: ${tasks.length})`)
+    for (const t of INJECTION_THRESHOLDS.filter((t) => Math.round(t * 100) % 5 === 0))
+      console.log(`${injectedLine(`held-out, bar ${t.toFixed(2)}`, inject(queries, pi, t))}   tasks: ${injectedLine('', inject(tasks, pi, t)).trim()}`)
+    halves.forEach((train, h) => {
+      const trainQueries = queries.filter((q) => train.includes(q.conv))
+      const test = queries.filter((q) => !train.includes(q.conv))
+      const ti = chooseInjectionThreshold(trainQueries, heldOut(trainQueries, l2, 'injection'), cost)
+      const pt = probabilities(test, fit(trainQueries.flatMap(injectionRows), l2, INJECTION_FEATURES))
+      console.log(`half ${h + 1} → judged on half ${2 - h} (${test.length} queries), bar ${ti.toFixed(2)} chosen on half ${h + 1}:`)
+      console.log(injectedLine('  search (no bar)', inject(test, pt, 0)))
+      console.log(injectedLine('  with the bar', inject(test, pt, ti)))
+    })
+    const ti = chooseInjectionThreshold(queries, pi, cost)
+    console.log(`(the bar at cost 1, 2, 3: ${[1, 2, 3].map((k) => chooseInjectionThreshold(queries, pi, k).toFixed(2)).join(', ')})`)
+    const im = fit(queries.flatMap(injectionRows), l2, INJECTION_FEATURES)
+    console.log(injectedLine(`all stores, bar ${ti.toFixed(2)} (held-out)`, inject(queries, pi, ti)))
+    console.log(injectedLine(`  tasks only`, inject(tasks, pi, ti)))
+    injections.push(
+      `${script}: { bias: ${r(im.bias)}, strength: ${r(im.strength)}, relativeStrength: ${r(im.relativeStrength)}, z: ${r(im.z)}, rank: ${r(im.rank)}, lead: ${r(im.lead ?? 0)}, threshold: ${ti} }`,
+    )
   }
-  console.log(`\nLEARNED_RELEVANCE entry:\n{ model: /…/, ${entries.join(', ')}, answer: { ${answers.join(', ')} } }`)
+  console.log(`\nLEARNED_RELEVANCE entry:\n{ model: /…/, ${entries.join(', ')}, answer: { ${answers.join(', ')} }, injection: { ${injections.join(', ')} } }`)
 }
 
 main()

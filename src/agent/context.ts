@@ -209,9 +209,10 @@ export async function gatherKnowledge(
   const { profileLimit, relatedLimit } = deps.settings
   const profile = await deps.knowledge.profileViews(principal, profileLimit)
   const seen = new Set(profile.map((e) => e.id))
+  // An injection: the agent did not ask for these, so they must clear the injection bar (knowledge/search/search.ts, `SearchUse`).
   const related: EntryView[] =
     task !== undefined && task.trim() !== '' && relatedLimit > 0
-      ? (await deps.knowledge.search({ q: task, top_k: relatedLimit }, principal)).results.filter((r) => !seen.has(r.id))
+      ? (await deps.knowledge.search({ q: task, top_k: relatedLimit }, principal, { injection: true })).results.filter((r) => !seen.has(r.id))
       : []
   const catalog = deps.packs ? await deps.packs.catalog({ language }) : undefined
   const packs = catalog?.xml !== undefined ? { text: `${catalog.instruction}\n${catalog.xml}`, count: catalog.items.length } : undefined

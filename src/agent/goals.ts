@@ -159,7 +159,8 @@ export async function runGoal(deps: GoalDeps, raw: unknown, principal: Principal
   if (input.action === 'focus') {
     const goal = (await deps.goals.tree(owner, input.trace_id)).find((g) => g.goal_id === goalId)
     if (!goal) throw notFound(input.trace_id, goalId)
-    const found = await deps.knowledge.search({ q: goal.description, top_k: input.top_k, min_score: input.min_score }, principal)
+    // An injection (attached to the goal unasked): the injection bar applies; a top_k above 5 asks for recall and is carried as searched.
+    const found = await deps.knowledge.search({ q: goal.description, top_k: input.top_k, min_score: input.min_score }, principal, { injection: true })
     await deps.goals.focus(
       owner,
       input.trace_id,

@@ -31,7 +31,7 @@ import { knowledgeOverview, type KnowledgeOverviewCounts } from './entries/overv
 import { refreshSearchDocs, reindexEntries } from './search/reindex.js'
 import { reownEntries } from './entries/reown.js'
 import { supersedeEntry } from './entries/supersede.js'
-import { createKnowledgeSearch, type SearchOptions } from './search/search.js'
+import { createKnowledgeSearch, type SearchOptions, type SearchUse } from './search/search.js'
 import { exportEntries, importEntries, type ImportJsonlOptions } from './transfer/transfer.js'
 import type { FolderFile, FolderImportQuery, FolderImportReport, FolderSyncResult } from '../core/knowledge-folder.js'
 import { exportFolder } from './folder/export.js'
@@ -44,7 +44,15 @@ export type { ImportOptions, ImportReport } from './transfer/jsonl.js'
 export type { ImportJsonlOptions } from './transfer/transfer.js'
 export type { KnowledgeOverviewCounts } from './entries/overview.js'
 export type { FolderImportOptions } from './folder/import.js'
-export { DEFAULT_FUSION, DEFAULT_NEIGHBOUR_LIFT, DEFAULT_SEARCH_DEPTH, type FusionOptions, type SearchDepth, type SearchOptions } from './search/search.js'
+export {
+  DEFAULT_FUSION,
+  DEFAULT_NEIGHBOUR_LIFT,
+  DEFAULT_SEARCH_DEPTH,
+  type FusionOptions,
+  type SearchDepth,
+  type SearchOptions,
+  type SearchUse,
+} from './search/search.js'
 
 export interface KnowledgeServiceDeps extends SearchOptions {
   store: Store
@@ -93,7 +101,8 @@ export interface KnowledgeService {
   restore(id: string, principal: Principal): Promise<KnowledgeEntry>
   /** Deletes an entry and its history for good (owner or admin). */
   delete(id: string, principal: Principal): Promise<void>
-  search(raw: unknown, principal: Principal): Promise<SearchResponse>
+  /** `use`: what the search is for beside its request (an injection into an agent's context: {@link SearchUse}). */
+  search(raw: unknown, principal: Principal, use?: SearchUse): Promise<SearchResponse>
   exportJsonl(principal: Principal, options?: { batchSize?: number }): AsyncGenerator<string>
   /** JSONL as `exportJsonl` writes it; `options`: the import query (`mode`, `on_conflict`), progress, batch size. */
   importJsonl(lines: AsyncIterable<string> | Iterable<string>, principal: Principal, options?: ImportJsonlOptions): Promise<ImportReport>

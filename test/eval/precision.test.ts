@@ -7,6 +7,7 @@
  */
 import { resolve } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createAgentService } from '../../src/agent/service.js'
 import { createHashedEmbedder } from '../../src/embed/hashed.js'
 import { evalEmbedder, openEvalHub, type EvalHub } from '../../src/app/eval.js'
 import { KnowHubConfig } from '../../src/core/config.js'
@@ -115,6 +116,25 @@ describe('precision on small stores', () => {
       // it only removes: never more results, never a new no-answer reply
       expect(at5(c).returned, lang).toBeLessThan(at5(r).returned)
       expect(c.no_answer_rate, lang).toBeLessThanOrEqual(r.no_answer_rate)
+    }
+  }, 120_000)
+
+  it('holds what is injected to the injection bar: English context and goal focus at least 0.9 related, nothing related lost (hashed)', async () => {
+    // The same hub without the injection bar (every other check stays).
+    const open = await createKnowledgeService({
+      store: shared.store,
+      embedder: createHashedEmbedder({ dimension: 512 }),
+      relevance: LEARNED_RELEVANCE.map(({ injection: _injection, ...rest }) => rest),
+    })
+    const en = (runs: Awaited<ReturnType<typeof runContextPrecision>>) => runs.find((r) => r.lang === 'en')!
+    const barred = en(await runContextPrecision({ agent: shared.agent, loaded: sharedLoaded }))
+    const unbarred = en(await runContextPrecision({ agent: createAgentService({ store: shared.store, knowledge: open }), loaded: sharedLoaded }))
+    // docs/retrieval.md, "The injection bar": related part 0.870 -> 0.909, goal focus 0.875 -> 0.913
+    for (const part of ['context_related', 'goal_focus'] as const) {
+      expect(unbarred[part].precision, part).toBeLessThan(0.9)
+      expect(barred[part].precision, part).toBeGreaterThanOrEqual(0.9)
+      expect(barred[part].entries, part).toBeLessThan(unbarred[part].entries)
+      expect(barred[part].related, part).toBe(unbarred[part].related)
     }
   }, 120_000)
 

@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest'
 import {
   answerModelFor,
+  injectionModelFor,
   LEARNED_RELEVANCE,
   queryFigures,
   relevanceFeatures,
@@ -75,6 +76,19 @@ describe('the learned relevance check', () => {
     expect(answer.lead).toBeGreaterThan(0)
     expect(answer.threshold).toBeGreaterThan(0)
     expect(answer.threshold).toBeLessThan(1)
+    // The injection bar: learned for both embedders on English; on Chinese its best bar was none.
+    expect(injectionModelFor('hashed-ngram-v2-512', false)).toBe(LEARNED_RELEVANCE[0]!.injection!.latin)
+    expect(injectionModelFor('use-lite+hashed-v2-512', false)).toBe(LEARNED_RELEVANCE[1]!.injection!.latin)
+    expect(injectionModelFor('use-lite+hashed-v2-512', true)).toBeUndefined()
+    expect(injectionModelFor('hashed-ngram-v2-512', true)).toBeUndefined()
+    expect(injectionModelFor('text-embedding-3-small', false)).toBeUndefined()
+    for (const entry of LEARNED_RELEVANCE) {
+      const bar = entry.injection!.latin!
+      // words count for an injected entry
+      expect(bar.strength).toBeGreaterThan(0)
+      expect(bar.threshold).toBeGreaterThan(0)
+      expect(bar.threshold).toBeLessThan(1)
+    }
     for (const entry of LEARNED_RELEVANCE)
       for (const model of [entry.latin, entry.cjk]) {
         // words (relative to the best candidate's) count for, a later place against

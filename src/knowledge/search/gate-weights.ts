@@ -12,6 +12,12 @@
  * of the first kept candidate in a small store (the vector list holds every visible entry): under
  * its threshold the query has no answer there and the search returns nothing. It only removes, so
  * no-answer rates cannot rise either (docs/retrieval.md, "The answer check").
+ *
+ * The **injection bar** (`injection`, issue 26's fourth step) is a third model, over every result
+ * (the first included) and all five figures, asked only of what is put into an agent's context
+ * without the agent asking — the assembled context's related knowledge and goal focus — in a small
+ * store: a result under its threshold is searchable but not injected (docs/retrieval.md, "The
+ * injection bar"). Search results are never judged by it.
  */
 
 /**
@@ -63,6 +69,13 @@ export interface LearnedRelevance {
    * threshold the search returns nothing. Per script; absent: no check (the anchor rule alone).
    */
   answer?: { latin?: RelevanceModel; cjk?: RelevanceModel }
+  /**
+   * The injection bar ({@link injectionModelFor}): how likely each result of a small store's search
+   * is related, asked of every result an injection carries (not of a search the agent made); under
+   * its threshold the result is left out of the injection. Per script; absent: none (injection
+   * carries what search returns).
+   */
+  injection?: { latin?: RelevanceModel; cjk?: RelevanceModel }
 }
 
 /** What a query's candidates share, that each candidate's figures are measured against. */
@@ -149,6 +162,10 @@ export const LEARNED_RELEVANCE: readonly LearnedRelevance[] = Object.freeze([
     model: /^hashed-ngram-/,
     latin: Object.freeze({ bias: -1.974, strength: 7.576, relativeStrength: 0.542, z: 0.158, rank: -0.876, threshold: 0.58 }),
     cjk: CJK_MODEL,
+    // The injection bar (issue 26, fourth step): English only, as for sentence below.
+    injection: Object.freeze({
+      latin: Object.freeze({ bias: 4.85, strength: 7.86, relativeStrength: -4.782, z: -0.17, rank: -4.115, lead: 4.808, threshold: 0.35 }),
+    }),
   },
   {
     model: /^use-lite\+hashed-/,
@@ -158,6 +175,12 @@ export const LEARNED_RELEVANCE: readonly LearnedRelevance[] = Object.freeze([
     // held-out curve lowers nothing without losing hits (docs/retrieval.md, "The answer check").
     answer: Object.freeze({
       latin: Object.freeze({ bias: -5.179, strength: 8.2, relativeStrength: 3.167, z: 0.944, rank: 0, lead: 9.673, threshold: 0.25 }),
+    }),
+    // The injection bar (issue 26, fourth step), learned by `scripts/gate-learn.ts` (`--inject-cost 1`: the bar with
+    // the most related minus unrelated entries carried, held out by store). On Chinese its best bar is none: every bar
+    // loses more related entries than unrelated ones (docs/retrieval.md, "The injection bar").
+    injection: Object.freeze({
+      latin: Object.freeze({ bias: -5.705, strength: 7.913, relativeStrength: 2.805, z: 1.541, rank: 0.971, lead: 7.954, threshold: 0.48 }),
     }),
   },
 ])
@@ -181,4 +204,15 @@ export function relevanceModelFor(model: string, cjk: boolean, table: readonly L
 export function answerModelFor(model: string, cjk: boolean, table: readonly LearnedRelevance[] = LEARNED_RELEVANCE): RelevanceModel | undefined {
   const answer = table.find((entry) => entry.model.test(model))?.answer
   return cjk ? answer?.cjk : answer?.latin
+}
+
+/**
+ * The injection bar of an embedder for a query's script, or undefined (none: an injection carries
+ * what search returns).
+ * @example
+ * injectionModelFor('use-lite+hashed-v2-512', false)?.threshold
+ */
+export function injectionModelFor(model: string, cjk: boolean, table: readonly LearnedRelevance[] = LEARNED_RELEVANCE): RelevanceModel | undefined {
+  const injection = table.find((entry) => entry.model.test(model))?.injection
+  return cjk ? injection?.cjk : injection?.latin
 }

@@ -20,6 +20,7 @@ import { searchDocument, textQuery } from './document.js'
 import { fusionFor, type FusionOptions } from './fusion-weights.js'
 import {
   answerModelFor,
+  injectionModelFor,
   LEARNED_RELEVANCE,
   MIN_LEARNED_LIST,
   queryFigures,
@@ -28,6 +29,7 @@ import {
   relevanceProbability,
   type LearnedRelevance,
   type RelevanceFeatures,
+  type RelevanceModel,
 } from './gate-weights.js'
 import { liftNeighbours, topByFused, type NeighbourLift } from './neighbours.js'
 import { fuse, fuseScores, type Fused } from './rank.js'
@@ -128,9 +130,23 @@ export interface SearchOptions {
   observer?: SearchObserver
 }
 
+/**
+ * What a search is for, beside its request (not a request field: set by the services that call
+ * search themselves). Default: a search the caller asked for.
+ */
+export interface SearchUse {
+  /**
+   * The results go into an agent's context without the agent asking (the assembled context's
+   * related knowledge, goal focus): a precision search in a small store then carries only the
+   * results that clear the embedder's injection bar (gate-weights.ts; docs/retrieval.md, "The
+   * injection bar"). A recall search (`top_k` above 5, `mode: recall`) is carried as it is.
+   */
+  injection?: boolean
+}
+
 /** The search part of the knowledge service. */
 export interface KnowledgeSearch {
-  search(raw: unknown, principal: Principal): Promise<SearchResponse>
+  search(raw: unknown, principal: Principal, use?: SearchUse): Promise<SearchResponse>
   /**
    * Prepares search ahead of the first request: builds the embedded store's in-memory
    * full-text index (a no-op when search runs in SQL). Long-running entry points call it at start.
@@ -147,7 +163,7 @@ const MAX_CACHED_RESPONSE_CHARS = 256 * 1024
  * A parsed search with the validity it asks for (issue 31): current entries at the search's
  * time by default; `as_of` what was valid then; `include` the superseded and/or expired ones.
  */
-type ParsedSearch = ReturnType<typeof SearchInput.parse> & { validity: ValidityFilter; now: Date }
+type ParsedSearch = ReturnType<typeof SearchInput.parse> & { validity: ValidityFilter; now: Date; injection: boolean }
 
 /** The validity filter of a search at `now`: applied in the store's queries like visibility. */
 function searchValidity(input: ReturnType<typeof SearchInput.parse>, now: Date): ValidityFilter {
@@ -389,8 +405,11 @@ async function candidates(run: SearchRun, input: ParsedSearch, visible: string[]
   const learned = !recall && Boolean(run.gate.own.learned) && lists === 'hybrid' && vectorHits.length >= MIN_LEARNED_LIST
   const model = learned ? relevanceModelFor(embedder.model, cjk, run.relevance) : undefined
   // The answer check: only when the vector list holds the whole visible store (shorter than its depth), the background its figures are learned against.
-  const answer = learned && vectorHits.length < vectorDepth ? answerModelFor(embedder.model, cjk, run.relevance) : undefined
-  const features = model || answer ? eligibleFeatures(fused, vectorHits, floor) : undefined
+  const wholeStore = learned && vectorHits.length < vectorDepth
+  const answer = wholeStore ? answerModelFor(embedder.model, cjk, run.relevance) : undefined
+  // The injection bar, on the same ground: only for an injection (the agent did not ask), never for a search.
+  const injection = wholeStore && input.injection ? injectionModelFor(embedder.model, cjk, run.relevance) : undefined
+  const features = model || answer || injection ? eligibleFeatures(fused, vectorHits, floor) : undefined
   const probability = model && features ? new Map([...features].map(([id, f]) => [id, relevanceProbability(model, f)])) : undefined
   const related = model && probability ? (c: Candidate) => (probability.get(c.id) ?? 0) >= model.threshold : undefined
   const kept = gateCandidates(fused, text.bound, gate, shared, related)
@@ -399,10 +418,12 @@ async function candidates(run: SearchRun, input: ParsedSearch, visible: string[]
   const firstFeatures = first && features?.get(first.id)
   const answered = answer && firstFeatures ? relevanceProbability(answer, firstFeatures) : undefined
   if (answer && answered !== undefined && answered < answer.threshold) return []
+  // An injection carries only the kept candidates, the first included, whose own probability clears the bar.
+  const carried = injection && features ? kept.filter((c) => clears(injection, features.get(c.id))) : kept
   // What kept each: its own evidence; else the anchor (or the best), or (recall) a follower.
   const strong = { minTextStrength: gate.minTextStrength, minSimilarity: gate.minSimilarity }
   // In place, as the strength above: the kept candidates are the fused ones.
-  for (const c of kept) {
+  for (const c of carried) {
     const own = precision.own ? ownEvidence(c, text.bound, precision, precision.own) : undefined
     c.evidence = own ?? (!recall || passesGate(c, text.bound, strong) ? 'anchor' : 'follows')
     if (vectorHits.length > 0) c.background = background
@@ -410,7 +431,12 @@ async function candidates(run: SearchRun, input: ParsedSearch, visible: string[]
     if (p !== undefined) c.relevance_probability = p
     if (c === first && answered !== undefined) c.answer_probability = answered
   }
-  return kept
+  return carried
+}
+
+/** Whether a candidate's figures (none: not eligible) clear a model's threshold. */
+function clears(model: RelevanceModel, features: RelevanceFeatures | undefined): boolean {
+  return features !== undefined && relevanceProbability(model, features) >= model.threshold
 }
 
 /**
@@ -591,6 +617,7 @@ function responseKey(input: ParsedSearch, visible: readonly string[]): string {
     input.routing,
     input.as_of ?? null,
     [...(input.include ?? [])].sort(),
+    input.injection,
   ])
 }
 
@@ -649,11 +676,11 @@ export function createKnowledgeSearch(ctx: KnowledgeContext, options: SearchOpti
       logger.info('knowledge.search.ready', { ms: Math.round(performance.now() - started) })
     },
 
-    async search(raw, principal) {
+    async search(raw, principal, use = {}) {
       requirePermission(principal, 'read')
       const parsed = parseWith(SearchInput, raw, 'search')
       const now = ctx.clock.now()
-      const input: ParsedSearch = { ...parsed, validity: searchValidity(parsed, now), now }
+      const input: ParsedSearch = { ...parsed, validity: searchValidity(parsed, now), now, injection: use.injection === true }
       const visible = visibleScopes(principal)
       if (input.mode !== 'fulltext') ctx.requireVectors()
       if ((input.mode === 'hybrid' || input.mode === 'recall') && options.whileModelLoads === 'full-text' && ctx.embedder.ready?.() === false)
