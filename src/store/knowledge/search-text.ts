@@ -174,7 +174,7 @@ export function textQueries({ db, reads }: KnowledgeContext, textIndex?: SyncedT
     },
 
     async searchGeneration(now) {
-      if (!textIndex) return undefined
+      if (!textIndex?.cacheable) return undefined
       await textIndex.sync()
       if (!now) return textIndex.generation
       // With the entries expired by `now` (issue 31): a search at `now` sees no more of them.
