@@ -104,6 +104,12 @@ export interface SyncedTextIndex {
   readonly cacheable: boolean
   /** Whether the index holds the entries' vectors (`vectorKey` given): vector search may use it. */
   readonly holdsVectors: boolean
+  /**
+   * Syncs, then true: the index answers. On a server, while the index's first build runs (a
+   * minute or two at a million entries), false at once instead, the build going on in the
+   * background: the caller answers in SQL meanwhile. On the embedded database it always waits.
+   */
+  ready(): Promise<boolean>
   /** Stops reading the log (a server reader unregisters). */
   close(): Promise<void>
 }
@@ -285,6 +291,14 @@ export function syncedTextIndex(db: Database, options: SyncedTextIndexOptions = 
     },
     get generation() {
       return serverLog ? changes : applied
+    },
+    async ready() {
+      if (serverLog && !built) {
+        sync().catch((error: Error) => logger.warn('store.text_index.build_failed', { message: error.message }))
+        return false
+      }
+      await sync()
+      return true
     },
     cacheable: serverLog === undefined,
     holdsVectors: options.vectorKey !== undefined,
