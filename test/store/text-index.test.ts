@@ -99,6 +99,31 @@ describe('createTextIndex', () => {
     expect(index.search(['w1'], visible, 5000, DEFAULT_TEXT_RANKING).every((hit) => Number(hit.id.slice(1)) % 2 === 1)).toBe(true)
     expect(index.search(['fresh'], visible, 5000, DEFAULT_TEXT_RANKING)).toHaveLength(500)
   })
+
+  it('answers the same after its arrays are trimmed (compact), and grows again after it', () => {
+    const index = createTextIndex()
+    const reference = createTextIndex()
+    for (let i = 0; i < 1500; i++) {
+      const e = entry(`e${String(i).padStart(4, '0')}`, { common: 1 + (i % 3), [`w${i % 7}`]: 1 + (i % 2) }, { length: 2 + (i % 11) })
+      index.upsert(e)
+      reference.upsert(e)
+    }
+    index.compact()
+    const same = () => {
+      for (const terms of [['common'], ['w3', 'common'], ['w1', 'w2', 'late']]) {
+        expect(index.search(terms, visible, 50, DEFAULT_TEXT_RANKING), terms.join(' ')).toEqual(reference.search(terms, visible, 50, DEFAULT_TEXT_RANKING))
+      }
+    }
+    same()
+    for (let i = 0; i < 700; i++) {
+      const e = entry(`l${i}`, { late: 1, common: 2, w3: 1 + (i % 4) })
+      index.upsert(e)
+      reference.upsert(e)
+    }
+    index.remove('e0003')
+    reference.remove('e0003')
+    same()
+  })
 })
 
 describe('createTextIndex: dialogue neighbours', () => {

@@ -150,6 +150,7 @@ async function buildIndex(db: Database, columns: Sql, logger: Logger, serverLog?
     if (rows.length < PAGE) break
     after = rows[rows.length - 1]!.id
   }
+  index.compact()
   logger.info('store.text_index.built', { entries: index.size, ms: Math.round(performance.now() - started) })
   // Rows read after the log's top reflect at least every change up to it.
   return { index, applied: Number(top[0]?.position ?? 0) }
