@@ -112,7 +112,7 @@ export const SearchConfig = z.object({
    * `knowhub mcp`, the library), `sql` for one-shot CLI commands and PostgreSQL servers. On a
    * PostgreSQL server `memory` is an option (issue 32): full text from the in-memory index, kept
    * current from the change log across processes, vectors from pgvector; it costs the process
-   * about 1.4 GB per million entries (docs/scale.md), so it is never chosen by `auto`.
+   * about 1.5 GB per million entries (docs/scale.md), so it is never chosen by `auto`.
    */
   fulltext: z.enum(['auto', 'memory', 'sql']).default('auto'),
   /** Search responses kept while the knowledge table is unchanged (0: off). Embedded database only. */

@@ -38,7 +38,7 @@ export interface OpenStoreOptions {
    * Where full-text search runs: `memory` (an in-memory BM25 index kept in step with the
    * table through its change log: exact and fast) or `sql` (BM25 in SQL with bounded work).
    * Default: `memory` for the embedded database, `sql` for a server. On a server `memory`
-   * holds no vectors (pgvector answers vector search) and costs about 1.4 GB of the process's
+   * holds no vectors (pgvector answers vector search) and costs about 1.5 GB of the process's
    * memory per million entries (docs/scale.md); every process that keeps one reads the log.
    */
   fulltext?: 'memory' | 'sql'
