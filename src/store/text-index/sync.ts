@@ -193,7 +193,7 @@ export function syncedTextIndex(db: Database, options: SyncedTextIndexOptions = 
   let listening = false
   let dirty = true
   // Batches of changes applied (a server's generation: its log position can stay while a gap fills).
-  let changes = 0
+  let batches = 0
 
   const columns = () => (builtWith === undefined ? COLUMNS : WITH_VECTORS)
 
@@ -201,7 +201,7 @@ export function syncedTextIndex(db: Database, options: SyncedTextIndexOptions = 
     builtWith = vectorKey()
     ;({ index, applied } = await buildIndex(db, columns(), logger, serverLog))
     built = true
-    changes++
+    batches++
     // After the log was read: rows fetched from now on reflect every change up to its top.
     onChange(undefined)
   }
@@ -257,7 +257,7 @@ export function syncedTextIndex(db: Database, options: SyncedTextIndexOptions = 
       if (read.ids.length > 0) {
         onChange(read.ids)
         await applyChanges(db, columns(), index, read.ids)
-        changes++
+        batches++
       }
       applied = log.position
       if (!read.more) break
@@ -291,7 +291,7 @@ export function syncedTextIndex(db: Database, options: SyncedTextIndexOptions = 
       return index
     },
     get generation() {
-      return serverLog ? changes : applied
+      return serverLog ? batches : applied
     },
     async ready() {
       if (serverLog && !built) {
