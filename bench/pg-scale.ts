@@ -9,7 +9,11 @@
  * response cache), where a search's time goes (every SQL statement it issues, timed), and
  * EXPLAIN (ANALYZE, BUFFERS) of each statement of one hybrid search.
  *
- *   npx tsx bench/pg-scale.ts [--sizes 100000,1000000] [--queries 200] [--batch 1000] [--reuse]
+ * `--fulltext memory` (issue 32) searches with the in-memory full-text index on the server
+ * (`search.fulltext: memory`; vectors stay in pgvector): it also reports the index's build
+ * (the first sync, reading every entry) and the process's RSS before and after it.
+ *
+ *   npx tsx bench/pg-scale.ts [--sizes 100000,1000000] [--queries 200] [--batch 1000] [--reuse] [--fulltext memory]
  */
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
@@ -43,6 +47,8 @@ export interface PgScaleOptions {
    * that holds fewer is loaded on from its count (an interrupted load).
    */
   reuse?: boolean
+  /** Where full-text search runs (`search.fulltext`): `sql` (default on a server) or `memory`. */
+  fulltext?: 'sql' | 'memory'
 }
 
 const load = (): string =>
@@ -55,6 +61,7 @@ const load = (): string =>
 function kind(text: string): string {
   const t = text.replace(/\s+/g, ' ').trim()
   if (/<=>/.test(t)) return 'vector candidates (HNSW)'
+  if (/pg_current_snapshot/.test(t)) return 'in-memory index: change log read'
   if (/FROM knowledge_scope_term/.test(t)) return 'full-text: term statistics'
   if (/FROM knowledge_scope_stats/.test(t)) return 'full-text: collection statistics'
   if (/search_tf->>/.test(t)) return 'full-text: BM25 candidates'
@@ -127,7 +134,8 @@ export async function runPgScaleBench(options: PgScaleOptions = {}): Promise<Ben
 
   const pgServer = process.env.KNOWHUB_BENCH_PG_URL ? undefined : await startTempPostgres()
   const url = process.env.KNOWHUB_BENCH_PG_URL ?? pgServer!.url
-  const store = await openStore({ databaseUrl: url })
+  const fulltext = options.fulltext ?? 'sql'
+  const store = await openStore({ databaseUrl: url, fulltext })
   try {
     if (!store.pgvector) throw new Error('pgvector is not installed on this server: run with KNOWHUB_PG_BIN="$(bash .ci/pgvector)"')
     const embedder = createHashedEmbedder({ dimension: 512 })
@@ -138,6 +146,31 @@ export async function runPgScaleBench(options: PgScaleOptions = {}): Promise<Ben
     console.error(`pg-scale: ${String(version?.v).slice(0, 40)}, pgvector ${String((version as Record<string, unknown>).pgvector)}`)
     // Search: one client, no response cache, every statement timed.
     const searchBench = async (size: number): Promise<void> => {
+      if (fulltext === 'memory') {
+        // The first sync builds the index from every entry: its time, CPU and the memory it keeps.
+        const rss0 = process.memoryUsage().rss
+        const cpu0 = { node: ownCpu(), server: await serverCpu(store.db) }
+        const t0 = performance.now()
+        await store.refreshCaches([])
+        const seconds = (performance.now() - t0) / 1000
+        const serverEnd = await serverCpu(store.db)
+        const cpuNode = ownCpu() - cpu0.node
+        ;(globalThis as { gc?: () => void }).gc?.()
+        const memory = process.memoryUsage()
+        results.push({
+          name: `in-memory full-text index build @${size}`,
+          value: round(seconds, 1),
+          unit: 's',
+          note: `CPU KnowHub ${round(cpuNode, 1)} s + PostgreSQL ${serverEnd !== undefined && cpu0.server !== undefined ? round(serverEnd - cpu0.server, 1) : '?'} s; ${load()}`,
+        })
+        results.push({
+          name: `KnowHub RSS with the in-memory index @${size}`,
+          value: round(memory.rss / 2 ** 20, 0),
+          unit: 'MB',
+          note: `${round((memory.rss - rss0) / 2 ** 20, 0)} MB more than before the build; V8 heap ${round(memory.heapUsed / 2 ** 20, 0)} MB, array buffers ${round(memory.arrayBuffers / 2 ** 20, 0)} MB`,
+        })
+        console.error(`pg-scale: in-memory index built in ${round(seconds, 1)} s, RSS ${round(memory.rss / 2 ** 20, 0)} MB (${load()})`)
+      }
       const timings = new Map<string, number[]>()
       const captured: Sql[] = []
       let capture = false
@@ -166,7 +199,7 @@ export async function runPgScaleBench(options: PgScaleOptions = {}): Promise<Ben
             times.push(performance.now() - start)
           }
           times.sort((a, b) => a - b)
-          const label = mode === 'hybrid' ? 'hybrid search' : 'full-text search'
+          const label = (mode === 'hybrid' ? 'hybrid search' : 'full-text search') + (fulltext === 'memory' ? ' (memory)' : '')
           const total = times.reduce((a, b) => a + b, 0)
           const parts = [...timings.entries()].map(([k, list]) => ({ k, ms: list.reduce((a, b) => a + b, 0), n: list.length })).sort((a, b) => b.ms - a.ms)
           const breakdown = parts.map((p) => `${p.k} ${round((100 * p.ms) / total, 0)}% (${round(p.ms / p.n, 2)} ms × ${round(p.n / times.length, 1)})`)
@@ -204,20 +237,20 @@ export async function runPgScaleBench(options: PgScaleOptions = {}): Promise<Ben
           await Promise.all(Array.from({ length: CLIENTS }, client))
           const wall = (performance.now() - wallStart) / 1000
           const serverEnd = await serverCpu(store.db)
-          const cpuMs =
-            ((ownCpu() - cpuStart.node) * 1000 + (serverEnd !== undefined && cpuStart.server !== undefined ? (serverEnd - cpuStart.server) * 1000 : 0)) /
-            queries.length
+          const nodeMs = ((ownCpu() - cpuStart.node) * 1000) / queries.length
+          const serverMs = serverEnd !== undefined && cpuStart.server !== undefined ? ((serverEnd - cpuStart.server) * 1000) / queries.length : 0
+          const cpuMs = nodeMs + serverMs
           times.sort((a, b) => a - b)
-          const label = mode === 'hybrid' ? 'hybrid search' : 'full-text search'
+          const label = (mode === 'hybrid' ? 'hybrid search' : 'full-text search') + (fulltext === 'memory' ? ' (memory)' : '')
           results.push({
             name: `pgvector ${label} p50 / p95 @${size}, ${CLIENTS} clients`,
             value: round(percentile(times, 95)),
             unit: 'ms (p95)',
             ...(mode === 'hybrid' && size >= 1_000_000 ? { target: '≤ 25 ms' } : {}),
-            note: `p50 ${round(percentile(times, 50))} ms; ${round(queries.length / wall, 0)} searches/s; CPU ${round(cpuMs, 2)} ms a search (KnowHub + PostgreSQL); pool ${POOL} connections; ${load()}`,
+            note: `p50 ${round(percentile(times, 50))} ms; ${round(queries.length / wall, 0)} searches/s; CPU ${round(cpuMs, 2)} ms a search (KnowHub ${round(nodeMs, 2)} + PostgreSQL ${round(serverMs, 2)}); pool ${POOL} connections; KnowHub RSS ${round(process.memoryUsage().rss / 2 ** 20, 0)} MB; ${load()}`,
           })
           console.error(
-            `pg-scale ${mode} @${size}, ${CLIENTS} clients: p50 ${round(percentile(times, 50))} ms, p95 ${round(percentile(times, 95))} ms, ${round(queries.length / wall, 0)}/s, CPU ${round(cpuMs, 2)} ms (${load()})`,
+            `pg-scale ${mode} @${size}, ${CLIENTS} clients: p50 ${round(percentile(times, 50))} ms, p95 ${round(percentile(times, 95))} ms, ${round(queries.length / wall, 0)}/s, CPU ${round(cpuMs, 2)} ms (KnowHub ${round(nodeMs, 2)} + PostgreSQL ${round(serverMs, 2)}) (${load()})`,
           )
         }
         // EXPLAIN ANALYZE of the statements of one hybrid search (a typical query).
@@ -368,13 +401,15 @@ export async function runPgScaleBench(options: PgScaleOptions = {}): Promise<Ben
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const { values } = parseArgs({
-    options: { sizes: { type: 'string' }, queries: { type: 'string' }, batch: { type: 'string' }, reuse: { type: 'boolean' } },
+    options: { sizes: { type: 'string' }, queries: { type: 'string' }, batch: { type: 'string' }, reuse: { type: 'boolean' }, fulltext: { type: 'string' } },
   })
+  if (values.fulltext !== undefined && values.fulltext !== 'sql' && values.fulltext !== 'memory') throw new Error('--fulltext is sql or memory')
   const results = await runPgScaleBench({
     ...(values.sizes ? { sizes: values.sizes.split(',').map(Number) } : {}),
     ...(values.queries ? { queries: Number(values.queries) } : {}),
     ...(values.batch ? { batch: Number(values.batch) } : {}),
     reuse: values.reuse === true,
+    ...(values.fulltext ? { fulltext: values.fulltext as 'sql' | 'memory' } : {}),
   })
   printTable('PostgreSQL + pgvector at scale', results)
   console.log(`\nwrote ${writeResults('pg-scale', results)}`)

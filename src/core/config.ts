@@ -109,7 +109,10 @@ export const SearchConfig = z.object({
    * Where full-text search runs: `memory` (an in-memory BM25 index of the embedded database,
    * built on the first search and kept in step with the table), `sql` (BM25 in SQL), or
    * `auto`: `memory` for long-running processes on the embedded database (`knowhub start`,
-   * `knowhub mcp`, the library), `sql` for one-shot CLI commands and PostgreSQL servers.
+   * `knowhub mcp`, the library), `sql` for one-shot CLI commands and PostgreSQL servers. On a
+   * PostgreSQL server `memory` is an option (issue 32): full text from the in-memory index, kept
+   * current from the change log across processes, vectors from pgvector; it costs the process
+   * about 1.5 GB per million entries (docs/scale.md), so it is never chosen by `auto`.
    */
   fulltext: z.enum(['auto', 'memory', 'sql']).default('auto'),
   /** Search responses kept while the knowledge table is unchanged (0: off). Embedded database only. */

@@ -25,6 +25,9 @@ const NOT_COPIED = new Set([
   'knowledge_term',
   'knowledge_text_stats',
   'knowledge_change',
+  // The change log's readers (processes of the source) and its pruning mark (migration 0053).
+  'knowledge_change_reader',
+  'knowledge_change_pruned',
 ])
 /** The vector settings are written by the target itself (its backend may differ). */
 const OWN_META_KEYS = ['embedding']

@@ -13,6 +13,7 @@ import { secretReadStore, type SecretReadStore } from './resources/secret-reads.
 import { RecordCache } from './knowledge/record-cache.js'
 import { markingWrites, openReplicaRouter, type ReplicaRouter } from './replicas.js'
 import { sql } from './sql.js'
+import { ServerChangeLog } from './text-index/server-log.js'
 import { syncedTextIndex } from './text-index/sync.js'
 import {
   convertToPgvector,
@@ -36,8 +37,9 @@ export interface OpenStoreOptions {
   /**
    * Where full-text search runs: `memory` (an in-memory BM25 index kept in step with the
    * table through its change log: exact and fast) or `sql` (BM25 in SQL with bounded work).
-   * Default: `memory` for the embedded database, `sql` for a server (several KnowHub
-   * processes may write to one server; `memory` is refused there).
+   * Default: `memory` for the embedded database, `sql` for a server. On a server `memory`
+   * holds no vectors (pgvector answers vector search) and costs about 1.5 GB of the process's
+   * memory per million entries (docs/scale.md); every process that keeps one reads the log.
    */
   fulltext?: 'memory' | 'sql'
   /** The embedded database's `shared_buffers` (e.g. `16MB`); default 16MB (`DEFAULT_SHARED_BUFFERS`). Ignored for a server. */
@@ -112,9 +114,6 @@ export interface Store {
 export async function openStore(options: OpenStoreOptions = {}): Promise<Store> {
   const logger = options.logger ?? noopLogger
   const fulltext = options.fulltext ?? (options.databaseUrl ? 'sql' : 'memory')
-  if (fulltext === 'memory' && options.databaseUrl) {
-    throw new KnowHubError('config_error', 'The in-memory full-text index needs the embedded database: on a PostgreSQL server full-text search runs in SQL')
-  }
   const replicaUrls = options.replicas?.urls ?? []
   if (replicaUrls.length > 0 && !options.databaseUrl) {
     throw new KnowHubError(
@@ -122,7 +121,7 @@ export async function openStore(options: OpenStoreOptions = {}): Promise<Store> 
       'Read replicas (DATABASE_REPLICA_URLS) need a PostgreSQL primary (DATABASE_URL): the embedded database (PGlite) has no replicas. Unset DATABASE_REPLICA_URLS, or move the data to PostgreSQL (knowhub migrate --to postgres://…).',
     )
   }
-  const primary = await openDatabase(options, logger)
+  const primary = await openDatabase(options, fulltext, logger)
   let db = primary
   try {
     if (fulltext === 'sql' && db.kind === 'pglite') await db.query(sql.raw(CHANGE_LOG_OFF))
@@ -154,8 +153,16 @@ export async function openStore(options: OpenStoreOptions = {}): Promise<Store> 
     const vectors = vectorSlot(db, pgvector, logger)
     // The embedded store: candidates from the in-memory index, the records of a search's
     // shortlist from a cache that the index's sync keeps current.
-    const records = fulltext === 'memory' ? new RecordCache() : undefined
-    const textIndex = fulltext === 'memory' ? syncedTextIndex(db, { logger, vectorKey: () => vectors.key(), onChange: (ids) => records?.drop(ids) }) : undefined
+    // On a server (issue 32): the full-text index only, read from the log by a registered
+    // reader; vectors and records stay in SQL (pgvector's HNSW index; no record cache).
+    const server = primary.kind === 'postgres'
+    const records = fulltext === 'memory' && !server ? new RecordCache() : undefined
+    const textIndex =
+      fulltext !== 'memory'
+        ? undefined
+        : server
+          ? syncedTextIndex(primary, { logger, serverLog: await ServerChangeLog.register(primary, logger) })
+          : syncedTextIndex(db, { logger, vectorKey: () => vectors.key(), onChange: (ids) => records?.drop(ids) })
     return {
       db,
       pgvector,
@@ -173,12 +180,15 @@ export async function openStore(options: OpenStoreOptions = {}): Promise<Store> 
         return true
       },
       async refreshCaches(entryIds) {
-        if (!records || !textIndex) return []
-        records.drop(entryIds)
+        if (!textIndex) return []
+        records?.drop(entryIds)
         await textIndex.sync()
-        return ['records', 'text_index']
+        return records ? ['records', 'text_index'] : ['text_index']
       },
-      close: () => db.close(),
+      close: async () => {
+        await textIndex?.close().catch((error: Error) => logger.warn('store.text_index.close_failed', { message: error.message }))
+        await db.close()
+      },
     }
   } catch (error) {
     await db.close().catch(() => {})
@@ -190,10 +200,15 @@ export async function openStore(options: OpenStoreOptions = {}): Promise<Store> 
 // one, a session's writes skip it.
 const CHANGE_LOG_OFF = 'SET knowhub.change_log = off'
 
-/** The database: a PostgreSQL server pool (its sessions skip the change log), or PGlite in the data folder. */
-async function openDatabase(options: OpenStoreOptions, logger: Logger): Promise<Database> {
+/**
+ * The database: a PostgreSQL server pool (its sessions skip the change log unless it keeps an
+ * in-memory index, or another process that keeps one is registered: migration 0053), or PGlite
+ * in the data folder.
+ */
+async function openDatabase(options: OpenStoreOptions, fulltext: 'memory' | 'sql', logger: Logger): Promise<Database> {
   if (options.databaseUrl) {
-    return openPostgres({ connectionString: options.databaseUrl, logger, onConnect: ['SET hnsw.iterative_scan = relaxed_order', CHANGE_LOG_OFF] })
+    const onConnect = ['SET hnsw.iterative_scan = relaxed_order', ...(fulltext === 'memory' ? [] : [CHANGE_LOG_OFF])]
+    return openPostgres({ connectionString: options.databaseUrl, logger, onConnect })
   }
   const dataDir = options.dataDir ?? '.knowhub'
   const template = await usableTemplate()

@@ -6,7 +6,8 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { openKnowHub } from '../../src/app/open.js'
+import { openKnowHub, type KnowHub } from '../../src/app/open.js'
+import { sql } from '../../src/store/sql.js'
 import { createTestDatabase } from '../helpers/stores.js'
 import { SCOPES } from '../packs/helpers.js'
 
@@ -32,15 +33,20 @@ describe('openKnowHub search settings', () => {
     }
   })
 
-  it('searches in SQL on a PostgreSQL server, and refuses the in-memory index there', async () => {
+  it('searches in SQL on a PostgreSQL server by default; the in-memory index is an option there (issue 32)', async () => {
     const database = await createTestDatabase('postgres')
+    const readers = async (hub: KnowHub) => (await hub.store.db.query<{ n: number }>(sql`SELECT count(*)::int AS n FROM knowledge_change_reader`))[0]!.n
     try {
       const hub = await openKnowHub({ ...base, databaseUrl: database.options.databaseUrl })
       expect(await hub.store.knowledge.searchGeneration()).toBeUndefined()
+      expect(await readers(hub)).toBe(0)
+      const memory = await openKnowHub({ ...base, databaseUrl: database.options.databaseUrl, search: { fulltext: 'memory' } })
+      // Registered as a reader of the change log; no response cache (no generation) on a server.
+      expect(await readers(hub)).toBe(1)
+      expect(await memory.store.knowledge.searchGeneration()).toBeUndefined()
+      await memory.close()
+      expect(await readers(hub)).toBe(0)
       await hub.close()
-      await expect(openKnowHub({ ...base, databaseUrl: database.options.databaseUrl, search: { fulltext: 'memory' } })).rejects.toMatchObject({
-        code: 'config_error',
-      })
     } finally {
       await database.drop()
     }

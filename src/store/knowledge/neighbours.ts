@@ -25,8 +25,8 @@ export interface KnowledgeNeighbourQueries {
 
 /**
  * The neighbour queries over a database (index `knowledge_trace_idx`, migration 0021), or
- * over `textIndex` (the embedded database's in-memory index) when given: a search then asks
- * the database nothing.
+ * over `textIndex` (the in-memory index) when given and ready: a search then asks the database
+ * nothing.
  * @example
  * const { traceNeighbours } = neighbourQueries({ db, getDialect })
  * const around = await traceNeighbours(['knowledge-20260101000000-abcd'], visibleScopes(principal))
@@ -36,10 +36,7 @@ export function neighbourQueries({ db, reads }: KnowledgeContext, textIndex?: Sy
   return {
     async traceNeighbours(ids, visible, validity) {
       if (ids.length === 0) return []
-      if (textIndex) {
-        await textIndex.sync()
-        return textIndex.index.traceNeighbours(ids, visible, validity)
-      }
+      if (textIndex && (await textIndex.ready())) return textIndex.index.traceNeighbours(ids, visible, validity)
       // Only entries valid as the search asks (issue 31) hold a place, on both sides.
       const valid = (alias: 'n' | 'm' | 'c') => {
         const condition = validitySql(alias, validity)

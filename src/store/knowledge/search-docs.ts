@@ -31,8 +31,9 @@ export function searchDocQueries({ db }: KnowledgeContext, hasTextIndex: boolean
       await db.query(sql`SELECT gin_clean_pending_list(i::regclass)
         FROM unnest(ARRAY['knowledge_search_idx', 'knowledge_scopes_idx', 'knowledge_types_idx']) AS i`)
       // Without an in-memory index nobody reads the change log (this session writes none, see
-      // migration 0008): drop what sessions with an index left.
-      if (!hasTextIndex) await db.query(sql`DELETE FROM knowledge_change`)
+      // migration 0008): drop what sessions with an index left, unless a server process that
+      // keeps one is registered (migration 0053; it prunes the log itself).
+      if (!hasTextIndex) await db.query(sql`DELETE FROM knowledge_change WHERE NOT EXISTS (SELECT 1 FROM knowledge_change_reader)`)
       // Terms no entry of a scope has any more (a scope's rows outlive its entries).
       await db.query(sql`DELETE FROM knowledge_scope_term WHERE df = 0`)
       await db.query(sql`VACUUM knowledge_scope_stats, knowledge_scope_term, knowledge_change`)

@@ -168,13 +168,13 @@ export function textQueries({ db, reads }: KnowledgeContext, textIndex?: SyncedT
 
     async searchTextWithBound(query, filter, limit, ranking = DEFAULT_TEXT_RANKING) {
       if (query.terms.length === 0) return { hits: [], bound: 0 }
-      if (!textIndex) return searchTextSql(reader, query, filter, limit, ranking)
-      await textIndex.sync()
+      // Without an index, or while a server process builds its index: in SQL.
+      if (!textIndex || !(await textIndex.ready())) return searchTextSql(reader, query, filter, limit, ranking)
       return textIndex.index.searchWithBound(query.terms, filter, limit, ranking, query.boundTerms)
     },
 
     async searchGeneration(now) {
-      if (!textIndex) return undefined
+      if (!textIndex?.cacheable) return undefined
       await textIndex.sync()
       if (!now) return textIndex.generation
       // With the entries expired by `now` (issue 31): a search at `now` sees no more of them.

@@ -21,7 +21,8 @@ export interface KnowledgeVectorQueries {
 
 /**
  * The vector queries over a database; they find nothing until a vector table exists. With
- * `textIndex` (the embedded database's in-memory index), vector search is its exact scan
+ * `textIndex` holding vectors (the embedded database's in-memory index; on a server it holds
+ * none and pgvector's HNSW index answers), vector search is its exact scan
  * over the same visible, filtered entries instead of SQL (PGlite's HNSW index: approximate
  * and tens of milliseconds a query).
  * @example
@@ -33,7 +34,7 @@ export function vectorQueries({ db, getDialect, reads }: KnowledgeContext, textI
     async searchVector(vector, filter, limit) {
       const dialect = getDialect()
       if (!dialect) return []
-      if (textIndex) {
+      if (textIndex?.holdsVectors) {
         await textIndex.sync()
         return textIndex.index.searchVector(vector, filter, limit)
       }

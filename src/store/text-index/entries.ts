@@ -268,6 +268,11 @@ export class EntryTable {
     this.supersededLength.length = 0
   }
 
+  /** Trims the frequency pool to the frequencies in use (after a full build; garbage stays until the pool next fills). */
+  compact(): void {
+    if (this.freqs.length > this.freqEnd) this.freqs = this.freqs.slice(0, this.freqEnd)
+  }
+
   /** Room for `n` frequencies at the end of the pool (dropping the garbage or growing it first): where they go. */
   private reserveFreqs(n: number): number {
     if (this.freqEnd + n > this.freqs.length) {

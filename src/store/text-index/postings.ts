@@ -123,4 +123,16 @@ export class PostingLists {
   clear(): void {
     this.lists.clear()
   }
+
+  /**
+   * Trims every list's arrays to its postings (growth by doubling leaves up to half of each
+   * unused): after a full build, about a quarter of the postings' memory (issue 32, 1M entries).
+   */
+  compact(): void {
+    for (const list of this.lists.values()) {
+      if (list.slots.length === list.size) continue
+      list.slots = list.slots.slice(0, list.size)
+      list.tfs = list.tfs.slice(0, list.size)
+    }
+  }
 }

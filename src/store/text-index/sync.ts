@@ -10,13 +10,17 @@
  *
  * This relies on the embedded database running one statement at a time, in order (PGlite):
  * an entry read after a log row always reflects at least that change. On a PostgreSQL
- * server, concurrent transactions can commit out of sequence order, so the server path
- * searches in SQL instead (see `openStore`).
+ * server (`search.fulltext: memory`, issue 32), concurrent transactions can commit out of
+ * sequence order: there the log is read by `server-log.ts` (numbers not yet seen are asked for
+ * again until they appear or cannot), every search reads the log (no notifications: another
+ * process's write must be seen at once), and the index holds no vectors (pgvector's HNSW
+ * index answers vector search in SQL).
  */
 import type { Logger } from '../../core/logger.js'
 import { noopLogger } from '../../core/logger.js'
 import type { Database } from '../database.js'
 import { sql, type Sql } from '../sql.js'
+import type { ServerChangeLog } from './server-log.js'
 import { createTextIndex, type IndexedEntry, type TextIndex } from './text-index.js'
 
 /** The channel the change log's triggers notify (migration 0030). */
@@ -92,6 +96,22 @@ export interface SyncedTextIndex {
    * contents (a cache key for search results). 0 before the first sync.
    */
   readonly generation: number
+  /**
+   * Whether equal generations mean equal table contents (a response cache may key on them):
+   * true on the embedded database; false on a server, where a change can fill a gap below the
+   * position (`server-log.ts`).
+   */
+  readonly cacheable: boolean
+  /** Whether the index holds the entries' vectors (`vectorKey` given): vector search may use it. */
+  readonly holdsVectors: boolean
+  /**
+   * Syncs, then true: the index answers. On a server, while the index's first build runs (a
+   * minute or two at a million entries), false at once instead, the build going on in the
+   * background: the caller answers in SQL meanwhile. On the embedded database it always waits.
+   */
+  ready(): Promise<boolean>
+  /** Stops reading the log (a server reader unregisters). */
+  close(): Promise<void>
 }
 
 /** Options of {@link syncedTextIndex}. */
@@ -109,12 +129,19 @@ export interface SyncedTextIndexOptions {
    * may have changed). A record cache drops them (`record-cache.ts`).
    */
   onChange?: (ids?: readonly string[]) => void
+  /**
+   * A PostgreSQL server's log reader (`server-log.ts`, registered): the log is read with its
+   * rules for concurrent writers. Absent on the embedded database.
+   */
+  serverLog?: ServerChangeLog
 }
 
 /** Reads the whole table into a new index; returns it with the log position it reflects. */
-async function buildIndex(db: Database, columns: Sql, logger: Logger): Promise<{ index: TextIndex; applied: number }> {
+async function buildIndex(db: Database, columns: Sql, logger: Logger, serverLog?: ServerChangeLog): Promise<{ index: TextIndex; applied: number }> {
   const started = performance.now()
-  const top = await db.query<{ position: string | null }>(sql`SELECT max(seq)::text AS position FROM knowledge_change`)
+  const top = serverLog
+    ? [{ position: String(await serverLog.beforeRebuild()) }]
+    : await db.query<{ position: string | null }>(sql`SELECT max(seq)::text AS position FROM knowledge_change`)
   const index = createTextIndex()
   let after = ''
   for (;;) {
@@ -123,6 +150,7 @@ async function buildIndex(db: Database, columns: Sql, logger: Logger): Promise<{
     if (rows.length < PAGE) break
     after = rows[rows.length - 1]!.id
   }
+  index.compact()
   logger.info('store.text_index.built', { entries: index.size, ms: Math.round(performance.now() - started) })
   // Rows read after the log's top reflect at least every change up to it.
   return { index, applied: Number(top[0]?.position ?? 0) }
@@ -130,6 +158,7 @@ async function buildIndex(db: Database, columns: Sql, logger: Logger): Promise<{
 
 /** Re-reads the entries with these ids into the index; ids no longer in the table are removed. */
 async function applyChanges(db: Database, columns: Sql, index: TextIndex, ids: readonly string[]): Promise<void> {
+  if (ids.length === 0) return
   const rows = await db.query<Row>(sql`SELECT ${columns} FROM knowledge WHERE id = ANY(${ids}::text[])`)
   const present = new Set<string>()
   for (const row of rows) {
@@ -150,6 +179,7 @@ export function syncedTextIndex(db: Database, options: SyncedTextIndexOptions = 
   const logger = options.logger ?? noopLogger
   const vectorKey = options.vectorKey ?? (() => undefined)
   const onChange = options.onChange ?? (() => {})
+  const serverLog = options.serverLog
   let index: TextIndex = createTextIndex()
   let applied = 0
   let built = false
@@ -162,13 +192,16 @@ export function syncedTextIndex(db: Database, options: SyncedTextIndexOptions = 
   // the last read of the log. While false, a sync has nothing to read.
   let listening = false
   let dirty = true
+  // Batches of changes applied (a server's generation: its log position can stay while a gap fills).
+  let batches = 0
 
   const columns = () => (builtWith === undefined ? COLUMNS : WITH_VECTORS)
 
   async function rebuild(): Promise<void> {
     builtWith = vectorKey()
-    ;({ index, applied } = await buildIndex(db, columns(), logger))
+    ;({ index, applied } = await buildIndex(db, columns(), logger, serverLog))
     built = true
+    batches++
     // After the log was read: rows fetched from now on reflect every change up to its top.
     onChange(undefined)
   }
@@ -192,6 +225,7 @@ export function syncedTextIndex(db: Database, options: SyncedTextIndexOptions = 
 
   async function apply(): Promise<void> {
     if (!built || builtWith !== vectorKey()) return rebuild()
+    if (serverLog) return applyServer(serverLog)
     // (The position is read as text: int8 may exceed a JS number in other drivers' hands; order by the column.)
     const changes = await db.query<{ position: string; id: string | null }>(
       sql`SELECT seq::text AS position, id FROM knowledge_change WHERE seq > ${applied} ORDER BY seq LIMIT ${MAX_INCREMENTAL + 1}`,
@@ -210,6 +244,25 @@ export function syncedTextIndex(db: Database, options: SyncedTextIndexOptions = 
       await db.query(sql`DELETE FROM knowledge_change WHERE seq <= ${applied}`)
       pruned = applied
     }
+  }
+
+  /** A server's log: page by page until caught up; a rebuild when the reader says so. */
+  async function applyServer(log: ServerChangeLog): Promise<void> {
+    for (;;) {
+      const read = await log.read()
+      if (read.kind === 'rebuild') {
+        logger.info('store.text_index.rebuild', { reason: read.reason })
+        return rebuild()
+      }
+      if (read.ids.length > 0) {
+        onChange(read.ids)
+        await applyChanges(db, columns(), index, read.ids)
+        batches++
+      }
+      applied = log.position
+      if (!read.more) break
+    }
+    await log.prune()
   }
 
   function sync(): Promise<void> {
@@ -238,7 +291,18 @@ export function syncedTextIndex(db: Database, options: SyncedTextIndexOptions = 
       return index
     },
     get generation() {
-      return applied
+      return serverLog ? batches : applied
     },
+    async ready() {
+      if (serverLog && !built) {
+        sync().catch((error: Error) => logger.warn('store.text_index.build_failed', { message: error.message }))
+        return false
+      }
+      await sync()
+      return true
+    },
+    cacheable: serverLog === undefined,
+    holdsVectors: options.vectorKey !== undefined,
+    close: async () => serverLog?.close(),
   }
 }

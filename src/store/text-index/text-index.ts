@@ -38,6 +38,8 @@ export interface TextIndex {
   remove(id: string): void
   /** Removes every entry. */
   clear(): void
+  /** Gives back the room grown arrays keep for more entries (after a full build). */
+  compact(): void
   /** Number of entries. */
   readonly size: number
   /** BM25 over the entries that pass `filter`, best first (ties by id: the id's code units ascending), at most `limit`. */
@@ -216,6 +218,11 @@ export function createTextIndex(options: TextIndexOptions = {}): TextIndex {
       verdictCache.clear()
       expiries = undefined
       removeSlot(slot)
+    },
+
+    compact() {
+      table.compact()
+      postings.compact()
     },
 
     clear() {
