@@ -407,6 +407,25 @@ describe.each(SERVER_BACKENDS)('the in-memory index on a %s server, beside other
     }
   })
 
+  it("never shows another tenant's entries, and they move no score", async () => {
+    const mine = await writing.save({ task: 'quokka census', content: 'quokka counting notes', types: ['tool'] }, alice)
+    const before = await reader.knowledge.searchText(textQuery('quokka census'), aliceSees, 10)
+    expect(before.map((h) => h.id)).toEqual([mine.id])
+    // Another org's entries full of the same words, written by another program.
+    const other = await client()
+    try {
+      const mallory = Principal.parse({ user: 'mallory', org: 'evil', permissions: ['read', 'write'] })
+      for (let i = 0; i < 5; i++) await writing.save({ task: 'quokka quokka census', content: `quokka ${i}`, types: ['tool'] }, mallory)
+      await other.query(`UPDATE knowledge SET score = 5 WHERE 'user:mallory' = ANY(scopes)`)
+    } finally {
+      await other.end()
+    }
+    const after = await reader.knowledge.searchText(textQuery('quokka census'), aliceSees, 10)
+    expect(after).toEqual(before)
+    const theirs = await reader.knowledge.searchText(textQuery('quokka census'), { visible: ['user:mallory', 'org:evil'] }, 10)
+    expect(theirs).toHaveLength(5)
+  })
+
   it('makes every session log while a reader is registered, and none once the last one closes', async () => {
     const before = await changes()
     await writing.save({ task: 'logged', content: 'while a reader runs', types: ['tool'] }, alice)
