@@ -92,8 +92,9 @@ export interface SyncedTextIndex {
   /** The index as of the last sync. */
   readonly index: TextIndex
   /**
-   * The last change-log sequence number applied: equal numbers mean the same table
-   * contents (a cache key for search results). 0 before the first sync.
+   * The last change-log sequence number applied: where {@link SyncedTextIndex.cacheable},
+   * equal numbers mean the same table contents (a cache key for search results). 0 before the
+   * first sync.
    */
   readonly generation: number
   /**
@@ -192,8 +193,6 @@ export function syncedTextIndex(db: Database, options: SyncedTextIndexOptions = 
   // the last read of the log. While false, a sync has nothing to read.
   let listening = false
   let dirty = true
-  // Batches of changes applied (a server's generation: its log position can stay while a gap fills).
-  let batches = 0
 
   const columns = () => (builtWith === undefined ? COLUMNS : WITH_VECTORS)
 
@@ -201,7 +200,6 @@ export function syncedTextIndex(db: Database, options: SyncedTextIndexOptions = 
     builtWith = vectorKey()
     ;({ index, applied } = await buildIndex(db, columns(), logger, serverLog))
     built = true
-    batches++
     // After the log was read: rows fetched from now on reflect every change up to its top.
     onChange(undefined)
   }
@@ -257,7 +255,6 @@ export function syncedTextIndex(db: Database, options: SyncedTextIndexOptions = 
       if (read.ids.length > 0) {
         onChange(read.ids)
         await applyChanges(db, columns(), index, read.ids)
-        batches++
       }
       applied = log.position
       if (!read.more) break
@@ -291,7 +288,7 @@ export function syncedTextIndex(db: Database, options: SyncedTextIndexOptions = 
       return index
     },
     get generation() {
-      return serverLog ? batches : applied
+      return applied
     },
     async ready() {
       if (serverLog && !built) {
