@@ -38,14 +38,27 @@ describe.each(BACKENDS)('visibility on %s', (backend) => {
     expect(visibilityOf(['org:o', 'public'], 'user:1')).toBe('public')
   })
 
-  it('a list filtered by visibility returns exactly the entries of that visibility', async () => {
-    const rows = await store.db.query<{ id: string; visibility: string }>(sql`SELECT id, visibility FROM knowledge`)
-    const filtered = await store.knowledge.list({ visible: ['public'], visibility: ['public'], status: ['active', 'merged', 'archived'] }, 1000)
-    expect(filtered.map((r) => r.id).sort()).toEqual(
-      rows
-        .filter((r) => r.visibility === 'public')
-        .map((r) => r.id)
-        .sort(),
-    )
+  it('a list and a search filtered by visibility return exactly the entries of that visibility', async () => {
+    const knowledge = await createKnowledgeService({ store, embedder: createHashedEmbedder({ dimension: 64 }), searchCacheSize: 0 })
+    const ann = Principal.parse({ user: '1', project: 'p', org: 'o', permissions: ['read', 'write', 'admin'] })
+    const saved: Record<string, string> = {}
+    for (const [name, scopes] of Object.entries({ private: ['user:1'], shared: ['user:1', 'project:p'], org: ['org:o'], public: ['public'] })) {
+      saved[name] = (await knowledge.save({ task: `visibility probe ${name}`, content: 'zqvisprobe', types: ['tool'], scopes }, ann)).id
+    }
+    const visible = visibleScopes(ann)
+    for (const visibility of VISIBILITIES) {
+      const listed = await store.knowledge.list({ visible, visibility: [visibility] }, 100)
+      expect(
+        listed.map((r) => r.id),
+        visibility,
+      ).toEqual([saved[visibility]])
+      const found = await knowledge.search({ q: 'visibility probe zqvisprobe', top_k: 10, min_score: 0, mode: 'recall', visibility }, ann)
+      expect(
+        found.results.map((r) => r.id),
+        visibility,
+      ).toEqual([saved[visibility]])
+    }
+    const two = await knowledge.list({ visibility: 'org,public', limit: 10 }, ann)
+    expect(two.items.map((e) => e.visibility).sort()).toEqual(['org', 'public'])
   })
 })
