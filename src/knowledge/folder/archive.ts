@@ -10,8 +10,9 @@ import { promisify } from 'node:util'
 import { inflateRaw } from 'node:zlib'
 import { strToU8, zipSync, type Zippable } from 'fflate'
 import { KnowHubError } from '../../core/errors.js'
-import type { FolderFile, FolderImportQuery, FolderImportReport } from '../../core/knowledge-folder.js'
+import { FolderImportQuery, type FolderFile, type FolderImportReport } from '../../core/knowledge-folder.js'
 import { requirePermission, type Principal } from '../../core/principal.js'
+import { parseWith } from '../../core/validate.js'
 import type { KnowledgeContext } from '../context.js'
 import { importFolder } from './import.js'
 import { readZipDirectory, type ZipEntry } from './zip-directory.js'
@@ -111,5 +112,6 @@ export async function importFolderZip(
   limits: ZipLimits = ZIP_LIMITS,
 ): Promise<FolderImportReport> {
   requirePermission(principal, 'write')
+  parseWith(FolderImportQuery, query, 'folder import query')
   return importFolder(ctx, await unzipFolder(bytes, limits), principal, query)
 }

@@ -76,7 +76,7 @@ function kindOf(madeBy: number, attributes: number, name: string): 'file' | 'fol
 export function readZipDirectory(bytes: Uint8Array, limits: { maxFiles: number }): ZipEntry[] {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
   if (bytes.byteLength < 22) throw invalid('not a zip file (too short)')
-  const { count, offset } = endRecord(view)
+  const { count, offset, size: directorySize } = endRecord(view)
   if (count > limits.maxFiles) throw new KnowHubError('too_large', `the zip has ${count} entries; a folder zip has at most ${limits.maxFiles}`)
   const entries: (ZipEntry & { local: number })[] = []
   const seen = new Set<string>()
@@ -88,6 +88,7 @@ export function readZipDirectory(bytes: Uint8Array, limits: { maxFiles: number }
     const [nameLength, extraLength, commentLength] = [view.getUint16(at + 28, true), view.getUint16(at + 30, true), view.getUint16(at + 32, true)]
     const attributes = view.getUint32(at + 38, true)
     const local = view.getUint32(at + 42, true)
+    if (at + 46 + nameLength > offset + directorySize) throw invalid(`not a zip file (entry ${i + 1} of its directory runs past it)`)
     const raw = bytes.subarray(at + 46, at + 46 + nameLength)
     at += 46 + nameLength + extraLength + commentLength
     let name: string
