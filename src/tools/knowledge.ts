@@ -5,7 +5,7 @@
  * defaults as in seed 003, the logic on the server (the backend).
  */
 import { z } from 'zod'
-import { FeedbackCase, KNOWLEDGE_INCLUDES, KnowledgeId, KnowledgeType, Score, Tags } from '../core/knowledge.js'
+import { FeedbackCase, KNOWLEDGE_INCLUDES, KnowledgeId, KnowledgeType, SEARCH_ORDERS, Score, Tags } from '../core/knowledge.js'
 import { Owner, Scope } from '../core/principal.js'
 import { ResourceContentType, ResourceId, ResourceMetadata, type Resource } from '../core/resources.js'
 import { neutralise } from '../core/wrap.js'
@@ -58,6 +58,10 @@ export const knowledgeSearch = defineTool({
       .max(KNOWLEDGE_INCLUDES.length)
       .optional()
       .describe('Also return entries that are no longer current, marked as such: superseded, expired.'),
+    order: z
+      .enum(SEARCH_ORDERS)
+      .optional()
+      .describe('relevance (default), scope (user > project > agent > team > org > public, seed 002) or quality (score + helpful - 2 × harmful, seed 003).'),
   }),
   async handler(args, { backend }) {
     const response = await backend.knowledge.search({
@@ -68,6 +72,7 @@ export const knowledgeSearch = defineTool({
       ...(args.mode === 'recall' ? { mode: 'recall' as const } : {}),
       ...(args.as_of ? { as_of: args.as_of } : {}),
       ...(args.include ? { include: args.include } : {}),
+      ...(args.order ? { order: args.order } : {}),
     })
     const text =
       response.count === 0

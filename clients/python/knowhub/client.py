@@ -116,17 +116,23 @@ class _Api(Generic[J, T, B, L]):
         rerank: Optional[bool] = None,
         routing: Optional[str] = None,
         expand: Optional[str] = None,
+        order: Optional[str] = None,
+        visibility: Optional[Sequence[str]] = None,
     ) -> J:
-        """``GET /api/knowledge/search?q&top_k&min_score&types``: ``{"results": [...], "count": n}``."""
+        """``GET /api/knowledge/search?q&top_k&min_score&types``: ``{"results": [...], "count": n}``.
+
+        ``order``: ``relevance`` (default), ``scope`` (seed 002's order) or ``quality`` (seed 003's);
+        ``visibility``: only entries of these (``private``, ``shared``, ``org``, ``public``).
+        """
         q: Dict[str, QueryValue] = {"q": query, "top_k": top_k, "min_score": min_score, "types": types}
-        q.update(explain=explain, mode=mode, rerank=rerank, routing=routing, expand=expand)
+        q.update(explain=explain, mode=mode, rerank=rerank, routing=routing, expand=expand, order=order, visibility=visibility)
         return self._send(Request("GET", "/api/knowledge/search", q))
 
     def save(
         self,
         task: str,
         content: str,
-        types: Sequence[str],
+        types: Optional[Sequence[str]] = None,
         tags: Optional[Mapping[str, Any]] = None,
         scopes: Optional[Sequence[str]] = None,
         owner: Optional[str] = None,
@@ -135,11 +141,27 @@ class _Api(Generic[J, T, B, L]):
         confidence: Optional[float] = None,
         message_id: Optional[str] = None,
         resource_ids: Optional[Sequence[str]] = None,
+        *,
+        id: Optional[str] = None,
+        type: Optional[str] = None,
+        visibility: Optional[str] = None,
+        eval: Optional[Mapping[str, Any]] = None,
+        created_at: Optional[str] = None,
+        updated_at: Optional[str] = None,
+        valid_from: Optional[str] = None,
+        expires_at: Optional[str] = None,
     ) -> J:
-        """``POST /api/knowledge``: the saved entry (never retried after a network error: it could be saved twice)."""
+        """``POST /api/knowledge``: the saved entry (never retried after a network error: it could be saved twice).
+
+        The seeds' records load as written: ``kh.save(**record)`` with seed 002's ``type``, ``visibility``
+        and ``eval``, or seed 003's ``id``, ``eval``, ``created_at``, ``updated_at``. An ``id`` makes the
+        create idempotent (``existed: True`` when it was saved already); what the server does not take
+        from a client (feedback counts, the record's times) comes back in ``ignored``.
+        """
         body = _body(
-            task=task, content=content, types=list(types), tags=tags, scopes=scopes, owner=owner, source=source, score=score,
-            confidence=confidence, message_id=message_id, resource_ids=resource_ids,
+            task=task, content=content, types=list(types) if types is not None else None, tags=tags, scopes=scopes, owner=owner,
+            source=source, score=score, confidence=confidence, message_id=message_id, resource_ids=resource_ids, id=id, type=type,
+            visibility=visibility, eval=eval, created_at=created_at, updated_at=updated_at, valid_from=valid_from, expires_at=expires_at,
         )
         return self._send(Request("POST", "/api/knowledge", body=body, retry="unsafe"))
 
@@ -173,9 +195,11 @@ class _Api(Generic[J, T, B, L]):
         status: Optional[Sequence[str]] = None,
         cursor: Optional[str] = None,
         expand: Optional[str] = None,
+        visibility: Optional[Sequence[str]] = None,
     ) -> J:
         """``GET /api/knowledge?limit&types&scopes``: ``{"items": [...], "count": n, "next_cursor": …}``, newest first."""
         q: Dict[str, QueryValue] = {"limit": limit, "types": types, "scopes": scopes, "status": status, "cursor": cursor, "expand": expand}
+        q.update(visibility=visibility)
         return self._send(Request("GET", "/api/knowledge", q))
 
     def edit(

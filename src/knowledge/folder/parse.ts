@@ -57,7 +57,8 @@ export function sectionScope(meaning: FileMeaning, principal: Principal): string
 /** An entry written by hand, with what its file implies where it says nothing: type, category, scope, and owner in agents/ and users/. */
 function withFileDefaults(json: Record<string, unknown>, meaning: FileMeaning, principal: Principal): Record<string, unknown> {
   const out = { ...json }
-  if (out.types === undefined && meaning.type) out.types = [meaning.type]
+  // Seed 002's `type` (one) says the type itself.
+  if (out.types === undefined && out.type === undefined && meaning.type) out.types = [meaning.type]
   if (meaning.category !== undefined) {
     const tags = out.tags
     if (tags === undefined || tags === null) out.tags = { category: meaning.category }
