@@ -510,17 +510,21 @@ function exportedEntryObject(fields: Record<string, unknown>): Record<string, un
 }
 
 describe('folder zip', () => {
-  it('round-trips files byte for byte, and refuses a small zip that would inflate past the bounds', () => {
+  it('round-trips files byte for byte, and refuses a small zip that would inflate past the bounds', async () => {
     const files = [
       { path: 'README.md', text: '# 知识\n' },
       { path: 'users/user_alice/preferences.json', text: '[]\n' },
     ]
-    expect(unzipFolder(zipFolder(files), { maxFiles: 10, maxFileBytes: 1000, maxTotalBytes: 1000 })).toEqual(files)
+    expect(await unzipFolder(zipFolder(files), { maxFiles: 10, maxFileBytes: 1000, maxTotalBytes: 1000 })).toEqual(files)
     expect(zipFolder(files)).toEqual(zipFolder([...files].reverse()))
     const bomb = zipFolder([{ path: 'global/tools.json', text: ' '.repeat(1_000_000) }])
     expect(bomb.length).toBeLessThan(10_000)
-    expect(() => unzipFolder(bomb, { maxFiles: 10, maxFileBytes: 10_000_000, maxTotalBytes: 100_000 })).toThrow(/holds over 100000 bytes/)
-    expect(() => unzipFolder(bomb, { maxFiles: 10, maxFileBytes: 100_000, maxTotalBytes: 10_000_000 })).toThrow(/global\/tools.json is 1000000 bytes/)
-    expect(() => unzipFolder(new TextEncoder().encode('not a zip'), { maxFiles: 10, maxFileBytes: 10, maxTotalBytes: 10 })).toThrow(/not a zip file/)
+    await expect(unzipFolder(bomb, { maxFiles: 10, maxFileBytes: 10_000_000, maxTotalBytes: 100_000 })).rejects.toThrow(
+      /the zip inflates past 100000 bytes in all/,
+    )
+    await expect(unzipFolder(bomb, { maxFiles: 10, maxFileBytes: 100_000, maxTotalBytes: 10_000_000 })).rejects.toThrow(
+      /"global\/tools.json" inflates past 100000 bytes/,
+    )
+    await expect(unzipFolder(new TextEncoder().encode('not a zip'), { maxFiles: 10, maxFileBytes: 10, maxTotalBytes: 10 })).rejects.toThrow(/not a zip file/)
   })
 })

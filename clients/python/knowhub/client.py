@@ -461,8 +461,40 @@ class _Api(Generic[J, T, B, L]):
         return self._send(Request("POST", "/api/admin/backup", response="bytes"))
 
 
+def _setting_error(field: str, problem: str) -> KnowHubError:
+    return KnowHubError("validation_error", f"Invalid {field}: {problem}", {"issues": [{"path": field, "message": problem}]})
+
+
+def _checked_url(url: str) -> str:
+    """An ``http://`` or ``https://`` URL with a host; anything else (``file://``, no scheme) is refused here, not at the first call."""
+    parts = urllib.parse.urlsplit(url.strip())
+    if parts.scheme.lower() not in ("http", "https"):
+        shown = f"{parts.scheme}://" if "://" in url else "a URL without a scheme"
+        raise _setting_error("url", f"a KnowHub server's URL starts with http:// or https://, not {shown}")
+    if not parts.hostname:
+        raise _setting_error("url", "the URL has no host")
+    return url.strip()
+
+
+#: What a token may hold: visible ASCII (what an HTTP header carries), as ``knowhub token create`` prints them.
+_TOKEN = re.compile(r"^[\x21-\x7e]+$")
+
+
+def _checked_token(token: Optional[str]) -> Optional[str]:
+    """The token without the whitespace around it (a trailing newline from a file); never echoed in an error."""
+    if token is None:
+        return None
+    stripped = token.strip()
+    if stripped == "":
+        return None
+    if not _TOKEN.match(stripped):
+        raise _setting_error("token", "the token holds a space, a control character or a non-ASCII character, which an HTTP header cannot carry (the token is not shown)")
+    return stripped
+
+
 def _settings(url: Optional[str], token: Optional[str]) -> Tuple[str, Optional[str]]:
-    return (url or os.environ.get("KNOWHUB_URL") or DEFAULT_URL, token if token is not None else (os.environ.get("KNOWHUB_TOKEN") or None))
+    base = _checked_url(url or os.environ.get("KNOWHUB_URL") or DEFAULT_URL)
+    return base, _checked_token(token if token is not None else (os.environ.get("KNOWHUB_TOKEN") or None))
 
 
 class KnowHub(_Api[Json, str, bytes, List[Json]]):

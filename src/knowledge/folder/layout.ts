@@ -14,6 +14,7 @@
  */
 import { visibilityOf } from '../../core/visibility.js'
 import { KnowHubError } from '../../core/errors.js'
+import { KNOWLEDGE_ID } from '../../core/ids.js'
 import type { FeedbackRecord, KnowledgeExportLine, KnowledgeType, KnowledgeVersion, Source } from '../../core/knowledge.js'
 import { SCOPE_KINDS, type ScopeKind } from '../../core/principal.js'
 
@@ -158,6 +159,56 @@ export function meaningOf(path: string): FileMeaning {
   const category = Object.keys(PROFILE_FILES).find((c) => PROFILE_FILES[c] === name)
   return { section, dir, type: 'user_profile', category, archive: false }
 }
+
+/**
+ * What a path of the folder is, by the layout: the README, a sync conflict note
+ * (`conflicts/<knowledge id>.json`), or a knowledge file ({@link meaningOf}).
+ */
+export type LayoutPath = { kind: 'readme' } | { kind: 'conflict-note'; id: string } | { kind: 'knowledge-file'; meaning: FileMeaning }
+
+/**
+ * The layout's one rule for paths: `README.md`, `conflicts/<knowledge id>.json`, and the
+ * knowledge files of `global/`, `users/<id>/`, `agents/<id>/`, `projects/<id>/`,
+ * `teams/<id>/` ({@link SECTION_FILES}, `archive.json` included). Nothing else: no dot-path,
+ * no `..`, no backslash, no name outside ASCII letters, digits and `. _ @ + - :`. Reading a
+ * folder checks its files with it, and it is all the folder's writer (src/knowledge/folder/disk.ts)
+ * ever writes or deletes. Throws `invalid_import` naming the path otherwise.
+ * @example
+ * layoutPathOf('conflicts/knowledge-20260101120000-abcd.json') // { kind: 'conflict-note', id: 'knowledge-20260101120000-abcd' }
+ * layoutPathOf('.git/config') // throws: .git/config is not a file of the knowledge folder: …
+ */
+export function layoutPathOf(path: string): LayoutPath {
+  if (path === FOLDER_README) return { kind: 'readme' }
+  if (path.startsWith(`${CONFLICTS_DIR}/`)) {
+    const name = path.slice(CONFLICTS_DIR.length + 1)
+    const id = name.endsWith('.json') ? name.slice(0, -'.json'.length) : ''
+    if (!KNOWLEDGE_ID.test(id)) throw unknownFile(path, `${CONFLICTS_DIR}/ holds notes named <knowledge id>.json`)
+    return { kind: 'conflict-note', id }
+  }
+  return { kind: 'knowledge-file', meaning: meaningOf(path) }
+}
+
+function layoutKindOf(path: string): LayoutPath['kind'] | undefined {
+  try {
+    return layoutPathOf(path).kind
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * True for a knowledge file of the layout (not the README, not a note).
+ * @example
+ * isKnowledgeFile('users/alice/habits.json') // true
+ */
+export const isKnowledgeFile = (path: string): boolean => layoutKindOf(path) === 'knowledge-file'
+
+/**
+ * True for a sync conflict note (`conflicts/<knowledge id>.json`).
+ * @example
+ * isConflictNote('conflicts/knowledge-20260101120000-abcd.json') // true
+ */
+export const isConflictNote = (path: string): boolean => layoutKindOf(path) === 'conflict-note'
 
 /**
  * A free-form value (tags, feedback cases) with its object keys sorted at every level: JSONB keeps no key order.

@@ -6,7 +6,7 @@
 import { isKnowHubError } from '../../core/errors.js'
 import type { FolderFile, FolderProblem } from '../../core/knowledge-folder.js'
 import type { Principal } from '../../core/principal.js'
-import { CONFLICTS_DIR, FOLDER_README, SYNC_STATE_FILE, meaningOf, type FileMeaning } from './layout.js'
+import { CONFLICTS_DIR, FOLDER_README, SYNC_STATE_FILE, layoutPathOf, meaningOf, type FileMeaning } from './layout.js'
 
 /** One entry of a folder file: as written, with the defaults its file gives an entry without an id. */
 export interface FolderItem {
@@ -92,8 +92,12 @@ export function parseFolder(files: readonly FolderFile[], principal: Principal):
   for (const { path, text } of sorted) {
     if (isNotes(path)) continue
     if (path.startsWith(`${CONFLICTS_DIR}/`)) {
-      const name = path.slice(CONFLICTS_DIR.length + 1)
-      if (name.endsWith('.json') && !name.includes('/')) parsed.conflictNotes.add(name.slice(0, -'.json'.length))
+      try {
+        const note = layoutPathOf(path)
+        if (note.kind === 'conflict-note') parsed.conflictNotes.add(note.id)
+      } catch (error) {
+        parsed.errors.push(...problemsOf(path, null, error))
+      }
       continue
     }
     let meaning: FileMeaning
