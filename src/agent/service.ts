@@ -117,9 +117,10 @@ export function createAgentService(deps: AgentServiceDeps): AgentService {
   const assembleContext: AgentService['assembleContext'] = async ({ principal, remote, ...raw }) => {
     if (!remote) return assembleAgentContext(assembly, raw, principal)
     const input = parseWith(AssembleContextInput, raw, 'agent context')
-    if (input.home !== undefined || input.template !== undefined) {
-      throw new KnowHubError('validation_error', 'A remote caller cannot name an agent home or a template: the agent is the one stored on the server', {
-        issues: [{ path: [input.home !== undefined ? 'home' : 'template'], message: 'not accepted from a remote caller' }],
+    const local = (['home', 'template', 'project'] as const).find((field) => input[field] !== undefined)
+    if (local) {
+      throw new KnowHubError('validation_error', 'A remote caller cannot name an agent home, a template or a project folder: the agent is the one stored on the server', {
+        issues: [{ path: [local], message: 'not accepted from a remote caller' }],
       })
     }
     requirePermission(principal, 'read')
