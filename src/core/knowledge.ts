@@ -431,6 +431,22 @@ export const KNOWLEDGE_INCLUDES = ['superseded', 'expired'] as const
 export const KnowledgeInclude = z.enum(KNOWLEDGE_INCLUDES)
 export type KnowledgeInclude = z.infer<typeof KnowledgeInclude>
 
+/**
+ * A filter by tags: `key:value` pairs, as a list or comma-separated (`tags=category:preference,domain:coding_style`);
+ * an entry passes with every pair (a list tag: holding the value; a number or boolean: as text).
+ * @example
+ * TagsFilter.parse('category:preference,domain:coding_style') // { category: 'preference', domain: 'coding_style' }
+ */
+export const TagsFilter = z
+  .union([z.string(), z.array(z.string())])
+  .transform((value) => (Array.isArray(value) ? value : value.split(',')).map((s) => s.trim()).filter(Boolean))
+  .pipe(
+    z
+      .array(z.string().regex(/^[^:]{1,64}:.{0,1000}$/su, 'a tag filter is key:value (the key 1-64 characters, without a colon)'))
+      .max(20)
+      .transform((pairs) => Object.fromEntries(pairs.map((pair) => [pair.slice(0, pair.indexOf(':')), pair.slice(pair.indexOf(':') + 1)]))),
+  )
+
 /** `include` as a list or a comma-separated string (`include=superseded,expired`). */
 const Includes = z
   .union([z.string(), z.array(z.string())])
@@ -471,6 +487,8 @@ export const SearchInput = z.strictObject({
   include: Includes.optional(),
   /** Only entries of these visibilities (seed 002: private, shared, org, public; a list or comma-separated). */
   visibility: VisibilityFilter.optional(),
+  /** Only entries with these tags (`key:value`, a list or comma-separated; every pair must hold). */
+  tags: TagsFilter.optional(),
   /**
    * The order of the results: `relevance` (default: relevance with a quality boost, scope breaking
    * ties; docs/server.md says why), `scope` (seed 002: scope priority user > project > agent > team
@@ -640,6 +658,8 @@ export const ListInput = z.strictObject({
   include: Includes.optional(),
   /** Only entries of these visibilities (seed 002: private, shared, org, public). */
   visibility: VisibilityFilter.optional(),
+  /** Only entries with these tags (`key:value`; every pair must hold). */
+  tags: TagsFilter.optional(),
 })
 export type ListInput = z.input<typeof ListInput>
 

@@ -63,6 +63,11 @@ class ClientTest(unittest.TestCase):
             self.kh.save(**{**record, "id": unique("profile").replace(" ", "_"), "visibility": "org"})
         self.assertIn('make it "private"', str(caught.exception))
         self.assertIn(record["id"], [e["id"] for e in self.kh.list(100, visibility=["private"])["items"]])
+        # Filters by tag (every pair must hold), on list and search.
+        self.assertIn(record["id"], [e["id"] for e in self.kh.list(100, tags={"category": "preference", "domain": "coding_style"})["items"]])
+        self.assertNotIn(record["id"], [e["id"] for e in self.kh.list(100, tags={"domain": "other"})["items"]])
+        hits = self.kh.search("用户编码风格偏好", min_score=0, tags={"domain": "coding_style"})["results"]
+        self.assertIn(record["id"], [r["id"] for r in hits])
 
     def test_feedback_counts(self) -> None:
         entry = self.kh.save(unique("Retry flaky uploads"), "Retry with exponential backoff, three times.", ["strategy"])
