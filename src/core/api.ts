@@ -5,7 +5,7 @@
  * them. Each schema and its inferred type share a name.
  */
 import { z } from 'zod'
-import { LlmUsage } from './llm.js'
+import { LlmHealth, LlmUsage } from './llm.js'
 import { Principal } from './principal.js'
 
 /**
@@ -82,7 +82,14 @@ export const HubStatus = z.object({
   principal: Principal,
   /** The chat model (null when none is configured) and its token usage per task and model, from every process on this database. */
   llm: z
-    .object({ model: z.string(), models: z.record(z.string(), z.string().optional()), routing: z.enum(['off', 'llm']), usage: z.array(LlmUsage) })
+    .object({
+      model: z.string(),
+      models: z.record(z.string(), z.string().optional()),
+      routing: z.enum(['off', 'llm']),
+      usage: z.array(LlmUsage),
+      /** This process's view of the endpoint: the structured-output form in use and failures by reason (absent from an older server). */
+      health: LlmHealth.optional(),
+    })
     .nullable()
     .default(null),
 })
