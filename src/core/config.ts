@@ -82,6 +82,12 @@ export const LlmConfig = z.object({
    * included (default 120 s): then `llm_timeout`. `timeoutMs` caps each request within it.
    */
   callTimeoutMs: z.number().int().positive().default(120_000),
+  /**
+   * What the learning loop keeps (docs/llm.md, "Grounding"): an extracted, evolved or merged text
+   * whose content words are less than `minCoverage` found in its source is not saved; with a
+   * semantic embedding model, half that coverage and a similarity of `minSimilarity` suffice.
+   */
+  grounding: z.object({ minCoverage: z.number().min(0).max(1).default(0.6), minSimilarity: z.number().min(-1).max(1).default(0.85) }).prefault({}),
   /** Sampling temperature (default 0: the most repeatable answers). */
   temperature: z.number().min(0).max(2).default(0),
 })

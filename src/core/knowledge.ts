@@ -299,11 +299,23 @@ export const FeedbackSuggestion = z.object({
 export type FeedbackSuggestion = z.output<typeof FeedbackSuggestion>
 
 /**
- * The answer of `PUT /api/knowledge/{id}`: the entry as it is now, with `current` (the entry
- * that supersedes it) after `supersede_with`, and `suggest` after a harmful case whose reason
- * is `outdated`.
+ * What became of `evolve_feedback`: the rewrite `applied`, or `rejected` because the model's text
+ * says what neither the entry nor the feedback does (issue 43: `reason` says what; the rest of the
+ * feedback is applied, the content stays as it was).
  */
-export const FeedbackResponse = KnowledgeEntry.extend({ current: KnowledgeEntry.optional(), suggest: FeedbackSuggestion.optional() })
+export const EvolveOutcome = z.object({ status: z.enum(['applied', 'rejected']), reason: z.string().optional() })
+export type EvolveOutcome = z.output<typeof EvolveOutcome>
+
+/**
+ * The answer of `PUT /api/knowledge/{id}`: the entry as it is now, with `current` (the entry
+ * that supersedes it) after `supersede_with`, `suggest` after a harmful case whose reason
+ * is `outdated`, and `evolve` after `evolve_feedback`.
+ */
+export const FeedbackResponse = KnowledgeEntry.extend({
+  current: KnowledgeEntry.optional(),
+  suggest: FeedbackSuggestion.optional(),
+  evolve: EvolveOutcome.optional(),
+})
 export type FeedbackResponse = z.output<typeof FeedbackResponse>
 
 /**

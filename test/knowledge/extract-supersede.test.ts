@@ -50,7 +50,14 @@ const actions = {
   message_ids: ['c2'],
 }
 const jenkinsTalk = [{ id: 'c1', role: 'user', content: 'Our CI runs on Jenkins, every merge triggers the pipeline.', timestamp: '2025-01-14T09:10:00Z' }]
-const movedTalk = [{ id: 'c2', role: 'user', content: 'We moved from Jenkins to GitHub Actions last week.', timestamp: '2025-05-20T14:02:00Z' }]
+const movedTalk = [
+  {
+    id: 'c2',
+    role: 'user',
+    content: 'We moved CI from Jenkins to GitHub Actions last week: the workflows are in .github/workflows, on self-hosted runners.',
+    timestamp: '2025-05-20T14:02:00Z',
+  },
+]
 
 /** Supersede the candidate whose content is `content`. */
 const supersedeWhere =

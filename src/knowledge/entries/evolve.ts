@@ -33,6 +33,15 @@ const SYSTEM = [
 const brief = (cases: FeedbackRecord[]): FeedbackRecord[] => cases.slice(-HISTORY_CASES)
 
 /**
+ * The cases the model is shown: the newest helpful and harmful ones (the rewrite may rest on them too).
+ * @example
+ * evolveCases({ helpful: [{ task: 'a' }], harmful: [] }) // [{ task: 'a' }]
+ */
+export function evolveCases(history: { helpful: FeedbackRecord[]; harmful: FeedbackRecord[] }): FeedbackRecord[] {
+  return [...brief(history.helpful), ...brief(history.harmful)]
+}
+
+/**
  * The messages of one evolve request.
  * @example
  * const messages = evolveMessages(record, { helpful: [], harmful: [] }, 'mention the proxy')

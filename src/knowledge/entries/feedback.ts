@@ -19,7 +19,8 @@ import type { KnowledgeRecord } from '../../store/knowledge/knowledge.js'
 import type { KnowledgeContext } from '../context.js'
 import { embeddingText, searchDocument } from '../search/document.js'
 import { redactSecrets } from '../../llm/index.js'
-import { evolveContent } from './evolve.js'
+import { checkGrounding, ungroundedReason } from '../grounding.js'
+import { evolveCases, evolveContent } from './evolve.js'
 import { supersedeEntry } from './supersede.js'
 import { requireVisible, toEntry } from './view.js'
 import { mayManage } from '../../auth/policy.js'
@@ -27,12 +28,8 @@ import { mayManage } from '../../auth/policy.js'
 /** The body of `POST /api/knowledge/batch_update`'s answer: items fail independently. */
 export type { BatchFeedbackResult } from '../../core/knowledge.js'
 
-/** An evolved content, checked and embedded, ready to write. */
-interface Evolution {
-  content: string
-  embedding: Float32Array
-  reason: string
-}
+/** An evolved content, checked and embedded, ready to write; or why the model's text was rejected. */
+type Evolution = { content: string; embedding: Float32Array; reason: string } | { rejected: string }
 
 /**
  * Asks the model for the evolved content and prepares it (size checked, embedded) before
@@ -67,6 +64,18 @@ async function prepareEvolution(
   // The cases sent with this feedback are part of what the model learns from, though they are written after the rewrite.
   const history = { helpful: [...stored.helpful, ...pending.helpful], harmful: [...stored.harmful, ...pending.harmful] }
   const evolved = await evolveContent(ctx.llm, record, history, feedback)
+  // The rewrite may only say what the entry, the feedback and its cases say (issue 43).
+  const sources = [`${record.task}\n${record.content}`, feedback, ...evolveCases(history).map((c) => JSON.stringify(c))]
+  const verdict = await checkGrounding(
+    evolved.content,
+    sources.map((text, index) => ({ index, text })),
+    { ...ctx.grounding, conversational: false },
+  )
+  if (!verdict.supported) {
+    const rejected = ungroundedReason(verdict, 'the entry or the feedback')
+    ctx.logger.warn('knowledge.evolve.rejected', { id: record.id, reason: verdict.reason, coverage: verdict.coverage })
+    return { rejected }
+  }
   ctx.checkContentSize(evolved.content)
   const embedding = await ctx.embedOne(embeddingText(record.task, evolved.content))
   // The version's reason keeps the feedback, never a secret in it (the model did not see it either).
@@ -76,7 +85,13 @@ async function prepareEvolution(
 }
 
 /** Writes the evolved content; scopes, owner, types and tags stay. The previous version is kept. */
-async function writeEvolution(ctx: KnowledgeContext, record: KnowledgeRecord, evolution: Evolution, visible: string[], now: Date): Promise<KnowledgeRecord> {
+async function writeEvolution(
+  ctx: KnowledgeContext,
+  record: KnowledgeRecord,
+  evolution: Exclude<Evolution, { rejected: string }>,
+  visible: string[],
+  now: Date,
+): Promise<KnowledgeRecord> {
   const change = {
     task: record.task,
     content: evolution.content,
@@ -157,12 +172,15 @@ export async function giveFeedback(ctx: KnowledgeContext, id: string, raw: unkno
       : await feedback.voteScore(id, visible, giver.id, input.update_score, now)
     record = scored ?? record
   }
-  if (evolution) record = await writeEvolution(ctx, record, evolution, visible, now)
+  if (evolution && !('rejected' in evolution)) record = await writeEvolution(ctx, record, evolution, visible, now)
   const entry = await toEntry(ctx.store, record)
+  const evolve = evolution
+    ? { evolve: 'rejected' in evolution ? { status: 'rejected' as const, reason: evolution.rejected } : { status: 'applied' as const } }
+    : {}
   if (input.add_harmful_case && saysOutdated(input.add_harmful_case.reason) && record.valid_to === null) {
-    return { ...entry, suggest: outdatedSuggestion(entry, manager) }
+    return { ...entry, ...evolve, suggest: outdatedSuggestion(entry, manager) }
   }
-  return entry
+  return { ...entry, ...evolve }
 }
 
 /**
