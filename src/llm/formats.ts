@@ -28,7 +28,7 @@ export function nextFormat(format: StructuredFormat): StructuredFormat | undefin
  */
 export function responseFormat(format: StructuredFormat | 'plain', name: string, schema: object | undefined): Record<string, unknown> | undefined {
   if (format === 'json_schema') return { type: 'json_schema', json_schema: { name, schema, strict: false } }
-  if (format === 'json_object_schema') return { type: 'json_object', schema }
+  if (format === 'json_object_schema') return { type: 'json_object', schema: schema && boundedForGrammar(schema) }
   if (format === 'json_object') return { type: 'json_object' }
   return undefined
 }
@@ -68,4 +68,27 @@ export function withSchemaInPrompt(messages: readonly ChatMessage[], schema: obj
   const [first, ...rest] = messages
   if (first?.role === 'system') return [{ role: 'system', content: `${first.content}\n${note}` }, ...rest]
   return [{ role: 'system', content: note }, ...messages]
+}
+
+/** Largest `maxLength` / `maxItems` a grammar is built with (see {@link boundedForGrammar}). */
+export const GRAMMAR_BOUNDS = { maxLength: 600, maxItems: 50 } as const
+
+/**
+ * The schema without the bounds a grammar cannot hold: llama.cpp's server turns `maxLength: n`
+ * and `maxItems: n` into n nested optional rules, so a bound of thousands takes gigabytes (a
+ * 1e9 bound took 21 GB before the kernel killed it, here). Bounds above {@link GRAMMAR_BOUNDS}
+ * are left out; `max_tokens` and the validation still hold the answer.
+ * @example
+ * boundedForGrammar({ type: 'string', maxLength: 20000 }) // { type: 'string' }
+ */
+export function boundedForGrammar(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(boundedForGrammar)
+  if (schema === null || typeof schema !== 'object') return schema
+  const out: Record<string, unknown> = {}
+  for (const [key, value] of Object.entries(schema)) {
+    if (key === 'maxLength' && typeof value === 'number' && value > GRAMMAR_BOUNDS.maxLength) continue
+    if (key === 'maxItems' && typeof value === 'number' && value > GRAMMAR_BOUNDS.maxItems) continue
+    out[key] = boundedForGrammar(value)
+  }
+  return out
 }

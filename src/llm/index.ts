@@ -9,5 +9,5 @@ export { LLM_TASKS, LlmHealth, LlmTask, LlmUsage, STRUCTURED_FORMATS, Structured
 export type { ChatMessage, ChatOptions, LlmProvider, StructuredOptions } from './types.js'
 export { createOpenAIChat, type OpenAIChatDeps } from './openai.js'
 export { firstJsonValue, parseStructured, readJson, stripFences, type AnswerProblem } from './structured.js'
-export { isFormatRefusal, nextFormat, refusesFormat, responseFormat, withSchemaInPrompt } from './formats.js'
+export { boundedForGrammar, GRAMMAR_BOUNDS, isFormatRefusal, nextFormat, refusesFormat, responseFormat, withSchemaInPrompt } from './formats.js'
 export { findSecrets, redactDeep, redactSecrets, KNOWHUB_RULES, type SecretFinding, type SecretKind } from './secrets.js'

@@ -184,7 +184,7 @@ async function complete(state: ProviderState, task: LlmTask, messages: readonly 
     model,
     messages: safe,
     temperature: state.config.temperature,
-    max_tokens: options.maxTokens ?? state.config.maxTokens,
+    max_tokens: Math.min(options.maxTokens ?? state.config.maxTokens, state.config.maxTokens),
   }
   const response_format = responseFormat(format, schemaName(options), schema)
   if (response_format) body.response_format = response_format

@@ -17,7 +17,7 @@ export interface ChatOptions {
   retries?: number
   /** A model for this call only (e.g. the `model` of `POST /api/knowledge/slim`). */
   model?: string
-  /** `max_tokens` of this call (default: the config's `maxTokens`). */
+  /** `max_tokens` of this call (default, and at most: the config's `maxTokens`). */
   maxTokens?: number
   /** Longest time of the whole call, retries and repair included (default: the config's `callTimeoutMs`). */
   callTimeoutMs?: number

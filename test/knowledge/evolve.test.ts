@@ -32,7 +32,8 @@ describe('evolve with an LLM', () => {
     store = opened.store
     cleanup = opened.cleanup
     const embedder = createHashedEmbedder({ dimension: 64 })
-    const llm = createOpenAIChat({ url: stub.url, model: 'evolver', timeoutMs: 300, retries: 1 }, { retryBaseDelayMs: 1 })
+    // 1.5 s: on a loaded 2-core machine a first request passed 300 ms (then the rewrite failed as llm_timeout).
+    const llm = createOpenAIChat({ url: stub.url, model: 'evolver', timeoutMs: 1500, retries: 1 }, { retryBaseDelayMs: 1 })
     knowledge = await createKnowledgeService({ store, embedder, llm, searchCacheSize: 0 })
     noLlm = await createKnowledgeService({ store, embedder, searchCacheSize: 0 })
   })

@@ -49,7 +49,8 @@ describe('the provider against what real endpoints and small models do', () => {
     await provider().chat('compact', [{ role: 'user', content: 'x' }])
     await provider({ maxTokens: 300 }).json('evolve', [{ role: 'user', content: 'x' }], Answer, { name: 'a' })
     await provider({ maxTokens: 300 }).chat('compact', [{ role: 'user', content: 'x' }], { maxTokens: 40 })
-    expect(since(before).map((b) => b.max_tokens)).toEqual([1024, 300, 40])
+    await provider({ maxTokens: 300 }).chat('compact', [{ role: 'user', content: 'x' }], { maxTokens: 4000 })
+    expect(since(before).map((b) => b.max_tokens)).toEqual([1024, 300, 40, 300])
   })
 
   it("steps down to JSON mode with the schema when the endpoint refuses json_schema as llama.cpp's server does (a 500 naming response_format), and stays there", async () => {
@@ -61,8 +62,14 @@ describe('the provider against what real endpoints and small models do', () => {
     await llm.json('extract', [{ role: 'user', content: 'y' }], Answer, { name: 'a' })
     const formats = since(before).map((b) => b.response_format as { type: string; schema?: { properties: object } })
     // The refusal is not retried as a server failure would be: the next request asks in the next form.
-    expect(formats.map((f) => f.type)).toEqual(['json_schema', 'json_object', 'json_object'])
+    expect(formats.slice(0, 3).map((f) => f.type)).toEqual(['json_schema', 'json_object', 'json_object'])
     expect(Object.keys(formats[1]!.schema!.properties)).toEqual(['content'])
+    // A grammar is built from it: no bound a grammar cannot hold.
+    const big = z.object({ content: z.string().max(20_000), ids: z.array(z.string().max(40)).max(500) })
+    await llm.json('extract', [{ role: 'user', content: 'z' }], Answer, { name: 'a', ask: big })
+    const sent = (since(before).at(-1)!.response_format as { schema: { properties: Record<string, Record<string, unknown>> } }).schema.properties
+    expect(sent.content).toEqual({ type: 'string' })
+    expect(sent.ids).toEqual({ type: 'array', items: { type: 'string', maxLength: 40 } })
     expect(llm.health()).toMatchObject({
       structured_output: { configured: 'json_schema', current: 'json_object_schema', refused: ['json_schema'] },
       failures: { format_refused: 1 },

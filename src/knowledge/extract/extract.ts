@@ -26,7 +26,9 @@ import type { Logger } from '../../core/logger.js'
 import { checkGrounding, type GroundingOptions } from '../grounding.js'
 import { groundProposal, reportedGrounding, ungroundedReason, type Turn } from './ground.js'
 import {
+  DECIDE_MAX_TOKENS,
   Decisions,
+  PROPOSE_MAX_TOKENS,
   Proposals,
   ProposalsAsk,
   conversationLanguage,
@@ -153,7 +155,13 @@ export async function extractKnowledge(deps: ExtractionDeps, raw: unknown, princ
   const cases = await findCandidates(deps, planned, principal)
   if (cases.length > 0) {
     result.llm_calls++
-    const answer = readDecisions(await llm.json('extract', decideMessages(cases), Decisions, { name: 'knowledge_decisions', ask: decisionsAsk(cases.length) }))
+    const answer = readDecisions(
+      await llm.json('extract', decideMessages(cases), Decisions, {
+        name: 'knowledge_decisions',
+        ask: decisionsAsk(cases.length),
+        maxTokens: DECIDE_MAX_TOKENS,
+      }),
+    )
     for (const detail of answer.invalid)
       result.problems.push({ stage: 'decide', reason: 'invalid', detail: `a decision was left out (its proposal is added): ${detail}` })
     applyDecisions(planned, cases, answer.decisions, result)
@@ -191,6 +199,7 @@ async function propose(
       const answer = await llm.json('extract', proposeMessages(messages, conversationLanguage(messages)), Proposals, {
         name: 'knowledge_proposals',
         ask: ProposalsAsk,
+        maxTokens: PROPOSE_MAX_TOKENS,
       })
       const { proposals, invalid } = readProposals(answer)
       result.dropped.push(...invalid)

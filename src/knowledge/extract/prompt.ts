@@ -19,7 +19,12 @@ const CANDIDATE_CHARS = 1500
 
 /** One proposal as the model answers it. */
 export const Proposal = z.object({
-  types: z.array(KnowledgeType).min(1).max(6),
+  // Small models repeat a type (["user_profile", "user_profile"]): once is enough.
+  types: z
+    .array(KnowledgeType)
+    .min(1)
+    .max(6)
+    .transform((types) => [...new Set(types)]),
   task: z.string().trim().min(1).max(2000),
   content: z.string().trim().min(1).max(20_000),
   tags: z.record(z.string().min(1).max(64), z.union([z.string().max(200), z.number(), z.boolean()])).default({}),
@@ -43,15 +48,20 @@ export const ProposalsAsk = z.object({
   entries: z
     .array(
       z.object({
-        types: z.array(KnowledgeType).min(1).max(3),
-        task: z.string().min(1).max(160),
-        content: z.string().min(1).max(600),
-        tags: z.object({ category: z.enum(['preference', 'background', 'habit', 'constraint']).optional(), domain: z.string().max(40).optional() }),
-        message_ids: z.array(z.string().max(40)).max(4),
+        types: z.array(KnowledgeType).min(1).max(2),
+        task: z.string().min(1).max(100),
+        content: z.string().min(1).max(300),
+        tags: z.object({ category: z.enum(['preference', 'background', 'habit', 'constraint']).optional(), domain: z.string().max(30).optional() }),
+        message_ids: z.array(z.string().max(20)).max(3),
       }),
     )
-    .max(5),
+    .max(3),
 })
+
+/** `max_tokens` of the proposal request: three entries of the {@link ProposalsAsk} lengths fit in it. */
+export const PROPOSE_MAX_TOKENS = 600
+/** `max_tokens` of the decision request. */
+export const DECIDE_MAX_TOKENS = 500
 
 /**
  * The valid proposals of an answer, and a reason for each entry that is not one (it is dropped,
@@ -62,10 +72,16 @@ export const ProposalsAsk = z.object({
 export function readProposals(answer: { entries: unknown[] }): { proposals: Proposal[]; invalid: Array<{ task: string; reason: string }> } {
   const proposals: Proposal[] = []
   const invalid: Array<{ task: string; reason: string }> = []
+  const seen = new Set<string>()
   answer.entries.forEach((entry, i) => {
     const parsed = Proposal.safeParse(entry)
-    if (parsed.success) proposals.push(parsed.data)
-    else {
+    if (parsed.success) {
+      // Small models repeat one entry until the list is full: the same content is kept once.
+      const key = parsed.data.content.toLowerCase().replace(/\s+/gu, ' ')
+      if (seen.has(key)) invalid.push({ task: parsed.data.task, reason: 'duplicate: the same content as another proposal' })
+      else proposals.push(parsed.data)
+      seen.add(key)
+    } else {
       const task = typeof (entry as { task?: unknown } | null)?.task === 'string' ? String((entry as { task: string }).task).slice(0, 200) : `entry ${i}`
       const issue = parsed.error.issues[0]
       invalid.push({ task, reason: `invalid: ${issue ? `${issue.path.join('.') || '(entry)'}: ${issue.message}` : 'not an entry'}` })
@@ -112,7 +128,7 @@ export function decisionsAsk(count: number) {
         z.object({
           proposal: z.number().int().min(0),
           action: z.enum(['add', 'update', 'supersede', 'noop']),
-          existing_id: z.string().max(80).nullable(),
+          existing_id: z.string().max(64).nullable(),
           content: z.string().max(600).nullable(),
           contradicts: z.boolean(),
         }),
@@ -183,7 +199,7 @@ const PROPOSE_SYSTEM = (language: string): string =>
     `Write task and content in ${language}; keep names, code and commands as they are.`,
     'Secrets were replaced by markers like [SECRET_1]: keep a marker where the secret is needed, never guess or invent a value.',
     'When the conversation says that something changed (a tool replaced, a preference or habit changed, a plan dropped or moved, a person or place changed, a number revised), propose the new state as its own entry, written as it stands now and on the same task as the old one; do not merge the old and the new state into one entry. Messages may carry a "time": the time they were sent.',
-    'Nothing worth keeping: {"entries": []}.',
+    'Write only what the conversation states, in its own terms: never add a name, number or detail it does not give. Leave out small talk (greetings, thanks, the weather), guesses (what someone thinks, maybe, is not sure of) and secrets. Nothing worth keeping: {"entries": []}.',
     DATA_NOT_INSTRUCTIONS,
     'Answer with one JSON object: {"entries": [...]}.',
   ].join('\n')
