@@ -623,6 +623,11 @@ export const ImportReport = z.object({
   imported: z.number().int(),
   skipped: z.number().int(),
   errors: z.array(z.object({ line: z.number().int(), code: z.string(), message: z.string() })),
+  /**
+   * Lines imported under a new id, because theirs is taken by an entry you cannot see (an
+   * unknown id to you: the line is a new entry); references to them in the import follow.
+   */
+  renamed: z.array(z.object({ line: z.number().int(), id: z.string(), new_id: z.string() })).optional(),
 })
 export type ImportReport = z.output<typeof ImportReport>
 

@@ -32,7 +32,7 @@ import { entryDate } from '../search/dates.js'
 import { embeddingText, searchDocument } from '../search/document.js'
 import { pinResources } from './resource-pins.js'
 import { entryNotFound, requireManaged, requireVisible, toEntries, toEntry } from './view.js'
-import { mayNameOwner } from '../../auth/policy.js'
+import { mayNameOwner, writeAccess } from '../../auth/policy.js'
 
 /** A page of entries, newest first, and the cursor of the next page (null on the last). */
 /** A page of entries: the core's response shape. */
@@ -125,7 +125,7 @@ export async function saveEntry(ctx: KnowledgeContext, raw: unknown, principal: 
     if (await ctx.store.knowledge.insert(record, doc, embedding)) {
       ctx.logger.info('knowledge.saved', { id: record.id, types: record.types, scopes: record.scopes })
       await ctx.noteWrites(1)
-      return toEntry(ctx.store, record)
+      return toEntry(ctx.store, record, visibleScopes(principal))
     }
   }
   throw new KnowHubError('conflict', 'Could not allocate a unique knowledge id; try again')
@@ -138,7 +138,7 @@ export async function saveEntry(ctx: KnowledgeContext, raw: unknown, principal: 
  */
 export async function getEntry(ctx: KnowledgeContext, id: string, principal: Principal): Promise<KnowledgeEntry> {
   requirePermission(principal, 'read')
-  return toEntry(ctx.store, await requireVisible(ctx.store, id, principal))
+  return toEntry(ctx.store, await requireVisible(ctx.store, id, principal), visibleScopes(principal))
 }
 
 /**
@@ -149,7 +149,7 @@ export async function getEntry(ctx: KnowledgeContext, id: string, principal: Pri
 export async function entryVersions(ctx: KnowledgeContext, id: string, principal: Principal): Promise<KnowledgeVersion[]> {
   requirePermission(principal, 'read')
   await requireVisible(ctx.store, id, principal)
-  return ctx.store.knowledge.versions(id)
+  return ctx.store.knowledge.versions(id, visibleScopes(principal))
 }
 
 /**
@@ -184,7 +184,7 @@ export async function listEntries(ctx: KnowledgeContext, raw: unknown, principal
   )
   const page = records.slice(0, input.limit)
   const last = page[page.length - 1]
-  const items = await toEntries(ctx.store, page)
+  const items = await toEntries(ctx.store, page, visibleScopes(principal))
   return { items, count: items.length, next_cursor: records.length > input.limit && last ? listCursor(last) : null }
 }
 
@@ -213,7 +213,7 @@ export async function editEntry(ctx: KnowledgeContext, id: string, raw: unknown,
   const embedding = textChanged ? await ctx.embedOne(embeddingText(change.task, change.content)) : undefined
   const updated = await ctx.store.knowledge.update(
     id,
-    visibleScopes(principal),
+    writeAccess(principal),
     record.version,
     change,
     searchDocument(change.task, change.content, change.tags),
@@ -223,7 +223,7 @@ export async function editEntry(ctx: KnowledgeContext, id: string, raw: unknown,
   )
   if (!updated) throw new KnowHubError('conflict', `Entry ${id} changed while it was being edited; read it again and retry`, { id })
   ctx.logger.info('knowledge.edited', { id, version: updated.version })
-  return toEntry(ctx.store, updated)
+  return toEntry(ctx.store, updated, visibleScopes(principal))
 }
 
 /**
@@ -235,9 +235,9 @@ export async function editEntry(ctx: KnowledgeContext, id: string, raw: unknown,
 export async function setEntryStatus(ctx: KnowledgeContext, id: string, status: 'active' | 'archived', principal: Principal): Promise<KnowledgeEntry> {
   requirePermission(principal, 'write')
   await requireManaged(ctx.store, id, principal)
-  const record = await ctx.store.knowledge.setStatus(id, visibleScopes(principal), status, null, ctx.clock.now())
+  const record = await ctx.store.knowledge.setStatus(id, writeAccess(principal), status, null, ctx.clock.now())
   if (!record) throw entryNotFound(id)
-  return toEntry(ctx.store, record)
+  return toEntry(ctx.store, record, visibleScopes(principal))
 }
 
 /**
@@ -248,6 +248,6 @@ export async function setEntryStatus(ctx: KnowledgeContext, id: string, status: 
 export async function deleteEntry(ctx: KnowledgeContext, id: string, principal: Principal): Promise<void> {
   requirePermission(principal, 'write')
   await requireManaged(ctx.store, id, principal)
-  if (!(await ctx.store.knowledge.delete(id, visibleScopes(principal)))) throw entryNotFound(id)
+  if (!(await ctx.store.knowledge.delete(id, writeAccess(principal)))) throw entryNotFound(id)
   ctx.logger.info('knowledge.deleted', { id })
 }

@@ -9,7 +9,8 @@ import { newKnowledgeId } from '../../core/ids.js'
 import { checkJsonLimits } from '../../core/json-limits.js'
 import { KnowledgeExportLine, KnowledgeId, type EditKnowledgeInput } from '../../core/knowledge.js'
 import { FolderImportQuery, type FolderChange, type FolderFile, type FolderImportReport, type FolderProblem } from '../../core/knowledge-folder.js'
-import { assertWritableScopes, canManage, requirePermission, type Principal } from '../../core/principal.js'
+import { assertWritableScopes, requirePermission, type Principal } from '../../core/principal.js'
+import { mayManage, writeAccess } from '../../auth/policy.js'
 import { parseWith, toValidationIssues } from '../../core/validate.js'
 import type { KnowledgeContext } from '../context.js'
 import { editEntry, setEntryStatus } from '../entries/entries.js'
@@ -79,7 +80,7 @@ const at = (item: FolderItem) => `${item.file}[${item.index}]`
 
 /** Checks a changed entry: the owner's edit, with the scopes it may write; throws what is wrong. */
 function checkChange(item: FolderItem, entry: KnowledgeExportLine, stored: KnowledgeExportLine, principal: Principal, ctx: KnowledgeContext): Change {
-  if (!canManage(principal, stored.owner)) {
+  if (!mayManage(principal, stored)) {
     throw new KnowHubError('forbidden', `Only the owner (${stored.owner}) or an admin may change entry ${stored.id}`, { owner: stored.owner })
   }
   if (entry.owner !== stored.owner) {
@@ -143,17 +144,21 @@ export async function planFolderImport(
   const deps = importDeps(ctx, principal)
   const taken = new Set<string>([...byId.keys(), ...parsed.items.flatMap((i) => (i.id ? [i.id] : []))])
   const newIds = parsed.items.flatMap((i) => (i.id !== undefined && !byId.has(i.id) ? [i.id] : []))
+  // An id taken by an entry the caller cannot see is an unknown id to it: that entry is new, under an id of its own.
   const hidden = new Set<string>()
-  for (let i = 0; i < newIds.length; i += 1000) for (const id of await ctx.store.knowledge.exists(newIds.slice(i, i + 1000))) hidden.add(id)
+  for (let i = 0; i < newIds.length; i += 1000) {
+    for (const [id, claim] of await ctx.store.knowledge.claims(newIds.slice(i, i + 1000), writeAccess(principal))) if (claim === 'hidden') hidden.add(id)
+  }
   for (const item of parsed.items) {
     try {
       const current = item.id === undefined ? undefined : byId.get(item.id)
       if (current === undefined) {
-        if (item.id !== undefined && hidden.has(item.id)) throw new KnowHubError('conflict', `entry ${item.id} exists already (not one you can see)`)
         const checked = checkNew(item, deps)
-        if (checked.fresh) {
-          while (taken.has(checked.record.id)) checked.record.id = newKnowledgeId(checked.record.created_at)
+        if (checked.fresh || hidden.has(checked.record.id)) {
+          do checked.record.id = newKnowledgeId(checked.record.created_at)
+          while (taken.has(checked.record.id))
           taken.add(checked.record.id)
+          if (!checked.fresh) plan.notes.push(`${at(item)} ${item.id}: imported as a new entry, ${checked.record.id} (that id is not available)`)
         }
         plan.adds.push({ item, id: checked.record.id, checked })
         continue
@@ -184,7 +189,7 @@ export async function planFolderImport(
   const inFolder = new Set(parsed.items.flatMap((i) => (i.id ? [i.id] : [])))
   for (const entry of stored) {
     if (entry.status !== 'active' || inFolder.has(entry.id) || !parsed.sections.has(sectionOf(entry))) continue
-    plan.removed.push({ id: entry.id, file: placeOf(entry), manageable: canManage(principal, entry.owner) })
+    plan.removed.push({ id: entry.id, file: placeOf(entry), manageable: mayManage(principal, entry) })
   }
   plan.errors.sort(byPlace)
   return plan
@@ -212,7 +217,7 @@ export async function applyFolderPlan(
     // Every add was checked by the plan; one transaction writes them all (with `partial`, one a batch).
     try {
       const written = await writeChecked(
-        ctx,
+        { ...ctx, principal },
         plan.adds.map((a) => a.checked),
         new Set(),
         { atomic: !options.partial },

@@ -17,7 +17,8 @@ import {
   type FolderSyncResult,
   type FolderSyncState,
 } from '../../core/knowledge-folder.js'
-import { canManage, requirePermission, type Principal } from '../../core/principal.js'
+import { requirePermission, type Principal } from '../../core/principal.js'
+import { mayManage } from '../../auth/policy.js'
 import { parseWith } from '../../core/validate.js'
 import type { KnowledgeContext } from '../context.js'
 import { visibleEntries } from './export.js'
@@ -138,7 +139,7 @@ export async function syncFolder(ctx: KnowledgeContext, raw: unknown, principal:
   const plan = await planFolderImport(ctx, subset, stored, principal)
   for (const id of removedIds) {
     const entry = storedById.get(id)!
-    plan.removed.push({ id, file: placeOf(entry), manageable: canManage(principal, entry.owner) })
+    plan.removed.push({ id, file: placeOf(entry), manageable: mayManage(principal, entry) })
   }
   const report = planReport(plan, input.dry_run)
   // With errors nothing is written, the conflict notes included: the report says what to fix first.

@@ -4,6 +4,7 @@
  * filter clause, the stored full-text columns and the embedding parameter.
  */
 import type { KnowledgeStatus, KnowledgeType, Source, Tags } from '../../core/knowledge.js'
+import type { WriteAccess } from '../../core/principal.js'
 import type { Database, Queryable } from '../database.js'
 import { sql, type Sql } from '../sql.js'
 import type { EntryFilter, ValidityFilter } from '../text-index/query.js'
@@ -125,6 +126,27 @@ export function validitySql(alias: 'k' | 'n' | 'm' | 'c', validity: ValidityFilt
   }
   if (!validity.expired && at) parts.push(sql`(${a}.expires_at IS NULL OR ${a}.expires_at > ${at.toISOString()}::timestamptz)`)
   return parts.length > 0 ? sql.join(parts, ' AND ') : undefined
+}
+
+/**
+ * The entries (aliased `k`) a caller may add feedback to or vote on: those it sees, when it
+ * may write at all ({@link WriteAccess}).
+ * @example
+ * sql`SELECT k.id FROM knowledge k WHERE k.id = ${id} AND ${writableSql(access)} FOR UPDATE`
+ */
+export function writableSql(access: WriteAccess): Sql {
+  return sql`k.scopes && ${access.visible}::text[]`
+}
+
+/**
+ * The entries (aliased `k`) a caller may change, replace, merge or close: those it sees, owned
+ * by one of its ids or in a scope it manages (src/auth/policy.ts `mayManage`, as SQL). Every
+ * statement that changes an entry by id carries it.
+ * @example
+ * sql`UPDATE knowledge k SET … WHERE k.id = ${id} AND ${manageableSql(access)}`
+ */
+export function manageableSql(access: WriteAccess): Sql {
+  return sql`(k.scopes && ${access.visible}::text[] AND (k.owner = ANY(${access.owners}::text[]) OR k.scopes && ${access.scopes}::text[]))`
 }
 
 /** The WHERE clause of a filter over `knowledge k`: visibility first, always. */

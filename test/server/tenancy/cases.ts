@@ -8,6 +8,7 @@
 import { expect } from 'vitest'
 import { client, type ApiResponse, type Client } from '../helpers.js'
 import type { Probe } from './world.js'
+import { folderIdsInBodies, importIdsInBodies } from './bodies.js'
 import { allowed, otherOrg, type Actor, type Org, type Role, type World } from './world.js'
 
 export type RouteCase = (p: Probe, w: World) => Promise<void>
@@ -688,7 +689,7 @@ const adminCases: Record<string, RouteCase> = {
       // The operator gets the file (PGlite) or the advice to use pg_dump (PostgreSQL).
       const r = await actor.api.post('/api/admin/backup')
       expect([200, 400]).toContain(r.status)
-      w.attempts.push({ surface: 'api', route: p.route, actor: actor.name, cross: false, leaked: [] })
+      w.attempts.push({ surface: 'api', route: p.route, actor: actor.name, cross: false, data: false, leaked: [] })
     }
   },
 }
@@ -847,7 +848,7 @@ function knowledgeCases(surface: 'api' | 'ui'): Record<string, RouteCase> {
     [`POST ${b}/slim`]: slim(surface),
     [`POST ${b}/extract`]: extract(surface),
     [`GET ${b}/export`]: exportJsonl(surface),
-    [`POST ${b}/import`]: importJsonl(surface),
+    [`POST ${b}/import`]: all(importJsonl(surface), importIdsInBodies(surface)),
     [`GET ${b}/:id`]: entryReads(surface),
     [`GET ${b}/:id/versions`]: entryReads(surface, '/versions'),
     [`PUT ${b}/:id`]: all(entryWrite(surface, 'feedback'), supersede(surface)),
@@ -914,6 +915,7 @@ function folderCases(surface: 'api' | 'ui'): Record<string, RouteCase> {
         if (r.status === 200) expect(r.body).toMatchObject({ applied: false, errors: [expect.objectContaining({ field: 'scopes', code: 'forbidden' })] })
         expect(await listedText(w.actor('writer', them))).not.toContain(marker)
       }
+      await folderIdsInBodies(surface, 'import')(p, w)
     },
     [`POST ${base}/sync`]: async (p, w) => {
       for (const actor of w.actors) {
@@ -923,6 +925,7 @@ function folderCases(surface: 'api' | 'ui'): Record<string, RouteCase> {
           cross: true,
         })
       }
+      await folderIdsInBodies(surface, 'sync')(p, w)
     },
   }
 }
