@@ -313,7 +313,9 @@ export const knowledgeExtract = defineTool({
           ]
         : []
     const refused = result.refused.map((r) => `- refused ${r.action} of ${r.existing_id ?? 'no entry'}: ${neutralise(r.reason)}`)
-    return { text: [head, ...lines, ...refused, ...secrets].join('\n'), data: result }
+    // What the conversation does not support (or the model got wrong) is not kept: said, with why.
+    const dropped = result.dropped.map((d) => `- not kept: ${neutralise(d.task)}: ${neutralise(d.reason)}`)
+    return { text: [head, ...lines, ...refused, ...dropped, ...secrets].join('\n'), data: result }
   },
 })
 

@@ -279,7 +279,10 @@ async function groundUpdates(planned: PlannedItem[], conversation: PreparedConve
   for (const item of planned) {
     if (item.action !== 'update' || !item.existing) continue
     const candidate = item.candidates?.find((c) => c.id === item.existing!.id)
-    const sources = [...conversation.turns.map((t) => ({ index: t.index, text: t.text })), { index: -1, text: candidate?.content ?? '' }]
+    // Like the proposal: a user profile rests on the user's own turns (and the entry it updates).
+    const profile = item.proposal.types.includes('user_profile')
+    const turns = conversation.turns.filter((t) => (profile ? t.role === 'user' : t.role !== 'system'))
+    const sources = [...turns.map((t) => ({ index: t.index, text: t.text })), { index: -1, text: candidate?.content ?? '' }]
     const verdict = await checkGrounding(item.existing.content, sources, grounding)
     if (verdict.supported) continue
     result.refused.push({
