@@ -210,7 +210,14 @@ export async function runLlmBench(options: LlmBenchOptions = {}): Promise<BenchR
       const cases = readSet(lang).slice(0, options.perLanguage)
       const load = loadavg()[0]!.toFixed(1)
       const runs: CaseRun[] = []
-      for (const labelled of cases) runs.push(await runCase(hub, labelled))
+      for (const labelled of cases) {
+        const run = await runCase(hub, labelled)
+        runs.push(run)
+        const s = run.score
+        process.stderr.write(
+          `${labelled.id}: ${s.saved} saved, facts ${s.factsRecovered}/${s.facts}, forbidden ${s.forbiddenSaved.length}, ungrounded ${s.ungrounded.length}${s.contradictionApplied === undefined ? '' : `, contradiction ${s.contradictionApplied}`}${run.failure ? `, failed ${run.failure}` : ''}, ${run.seconds.toFixed(1)} s\n`,
+        )
+      }
       const health = hub.llm!.health()
       const note = `${model.model}, structured output ${health.structured_output.current}, load ${load}→${loadavg()[0]!.toFixed(1)}, ${new Date().toISOString().slice(0, 16)}Z`
       results.push(...report(lang, runs, note))

@@ -126,7 +126,10 @@ export const ExtractResult = z.object({
   dropped: z.array(z.object({ task: z.string(), reason: z.string(), content: z.string().optional() })),
   /**
    * What went wrong with the model and was handled, by reason: an answer cut at the token cap
-   * (`truncated`: asked again with fewer messages), decisions that broke the schema (`invalid`).
+   * (`truncated`: asked again with fewer messages), a decision that broke the schema (`invalid`:
+   * left out), an answer unusable even after the repair request (`not_json`, `schema`,
+   * `truncated`: nothing of it kept, nothing written for it). The endpoint failing or too slow is
+   * an error instead (`llm_failed`, `llm_timeout`).
    */
   problems: z.array(z.object({ stage: z.enum(['propose', 'decide']), reason: z.string(), detail: z.string() })).default(() => []),
   /**

@@ -299,11 +299,13 @@ export const FeedbackSuggestion = z.object({
 export type FeedbackSuggestion = z.output<typeof FeedbackSuggestion>
 
 /**
- * What became of `evolve_feedback`: the rewrite `applied`, or `rejected` because the model's text
- * says what neither the entry nor the feedback does (issue 43: `reason` says what; the rest of the
- * feedback is applied, the content stays as it was).
+ * What became of `evolve_feedback`: the rewrite `applied`; `rejected` because the model's text
+ * says what neither the entry nor the feedback does; or `failed` because the model's answer could
+ * not be used even after a repair request (not JSON, against the schema, cut at the token cap).
+ * Issue 43: `reason` says why; the rest of the feedback is applied, the content stays as it was.
+ * (The endpoint failing or too slow is an error: `llm_failed`, `llm_timeout`, nothing written.)
  */
-export const EvolveOutcome = z.object({ status: z.enum(['applied', 'rejected']), reason: z.string().optional() })
+export const EvolveOutcome = z.object({ status: z.enum(['applied', 'rejected', 'failed']), reason: z.string().optional() })
 export type EvolveOutcome = z.output<typeof EvolveOutcome>
 
 /**

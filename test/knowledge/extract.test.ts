@@ -268,9 +268,8 @@ describe('knowledge extraction', () => {
     expect((await rejection(hub.extraction.extract({ messages: [] }, alice))).code).toBe('validation_error')
   })
 
+  // An answer the model gets wrong even after the repair request is handled (issue 43): see below.
   const badAnswers: Array<[string, () => void, ErrorCode]> = [
-    ['garbage text', () => stub.setChat(() => 'Here are some thoughts about the conversation...'), 'llm_invalid_output'],
-    ['schema-violating JSON', () => stub.setChat(() => JSON.stringify({ entries: [{ types: ['nonsense'], task: '', content: 5 }] })), 'llm_invalid_output'],
     ['HTTP 500', () => stub.failNext(2, 500), 'llm_failed'],
     ['a timeout', () => stub.hangNext(2), 'llm_timeout'],
   ]
@@ -283,6 +282,23 @@ describe('knowledge extraction', () => {
     const error = await rejection(hub.extraction.extract({ messages: leaky, mode: 'save' }, alice))
     expect(error.code).toBe(code)
     expect(error.details).toMatchObject({ task: 'extract' })
+    expect(await entries()).toEqual(snapshot)
+    expect(await hub.knowledge.get(existing.id!, alice)).toEqual(snapshot[0])
+    expect(await resources()).toBe(0)
+  })
+
+  const unusable: Array<[string, () => void, string]> = [
+    ['garbage text', () => stub.setChat(() => 'Here are some thoughts about the conversation...'), 'not_json'],
+    ['schema-violating JSON', () => stub.setChat(() => JSON.stringify({ entries: [{ types: ['nonsense'], task: '', content: 5 }] })), 'schema'],
+  ]
+  it.each(unusable)('answers %s after the repair request with the reason, not an error, and changes nothing (issue 43)', async (_name, arrange, reason) => {
+    model(stub, [strategy])
+    const existing = (await hub.extraction.extract({ messages: conversation, mode: 'save' }, alice)).items[0]!
+    const snapshot = await entries()
+    arrange()
+    const leaky = [...conversation, { id: 'x', role: 'user', content: 'password: Hunter2Hunter2' }]
+    const result = await hub.extraction.extract({ messages: leaky, mode: 'save' }, alice)
+    expect(result).toMatchObject({ items: [], problems: [{ stage: 'propose', reason, detail: expect.stringContaining('nothing was proposed') }] })
     expect(await entries()).toEqual(snapshot)
     expect(await hub.knowledge.get(existing.id!, alice)).toEqual(snapshot[0])
     expect(await resources()).toBe(0)

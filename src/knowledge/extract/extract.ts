@@ -151,21 +151,12 @@ export async function extractKnowledge(deps: ExtractionDeps, raw: unknown, princ
   // Proposals rest on the turns the model was shown (after a cut, not the older ones).
   const shownIds = new Set(shown.map((m) => m.id))
   const turns = conversation.turns.filter((t) => shownIds.has(conversation.promptIds.get(t.index)!))
-  const planned = await planItems(proposals, context, { ...conversation, turns }, result, grounding)
+  let planned = await planItems(proposals, context, { ...conversation, turns }, result, grounding)
   const cases = await findCandidates(deps, planned, principal)
   if (cases.length > 0) {
-    result.llm_calls++
-    const answer = readDecisions(
-      await llm.json('extract', decideMessages(cases), Decisions, {
-        name: 'knowledge_decisions',
-        ask: decisionsAsk(cases.length),
-        maxTokens: DECIDE_MAX_TOKENS,
-      }),
-    )
-    for (const detail of answer.invalid)
-      result.problems.push({ stage: 'decide', reason: 'invalid', detail: `a decision was left out (its proposal is added): ${detail}` })
-    applyDecisions(planned, cases, answer.decisions, result)
-    await groundUpdates(planned, conversation, grounding, result)
+    const decided = await decide(llm, planned, cases, result)
+    if (decided) await groundUpdates(decided, conversation, grounding, result)
+    planned = decided ?? planned.filter((_item, index) => !cases.some((c) => c.proposal === index))
   }
   await applyPlan(deps, planned, { principal, context, mode: input.mode, secrets: conversation.secrets, now: (deps.clock ?? systemClock).now() }, result)
   logger.info('knowledge.extract.done', {
@@ -179,6 +170,46 @@ export async function extractKnowledge(deps: ExtractionDeps, raw: unknown, princ
     problems: result.problems.length,
   })
   return result
+}
+
+/**
+ * An answer the model got wrong even after the repair request (not JSON, against the schema, cut
+ * at the token cap): reported in `result.problems` with its reason, nothing of it kept (true).
+ * Anything else (the endpoint failing or too slow: `llm_failed`, `llm_timeout`) is the caller's
+ * error to see (false).
+ */
+function unusable(error: unknown, stage: 'propose' | 'decide', result: ExtractResult): boolean {
+  if (!isKnowHubError(error, 'llm_invalid_output')) return false
+  const reason = typeof error.details?.reason === 'string' ? error.details.reason : 'invalid'
+  const what = stage === 'propose' ? 'nothing was proposed' : 'the proposals that needed a decision were dropped'
+  result.problems.push({ stage, reason, detail: `the model's answer could not be used (${reason}): ${what}` })
+  return true
+}
+
+/**
+ * The decision request for the proposals with similar entries, its decisions applied; undefined
+ * when the answer was unusable (see {@link unusable}).
+ */
+async function decide(llm: LlmProvider, planned: PlannedItem[], cases: DecisionCase[], result: ExtractResult): Promise<PlannedItem[] | undefined> {
+  result.llm_calls++
+  let answer: ReturnType<typeof readDecisions>
+  try {
+    answer = readDecisions(
+      await llm.json('extract', decideMessages(cases), Decisions, {
+        name: 'knowledge_decisions',
+        ask: decisionsAsk(cases.length),
+        maxTokens: DECIDE_MAX_TOKENS,
+      }),
+    )
+  } catch (error) {
+    if (!unusable(error, 'decide', result)) throw error
+    for (const c of cases) result.dropped.push({ task: c.task, reason: 'undecided: the model could not say whether it is new or repeats a similar entry' })
+    return undefined
+  }
+  for (const detail of answer.invalid)
+    result.problems.push({ stage: 'decide', reason: 'invalid', detail: `a decision was left out (its proposal is added): ${detail}` })
+  applyDecisions(planned, cases, answer.decisions, result)
+  return planned
 }
 
 /**
@@ -206,7 +237,10 @@ async function propose(
       return { proposals, shown: messages }
     } catch (error) {
       const truncated = isKnowHubError(error, 'llm_invalid_output') && error.details?.reason === 'truncated'
-      if (!truncated || messages.length <= 1 || shrinks >= SHRINKS) throw error
+      if (!truncated || messages.length <= 1 || shrinks >= SHRINKS) {
+        if (!unusable(error, 'propose', result)) throw error
+        return { proposals: [], shown: messages }
+      }
       const fewer = messages.slice(Math.ceil(messages.length / 2))
       logger.warn('knowledge.extract.truncated', { messages: messages.length, retry_with: fewer.length })
       result.problems.push({
