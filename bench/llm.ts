@@ -30,7 +30,11 @@ interface CaseRun {
   score: CaseScore
   proposals: number
   ungroundedDropped: number
+  /** Kept items written in the other language than the conversation (grounded all the same). */
+  otherLanguage: number
   failure?: string
+  /** What went wrong with the model and was handled (the result's `problems`), as `stage reason`. */
+  problems: string[]
   seconds: number
   calls: number
   tokens: number
@@ -79,11 +83,15 @@ async function runCase(hub: KnowHub, labelled: ExtractionCase): Promise<CaseRun>
   const started = performance.now()
   let proposals = 0
   let ungroundedDropped = 0
+  let otherLanguage = 0
   let failure: string | undefined
+  let problems: string[] = []
   try {
     const result = await hub.extraction.extract({ messages: labelled.messages, mode: 'save', context: { trace_id: labelled.id } }, principal)
     ungroundedDropped = result.dropped.filter((d) => d.reason.startsWith('ungrounded')).length
     proposals = result.items.length + ungroundedDropped
+    otherLanguage = result.items.filter((i) => i.grounding?.other_language).length
+    problems = result.problems.map((p) => `${p.stage} ${p.reason}`)
   } catch (error) {
     if (!isKnowHubError(error)) throw error
     failure = `${error.code}${typeof error.details?.reason === 'string' ? ` (${error.details.reason})` : ''}`
@@ -103,7 +111,9 @@ async function runCase(hub: KnowHub, labelled: ExtractionCase): Promise<CaseRun>
     score,
     proposals,
     ungroundedDropped,
+    otherLanguage,
     ...(failure ? { failure } : {}),
+    problems,
     seconds,
     calls: after.calls - before.calls,
     tokens: after.tokens - before.tokens,
@@ -118,6 +128,8 @@ function report(lang: string, runs: readonly CaseRun[], note: string): BenchResu
   const failures = new Map<string, number>()
   for (const r of runs) if (r.failure) failures.set(r.failure, (failures.get(r.failure) ?? 0) + 1)
   const failed = [...failures].map(([reason, n]) => `${reason} ×${n}`).join(', ')
+  const handled = new Map<string, number>()
+  for (const p of runs.flatMap((r) => r.problems)) handled.set(p, (handled.get(p) ?? 0) + 1)
   const row = (name: string, value: number, unit: string, target?: string, extra?: string): BenchResult => ({
     name: `${lang}: ${name}`,
     value,
@@ -138,6 +150,11 @@ function report(lang: string, runs: readonly CaseRun[], note: string): BenchResu
       'share',
       undefined,
       `${proposals} proposals`,
+    ),
+    row(
+      'kept answers in the other language (grounded)',
+      sum((r) => r.otherLanguage),
+      'entries',
     ),
     row(
       'ungrounded entries saved active',
@@ -164,7 +181,14 @@ function report(lang: string, runs: readonly CaseRun[], note: string): BenchResu
       '0',
     ),
     row('contradictions applied', contradictions.filter((r) => r.score.contradictionApplied).length, `of ${contradictions.length}`),
-    row('extractions failed (handled: llm_* code and reason)', runs.filter((r) => r.failure).length, 'extractions', undefined, failed || 'none'),
+    row(
+      'model problems handled (a reason, nothing written for them)',
+      runs.reduce((n, r) => n + r.problems.length, 0),
+      'problems',
+      undefined,
+      [...handled].map(([p, n]) => `${p} ×${n}`).join(', ') || 'none',
+    ),
+    row('extractions failed (an llm_* error: the endpoint failed or was too slow)', runs.filter((r) => r.failure).length, 'extractions', '0', failed || 'none'),
     row(
       'LLM calls',
       sum((r) => r.calls),

@@ -120,7 +120,11 @@ export const Decisions = z
     path: ['decisions'],
   })
 
-/** The schema the decision request asks with, for `count` proposals (see {@link ProposalsAsk}). */
+/**
+ * The schema the decision request asks with, for `count` proposals (see {@link ProposalsAsk}).
+ * @example
+ * const ask = decisionsAsk(2) // at most two decisions, contents of at most 600 characters
+ */
 export function decisionsAsk(count: number) {
   return z.object({
     decisions: z
