@@ -38,6 +38,8 @@ export async function hubStatus(hub: {
           model: config.llm.model,
           models: config.llm.models,
           routing: config.search.routing,
+          // When KnowHub learns with the model: on compaction, and when a goal completes (seed 002's triggers).
+          learning: { on_compaction: true, on_goal_complete: true },
           usage: await hub.store.llmUsage.list(),
           ...(hub.llm ? { health: hub.llm.health() } : {}),
         }

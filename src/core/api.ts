@@ -86,6 +86,8 @@ export const HubStatus = z.object({
       model: z.string(),
       models: z.record(z.string(), z.string().optional()),
       routing: z.enum(['off', 'llm']),
+      /** When KnowHub learns with the model by itself: at compaction, and when a goal completes (seed 002's triggers). */
+      learning: z.object({ on_compaction: z.boolean(), on_goal_complete: z.boolean() }).optional(),
       usage: z.array(LlmUsage),
       /** This process's view of the endpoint: the structured-output form in use and failures by reason (absent from an older server). */
       health: LlmHealth.optional(),

@@ -8,6 +8,7 @@ import { KnowHubError } from '../../core/errors.js'
 import { newKnowledgeId } from '../../core/ids.js'
 import {
   EditKnowledgeInput,
+  ignoredFields,
   ListInput,
   SaveKnowledgeInput,
   Source,
@@ -15,7 +16,9 @@ import {
   type KnowledgeInclude,
   type KnowledgeListPage,
   type KnowledgeVersion,
+  type SavedKnowledge,
 } from '../../core/knowledge.js'
+import { checkVisibility } from '../../core/visibility.js'
 import {
   assertWritableScopes,
   defaultOwnerOf,
@@ -106,29 +109,61 @@ export function newEntryRecord(input: z.output<typeof SaveKnowledgeInput>, princ
 
 /**
  * Saves a new entry. Scopes default to the caller's own user (or first) scope; owner to the caller.
+ * The seeds' records load as written (issue 41): `visibility` is checked against the scopes, and a
+ * client-given `id` is an idempotent create (see {@link saveWithId}); `ignored` names what the
+ * record gave that a save does not take from a client.
  * @example
  * const entry = await saveEntry(ctx, { task: 'Log in to site A', content: 'Use the test account', types: ['tool'] }, principal)
  */
-export async function saveEntry(ctx: KnowledgeContext, raw: unknown, principal: Principal): Promise<KnowledgeEntry> {
+export async function saveEntry(ctx: KnowledgeContext, raw: unknown, principal: Principal): Promise<SavedKnowledge> {
   requirePermission(principal, 'write')
   const input = parseWith(SaveKnowledgeInput, raw, 'knowledge entry')
   ctx.checkContentSize(input.content)
   ctx.requireVectors()
   const now = ctx.clock.now()
   const fields = newEntryRecord(input, principal, now)
+  checkVisibility(input.visibility, fields.scopes, fields.owner)
   // Each resource id is pinned to the owner of the resource it resolves to for the writer (#15.8).
   const base = { ...fields, resource_owners: await pinResources(ctx.store, fields.resource_ids, principal, fields.owner) }
   const doc = searchDocument(base.task, base.content, base.tags)
   const embedding = await ctx.embedOne(embeddingText(base.task, base.content))
+  const ignored = ignoredFields(raw)
+  const notes = ignored.length > 0 ? { ignored } : {}
+  if (input.id !== undefined) return { ...(await saveWithId(ctx, { id: input.id, ...base }, doc, embedding, principal)), ...notes }
   for (let attempt = 0; attempt < 8; attempt++) {
     const record: KnowledgeRecord = { id: newKnowledgeId(now), ...base }
     if (await ctx.store.knowledge.insert(record, doc, embedding)) {
       ctx.logger.info('knowledge.saved', { id: record.id, types: record.types, scopes: record.scopes })
       await ctx.noteWrites(1)
-      return toEntry(ctx.store, record, visibleScopes(principal))
+      return { ...(await toEntry(ctx.store, record, visibleScopes(principal))), ...notes }
     }
   }
   throw new KnowHubError('conflict', 'Could not allocate a unique knowledge id; try again')
+}
+
+/**
+ * A save under a client-given id: inserted when the id is free; when an entry the caller can see
+ * has it with the same task and content, that entry (`existed: true`, nothing changed); else
+ * `conflict`, in the same words whether the entry holding the id is visible or not.
+ */
+async function saveWithId(
+  ctx: KnowledgeContext,
+  record: KnowledgeRecord,
+  doc: ReturnType<typeof searchDocument>,
+  embedding: Float32Array | undefined,
+  principal: Principal,
+): Promise<SavedKnowledge> {
+  const visible = visibleScopes(principal)
+  if (await ctx.store.knowledge.insert(record, doc, embedding)) {
+    ctx.logger.info('knowledge.saved', { id: record.id, types: record.types, scopes: record.scopes })
+    await ctx.noteWrites(1)
+    return toEntry(ctx.store, record, visible)
+  }
+  const stored = await ctx.store.knowledge.get(record.id, visible)
+  if (stored && stored.task === record.task && stored.content === record.content) return { ...(await toEntry(ctx.store, stored, visible)), existed: true }
+  throw new KnowHubError('conflict', `Entry id ${record.id} is taken by an entry with another task or content: leave id out, or choose another`, {
+    id: record.id,
+  })
 }
 
 /**
@@ -176,6 +211,7 @@ export async function listEntries(ctx: KnowledgeContext, raw: unknown, principal
       visible: visibleScopes(principal),
       types: input.types,
       scopes: input.scopes,
+      visibility: input.visibility,
       status: input.status,
       validity: includeValidity(input.include, ctx.clock.now()),
     },

@@ -9,6 +9,7 @@ import { parseWith } from '../../core/validate.js'
 import type { KnowledgeRecord } from '../../store/knowledge/knowledge.js'
 import type { Store } from '../../store/store.js'
 import { mayManage } from '../../auth/policy.js'
+import { visibilityOf } from '../../core/visibility.js'
 
 /** `not_found` for an entry the caller cannot see (or that does not exist: the two are not told apart). */
 export const entryNotFound = (id: string): KnowHubError => new KnowHubError('not_found', `No knowledge entry ${id}`, { id })
@@ -55,6 +56,7 @@ export async function toEntries(store: Store, records: KnowledgeRecord[], visibl
       superseded_by: r.superseded_by,
       supersedes: r.supersedes,
       expires_at: r.expires_at?.toISOString() ?? null,
+      visibility: visibilityOf(r.scopes, r.owner),
     }
   })
 }

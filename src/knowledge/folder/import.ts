@@ -7,14 +7,15 @@
 import { KnowHubError } from '../../core/errors.js'
 import { newKnowledgeId } from '../../core/ids.js'
 import { checkJsonLimits } from '../../core/json-limits.js'
-import { KnowledgeExportLine, KnowledgeId, type EditKnowledgeInput } from '../../core/knowledge.js'
+import type { EditKnowledgeInput, KnowledgeExportLine } from '../../core/knowledge.js'
 import { FolderImportQuery, type FolderChange, type FolderFile, type FolderImportReport, type FolderProblem } from '../../core/knowledge-folder.js'
 import { assertWritableScopes, requirePermission, type Principal } from '../../core/principal.js'
 import { mayManage, writeAccess } from '../../auth/policy.js'
-import { parseWith, toValidationIssues } from '../../core/validate.js'
+import { parseWith } from '../../core/validate.js'
+import { checkVisibility } from '../../core/visibility.js'
 import type { KnowledgeContext } from '../context.js'
 import { editEntry, setEntryStatus } from '../entries/entries.js'
-import { checkLine, writeChecked, type CheckedLine, type ImportDeps } from '../transfer/jsonl.js'
+import { checkLine, parseExportLine, writeChecked, type CheckedLine, type ImportDeps } from '../transfer/jsonl.js'
 import { visibleEntries } from './export.js'
 import { editableKey, placeOf, sectionOf, sortedKeys } from './layout.js'
 import { parseFolder, problemsOf, type FolderItem, type ParsedFolder } from './parse.js'
@@ -28,8 +29,6 @@ export interface FolderImportOptions {
   /** Archive the active entries removed from a folder section that exists (default: only report them). */
   prune?: boolean
 }
-
-const ImportLine = KnowledgeExportLine.strict()
 
 /** A new entry, checked (its id drawn here for an entry written without one). */
 interface Add {
@@ -112,19 +111,11 @@ function checkChange(item: FolderItem, entry: KnowledgeExportLine, stored: Knowl
 }
 
 /**
- * Checks a new entry: an exported one (it has `created_at`) as the JSONL import checks it; one
- * written by hand as a save (`POST /api/knowledge`'s body), keeping the id it names, if any.
+ * Checks a new entry as the JSONL import checks a line: one with an id (exported, written by hand,
+ * or one of the seeds' records) keeps its id and the `eval` it gives; one without is a save.
  */
 function checkNew(item: FolderItem, deps: ImportDeps): CheckedLine {
-  if (item.id === undefined || 'created_at' in item.json) return checkLine(JSON.stringify(item.json), item.index + 1, deps)
-  const { id, ...fields } = item.json
-  const valid = KnowledgeId.safeParse(id)
-  if (!valid.success) {
-    const message = valid.error.issues[0]?.message ?? 'invalid id'
-    throw new KnowHubError('invalid_import', message, { issues: [{ path: 'id', message }] })
-  }
-  const checked = checkLine(JSON.stringify(fields), item.index + 1, deps)
-  return { ...checked, record: { ...checked.record, id: valid.data }, fresh: false }
+  return checkLine(JSON.stringify(item.json), item.index + 1, deps)
 }
 
 /**
@@ -164,19 +155,16 @@ export async function planFolderImport(
         continue
       }
       checkJsonLimits(item.json)
-      const result = ImportLine.safeParse(item.json)
-      if (!result.success) {
-        const issues = toValidationIssues(result.error)
-        throw new KnowHubError('invalid_import', issues.map((i) => `${i.path}: ${i.message}`).join('; '), { issues })
-      }
-      const entry = result.data
+      const entry = parseExportLine(item.json, deps)
       const place = placeOf(entry)
       if (place !== item.file) plan.notes.push(`${at(item)} ${entry.id}: its fields place it in ${place}; the next export writes it there`)
       if (editableKey(entry) === editableKey(current)) {
         plan.unchanged.push(item)
         continue
       }
-      plan.changes.push(checkChange(item, entry, current, principal, ctx))
+      const change = checkChange(item, entry, current, principal, ctx)
+      checkVisibility(entry.visibility, entry.scopes, entry.owner)
+      plan.changes.push(change)
       const kept = NON_EDITABLE.filter(
         (field) => entry[field] !== undefined && JSON.stringify(sortedKeys(entry[field])) !== JSON.stringify(sortedKeys(current[field])),
       )

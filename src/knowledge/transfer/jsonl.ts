@@ -1,9 +1,11 @@
 import { KnowHubError, isKnowHubError } from '../../core/errors.js'
 import type { Clock } from '../../core/clock.js'
 import { newKnowledgeId } from '../../core/ids.js'
-import { KnowledgeExportLine, SaveKnowledgeInput, type FeedbackRecord, type ImportReport, type KnowledgeVersion } from '../../core/knowledge.js'
+import { KnowledgeExportLine, SaveKnowledgeInput, type EvalInput, type FeedbackRecord, type ImportReport, type KnowledgeVersion } from '../../core/knowledge.js'
+import { liftRecord } from '../../core/seed-record.js'
+import { checkVisibility } from '../../core/visibility.js'
 import type { Logger } from '../../core/logger.js'
-import { assertWritableScopes, requirePermission, type Principal, type WriteAccess } from '../../core/principal.js'
+import { assertWritableScopes, defaultOwnerOf, defaultWriteScopes, requirePermission, type Principal, type WriteAccess } from '../../core/principal.js'
 import { checkJsonLimits } from '../../core/json-limits.js'
 import { toValidationIssues } from '../../core/validate.js'
 import type { Embedder } from '../../embed/embedder.js'
@@ -65,9 +67,11 @@ function checkSize(content: string, deps: ImportDeps): void {
 
 /**
  * Parses and checks one line; throws a KnowHubError describing what is wrong. A JSON object
- * with an `id` is a line of the export format (strict: a field we do not know would be lost);
- * one without is the body `POST /api/knowledge` takes (task, content, types, tags, scopes,
- * owner, source, score…), saved as a new entry with the same defaults and checks as a save.
+ * with an `id` is a line of the export format (strict: a field we do not know would be lost), or
+ * one of the seeds' records (seed 002's, seed 003's: `liftRecord` in src/core/seed-record.ts
+ * fills what they leave out, keeping the `eval` fields they give); one without is the body
+ * `POST /api/knowledge` takes (task, content, types, tags, scopes, owner, source, score…), saved as
+ * a new entry with the same defaults and checks as a save, its `eval` counts and histories kept.
  */
 export function checkLine(text: string, line: number, deps: ImportDeps): CheckedLine {
   let json: unknown
@@ -79,26 +83,12 @@ export function checkLine(text: string, line: number, deps: ImportDeps): Checked
   checkJsonLimits(json)
   if (json === null || typeof json !== 'object' || Array.isArray(json))
     throw new KnowHubError('invalid_import', 'a line must be a JSON object (an exported entry, or a POST /api/knowledge body)')
-  if (!('id' in json)) {
-    const parsed = SaveKnowledgeInput.safeParse(json)
-    if (!parsed.success) throw invalid(parsed, '(read as a POST /api/knowledge body: the line has no id) ')
-    checkSize(parsed.data.content, deps)
-    const now = deps.clock.now()
-    return {
-      line,
-      record: { id: newKnowledgeId(now), ...newEntryRecord(parsed.data, deps.principal, now) },
-      helpful_history: [],
-      harmful_history: [],
-      versions: [],
-      fresh: true,
-    }
-  }
-  const parsed = ImportLine.safeParse(json)
-  if (!parsed.success) throw invalid(parsed, '')
-  const entry = parsed.data
+  if (!('id' in json)) return checkSaveLine(json as Record<string, unknown>, line, deps)
+  const entry = parseExportLine(json as Record<string, unknown>, deps)
   checkSize(entry.content, deps)
   assertWritableScopes(deps.principal, entry.scopes)
   if (!mayNameOwner(deps.principal, entry.owner)) throw new KnowHubError('forbidden', `owner ${entry.owner} is not one of your ids`, { owner: entry.owner })
+  checkVisibility(entry.visibility, entry.scopes, entry.owner)
   if (entry.superseded_by !== null && entry.valid_to === null) {
     throw new KnowHubError('invalid_import', `superseded_by ${entry.superseded_by} needs valid_to (when it was superseded)`)
   }
@@ -113,6 +103,43 @@ export function checkLine(text: string, line: number, deps: ImportDeps): Checked
     harmful_history: entry.eval.harmful_history,
     versions: entry.versions,
     fresh: false,
+  }
+}
+
+/**
+ * A record with an id as an export line, parsed strictly (a field KnowHub does not know would be
+ * lost: an error): the seeds' records lifted first (see `liftRecord`), with the importer's
+ * defaults for scopes and owner. The caller checks a given `visibility` (after its permissions).
+ * @example
+ * const entry = parseExportLine({ id: 'profile_001', type: 'user_profile', task: 't', content: 'c', scopes: ['user:123'], owner: 'user:123' }, deps)
+ */
+export function parseExportLine(json: Record<string, unknown>, deps: Pick<ImportDeps, 'principal' | 'clock'>): KnowledgeExportLine {
+  const lifted = liftRecord(json, {
+    now: deps.clock.now(),
+    scopes: () => defaultWriteScopes(deps.principal),
+    owner: () => defaultOwnerOf(deps.principal) ?? 'user:unknown',
+  })
+  const parsed = ImportLine.safeParse(lifted)
+  if (!parsed.success) throw invalid(parsed, '')
+  return parsed.data
+}
+
+/** A line without an id: a save's body, as a new entry; the `eval` counts and histories it gives are kept (an import trusts its file). */
+function checkSaveLine(json: Record<string, unknown>, line: number, deps: ImportDeps): CheckedLine {
+  const parsed = SaveKnowledgeInput.safeParse(json)
+  if (!parsed.success) throw invalid(parsed, '(read as a POST /api/knowledge body: the line has no id) ')
+  checkSize(parsed.data.content, deps)
+  const now = deps.clock.now()
+  const record = { id: newKnowledgeId(now), ...newEntryRecord(parsed.data, deps.principal, now) }
+  checkVisibility(parsed.data.visibility, record.scopes, record.owner)
+  const given = (json.eval ?? {}) as EvalInput
+  return {
+    line,
+    record: { ...record, helpful: given.helpful ?? 0, harmful: given.harmful ?? 0 },
+    helpful_history: given.helpful_history ?? [],
+    harmful_history: given.harmful_history ?? [],
+    versions: [],
+    fresh: true,
   }
 }
 

@@ -1178,6 +1178,26 @@ export const MCP_CASES: Record<string, RouteCase> = {
       await p.tool(actor, 'knowledge_save', { task: 'mcp plant', content: 'x', types: ['plan'], owner: `user:writer-${them}` }, { error: true, cross: true })
     }
   },
+  // Seed 002's names (issue 41): the same tools, the same reach.
+  get_knowledge: async (p, w) => {
+    for (const actor of w.actors)
+      for (const org of ['acme', 'other'] as const)
+        await p.tool(actor, 'get_knowledge', { query: w.data[org].shared.marker, top_k: 10, min_score: 1 }, { error: false, cross: actor.org !== org })
+  },
+  save_knowledge: async (p, w) => {
+    for (const actor of members(w)) {
+      const them = otherOrg(orgOf(actor))
+      await p.tool(actor, 'save_knowledge', { task: 'mcp intrusion', content: 'x', types: ['plan'], scopes: [`org:${them}`] }, { error: true, cross: true })
+      await p.tool(actor, 'save_knowledge', { task: 'mcp plant', content: 'x', types: ['plan'], owner: `user:writer-${them}` }, { error: true, cross: true })
+      // An agent id the caller is not (seed 003's default owner): refused, never saved under another owner.
+      await p.tool(
+        actor,
+        'save_knowledge',
+        { task: 'mcp as an agent', content: 'x', types: ['plan'], agent_id: `agent-of-${them}` },
+        { error: true, cross: true },
+      )
+    }
+  },
   knowledge_update: async (p, w) => {
     for (const actor of members(w)) {
       const foreign = w.data[otherOrg(orgOf(actor))].shared.id
