@@ -87,6 +87,13 @@ describe('knowhub extract and evolve', () => {
     stub.setChat(extractor)
   })
 
+  it('status says how structured answers are asked for and what failed (issue 43)', async () => {
+    const status = await runCli('status')
+    expect(status.code).toBe(0)
+    expect(status.stdout).toContain('  structured output: json_schema\n')
+    expect(status.stdout).toMatch(/ {2}failures since start: none; answers cut at max_tokens: 0\n/)
+  })
+
   it('extract names a missing file and invalid JSON', async () => {
     const missing = await runCli('extract', join(dir, 'nope.json'))
     expect(missing.code).not.toBe(0)
