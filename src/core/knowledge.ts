@@ -376,11 +376,25 @@ export const FeedbackSuggestion = z.object({
 export type FeedbackSuggestion = z.output<typeof FeedbackSuggestion>
 
 /**
- * The answer of `PUT /api/knowledge/{id}`: the entry as it is now, with `current` (the entry
- * that supersedes it) after `supersede_with`, and `suggest` after a harmful case whose reason
- * is `outdated`.
+ * What became of `evolve_feedback`: the rewrite `applied`; `rejected` because the model's text
+ * says what neither the entry nor the feedback does; or `failed` because the model's answer could
+ * not be used even after a repair request (not JSON, against the schema, cut at the token cap).
+ * Issue 43: `reason` says why; the rest of the feedback is applied, the content stays as it was.
+ * (The endpoint failing or too slow is an error: `llm_failed`, `llm_timeout`, nothing written.)
  */
-export const FeedbackResponse = KnowledgeEntry.extend({ current: KnowledgeEntry.optional(), suggest: FeedbackSuggestion.optional() })
+export const EvolveOutcome = z.object({ status: z.enum(['applied', 'rejected', 'failed']), reason: z.string().optional() })
+export type EvolveOutcome = z.output<typeof EvolveOutcome>
+
+/**
+ * The answer of `PUT /api/knowledge/{id}`: the entry as it is now, with `current` (the entry
+ * that supersedes it) after `supersede_with`, `suggest` after a harmful case whose reason
+ * is `outdated`, and `evolve` after `evolve_feedback`.
+ */
+export const FeedbackResponse = KnowledgeEntry.extend({
+  current: KnowledgeEntry.optional(),
+  suggest: FeedbackSuggestion.optional(),
+  evolve: EvolveOutcome.optional(),
+})
 export type FeedbackResponse = z.output<typeof FeedbackResponse>
 
 /**

@@ -90,7 +90,8 @@ class ClientTest(unittest.TestCase):
 
     def test_evolve_rewrites_and_keeps_the_old_version(self) -> None:
         entry = self.kh.save(unique("Log in to site A"), "Use undetected_chromedriver.", ["tool"])
-        evolved = self.kh.update(entry["id"], evolve_feedback="Say how long to wait between requests.")
+        # The rewrite may only say what the entry and the feedback say (issue 43).
+        evolved = self.kh.update(entry["id"], evolve_feedback="Say to wait 2-5 s between requests.")
         self.assertEqual(evolved["content"], "Use undetected_chromedriver and wait 2-5 s between requests.")
         versions = self.kh.versions(entry["id"])["versions"]
         self.assertEqual(versions[-1]["content"], "Use undetected_chromedriver.")
