@@ -21,6 +21,13 @@ export const ENV_VARS = {
   KNOWHUB_EMBED_MODEL: 'embedding model name for the openai provider',
   KNOWHUB_EMBED_API_KEY: 'API key for the openai provider',
   KNOWHUB_EMBED_PATH: 'folder of a local ONNX model for the local provider',
+  KNOWHUB_EMBED_CONVENTION:
+    'how queries and documents differ for the openai or local model: auto (default: the table of known models) | none | e5 | e5-input-type | e5-instruct | nomic | bge-en | bge-zh',
+  KNOWHUB_EMBED_QUERY_PREFIX: 'a prefix before every query (instead of KNOWHUB_EMBED_CONVENTION), e.g. "search_query: "',
+  KNOWHUB_EMBED_DOCUMENT_PREFIX: 'a prefix before every stored text (instead of KNOWHUB_EMBED_CONVENTION), e.g. "search_document: "',
+  KNOWHUB_EMBED_QUERY_INPUT_TYPE: 'openai: the input_type sent with queries (instead of a prefix), e.g. query',
+  KNOWHUB_EMBED_DOCUMENT_INPUT_TYPE: 'openai: the input_type sent with stored texts (instead of a prefix), e.g. passage',
+  KNOWHUB_EMBED_CONCURRENCY: "openai: embedding requests in flight at once during imports and reindex (default 2: the model server's cores)",
   KNOWHUB_EMBED_THREADS: "threads that run the sentence embedder's model (default: the cores minus one, at least one)",
   KNOWHUB_LLM_URL: 'OpenAI-compatible chat API root for routing, evolve, slim and extraction, e.g. https://openrouter.ai/api/v1',
   KNOWHUB_LLM_MODEL: 'the chat model, e.g. google/gemini-2.0-flash-001 (llm.models in the config file: one per task)',

@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { EmbedConventionConfig } from './embed-convention.js'
 import { LLM_TASKS } from './llm.js'
 import { Owner, Permission, Principal, Scope } from './principal.js'
 
@@ -34,13 +35,26 @@ export const EmbedderConfig = z.discriminatedUnion('provider', [
     /** Requested dimension (sent as `dimensions` when set); otherwise learned from the first response. */
     dimension: z.number().int().positive().optional(),
     batchSize: z.number().int().positive().max(2048).default(64),
+    /**
+     * Requests in flight at once when many texts are embedded (an import, a reindex): sized to the
+     * model server's cores (docs/embeddings.md, "Speed"). Default 2.
+     */
+    concurrency: z.number().int().min(1).max(64).default(2),
     timeoutMs: z.number().int().positive().default(30_000),
+    /**
+     * How queries and documents differ for the model (docs/embeddings.md, "Queries and documents"):
+     * `auto` (default) — KnowHub's table of known models (e5, nomic, bge…; an unknown model: none);
+     * a name from that table; or `{ queryPrefix, documentPrefix }` / `{ queryInputType, documentInputType }`.
+     */
+    convention: EmbedConventionConfig.default('auto'),
   }),
   z.object({
     provider: z.literal('local'),
     /** Folder of a local ONNX sentence-embedding model (transformers.js layout). Nothing is downloaded. */
     path: z.string().min(1),
     pooling: z.enum(['mean', 'cls']).default('mean'),
+    /** As for `openai`, matched against the folder's name; input types do not apply (no server reads them). */
+    convention: EmbedConventionConfig.default('auto'),
   }),
 ])
 export type EmbedderConfig = z.output<typeof EmbedderConfig>

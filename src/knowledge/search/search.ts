@@ -337,12 +337,12 @@ function timed<T>(observer: SearchObserver | undefined, stage: SearchStage, work
  * Pending embeddings are shared, so concurrent identical queries embed once.
  */
 function cachedQueryEmbedder(ctx: KnowledgeContext, size: number): ((q: string) => Promise<Float32Array>) & { clear(): void } {
-  if (size <= 0) return Object.assign((q: string) => ctx.embedOne(q), { clear: () => {} })
+  if (size <= 0) return Object.assign((q: string) => ctx.embedOne(q, 'query'), { clear: () => {} })
   const queryVectors = createLru<string, Promise<Float32Array>>(size)
   const embed = (q: string) => {
     let vector = queryVectors.get(q)
     if (!vector) {
-      vector = ctx.embedOne(q)
+      vector = ctx.embedOne(q, 'query')
       vector.catch(() => queryVectors.delete(q))
       queryVectors.set(q, vector)
     }
