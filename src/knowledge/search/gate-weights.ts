@@ -183,6 +183,24 @@ export const LEARNED_RELEVANCE: readonly LearnedRelevance[] = Object.freeze([
       latin: Object.freeze({ bias: -5.705, strength: 7.913, relativeStrength: 2.805, z: 1.541, rank: 0.971, lead: 7.954, threshold: 0.48 }),
     }),
   },
+  {
+    // multilingual-e5-small with its convention (issue 40), over the rules of its calibration (calibration.ts), learned by
+    // `scripts/gate-learn.ts --max-hit-loss 0.12` held out by store: the check of each kept candidate at the threshold with
+    // the lowest unrelated share within 0.12 of the rules' hit rate; the answer check at 0.5, the point where both scripts
+    // return fewer unrelated entries than the offline embedders do and find more (docs/retrieval.md, "Calibration per
+    // model"); the injection bar at the lowest bar where the set's tasks get at most 10% unrelated entries with at most 10% empty.
+    model: /multilingual-e5-small(-q4)?(:mean)?#e5(-input-type)?$/u,
+    latin: Object.freeze({ bias: -3.294, strength: 6.566, relativeStrength: 0.157, z: 1.413, rank: -0.784, threshold: 0.66 }),
+    cjk: Object.freeze({ bias: -2.136, strength: -10.138, relativeStrength: 2.284, z: 1.24, rank: -0.791, threshold: 0.75 }),
+    answer: Object.freeze({
+      latin: Object.freeze({ bias: -2.68, strength: 8.031, relativeStrength: 0.888, z: 0.728, rank: 0, lead: 57.286, threshold: 0.5 }),
+      cjk: Object.freeze({ bias: -0.254, strength: 9.298, relativeStrength: -1.106, z: 0.313, rank: 0, lead: 56.605, threshold: 0.5 }),
+    }),
+    injection: Object.freeze({
+      latin: Object.freeze({ bias: -2.641, strength: 11.222, relativeStrength: 0.137, z: 0.995, rank: -0.64, lead: 32.328, threshold: 0.5 }),
+      cjk: Object.freeze({ bias: -0.796, strength: 6.406, relativeStrength: -0.056, z: 0.286, rank: -0.382, lead: 56.586, threshold: 0.4 }),
+    }),
+  },
 ])
 
 /**

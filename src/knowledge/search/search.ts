@@ -17,7 +17,8 @@ import type { KnowledgeContext } from '../context.js'
 import { boostByTime, timeQuery } from './dates.js'
 import { includeValidity } from '../entries/entries.js'
 import { searchDocument, textQuery } from './document.js'
-import { fusionFor, type FusionOptions } from './fusion-weights.js'
+import { calibrationFor, PROBE_PASSAGES, type Calibration, type QueryCalibration } from './calibration.js'
+import { fusionFor, LEARNED_FUSION_WEIGHTS, type FusionOptions, type LearnedWeights } from './fusion-weights.js'
 import {
   answerModelFor,
   injectionModelFor,
@@ -128,6 +129,13 @@ export interface SearchOptions {
   whileModelLoads?: 'full-text' | 'wait'
   /** Told each search's stage timings and response-cache use (metrics; default none). */
   observer?: SearchObserver
+  /**
+   * How the embedder's similarities are read (calibration.ts): `auto` (default) — its table entry
+   * (with its fusion weights and learned checks), its own floors, or the self-calibration rule for
+   * a model KnowHub has no table for; `self` — the rule whatever the model (to measure it on a model
+   * that has a table: `knowhub eval --self-calibrate`).
+   */
+  calibration?: 'auto' | 'self'
 }
 
 /**
@@ -154,6 +162,8 @@ export interface KnowledgeSearch {
   warmUp(): Promise<void>
   /** Empties the caches of this process (search responses, routing decisions, query vectors): after a forget, nothing of it stays in memory. */
   clearCaches(): string[]
+  /** How the embedder's similarities are read (calibration.ts): its source and name, for status and the evaluation. */
+  calibration(): { source: Calibration['source']; name: string }
 }
 
 /** Responses larger than this (content characters) are not cached. */
@@ -323,6 +333,32 @@ interface SearchRun {
   embedQuery: (q: string) => Promise<Float32Array>
   router: Router
   observer: SearchObserver | undefined
+  calibration: Calibration
+  /** The learned fusion weights (none under `calibration: self`). */
+  fusionTable: readonly LearnedWeights[]
+  /** The query's similarities to the probe passages (self-calibration), embedded once per process. */
+  probeSimilarities: (query: Float32Array) => Promise<number[]>
+}
+
+type SearchFilter = Parameters<KnowledgeStore['searchTextWithBound']>[1]
+
+/**
+ * The probe passages' vectors, embedded as documents on first use (one request, beside the first
+ * query's), then each query's similarity to them; a failed request is asked again next time.
+ */
+function probeSimilarities(ctx: KnowledgeContext): (query: Float32Array) => Promise<number[]> {
+  let probes: Promise<Float32Array[]> | undefined
+  return async (query) => {
+    probes ??= ctx.embedder.embed(PROBE_PASSAGES, { kind: 'document' }).catch((error: unknown) => {
+      probes = undefined
+      throw error
+    })
+    return (await probes).map((p) => {
+      let dot = 0
+      for (let i = 0; i < p.length; i++) dot += p[i]! * query[i]!
+      return dot
+    })
+  }
 }
 
 /** `work`, its duration in seconds told to the observer as `stage` (nothing without an observer). */
@@ -351,39 +387,66 @@ function cachedQueryEmbedder(ctx: KnowledgeContext, size: number): ((q: string) 
   return Object.assign(embed, { clear: () => queryVectors.clear() })
 }
 
+/** The two candidate lists of a search, the query's vector (when embedded) and the list depths. */
+interface Lists {
+  text: { hits: Array<{ id: string; score: number }>; bound: number }
+  vectorHits: Array<{ id: string; score: number }>
+  vector: Float32Array | undefined
+  textDepth: number
+  vectorDepth: number
+}
+
+/** The full-text and vector lists of a search, at their depths (the query embedded once: one round trip to the model). */
+async function searchLists(run: SearchRun, input: ParsedSearch, lists: string, filter: SearchFilter): Promise<Lists> {
+  const { store } = run.ctx
+  const textDepth = Math.max(run.searchDepth.fulltext, input.top_k * 4)
+  const vectorDepth = Math.max(run.searchDepth.vector, input.top_k * 4)
+  let vector: Float32Array | undefined
+  const [text, vectorHits] = await Promise.all([
+    lists !== 'vector'
+      ? timed(run.observer, 'fulltext', () => store.knowledge.searchTextWithBound(textQuery(input.q), filter, textDepth, run.textRanking))
+      : Promise.resolve({ hits: [], bound: 0 }),
+    lists !== 'fulltext'
+      ? timed(run.observer, 'embed', () => run.embedQuery(input.q)).then((v) => {
+          vector = v
+          return timed(run.observer, 'vector', () => store.knowledge.searchVector(v, filter, vectorDepth))
+        })
+      : Promise.resolve([]),
+  ])
+  return { text, vectorHits, vector, textDepth, vectorDepth }
+}
+
+/**
+ * The query's thresholds from the embedder's calibration (calibration.ts): its background list is
+ * the vector list's similarities, with the probe passages' under the self-calibration rule.
+ */
+async function calibrate(run: SearchRun, q: string, cjk: boolean, found: Lists): Promise<QueryCalibration> {
+  const similarities = found.vectorHits.map((h) => h.score)
+  if (run.calibration.probes && found.vector) similarities.push(...(await run.probeSimilarities(found.vector)))
+  return run.calibration.forQuery(q, cjk, similarities)
+}
+
 /**
  * The fused candidate list (full-text and vector), each with its full-text strength, and
  * only the candidates that pass the relevance gate (without a gate: vector-only candidates
  * below the similarity floor dropped, as before the gate).
  */
 async function candidates(run: SearchRun, input: ParsedSearch, visible: string[]): Promise<Candidate[]> {
-  const { store, embedder } = run.ctx
-  const { searchDepth } = run
   // `recall` (or a top_k above PRECISION_TOP_K): the recall gate (candidates follow the anchor).
   const lists = input.mode === 'recall' ? 'hybrid' : input.mode
-  const recall = input.mode === 'recall' || input.top_k > PRECISION_TOP_K
   const cjk = isLargelyCjk(input.q)
-  const fusion = run.fusion ?? fusionFor(embedder.model, cjk)
-  const filter = { visible, types: input.types, minScore: input.min_score, nonNegativeQuality: true, validity: input.validity }
-  const textDepth = Math.max(searchDepth.fulltext, input.top_k * 4)
-  const vectorDepth = Math.max(searchDepth.vector, input.top_k * 4)
-  const [text, vectorHits] = await Promise.all([
-    lists !== 'vector'
-      ? timed(run.observer, 'fulltext', () => store.knowledge.searchTextWithBound(textQuery(input.q), filter, textDepth, run.textRanking))
-      : Promise.resolve({ hits: [], bound: 0 }),
-    lists !== 'fulltext'
-      ? timed(run.observer, 'embed', () => run.embedQuery(input.q)).then((v) =>
-          timed(run.observer, 'vector', () => store.knowledge.searchVector(v, filter, vectorDepth)),
-        )
-      : Promise.resolve([]),
-  ])
+  const fusion = run.fusion ?? fusionFor(run.ctx.embedder.model, cjk, run.fusionTable)
+  const filter: SearchFilter = { visible, types: input.types, minScore: input.min_score, nonNegativeQuality: true, validity: input.validity }
+  const found = await searchLists(run, input, lists, filter)
+  const { text, vectorHits } = found
   const textHits = text.hits
-  const floor = run.minSimilarity ?? embedder.similarityFloor?.(input.q)
+  const calibration = await calibrate(run, input.q, cjk, found)
+  const floor = run.minSimilarity ?? calibration.floor
   // A list shorter than its depth holds every match: anything else scores at most its floor
   // (full-text 0; vector the similarity floor), so a short list's last hit is not levelled to 0.
   const ranked = [
-    { ids: textHits, weight: fusion.fulltext, ...(textHits.length < textDepth ? { floor: 0 } : {}) },
-    { ids: vectorHits, weight: fusion.vector, ...(vectorHits.length < vectorDepth && floor !== undefined ? { floor } : {}) },
+    { ids: textHits, weight: fusion.fulltext, ...(textHits.length < found.textDepth ? { floor: 0 } : {}) },
+    { ids: vectorHits, weight: fusion.vector, ...(vectorHits.length < found.vectorDepth && floor !== undefined ? { floor } : {}) },
   ]
   // The fused entries are this search's own: each gets its strength in place (no copy of a hundred candidates a search).
   const fused = (fusion.method === 'rrf' ? fuse(ranked, fusion.k ?? 60) : fuseScores(ranked)) as Candidate[]
@@ -394,18 +457,43 @@ async function candidates(run: SearchRun, input: ParsedSearch, visible: string[]
       .filter((c) => c.positions[0] !== null || (c.positions[1]?.score ?? -Infinity) >= (floor ?? -Infinity))
       .map((c) => ({ ...c, evidence: 'ungated' as const }))
   }
+  return gateFused(run, input, { lists, cjk, filter, visible, found, fused, floor, calibration, gate: run.gate })
+}
+
+/** What the gate of one search reads. */
+interface GateInput {
+  lists: string
+  cjk: boolean
+  filter: SearchFilter
+  visible: string[]
+  found: Lists
+  fused: Candidate[]
+  floor: number | undefined
+  calibration: QueryCalibration
+  gate: RelevanceGate
+}
+
+/** The relevance gate over the fused list: the rules, the learned checks, the answer check and the injection bar. */
+async function gateFused(run: SearchRun, input: ParsedSearch, g: GateInput): Promise<Candidate[]> {
+  const { embedder } = run.ctx
+  const { cjk, fused, floor, found, lists } = g
+  const { text, vectorHits } = found
+  const recall = input.mode === 'recall' || input.top_k > PRECISION_TOP_K
   // Only a search with a full-text list can tell a lone vector hit from a corroborated one.
-  const anchorFloor = lists === 'hybrid' ? embedder.anchorFloor?.(input.q) : undefined
-  const background = backgroundSimilarity(vectorHits.map((h) => h.score))
+  const anchorFloor = lists === 'hybrid' ? g.calibration.anchorFloor : undefined
+  const background = g.calibration.background ?? backgroundSimilarity(vectorHits.map((h) => h.score))
+  const margins = g.calibration.margins
+  const rules = margins ? { ...g.gate, own: { ...g.gate.own, agreementMargin: margins.agreement, meaningMargin: margins.meaning } } : g.gate
   // Every search reads each candidate's own evidence (for `explain`); only a precision search keeps by it.
-  const precision = queryGate(run.gate, { cjk, fulltextOnly: lists === 'fulltext', floor, anchorFloor, background })
+  const corroboratedFloor = g.calibration.corroboratedFloor
+  const precision = queryGate(rules, { cjk, fulltextOnly: lists === 'fulltext', floor, anchorFloor, corroboratedFloor, background })
   const gate = recall ? { ...precision, own: undefined } : precision
-  const shared = cjk ? await sharedContent(run, input.q, filter, textDepth, fused, gate, visible) : undefined
+  const shared = cjk ? await sharedContent(run, input.q, g.filter, found.textDepth, fused, gate, g.visible) : undefined
   // The learned relevance checks (gate-weights.ts): precision searches in hybrid mode, for embedders that have a model, over 8 entries or more.
-  const learned = !recall && Boolean(run.gate.own.learned) && lists === 'hybrid' && vectorHits.length >= MIN_LEARNED_LIST
+  const learned = !recall && Boolean(g.gate.own.learned) && lists === 'hybrid' && vectorHits.length >= MIN_LEARNED_LIST
   const model = learned ? relevanceModelFor(embedder.model, cjk, run.relevance) : undefined
   // The answer check: only when the vector list holds the whole visible store (shorter than its depth), the background its figures are learned against.
-  const wholeStore = learned && vectorHits.length < vectorDepth
+  const wholeStore = learned && vectorHits.length < found.vectorDepth
   const answer = wholeStore ? answerModelFor(embedder.model, cjk, run.relevance) : undefined
   // The injection bar, on the same ground: only for an injection (the agent did not ask), never for a search.
   const injection = wholeStore && input.injection ? injectionModelFor(embedder.model, cjk, run.relevance) : undefined
@@ -630,6 +718,7 @@ function responseKey(input: ParsedSearch, visible: readonly string[]): string {
 export function createKnowledgeSearch(ctx: KnowledgeContext, options: SearchOptions = {}): KnowledgeSearch {
   const { store, logger } = ctx
   const embedQuery = cachedQueryEmbedder(ctx, options.queryCacheSize ?? 1000)
+  const self = options.calibration === 'self'
   const run: SearchRun = {
     ctx,
     fusion: options.fusion,
@@ -637,12 +726,15 @@ export function createKnowledgeSearch(ctx: KnowledgeContext, options: SearchOpti
     searchDepth: options.searchDepth ?? DEFAULT_SEARCH_DEPTH,
     minSimilarity: options.minSimilarity,
     gate: options.gate ?? DEFAULT_RELEVANCE_GATE,
-    relevance: options.relevance ?? LEARNED_RELEVANCE,
+    relevance: options.relevance ?? (self ? [] : LEARNED_RELEVANCE),
     qualityBoost: options.qualityBoost ?? QUALITY_BOOST,
     neighbours: options.neighbours ?? false,
     embedQuery,
     router: createRouter(ctx.llm, options.routing ?? DEFAULT_ROUTING, logger),
     observer: options.observer,
+    calibration: calibrationFor(ctx.embedder, options.calibration),
+    fusionTable: self ? [] : LEARNED_FUSION_WEIGHTS,
+    probeSimilarities: probeSimilarities(ctx),
   }
   // Search responses by caller and parameters, least recently used first, each valid for one
   // generation of the table.
@@ -662,6 +754,8 @@ export function createKnowledgeSearch(ctx: KnowledgeContext, options: SearchOpti
   }
 
   return {
+    calibration: () => ({ source: run.calibration.source, name: run.calibration.name }),
+
     clearCaches() {
       searchCache.clear()
       run.router.clear()
@@ -673,6 +767,11 @@ export function createKnowledgeSearch(ctx: KnowledgeContext, options: SearchOpti
       const started = performance.now()
       await store.knowledge.searchGeneration()
       await store.knowledge.warmRecords()
+      // The self-calibration rule's probe passages, so that the first search makes one request to the model.
+      if (run.calibration.probes)
+        await run
+          .probeSimilarities(new Float32Array(ctx.embedder.dimension))
+          .catch((error: Error) => logger.warn('knowledge.search.probes_failed', { message: error.message }))
       logger.info('knowledge.search.ready', { ms: Math.round(performance.now() - started) })
     },
 
