@@ -162,6 +162,8 @@ export async function openKnowHub(config: unknown = {}, deps: OpenDeps = {}): Pr
       llm,
       ...(parsed.search.minSimilarity !== undefined ? { minSimilarity: parsed.search.minSimilarity } : {}),
       whileModelLoads: parsed.search.whileModelLoads === 'full-text' ? 'full-text' : 'wait',
+      queryEmbedTimeoutMs: parsed.search.queryEmbedTimeoutMs,
+      whenEmbedderFails: parsed.search.whenEmbedderFails,
       ...(parsed.search.neighbours ? { neighbours: DEFAULT_NEIGHBOUR_LIFT } : {}),
       ...(metrics ? { observer: metrics.search } : {}),
       ...deps.search,

@@ -164,6 +164,17 @@ export const SearchConfig = z.object({
    * them. Off by default: in a hub, entries that share a trace are separate pieces of knowledge.
    */
   neighbours: z.boolean().default(false),
+  /**
+   * How long a search waits for its query's embedding from a model server (`openai`, `local`; ms,
+   * default 5000). Past it, or when the server fails, the search follows `whenEmbedderFails`.
+   */
+  queryEmbedTimeoutMs: z.number().int().positive().max(600_000).default(5000),
+  /**
+   * A hybrid search whose query embedding fails or times out: `full-text` (default) answers from
+   * the full-text list alone and says so (`vectors: { status: 'skipped', reason: 'embedder_unavailable' }`,
+   * never cached); `error` answers `embedder_failed`.
+   */
+  whenEmbedderFails: z.enum(['full-text', 'error']).default('full-text'),
 })
 export type SearchConfig = z.output<typeof SearchConfig>
 

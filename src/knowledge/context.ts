@@ -28,7 +28,7 @@ export interface KnowledgeContext {
   /** Throws `embedder_mismatch` while the stored vectors belong to another embedder. */
   requireVectors(): void
   /** One text's vector as a query or a document (the model's convention), checked against the embedder's dimension. */
-  embedOne(text: string, kind: EmbedKind): Promise<Float32Array>
+  embedOne(text: string, kind: EmbedKind, signal?: AbortSignal): Promise<Float32Array>
   /** Throws `too_large` beyond `maxContentBytes`. */
   checkContentSize(content: string): void
   /** Counts writes and refreshes planner statistics after enough of them (PGlite runs no autovacuum). */
@@ -74,8 +74,8 @@ export async function createKnowledgeContext(deps: {
         { stored, wanted },
       )
     },
-    async embedOne(text, kind) {
-      const [vector] = await embedder.embed([text], { kind })
+    async embedOne(text, kind, signal) {
+      const [vector] = await embedder.embed([text], { kind, signal })
       if (!vector || vector.length !== embedder.dimension) {
         throw new KnowHubError('embedder_failed', `The embedder returned ${vector?.length ?? 0} numbers, expected ${embedder.dimension}`)
       }

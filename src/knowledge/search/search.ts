@@ -6,6 +6,7 @@
  * priority (relevance.ts). Query vectors and whole responses are cached (responses only
  * while the knowledge table is unchanged).
  */
+import { isKnowHubError, KnowHubError } from '../../core/errors.js'
 import { SearchInput, type SearchResponse, type SearchResult } from '../../core/knowledge.js'
 import { createLru } from '../../core/lru.js'
 import type { SearchObserver, SearchStage } from '../../core/observe.js'
@@ -127,6 +128,17 @@ export interface SearchOptions {
    * keeps no cached copy, and has the model loaded in the background.
    */
   whileModelLoads?: 'full-text' | 'wait'
+  /**
+   * How long a search waits for its query's embedding (ms, default 5000), for an embedder without
+   * threads of its own (a model server, a local ONNX model; the offline embedders never wait on one).
+   */
+  queryEmbedTimeoutMs?: number
+  /**
+   * A search whose query embedding failed or timed out: `full-text` (default) answers from the
+   * full-text list alone, says so (`vectors: { status: 'skipped', reason: 'embedder_unavailable' }`)
+   * and keeps no cached copy; `error` throws the `embedder_failed` error.
+   */
+  whenEmbedderFails?: 'full-text' | 'error'
   /** Told each search's stage timings and response-cache use (metrics; default none). */
   observer?: SearchObserver
   /**
@@ -369,16 +381,41 @@ function timed<T>(observer: SearchObserver | undefined, stage: SearchStage, work
 }
 
 /**
+ * A query's vector within `timeoutMs` (none: as long as the embedder takes); a failure or a
+ * timeout is an `embedder_failed` error that says so, with `stage: 'query_embedding'`.
+ */
+async function queryEmbedding(ctx: KnowledgeContext, q: string, timeoutMs: number | undefined): Promise<Float32Array> {
+  try {
+    return await ctx.embedOne(q, 'query', timeoutMs === undefined ? undefined : AbortSignal.timeout(timeoutMs))
+  } catch (error) {
+    const timedOut = error instanceof Error && error.name === 'TimeoutError'
+    const why = timedOut ? `no answer within ${timeoutMs} ms` : error instanceof Error ? error.message : String(error)
+    throw new KnowHubError(
+      'embedder_failed',
+      `The embedding model could not embed the query (${why})`,
+      { stage: 'query_embedding', timed_out: timedOut },
+      { cause: error },
+    )
+  }
+}
+
+/** Whether an error is a query embedding that failed (see {@link queryEmbedding}). */
+function queryEmbeddingFailed(error: unknown): boolean {
+  return isKnowHubError(error, 'embedder_failed') && (error.details as { stage?: unknown } | undefined)?.stage === 'query_embedding'
+}
+
+/**
  * Query vectors by query text, least recently used dropped first (`size` 0: no cache).
  * Pending embeddings are shared, so concurrent identical queries embed once.
  */
-function cachedQueryEmbedder(ctx: KnowledgeContext, size: number): ((q: string) => Promise<Float32Array>) & { clear(): void } {
-  if (size <= 0) return Object.assign((q: string) => ctx.embedOne(q, 'query'), { clear: () => {} })
+function cachedQueryEmbedder(ctx: KnowledgeContext, size: number, timeoutMs: number | undefined): ((q: string) => Promise<Float32Array>) & { clear(): void } {
+  const embedOne = (q: string) => queryEmbedding(ctx, q, timeoutMs)
+  if (size <= 0) return Object.assign(embedOne, { clear: () => {} })
   const queryVectors = createLru<string, Promise<Float32Array>>(size)
   const embed = (q: string) => {
     let vector = queryVectors.get(q)
     if (!vector) {
-      vector = ctx.embedOne(q, 'query')
+      vector = embedOne(q)
       vector.catch(() => queryVectors.delete(q))
       queryVectors.set(q, vector)
     }
@@ -717,7 +754,9 @@ function responseKey(input: ParsedSearch, visible: readonly string[]): string {
  */
 export function createKnowledgeSearch(ctx: KnowledgeContext, options: SearchOptions = {}): KnowledgeSearch {
   const { store, logger } = ctx
-  const embedQuery = cachedQueryEmbedder(ctx, options.queryCacheSize ?? 1000)
+  // The offline sentence embedder (threads of its own, `ready`) is never cut short: it may be loading its model.
+  const queryTimeout = ctx.embedder.ready ? undefined : (options.queryEmbedTimeoutMs ?? 5000)
+  const embedQuery = cachedQueryEmbedder(ctx, options.queryCacheSize ?? 1000, queryTimeout)
   const self = options.calibration === 'self'
   const run: SearchRun = {
     ctx,
@@ -751,6 +790,18 @@ export function createKnowledgeSearch(ctx: KnowledgeContext, options: SearchOpti
     })
     const response = await runSearch(run, { ...input, mode: 'fulltext' }, visible)
     return { ...response, vectors: { status: 'skipped', reason: 'embedder_loading' } }
+  }
+
+  /** A search; when its query embedding fails and `whenEmbedderFails` is `full-text`, the full-text answer, flagged. */
+  const answer = async (input: ParsedSearch, visible: string[], generation?: number): Promise<SearchResponse> => {
+    try {
+      return await runSearch(run, input, visible, generation)
+    } catch (error) {
+      if (!queryEmbeddingFailed(error) || options.whenEmbedderFails === 'error' || input.mode === 'fulltext') throw error
+      logger.warn('knowledge.search.embedder_unavailable', { message: (error as Error).message })
+      const response = await runSearch(run, { ...input, mode: 'fulltext' }, visible, generation)
+      return { ...response, vectors: { status: 'skipped', reason: 'embedder_unavailable' } }
+    }
   }
 
   return {
@@ -790,7 +841,7 @@ export function createKnowledgeSearch(ctx: KnowledgeContext, options: SearchOpti
       const generation = searchCacheSize > 0 || routingCache ? await store.knowledge.searchGeneration(now) : undefined
       if (generation === undefined || searchCacheSize === 0) {
         options.observer?.cache('bypass')
-        return runSearch(run, input, visible, generation)
+        return answer(input, visible, generation)
       }
       const key = responseKey(input, visible)
       const cached = searchCache.get(key)
@@ -800,9 +851,9 @@ export function createKnowledgeSearch(ctx: KnowledgeContext, options: SearchOpti
       }
       options.observer?.cache('miss')
       if (cached) searchCache.delete(key)
-      const response = await runSearch(run, input, visible, generation)
+      const response = await answer(input, visible, generation)
       // A fallback (a slow or failing model) is not remembered: the next search asks again.
-      if (response.routing?.status === 'fallback') return response
+      if (response.routing?.status === 'fallback' || response.vectors) return response
       const size = response.results.reduce((sum, r) => sum + r.content.length + r.task.length, 0)
       if (size <= MAX_CACHED_RESPONSE_CHARS) searchCache.set(key, { generation, response: copyResponse(response) })
       return response
