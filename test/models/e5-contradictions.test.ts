@@ -4,7 +4,8 @@
  * 住哪儿 / 住在, 老师 / 导师) — run through extraction (the scripted model of bench/contradictions.ts:
  * what a correct model would decide, so the case measures KnowHub) and search with
  * multilingual-e5-small: the new fact first now, the old one first `as_of` before, the replaced one
- * never in the top 5 now. One backend: supersession's SQL is tested on all three
+ * never in the top 5 now; and, as the control that makes the cases worth running, the offline
+ * hashed n-grams miss a question of each. One backend: supersession's SQL is tested on all three
  * (test/knowledge/extract-supersede.test.ts); what this adds is the model's reading of the paraphrases.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -12,6 +13,7 @@ import { runCase } from '../../bench/contradictions.js'
 import { loadContradictions, scriptedModel, type ContradictionCase } from '../../bench/contradictions-set.js'
 import { openEvalHub, type EvalHub } from '../../src/app/eval.js'
 import { LlmConfig } from '../../src/core/config.js'
+import { createHashedEmbedder } from '../../src/embed/hashed.js'
 import { createOpenAIEmbedder } from '../../src/embed/openai.js'
 import { useModel } from '../helpers/models.js'
 import { startOpenAIStub, type OpenAIStub } from '../helpers/openai-stub.js'
@@ -42,5 +44,20 @@ describe.skipIf(!e5.available)('the contradiction set with multilingual-e5-small
     const c = cases.find((x) => x.id === id)!
     const outcome = await runCase(hub, c, (next) => (current = next))
     expect(outcome).toMatchObject({ superseded: true, now_hit: true, before_hit: true, stale: false })
+  })
+
+  it('the control: the offline hashed n-grams miss a question of every one of these cases (they read characters, not meaning)', async () => {
+    const offline = await openEvalHub({
+      embedder: createHashedEmbedder({ dimension: 512 }),
+      llm: LlmConfig.parse({ url: stub.url, model: 'scripted', timeoutMs: 10_000 }),
+    })
+    try {
+      for (const c of cases) {
+        const outcome = await runCase(offline, c, (next) => (current = next))
+        expect(outcome.now_hit && outcome.before_hit, c.id).toBe(false)
+      }
+    } finally {
+      await offline.close()
+    }
   })
 })
