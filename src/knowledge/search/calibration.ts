@@ -12,8 +12,9 @@
  *   fusion weights and learned checks in fusion-weights.ts and gate-weights.ts;
  * - `self`: an OpenAI-compatible or local model KnowHub has no table for: the floors and margins
  *   follow the query's own background — the median and spread of its similarities to the store's
- *   entries and to {@link PROBE_PASSAGES}, short texts about unrelated topics in English and Chinese
- *   embedded once per process — in units of that spread ({@link SELF_CALIBRATION});
+ *   entries (and, in a store of fewer than eight, to {@link PROBE_PASSAGES}: short texts about
+ *   unrelated topics in English and Chinese, embedded once per process) — in units of that spread
+ *   ({@link SELF_CALIBRATION}), every result on its own evidence;
  * - `none`: an embedder that names neither floors nor a convention (a test's own): no floor.
  */
 import type { Embedder } from '../../embed/embedder.js'
@@ -30,6 +31,8 @@ export interface QueryCalibration {
   margins?: { agreement: number; meaning: number }
   /** The query's background similarity (undefined: the median of its vector list). */
   background?: number
+  /** Every result on its own evidence: the anchor and the best candidate are not kept for being them (the self rule). */
+  strictAnchor?: boolean
 }
 
 /** A model's measured thresholds, per query script. */
@@ -58,9 +61,15 @@ export const CALIBRATIONS: readonly CalibrationEntry[] = Object.freeze([
 
 /**
  * The self-calibration rule's thresholds, in standard deviations of the query's background list
- * above its median: fixed by the rule, not fitted to any model (docs/retrieval.md).
+ * above its median, and every result on its own evidence (no anchor kept for being the anchor).
+ * Chosen on the offline `sentence` embedder's small-stores figures read as if it were unknown (the
+ * point nearest its own calibrated one), never on the model it is measured on (docs/retrieval.md,
+ * "Calibration per model").
  */
-export const SELF_CALIBRATION = Object.freeze({ floor: 1, anchor: 3, agreement: 1, meaning: 2 })
+export const SELF_CALIBRATION = Object.freeze({ floor: 1, anchor: 2.5, corroborated: 1.5, agreement: 2, meaning: 2.5 })
+
+/** Below this many store similarities, the probe passages join a query's background (a store of a few entries has none of its own). */
+export const PROBE_BELOW = 8
 
 /**
  * Texts about topics a knowledge hub rarely holds, in English and Chinese: part of every query's
@@ -98,7 +107,7 @@ export interface Calibration {
   readonly source: 'builtin' | 'table' | 'self' | 'none'
   /** What status and the dashboard show: the table's name, or how the floors are found. */
   readonly name: string
-  /** Whether the query's background takes the probe passages too (the self rule). */
+  /** Whether the query's background takes the probe passages too when the store is small (the self rule, {@link PROBE_BELOW}). */
   readonly probes: boolean
   /** One query's thresholds, from its background list (the store's similarities, with the probes' under the self rule). */
   forQuery(q: string, cjk: boolean, background: readonly number[]): QueryCalibration
@@ -147,7 +156,9 @@ export function selfCalibrated(_q: string, _cjk: boolean, background: readonly n
   return {
     floor: median + rule.floor * sd,
     anchorFloor: median + rule.anchor * sd,
+    corroboratedFloor: median + rule.corroborated * sd,
     margins: { agreement: rule.agreement * sd, meaning: rule.meaning * sd },
     background: median,
+    strictAnchor: true,
   }
 }

@@ -18,7 +18,7 @@ import type { KnowledgeContext } from '../context.js'
 import { boostByTime, timeQuery } from './dates.js'
 import { includeValidity } from '../entries/entries.js'
 import { searchDocument, textQuery } from './document.js'
-import { calibrationFor, PROBE_PASSAGES, type Calibration, type QueryCalibration } from './calibration.js'
+import { calibrationFor, PROBE_BELOW, PROBE_PASSAGES, type Calibration, type QueryCalibration } from './calibration.js'
 import { fusionFor, LEARNED_FUSION_WEIGHTS, type FusionOptions, type LearnedWeights } from './fusion-weights.js'
 import {
   answerModelFor,
@@ -459,7 +459,7 @@ async function searchLists(run: SearchRun, input: ParsedSearch, lists: string, f
  */
 async function calibrate(run: SearchRun, q: string, cjk: boolean, found: Lists): Promise<QueryCalibration> {
   const similarities = found.vectorHits.map((h) => h.score)
-  if (run.calibration.probes && found.vector) similarities.push(...(await run.probeSimilarities(found.vector)))
+  if (run.calibration.probes && found.vector && similarities.length < PROBE_BELOW) similarities.push(...(await run.probeSimilarities(found.vector)))
   return run.calibration.forQuery(q, cjk, similarities)
 }
 
@@ -520,7 +520,8 @@ async function gateFused(run: SearchRun, input: ParsedSearch, g: GateInput): Pro
   const anchorFloor = lists === 'hybrid' ? g.calibration.anchorFloor : undefined
   const background = g.calibration.background ?? backgroundSimilarity(vectorHits.map((h) => h.score))
   const margins = g.calibration.margins
-  const rules = margins ? { ...g.gate, own: { ...g.gate.own, agreementMargin: margins.agreement, meaningMargin: margins.meaning } } : g.gate
+  const strict = g.calibration.strictAnchor ? { strictAnchor: 1 } : {}
+  const rules = margins ? { ...g.gate, own: { ...g.gate.own, agreementMargin: margins.agreement, meaningMargin: margins.meaning, ...strict } } : g.gate
   // Every search reads each candidate's own evidence (for `explain`); only a precision search keeps by it.
   const corroboratedFloor = g.calibration.corroboratedFloor
   const precision = queryGate(rules, { cjk, fulltextOnly: lists === 'fulltext', floor, anchorFloor, corroboratedFloor, background })
