@@ -53,6 +53,8 @@ const CONFIG_ENV: readonly { variable: keyof typeof ENV_VARS; path: string; kind
   { variable: 'KNOWHUB_EMBED_QUERY_INPUT_TYPE', path: 'embedder.convention.queryInputType' },
   { variable: 'KNOWHUB_EMBED_DOCUMENT_INPUT_TYPE', path: 'embedder.convention.documentInputType' },
   { variable: 'KNOWHUB_EMBED_CONCURRENCY', path: 'embedder.concurrency', kind: 'number' },
+  { variable: 'KNOWHUB_EMBED_DOWNLOAD', path: 'embedder.download', kind: 'flag' },
+  { variable: 'KNOWHUB_EMBED_HUB_URL', path: 'embedder.hubUrl' },
   { variable: 'KNOWHUB_EMBED_THREADS', path: 'embedder.threads', kind: 'number' },
   { variable: 'KNOWHUB_LLM_URL', path: 'llm.url' },
   { variable: 'KNOWHUB_LLM_MODEL', path: 'llm.model' },

@@ -20,7 +20,9 @@ export const ENV_VARS = {
   KNOWHUB_EMBED_URL: 'OpenAI-compatible API root, e.g. http://127.0.0.1:11434/v1',
   KNOWHUB_EMBED_MODEL: 'embedding model name for the openai provider',
   KNOWHUB_EMBED_API_KEY: 'API key for the openai provider',
-  KNOWHUB_EMBED_PATH: 'folder of a local ONNX model for the local provider',
+  KNOWHUB_EMBED_PATH: 'folder of a local ONNX model for the local provider (or KNOWHUB_EMBED_MODEL: a model on a hub, org/name)',
+  KNOWHUB_EMBED_DOWNLOAD: 'local: 1 allows the one download of KNOWHUB_EMBED_MODEL into <data dir>/models, checksums checked (default: refused)',
+  KNOWHUB_EMBED_HUB_URL: 'local: the Hugging Face-compatible hub to download from (default https://huggingface.co)',
   KNOWHUB_EMBED_CONVENTION:
     'how queries and documents differ for the openai or local model: auto (default: the table of known models) | none | e5 | e5-input-type | e5-instruct | nomic | bge-en | bge-zh',
   KNOWHUB_EMBED_QUERY_PREFIX: 'a prefix before every query (instead of KNOWHUB_EMBED_CONVENTION), e.g. "search_query: "',

@@ -50,8 +50,19 @@ export const EmbedderConfig = z.discriminatedUnion('provider', [
   }),
   z.object({
     provider: z.literal('local'),
-    /** Folder of a local ONNX sentence-embedding model (transformers.js layout). Nothing is downloaded. */
-    path: z.string().min(1),
+    /** Folder of a local ONNX sentence-embedding model (transformers.js layout). Give this or `model`. */
+    path: z.string().min(1).optional(),
+    /**
+     * A model on a Hugging Face-compatible hub (`Xenova/multilingual-e5-small`), kept in
+     * `<dataDir>/models/<org>/<name>`: downloaded on first use only with `download: true`.
+     */
+    model: z.string().min(1).optional(),
+    /** Allows the one download of `model` (checksums checked, progress shown); refused by default (`--allow-download`). */
+    download: z.boolean().default(false),
+    /** The hub `model` is downloaded from (a mirror, or a local server). */
+    hubUrl: z.url().default('https://huggingface.co'),
+    /** The model's revision on the hub (a branch, tag or commit). */
+    revision: z.string().min(1).default('main'),
     pooling: z.enum(['mean', 'cls']).default('mean'),
     /** As for `openai`, matched against the folder's name; input types do not apply (no server reads them). */
     convention: EmbedConventionConfig.default('auto'),

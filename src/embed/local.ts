@@ -1,7 +1,8 @@
 /**
  * Embeddings from a local ONNX sentence-embedding model folder, run in-process
- * with `@huggingface/transformers` (transformers.js). Nothing is downloaded:
- * remote models are switched off and only the given folder is read.
+ * with `@huggingface/transformers` (transformers.js). transformers.js's remote loading is
+ * switched off and only the folder is read; a model named on a hub (`model`) is downloaded by
+ * KnowHub itself (download.ts), once, only when the config allows it (`download: true`).
  *
  * `@huggingface/transformers` is an optional peer, not a dependency: its
  * `onnxruntime-node` dependency downloads extra files while installing unless
@@ -19,12 +20,13 @@
 import { readdir, stat } from 'node:fs/promises'
 import { basename, dirname, join, resolve, sep } from 'node:path'
 import type { z } from 'zod'
-import { EmbedderConfig as EmbedderConfigSchema } from '../core/config.js'
+import { EmbedderConfig as EmbedderConfigSchema, type EmbedderConfig } from '../core/config.js'
 import { conventionSuffix, resolveConvention, type EmbedConvention, type EmbedConventionConfig } from '../core/embed-convention.js'
 import { KnowHubError } from '../core/errors.js'
 import { noopLogger, type Logger } from '../core/logger.js'
 import { toValidationIssues } from '../core/validate.js'
 import type { Embedder } from './embedder.js'
+import { downloadModel, type ModelDownload } from './download.js'
 import { l2normalize } from './vector.js'
 
 /** The `local` branch of the embedder config, before defaults are applied. */
@@ -33,6 +35,12 @@ export type LocalEmbedderConfig = Extract<z.input<typeof EmbedderConfigSchema>, 
 /** What {@link createLocalEmbedder} needs from its surroundings. */
 export interface LocalEmbedderDeps {
   logger?: Logger
+  /** Where a `model` named on a hub is kept (`<dataDir>/models`; required for `model`). */
+  modelCacheDir?: string
+  /** The fetch of the opt-in download (default: the global one). */
+  fetch?: typeof globalThis.fetch
+  /** Told each downloaded file's progress (the CLI's progress bar). */
+  onDownload?: ModelDownload['onProgress']
   /** Loads the transformers.js module (default: a dynamic import of {@link TRANSFORMERS_PACKAGE}). */
   importTransformers?: () => Promise<unknown>
   /** Texts per forward pass (default 32). */
@@ -187,7 +195,9 @@ async function loadTransformers(importer: () => Promise<unknown>): Promise<Trans
  * await embedder.close?.()
  */
 export async function createLocalEmbedder(config: LocalEmbedderConfig, deps: LocalEmbedderDeps = {}): Promise<Embedder> {
-  const { pooling, folder, conventionConfig } = localSettings(config)
+  const settings = localSettings(config)
+  const { pooling, conventionConfig } = settings
+  const folder = await modelFolder(settings, deps)
   const files = await inspectFolder(folder)
   const name = modelName(folder)
   const { convention, source } = localConvention(name, conventionConfig)
@@ -244,8 +254,43 @@ function localConvention(name: string, config: EmbedConventionConfig): { convent
   })
 }
 
-/** The validated `local` config: pooling, the model folder and the convention asked for. */
-function localSettings(config: LocalEmbedderConfig): { pooling: 'mean' | 'cls'; folder: string; conventionConfig: EmbedConventionConfig } {
+/** The validated `local` config. */
+type LocalSettings = Extract<EmbedderConfig, { provider: 'local' }>
+
+/**
+ * The model's folder: `path`, or `model` in the cache under the data folder — downloaded there
+ * first when it is not, only with `download: true` (refused otherwise, saying how to allow it).
+ */
+async function modelFolder(settings: LocalSettings, deps: LocalEmbedderDeps): Promise<string> {
+  if (settings.path !== undefined) return resolve(settings.path)
+  const model = settings.model!
+  if (!deps.modelCacheDir) throw new KnowHubError('config_error', `The local embedder needs a cache folder to keep ${model} in`)
+  const folder = join(resolve(deps.modelCacheDir), ...model.split('/'))
+  if ((await listFiles(folder)).has('.knowhub-download.json')) return folder
+  if (!settings.download) {
+    throw new KnowHubError(
+      'config_error',
+      `The local embedding model ${model} is not in ${folder}, and KnowHub downloads nothing unless allowed: set embedder.download: true (KNOWHUB_EMBED_DOWNLOAD=1, or --allow-download) to fetch it once from ${settings.hubUrl}, checksums checked; or give a folder with embedder.path`,
+      { model, folder, hub: settings.hubUrl },
+    )
+  }
+  return downloadModel({
+    model,
+    hubUrl: settings.hubUrl,
+    revision: settings.revision,
+    cacheDir: resolve(deps.modelCacheDir),
+    weights: DOWNLOAD_WEIGHTS,
+    ...(deps.fetch ? { fetch: deps.fetch } : {}),
+    ...(deps.logger ? { logger: deps.logger } : {}),
+    ...(deps.onDownload ? { onProgress: deps.onDownload } : {}),
+  })
+}
+
+/** The weight file a download takes, best first: the 8-bit export (a quarter of the size), else the full one. */
+const DOWNLOAD_WEIGHTS = ['onnx/model_quantized.onnx', 'onnx/model.onnx', 'model_quantized.onnx', 'model.onnx']
+
+/** The validated `local` config: pooling, the model folder (or hub model) and the convention asked for. */
+function localSettings(config: LocalEmbedderConfig): LocalSettings & { conventionConfig: EmbedConventionConfig } {
   const parsed = EmbedderConfigSchema.safeParse(config)
   if (!parsed.success || parsed.data.provider !== 'local') {
     const issues = parsed.success ? [{ path: 'provider', message: 'expected "local"' }] : toValidationIssues(parsed.error)
@@ -253,7 +298,16 @@ function localSettings(config: LocalEmbedderConfig): { pooling: 'mean' | 'cls'; 
       issues,
     })
   }
-  return { pooling: parsed.data.pooling, folder: resolve(parsed.data.path), conventionConfig: parsed.data.convention }
+  if ((parsed.data.path === undefined) === (parsed.data.model === undefined)) {
+    throw new KnowHubError(
+      'config_error',
+      'The local embedder needs either a model folder (embedder.path, KNOWHUB_EMBED_PATH) or a model on a hub (embedder.model), not both',
+      {
+        issues: [{ path: 'path', message: 'give path or model' }],
+      },
+    )
+  }
+  return { ...parsed.data, conventionConfig: parsed.data.convention }
 }
 
 /** The model folder's name, which transformers.js reads as a model id. */
