@@ -18,7 +18,7 @@
  * same `forbidden` whether or not the named org, owner or scope exists.
  */
 import { KnowHubError } from '../core/errors.js'
-import { memberScopes, type Principal } from '../core/principal.js'
+import { hasPermission, memberScopes, visibleScopes, type Principal, type WriteAccess } from '../core/principal.js'
 import { ROLES } from '../core/actions.js'
 
 export { ROLES, ACTIONS, type Role, type Action } from '../core/actions.js'
@@ -167,6 +167,19 @@ export function mayManage(principal: Principal, record: { owner: string; scopes:
   if (own.includes(record.owner)) return true
   if (reach(principal, 'knowledge.manage') !== 'scopes') return false
   return record.scopes.some((scope) => scope !== 'public' && own.includes(scope))
+}
+
+/**
+ * What the store's SQL lets the principal write ({@link WriteAccess}): the same rule as
+ * {@link mayManage}, as lists the store puts in its WHERE clauses. Without `write`, nothing.
+ * @example
+ * writeAccess({ user: 'ann', org: 'acme', permissions: ['read', 'write'] })
+ * // { visible: ['user:ann', 'org:acme', 'public'], owners: ['user:ann', 'org:acme'], scopes: [] }
+ */
+export function writeAccess(principal: Principal): WriteAccess {
+  if (!hasPermission(principal, 'write')) return { visible: [], owners: [], scopes: [] }
+  const own = memberScopes(principal)
+  return { visible: visibleScopes(principal), owners: own, scopes: reach(principal, 'knowledge.manage') === 'scopes' ? own : [] }
 }
 
 const REACH_LABEL: Record<Reach, string> = { hub: 'hub', org: 'org', scopes: 'scopes', own: 'own', none: '—' }

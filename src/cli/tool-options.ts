@@ -15,14 +15,14 @@ export interface ToolFlags {
 
 /**
  * Merges the config file's `tools` section with flags (flags win; `--scope` replaces the
- * configured scopes) and, for `agent_id` only, a last fallback such as KNOWHUB_AGENT.
+ * configured scopes). Without either, the tools ask the hub who the caller is (src/tools/save-defaults.ts).
  * @example
  * toolDefaults({ scopes: ['org:acme'], agentId: 'coder' }, { owner: 'user:me' }) // { scopes: ['org:acme'], owner: 'user:me', agent_id: 'coder' }
  */
-export function toolDefaults(config: ToolsConfig, flags: ToolFlags = {}, fallbackAgentId?: string): ToolDefaults {
+export function toolDefaults(config: ToolsConfig, flags: ToolFlags = {}): ToolDefaults {
   const scopes = flags.scope && flags.scope.length > 0 ? flags.scope : config.scopes
   const owner = flags.owner ?? config.owner
-  const agentId = flags.agentId ?? config.agentId ?? fallbackAgentId
+  const agentId = flags.agentId ?? config.agentId
   const submittedBy = flags.submittedBy ?? config.submittedBy
   return {
     ...(scopes ? { scopes } : {}),

@@ -36,12 +36,16 @@ export interface HttpRequest {
 export type Requester = (url: string, request: HttpRequest) => Promise<HttpResponse>
 
 /**
- * A requester over a `fetch` (redirects followed, as fetch does by default).
+ * A requester over a `fetch`. A request without a body follows redirects as fetch does (across
+ * origins without the token: fetch drops `Authorization` there); a request with a body follows
+ * none (a `network_error`: "redirect mode is set to error"), since fetch would send the body, a
+ * resource's `secure_body` say, to whatever origin a 307 names (issue 39). A KnowHub server
+ * answers its API without redirects.
  * @example
  * const request = fetchRequester((url, init) => globalThis.fetch(url, init))
  */
 export function fetchRequester(fetchImpl: FetchLike): Requester {
-  return (url, request) => fetchImpl(url, { ...request, redirect: 'follow' })
+  return (url, request) => fetchImpl(url, { ...request, redirect: request.body === null ? 'follow' : 'error' })
 }
 
 /** When and how often a call is retried. */

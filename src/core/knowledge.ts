@@ -8,9 +8,11 @@ import { Owner, Scope } from './principal.js'
 import { ExpandedResource } from './resources.js'
 import { KNOWLEDGE_ID } from './ids.js'
 import { nullAsAbsent, nullAsDefault } from './validate.js'
-import { KNOWLEDGE_STATUSES, KNOWLEDGE_TYPES } from './vocabulary.js'
+import { Visibility, VisibilityFilter } from './visibility.js'
+import { KNOWLEDGE_STATUSES, KNOWLEDGE_TYPES, SEARCH_ORDERS } from './vocabulary.js'
 
-export { KNOWLEDGE_STATUSES, KNOWLEDGE_TYPES }
+export { KNOWLEDGE_STATUSES, KNOWLEDGE_TYPES, SEARCH_ORDERS }
+export type SearchOrder = (typeof SEARCH_ORDERS)[number]
 /** What kind of knowledge an entry holds. */
 export const KnowledgeType = z.enum(KNOWLEDGE_TYPES)
 export type KnowledgeType = z.infer<typeof KnowledgeType>
@@ -116,29 +118,93 @@ const Types = z
   .max(6)
   .transform((types) => [...new Set(types)])
 
-/**
- * The body of `POST /api/knowledge` (seed 003) and of `knowhub save`.
- * `scopes` and `owner` default from the caller (see the knowledge service).
- * `null` in an optional field (here and in `source`) counts as absent.
- */
-export const SaveKnowledgeInput = z.strictObject({
+/** The `eval` of a record given to KnowHub: any of its fields (seed 002's record gives helpful, harmful and confidence only). */
+export const EvalInput = z.strictObject({
+  score: Score.optional(),
+  helpful: z.number().int().min(0).optional(),
+  harmful: z.number().int().min(0).optional(),
+  confidence: z.number().min(0).max(1).optional(),
+  helpful_history: z.array(FeedbackRecord).optional(),
+  harmful_history: z.array(FeedbackRecord).optional(),
+})
+export type EvalInput = z.output<typeof EvalInput>
+
+const ExportedInstant = z.string().refine((value) => !Number.isNaN(Date.parse(value)), 'expected an ISO 8601 date-time')
+
+/** The fields of a save; see {@link SaveKnowledgeInput}. */
+const SaveFields = z.strictObject({
   task: z.string().trim().min(1, 'task is required').max(10_000),
   content: z.string().min(1, 'content is required'),
-  types: Types,
+  types: Types.optional(),
+  /** Seed 002's single type: `types: [type]`. */
+  type: KnowledgeType.optional(),
   tags: nullAsDefault(Tags, () => ({})),
   scopes: nullAsAbsent(z.array(Scope).min(1).max(20)),
   owner: nullAsAbsent(Owner),
+  /** Seed 002's visibility: checked against the scopes (src/core/visibility.ts), never stored apart. */
+  visibility: nullAsAbsent(Visibility),
   source: nullAsDefault(SourceInput, () => SourceInput.parse({})),
-  score: nullAsDefault(Score, () => 3),
-  confidence: nullAsDefault(z.number().min(0).max(1), () => 0.5),
+  score: nullAsAbsent(Score),
+  confidence: nullAsAbsent(z.number().min(0).max(1)),
+  /** Seed 002's and 003's `eval`: its score and confidence are taken; counts and histories come from feedback (ignored, and said so). */
+  eval: nullAsAbsent(EvalInput),
   message_id: nullAsDefault(Text(200), () => ''),
   resource_ids: nullAsDefault(z.array(Text(512)).max(100), () => []),
   /** When the fact became true (default: `source.timestamp` when it is a date, else now). */
   valid_from: nullAsAbsent(InstantInput),
   /** Retention: past this time the entry leaves search and the agent context (default: never). */
   expires_at: nullAsAbsent(InstantInput),
+  /** A client-given id (seed 003's record has one): an idempotent create — the same id with the same task and content is a no-op, other content a 409. */
+  id: nullAsAbsent(KnowledgeId),
+  /** Seed 003's record carries these: the server keeps its own times (ignored, and said so). */
+  created_at: nullAsAbsent(ExportedInstant),
+  updated_at: nullAsAbsent(ExportedInstant),
 })
+
+/**
+ * The body of `POST /api/knowledge` (seed 003) and of `knowhub save`.
+ * `scopes` and `owner` default from the caller (see the knowledge service).
+ * `null` in an optional field (here and in `source`) counts as absent. The seeds' own records
+ * load as written (issue 41, docs/seeds.md): seed 002's `type` and `visibility`, and seed 003's
+ * `id`, `eval`, `created_at` and `updated_at`; what the server does not take from a client is
+ * listed in `ignored`.
+ */
+export const SaveKnowledgeInput = SaveFields.superRefine((input, ctx) => {
+  if (input.types === undefined && input.type === undefined)
+    ctx.addIssue({ code: 'custom', path: ['types'], message: "types is required (or seed 002's type)" })
+  if (input.types !== undefined && input.type !== undefined && !input.types.includes(input.type)) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['type'],
+      message: `type is "${input.type}" but types is ${JSON.stringify(input.types)}: give one, or types holding type`,
+    })
+  }
+  // The output is a valid input again (it is parsed twice on some paths: a supersession's new entry).
+}).transform(({ type, eval: given, created_at: _created, updated_at: _updated, ...input }) => ({
+  ...input,
+  types: input.types ?? [type!],
+  score: input.score ?? given?.score ?? 3,
+  confidence: input.confidence ?? given?.confidence ?? 0.5,
+}))
 export type SaveKnowledgeInput = z.input<typeof SaveKnowledgeInput>
+
+/**
+ * What a save's body gave that a save does not take from a client (it came from a seed's record):
+ * feedback counts and histories, and the record's own times. A save answers with them as `ignored`.
+ * @example
+ * ignoredFields({ task: 't', content: 'c', type: 'tool', eval: { helpful: 5, confidence: 0.9 } }) // ['eval.helpful']
+ */
+export function ignoredFields(raw: unknown): string[] {
+  if (raw === null || typeof raw !== 'object') return []
+  const body = raw as { eval?: unknown; created_at?: unknown; updated_at?: unknown }
+  const given = body.eval !== null && typeof body.eval === 'object' ? (body.eval as Record<string, unknown>) : {}
+  const ignored: string[] = []
+  for (const field of ['helpful', 'harmful', 'helpful_history', 'harmful_history'])
+    if (given[field] !== undefined && given[field] !== null) ignored.push(`eval.${field}`)
+  if (body.created_at !== undefined && body.created_at !== null) ignored.push('created_at')
+  if (body.updated_at !== undefined && body.updated_at !== null) ignored.push('updated_at')
+  return ignored
+}
 
 /** An edit by the owner: content, task, tags, types or scopes. The previous version is kept. */
 export const EditKnowledgeInput = z
@@ -279,8 +345,19 @@ export const KnowledgeEntry = z.object({
   supersedes: z.string().nullable(),
   /** Retention: past this time the entry leaves search and the agent context; null: never. */
   expires_at: z.string().nullable(),
+  /** Seed 002's visibility, derived from scopes and owner (src/core/visibility.ts). */
+  visibility: Visibility,
 })
 export type KnowledgeEntry = z.output<typeof KnowledgeEntry>
+
+/**
+ * The answer of `POST /api/knowledge`: the entry, with `ignored` naming what the record gave that
+ * the server does not take from a client (feedback counts and histories, the record's own times),
+ * and `existed: true` when a client-given id was saved already with the same task and content
+ * (nothing changed: 200 instead of 201).
+ */
+export const SavedKnowledge = KnowledgeEntry.extend({ ignored: z.array(z.string()).optional(), existed: z.literal(true).optional() })
+export type SavedKnowledge = z.output<typeof SavedKnowledge>
 
 /** What a supersession did: the closed entry and the entry that supersedes it, as they are now. */
 export const SupersedeResult = z.object({ superseded: KnowledgeEntry, current: KnowledgeEntry })
@@ -329,8 +406,6 @@ export const KnowledgeVersion = z.object({
 })
 export type KnowledgeVersion = z.output<typeof KnowledgeVersion>
 
-const ExportedInstant = z.string().refine((value) => !Number.isNaN(Date.parse(value)), 'expected an ISO 8601 date-time')
-
 /**
  * One line of a JSONL export: an entry with its version history. Lossless. The validity fields
  * (issue 31) may be absent in a line exported before them: `valid_from` then defaults as a
@@ -343,6 +418,8 @@ export const KnowledgeExportLine = KnowledgeEntry.extend({
   superseded_by: KnowledgeId.nullable().default(null),
   supersedes: KnowledgeId.nullable().default(null),
   expires_at: ExportedInstant.nullable().default(null),
+  /** Written on export; checked against the scopes when a line gives it (a line exported before issue 41 has none). */
+  visibility: Visibility.optional(),
 })
 export type KnowledgeExportLine = z.output<typeof KnowledgeExportLine>
 
@@ -392,6 +469,15 @@ export const SearchInput = z.strictObject({
   as_of: InstantInput.optional(),
   /** Also `superseded` entries (the history) and/or `expired` ones, each marked in its result. */
   include: Includes.optional(),
+  /** Only entries of these visibilities (seed 002: private, shared, org, public; a list or comma-separated). */
+  visibility: VisibilityFilter.optional(),
+  /**
+   * The order of the results: `relevance` (default: relevance with a quality boost, scope breaking
+   * ties; docs/server.md says why), `scope` (seed 002: scope priority user > project > agent > team
+   * > org > public, then relevance) or `quality` (seed 003: the quality score, then relevance).
+   * Which results pass is the same in every order; only their order, and so the top_k kept, differs.
+   */
+  order: z.enum(SEARCH_ORDERS).default('relevance'),
 })
 export type SearchInput = z.input<typeof SearchInput>
 
@@ -554,6 +640,8 @@ export const ListInput = z.strictObject({
   cursor: z.string().max(500).optional(),
   /** Also superseded and/or expired entries (default: current ones only; issue 31). */
   include: Includes.optional(),
+  /** Only entries of these visibilities (seed 002: private, shared, org, public). */
+  visibility: VisibilityFilter.optional(),
 })
 export type ListInput = z.input<typeof ListInput>
 
@@ -613,6 +701,11 @@ export const ImportReport = z.object({
   imported: z.number().int(),
   skipped: z.number().int(),
   errors: z.array(z.object({ line: z.number().int(), code: z.string(), message: z.string() })),
+  /**
+   * Lines imported under a new id, because theirs is taken by an entry you cannot see (an
+   * unknown id to you: the line is a new entry); references to them in the import follow.
+   */
+  renamed: z.array(z.object({ line: z.number().int(), id: z.string(), new_id: z.string() })).optional(),
 })
 export type ImportReport = z.output<typeof ImportReport>
 

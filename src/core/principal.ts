@@ -40,6 +40,24 @@ export const Principal = z.object({
 })
 export type Principal = z.output<typeof Principal>
 
+/**
+ * What the store lets a caller write, in its SQL (built from a principal by `writeAccess` in
+ * src/auth/policy.ts, the one place that decides it): every statement that changes, replaces,
+ * merges or closes a row by id carries this condition, so a service that forgets a check still
+ * cannot write across a tenant. Empty lists match nothing (a reader writes nothing).
+ * @example
+ * // an org admin of acme (user ann): adds feedback to what it sees, changes rows of acme of any owner
+ * const access: WriteAccess = { visible: ['user:ann', 'org:acme', 'public'], owners: ['user:ann', 'org:acme'], scopes: ['user:ann', 'org:acme'] }
+ */
+export interface WriteAccess {
+  /** Rows it may add feedback to or vote on: those visible through these scopes. */
+  readonly visible: readonly string[]
+  /** Rows it may change: visible through `visible`, and owned by one of these… */
+  readonly owners: readonly string[]
+  /** …or in one of these scopes, whatever their owner (org admins and the hub operator: their own ids, never `public`). */
+  readonly scopes: readonly string[]
+}
+
 /** Throws `invalid_scope` unless `value` is a well-formed scope. */
 export function assertScope(value: string): Scope {
   if (!SCOPE_PATTERN.test(value)) {

@@ -34,6 +34,7 @@ import { supersedeEntry } from './entries/supersede.js'
 import { createKnowledgeSearch, type SearchOptions, type SearchUse } from './search/search.js'
 import { exportEntries, importEntries, type ImportJsonlOptions } from './transfer/transfer.js'
 import type { FolderFile, FolderImportQuery, FolderImportReport, FolderSyncResult } from '../core/knowledge-folder.js'
+import { importFolderZip } from './folder/archive.js'
 import { exportFolder } from './folder/export.js'
 import { importFolder } from './folder/import.js'
 import { syncFolder } from './folder/sync.js'
@@ -112,6 +113,8 @@ export interface KnowledgeService {
   exportFolder(principal: Principal): Promise<FolderFile[]>
   /** Imports a knowledge folder's files: adds, new versions for changes, archives removed entries with `prune`. */
   importFolder(files: readonly FolderFile[], principal: Principal, query?: FolderImportQuery): Promise<FolderImportReport>
+  /** Imports a knowledge folder as a zip: the right to write is checked first, then the zip is inflated off the event loop within `ZIP_LIMITS`. */
+  importFolderZip(bytes: Uint8Array, principal: Principal, query?: FolderImportQuery): Promise<FolderImportReport>
   /** One sync step with a knowledge folder (`FolderSyncInput`: files, state, prune, dry_run): conflicts keep both sides. */
   syncFolder(raw: unknown, principal: Principal): Promise<FolderSyncResult>
   /** Admin: gives every entry of one owner a new owner and/or added scopes (`ReownInput`); each change keeps the previous version. */
@@ -167,6 +170,7 @@ export async function createKnowledgeService(deps: KnowledgeServiceDeps): Promis
     importJsonl: (lines, principal, options) => importEntries(ctx, lines, principal, options),
     exportFolder: (principal) => exportFolder(ctx, principal),
     importFolder: (files, principal, options) => importFolder(ctx, files, principal, options),
+    importFolderZip: (bytes, principal, options) => importFolderZip(ctx, bytes, principal, options),
     syncFolder: (raw, principal) => syncFolder(ctx, raw, principal),
     reown: (raw, principal) => reownEntries(ctx, raw, principal),
     reindex: (options) => reindexEntries(ctx, options),

@@ -38,22 +38,58 @@ interface PatternRule {
   /** Fixed label, or taken from group `l` of the match. */
   label?: string
   re: RegExp
-  /** A further check of the value (e.g. that it looks random). */
-  accept?: (value: string) => boolean
+  /** A further check of the value (e.g. that it looks random), with the label the match gave it. */
+  accept?: (value: string, label: string) => boolean
 }
 
 /** Values that are placeholders, not secrets (markers of an earlier redaction included). */
 const PLACEHOLDER =
-  /^(?:\[(?:SECRET_\d+|redacted[^\]]*|secret[^\]]*)\]|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|<[^>]*>|\*{3,}|x{3,}|\.{3,}|…|null|none|true|false|undefined|changeme|\{\{[^}]*\}\})$/iu
+  /^(?:\[(?:SECRET_\d+|redacted[^\]]*|secret[^\]]*)\]|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\$\(.*|%[A-Za-z_][A-Za-z0-9_]*%|<[^>]*>|\*{3,}|x{3,}|\.{3,}|…|null|none|true|false|undefined|changeme|\{\{[^}]*\}\})$/iu
 
-/** At least three of lower case, upper case, digits and symbols, or 24+ characters of two: how a generated secret looks. */
+/**
+ * At least three of lower case, upper case, digits and symbols, or 24+ characters of two with a
+ * digit, or 24+ letters, 30-70% of them capitals, whose case flips at every third letter or more
+ * (`kQzRmXwPbLtY…`, not `ThisIsALongIdentifier`): how a generated secret looks.
+ */
 function looksRandom(value: string): boolean {
   const classes = [/[a-z]/u, /[A-Z]/u, /[0-9]/u, /[^A-Za-z0-9]/u].filter((re) => re.test(value)).length
-  return (value.length >= 12 && classes >= 3) || (value.length >= 24 && classes >= 2 && /[0-9]/u.test(value))
+  if ((value.length >= 12 && classes >= 3) || (value.length >= 24 && classes >= 2 && /[0-9]/u.test(value))) return true
+  if (value.length < 24 || !/^[A-Za-z]+$/u.test(value)) return false
+  let flips = 0
+  for (let i = 1; i < value.length; i++) if (/[a-z]/u.test(value[i - 1]!) !== /[a-z]/u.test(value[i]!)) flips++
+  const upper = value.replace(/[a-z]/gu, '').length / value.length
+  return flips >= value.length / 3 && upper >= 0.3 && upper <= 0.7
 }
 
-const SECRET_NAME = String.raw`(?:[A-Za-z0-9]+[_-])*(?:api[_-]?key|apikey|secret(?:[_-]?key)?|access[_-]?(?:key(?:[_-]?id)?|token)|client[_-]?secret|private[_-]?key(?:[_-]?id)?|auth[_-]?token|refresh[_-]?token|id[_-]?token|session[_-]?token|token|password|passwd|passphrase|pwd|credentials?)`
+/** Words that follow "password is" in prose ("the password is required"), never a password themselves. */
+const PROSE_WORDS = new Set(
+  (
+    'a about also always an and any as at bad been being blank but case-sensitive changed checked complex compromised configured correct default defined ' +
+    'different disabled easy empty enabled encrypted entered expired fine for from generated given good hard hashed here hidden how identical important ' +
+    'in incorrect int integer invalid it its just kept known leaked logged long longer managed mandatory masked missing my needed never no none not now ' +
+    'of ok okay on only optional or our private protected provided public random rejected required reset reused rotated safe salted same saved secret ' +
+    'sent set shared short shorter shown similar simple still stored str string strong supplied text that the their then there this too typed unique ' +
+    'unknown unsafe unset updated used valid validated verified very visible weak what where which with wrong your yours'
+  ).split(' '),
+)
+
+/** A value that is prose ("required", "in Vault"), a file path or a shell expansion (`$PATH:/usr/bin`): not a secret. */
+const isProse = (value: string): boolean => PROSE_WORDS.has(value.toLowerCase().replace(/[.,:;!?)]+$/u, '')) || /^(?:\/|\.{1,2}\/|~\/|\$)/u.test(value)
+
+/** Chinese labels of a secret (password, passphrase, key, private key, token, app authorisation code). */
+const ZH_SECRET_LABEL = '密码|口令|密钥|秘钥|私钥|令牌|授权码'
+/** A value after a Chinese label: printable ASCII but quotes (it ends at a space, a quote or the next Chinese character). */
+const ZH_VALUE = String.raw`[!#-&(-_a-~]+`
+
+const SECRET_NAME = String.raw`(?:[A-Za-z0-9]+[_-])*(?:api[_\s-]?key|apikey|secret(?:[_-]?key)?|access[_-]?(?:key(?:[_-]?id)?|token)|client[_-]?secret|private[_-]?key(?:[_-]?id)?|auth[_-]?token|refresh[_-]?token|id[_-]?token|session[_-]?token|token|password|passwd|passphrase|pwd|credentials?)`
 const VALUE = String.raw`["'\x60]?(?<v>[^\s"'\x60,;，。；]+)`
+
+/** Names that make a `.env` value secret whatever it looks like. */
+const SECRET_ENV_NAME = /(?:KEY|SECRET|TOKEN|PASS|PWD|PASSWORD|CREDENTIAL|AUTH|PRIVATE|DSN|DATABASE_(?:REPLICA_)?URL|SESSION|COOKIE|SALT|SIGNATURE|CERT)/iu
+/** …unless the name says it holds a setting about the secret: `TOKEN_TTL=3600`, `PASSWORD_MIN_LENGTH=12`, `KEY_FILE=/…`. */
+const SETTING_NAME =
+  /_(?:TTL|TIMEOUT|EXPIRY|EXPIRES(?:_IN)?|LIFETIME|LENGTH|LEN|SIZE|BITS|COUNT|ROUNDS|FILE|PATH|DIR|HOST|PORT|USER|USERNAME|NAME|ID|ENABLED|MODE|HEADER|TYPE|ALGORITHM|ALG|PREFIX|FORMAT|VERSION|REGION)$/iu
+const isSecretEnvName = (name: string): boolean => SECRET_ENV_NAME.test(name) && !SETTING_NAME.test(name)
 
 /**
  * KnowHub's own rules, run beside secretlint's preset. Order does not matter: overlapping
@@ -131,13 +167,81 @@ export const KNOWHUB_RULES: readonly PatternRule[] = [
     name: 'dotenv',
     kind: 'password',
     re: /^[ \t]*(?:export[ \t]+)?(?<l>[A-Za-z_][A-Za-z0-9_.]*)[ \t]*=[ \t]*["']?(?<v>[^\s"'#;]{4,})/gmu,
-    accept: (v) => v.length >= 4,
+    accept: (v, label) => !isProse(v) && (isSecretEnvName(label) || looksRandom(v)),
   },
-  // Labelled values: password: x, "api_key": "x", 密码是 x, token=x
+  // Labelled values: password: x, "api_key": "x", token=x ("the password is required" is prose).
   {
     name: 'labelled-password',
     kind: 'password',
-    re: new RegExp(String.raw`(?<l>\b(?:password|passwd|passcode|passphrase|pwd)|密码|口令)["'\x60]?\s*(?:[:=：]|\bis\b|是|为)\s*${VALUE}`, 'giu'),
+    re: new RegExp(String.raw`(?<l>\b(?:password|passwd|passcode|passphrase|pwd))["'\x60]?\s*(?:[:=：]|\bis\b|\bwas\b)\s*${VALUE}`, 'giu'),
+    accept: (v) => !isProse(v),
+  },
+  // "the prod db password for admin is Tr0ub4dor&3", "password of the root account: x".
+  {
+    name: 'password-phrase',
+    kind: 'password',
+    label: 'password',
+    re: new RegExp(
+      String.raw`\b(?:password|passwd|passcode|passphrase)s?\s+(?:for|of|to|on|at|in)(?:\s+[^\s,;，。；]+){1,4}?\s*(?:\bis\b|\bwas\b|[:=：])\s*${VALUE}`,
+      'giu',
+    ),
+    accept: (v) => !isProse(v),
+  },
+  // 密码是 x, 数据库密码：x, API 密钥：x: the value in ASCII (a value in Chinese is prose: 密码是必填项).
+  {
+    name: 'labelled-secret-zh',
+    kind: 'password',
+    re: new RegExp(String.raw`(?<l>${ZH_SECRET_LABEL})\s*(?:是|为|：|:|=)\s*["'\x60“]?(?<v>${ZH_VALUE})`, 'gu'),
+    accept: (v) => !isProse(v) && v.length >= 4 && !/^\d+[-~–]\d+$/u.test(v),
+  },
+  // 我的银行卡密码 864213, 邮箱授权码 abcdefghijklmnop: no word between; a digit or a generated look needed (密码 12 位, 令牌 token 的 are prose).
+  {
+    name: 'adjacent-secret-zh',
+    kind: 'password',
+    re: new RegExp(String.raw`(?<l>${ZH_SECRET_LABEL})\s*(?<v>${ZH_VALUE})`, 'gu'),
+    accept: (v, label) =>
+      !isProse(v) &&
+      (/^\d{4,12}$/u.test(v) || (/\d/u.test(v) && v.length >= 6 && !/^\d+[-~–]\d+$/u.test(v)) || looksRandom(v) || (label === '授权码' && v.length >= 12)),
+  },
+  // My debit card PIN is 4821; PIN code: 123456.
+  { name: 'pin', kind: 'password', label: 'PIN', re: /\bPIN(?:\s+code)?\s*(?:\bis\b|[:=：])\s*(?<v>\d{4,12})\b/gu },
+  // curl -u admin:pass, curl --user 'deploy:pass' (a $VAR or <user:password> is a placeholder).
+  {
+    name: 'curl-user',
+    kind: 'password',
+    label: 'command-line password',
+    re: /\bcurl\b[^\n]*?\s(?:-u|--user)(?:[= ]\s*)?["']?(?![<$-])[^\s:"'<>]*:(?<v>[^\s"'<>]+)(?=[\s"']|$)/gu,
+  },
+  // redis-cli -a pass, docker login -u x -p pass
+  {
+    name: 'cli-password-short',
+    kind: 'password',
+    label: 'command-line password',
+    re: /\b(?:redis-cli\b[^\n]*?\s-a|docker\s+login\b[^\n]*?\s-p)\s+["']?(?<v>[^\s"']+)/gu,
+  },
+  // ~/.netrc: machine api.example.com login bob password pass
+  { name: 'netrc', kind: 'password', label: 'netrc password', re: /\bmachine\s+\S+\s+login\s+\S+\s+password\s+(?<v>\S+)/gu, accept: (v) => !isProse(v) },
+  // Telegram bot tokens: <bot id>:<35 characters>, also inside https://api.telegram.org/bot<token>/…
+  {
+    name: 'telegram-bot-token',
+    kind: 'token',
+    label: 'Telegram bot token',
+    re: /(?:(?<=\/bot)|(?<![A-Za-z0-9_:-]))(?<v>\d{6,12}:[A-Za-z0-9_-]{35})(?![A-Za-z0-9_-])/gu,
+  },
+  // TOTP seeds: otpauth://totp/…?secret=BASE32, and "TOTP secret: JBSW Y3DP …".
+  { name: 'otpauth', kind: 'token', label: 'TOTP seed', re: /\botpauth:\/\/[^\s"']*?[?&]secret=(?<v>[A-Za-z2-7]+=*)/giu },
+  {
+    name: 'totp-seed',
+    kind: 'token',
+    label: 'TOTP seed',
+    re: /\b(?:totp|otp|2fa|mfa|authenticator)(?:\s+(?:secret|seed|key|setup key))\s*(?:\bis\b|[:=：])\s*(?<v>[A-Za-z2-7]{4}(?:[ -]?[A-Za-z2-7]{4}){3,})/giu,
+  },
+  // export PGPASSWORD=x anywhere in a line (Run: export …, PGPASSWORD=x psql, ENV TOKEN=x, $env:API_KEY="x"): a secret-named variable.
+  {
+    name: 'env-assignment',
+    kind: 'password',
+    re: /(?:^|(?<=[\s;&|(\x60"'：:]))(?:export\s+|set\s+|env\s+|ENV\s+|\$env:)?(?<l>[A-Za-z_][A-Za-z0-9_]*)\s*=\s*["']?(?<v>[^\s"'#;&|)]{4,})/gmu,
+    accept: (v, label) => isSecretEnvName(label) && !isProse(v),
   },
   {
     name: 'labelled-secret',
@@ -152,9 +256,6 @@ export const KNOWHUB_RULES: readonly PatternRule[] = [
     re: /\b(?<l>session(?:_?id)?|sessid|sid|auth_token|csrftoken|PHPSESSID|JSESSIONID|remember_token|connect\.sid|_session)\s*=\s*(?<v>[^;\s"']{4,})/giu,
   },
 ]
-
-/** Names that make a `.env` value secret whatever it looks like. */
-const SECRET_ENV_NAME = /(?:KEY|SECRET|TOKEN|PASS|PWD|PASSWORD|CREDENTIAL|AUTH|PRIVATE|DSN|DATABASE_(?:REPLICA_)?URL|SESSION|COOKIE|SALT|SIGNATURE|CERT)/iu
 
 /** Each `name=value` value of a Cookie / Set-Cookie header (the value only: the names and the rest of the line stay). */
 function cookieFindings(text: string): SecretFinding[] {
@@ -194,9 +295,8 @@ function patternFindings(text: string): SecretFinding[] {
     for (const m of text.matchAll(rule.re)) {
       const value = m.groups?.v
       if (value === undefined || value === '' || PLACEHOLDER.test(value)) continue
-      if (rule.accept && !rule.accept(value)) continue
       const label = rule.label ?? m.groups?.l ?? rule.name
-      if (rule.name === 'dotenv' && !SECRET_ENV_NAME.test(label) && !looksRandom(value)) continue
+      if (rule.accept && !rule.accept(value, label)) continue
       const start = (m.index ?? 0) + m[0].lastIndexOf(value)
       found.push({ kind: rule.kind, label, rule: `knowhub/${rule.name}`, value, start, end: start + value.length })
     }

@@ -176,6 +176,8 @@ export function createMcpServer(options: McpServerOptions): McpServer {
     backend: options.backend,
     ...(packService ? { packService } : {}),
     ...(options.defaults ? { defaults: options.defaults } : {}),
+    // Seed 002's names (get_knowledge, save_knowledge) beside seed 003's: an agent written against either finds its tools.
+    seedAliases: true,
     logger,
   })
   const structured = options.structuredContent !== false

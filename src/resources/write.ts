@@ -10,7 +10,7 @@ import { parseWith } from '../core/validate.js'
 import type { ResourceChange, ResourceRecord } from '../store/resources/resources.js'
 import { accessOf, assertSecretReadable, checkSizes, defaultOwner, notFound, requireManaged, validId, validOwner, type ResourceContext } from './context.js'
 import { toResource } from './view.js'
-import { mayNameOwner } from '../auth/policy.js'
+import { mayNameOwner, writeAccess } from '../auth/policy.js'
 
 /** Which resource `update` and `delete` mean when several owners have the id. */
 export interface ResourceTarget {
@@ -34,7 +34,7 @@ function rebindFor(ctx: ResourceContext, record: ResourceRecord, owner: string):
 async function applyChange(ctx: ResourceContext, record: ResourceRecord, principal: Principal, change: ResourceChange): Promise<Resource> {
   assertSecretReadable(change.secret === undefined ? record.has_secret : change.secret !== null, change.scopes)
   const now = ctx.clock.now()
-  const outcome = await ctx.store.resources.update({ owner: record.owner, id: record.id }, accessOf(principal), record.version, change, now)
+  const outcome = await ctx.store.resources.update({ owner: record.owner, id: record.id }, writeAccess(principal), record.version, change, now)
   if ('conflict' in outcome) {
     if (outcome.conflict === 'id_taken') {
       throw new KnowHubError('conflict', `${change.owner} has a resource ${record.id} already: delete or rename one of them first`, {
@@ -158,7 +158,7 @@ export async function deleteResource(ctx: ResourceContext, id: string, principal
   requirePermission(principal, 'write')
   validId(id)
   const record = await requireManaged(ctx, id, principal, validOwner(options.owner))
-  if (!(await ctx.store.resources.delete({ owner: record.owner, id }, accessOf(principal)))) throw notFound(id)
+  if (!(await ctx.store.resources.delete({ owner: record.owner, id }, writeAccess(principal)))) throw notFound(id)
   ctx.logger.info('resource.deleted', { id, owner: record.owner })
   return { owner: record.owner }
 }

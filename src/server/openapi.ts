@@ -38,6 +38,7 @@ import {
   ReownInput,
   ReownResult,
   SaveKnowledgeInput,
+  SavedKnowledge,
   SearchResponse,
   SearchResultView,
 } from '../core/knowledge.js'
@@ -143,6 +144,7 @@ const COMPONENTS: ReadonlyArray<readonly [string, z.ZodType, 'input' | 'output']
   ['ExtractInput', ExtractInput, 'input'],
   ['ExtractResult', ExtractResult, 'output'],
   ['KnowledgeEntry', KnowledgeEntry, 'output'],
+  ['SavedKnowledge', SavedKnowledge, 'output'],
   ['FeedbackResponse', FeedbackResponse, 'output'],
   ['KnowledgeEntryView', KnowledgeEntryView, 'output'],
   ['KnowledgeVersions', KnowledgeVersions, 'output'],

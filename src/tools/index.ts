@@ -32,7 +32,9 @@ export {
   resourceGet,
   userProfile,
   resourceSave,
+  SEED_002_ALIASES,
 } from './knowledge.js'
+export { saveTarget, type SaveTarget, type SaveTargetArgs } from './save-defaults.js'
 export { PACK_TOOL_NAMES, TOOL_INDEX_CACHE, packCatalog, packTools, toolPackIndexCache } from './packs.js'
 export { createToolkit, isInternalToolError, toAnthropicTools, toOpenAIResponsesTools, toOpenAITools, toolErrorText } from './toolkit.js'
 export type { AnthropicTool, OpenAIResponsesTool, OpenAITool, Toolkit, ToolkitOptions } from './toolkit.js'

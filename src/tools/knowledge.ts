@@ -5,13 +5,14 @@
  * defaults as in seed 003, the logic on the server (the backend).
  */
 import { z } from 'zod'
-import { FeedbackCase, KNOWLEDGE_INCLUDES, KnowledgeId, KnowledgeType, Score, Tags } from '../core/knowledge.js'
+import { FeedbackCase, KNOWLEDGE_INCLUDES, KnowledgeId, KnowledgeType, SEARCH_ORDERS, Score, Tags } from '../core/knowledge.js'
 import { Owner, Scope } from '../core/principal.js'
 import { ResourceContentType, ResourceId, ResourceMetadata, type Resource } from '../core/resources.js'
 import { neutralise } from '../core/wrap.js'
 import { PROFILE_CATEGORIES } from '../core/profile.js'
 import { defineTool, type AgentTool } from './define.js'
 import { wrapEntries, wrapResource } from './format.js'
+import { saveTarget } from './save-defaults.js'
 
 /**
  * The model name seed 003 passes to knowledge_slim by default (accepted, unused without an LLM).
@@ -58,6 +59,10 @@ export const knowledgeSearch = defineTool({
       .max(KNOWLEDGE_INCLUDES.length)
       .optional()
       .describe('Also return entries that are no longer current, marked as such: superseded, expired.'),
+    order: z
+      .enum(SEARCH_ORDERS)
+      .optional()
+      .describe('relevance (default), scope (user > project > agent > team > org > public, seed 002) or quality (score + helpful - 2 × harmful, seed 003).'),
   }),
   async handler(args, { backend }) {
     const response = await backend.knowledge.search({
@@ -68,6 +73,7 @@ export const knowledgeSearch = defineTool({
       ...(args.mode === 'recall' ? { mode: 'recall' as const } : {}),
       ...(args.as_of ? { as_of: args.as_of } : {}),
       ...(args.include ? { include: args.include } : {}),
+      ...(args.order ? { order: args.order } : {}),
     })
     const text =
       response.count === 0
@@ -92,21 +98,26 @@ export const knowledgeSave = defineTool({
     content: z.string().min(1).describe('The knowledge itself.'),
     types: Types.describe('Kinds of knowledge: user_profile, strategy, tool, usecase, definition, plan.'),
     tags: Tags.optional().describe('Business tags, e.g. {"category": "preference", "domain": "coding_style"}.'),
-    scopes: Scopes.optional().describe('Who may see it (user:ID, agent:ID, project:ID, team:ID, org:ID, public). Default: from configuration.'),
-    owner: Owner.optional().describe('Owner (kind:ID). Default: from configuration, else agent:<agent_id> or the caller.'),
+    scopes: Scopes.optional().describe(
+      'Who may see it (user:ID, agent:ID, project:ID, team:ID, org:ID, public). Default: from configuration, else your org (knowledge an agent learns is shared with its org).',
+    ),
+    owner: Owner.optional().describe('Owner (kind:ID). Default: from configuration, else agent:<agent_id> (you must be that agent), else you.'),
     source_name: z.string().max(500).default('').describe('Name of the source.'),
     source_category: z.string().max(64).default('exp').describe('Source category: paper, exp, skill, book.'),
     urls: z.array(z.string().max(2000)).max(50).default([]).describe('Reference links.'),
-    agent_id: z.string().max(200).optional().describe('The agent that found this. Default: from configuration.'),
+    agent_id: z
+      .string()
+      .max(200)
+      .optional()
+      .describe('The agent that found this (the owner defaults to agent:<agent_id>). Default: from configuration, else your own agent id.'),
     submitted_by: z.string().max(200).default('').describe('Who submitted it.'),
     score: Score.default(3).describe('Your rating of the knowledge, 1-5.'),
     message_id: z.string().max(200).default('').describe('The message it came from, for tracing.'),
     resource_ids: z.array(z.string().max(512)).max(100).default([]).describe('Ids of resources (resource_save) it refers to.'),
   }),
-  async handler(args, { backend, defaults }) {
-    const scopes = args.scopes ?? defaults.scopes
-    const owner = args.owner ?? defaults.owner
-    const agentId = args.agent_id ?? defaults.agent_id ?? ''
+  async handler(args, context) {
+    const { backend, defaults } = context
+    const { scopes, owner, agentId } = await saveTarget(args, context)
     const entry = await backend.knowledge.save({
       task: args.task,
       content: args.content,
@@ -408,6 +419,23 @@ export const userProfile = defineTool({
     return { text, data: profile }
   },
 })
+
+/** One tool under another name: the same arguments and handler, a description that says whose name it is. */
+function alias(tool: AgentTool, name: string, whose: string): AgentTool {
+  return { ...tool, name, description: `${whose} name for ${tool.name}. ${tool.description}` }
+}
+
+/**
+ * Seed 002's names for two of seed 003's tools: `get_knowledge` is `knowledge_search`, `save_knowledge`
+ * is `knowledge_save` (same arguments, same answers). A toolkit answers them always and lists them
+ * with `seedAliases`; the MCP server lists them.
+ * @example
+ * SEED_002_ALIASES.map((t) => t.name) // ['get_knowledge', 'save_knowledge']
+ */
+export const SEED_002_ALIASES: readonly AgentTool[] = [
+  alias(knowledgeSearch, 'get_knowledge', "Seed 002's"),
+  alias(knowledgeSave, 'save_knowledge', "Seed 002's"),
+]
 
 /**
  * The knowledge and resource tools, in seed-003 order, with knowledge_extract after knowledge_slim.

@@ -12,7 +12,7 @@ import type { KnowHubBackend } from '../core/backend.js'
 import { ToolDefaults, toolJsonSchema, type AgentTool, type JsonSchema, type ToolContext, type ToolResult } from './define.js'
 import { agentCompactTool } from './agent-compact.js'
 import { goalTool } from './goal.js'
-import { KNOWLEDGE_TOOLS } from './knowledge.js'
+import { KNOWLEDGE_TOOLS, SEED_002_ALIASES } from './knowledge.js'
 import { packCatalog, packTools, toolPackService } from './packs.js'
 
 /** A tool for the OpenAI Chat Completions API (`tools: [...]`). */
@@ -120,6 +120,8 @@ export interface ToolkitOptions {
    * pack names). Default: one built from `packs`, `embedder` and `packIndexCache`.
    */
   packService?: PackService
+  /** List seed 002's names too (`get_knowledge`, `save_knowledge`); they are answered either way. */
+  seedAliases?: boolean
   logger?: Logger
 }
 
@@ -153,8 +155,13 @@ export interface Toolkit {
 export function createToolkit(options: ToolkitOptions): Toolkit {
   const packService = options.packService ?? toolPackService(options)
   const packs = packService?.available() ?? []
-  const tools: readonly AgentTool[] = [...KNOWLEDGE_TOOLS, ...(options.backend.agent ? [goalTool, agentCompactTool] : []), ...packTools(packs)]
-  const byName = new Map(tools.map((tool) => [tool.name, tool]))
+  const tools: readonly AgentTool[] = [
+    ...KNOWLEDGE_TOOLS,
+    ...(options.seedAliases ? SEED_002_ALIASES : []),
+    ...(options.backend.agent ? [goalTool, agentCompactTool] : []),
+    ...packTools(packs),
+  ]
+  const byName = new Map([...SEED_002_ALIASES, ...tools].map((tool) => [tool.name, tool]))
   const context: ToolContext = {
     backend: options.backend,
     defaults: ToolDefaults.parse(options.defaults ?? {}),

@@ -39,7 +39,11 @@ export function usersService(deps: { store: Pick<Store, 'knowledge'>; tokens: Pi
       const subject = parseWith(ForgetSubject, `user:${id}`, 'user')
       await reachUser(deps.tokens, principal, subject, 'profile.read')
       const records = await deps.store.knowledge.profileEntries(subject)
-      const versions = await deps.store.knowledge.versionsOf(records.map((r) => r.id))
+      // The subject's own entries, whatever the reader's scopes (reachUser decided it may read them).
+      const versions = await deps.store.knowledge.versionsOf(
+        records.map((r) => r.id),
+        [...new Set(records.flatMap((r) => r.scopes))],
+      )
       return buildProfile(id, records, versions, deps.clock?.now() ?? new Date())
     },
   }

@@ -57,31 +57,31 @@ describe('knowhub export --layout folder, import DIR, sync DIR (in this process)
     const dir = join(env.dir, 'knowledge')
     await ok('export', '--layout', 'folder', dir)
     const before = tree(dir)
-    expect(Object.keys(before).sort()).toEqual(['README.md', 'global/tools.json', 'users/dev/preferences.json'])
+    expect(Object.keys(before).sort()).toEqual(['README.md', 'global/tools.json', 'users/user_dev/preferences.json'])
     // Exported twice: byte-identical.
     await ok('export', '--layout', 'folder', dir)
     expect(tree(dir)).toEqual(before)
 
-    const prefs = join(dir, 'users/dev/preferences.json')
+    const prefs = join(dir, 'users/user_dev/preferences.json')
     writeFileSync(prefs, readFileSync(prefs, 'utf8').replace('注重类型安全', '注重类型安全,开启 strict'))
     const plan = await ok('import', dir, '--dry-run')
-    expect(plan).toContain(`change ${saved.id}  users/dev/preferences.json`)
+    expect(plan).toContain(`change ${saved.id}  users/user_dev/preferences.json`)
     expect(plan).toContain('plan (dry run, nothing written): added 0, changed 1, unchanged 1')
     const done = await ok('import', dir)
     expect(done).toContain('imported: added 0, changed 1, unchanged 1')
     const shown = await ok('show', saved.id, '--versions')
     expect(shown).toContain('偏好 TypeScript,注重类型安全,开启 strict')
-    expect(shown).toContain('replaced: edited in users/dev/preferences.json')
+    expect(shown).toContain('replaced: edited in users/user_dev/preferences.json')
 
     await ok('export', '--layout', 'folder', dir)
     const after = tree(dir)
     expect(after['global/tools.json']).toBe(before['global/tools.json'])
-    expect(after['users/dev/preferences.json']).not.toBe(before['users/dev/preferences.json'])
+    expect(after['users/user_dev/preferences.json']).not.toBe(before['users/user_dev/preferences.json'])
   })
 
   it('refuses a symbolic link out of the folder and a huge file, naming the file; accepts a BOM and Windows line endings', async () => {
     const dir = join(env.dir, 'bad')
-    mkdirSync(join(dir, 'users/dev'), { recursive: true })
+    mkdirSync(join(dir, 'users/user_dev'), { recursive: true })
     mkdirSync(join(dir, 'global'), { recursive: true })
     const outside = join(env.dir, 'outside.json')
     writeFileSync(outside, JSON.stringify([{ task: 'outside', content: 'should never be read' }]))
@@ -93,24 +93,24 @@ describe('knowhub export --layout folder, import DIR, sync DIR (in this process)
     expect(link.stderr).toContain(`error [forbidden]: global/tools.json is a symbolic link to ${outside}, outside ${dir}: refused`)
 
     unlinkSync(join(dir, 'global/tools.json'))
-    writeFileSync(join(dir, 'users/dev/habits.json'), '')
-    truncateSync(join(dir, 'users/dev/habits.json'), 65 * 1024 * 1024) // sparse: nothing is written to disk
+    writeFileSync(join(dir, 'users/user_dev/habits.json'), '')
+    truncateSync(join(dir, 'users/user_dev/habits.json'), 65 * 1024 * 1024) // sparse: nothing is written to disk
     const huge = await runCli('import', dir)
     expect(huge.code).toBe(1)
-    expect(huge.stderr).toContain(`error [too_large]: users/dev/habits.json is ${65 * 1024 * 1024} bytes; a knowledge file is at most ${64 * 1024 * 1024}`)
+    expect(huge.stderr).toContain(`error [too_large]: users/user_dev/habits.json is ${65 * 1024 * 1024} bytes; a knowledge file is at most ${64 * 1024 * 1024}`)
     expect(await count()).toBe(entries)
 
     const text = `\uFEFF${JSON.stringify([{ task: 'CRLF', content: 'a file saved on Windows' }], null, 2).replaceAll('\n', '\r\n')}\r\n`
-    writeFileSync(join(dir, 'users/dev/habits.json'), text)
+    writeFileSync(join(dir, 'users/user_dev/habits.json'), text)
     expect(await ok('import', dir)).toContain('imported: added 1')
     expect(await count()).toBe(entries + 1)
   })
 
   it('a bad file names the file, the index and the field and imports nothing (exit 1); --partial imports the rest', async () => {
     const dir = join(env.dir, 'partial')
-    mkdirSync(join(dir, 'users/dev'), { recursive: true })
+    mkdirSync(join(dir, 'users/user_dev'), { recursive: true })
     writeFileSync(
-      join(dir, 'users/dev/habits.json'),
+      join(dir, 'users/user_dev/habits.json'),
       JSON.stringify([
         { task: 'ok', content: 'fine' },
         { task: 'bad', content: 'x', score: 9 },
@@ -118,10 +118,10 @@ describe('knowhub export --layout folder, import DIR, sync DIR (in this process)
     )
     const run = await runCli('import', dir)
     expect(run.code).toBe(1)
-    expect(run.stderr).toContain('users/dev/habits.json[1] score: [invalid_import] score is 1-5')
+    expect(run.stderr).toContain('users/user_dev/habits.json[1] score: [invalid_import] score is 1-5')
     expect(run.stdout).toContain('nothing imported: added 1, changed 0')
     const partial = await runCli('import', dir, '--partial', '--json')
-    expect(JSON.parse(partial.stdout)).toMatchObject({ applied: true, added: [{ file: 'users/dev/habits.json' }], errors: [{ index: 1, field: 'score' }] })
+    expect(JSON.parse(partial.stdout)).toMatchObject({ applied: true, added: [{ file: 'users/user_dev/habits.json' }], errors: [{ index: 1, field: 'score' }] })
   })
 
   it('export refuses a folder that is not a knowledge folder, and deletes the files an entry left', async () => {
@@ -140,11 +140,11 @@ describe('knowhub export --layout folder, import DIR, sync DIR (in this process)
       id: string
     }
     await ok('export', '--layout', 'folder', dir)
-    expect(readFileSync(join(dir, 'users/dev/habits.json'), 'utf8')).toContain(saved.id)
+    expect(readFileSync(join(dir, 'users/user_dev/habits.json'), 'utf8')).toContain(saved.id)
     await ok('edit', saved.id, '--tag', 'category=constraint')
     await ok('export', '--layout', 'folder', dir)
-    expect(readFileSync(join(dir, 'users/dev/constraints.json'), 'utf8')).toContain(saved.id)
-    expect(readFileSync(join(dir, 'users/dev/habits.json'), 'utf8')).not.toContain(saved.id)
+    expect(readFileSync(join(dir, 'users/user_dev/constraints.json'), 'utf8')).toContain(saved.id)
+    expect(readFileSync(join(dir, 'users/user_dev/habits.json'), 'utf8')).not.toContain(saved.id)
   })
 
   it('sync: both ways, a state file, a conflict note that keeps both versions', async () => {
@@ -213,7 +213,7 @@ describe('the knowledge folder through a running server', () => {
     const dir = join(env.dir, 'remote')
     await ok('export', '--layout', 'folder', dir, '--url', url, '--token', token)
     const files = tree(dir)
-    expect(Object.keys(files).sort()).toEqual(['README.md', 'users/ann/preferences.json'])
+    expect(Object.keys(files).sort()).toEqual(['README.md', 'users/user_ann/preferences.json'])
 
     // The client: the same files as JSON, and as a zip.
     const client = createClient({ baseUrl: url, token })
@@ -225,16 +225,16 @@ describe('the knowledge folder through a running server', () => {
     expect(await client.folder.exportZip()).toEqual(await client.folder.exportZip())
 
     // Edit by hand, import over HTTP: a new version on the server.
-    const prefs = join(dir, 'users/ann/preferences.json')
+    const prefs = join(dir, 'users/user_ann/preferences.json')
     writeFileSync(prefs, readFileSync(prefs, 'utf8').replace('中文内容', '改过的中文内容'))
     expect(await ok('import', dir, '--url', url, '--token', token)).toContain('imported: added 0, changed 1')
     const principal = { user: 'ann', org: 'acme', permissions: ['read', 'write'] as ('read' | 'write')[] }
     expect(await t.hub.knowledge.get(created.id, principal)).toMatchObject({ content: '改过的中文内容', version: 2 })
-    const plan = await client.folder.import([{ path: 'users/ann/habits.json', text: '[{"task":"t","content":"c"}]' }], { dry_run: true })
-    expect(plan).toMatchObject({ dry_run: true, applied: false, added: [{ file: 'users/ann/habits.json' }] })
+    const plan = await client.folder.import([{ path: 'users/user_ann/habits.json', text: '[{"task":"t","content":"c"}]' }], { dry_run: true })
+    expect(plan).toMatchObject({ dry_run: true, applied: false, added: [{ file: 'users/user_ann/habits.json' }] })
     // Another user's section is refused over HTTP as it is here.
-    const refused = await client.folder.import([{ path: 'users/zed/habits.json', text: '[{"task":"t","content":"c"}]' }])
-    expect(refused.errors).toEqual([expect.objectContaining({ file: 'users/zed/habits.json', index: 0, field: 'scopes', code: 'forbidden' })])
+    const refused = await client.folder.import([{ path: 'users/user_zed/habits.json', text: '[{"task":"t","content":"c"}]' }])
+    expect(refused.errors).toEqual([expect.objectContaining({ file: 'users/user_zed/habits.json', index: 0, field: 'scopes', code: 'forbidden' })])
 
     // Sync through the server.
     expect(await ok('sync', dir, '--url', url, '--token', token)).toMatch(/^synced:/)
@@ -251,7 +251,7 @@ describe('the knowledge folder through a running server', () => {
     expect(download.status).toBe(200)
     expect(download.headers.get('content-disposition')).toBe('attachment; filename="knowledge-folder.zip"')
     const unzipped = unzipSync(new Uint8Array(await download.arrayBuffer()))
-    expect(strFromU8(unzipped['users/ann/preferences.json']!)).toContain('改过的中文内容')
+    expect(strFromU8(unzipped['users/user_ann/preferences.json']!)).toContain('改过的中文内容')
   })
 
   it('sync --watch keeps a folder in sync through the running server: a hand edit reaches the store, a store edit the folder', async () => {
@@ -277,13 +277,13 @@ describe('the knowledge folder through a running server', () => {
       throw new Error(`timed out waiting for ${what}; the watcher said: ${output}`)
     }
     try {
-      const tools = join(dir, 'users/wes/tools.json')
+      const tools = join(dir, 'users/user_wes/tools.json')
       await until('the first sync', () => existsSync(join(dir, '.knowhub-sync.json')) && existsSync(tools))
       await until('the watcher', () => output.includes(`watching ${dir}`))
       writeFileSync(tools, readFileSync(tools, 'utf8').replace('"first"', '"edited in the folder"'))
       await until('the folder edit in the store', async () => (await t.hub.knowledge.get(entry.id, principal)).content === 'edited in the folder')
       expect(await t.hub.knowledge.versions(entry.id, principal)).toEqual([
-        expect.objectContaining({ content: 'first', reason: 'edited in users/wes/tools.json' }),
+        expect.objectContaining({ content: 'first', reason: 'edited in users/user_wes/tools.json' }),
       ])
       await t.hub.knowledge.edit(entry.id, { content: 'edited in the store' }, principal)
       await until('the store edit in the folder', () => readFileSync(tools, 'utf8').includes('"edited in the store"'))

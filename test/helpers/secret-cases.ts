@@ -118,3 +118,202 @@ export function secretCases(): SecretCase[] {
     },
   ]
 }
+
+const UPPER = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ'
+const LOWER = 'abcdefghijklmnopqrstuvwxyz'
+const DIGITS = '0123456789'
+const BASE32 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567'
+const BASE64URL = `${UPPER}${LOWER}${DIGITS}_-`
+/** A password as people pick them: a capital, letters, digits, a symbol. */
+const password = (): string => `${alnum(1, UPPER)}${alnum(7, LOWER)}${alnum(2, DIGITS)}${alnum(1, '!#%&*+.@^')}${alnum(2, DIGITS)}`
+/** A Telegram bot token: the bot's id, a colon, 35 characters (AA…). */
+const telegramToken = (): string => `${alnum(10, DIGITS).replace(/^0/u, '7')}:AA${alnum(33, BASE64URL)}`
+/** A TOTP seed in base32. */
+const seed = (n: number): string => alnum(n, BASE32)
+
+/** One secret form of the corpus: the text as a person or a tool writes it, and the secret values in it. */
+export interface SecretForm {
+  lang: 'en' | 'zh'
+  kind: string
+  text: string
+  secrets: string[]
+}
+
+/** A form with one secret: `make(value)` writes the text. */
+const form = (lang: 'en' | 'zh', kind: string, value: string, make: (v: string) => string): SecretForm => ({ lang, kind, text: make(value), secrets: [value] })
+
+/**
+ * The redaction corpus of issue 39: at least 60 forms of secrets as they appear in conversations
+ * (English and Chinese), fresh values each run. Each form's values must never reach a model.
+ * @example
+ * for (const f of secretForms()) expect((await redactSecrets(f.text)).text).not.toContain(f.secrets[0])
+ */
+export function secretForms(): SecretForm[] {
+  const p = password
+  const spaced = seed(32).match(/.{4}/gu)!.join(' ')
+  const en: SecretForm[] = [
+    form('en', 'curl -u', p(), (v) => `curl -u admin:${v} https://api.example.com/v1/orders`),
+    form('en', 'curl --user', p(), (v) => `curl --user deploy:${v} -X POST https://ci.example.com/job/build`),
+    form('en', 'curl -u quoted', p(), (v) => `curl -s -u 'backup:${v}' https://files.example.com/dump.tar`),
+    form('en', 'export mid-line', p(), (v) => `Run: export PGPASSWORD=${v}`),
+    form('en', 'export quoted mid-sentence', p(), (v) => `Then export DB_PASSWORD="${v}" and restart the app`),
+    form('en', 'inline env before a command', p(), (v) => `PGPASSWORD=${v} psql -h db.internal -U app shop`),
+    form('en', 'Dockerfile ENV', alnum(36), (v) => `In the Dockerfile: ENV GITHUB_TOKEN=${v}`),
+    form('en', 'Windows set', p(), (v) => `On Windows: set MYSQL_PWD=${v} && mysql -u root`),
+    form('en', 'PowerShell $env:', alnum(32), (v) => `PowerShell: $env:API_KEY="${v}"`),
+    form('en', 'heroku config:set', randomBytes(32).toString('hex'), (v) => `heroku config:set SECRET_KEY_BASE=${v}`),
+    form('en', 'password for X is', p(), (v) => `the prod db password for admin is ${v}`),
+    form('en', 'password for the X is', p(), (v) => `The password for the VPN is ${v}`),
+    form('en', 'password for an address is', p(), (v) => `smtp password for noreply@shop.example is ${v}`),
+    form('en', 'password of X:', p(), (v) => `password of the root account: ${v}`),
+    form('en', 'my password is', p(), (v) => `my password is ${v}`),
+    form('en', 'wifi password is', p(), (v) => `The wifi password is ${v}`),
+    form('en', 'password was', p(), (v) => `sudo password was ${v} on the old box`),
+    form('en', 'PIN is', alnum(4, DIGITS), (v) => `my debit card PIN is ${v}`),
+    form('en', 'PIN code:', alnum(6, DIGITS), (v) => `PIN code: ${v}`),
+    form('en', 'Telegram bot token', telegramToken(), (v) => `bot token ${v}`),
+    form('en', 'Telegram bot URL', telegramToken(), (v) => `https://api.telegram.org/bot${v}/sendMessage?chat_id=12345`),
+    form('en', 'Telegram .env', telegramToken(), (v) => `TELEGRAM_BOT_TOKEN=${v}`),
+    form('en', 'otpauth TOTP URI', seed(32), (v) => `Scan this: otpauth://totp/Acme:alice@acme.com?secret=${v}&issuer=Acme`),
+    form('en', 'otpauth HOTP URI', seed(16), (v) => `otpauth://hotp/GitHub:bob?secret=${v}&counter=0`),
+    form('en', 'TOTP secret in groups', spaced, (v) => `TOTP secret: ${v}`),
+    form('en', '2FA setup key', seed(32), (v) => `the 2FA setup key is ${v}`),
+    form('en', 'mysql -p', p(), (v) => `mysql -u root -p${v} shop`),
+    form('en', 'redis-cli -a', p(), (v) => `redis-cli -h cache.internal -a ${v} ping`),
+    form('en', 'docker login -p', p(), (v) => `docker login -u ci -p ${v} registry.example.com`),
+    form('en', 'netrc', p(), (v) => `machine api.example.com login bob password ${v}`),
+    form('en', 'git URL', alnum(14), (v) => `git clone https://alice:${v}9@git.example.com/shop.git`),
+    form('en', 'wget --password', p(), (v) => `wget --user=ops --password=${v} https://files.example.com/x`),
+    form('en', 'sshpass', p(), (v) => `sshpass -p ${v} ssh ops@10.0.0.5`),
+    form('en', 'JSON password', p(), (v) => `{"user": "ops", "password": "${v}"}`),
+    form('en', 'YAML password', p(), (v) => `db:\n  user: shop\n  password: ${v}`),
+    form('en', 'Bearer header', alnum(40), (v) => `Authorization: Bearer ${v}`),
+    form('en', 'X-Api-Key header', alnum(32), (v) => `X-Api-Key: ${v}`),
+    form('en', 'the api key is', alnum(32), (v) => `the api key is ${v}`),
+    form('en', 'token=', alnum(24), (v) => `use token=${v} for the webhook`),
+    form('en', 'kubectl from-literal', p(), (v) => `kubectl create secret generic db --from-literal=password=${v}`),
+    form('en', 'credentials user:pass', p(), (v) => `credentials: ops:${v}`),
+    form('en', 'Stripe key', `sk_live_${alnum(24)}`, (v) => `Stripe key ${v}`),
+    form('en', 'passphrase is', `${alnum(6, LOWER)}-${alnum(5, LOWER)}-${alnum(7, LOWER)}-${alnum(2, DIGITS)}`, (v) => `The passphrase is ${v}`),
+    form('en', 'root password:', p(), (v) => `root password: ${v}`),
+    form('en', 'pwd=', p(), (v) => `admin pwd=${v}`),
+  ]
+  const zh: SecretForm[] = [
+    form('zh', '银行卡密码 (adjacent)', alnum(6, DIGITS), (v) => `我的银行卡密码 ${v}`),
+    form('zh', '密码是', p(), (v) => `数据库密码是 ${v}`),
+    form('zh', '密码：', p(), (v) => `服务器 root 密码：${v}`),
+    form('zh', '密码为 (no space)', p(), (v) => `管理员密码为${v}，请妥善保管`),
+    form('zh', 'wifi 密码 (adjacent)', p(), (v) => `wifi 密码 ${v}`),
+    form('zh', '支付密码 (adjacent)', alnum(6, DIGITS), (v) => `支付密码 ${v}`),
+    form('zh', '邮箱授权码', alnum(16, LOWER), (v) => `邮箱授权码 ${v}`),
+    form('zh', 'API 密钥：', alnum(32), (v) => `API 密钥：${v}`),
+    form('zh', 'AccessKey Secret：', alnum(30), (v) => `阿里云 AccessKey Secret：${v}`),
+    form('zh', 'export 句中', p(), (v) => `先运行 export PGPASSWORD=${v} 再连接数据库`),
+    form('zh', 'curl -u 句中', p(), (v) => `用 curl -u admin:${v} 调用接口`),
+    form('zh', '机器人 token 是', telegramToken(), (v) => `机器人 token 是 ${v}`),
+    form('zh', '二次验证密钥', seed(16), (v) => `二次验证密钥：${v}`),
+    form('zh', '谷歌验证器 otpauth', seed(32), (v) => `谷歌验证器：otpauth://totp/Shop:ops?secret=${v}&issuer=Shop`),
+    form('zh', '口令：', p(), (v) => `口令：${v}`),
+    form('zh', '私钥密码是', p(), (v) => `私钥密码是 ${v}`),
+    form('zh', '连接串', p(), (v) => `连接串 postgres://app:${v}@db.internal:5432/shop`),
+    form('zh', '令牌：', alnum(32), (v) => `令牌：${v}`),
+    form('zh', '的密码是 (no space)', p(), (v) => `VPN 的密码是${v}`),
+    form('zh', '账号，密码 (adjacent)', p(), (v) => `测试账号 admin，密码 ${v}`),
+  ]
+  return [...en, ...zh]
+}
+
+/** One harmless look-alike: it reads like a secret form, holds none, and must reach the model as written. */
+export interface HarmlessForm {
+  lang: 'en' | 'zh'
+  text: string
+}
+
+/**
+ * Harmless look-alikes of the corpus's secret forms (issue 39): placeholders, settings about
+ * secrets, prose about passwords and tokens, ports and ids. At most 5% of them may be redacted.
+ * @example
+ * const changed = harmlessForms().filter(async (h) => (await redactSecrets(h.text)).text !== h.text)
+ */
+export function harmlessForms(): HarmlessForm[] {
+  const en = [
+    'curl -u $USER:$API_TOKEN https://api.example.com',
+    'curl -u, --user <user:password>  Server user and password',
+    "curl -X POST -H 'Content-Type: application/json' https://api.example.com/v1/items",
+    "curl --user-agent 'Mozilla/5.0' https://example.com",
+    'curl -u admin https://api.example.com (curl then asks for the password)',
+    'export PATH=$PATH:/usr/local/bin',
+    'Run: export NODE_ENV=production',
+    'export PGHOST=db.internal and export PGPORT=5432',
+    'export PGPASSWORD=$(cat ~/.pgpass-shop)',
+    'export TOKEN_TTL=3600',
+    'set PASSWORD_MIN_LENGTH=12 in the config',
+    'ENV SESSION_TIMEOUT=1800',
+    'DB_PASSWORD_FILE=/run/secrets/db_password',
+    'export SSH_AUTH_SOCK=/tmp/ssh-agent.sock',
+    'the password is required',
+    'the password for admin is stored in Vault',
+    'The password for the staging database is in 1Password.',
+    'your password is too short: use at least 12 characters',
+    'password: string (required)',
+    'the password was reset yesterday',
+    'Password is case-sensitive.',
+    'The PIN is four digits long.',
+    'Connect the LED to PIN 13 on the board',
+    'Telegram: message @knowhub_bot or open t.me/knowhub_bot',
+    'Call https://api.telegram.org/bot<token>/getMe to check the bot',
+    'chat_id -1001234567890 is the ops group',
+    'the ratio was 123456789:1 in the benchmark',
+    'otpauth:// URIs hold the secret; scan them with the authenticator app',
+    'otpauth://totp/Acme:alice?issuer=Acme&digits=6&period=30',
+    'Enable 2FA in Settings, then scan the QR code',
+    'The TOTP secret is shown once, store it in the vault',
+    'mysql -u root -p (it prompts for the password)',
+    'ssh -p 2222 deploy@10.0.0.5',
+    'docker run -p 8080:80 nginx',
+    'docker login registry.example.com (credentials come from the helper)',
+    'redis-cli -h cache.internal ping',
+    'git clone https://git.example.com/shop.git',
+    'Authorization: Bearer <token>',
+    'Bearer tokens go in the Authorization header',
+    'password: ${DB_PASSWORD}',
+    'The token is valid for two hours.',
+    'The secret is out: we ship on Friday.',
+    'api_key is optional in local mode',
+    'commit 4e8ace3b1f0d9c8e7a6b5c4d3e2f1a0b9c8d7e6f fixed the login bug',
+    'Entry knowledge-20260101120000-abcd merged into knowledge-20260102120000-efgh.',
+    'uuid 123e4567-e89b-12d3-a456-426614174000',
+    'AWS_REGION=us-east-1 aws s3 ls s3://shop-assets',
+    'kubectl create secret generic db --from-file=./db.env',
+    'machine learning login flow: password reset by email',
+    'Meeting at 10:30: password reset flow discussed',
+    'the session is 30 minutes long',
+    'credentials are in the team vault',
+    'Set the KEY column as the primary key',
+    'pass the token to the next step',
+    'PIN: see the sealed envelope',
+  ]
+  const zh = [
+    '密码长度至少 12 位',
+    '请输入密码',
+    '密码错误，请重试',
+    '密码是必填项',
+    '密码 8-16 位，需包含字母和数字',
+    '密码：请联系管理员获取',
+    '密码：******',
+    '忘记密码？点击重置',
+    'token 的有效期为 2 小时',
+    '令牌 token 会在 24 小时后过期',
+    '授权码模式是 OAuth 2.0 的一种授权流程',
+    '私钥文件路径：/etc/ssl/private/server.key',
+    '密钥管理服务 KMS 负责轮换',
+    '二次验证已开启',
+    '用 curl -X GET 查询订单',
+    '运行 export NODE_ENV=production 再启动',
+    '机器人的用户名是 @knowhub_bot',
+    '密码 12 位以上更安全',
+    '验证码已发送到手机',
+    '数据库密码存放在 Vault 里',
+  ]
+  return [...en.map((text) => ({ lang: 'en' as const, text })), ...zh.map((text) => ({ lang: 'zh' as const, text }))]
+}

@@ -138,25 +138,26 @@ describe.each(BACKENDS)('knowledge folder on %s', (backend) => {
     const files = await knowledge.exportFolder(admin)
     expect(files.map((f) => f.path)).toEqual([
       'README.md',
-      'agents/crawler_ops/plans.json',
       'agents/crawler_ops/tools.json',
       'global/archive.json',
       'global/definitions.json',
+      'global/plans.json',
       'global/tools.json',
       'projects/p1/strategies.json',
       'teams/t1/usecases.json',
-      'users/alice/constraints.json',
-      'users/alice/habits.json',
-      'users/alice/preferences.json',
-      'users/alice/profile.json',
+      'users/user_alice/constraints.json',
+      'users/user_alice/habits.json',
+      'users/user_alice/preferences.json',
+      'users/user_alice/profile.json',
     ])
     const ids = (path: string) => (JSON.parse(file(files, path)!) as { id: string }[]).map((e) => e.id)
-    expect(ids('users/alice/preferences.json')).toEqual([id(1)])
-    expect(ids('agents/crawler_ops/plans.json')).toEqual([id(6)]) // owned by the agent, scoped org-wide
+    expect(ids('users/user_alice/preferences.json')).toEqual([id(1)])
+    // Owned by the agent, scoped org-wide: org-wide knowledge is global/'s (seed 002), whoever owns it.
+    expect(ids('global/plans.json')).toEqual([id(6)])
     expect(ids('global/tools.json')).toEqual([id(11)])
     expect(ids('global/archive.json')).toEqual([id(10)])
     // Chinese as written, 2-space indent, trailing newline, free-form keys sorted.
-    const text = file(files, 'users/alice/preferences.json')!
+    const text = file(files, 'users/user_alice/preferences.json')!
     expect(text).toContain('"content": "用户偏好使用 TypeScript 而非 JavaScript,注重类型安全"')
     expect(text).toMatch(/^\[\n {2}\{\n {4}"id": /)
     expect(text.endsWith('}\n]\n')).toBe(true)
@@ -203,12 +204,18 @@ describe.each(BACKENDS)('knowledge folder on %s', (backend) => {
   it('a hand edit becomes a new version "edited in <path>", changes only its own lines on export, and new entries take their file`s type, category and scope', async () => {
     await load(chineseSet())
     const before = await knowledge.exportFolder(admin)
-    const prefs = JSON.parse(file(before, 'users/alice/preferences.json')!) as Record<string, unknown>[]
+    const prefs = JSON.parse(file(before, 'users/user_alice/preferences.json')!) as Record<string, unknown>[]
     prefs[0]!.content = '用户偏好使用 TypeScript,开启 strict 模式'
     prefs.push({ task: '缩进', content: '两个空格' })
-    const edited = before.map((f) => (f.path === 'users/alice/preferences.json' ? { ...f, text: JSON.stringify(prefs, null, 2) } : f))
+    const edited = before.map((f) => (f.path === 'users/user_alice/preferences.json' ? { ...f, text: JSON.stringify(prefs, null, 2) } : f))
     const plan = await knowledge.importFolder(edited, admin, { dry_run: true })
-    expect(plan).toMatchObject({ dry_run: true, applied: false, changed: [{ id: id(1), file: 'users/alice/preferences.json' }], unchanged: 10, errors: [] })
+    expect(plan).toMatchObject({
+      dry_run: true,
+      applied: false,
+      changed: [{ id: id(1), file: 'users/user_alice/preferences.json' }],
+      unchanged: 10,
+      errors: [],
+    })
     expect(plan.added).toHaveLength(1)
     expect((await knowledge.get(id(1), admin)).version).toBe(2) // nothing written
     const report = await knowledge.importFolder(edited, admin)
@@ -219,46 +226,46 @@ describe.each(BACKENDS)('knowledge folder on %s', (backend) => {
     expect(versions.at(-1)).toMatchObject({
       version: 2,
       content: '用户偏好使用 TypeScript 而非 JavaScript,注重类型安全',
-      reason: 'edited in users/alice/preferences.json',
+      reason: 'edited in users/user_alice/preferences.json',
     })
     const added = await knowledge.get(report.added[0]!.id, admin)
     expect(added).toMatchObject({ types: ['user_profile'], tags: { category: 'preference' }, scopes: ['user:alice'], owner: 'user:alice', content: '两个空格' })
     // The next export: every other file byte-identical; in preferences.json only the edited entry's lines and the new one differ.
     const after = await knowledge.exportFolder(admin)
-    for (const f of before) if (f.path !== 'users/alice/preferences.json') expect(file(after, f.path)).toBe(f.text)
-    const oldEntries = JSON.parse(file(before, 'users/alice/preferences.json')!) as Record<string, unknown>[]
-    const newEntries = JSON.parse(file(after, 'users/alice/preferences.json')!) as Record<string, unknown>[]
+    for (const f of before) if (f.path !== 'users/user_alice/preferences.json') expect(file(after, f.path)).toBe(f.text)
+    const oldEntries = JSON.parse(file(before, 'users/user_alice/preferences.json')!) as Record<string, unknown>[]
+    const newEntries = JSON.parse(file(after, 'users/user_alice/preferences.json')!) as Record<string, unknown>[]
     expect(newEntries).toHaveLength(2)
     expect(newEntries[0]).toEqual({
       ...oldEntries[0],
       content: '用户偏好使用 TypeScript,开启 strict 模式',
       version: 3,
       updated_at: expect.any(String),
-      versions: [...(oldEntries[0]!.versions as unknown[]), expect.objectContaining({ version: 2, reason: 'edited in users/alice/preferences.json' })],
+      versions: [...(oldEntries[0]!.versions as unknown[]), expect.objectContaining({ version: 2, reason: 'edited in users/user_alice/preferences.json' })],
     })
   })
 
   it('an entry removed from a file is reported, and archived only with prune (then found in archive.json)', async () => {
     await load(chineseSet())
     const files = await knowledge.exportFolder(admin)
-    const without = files.map((f) => (f.path === 'users/alice/habits.json' ? { ...f, text: '[]\n' } : f))
+    const without = files.map((f) => (f.path === 'users/user_alice/habits.json' ? { ...f, text: '[]\n' } : f))
     const report = await knowledge.importFolder(without, admin)
-    expect(report.removed).toEqual([{ id: id(2), file: 'users/alice/habits.json' }])
+    expect(report.removed).toEqual([{ id: id(2), file: 'users/user_alice/habits.json' }])
     expect(report.archived).toEqual([])
     expect((await knowledge.get(id(2), admin)).status).toBe('active')
     // A folder without a section says nothing about that section's entries.
     const partialFolder = files.filter((f) => f.path.startsWith('global/'))
     expect((await knowledge.importFolder(partialFolder, admin, { dry_run: true })).removed).toEqual([])
     const pruned = await knowledge.importFolder(without, admin, { prune: true })
-    expect(pruned.archived).toEqual([{ id: id(2), file: 'users/alice/habits.json' }])
+    expect(pruned.archived).toEqual([{ id: id(2), file: 'users/user_alice/habits.json' }])
     expect((await knowledge.get(id(2), admin)).status).toBe('archived')
     const after = await knowledge.exportFolder(admin)
-    expect(file(after, 'users/alice/habits.json')).toBeUndefined()
-    expect((JSON.parse(file(after, 'users/alice/archive.json')!) as { id: string }[]).map((e) => e.id)).toEqual([id(2)])
+    expect(file(after, 'users/user_alice/habits.json')).toBeUndefined()
+    expect((JSON.parse(file(after, 'users/user_alice/archive.json')!) as { id: string }[]).map((e) => e.id)).toEqual([id(2)])
   })
 
   describe('bad input names the file, the index and the field, and imports nothing', () => {
-    const good = { path: 'users/alice/habits.json', text: JSON.stringify([{ task: '好习惯', content: '早睡早起' }]) }
+    const good = { path: 'users/user_alice/habits.json', text: JSON.stringify([{ task: '好习惯', content: '早睡早起' }]) }
     async function expectNothingImported(files: FolderFile[], principal = alice) {
       const report = await knowledge.importFolder(files, principal)
       expect(report.applied).toBe(false)
@@ -294,11 +301,11 @@ describe.each(BACKENDS)('knowledge folder on %s', (backend) => {
       const entry = exportedEntryObject({})
       const errors = await expectNothingImported([
         { path: 'global/tools.json', text: JSON.stringify([entry]) },
-        { path: 'users/alice/tools.json', text: JSON.stringify([entry]) },
+        { path: 'users/user_alice/tools.json', text: JSON.stringify([entry]) },
       ])
       expect(errors).toEqual([
         {
-          file: 'users/alice/tools.json',
+          file: 'users/user_alice/tools.json',
           index: 0,
           field: 'id',
           code: 'invalid_import',
@@ -308,20 +315,23 @@ describe.each(BACKENDS)('knowledge folder on %s', (backend) => {
     })
 
     it('an unknown category file, an unknown folder', async () => {
-      const errors = await expectNothingImported([good, { path: 'users/alice/hobbies.json', text: '[]' }, { path: 'user/alice/habits.json', text: '[]' }])
+      const errors = await expectNothingImported([good, { path: 'users/user_alice/hobbies.json', text: '[]' }, { path: 'user/alice/habits.json', text: '[]' }])
       expect(errors.map((e) => [e.file, e.code])).toEqual([
         ['user/alice/habits.json', 'invalid_import'],
-        ['users/alice/hobbies.json', 'invalid_import'],
+        ['users/user_alice/hobbies.json', 'invalid_import'],
       ])
       expect(errors[1]!.message).toContain('unknown category file hobbies.json')
     })
 
     it('a folder the caller may not write: another user`s section, another owner`s entry', async () => {
-      const errors = await expectNothingImported([good, { path: 'users/carol/preferences.json', text: JSON.stringify([{ task: 't', content: 'c' }]) }], bob)
+      const errors = await expectNothingImported(
+        [good, { path: 'users/user_carol/preferences.json', text: JSON.stringify([{ task: 't', content: 'c' }]) }],
+        bob,
+      )
       expect(errors).toEqual(
         [
           {
-            file: 'users/carol/preferences.json',
+            file: 'users/user_carol/preferences.json',
             index: 0,
             field: 'scopes',
             code: 'forbidden',
@@ -329,7 +339,7 @@ describe.each(BACKENDS)('knowledge folder on %s', (backend) => {
           },
           // bob writes bob's section, not alice's
           {
-            file: 'users/alice/habits.json',
+            file: 'users/user_alice/habits.json',
             index: 0,
             field: 'scopes',
             code: 'forbidden',
@@ -361,22 +371,22 @@ describe.each(BACKENDS)('knowledge folder on %s', (backend) => {
         tags: { domain: 'coding_style' },
         content: '用户偏好使用 TypeScript 而非 JavaScript,注重类型安全',
       }
-      const report = await knowledge.importFolder([{ path: 'users/alice/preferences.json', text: JSON.stringify([seed]) }], alice)
+      const report = await knowledge.importFolder([{ path: 'users/user_alice/preferences.json', text: JSON.stringify([seed]) }], alice)
       expect(report.errors).toEqual([])
-      expect(report.added).toEqual([{ id: 'profile_001', file: 'users/alice/preferences.json' }])
+      expect(report.added).toEqual([{ id: 'profile_001', file: 'users/user_alice/preferences.json' }])
       expect(await knowledge.get('profile_001', alice)).toMatchObject({
         types: ['user_profile'],
         tags: { domain: 'coding_style', category: 'preference' },
         scopes: ['user:alice'],
         owner: 'user:alice',
       })
-      const bad = await knowledge.importFolder([{ path: 'users/alice/habits.json', text: JSON.stringify([{ ...seed, id: 'no spaces' }]) }], alice)
-      expect(bad.errors).toEqual([expect.objectContaining({ file: 'users/alice/habits.json', index: 0, field: 'id', code: 'invalid_import' })])
+      const bad = await knowledge.importFolder([{ path: 'users/user_alice/habits.json', text: JSON.stringify([{ ...seed, id: 'no spaces' }]) }], alice)
+      expect(bad.errors).toEqual([expect.objectContaining({ file: 'users/user_alice/habits.json', index: 0, field: 'id', code: 'invalid_import' })])
     })
 
     it('a BOM and Windows line endings are accepted', async () => {
       const text = `\uFEFF${JSON.stringify([{ task: '换行', content: 'CRLF 文件' }], null, 2).replaceAll('\n', '\r\n')}\r\n`
-      const report = await knowledge.importFolder([{ path: 'users/alice/habits.json', text }], alice)
+      const report = await knowledge.importFolder([{ path: 'users/user_alice/habits.json', text }], alice)
       expect(report.errors).toEqual([])
       expect(report.added).toHaveLength(1)
     })
@@ -403,26 +413,26 @@ describe.each(BACKENDS)('knowledge folder on %s', (backend) => {
           return { ...f, text: JSON.stringify(entries, null, 2) }
         })
       }
-      edit('users/alice/preferences.json', (e) => void (e[0]!.content = '文件里的改动'))
-      edit('users/alice/habits.json', (e) => void (e[0]!.content = '每次提交前运行 lint 和测试'))
+      edit('users/user_alice/preferences.json', (e) => void (e[0]!.content = '文件里的改动'))
+      edit('users/user_alice/habits.json', (e) => void (e[0]!.content = '每次提交前运行 lint 和测试'))
       await knowledge.edit(id(1), { content: '数据库里的改动' }, admin)
       await knowledge.edit(id(3), { content: '不能使用 any,也不能用 as' }, admin)
       await knowledge.feedback(id(2), { add_helpful_case: { query: '习惯' } }, admin)
 
       const second = await knowledge.syncFolder({ files, state }, admin)
       expect(second.report.errors).toEqual([])
-      expect(second.report.changed).toEqual([{ id: id(2), file: 'users/alice/habits.json' }])
-      expect(second.conflicts).toEqual([{ id: id(1), file: 'users/alice/preferences.json', note: `conflicts/${id(1)}.json` }])
+      expect(second.report.changed).toEqual([{ id: id(2), file: 'users/user_alice/habits.json' }])
+      expect(second.conflicts).toEqual([{ id: id(1), file: 'users/user_alice/preferences.json', note: `conflicts/${id(1)}.json` }])
       // Nothing overwritten: the store keeps its text, the folder its own, the note the store's version.
       expect((await knowledge.get(id(1), admin)).content).toBe('数据库里的改动')
-      const prefs = JSON.parse(file(second.files, 'users/alice/preferences.json')!) as { content: string }[]
+      const prefs = JSON.parse(file(second.files, 'users/user_alice/preferences.json')!) as { content: string }[]
       expect(prefs[0]!.content).toBe('文件里的改动')
       const note = JSON.parse(file(second.files, `conflicts/${id(1)}.json`)!) as { store: { content: string }; note: string }
       expect(note.store.content).toBe('数据库里的改动')
       // The other sides flowed: 2's edit is a new version with the feedback kept, 3's store edit is in the folder.
       expect(await knowledge.get(id(2), admin)).toMatchObject({ content: '每次提交前运行 lint 和测试', eval: { helpful: 1 } })
-      expect(file(second.files, 'users/alice/constraints.json')).toContain('不能使用 any,也不能用 as')
-      expect(file(second.files, 'users/alice/habits.json')).toContain('"helpful": 1')
+      expect(file(second.files, 'users/user_alice/constraints.json')).toContain('不能使用 any,也不能用 as')
+      expect(file(second.files, 'users/user_alice/habits.json')).toContain('"helpful": 1')
 
       // While the note is there, the entry is left alone, however often sync runs.
       const third = await knowledge.syncFolder({ files: second.files, state: second.state }, admin)
@@ -433,10 +443,10 @@ describe.each(BACKENDS)('knowledge folder on %s', (backend) => {
 
       // Merged by hand and the note deleted: the folder's text becomes the new version, the store's is kept as the previous one.
       files = third.files.filter((f) => !f.path.startsWith('conflicts/'))
-      edit('users/alice/preferences.json', (e) => void (e[0]!.content = '合并后的内容'))
+      edit('users/user_alice/preferences.json', (e) => void (e[0]!.content = '合并后的内容'))
       const fourth = await knowledge.syncFolder({ files, state: third.state }, admin)
       expect(fourth.conflicts).toEqual([])
-      expect(fourth.report.changed).toEqual([{ id: id(1), file: 'users/alice/preferences.json' }])
+      expect(fourth.report.changed).toEqual([{ id: id(1), file: 'users/user_alice/preferences.json' }])
       expect((await knowledge.get(id(1), admin)).content).toBe('合并后的内容')
       expect((await knowledge.versions(id(1), admin)).map((v) => v.content)).toEqual([
         '旧的内容',
@@ -470,24 +480,25 @@ describe.each(BACKENDS)('knowledge folder on %s', (backend) => {
       expect((await knowledge.get(id(11), admin)).content).toBe('ripgrep 比 grep 快')
 
       const synced = await knowledge.syncFolder({ files: first.files.filter((f) => !f.path.startsWith('conflicts/')), state: first.state }, admin)
-      const withoutHabits = synced.files.filter((f) => f.path !== 'users/alice/habits.json')
+      const withoutHabits = synced.files.filter((f) => f.path !== 'users/user_alice/habits.json')
       const kept = await knowledge.syncFolder({ files: withoutHabits, state: synced.state }, admin)
-      expect(kept.report.removed).toEqual([{ id: id(2), file: 'users/alice/habits.json' }])
-      expect(file(kept.files, 'users/alice/habits.json')).toBeDefined() // written back
+      expect(kept.report.removed).toEqual([{ id: id(2), file: 'users/user_alice/habits.json' }])
+      expect(file(kept.files, 'users/user_alice/habits.json')).toBeDefined() // written back
       const pruned = await knowledge.syncFolder({ files: withoutHabits, state: kept.state, prune: true }, admin)
-      expect(pruned.report.archived).toEqual([{ id: id(2), file: 'users/alice/habits.json' }])
+      expect(pruned.report.archived).toEqual([{ id: id(2), file: 'users/user_alice/habits.json' }])
       expect((await knowledge.get(id(2), admin)).status).toBe('archived')
       expect(pruned.remove).toEqual([])
-      expect(file(pruned.files, 'users/alice/archive.json')).toContain(id(2))
+      expect(file(pruned.files, 'users/user_alice/archive.json')).toContain(id(2))
     })
   })
 
-  it('placeOf: the rule on the seed`s example (user:123 + project:456 preference -> users/123/preferences.json)', () => {
+  it('placeOf: the rule on the seed`s example (user:123 + project:456 preference -> users/user_123/preferences.json)', () => {
     expect(
       placeOf({ scopes: ['user:123', 'project:456'], owner: 'user:123', types: ['user_profile'], tags: { category: 'preference' }, status: 'active' }),
-    ).toBe('users/123/preferences.json')
-    expect(placeOf({ scopes: ['project:456', 'user:123'], owner: 'user:123', types: ['tool'], tags: {}, status: 'active' })).toBe('users/123/tools.json')
-    expect(placeOf({ scopes: ['team:t', 'org:o'], owner: 'agent:a', types: ['plan', 'tool'], tags: {}, status: 'active' })).toBe('agents/a/plans.json')
+    ).toBe('users/user_123/preferences.json')
+    expect(placeOf({ scopes: ['project:456', 'user:123'], owner: 'user:123', types: ['tool'], tags: {}, status: 'active' })).toBe('users/user_123/tools.json')
+    expect(placeOf({ scopes: ['team:t', 'org:o'], owner: 'agent:a', types: ['plan', 'tool'], tags: {}, status: 'active' })).toBe('teams/t/plans.json')
+    expect(placeOf({ scopes: ['org:o'], owner: 'agent:a', types: ['plan'], tags: {}, status: 'active' })).toBe('global/plans.json')
     expect(placeOf({ scopes: ['public'], owner: 'user:u', types: ['user_profile'], tags: { category: 'hobby' }, status: 'active' })).toBe('global/profile.json')
     expect(placeOf({ scopes: ['team:t'], owner: 'user:u', types: ['strategy'], tags: {}, status: 'merged' })).toBe('teams/t/archive.json')
   })
@@ -499,17 +510,21 @@ function exportedEntryObject(fields: Record<string, unknown>): Record<string, un
 }
 
 describe('folder zip', () => {
-  it('round-trips files byte for byte, and refuses a small zip that would inflate past the bounds', () => {
+  it('round-trips files byte for byte, and refuses a small zip that would inflate past the bounds', async () => {
     const files = [
       { path: 'README.md', text: '# 知识\n' },
-      { path: 'users/alice/preferences.json', text: '[]\n' },
+      { path: 'users/user_alice/preferences.json', text: '[]\n' },
     ]
-    expect(unzipFolder(zipFolder(files), { maxFiles: 10, maxFileBytes: 1000, maxTotalBytes: 1000 })).toEqual(files)
+    expect(await unzipFolder(zipFolder(files), { maxFiles: 10, maxFileBytes: 1000, maxTotalBytes: 1000 })).toEqual(files)
     expect(zipFolder(files)).toEqual(zipFolder([...files].reverse()))
     const bomb = zipFolder([{ path: 'global/tools.json', text: ' '.repeat(1_000_000) }])
     expect(bomb.length).toBeLessThan(10_000)
-    expect(() => unzipFolder(bomb, { maxFiles: 10, maxFileBytes: 10_000_000, maxTotalBytes: 100_000 })).toThrow(/holds over 100000 bytes/)
-    expect(() => unzipFolder(bomb, { maxFiles: 10, maxFileBytes: 100_000, maxTotalBytes: 10_000_000 })).toThrow(/global\/tools.json is 1000000 bytes/)
-    expect(() => unzipFolder(new TextEncoder().encode('not a zip'), { maxFiles: 10, maxFileBytes: 10, maxTotalBytes: 10 })).toThrow(/not a zip file/)
+    await expect(unzipFolder(bomb, { maxFiles: 10, maxFileBytes: 10_000_000, maxTotalBytes: 100_000 })).rejects.toThrow(
+      /the zip inflates past 100000 bytes in all/,
+    )
+    await expect(unzipFolder(bomb, { maxFiles: 10, maxFileBytes: 100_000, maxTotalBytes: 10_000_000 })).rejects.toThrow(
+      /"global\/tools.json" inflates past 100000 bytes/,
+    )
+    await expect(unzipFolder(new TextEncoder().encode('not a zip'), { maxFiles: 10, maxFileBytes: 10, maxTotalBytes: 10 })).rejects.toThrow(/not a zip file/)
   })
 })

@@ -66,6 +66,8 @@ describe('/mcp (streamable HTTP, token mode)', () => {
       'resource_save',
       'resource_get',
       'user_profile',
+      'get_knowledge',
+      'save_knowledge',
       'goal',
       'agent_compact',
     ])
@@ -92,7 +94,8 @@ describe('/mcp (streamable HTTP, token mode)', () => {
         resource_ids: ['credentials/site_a'],
       })
     ).structuredContent as { id: string; owner: string }
-    expect(saved.owner).toBe('user:alice')
+    // Seed 003's default owner: the agent the token is (alice's token acts as agent helper).
+    expect(saved.owner).toBe('agent:helper')
     await call('knowledge_save', {
       task: 'Log in to site A',
       content: 'Use the shared test account; respect the daily limit',

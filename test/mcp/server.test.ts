@@ -54,8 +54,8 @@ describe('MCP server (in-process)', () => {
   it('lists the knowledge tools and, with packs, the pack tools with the catalog in the activation description', async () => {
     const client = await connect()
     const { tools } = await client.listTools()
-    // 10 knowledge tools (knowledge_extract and user_profile among them), the goal and agent_compact tools (the local backend has goal trees and agents) and 3 pack tools.
-    expect(tools.map((t) => t.name)).toHaveLength(15)
+    // 10 knowledge tools (knowledge_extract and user_profile among them), seed 002's two names, the goal and agent_compact tools (the local backend has goal trees and agents) and 3 pack tools.
+    expect(tools.map((t) => t.name)).toHaveLength(17)
     const activate = tools.find((t) => t.name === 'knowledge_pack_activate')!
     expect(activate.description).toContain('<available_knowledge_packs>')
     expect(activate.description).toContain('<name>founder-persona</name>')
@@ -72,8 +72,8 @@ describe('MCP server (in-process)', () => {
   it('registers no pack tool and no pack resource when there are no packs', async () => {
     const client = await connect({ packs: [] })
     const names = (await client.listTools()).tools.map((t) => t.name)
-    // 10 knowledge tools, the goal and agent_compact tools.
-    expect(names).toHaveLength(12)
+    // 10 knowledge tools, seed 002's two names, the goal and agent_compact tools.
+    expect(names).toHaveLength(14)
     expect(names.some((n) => n.startsWith('knowledge_pack_'))).toBe(false)
     expect(client.getServerCapabilities()?.resources).toBeUndefined()
   })

@@ -76,6 +76,8 @@ describe('knowhub mcp (stdio)', () => {
         'resource_get',
         'user_profile',
         'resource_save',
+        'get_knowledge',
+        'save_knowledge',
       ].sort(),
     )
     expect(tools.find((t) => t.name === 'knowledge_pack_activate')!.description).toContain('<name>acme-product-brief</name>')
@@ -131,8 +133,8 @@ describe('knowhub mcp (stdio)', () => {
   it('registers no activation tool when no pack is found', async () => {
     const client = await spawnMcp(['--project', join(dir, 'empty-project'), '--no-user'], 'data-2')
     const names = (await client.listTools()).tools.map((t) => t.name)
-    // 10 knowledge tools (user_profile among them), the goal and agent_compact tools (the local backend has goal trees and agents).
-    expect(names).toHaveLength(12)
+    // 10 knowledge tools (user_profile among them), seed 002's two names, the goal and agent_compact tools (the local backend has goal trees and agents).
+    expect(names).toHaveLength(14)
     expect(names).not.toContain('knowledge_pack_activate')
   })
 })
@@ -172,8 +174,11 @@ describe('knowhub mcp --url (stdio in front of a running server)', () => {
       })) as CallToolResult
       expect(saved.isError, text(saved)).toBeFalsy()
       const id = (saved.structuredContent as { id: string }).id
-      // Saved on the server, owned by the token's principal.
-      expect(await t.hub.knowledge.get(id, { user: 'remote', permissions: ['read'] })).toMatchObject({ owner: 'user:remote' })
+      // Saved on the server, owned by the token's principal, shared with its org (seed 003's default), whatever KNOWHUB_AGENT says here.
+      expect(await t.hub.knowledge.get(id, { user: 'remote', org: 'acme', permissions: ['read'] })).toMatchObject({
+        owner: 'user:remote',
+        scopes: ['org:acme'],
+      })
       expect(text(await client.callTool({ name: 'knowledge_search', arguments: { query: 'logrotate copytruncate' } }))).toContain(id)
       const denied = (await client.callTool({
         name: 'knowledge_update',

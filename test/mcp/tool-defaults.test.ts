@@ -70,13 +70,14 @@ describe('tool defaults from the config file', () => {
     expect(KnowHubConfig.safeParse({ tools: { scopes: ['org acme'] } }).success).toBe(false)
     expect(KnowHubConfig.safeParse({ tools: { owner: 'public' } }).success).toBe(false)
     expect(toolDefaults(TOOLS)).toEqual({ scopes: ['org:acme'], owner: 'org:acme', agent_id: 'coder', submitted_by: 'ci-bot' })
-    expect(toolDefaults(TOOLS, { scope: ['user:dev'], agentId: 'other' }, 'from_env')).toEqual({
+    expect(toolDefaults(TOOLS, { scope: ['user:dev'], agentId: 'other' })).toEqual({
       scopes: ['user:dev'],
       owner: 'org:acme',
       agent_id: 'other',
       submitted_by: 'ci-bot',
     })
-    expect(toolDefaults({}, { scope: [] }, 'from_env')).toEqual({ agent_id: 'from_env' })
+    // Nothing configured: nothing here (the tools ask the hub who the caller is: its org, its agent).
+    expect(toolDefaults({}, { scope: [] })).toEqual({})
   })
 
   it('`knowhub mcp` (stdio) saves with the configured defaults, and its flags win', async () => {

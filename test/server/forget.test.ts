@@ -401,12 +401,12 @@ describe('GET /api/users/{id}/profile', () => {
     const berlin = await profile('background', 'Location', 'Carol works from Berlin')
     const lisbon = await profile('background', 'Location', 'Carol moved to Lisbon', 0.8)
     const movedAt = new Date(Date.now() - 3_600_000)
-    const carolScopes = ['user:carol', 'org:acme', 'public']
-    const superseded = await t.hub.store.knowledge.supersede({ oldId: berlin, newId: lisbon, visible: carolScopes, validTo: movedAt, at: new Date() })
+    const carolAccess = { visible: ['user:carol', 'org:acme', 'public'], owners: ['user:carol', 'org:acme'], scopes: [] }
+    const superseded = await t.hub.store.knowledge.supersede({ oldId: berlin, newId: lisbon, access: carolAccess, validTo: movedAt, at: new Date() })
     expect('refused' in superseded).toBe(false)
     const trial = await profile('constraint', 'Trial', 'Carol is on a free trial')
     const expiredAt = new Date(Date.now() - 60_000)
-    expect(await t.hub.store.knowledge.setExpiry(trial, carolScopes, expiredAt, new Date())).toBeDefined()
+    expect(await t.hub.store.knowledge.setExpiry(trial, carolAccess, expiredAt, new Date())).toBeDefined()
 
     const r = await carol.get('/api/users/carol/profile')
     expect(r.status, r.text).toBe(200)

@@ -23,7 +23,7 @@ afterAll(async () => {
     const leaks = w.attempts.flatMap((a) => a.leaked)
     console.log(
       `tenancy on ${backend}: ${w.attempts.length} attempts (${counts((a) => a.surface === 'api')} API, ${counts((a) => a.surface === 'ui')} dashboard, ` +
-        `${counts((a) => a.surface === 'mcp')} MCP; ${counts((a) => a.cross)} cross-org), ${leaks.length} leaks, ${leaks.filter((l) => l.startsWith('secret:')).length} secret leaks, ` +
+        `${counts((a) => a.surface === 'mcp')} MCP; ${counts((a) => a.cross)} cross-org, ${counts((a) => a.data)} with ids in their bodies), ${leaks.length} leaks, ${leaks.filter((l) => l.startsWith('secret:')).length} secret leaks, ` +
         `${Object.keys(ROUTE_CASES).length} routes, ${Object.keys(MCP_CASES).length} MCP tools`,
     )
     const byRoute = new Map<string, number>()
@@ -65,6 +65,8 @@ describe(`tenancy on ${backend}`, () => {
 
   it('leaked nothing', () => {
     expect(w.attempts.length).toBeGreaterThan(500)
+    // Issue 39: imports, folders and syncs naming ids inside their bodies are walked too.
+    expect(w.attempts.filter((a) => a.data).length).toBeGreaterThan(60)
     expect(w.attempts.flatMap((a) => a.leaked)).toEqual([])
   })
 })

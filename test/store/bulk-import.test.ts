@@ -183,7 +183,7 @@ describe('bulk import statistics on the embedded database (migration 0022)', () 
       // The same id again: the second INSERT fails after the first went in.
       yield [item('knowledge-20260101000000-9001')]
     }
-    await expect(store.knowledge.importBatches(batches(), true)).rejects.toThrow()
+    await expect(store.knowledge.importBatches(batches(), true, { visible: [], owners: [], scopes: [] })).rejects.toThrow()
     expect(await enabled()).toBe('O')
     expect(await store.db.query(sql`SELECT term, scope, df FROM knowledge_scope_term ORDER BY term, scope`)).toEqual(before)
     expect(await store.db.query(sql`SELECT id FROM knowledge WHERE id = ${'knowledge-20260101000000-9001'}`)).toEqual([])

@@ -5,6 +5,7 @@
  * change is never kept after the sync that saw it.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { writeAccess } from '../../src/auth/policy.js'
 import { Principal, visibleScopes } from '../../src/core/principal.js'
 import { createHashedEmbedder } from '../../src/embed/hashed.js'
 import { createKnowledgeService, type KnowledgeService } from '../../src/knowledge/service.js'
@@ -70,7 +71,7 @@ describe('the embedded store reads records through the cache', () => {
     expect([fed.eval.helpful, fed.eval.harmful]).toEqual([1, 1])
     await knowledge.feedback(b.id, { update_score: 5 }, alice)
     expect((await search()).find((r) => r.id === b.id)?.eval.score).toBe(5)
-    await store.knowledge.moveConfidence(b.id, visibleScopes(alice), 1, 0.5, new Date())
+    await store.knowledge.moveConfidence(b.id, writeAccess(alice), 1, 0.5, new Date())
     expect((await store.knowledge.getMany([b.id], visibleScopes(alice)))[0]?.confidence).toBeGreaterThan(0.5)
     await knowledge.archive(a.id, alice)
     expect((await search()).map((r) => r.id)).toEqual([b.id])

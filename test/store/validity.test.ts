@@ -6,6 +6,7 @@
  * and neighbour queries.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { writeAccess } from '../../src/auth/policy.js'
 import { Principal, visibleScopes } from '../../src/core/principal.js'
 import { createHashedEmbedder } from '../../src/embed/hashed.js'
 import { textQuery } from '../../src/knowledge/search/document.js'
@@ -19,6 +20,7 @@ import { BACKENDS, createTestDatabase, openTestStore, truncateKnowledge, type Ba
 
 const alice = Principal.parse({ user: 'alice', org: 'acme' })
 const visible = visibleScopes(alice)
+const access = writeAccess(alice)
 const embedder = createHashedEmbedder({ dimension: 64 })
 
 /** Every backend, and the embedded one once more with full-text search in SQL. */
@@ -81,32 +83,32 @@ describe.each(PATHS)('validity in the store on %s (full text: %s)', (backend, fu
     // Read both first: a cached record must not outlive the change.
     await store.knowledge.getMany([old.id, fresh.id], visible)
     const at = new Date('2026-06-02T00:00:00Z')
-    const done = await store.knowledge.supersede({ oldId: old.id, newId: fresh.id, visible, validTo: at, at })
+    const done = await store.knowledge.supersede({ oldId: old.id, newId: fresh.id, access, validTo: at, at })
     expect('refused' in done).toBe(false)
     const [o, n] = [await store.knowledge.get(old.id, visible), await store.knowledge.get(fresh.id, visible)] as KnowledgeRecord[]
     expect(o).toMatchObject({ valid_to: at, superseded_by: fresh.id, supersedes: null, updated_at: at })
     expect(n).toMatchObject({ valid_to: null, superseded_by: null, supersedes: old.id, updated_at: at })
     // The old one is neither current nor supersedable again; the new one supersedes nothing else.
     const third = await save('ci runs on buildkite')
-    expect(await store.knowledge.supersede({ oldId: old.id, newId: third.id, visible, validTo: at, at })).toEqual({ refused: 'old_changed' })
-    expect(await store.knowledge.supersede({ oldId: third.id, newId: fresh.id, visible, validTo: at, at })).toEqual({ refused: 'new_changed' })
-    expect(await store.knowledge.supersede({ oldId: fresh.id, newId: old.id, visible, validTo: at, at })).toEqual({ refused: 'new_changed' })
+    expect(await store.knowledge.supersede({ oldId: old.id, newId: third.id, access, validTo: at, at })).toEqual({ refused: 'old_changed' })
+    expect(await store.knowledge.supersede({ oldId: third.id, newId: fresh.id, access, validTo: at, at })).toEqual({ refused: 'new_changed' })
+    expect(await store.knowledge.supersede({ oldId: fresh.id, newId: old.id, access, validTo: at, at })).toEqual({ refused: 'new_changed' })
     expect((await store.knowledge.get(third.id, visible))?.valid_to).toBeNull()
   })
 
   it('refuses what the caller cannot see, and rolls back an entry inserted in the same transaction', async () => {
     const old = await save('the cache is redis')
-    const bob = visibleScopes(Principal.parse({ user: 'bob', org: 'other' }))
+    const bob = writeAccess(Principal.parse({ user: 'bob', org: 'other' }))
     const theirs = await knowledge.save({ task: 'the cache is memcached', content: 'x', types: ['tool'] }, Principal.parse({ user: 'bob', org: 'other' }))
     const at = now
-    expect(await store.knowledge.supersede({ oldId: old.id, newId: theirs.id, visible, validTo: at, at })).toEqual({ refused: 'new_missing' })
-    expect(await store.knowledge.supersede({ oldId: old.id, newId: theirs.id, visible: bob, validTo: at, at })).toEqual({ refused: 'old_missing' })
+    expect(await store.knowledge.supersede({ oldId: old.id, newId: theirs.id, access, validTo: at, at })).toEqual({ refused: 'new_missing' })
+    expect(await store.knowledge.supersede({ oldId: old.id, newId: theirs.id, access: bob, validTo: at, at })).toEqual({ refused: 'old_missing' })
     const record = { ...(await store.knowledge.get(old.id, visible))!, id: 'knowledge-20260601000000-zzzz', supersedes: null }
     const insert = { record, doc: { title: ['cache'], body: ['valkey'] }, embedding: undefined }
     // The old entry is closed meanwhile: the insert is rolled back with the refusal.
-    await store.knowledge.supersede({ oldId: old.id, newId: (await save('the cache is valkey')).id, visible, validTo: at, at })
-    expect(await store.knowledge.supersede({ oldId: old.id, newId: record.id, visible, validTo: at, at, insert })).toEqual({ refused: 'old_changed' })
-    expect(await store.knowledge.exists([record.id])).toEqual([])
+    await store.knowledge.supersede({ oldId: old.id, newId: (await save('the cache is valkey')).id, access, validTo: at, at })
+    expect(await store.knowledge.supersede({ oldId: old.id, newId: record.id, access, validTo: at, at, insert })).toEqual({ refused: 'old_changed' })
+    expect(await store.knowledge.claims([record.id], access)).toEqual(new Map())
   })
 
   it('filters by validity in list, full-text, vector and neighbour queries: current by default, as of a date, history, expiry', async () => {
@@ -119,7 +121,7 @@ describe.each(PATHS)('validity in the store on %s (full text: %s)', (backend, fu
     const actions = await save('pipeline tool github actions', { source: { ...trace, timestamp: '2026-03-01T00:00:00Z' } })
     const cookie = await save('pipeline tool cookie', { expires_at: '2026-04-01T00:00:00Z' })
     const switched = new Date('2026-03-01T00:00:00Z')
-    await store.knowledge.supersede({ oldId: jenkins.id, newId: actions.id, visible, validTo: switched, at: switched })
+    await store.knowledge.supersede({ oldId: jenkins.id, newId: actions.id, access, validTo: switched, at: switched })
 
     const all = [jenkins.id, middle.id, actions.id, cookie.id].sort()
     const current = [middle.id, actions.id, cookie.id].sort()
@@ -154,7 +156,7 @@ describe.each(PATHS)('validity in the store on %s (full text: %s)', (backend, fu
     const search = (validity?: EntryFilter['validity']) => store.knowledge.searchTextWithBound(q, { visible, ...(validity ? { validity } : {}) }, 20)
     const everyEntry = await search()
     const at = new Date('2026-06-02T00:00:00Z')
-    await store.knowledge.supersede({ oldId: old.id, newId: fresh.id, visible, validTo: at, at })
+    await store.knowledge.supersede({ oldId: old.id, newId: fresh.id, access, validTo: at, at })
     const current = await search()
     const history = await search({ superseded: true })
     const asOf = await search({ asOf: new Date('2026-06-01T12:00:00Z') })
@@ -174,7 +176,7 @@ describe.each(PATHS)('validity in the store on %s (full text: %s)', (backend, fu
     const old = await save('ci runs on jenkins', { source: { timestamp: '2025-01-01T00:00:00Z' } })
     const fresh = await save('ci runs on github actions', { expires_at: '2027-01-01' })
     const at = new Date('2026-06-02T00:00:00Z')
-    await store.knowledge.supersede({ oldId: old.id, newId: fresh.id, visible, validTo: at, at })
+    await store.knowledge.supersede({ oldId: old.id, newId: fresh.id, access, validTo: at, at })
     const lines: string[] = []
     for await (const line of knowledge.exportJsonl(alice)) lines.push(line)
     const files = await knowledge.exportFolder(alice)
@@ -208,11 +210,11 @@ describe.each(PATHS)('validity in the store on %s (full text: %s)', (backend, fu
   it('sets and clears expires_at', async () => {
     const entry = await save('session cookie for site a')
     const at = new Date('2026-06-01T00:00:00Z')
-    expect((await store.knowledge.setExpiry(entry.id, visible, new Date('2026-06-02T00:00:00Z'), at))?.expires_at).toEqual(new Date('2026-06-02T00:00:00Z'))
+    expect((await store.knowledge.setExpiry(entry.id, access, new Date('2026-06-02T00:00:00Z'), at))?.expires_at).toEqual(new Date('2026-06-02T00:00:00Z'))
     expect(await textIds('session cookie', { validity: { now: new Date('2026-06-03T00:00:00Z') } })).toEqual([])
-    expect((await store.knowledge.setExpiry(entry.id, visible, null, at))?.expires_at).toBeNull()
+    expect((await store.knowledge.setExpiry(entry.id, access, null, at))?.expires_at).toBeNull()
     expect(await textIds('session cookie', { validity: { now: new Date('2026-06-03T00:00:00Z') } })).toEqual([entry.id])
-    expect(await store.knowledge.setExpiry(entry.id, ['user:someone-else'], null, at)).toBeUndefined()
+    expect(await store.knowledge.setExpiry(entry.id, writeAccess(Principal.parse({ user: 'someone-else' })), null, at)).toBeUndefined()
   })
 })
 

@@ -48,18 +48,43 @@ beforeEach(async () => {
 })
 
 describe('knowledge tools on a real hub', () => {
-  it('knowledge_save applies seed-003 defaults; scopes and owner come from the caller or the configured defaults', async () => {
+  it('answers seed 002`s names: get_knowledge is knowledge_search, save_knowledge is knowledge_save (listed with seedAliases)', async () => {
+    const tools = kit()
+    expect(tools.tools.map((t) => t.name)).not.toContain('get_knowledge')
+    expect(kit().tools.length + 2).toBe(createToolkit({ backend: localBackend(hub, PRINCIPAL), packs, embedder: hub.embedder, seedAliases: true }).tools.length)
+    const saved = (await tools.callTool('save_knowledge', { task: '用户编码风格偏好', content: '偏好 TypeScript', types: ['user_profile'] }))
+      .data as KnowledgeEntry
+    expect(saved.owner).toBe('agent:research_agent')
+    const found = (await tools.callTool('get_knowledge', { query: '用户编码风格偏好', top_k: 3 })).data as SearchResponse
+    expect(found.results.map((r) => r.id)).toContain(saved.id)
+  })
+
+  it('knowledge_save applies seed-003 defaults: scopes the caller`s org, owner agent:{agent_id}; configured defaults and arguments win', async () => {
     const plain = await kit().callTool('knowledge_save', {
       task: 'Log in to site A with Selenium',
       content: 'undetected_chromedriver avoids bot checks',
       types: ['tool'],
     })
     const entry = plain.data as KnowledgeEntry
-    expect(entry.scopes).toEqual(['user:dev'])
-    expect(entry.owner).toBe('user:dev')
+    // Seed 003: knowledge an agent learns is shared with its org and owned by the agent (the caller is agent research_agent of acme).
+    expect(entry.scopes).toEqual(['org:acme'])
+    expect(entry.owner).toBe('agent:research_agent')
     expect(entry.eval.score).toBe(3)
-    expect(entry.source).toMatchObject({ category: 'exp', name: '', urls: [], agent_id: '' })
-    expect(plain.text).toBe(`Saved ${entry.id} (types tool; scopes user:dev; owner user:dev; score 3).`)
+    expect(entry.source).toMatchObject({ category: 'exp', name: '', urls: [], agent_id: 'research_agent' })
+    expect(plain.text).toBe(`Saved ${entry.id} (types tool; scopes org:acme; owner agent:research_agent; score 3).`)
+    // Another agent of the same org finds it (it was saved for the org, not for the caller alone).
+    const colleague = kit({ principal: Principal.parse({ agent: 'crawler_ops', org: 'acme', permissions: ['read', 'write'] }) })
+    expect(((await colleague.callTool('knowledge_search', { query: 'selenium login bot checks' })).data as SearchResponse).results.map((r) => r.id)).toContain(
+      entry.id,
+    )
+    // An agent id the caller is not: a clear error naming the fix, never a silent owner.
+    const user = kit({ principal: Principal.parse({ user: 'alice', org: 'acme', permissions: ['read', 'write'] }) })
+    const refused = await user.callTool('knowledge_save', { task: 'T', content: 'C', types: ['tool'], agent_id: 'crawler_ops' }).catch((e: unknown) => e)
+    expect(isKnowHubError(refused, 'forbidden')).toBe(true)
+    expect((refused as Error).message).toContain('knowhub token create --agent crawler_ops --org acme')
+    // A user token without an agent: its org, owned by the user.
+    const plainUser = (await user.callTool('knowledge_save', { task: 'T', content: 'C', types: ['tool'] })).data as KnowledgeEntry
+    expect(plainUser).toMatchObject({ scopes: ['org:acme'], owner: 'user:alice' })
 
     const configured = kit({ defaults: { scopes: ['org:acme'], agent_id: 'research_agent', submitted_by: 'dev@example.com' } })
     const second = (
@@ -163,7 +188,7 @@ describe('knowledge tools on a real hub', () => {
     const tools = kit()
     await tools.callTool('knowledge_save', { task: 'first', content: 'one', types: ['tool'] })
     await tools.callTool('knowledge_save', { task: 'second', content: 'two', types: ['plan'], scopes: ['org:acme'] })
-    await tools.callTool('knowledge_save', { task: 'third', content: 'three', types: ['plan'] })
+    await tools.callTool('knowledge_save', { task: 'third', content: 'three', types: ['plan'], scopes: ['user:dev'], owner: 'user:dev' })
 
     const all = await tools.callTool('knowledge_list', {})
     expect(all.data).toMatchObject({ count: 3, next_cursor: null })

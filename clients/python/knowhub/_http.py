@@ -80,17 +80,37 @@ def _parse_json(text: str) -> Tuple[bool, Any]:
         return False, None
 
 
-def _origin(url: str) -> Tuple[str, str]:
+def _origin(url: str) -> Tuple[str, str, Optional[int]]:
+    """Scheme, host and port (the default port filled in): what decides whether two URLs share an origin."""
     parts = urllib.parse.urlsplit(url)
-    return parts.scheme, parts.netloc
+    scheme = parts.scheme.lower()
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    return scheme, (parts.hostname or "").lower(), port or {"http": 80, "https": 443}.get(scheme)
 
 
 class _FollowRedirects(urllib.request.HTTPRedirectHandler):
-    """Follows redirects for every method, keeping the method and body (307/308 semantics); the
-    bearer token goes to the same origin only, as fetch does."""
+    """Follows redirects for every method, keeping the method and body (307/308 semantics) on the
+    same origin. Across origins the bearer token is dropped, as fetch does, and a request with a
+    body is not followed at all: a body (a resource's ``secure_body``, say) never goes to another origin."""
 
     def redirect_request(self, req, fp, code, msg, headers, newurl):  # type: ignore[no-untyped-def]
-        kept = {k: v for k, v in req.header_items() if k.lower() != "authorization" or _origin(newurl) == _origin(req.full_url)}
+        same = _origin(newurl) == _origin(req.full_url)
+        if not same and req.data is not None:
+            scheme, host, port = _origin(newurl)
+            raise KnowHubError(
+                "http_error",
+                f"{req.get_method()} {urllib.parse.urlsplit(req.full_url).path} was redirected ({code}) to another origin, {scheme}://{host}:{port}: "
+                "not followed, a request body is never sent to another origin",
+                {"location_origin": f"{scheme}://{host}:{port}"},
+                status=code,
+                method=req.get_method(),
+            )
+        if newurl.split(":", 1)[0].lower() not in ("http", "https"):
+            raise KnowHubError("http_error", f"a redirect ({code}) to a URL that is not http(s) was not followed", status=code, method=req.get_method())
+        kept = {k: v for k, v in req.header_items() if k.lower() != "authorization" or same}
         return urllib.request.Request(newurl, data=req.data, headers=kept, method=req.get_method())
 
 

@@ -116,17 +116,23 @@ class _Api(Generic[J, T, B, L]):
         rerank: Optional[bool] = None,
         routing: Optional[str] = None,
         expand: Optional[str] = None,
+        order: Optional[str] = None,
+        visibility: Optional[Sequence[str]] = None,
     ) -> J:
-        """``GET /api/knowledge/search?q&top_k&min_score&types``: ``{"results": [...], "count": n}``."""
+        """``GET /api/knowledge/search?q&top_k&min_score&types``: ``{"results": [...], "count": n}``.
+
+        ``order``: ``relevance`` (default), ``scope`` (seed 002's order) or ``quality`` (seed 003's);
+        ``visibility``: only entries of these (``private``, ``shared``, ``org``, ``public``).
+        """
         q: Dict[str, QueryValue] = {"q": query, "top_k": top_k, "min_score": min_score, "types": types}
-        q.update(explain=explain, mode=mode, rerank=rerank, routing=routing, expand=expand)
+        q.update(explain=explain, mode=mode, rerank=rerank, routing=routing, expand=expand, order=order, visibility=visibility)
         return self._send(Request("GET", "/api/knowledge/search", q))
 
     def save(
         self,
         task: str,
         content: str,
-        types: Sequence[str],
+        types: Optional[Sequence[str]] = None,
         tags: Optional[Mapping[str, Any]] = None,
         scopes: Optional[Sequence[str]] = None,
         owner: Optional[str] = None,
@@ -135,11 +141,27 @@ class _Api(Generic[J, T, B, L]):
         confidence: Optional[float] = None,
         message_id: Optional[str] = None,
         resource_ids: Optional[Sequence[str]] = None,
+        *,
+        id: Optional[str] = None,
+        type: Optional[str] = None,
+        visibility: Optional[str] = None,
+        eval: Optional[Mapping[str, Any]] = None,
+        created_at: Optional[str] = None,
+        updated_at: Optional[str] = None,
+        valid_from: Optional[str] = None,
+        expires_at: Optional[str] = None,
     ) -> J:
-        """``POST /api/knowledge``: the saved entry (never retried after a network error: it could be saved twice)."""
+        """``POST /api/knowledge``: the saved entry (never retried after a network error: it could be saved twice).
+
+        The seeds' records load as written: ``kh.save(**record)`` with seed 002's ``type``, ``visibility``
+        and ``eval``, or seed 003's ``id``, ``eval``, ``created_at``, ``updated_at``. An ``id`` makes the
+        create idempotent (``existed: True`` when it was saved already); what the server does not take
+        from a client (feedback counts, the record's times) comes back in ``ignored``.
+        """
         body = _body(
-            task=task, content=content, types=list(types), tags=tags, scopes=scopes, owner=owner, source=source, score=score,
-            confidence=confidence, message_id=message_id, resource_ids=resource_ids,
+            task=task, content=content, types=list(types) if types is not None else None, tags=tags, scopes=scopes, owner=owner,
+            source=source, score=score, confidence=confidence, message_id=message_id, resource_ids=resource_ids, id=id, type=type,
+            visibility=visibility, eval=eval, created_at=created_at, updated_at=updated_at, valid_from=valid_from, expires_at=expires_at,
         )
         return self._send(Request("POST", "/api/knowledge", body=body, retry="unsafe"))
 
@@ -173,9 +195,11 @@ class _Api(Generic[J, T, B, L]):
         status: Optional[Sequence[str]] = None,
         cursor: Optional[str] = None,
         expand: Optional[str] = None,
+        visibility: Optional[Sequence[str]] = None,
     ) -> J:
         """``GET /api/knowledge?limit&types&scopes``: ``{"items": [...], "count": n, "next_cursor": …}``, newest first."""
         q: Dict[str, QueryValue] = {"limit": limit, "types": types, "scopes": scopes, "status": status, "cursor": cursor, "expand": expand}
+        q.update(visibility=visibility)
         return self._send(Request("GET", "/api/knowledge", q))
 
     def edit(
@@ -437,8 +461,40 @@ class _Api(Generic[J, T, B, L]):
         return self._send(Request("POST", "/api/admin/backup", response="bytes"))
 
 
+def _setting_error(field: str, problem: str) -> KnowHubError:
+    return KnowHubError("validation_error", f"Invalid {field}: {problem}", {"issues": [{"path": field, "message": problem}]})
+
+
+def _checked_url(url: str) -> str:
+    """An ``http://`` or ``https://`` URL with a host; anything else (``file://``, no scheme) is refused here, not at the first call."""
+    parts = urllib.parse.urlsplit(url.strip())
+    if parts.scheme.lower() not in ("http", "https"):
+        shown = f"{parts.scheme}://" if "://" in url else "a URL without a scheme"
+        raise _setting_error("url", f"a KnowHub server's URL starts with http:// or https://, not {shown}")
+    if not parts.hostname:
+        raise _setting_error("url", "the URL has no host")
+    return url.strip()
+
+
+#: What a token may hold: visible ASCII (what an HTTP header carries), as ``knowhub token create`` prints them.
+_TOKEN = re.compile(r"^[\x21-\x7e]+$")
+
+
+def _checked_token(token: Optional[str]) -> Optional[str]:
+    """The token without the whitespace around it (a trailing newline from a file); never echoed in an error."""
+    if token is None:
+        return None
+    stripped = token.strip()
+    if stripped == "":
+        return None
+    if not _TOKEN.match(stripped):
+        raise _setting_error("token", "the token holds a space, a control character or a non-ASCII character, which an HTTP header cannot carry (the token is not shown)")
+    return stripped
+
+
 def _settings(url: Optional[str], token: Optional[str]) -> Tuple[str, Optional[str]]:
-    return (url or os.environ.get("KNOWHUB_URL") or DEFAULT_URL, token if token is not None else (os.environ.get("KNOWHUB_TOKEN") or None))
+    base = _checked_url(url or os.environ.get("KNOWHUB_URL") or DEFAULT_URL)
+    return base, _checked_token(token if token is not None else (os.environ.get("KNOWHUB_TOKEN") or None))
 
 
 class KnowHub(_Api[Json, str, bytes, List[Json]]):

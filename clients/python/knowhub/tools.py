@@ -96,11 +96,13 @@ class Tools:
         self.owner = owner
         self.submitted_by = submitted_by
 
-    async def knowledge_search(self, query: str, top_k: int = 5, min_score: int = 3, types: Optional[List[str]] = None) -> ToolResult:
-        """``GET /api/knowledge/search``: the entries as data; ``metadata["items"]`` the results."""
+    async def knowledge_search(
+        self, query: str, top_k: int = 5, min_score: int = 3, types: Optional[List[str]] = None, order: Optional[str] = None
+    ) -> ToolResult:
+        """``GET /api/knowledge/search``: the entries as data; ``metadata["items"]`` the results (``order``: relevance, scope or quality)."""
         query = js_trim(query)
         try:
-            response = await self.client.search(query, top_k, min_score, types)
+            response = await self.client.search(query, top_k, min_score, types, order=order)
         except KnowHubError as error:
             return _failed("knowledge_search", error)
         n = response["count"]
@@ -380,9 +382,9 @@ def _tools() -> Tools:
     return _default if _default is not None else configure()
 
 
-async def knowledge_search(query: str, top_k: int = 5, min_score: int = 3, types: Optional[List[str]] = None) -> ToolResult:
+async def knowledge_search(query: str, top_k: int = 5, min_score: int = 3, types: Optional[List[str]] = None, order: Optional[str] = None) -> ToolResult:
     """Seed 003 ``knowledge_search`` → ``GET /api/knowledge/search``."""
-    return await _tools().knowledge_search(query, top_k, min_score, types)
+    return await _tools().knowledge_search(query, top_k, min_score, types, order)
 
 
 async def knowledge_save(

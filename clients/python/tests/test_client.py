@@ -40,6 +40,30 @@ class ClientTest(unittest.TestCase):
         self.assertNotIn(entry["id"], [r["id"] for r in self.kh.search("purge CDN cache surrogate key", types=["tool"])["results"]])
         self.assertEqual(self.kh.get(entry["id"])["content"], "Purge by surrogate key, never the whole zone.")
 
+    def test_seed_records_load_as_written(self) -> None:
+        # Seed 002's profile_001, in the local principal's scopes: type, visibility and a partial eval as the seed writes them.
+        user = self.kh.save(unique("whose scope"), "x", ["tool"])["owner"]
+        record = {
+            "id": unique("profile").replace(" ", "_"),
+            "type": "user_profile",
+            "task": "用户编码风格偏好",
+            "tags": {"category": "preference", "domain": "coding_style"},
+            "scopes": [user],
+            "owner": user,
+            "visibility": "private",
+            "content": "用户偏好使用 TypeScript 而非 JavaScript,注重类型安全",
+            "source": {"agent_id": "general_assistant", "trace_id": "trace-xxx", "timestamp": "2026-03-03"},
+            "eval": {"helpful": 5, "harmful": 0, "confidence": 0.9},
+        }
+        saved = self.kh.save(**record)
+        self.assertEqual((saved["id"], saved["types"], saved["visibility"], saved["eval"]["confidence"]), (record["id"], ["user_profile"], "private", 0.9))
+        self.assertEqual(saved["ignored"], ["eval.helpful", "eval.harmful"])
+        self.assertTrue(self.kh.save(**record)["existed"])
+        with self.assertRaises(KnowHubError) as caught:
+            self.kh.save(**{**record, "id": unique("profile").replace(" ", "_"), "visibility": "org"})
+        self.assertIn('make it "private"', str(caught.exception))
+        self.assertIn(record["id"], [e["id"] for e in self.kh.list(100, visibility=["private"])["items"]])
+
     def test_feedback_counts(self) -> None:
         entry = self.kh.save(unique("Retry flaky uploads"), "Retry with exponential backoff, three times.", ["strategy"])
         self.kh.update(entry["id"], add_helpful_case={"task": "upload logs", "outcome": "worked"})

@@ -150,7 +150,7 @@ class ToolsTest(unittest.TestCase):
 
     def test_seed_signatures_and_defaults(self) -> None:
         expected = {
-            "knowledge_search": "(query: str, top_k: int = 5, min_score: int = 3, types: Optional[List[str]] = None)",
+            "knowledge_search": "(query: str, top_k: int = 5, min_score: int = 3, types: Optional[List[str]] = None, order: Optional[str] = None)",
             "knowledge_update": "(knowledge_id: str, add_helpful_case: Optional[Dict[str, Any]] = None, add_harmful_case: Optional[Dict[str, Any]] = None, "
             "update_score: Optional[int] = None, evolve_feedback: Optional[str] = None)",
             "knowledge_batch_update": "(feedback_list: List[Dict[str, Any]])",

@@ -104,14 +104,10 @@ export function mcpCommand(_io: Io): Command {
       const config = (await import('../config.js')).loadConfig(processEnv(), globals.config ? { configFile: globals.config } : {})
       // The `packs` section of the config file adds folders, types and limits; flags win.
       const packSource: PackSource = options.packs === false ? false : options
-      const serve = async (
-        backend: KnowHubBackend,
-        principal: { agent?: string | undefined },
-        packService: PackService,
-        embedder?: Embedder,
-      ): Promise<void> => {
-        // The `tools` section of the config file gives the tool defaults; flags win.
-        const defaults = toolDefaults(config.tools, options, principal.agent)
+      const serve = async (backend: KnowHubBackend, packService: PackService, embedder?: Embedder): Promise<void> => {
+        // The `tools` section of the config file gives the tool defaults; flags win. Without them the tools ask the
+        // hub who the caller is (seed 003's defaults: its org, its agent; src/tools/save-defaults.ts).
+        const defaults = toolDefaults(config.tools, options)
         const { packs } = await packService.discover()
         const server = createMcpServer({ backend, packService, defaults, logger, version: packageVersion(), ...(embedder ? { embedder } : {}) })
         const stopped = untilStdinEnds()
@@ -133,13 +129,13 @@ export function mcpCommand(_io: Io): Command {
         await client.healthz().catch((error: unknown) => {
           throw new KnowHubError('config_error', `Cannot reach the KnowHub server at ${url}: ${(error as Error).message}`, { url })
         })
-        await serve(clientBackend(client), { agent: env.agent }, openPacks(config, { source: packSource, logger }))
+        await serve(clientBackend(client), openPacks(config, { source: packSource, logger }))
         return
       }
       await withHub({ ...globals, longRunning: true, packs: packSource }, async (hub) => {
         const warming = hub.knowledge.warmUp().catch((error: Error) => logger.warn('mcp.warmup_failed', { message: error.message }))
         try {
-          await serve(localBackend(hub, hub.config.principal), hub.config.principal, hub.packs, hub.embedder)
+          await serve(localBackend(hub, hub.config.principal), hub.packs, hub.embedder)
         } finally {
           await warming
         }

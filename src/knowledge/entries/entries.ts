@@ -8,6 +8,7 @@ import { KnowHubError } from '../../core/errors.js'
 import { newKnowledgeId } from '../../core/ids.js'
 import {
   EditKnowledgeInput,
+  ignoredFields,
   ListInput,
   SaveKnowledgeInput,
   Source,
@@ -15,7 +16,9 @@ import {
   type KnowledgeInclude,
   type KnowledgeListPage,
   type KnowledgeVersion,
+  type SavedKnowledge,
 } from '../../core/knowledge.js'
+import { checkVisibility } from '../../core/visibility.js'
 import {
   assertWritableScopes,
   defaultOwnerOf,
@@ -32,7 +35,7 @@ import { entryDate } from '../search/dates.js'
 import { embeddingText, searchDocument } from '../search/document.js'
 import { pinResources } from './resource-pins.js'
 import { entryNotFound, requireManaged, requireVisible, toEntries, toEntry } from './view.js'
-import { mayNameOwner } from '../../auth/policy.js'
+import { mayNameOwner, writeAccess } from '../../auth/policy.js'
 
 /** A page of entries, newest first, and the cursor of the next page (null on the last). */
 /** A page of entries: the core's response shape. */
@@ -106,29 +109,61 @@ export function newEntryRecord(input: z.output<typeof SaveKnowledgeInput>, princ
 
 /**
  * Saves a new entry. Scopes default to the caller's own user (or first) scope; owner to the caller.
+ * The seeds' records load as written (issue 41): `visibility` is checked against the scopes, and a
+ * client-given `id` is an idempotent create (see {@link saveWithId}); `ignored` names what the
+ * record gave that a save does not take from a client.
  * @example
  * const entry = await saveEntry(ctx, { task: 'Log in to site A', content: 'Use the test account', types: ['tool'] }, principal)
  */
-export async function saveEntry(ctx: KnowledgeContext, raw: unknown, principal: Principal): Promise<KnowledgeEntry> {
+export async function saveEntry(ctx: KnowledgeContext, raw: unknown, principal: Principal): Promise<SavedKnowledge> {
   requirePermission(principal, 'write')
   const input = parseWith(SaveKnowledgeInput, raw, 'knowledge entry')
   ctx.checkContentSize(input.content)
   ctx.requireVectors()
   const now = ctx.clock.now()
   const fields = newEntryRecord(input, principal, now)
+  checkVisibility(input.visibility, fields.scopes, fields.owner)
   // Each resource id is pinned to the owner of the resource it resolves to for the writer (#15.8).
   const base = { ...fields, resource_owners: await pinResources(ctx.store, fields.resource_ids, principal, fields.owner) }
   const doc = searchDocument(base.task, base.content, base.tags)
   const embedding = await ctx.embedOne(embeddingText(base.task, base.content), 'document')
+  const ignored = ignoredFields(raw)
+  const notes = ignored.length > 0 ? { ignored } : {}
+  if (input.id !== undefined) return { ...(await saveWithId(ctx, { id: input.id, ...base }, doc, embedding, principal)), ...notes }
   for (let attempt = 0; attempt < 8; attempt++) {
     const record: KnowledgeRecord = { id: newKnowledgeId(now), ...base }
     if (await ctx.store.knowledge.insert(record, doc, embedding)) {
       ctx.logger.info('knowledge.saved', { id: record.id, types: record.types, scopes: record.scopes })
       await ctx.noteWrites(1)
-      return toEntry(ctx.store, record)
+      return { ...(await toEntry(ctx.store, record, visibleScopes(principal))), ...notes }
     }
   }
   throw new KnowHubError('conflict', 'Could not allocate a unique knowledge id; try again')
+}
+
+/**
+ * A save under a client-given id: inserted when the id is free; when an entry the caller can see
+ * has it with the same task and content, that entry (`existed: true`, nothing changed); else
+ * `conflict`, in the same words whether the entry holding the id is visible or not.
+ */
+async function saveWithId(
+  ctx: KnowledgeContext,
+  record: KnowledgeRecord,
+  doc: ReturnType<typeof searchDocument>,
+  embedding: Float32Array | undefined,
+  principal: Principal,
+): Promise<SavedKnowledge> {
+  const visible = visibleScopes(principal)
+  if (await ctx.store.knowledge.insert(record, doc, embedding)) {
+    ctx.logger.info('knowledge.saved', { id: record.id, types: record.types, scopes: record.scopes })
+    await ctx.noteWrites(1)
+    return toEntry(ctx.store, record, visible)
+  }
+  const stored = await ctx.store.knowledge.get(record.id, visible)
+  if (stored && stored.task === record.task && stored.content === record.content) return { ...(await toEntry(ctx.store, stored, visible)), existed: true }
+  throw new KnowHubError('conflict', `Entry id ${record.id} is taken by an entry with another task or content: leave id out, or choose another`, {
+    id: record.id,
+  })
 }
 
 /**
@@ -138,7 +173,7 @@ export async function saveEntry(ctx: KnowledgeContext, raw: unknown, principal: 
  */
 export async function getEntry(ctx: KnowledgeContext, id: string, principal: Principal): Promise<KnowledgeEntry> {
   requirePermission(principal, 'read')
-  return toEntry(ctx.store, await requireVisible(ctx.store, id, principal))
+  return toEntry(ctx.store, await requireVisible(ctx.store, id, principal), visibleScopes(principal))
 }
 
 /**
@@ -149,7 +184,7 @@ export async function getEntry(ctx: KnowledgeContext, id: string, principal: Pri
 export async function entryVersions(ctx: KnowledgeContext, id: string, principal: Principal): Promise<KnowledgeVersion[]> {
   requirePermission(principal, 'read')
   await requireVisible(ctx.store, id, principal)
-  return ctx.store.knowledge.versions(id)
+  return ctx.store.knowledge.versions(id, visibleScopes(principal))
 }
 
 /**
@@ -176,6 +211,7 @@ export async function listEntries(ctx: KnowledgeContext, raw: unknown, principal
       visible: visibleScopes(principal),
       types: input.types,
       scopes: input.scopes,
+      visibility: input.visibility,
       status: input.status,
       validity: includeValidity(input.include, ctx.clock.now()),
     },
@@ -184,7 +220,7 @@ export async function listEntries(ctx: KnowledgeContext, raw: unknown, principal
   )
   const page = records.slice(0, input.limit)
   const last = page[page.length - 1]
-  const items = await toEntries(ctx.store, page)
+  const items = await toEntries(ctx.store, page, visibleScopes(principal))
   return { items, count: items.length, next_cursor: records.length > input.limit && last ? listCursor(last) : null }
 }
 
@@ -213,7 +249,7 @@ export async function editEntry(ctx: KnowledgeContext, id: string, raw: unknown,
   const embedding = textChanged ? await ctx.embedOne(embeddingText(change.task, change.content), 'document') : undefined
   const updated = await ctx.store.knowledge.update(
     id,
-    visibleScopes(principal),
+    writeAccess(principal),
     record.version,
     change,
     searchDocument(change.task, change.content, change.tags),
@@ -223,7 +259,7 @@ export async function editEntry(ctx: KnowledgeContext, id: string, raw: unknown,
   )
   if (!updated) throw new KnowHubError('conflict', `Entry ${id} changed while it was being edited; read it again and retry`, { id })
   ctx.logger.info('knowledge.edited', { id, version: updated.version })
-  return toEntry(ctx.store, updated)
+  return toEntry(ctx.store, updated, visibleScopes(principal))
 }
 
 /**
@@ -235,9 +271,9 @@ export async function editEntry(ctx: KnowledgeContext, id: string, raw: unknown,
 export async function setEntryStatus(ctx: KnowledgeContext, id: string, status: 'active' | 'archived', principal: Principal): Promise<KnowledgeEntry> {
   requirePermission(principal, 'write')
   await requireManaged(ctx.store, id, principal)
-  const record = await ctx.store.knowledge.setStatus(id, visibleScopes(principal), status, null, ctx.clock.now())
+  const record = await ctx.store.knowledge.setStatus(id, writeAccess(principal), status, null, ctx.clock.now())
   if (!record) throw entryNotFound(id)
-  return toEntry(ctx.store, record)
+  return toEntry(ctx.store, record, visibleScopes(principal))
 }
 
 /**
@@ -248,6 +284,6 @@ export async function setEntryStatus(ctx: KnowledgeContext, id: string, status: 
 export async function deleteEntry(ctx: KnowledgeContext, id: string, principal: Principal): Promise<void> {
   requirePermission(principal, 'write')
   await requireManaged(ctx.store, id, principal)
-  if (!(await ctx.store.knowledge.delete(id, visibleScopes(principal)))) throw entryNotFound(id)
+  if (!(await ctx.store.knowledge.delete(id, writeAccess(principal)))) throw entryNotFound(id)
   ctx.logger.info('knowledge.deleted', { id })
 }

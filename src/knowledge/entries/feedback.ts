@@ -13,7 +13,7 @@ import {
   type FeedbackSuggestion,
   type KnowledgeEntry,
 } from '../../core/knowledge.js'
-import { defaultOwnerOf, requirePermission, visibleScopes, type Principal } from '../../core/principal.js'
+import { defaultOwnerOf, requirePermission, visibleScopes, type Principal, type WriteAccess } from '../../core/principal.js'
 import { parseWith } from '../../core/validate.js'
 import type { KnowledgeRecord } from '../../store/knowledge/knowledge.js'
 import type { KnowledgeContext } from '../context.js'
@@ -22,7 +22,7 @@ import { redactSecrets } from '../../llm/index.js'
 import { evolveContent } from './evolve.js'
 import { supersedeEntry } from './supersede.js'
 import { requireVisible, toEntry } from './view.js'
-import { mayManage } from '../../auth/policy.js'
+import { mayManage, writeAccess } from '../../auth/policy.js'
 
 /** The body of `POST /api/knowledge/batch_update`'s answer: items fail independently. */
 export type { BatchFeedbackResult } from '../../core/knowledge.js'
@@ -63,7 +63,7 @@ async function prepareEvolution(
     )
   }
   ctx.requireVectors()
-  const stored = (await ctx.store.knowledge.histories([record.id])).get(record.id) ?? { helpful: [], harmful: [] }
+  const stored = (await ctx.store.knowledge.histories([record.id], visibleScopes(principal))).get(record.id) ?? { helpful: [], harmful: [] }
   // The cases sent with this feedback are part of what the model learns from, though they are written after the rewrite.
   const history = { helpful: [...stored.helpful, ...pending.helpful], harmful: [...stored.harmful, ...pending.harmful] }
   const evolved = await evolveContent(ctx.llm, record, history, feedback)
@@ -76,7 +76,7 @@ async function prepareEvolution(
 }
 
 /** Writes the evolved content; scopes, owner, types and tags stay. The previous version is kept. */
-async function writeEvolution(ctx: KnowledgeContext, record: KnowledgeRecord, evolution: Evolution, visible: string[], now: Date): Promise<KnowledgeRecord> {
+async function writeEvolution(ctx: KnowledgeContext, record: KnowledgeRecord, evolution: Evolution, access: WriteAccess, now: Date): Promise<KnowledgeRecord> {
   const change = {
     task: record.task,
     content: evolution.content,
@@ -86,7 +86,7 @@ async function writeEvolution(ctx: KnowledgeContext, record: KnowledgeRecord, ev
     resource_ids: record.resource_ids,
   }
   const doc = searchDocument(change.task, change.content, change.tags)
-  const updated = await ctx.store.knowledge.update(record.id, visible, record.version, change, doc, evolution.embedding, evolution.reason, now)
+  const updated = await ctx.store.knowledge.update(record.id, access, record.version, change, doc, evolution.embedding, evolution.reason, now)
   if (!updated) throw new KnowHubError('conflict', `Entry ${record.id} changed while it was being evolved; nothing was rewritten, retry`, { id: record.id })
   ctx.logger.info('knowledge.evolved', { id: record.id, version: updated.version })
   return updated
@@ -136,7 +136,7 @@ export async function giveFeedback(ctx: KnowledgeContext, id: string, raw: unkno
     const { superseded, current } = await supersedeEntry(ctx, id, { by: input.supersede_with, valid_to: input.valid_to }, principal)
     return { ...superseded, current }
   }
-  const visible = visibleScopes(principal)
+  const access = writeAccess(principal)
   let record = await requireVisible(ctx.store, id, principal)
   const now = ctx.clock.now()
   const recorded = (c: Record<string, unknown>): FeedbackRecord => ({ ...c, timestamp: typeof c.timestamp === 'string' ? c.timestamp : now.toISOString() })
@@ -148,17 +148,17 @@ export async function giveFeedback(ctx: KnowledgeContext, id: string, raw: unkno
   const evolution = input.evolve_feedback !== undefined ? await prepareEvolution(ctx, record, input.evolve_feedback, principal, pending) : undefined
   const feedback = ctx.store.knowledge
   const manager = mayManage(principal, record)
-  const giver = { id: feedbackGiver(principal), manager }
-  if (input.add_helpful_case) record = (await feedback.addFeedback(id, visible, 'helpful', recorded(input.add_helpful_case), giver, now)) ?? record
-  if (input.add_harmful_case) record = (await feedback.addFeedback(id, visible, 'harmful', recorded(input.add_harmful_case), giver, now)) ?? record
+  const giver = feedbackGiver(principal)
+  if (input.add_helpful_case) record = (await feedback.addFeedback(id, access, 'helpful', recorded(input.add_helpful_case), giver, now)) ?? record
+  if (input.add_harmful_case) record = (await feedback.addFeedback(id, access, 'harmful', recorded(input.add_harmful_case), giver, now)) ?? record
   if (input.update_score !== undefined) {
     const scored = manager
-      ? await feedback.setOwnerScore(id, visible, input.update_score, now)
-      : await feedback.voteScore(id, visible, giver.id, input.update_score, now)
+      ? await feedback.setOwnerScore(id, access, input.update_score, now)
+      : await feedback.voteScore(id, access, giver, input.update_score, now)
     record = scored ?? record
   }
-  if (evolution) record = await writeEvolution(ctx, record, evolution, visible, now)
-  const entry = await toEntry(ctx.store, record)
+  if (evolution) record = await writeEvolution(ctx, record, evolution, access, now)
+  const entry = await toEntry(ctx.store, record, access.visible)
   if (input.add_harmful_case && saysOutdated(input.add_harmful_case.reason) && record.valid_to === null) {
     return { ...entry, suggest: outdatedSuggestion(entry, manager) }
   }

@@ -9,7 +9,8 @@
 import { KnowHubError } from '../../core/errors.js'
 import { newKnowledgeId } from '../../core/ids.js'
 import { SupersedeInput, type KnowledgeEntry, type SupersedeResult } from '../../core/knowledge.js'
-import { requirePermission, visibleScopes, type Principal } from '../../core/principal.js'
+import { requirePermission, type Principal } from '../../core/principal.js'
+import { writeAccess } from '../../auth/policy.js'
 import { parseWith } from '../../core/validate.js'
 import type { KnowledgeRecord, SupersedeRefusal } from '../../store/knowledge/knowledge.js'
 import type { KnowledgeContext } from '../context.js'
@@ -107,7 +108,7 @@ export async function supersedeEntry(ctx: KnowledgeContext, oldId: string, raw: 
   const oldProblem = stateProblem(old, 'old', typeof input.by === 'string' ? input.by : 'the new entry')
   if (oldProblem) throw oldProblem
   const now = ctx.clock.now()
-  const visible = visibleScopes(principal)
+  const access = writeAccess(principal)
   let insert: { record: KnowledgeRecord; doc: ReturnType<typeof searchDocument>; embedding: Float32Array | undefined } | undefined
   let fresh: KnowledgeRecord
   if (typeof input.by === 'string') {
@@ -127,15 +128,15 @@ export async function supersedeEntry(ctx: KnowledgeContext, oldId: string, raw: 
     }
   }
   const validTo = closingTime(old, fresh.valid_from, input.valid_to, now)
-  let done = await ctx.store.knowledge.supersede({ oldId, newId: fresh.id, visible, validTo, at: now, ...(insert ? { insert } : {}) })
+  let done = await ctx.store.knowledge.supersede({ oldId, newId: fresh.id, access, validTo, at: now, ...(insert ? { insert } : {}) })
   // A new entry's drawn id taken meanwhile: draw another.
   for (let attempt = 0; insert && 'refused' in done && done.refused === 'id_taken' && attempt < 8; attempt++) {
     insert.record = { ...insert.record, id: newKnowledgeId(now) }
-    done = await ctx.store.knowledge.supersede({ oldId, newId: insert.record.id, visible, validTo, at: now, insert })
+    done = await ctx.store.knowledge.supersede({ oldId, newId: insert.record.id, access, validTo, at: now, insert })
   }
   if ('refused' in done) throw refusalError(done.refused, oldId, insert?.record.id ?? fresh.id)
   ctx.logger.info('knowledge.superseded', { id: oldId, by: done.current.id, created: insert !== undefined })
   if (insert) await ctx.noteWrites(1)
-  const [superseded, current] = (await toEntries(ctx.store, [done.old, done.current])) as [KnowledgeEntry, KnowledgeEntry]
+  const [superseded, current] = (await toEntries(ctx.store, [done.old, done.current], access.visible)) as [KnowledgeEntry, KnowledgeEntry]
   return { superseded, current }
 }

@@ -9,17 +9,22 @@ import { parseWith } from '../../core/validate.js'
 import type { KnowledgeRecord } from '../../store/knowledge/knowledge.js'
 import type { Store } from '../../store/store.js'
 import { mayManage } from '../../auth/policy.js'
+import { visibilityOf } from '../../core/visibility.js'
 
 /** `not_found` for an entry the caller cannot see (or that does not exist: the two are not told apart). */
 export const entryNotFound = (id: string): KnowHubError => new KnowHubError('not_found', `No knowledge entry ${id}`, { id })
 
 /**
- * Entries as callers see them: records joined with their helpful/harmful histories (one query).
+ * Entries as callers see them: records joined with their helpful/harmful histories (one query,
+ * through the caller's visible scopes like every read).
  * @example
- * const entries = await toEntries(store, records)
+ * const entries = await toEntries(store, records, visibleScopes(principal))
  */
-export async function toEntries(store: Store, records: KnowledgeRecord[]): Promise<KnowledgeEntry[]> {
-  const histories = await store.knowledge.histories(records.map((r) => r.id))
+export async function toEntries(store: Store, records: KnowledgeRecord[], visible: readonly string[]): Promise<KnowledgeEntry[]> {
+  const histories = await store.knowledge.histories(
+    records.map((r) => r.id),
+    visible,
+  )
   return records.map((r) => {
     const history = histories.get(r.id) ?? { helpful: [], harmful: [] }
     return {
@@ -51,6 +56,7 @@ export async function toEntries(store: Store, records: KnowledgeRecord[]): Promi
       superseded_by: r.superseded_by,
       supersedes: r.supersedes,
       expires_at: r.expires_at?.toISOString() ?? null,
+      visibility: visibilityOf(r.scopes, r.owner),
     }
   })
 }
@@ -58,10 +64,10 @@ export async function toEntries(store: Store, records: KnowledgeRecord[]): Promi
 /**
  * One entry as the caller sees it.
  * @example
- * const entry = await toEntry(store, record)
+ * const entry = await toEntry(store, record, visibleScopes(principal))
  */
-export async function toEntry(store: Store, record: KnowledgeRecord): Promise<KnowledgeEntry> {
-  const [entry] = await toEntries(store, [record])
+export async function toEntry(store: Store, record: KnowledgeRecord, visible: readonly string[]): Promise<KnowledgeEntry> {
+  const [entry] = await toEntries(store, [record], visible)
   return entry!
 }
 

@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto'
 import { isKnowHubError } from '../../core/errors.js'
 import type { ExtractItem, ExtractResult } from '../../core/extract.js'
 import type { KnowledgeEntry } from '../../core/knowledge.js'
-import { visibleScopes, type Principal } from '../../core/principal.js'
+import type { Principal } from '../../core/principal.js'
 import type { Clock } from '../../core/clock.js'
 import type { Logger } from '../../core/logger.js'
 import type { LlmProvider } from '../../llm/index.js'
@@ -22,7 +22,7 @@ import type { KnowledgeService } from '../service.js'
 import { secretsPlacement, type ExecutionContext } from './execution-context.js'
 import type { Proposal } from './prompt.js'
 import { settleSecrets, type FoundSecret } from './secrets.js'
-import { mayManage } from '../../auth/policy.js'
+import { mayManage, writeAccess } from '../../auth/policy.js'
 
 /**
  * A restated (or extended) user profile moves 30 % of the way to confidence 0.95:
@@ -247,7 +247,7 @@ async function writeItem(
       let updated = await deps.knowledge.feedback(existing.id, { add_helpful_case: extractionCase(shown, context, outcome) }, principal)
       if (existing.types.includes('user_profile')) {
         const rule = item.existing.contradicts ? PROFILE_CONTRADICT : PROFILE_CONFIRM
-        const moved = await deps.store.knowledge.moveConfidence(existing.id, visibleScopes(principal), rule.target, rule.rate, options.now)
+        const moved = await deps.store.knowledge.moveConfidence(existing.id, writeAccess(principal), rule.target, rule.rate, options.now)
         if (moved) updated = { ...updated, eval: { ...updated.eval, confidence: moved.confidence } }
       }
       return { ...shown, content: updated.content, id: existing.id, confidence: updated.eval.confidence }

@@ -8,11 +8,13 @@
  * BOM and Windows line endings (the parser does). Writing writes a file only when its text
  * changed (git sees only real changes), through a temporary file and a rename.
  */
-import { lstat, mkdir, readFile, readdir, realpath, rename, rm, stat, unlink, writeFile } from 'node:fs/promises'
-import { dirname, isAbsolute, join, relative, sep } from 'node:path'
+import { randomUUID } from 'node:crypto'
+import type { Stats } from 'node:fs'
+import { lstat, mkdir, readFile, readdir, realpath, rename, rmdir, stat, unlink, writeFile } from 'node:fs/promises'
+import { isAbsolute, join, relative, sep } from 'node:path'
 import { KnowHubError } from '../../core/errors.js'
 import { FolderSyncState, type FolderFile } from '../../core/knowledge-folder.js'
-import { FOLDER_README, README_MARKER, SYNC_STATE_FILE, meaningOf } from './layout.js'
+import { FOLDER_README, README_MARKER, SYNC_STATE_FILE, isKnowledgeFile, layoutPathOf } from './layout.js'
 
 /** Bounds on what a folder read takes in. */
 export interface FolderLimits {
@@ -131,23 +133,71 @@ async function readSyncState(root: string): Promise<FolderSyncState | undefined>
   return parsed.data
 }
 
-/** The place of a folder path on disk, checked: relative, no `..`, and its parent folder inside the root. */
-async function placeOnDisk(root: string, path: string): Promise<string> {
-  const parts = path.split('/')
-  if (isAbsolute(path) || parts.some((p) => p === '' || p === '.' || p === '..')) {
-    throw new KnowHubError('validation_error', `${path} is not a path inside the folder`, { file: path })
+/** A path of the folder to write that is refused: nothing is written. The path is quoted as JSON (control characters escaped). */
+function refused(path: string, why: string): KnowHubError {
+  return new KnowHubError('forbidden', `the folder to write names ${JSON.stringify(path)}, ${why}: refused, nothing written`, { file: path })
+}
+
+/** lstat, or undefined when nothing is there. */
+async function lstatOrNone(path: string): Promise<Stats | undefined> {
+  try {
+    return await lstat(path)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+    throw error
   }
-  const target = join(root, ...parts)
-  await mkdir(dirname(target), { recursive: true })
-  if (!inside(root, await realpath(dirname(target)))) throw new KnowHubError('forbidden', `${path} leads outside the folder: refused`, { file: path })
-  const info = await lstat(target).catch(() => undefined)
-  if (info?.isSymbolicLink()) throw new KnowHubError('forbidden', `${path} is a symbolic link: refused (the folder writes plain files)`, { file: path })
-  return target
 }
 
 /**
- * Writes files into a folder (created if missing) and deletes the `remove` paths: a file is
- * written only when its text differs, through a temporary file and a rename.
+ * The place on disk of a path the folder may hold (the layout's rule, {@link layoutPathOf}),
+ * checked without following any link: each part that exists is a real folder (the last one a
+ * plain file), never a symbolic link. `root` is the folder's real path, or undefined before it exists.
+ */
+async function placeOnDisk(root: string | undefined, path: string): Promise<string> {
+  try {
+    layoutPathOf(path)
+  } catch (error) {
+    throw refused(path, `which is not a path of the knowledge folder (${(error as Error).message})`)
+  }
+  const parts = path.split('/')
+  let at = root ?? ''
+  for (const [i, part] of parts.entries()) {
+    at = join(at, part)
+    const info = root === undefined ? undefined : await lstatOrNone(at)
+    if (!info) continue
+    const shown = parts.slice(0, i + 1).join('/')
+    if (info.isSymbolicLink()) throw refused(path, `and ${shown} is a symbolic link (the folder's writer follows none)`)
+    if (i < parts.length - 1 && !info.isDirectory()) throw refused(path, `and ${shown} is not a folder`)
+    if (i === parts.length - 1 && !info.isFile()) throw refused(path, 'which is not a plain file here')
+  }
+  return at
+}
+
+/** Creates the folders of `path` under `root` one at a time, refusing a link made meanwhile. */
+async function makeFolders(root: string, path: string): Promise<void> {
+  let at = root
+  for (const part of path.split('/').slice(0, -1)) {
+    at = join(at, part)
+    await mkdir(at).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EEXIST') throw error
+    })
+    const info = await lstat(at)
+    if (info.isSymbolicLink() || !info.isDirectory()) throw refused(path, `and ${relative(root, at)} is not a plain folder`)
+  }
+}
+
+/** Writes `text` at `target` through a new temporary file (created exclusively: never through a link) and a rename. */
+async function writeAtomically(target: string, text: string): Promise<void> {
+  const temporary = `${target}.knowhub-${randomUUID()}.tmp`
+  await writeFile(temporary, text, { encoding: 'utf8', flag: 'wx' })
+  await rename(temporary, target)
+}
+
+/**
+ * Writes files into a folder (created if missing) and deletes the `remove` paths: only paths of
+ * the layout ({@link layoutPathOf}), never through a symbolic link. Every path is checked
+ * before anything is written: one bad path refuses the whole answer (`forbidden`, naming it).
+ * A file is written only when its text differs, through a temporary file and a rename.
  * @example
  * await writeKnowledgeFolder('knowledge', files, [])
  */
@@ -156,6 +206,8 @@ export async function writeKnowledgeFolder(
   files: readonly FolderFile[],
   remove: readonly string[] = [],
 ): Promise<{ written: number; removed: number }> {
+  const existing = await realpath(dir).catch(() => undefined)
+  for (const path of [...files.map((f) => f.path), ...remove]) await placeOnDisk(existing, path)
   await mkdir(dir, { recursive: true })
   const root = await realpath(dir)
   let written = 0
@@ -164,9 +216,8 @@ export async function writeKnowledgeFolder(
     const target = await placeOnDisk(root, file.path)
     const current = await readFile(target, 'utf8').catch(() => undefined)
     if (current === file.text) continue
-    const temporary = `${target}.knowhub-${process.pid}.tmp`
-    await writeFile(temporary, file.text, 'utf8')
-    await rename(temporary, target)
+    await makeFolders(root, file.path)
+    await writeAtomically(target, file.text)
     written++
   }
   for (const path of remove) {
@@ -182,23 +233,17 @@ export async function writeKnowledgeFolder(
 }
 
 /**
- * Writes the sync state (hidden, beside the files), its entries sorted by id.
+ * Writes the sync state (hidden, beside the files), its entries sorted by id. The state is the
+ * writer's own file, never a path a server names.
  * @example
  * await writeSyncState('knowledge', result.state)
  */
 export async function writeSyncState(dir: string, state: FolderSyncState): Promise<void> {
   const sorted = Object.fromEntries(Object.entries(state.entries).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
-  await writeKnowledgeFolder(dir, [{ path: SYNC_STATE_FILE, text: `${JSON.stringify({ format: state.format, entries: sorted }, null, 2)}\n` }])
-}
-
-/** True for a path of the layout (a knowledge file, not the README or a note). */
-function isLayoutFile(path: string): boolean {
-  try {
-    meaningOf(path)
-    return true
-  } catch {
-    return false
-  }
+  const target = join(await realpath(dir), SYNC_STATE_FILE)
+  const info = await lstatOrNone(target)
+  if (info && !info.isFile()) throw new KnowHubError('forbidden', `${SYNC_STATE_FILE} is not a plain file: refused`, { file: SYNC_STATE_FILE })
+  await writeAtomically(target, `${JSON.stringify({ format: state.format, entries: sorted }, null, 2)}\n`)
 }
 
 /**
@@ -225,12 +270,12 @@ export async function writeExportedFolder(dir: string, files: readonly FolderFil
     }
   }
   const keep = new Set(files.map((f) => f.path))
-  const stale = existing.filter((f) => !keep.has(f.path) && isLayoutFile(f.path)).map((f) => f.path)
+  const stale = existing.filter((f) => !keep.has(f.path) && isKnowledgeFile(f.path)).map((f) => f.path)
   const result = await writeKnowledgeFolder(dir, files, stale)
   // Section folders left empty by the deletions go too.
   for (const path of stale) {
     const parent = join(dir, ...path.split('/').slice(0, -1))
-    if ((await readdir(parent).catch(() => ['?'])).length === 0) await rm(parent, { recursive: true, force: true })
+    if ((await readdir(parent).catch(() => ['?'])).length === 0) await rmdir(parent).catch(() => {})
   }
   return { files: files.length, ...result }
 }

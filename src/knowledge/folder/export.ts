@@ -23,8 +23,11 @@ export async function visibleEntries(ctx: KnowledgeContext, principal: Principal
   for (;;) {
     const records = await ctx.store.knowledge.list({ visible, status: ['active', 'merged', 'archived'], validity: ANY_VALIDITY }, batchSize, after)
     if (records.length === 0) return out
-    const versions = await ctx.store.knowledge.versionsOf(records.map((r) => r.id))
-    for (const entry of await toEntries(ctx.store, records)) out.push({ ...entry, versions: versions.get(entry.id) ?? [] })
+    const versions = await ctx.store.knowledge.versionsOf(
+      records.map((r) => r.id),
+      visible,
+    )
+    for (const entry of await toEntries(ctx.store, records, visible)) out.push({ ...entry, versions: versions.get(entry.id) ?? [] })
     const last = records[records.length - 1]!
     after = { created_at: last.created_at, id: last.id }
   }

@@ -7,13 +7,15 @@
 import { KnowHubError } from '../../core/errors.js'
 import { newKnowledgeId } from '../../core/ids.js'
 import { checkJsonLimits } from '../../core/json-limits.js'
-import { KnowledgeExportLine, KnowledgeId, type EditKnowledgeInput } from '../../core/knowledge.js'
+import type { EditKnowledgeInput, KnowledgeExportLine } from '../../core/knowledge.js'
 import { FolderImportQuery, type FolderChange, type FolderFile, type FolderImportReport, type FolderProblem } from '../../core/knowledge-folder.js'
-import { assertWritableScopes, canManage, requirePermission, type Principal } from '../../core/principal.js'
-import { parseWith, toValidationIssues } from '../../core/validate.js'
+import { assertWritableScopes, requirePermission, type Principal } from '../../core/principal.js'
+import { mayManage, writeAccess } from '../../auth/policy.js'
+import { parseWith } from '../../core/validate.js'
+import { checkVisibility } from '../../core/visibility.js'
 import type { KnowledgeContext } from '../context.js'
 import { editEntry, setEntryStatus } from '../entries/entries.js'
-import { checkLine, writeChecked, type CheckedLine, type ImportDeps } from '../transfer/jsonl.js'
+import { checkLine, parseExportLine, writeChecked, type CheckedLine, type ImportDeps } from '../transfer/jsonl.js'
 import { visibleEntries } from './export.js'
 import { editableKey, placeOf, sectionOf, sortedKeys } from './layout.js'
 import { parseFolder, problemsOf, type FolderItem, type ParsedFolder } from './parse.js'
@@ -27,8 +29,6 @@ export interface FolderImportOptions {
   /** Archive the active entries removed from a folder section that exists (default: only report them). */
   prune?: boolean
 }
-
-const ImportLine = KnowledgeExportLine.strict()
 
 /** A new entry, checked (its id drawn here for an entry written without one). */
 interface Add {
@@ -79,7 +79,7 @@ const at = (item: FolderItem) => `${item.file}[${item.index}]`
 
 /** Checks a changed entry: the owner's edit, with the scopes it may write; throws what is wrong. */
 function checkChange(item: FolderItem, entry: KnowledgeExportLine, stored: KnowledgeExportLine, principal: Principal, ctx: KnowledgeContext): Change {
-  if (!canManage(principal, stored.owner)) {
+  if (!mayManage(principal, stored)) {
     throw new KnowHubError('forbidden', `Only the owner (${stored.owner}) or an admin may change entry ${stored.id}`, { owner: stored.owner })
   }
   if (entry.owner !== stored.owner) {
@@ -111,19 +111,11 @@ function checkChange(item: FolderItem, entry: KnowledgeExportLine, stored: Knowl
 }
 
 /**
- * Checks a new entry: an exported one (it has `created_at`) as the JSONL import checks it; one
- * written by hand as a save (`POST /api/knowledge`'s body), keeping the id it names, if any.
+ * Checks a new entry as the JSONL import checks a line: one with an id (exported, written by hand,
+ * or one of the seeds' records) keeps its id and the `eval` it gives; one without is a save.
  */
 function checkNew(item: FolderItem, deps: ImportDeps): CheckedLine {
-  if (item.id === undefined || 'created_at' in item.json) return checkLine(JSON.stringify(item.json), item.index + 1, deps)
-  const { id, ...fields } = item.json
-  const valid = KnowledgeId.safeParse(id)
-  if (!valid.success) {
-    const message = valid.error.issues[0]?.message ?? 'invalid id'
-    throw new KnowHubError('invalid_import', message, { issues: [{ path: 'id', message }] })
-  }
-  const checked = checkLine(JSON.stringify(fields), item.index + 1, deps)
-  return { ...checked, record: { ...checked.record, id: valid.data }, fresh: false }
+  return checkLine(JSON.stringify(item.json), item.index + 1, deps)
 }
 
 /**
@@ -143,35 +135,36 @@ export async function planFolderImport(
   const deps = importDeps(ctx, principal)
   const taken = new Set<string>([...byId.keys(), ...parsed.items.flatMap((i) => (i.id ? [i.id] : []))])
   const newIds = parsed.items.flatMap((i) => (i.id !== undefined && !byId.has(i.id) ? [i.id] : []))
+  // An id taken by an entry the caller cannot see is an unknown id to it: that entry is new, under an id of its own.
   const hidden = new Set<string>()
-  for (let i = 0; i < newIds.length; i += 1000) for (const id of await ctx.store.knowledge.exists(newIds.slice(i, i + 1000))) hidden.add(id)
+  for (let i = 0; i < newIds.length; i += 1000) {
+    for (const [id, claim] of await ctx.store.knowledge.claims(newIds.slice(i, i + 1000), writeAccess(principal))) if (claim === 'hidden') hidden.add(id)
+  }
   for (const item of parsed.items) {
     try {
       const current = item.id === undefined ? undefined : byId.get(item.id)
       if (current === undefined) {
-        if (item.id !== undefined && hidden.has(item.id)) throw new KnowHubError('conflict', `entry ${item.id} exists already (not one you can see)`)
         const checked = checkNew(item, deps)
-        if (checked.fresh) {
-          while (taken.has(checked.record.id)) checked.record.id = newKnowledgeId(checked.record.created_at)
+        if (checked.fresh || hidden.has(checked.record.id)) {
+          do checked.record.id = newKnowledgeId(checked.record.created_at)
+          while (taken.has(checked.record.id))
           taken.add(checked.record.id)
+          if (!checked.fresh) plan.notes.push(`${at(item)} ${item.id}: imported as a new entry, ${checked.record.id} (that id is not available)`)
         }
         plan.adds.push({ item, id: checked.record.id, checked })
         continue
       }
       checkJsonLimits(item.json)
-      const result = ImportLine.safeParse(item.json)
-      if (!result.success) {
-        const issues = toValidationIssues(result.error)
-        throw new KnowHubError('invalid_import', issues.map((i) => `${i.path}: ${i.message}`).join('; '), { issues })
-      }
-      const entry = result.data
+      const entry = parseExportLine(item.json, deps)
       const place = placeOf(entry)
       if (place !== item.file) plan.notes.push(`${at(item)} ${entry.id}: its fields place it in ${place}; the next export writes it there`)
       if (editableKey(entry) === editableKey(current)) {
         plan.unchanged.push(item)
         continue
       }
-      plan.changes.push(checkChange(item, entry, current, principal, ctx))
+      const change = checkChange(item, entry, current, principal, ctx)
+      checkVisibility(entry.visibility, entry.scopes, entry.owner)
+      plan.changes.push(change)
       const kept = NON_EDITABLE.filter(
         (field) => entry[field] !== undefined && JSON.stringify(sortedKeys(entry[field])) !== JSON.stringify(sortedKeys(current[field])),
       )
@@ -184,7 +177,7 @@ export async function planFolderImport(
   const inFolder = new Set(parsed.items.flatMap((i) => (i.id ? [i.id] : [])))
   for (const entry of stored) {
     if (entry.status !== 'active' || inFolder.has(entry.id) || !parsed.sections.has(sectionOf(entry))) continue
-    plan.removed.push({ id: entry.id, file: placeOf(entry), manageable: canManage(principal, entry.owner) })
+    plan.removed.push({ id: entry.id, file: placeOf(entry), manageable: mayManage(principal, entry) })
   }
   plan.errors.sort(byPlace)
   return plan
@@ -212,7 +205,7 @@ export async function applyFolderPlan(
     // Every add was checked by the plan; one transaction writes them all (with `partial`, one a batch).
     try {
       const written = await writeChecked(
-        ctx,
+        { ...ctx, principal },
         plan.adds.map((a) => a.checked),
         new Set(),
         { atomic: !options.partial },

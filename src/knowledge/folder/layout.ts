@@ -3,16 +3,18 @@
  * what a file's path implies for entries written by hand, and the byte-stable text of a file.
  * No I/O.
  *
- * The rule: an entry's candidates are its scopes, plus its owner when the owner is an agent.
- * The candidate of highest priority (user > project > agent > team > org > public; the first
- * listed on a tie) picks the section: `users/<id>/`, `projects/<id>/`, `agents/<id>/`,
- * `teams/<id>/`, or `global/` (org and public). Archived and merged entries go to the section's
+ * The rule: the entry's scope of highest priority (user > project > agent > team > org >
+ * public; the first listed on a tie) picks the section, in seed 002's names: `users/user_<id>/`,
+ * `projects/<id>/`, `agents/<id>/`, `teams/<id>/`, or `global/` (org-wide and public). An
+ * import also reads `users/<id>/` (the names KnowHub wrote before issue 41) as `user:<id>`. Archived and merged entries go to the section's
  * `archive.json`; the others to the file of their first type — `tools.json`, `definitions.json`,
  * `plans.json`, `strategies.json`, `usecases.json`, and for `user_profile` the file of
  * `tags.category`: `preferences.json`, `habits.json`, `constraints.json`, else `profile.json`
  * (background and the rest).
  */
+import { visibilityOf } from '../../core/visibility.js'
 import { KnowHubError } from '../../core/errors.js'
+import { KNOWLEDGE_ID } from '../../core/ids.js'
 import type { FeedbackRecord, KnowledgeExportLine, KnowledgeType, KnowledgeVersion, Source } from '../../core/knowledge.js'
 import { SCOPE_KINDS, type ScopeKind } from '../../core/principal.js'
 
@@ -50,7 +52,7 @@ const KIND_OF_DIR: Record<string, ScopeKind> = { users: 'user', projects: 'proje
 export interface FileMeaning {
   /** The section: a scope kind and id, or `global` (org-wide and public). */
   section: { kind: ScopeKind; id: string } | { kind: 'global' }
-  /** The section's folder (`users/alice`, `global`). */
+  /** The section's folder as the export names it (`users/user_alice`, `global`). */
   dir: string
   /** The type its entries have (undefined for `archive.json`). */
   type: KnowledgeType | undefined
@@ -71,16 +73,30 @@ function priority(candidate: string): number {
 /**
  * The section folder of an entry (see the rule at the top of this file).
  * @example
- * sectionOf({ scopes: ['org:acme', 'user:alice'], owner: 'user:alice' }) // 'users/alice'
+ * sectionOf({ scopes: ['org:acme', 'user:alice'], owner: 'user:alice' }) // 'users/user_alice'
  */
 export function sectionOf(entry: { scopes: readonly string[]; owner: string }): string {
-  const candidates = [...entry.scopes, ...(entry.owner.startsWith('agent:') ? [entry.owner] : [])]
   let best: string | undefined
-  for (const candidate of candidates) if (best === undefined || priority(candidate) < priority(best)) best = candidate
+  for (const candidate of entry.scopes) if (best === undefined || priority(candidate) < priority(best)) best = candidate
   if (best === undefined || best === 'public') return 'global'
   const at = best.indexOf(':')
   const kind = best.slice(0, at) as ScopeKind
-  return kind === 'org' ? 'global' : `${SECTION_DIRS[kind]}/${best.slice(at + 1)}`
+  if (kind === 'org') return 'global'
+  const id = best.slice(at + 1)
+  return `${SECTION_DIRS[kind]}/${kind === 'user' ? `${USER_DIR_PREFIX}${id}` : id}`
+}
+
+/** Seed 002 names a user's folder `user_<id>` (`users/user_123/` holds user:123's profile). */
+const USER_DIR_PREFIX = 'user_'
+
+/**
+ * The id a section folder's name stands for: `users/user_123` and (as written before issue 41)
+ * `users/123` both mean user 123; other sections are named by the id itself.
+ * @example
+ * sectionIdOf('user', 'user_123') // '123'
+ */
+export function sectionIdOf(kind: ScopeKind, dir: string): string {
+  return kind === 'user' && dir.startsWith(USER_DIR_PREFIX) && dir.length > USER_DIR_PREFIX.length ? dir.slice(USER_DIR_PREFIX.length) : dir
 }
 
 /**
@@ -99,7 +115,7 @@ export function fileNameOf(entry: { types: readonly KnowledgeType[]; tags: Recor
 /**
  * The one file that holds an entry.
  * @example
- * placeOf(entry) // 'users/alice/preferences.json'
+ * placeOf(entry) // 'users/user_alice/preferences.json'
  */
 export function placeOf(entry: Pick<KnowledgeExportLine, 'scopes' | 'owner' | 'types' | 'tags' | 'status'>): string {
   return `${sectionOf(entry)}/${fileNameOf(entry)}`
@@ -116,7 +132,7 @@ function unknownFile(path: string, why: string): KnowHubError {
  * What a path inside the folder means, or an `invalid_import` error saying why it is not a
  * knowledge file (unknown folder, unknown category file, too deep).
  * @example
- * meaningOf('users/alice/habits.json') // { section: { kind: 'user', id: 'alice' }, type: 'user_profile', category: 'habit', … }
+ * meaningOf('users/user_alice/habits.json') // { section: { kind: 'user', id: 'alice' }, dir: 'users/user_alice', type: 'user_profile', category: 'habit', … }
  */
 export function meaningOf(path: string): FileMeaning {
   const parts = path.split('/')
@@ -130,17 +146,69 @@ export function meaningOf(path: string): FileMeaning {
   if (!SECTION_FILES.includes(name)) throw unknownFile(path, `unknown category file ${name} (a section holds ${SECTION_FILES.join(', ')})`)
   let section: FileMeaning['section'] = { kind: 'global' }
   if (!global) {
-    const id = parts[1]!
-    if (!SECTION_ID.test(id)) throw unknownFile(path, `"${id}" is not a valid ${KIND_OF_DIR[parts[0]!]} id`)
-    section = { kind: KIND_OF_DIR[parts[0]!]!, id }
+    const kind = KIND_OF_DIR[parts[0]!]!
+    const id = sectionIdOf(kind, parts[1]!)
+    if (!SECTION_ID.test(id)) throw unknownFile(path, `"${id}" is not a valid ${kind} id`)
+    section = { kind, id }
   }
-  const dir = parts.slice(0, sectionParts).join('/')
+  // The section as the export names it (`users/123` is read as, and counted with, `users/user_123`).
+  const dir = section.kind === 'global' ? 'global' : section.kind === 'user' ? `users/${USER_DIR_PREFIX}${section.id}` : parts.slice(0, sectionParts).join('/')
   if (name === ARCHIVE_FILE) return { section, dir, type: undefined, category: undefined, archive: true }
   const type = (Object.keys(TYPE_FILES) as (keyof typeof TYPE_FILES)[]).find((t) => TYPE_FILES[t] === name)
   if (type) return { section, dir, type, category: undefined, archive: false }
   const category = Object.keys(PROFILE_FILES).find((c) => PROFILE_FILES[c] === name)
   return { section, dir, type: 'user_profile', category, archive: false }
 }
+
+/**
+ * What a path of the folder is, by the layout: the README, a sync conflict note
+ * (`conflicts/<knowledge id>.json`), or a knowledge file ({@link meaningOf}).
+ */
+export type LayoutPath = { kind: 'readme' } | { kind: 'conflict-note'; id: string } | { kind: 'knowledge-file'; meaning: FileMeaning }
+
+/**
+ * The layout's one rule for paths: `README.md`, `conflicts/<knowledge id>.json`, and the
+ * knowledge files of `global/`, `users/<id>/`, `agents/<id>/`, `projects/<id>/`,
+ * `teams/<id>/` ({@link SECTION_FILES}, `archive.json` included). Nothing else: no dot-path,
+ * no `..`, no backslash, no name outside ASCII letters, digits and `. _ @ + - :`. Reading a
+ * folder checks its files with it, and it is all the folder's writer (src/knowledge/folder/disk.ts)
+ * ever writes or deletes. Throws `invalid_import` naming the path otherwise.
+ * @example
+ * layoutPathOf('conflicts/knowledge-20260101120000-abcd.json') // { kind: 'conflict-note', id: 'knowledge-20260101120000-abcd' }
+ * layoutPathOf('.git/config') // throws: .git/config is not a file of the knowledge folder: …
+ */
+export function layoutPathOf(path: string): LayoutPath {
+  if (path === FOLDER_README) return { kind: 'readme' }
+  if (path.startsWith(`${CONFLICTS_DIR}/`)) {
+    const name = path.slice(CONFLICTS_DIR.length + 1)
+    const id = name.endsWith('.json') ? name.slice(0, -'.json'.length) : ''
+    if (!KNOWLEDGE_ID.test(id)) throw unknownFile(path, `${CONFLICTS_DIR}/ holds notes named <knowledge id>.json`)
+    return { kind: 'conflict-note', id }
+  }
+  return { kind: 'knowledge-file', meaning: meaningOf(path) }
+}
+
+function layoutKindOf(path: string): LayoutPath['kind'] | undefined {
+  try {
+    return layoutPathOf(path).kind
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * True for a knowledge file of the layout (not the README, not a note).
+ * @example
+ * isKnowledgeFile('users/alice/habits.json') // true
+ */
+export const isKnowledgeFile = (path: string): boolean => layoutKindOf(path) === 'knowledge-file'
+
+/**
+ * True for a sync conflict note (`conflicts/<knowledge id>.json`).
+ * @example
+ * isConflictNote('conflicts/knowledge-20260101120000-abcd.json') // true
+ */
+export const isConflictNote = (path: string): boolean => layoutKindOf(path) === 'conflict-note'
 
 /**
  * A free-form value (tags, feedback cases) with its object keys sorted at every level: JSONB keeps no key order.
@@ -196,6 +264,7 @@ export function orderedEntry(e: KnowledgeExportLine): KnowledgeExportLine {
     tags: sortedKeys(e.tags) as KnowledgeExportLine['tags'],
     scopes: e.scopes,
     owner: e.owner,
+    visibility: e.visibility ?? visibilityOf(e.scopes, e.owner),
     content: e.content,
     resource_ids: e.resource_ids,
     source: orderedSource(e.source),
@@ -273,7 +342,7 @@ This folder holds KnowHub knowledge entries as plain JSON files (seed 002's layo
 Layout (one file per entry, chosen by its highest scope: user > project > agent > team > org > public):
 
 - \`global/\`: org-wide and public knowledge
-- \`users/<id>/\`, \`projects/<id>/\`, \`agents/<id>/\`, \`teams/<id>/\`: knowledge of that user, project, agent or team
+- \`users/user_<id>/\` (user \`<id>\`), \`projects/<id>/\`, \`agents/<id>/\`, \`teams/<id>/\`: knowledge of that user, project, agent or team
 - in each: \`tools.json\`, \`definitions.json\`, \`plans.json\`, \`strategies.json\`, \`usecases.json\` (by first type),
   user profiles in \`profile.json\` (background), \`preferences.json\`, \`habits.json\`, \`constraints.json\` (by tags.category),
   archived and merged entries in \`archive.json\`

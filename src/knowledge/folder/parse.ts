@@ -6,7 +6,7 @@
 import { isKnowHubError } from '../../core/errors.js'
 import type { FolderFile, FolderProblem } from '../../core/knowledge-folder.js'
 import type { Principal } from '../../core/principal.js'
-import { CONFLICTS_DIR, FOLDER_README, SYNC_STATE_FILE, meaningOf, type FileMeaning } from './layout.js'
+import { CONFLICTS_DIR, FOLDER_README, SYNC_STATE_FILE, layoutPathOf, meaningOf, type FileMeaning } from './layout.js'
 
 /** One entry of a folder file: as written, with the defaults its file gives an entry without an id. */
 export interface FolderItem {
@@ -57,7 +57,8 @@ export function sectionScope(meaning: FileMeaning, principal: Principal): string
 /** An entry written by hand, with what its file implies where it says nothing: type, category, scope, and owner in agents/ and users/. */
 function withFileDefaults(json: Record<string, unknown>, meaning: FileMeaning, principal: Principal): Record<string, unknown> {
   const out = { ...json }
-  if (out.types === undefined && meaning.type) out.types = [meaning.type]
+  // Seed 002's `type` (one) says the type itself.
+  if (out.types === undefined && out.type === undefined && meaning.type) out.types = [meaning.type]
   if (meaning.category !== undefined) {
     const tags = out.tags
     if (tags === undefined || tags === null) out.tags = { category: meaning.category }
@@ -91,8 +92,12 @@ export function parseFolder(files: readonly FolderFile[], principal: Principal):
   for (const { path, text } of sorted) {
     if (isNotes(path)) continue
     if (path.startsWith(`${CONFLICTS_DIR}/`)) {
-      const name = path.slice(CONFLICTS_DIR.length + 1)
-      if (name.endsWith('.json') && !name.includes('/')) parsed.conflictNotes.add(name.slice(0, -'.json'.length))
+      try {
+        const note = layoutPathOf(path)
+        if (note.kind === 'conflict-note') parsed.conflictNotes.add(note.id)
+      } catch (error) {
+        parsed.errors.push(...problemsOf(path, null, error))
+      }
       continue
     }
     let meaning: FileMeaning

@@ -17,12 +17,13 @@ import {
   type FolderSyncResult,
   type FolderSyncState,
 } from '../../core/knowledge-folder.js'
-import { canManage, requirePermission, type Principal } from '../../core/principal.js'
+import { requirePermission, type Principal } from '../../core/principal.js'
+import { mayManage } from '../../auth/policy.js'
 import { parseWith } from '../../core/validate.js'
 import type { KnowledgeContext } from '../context.js'
 import { visibleEntries } from './export.js'
 import { applyFolderPlan, planFolderImport, planReport } from './import.js'
-import { CONFLICTS_DIR, FOLDER_README, editableKey, fileText, jsonText, meaningOf, orderedEntry, placeOf, readmeText } from './layout.js'
+import { CONFLICTS_DIR, FOLDER_README, editableKey, fileText, isConflictNote, isKnowledgeFile, jsonText, orderedEntry, placeOf, readmeText } from './layout.js'
 import { parseFolder, type FolderItem } from './parse.js'
 
 /**
@@ -138,7 +139,7 @@ export async function syncFolder(ctx: KnowledgeContext, raw: unknown, principal:
   const plan = await planFolderImport(ctx, subset, stored, principal)
   for (const id of removedIds) {
     const entry = storedById.get(id)!
-    plan.removed.push({ id, file: placeOf(entry), manageable: canManage(principal, entry.owner) })
+    plan.removed.push({ id, file: placeOf(entry), manageable: mayManage(principal, entry) })
   }
   const report = planReport(plan, input.dry_run)
   // With errors nothing is written, the conflict notes included: the report says what to fix first.
@@ -173,21 +174,12 @@ export async function syncFolder(ctx: KnowledgeContext, raw: unknown, principal:
   const written = new Set(files.map((f) => f.path))
   for (const file of input.files) {
     // Open conflict notes stay as they are.
-    if (file.path.startsWith(`${CONFLICTS_DIR}/`) && !written.has(file.path)) {
+    if (isConflictNote(file.path) && !written.has(file.path)) {
       files.push(file)
       written.add(file.path)
     }
   }
-  const remove = input.files.map((f) => f.path).filter((path) => !written.has(path) && isLayoutPath(path))
+  const remove = input.files.map((f) => f.path).filter((path) => !written.has(path) && isKnowledgeFile(path))
   ctx.logger.info('knowledge.folder.synced', { added: done.added.length, changed: done.changed.length, conflicts: conflicts.length, exported: exported.length })
   return { report: finalReport, conflicts, exported, files: files.sort(byPath), remove, state: { format: 1, entries } }
-}
-
-function isLayoutPath(path: string): boolean {
-  try {
-    meaningOf(path)
-    return true
-  } catch {
-    return false
-  }
 }

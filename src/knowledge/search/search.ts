@@ -7,7 +7,7 @@
  * while the knowledge table is unchanged).
  */
 import { isKnowHubError, KnowHubError } from '../../core/errors.js'
-import { SearchInput, type SearchResponse, type SearchResult } from '../../core/knowledge.js'
+import { SearchInput, type SearchOrder, type SearchResponse, type SearchResult } from '../../core/knowledge.js'
 import { createLru } from '../../core/lru.js'
 import type { SearchObserver, SearchStage } from '../../core/observe.js'
 import { requirePermission, visibleScopes, type Principal } from '../../core/principal.js'
@@ -277,6 +277,17 @@ export function rankItem(r: KnowledgeRecord, c: Candidate): Ranked {
   return item as Ranked
 }
 
+/**
+ * The results in the order asked for (`order`, seed 002 and 003): `relevance` keeps the rerank's
+ * order; `scope` sorts by scope priority (user > project > agent > team > org > public) and
+ * `quality` by quality score, each keeping the rerank's order among equals (a stable sort).
+ */
+function inOrder(ranked: Ranked[], order: SearchOrder): Ranked[] {
+  if (order === 'scope') return ranked.sort((a, b) => a.scope_priority - b.scope_priority)
+  if (order === 'quality') return ranked.sort((a, b) => b.quality_score - a.quality_score)
+  return ranked
+}
+
 /** A search result as the API returns it, with the per-stage figures when asked for. */
 function toResult(r: Ranked, explain: boolean, now: Date): SearchResult {
   const result: SearchResult = {
@@ -473,7 +484,14 @@ async function candidates(run: SearchRun, input: ParsedSearch, visible: string[]
   const lists = input.mode === 'recall' ? 'hybrid' : input.mode
   const cjk = isLargelyCjk(input.q)
   const fusion = run.fusion ?? fusionFor(run.ctx.embedder.model, cjk, run.fusionTable)
-  const filter: SearchFilter = { visible, types: input.types, minScore: input.min_score, nonNegativeQuality: true, validity: input.validity }
+  const filter: SearchFilter = {
+    visible,
+    types: input.types,
+    visibility: input.visibility,
+    minScore: input.min_score,
+    nonNegativeQuality: true,
+    validity: input.validity,
+  }
   const found = await searchLists(run, input, lists, filter)
   const { text, vectorHits } = found
   const textHits = text.hits
@@ -704,7 +722,7 @@ async function rankCandidates(run: SearchRun, input: ParsedSearch, visible: stri
     items.push(rankItem(r, c))
   }
   const reranked = relevanceRerank(items, visible, input.min_score, run.qualityBoost)
-  const ranked = input.rerank ? reranked : reranked.sort((a, b) => b.fused - a.fused)
+  const ranked = inOrder(input.rerank ? reranked : reranked.sort((a, b) => b.fused - a.fused), input.order)
   const results = ranked.slice(0, input.top_k).map((r) => toResult(r, input.explain, input.now))
   return routing.mode === 'off' ? { results, count: results.length } : { results, count: results.length, routing }
 }
@@ -744,6 +762,8 @@ function responseKey(input: ParsedSearch, visible: readonly string[]): string {
     input.as_of ?? null,
     [...(input.include ?? [])].sort(),
     input.injection,
+    [...(input.visibility ?? [])].sort(),
+    input.order,
   ])
 }
 

@@ -5,6 +5,7 @@
  */
 import { newKnowledgeId } from '../../core/ids.js'
 import { qualityScore } from '../../core/knowledge.js'
+import type { WriteAccess } from '../../core/principal.js'
 import type { Embedder } from '../../embed/embedder.js'
 import type { KnowledgeRecord } from '../../store/knowledge/knowledge.js'
 import type { Store } from '../../store/store.js'
@@ -130,12 +131,12 @@ export function mergedRecord(group: KnowledgeRecord[], now: Date, maxContentByte
  * store transaction; a new id is drawn when the first is taken.
  * @returns the merged entry's id, or `changed` when a member changed meanwhile.
  * @example
- * const outcome = await writeMerge({ store, embedder }, records, visible, new Date(), 1_048_576)
+ * const outcome = await writeMerge({ store, embedder }, records, writeAccess(principal), new Date(), 1_048_576)
  */
 export async function writeMerge(
   deps: { store: Store; embedder: Embedder },
   records: KnowledgeRecord[],
-  visible: string[],
+  access: WriteAccess,
   now: Date,
   maxContentBytes: number,
   written?: string,
@@ -144,10 +145,10 @@ export async function writeMerge(
   let record = mergedRecord(records, now, maxContentBytes, written)
   const [embedding] = await deps.embedder.embed([embeddingText(record.task, record.content)], { kind: 'document' })
   const doc = searchDocument(record.task, record.content, record.tags)
-  let outcome = await deps.store.knowledge.merge({ record, doc, embedding }, ids, visible)
+  let outcome = await deps.store.knowledge.merge({ record, doc, embedding }, ids, access)
   for (let attempt = 0; attempt < 8 && 'conflict' in outcome && outcome.conflict === 'id_taken'; attempt++) {
     record = { ...record, id: newKnowledgeId(now) }
-    outcome = await deps.store.knowledge.merge({ record, doc, embedding }, ids, visible)
+    outcome = await deps.store.knowledge.merge({ record, doc, embedding }, ids, access)
   }
   return 'conflict' in outcome ? 'changed' : { id: outcome.id }
 }

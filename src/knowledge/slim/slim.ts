@@ -33,7 +33,7 @@ import type { Store } from '../../store/store.js'
 import { findDuplicates, loadWindow, windowPosition } from './detect.js'
 import { byLead, mergeContent, unite, writeMerge } from './merge.js'
 import { llmMergedContent } from './llm.js'
-import { mayManage } from '../../auth/policy.js'
+import { mayManage, writeAccess } from '../../auth/policy.js'
 
 export { mergeContent } from './merge.js'
 
@@ -154,7 +154,14 @@ export async function slimKnowledge(deps: SlimDeps, body: unknown, principal: Pr
       continue
     }
     const content = written.merge === 'llm' ? written.content : undefined
-    const outcome = await writeMerge(deps, records, visible, (deps.clock ?? systemClock).now(), deps.maxContentBytes ?? MAX_CONTENT_BYTES, content)
+    const outcome = await writeMerge(
+      deps,
+      records,
+      writeAccess(principal),
+      (deps.clock ?? systemClock).now(),
+      deps.maxContentBytes ?? MAX_CONTENT_BYTES,
+      content,
+    )
     if (outcome === 'changed') {
       skipped.push({ ids, reason: 'changed', message: 'Not merged: an entry of the group changed (no longer active or visible) during the run' })
       continue
@@ -215,7 +222,7 @@ export async function unmergeKnowledge(deps: SlimDeps, mergedEntryId: string, pr
       status: record.status,
     })
   const ids = records.map((r) => r.id)
-  if (!(await store.knowledge.unmerge(mergedEntryId, ids, visible, clock.now()))) {
+  if (!(await store.knowledge.unmerge(mergedEntryId, ids, writeAccess(principal), clock.now()))) {
     throw new KnowHubError('conflict', `Entry ${mergedEntryId} or its originals changed during the unmerge; try again`, { id: mergedEntryId })
   }
   logger.info('knowledge.slim.unmerged', { id: mergedEntryId, restored_ids: ids })

@@ -1,18 +1,20 @@
 import { KnowHubError, isKnowHubError } from '../../core/errors.js'
 import type { Clock } from '../../core/clock.js'
 import { newKnowledgeId } from '../../core/ids.js'
-import { KnowledgeExportLine, SaveKnowledgeInput, type FeedbackRecord, type ImportReport, type KnowledgeVersion } from '../../core/knowledge.js'
+import { KnowledgeExportLine, SaveKnowledgeInput, type EvalInput, type FeedbackRecord, type ImportReport, type KnowledgeVersion } from '../../core/knowledge.js'
+import { liftRecord } from '../../core/seed-record.js'
+import { checkVisibility } from '../../core/visibility.js'
 import type { Logger } from '../../core/logger.js'
-import { assertWritableScopes, requirePermission, type Principal } from '../../core/principal.js'
+import { assertWritableScopes, defaultOwnerOf, defaultWriteScopes, requirePermission, type Principal, type WriteAccess } from '../../core/principal.js'
 import { checkJsonLimits } from '../../core/json-limits.js'
 import { toValidationIssues } from '../../core/validate.js'
 import type { Embedder } from '../../embed/embedder.js'
-import type { ImportItem, KnowledgeRecord } from '../../store/knowledge/knowledge.js'
+import type { IdClaim, ImportItem, KnowledgeRecord } from '../../store/knowledge/knowledge.js'
 import type { Store } from '../../store/store.js'
 import { entryDate } from '../search/dates.js'
 import { embeddingText, searchDocument } from '../search/document.js'
 import { newEntryRecord } from '../entries/entries.js'
-import { mayNameOwner } from '../../auth/policy.js'
+import { mayNameOwner, writeAccess } from '../../auth/policy.js'
 
 export interface ImportOptions {
   /** `atomic` (default): any bad line imports nothing. `partial`: good lines are imported, bad ones reported. */
@@ -65,9 +67,11 @@ function checkSize(content: string, deps: ImportDeps): void {
 
 /**
  * Parses and checks one line; throws a KnowHubError describing what is wrong. A JSON object
- * with an `id` is a line of the export format (strict: a field we do not know would be lost);
- * one without is the body `POST /api/knowledge` takes (task, content, types, tags, scopes,
- * owner, source, score…), saved as a new entry with the same defaults and checks as a save.
+ * with an `id` is a line of the export format (strict: a field we do not know would be lost), or
+ * one of the seeds' records (seed 002's, seed 003's: `liftRecord` in src/core/seed-record.ts
+ * fills what they leave out, keeping the `eval` fields they give); one without is the body
+ * `POST /api/knowledge` takes (task, content, types, tags, scopes, owner, source, score…), saved as
+ * a new entry with the same defaults and checks as a save, its `eval` counts and histories kept.
  */
 export function checkLine(text: string, line: number, deps: ImportDeps): CheckedLine {
   let json: unknown
@@ -79,26 +83,12 @@ export function checkLine(text: string, line: number, deps: ImportDeps): Checked
   checkJsonLimits(json)
   if (json === null || typeof json !== 'object' || Array.isArray(json))
     throw new KnowHubError('invalid_import', 'a line must be a JSON object (an exported entry, or a POST /api/knowledge body)')
-  if (!('id' in json)) {
-    const parsed = SaveKnowledgeInput.safeParse(json)
-    if (!parsed.success) throw invalid(parsed, '(read as a POST /api/knowledge body: the line has no id) ')
-    checkSize(parsed.data.content, deps)
-    const now = deps.clock.now()
-    return {
-      line,
-      record: { id: newKnowledgeId(now), ...newEntryRecord(parsed.data, deps.principal, now) },
-      helpful_history: [],
-      harmful_history: [],
-      versions: [],
-      fresh: true,
-    }
-  }
-  const parsed = ImportLine.safeParse(json)
-  if (!parsed.success) throw invalid(parsed, '')
-  const entry = parsed.data
+  if (!('id' in json)) return checkSaveLine(json as Record<string, unknown>, line, deps)
+  const entry = parseExportLine(json as Record<string, unknown>, deps)
   checkSize(entry.content, deps)
   assertWritableScopes(deps.principal, entry.scopes)
   if (!mayNameOwner(deps.principal, entry.owner)) throw new KnowHubError('forbidden', `owner ${entry.owner} is not one of your ids`, { owner: entry.owner })
+  checkVisibility(entry.visibility, entry.scopes, entry.owner)
   if (entry.superseded_by !== null && entry.valid_to === null) {
     throw new KnowHubError('invalid_import', `superseded_by ${entry.superseded_by} needs valid_to (when it was superseded)`)
   }
@@ -113,6 +103,43 @@ export function checkLine(text: string, line: number, deps: ImportDeps): Checked
     harmful_history: entry.eval.harmful_history,
     versions: entry.versions,
     fresh: false,
+  }
+}
+
+/**
+ * A record with an id as an export line, parsed strictly (a field KnowHub does not know would be
+ * lost: an error): the seeds' records lifted first (see `liftRecord`), with the importer's
+ * defaults for scopes and owner. The caller checks a given `visibility` (after its permissions).
+ * @example
+ * const entry = parseExportLine({ id: 'profile_001', type: 'user_profile', task: 't', content: 'c', scopes: ['user:123'], owner: 'user:123' }, deps)
+ */
+export function parseExportLine(json: Record<string, unknown>, deps: Pick<ImportDeps, 'principal' | 'clock'>): KnowledgeExportLine {
+  const lifted = liftRecord(json, {
+    now: deps.clock.now(),
+    scopes: () => defaultWriteScopes(deps.principal),
+    owner: () => defaultOwnerOf(deps.principal) ?? 'user:unknown',
+  })
+  const parsed = ImportLine.safeParse(lifted)
+  if (!parsed.success) throw invalid(parsed, '')
+  return parsed.data
+}
+
+/** A line without an id: a save's body, as a new entry; the `eval` counts and histories it gives are kept (an import trusts its file). */
+function checkSaveLine(json: Record<string, unknown>, line: number, deps: ImportDeps): CheckedLine {
+  const parsed = SaveKnowledgeInput.safeParse(json)
+  if (!parsed.success) throw invalid(parsed, '(read as a POST /api/knowledge body: the line has no id) ')
+  checkSize(parsed.data.content, deps)
+  const now = deps.clock.now()
+  const record = { id: newKnowledgeId(now), ...newEntryRecord(parsed.data, deps.principal, now) }
+  checkVisibility(parsed.data.visibility, record.scopes, record.owner)
+  const given = (json.eval ?? {}) as EvalInput
+  return {
+    line,
+    record: { ...record, helpful: given.helpful ?? 0, harmful: given.harmful ?? 0 },
+    helpful_history: given.helpful_history ?? [],
+    harmful_history: given.harmful_history ?? [],
+    versions: [],
+    fresh: true,
   }
 }
 
@@ -175,20 +202,19 @@ export async function importJsonl(deps: ImportDeps, lines: AsyncIterable<string>
       errors.push(lineError(lineNo, error))
     }
   }
-  const existing = new Set<string>()
-  for (let i = 0; i < accepted.length; i += 1000) {
-    for (const id of await deps.store.knowledge.exists(accepted.slice(i, i + 1000).map((a) => a.record.id))) existing.add(id)
-  }
+  const access = writeAccess(deps.principal)
+  const claims = await claimsOf(deps.store, access, accepted)
+  const renamed = await renameHidden(deps.store, access, accepted, claims, seen)
   let skipped = 0
   const toImport = accepted.filter((item) => {
-    const { id } = item.record
-    if (!existing.has(id)) return true
-    if (item.fresh) {
-      // A new entry whose drawn id an existing one has (same second, same suffix): draw another.
-      while (existing.has(item.record.id) || seen.has(item.record.id)) item.record.id = newKnowledgeId(item.record.created_at)
-      seen.set(item.record.id, item.line)
-      return true
+    const problem = referenceProblem(item, seen, claims, renamed)
+    if (problem) {
+      errors.push({ line: item.line, code: 'invalid_import', message: problem })
+      return false
     }
+    const { id } = item.record
+    const claim = claims.get(id)
+    if (claim === undefined) return true
     if (onConflict === 'skip') {
       skipped++
       return false
@@ -197,16 +223,102 @@ export async function importJsonl(deps: ImportDeps, lines: AsyncIterable<string>
       errors.push({ line: item.line, code: 'conflict', message: `entry ${id} exists already (use onConflict skip or replace)` })
       return false
     }
+    if (claim === 'see') {
+      const message = `entry ${id} is not yours to replace: only its owner or an admin of its scopes may (use onConflict skip to keep it)`
+      errors.push({ line: item.line, code: 'forbidden', message })
+      return false
+    }
     return true
   })
   errors.sort((a, b) => a.line - b.line)
+  const notes = renamed.size > 0 ? { renamed: [...renamed.values()].sort((a, b) => a.line - b.line) } : {}
   if (mode === 'atomic' && errors.length > 0) {
     deps.logger.warn('knowledge.import.rejected', { errors: errors.length })
     return { imported: 0, skipped: 0, errors }
   }
-  const imported = await writeChecked(deps, toImport, existing, { atomic: mode === 'atomic', batchSize, onProgress: options.onProgress })
-  deps.logger.info('knowledge.imported', { imported, skipped, errors: errors.length })
-  return { imported, skipped, errors }
+  const manageable = new Set([...claims].flatMap(([id, claim]) => (claim === 'manage' ? [id] : [])))
+  const imported = await writeChecked(deps, toImport, manageable, { atomic: mode === 'atomic', batchSize, onProgress: options.onProgress })
+  deps.logger.info('knowledge.imported', { imported, skipped, errors: errors.length, renamed: renamed.size })
+  return { imported, skipped, errors, ...notes }
+}
+
+/** The ids entries of an import refer to: other entries (merge, supersession). */
+const REFERENCES = ['merged_into', 'superseded_by', 'supersedes'] as const
+
+/** What each id of the import, and each id its lines refer to, is to the importer (see `claims`). */
+async function claimsOf(store: ImportDeps['store'], access: WriteAccess, items: readonly CheckedLine[]): Promise<Map<string, IdClaim>> {
+  const ids = new Set<string>()
+  for (const item of items) {
+    ids.add(item.record.id)
+    for (const field of REFERENCES) if (item.record[field]) ids.add(item.record[field])
+  }
+  const claims = new Map<string, IdClaim>()
+  const all = [...ids]
+  for (let i = 0; i < all.length; i += 1000) for (const [id, claim] of await store.knowledge.claims(all.slice(i, i + 1000), access)) claims.set(id, claim)
+  return claims
+}
+
+/**
+ * Gives a new id to every line whose id is taken by an entry the importer cannot see (an unknown
+ * id to it: its line is a new entry, as on a hub without that id) and to every save-shaped line
+ * whose drawn id is taken. Returns the renames of exported lines, which the report lists.
+ */
+async function renameHidden(
+  store: ImportDeps['store'],
+  access: WriteAccess,
+  items: readonly CheckedLine[],
+  claims: Map<string, IdClaim>,
+  seen: Map<string, number>,
+): Promise<Map<string, { line: number; id: string; new_id: string }>> {
+  const renamed = new Map<string, { line: number; id: string; new_id: string }>()
+  let pending = items.filter((item) => claims.has(item.record.id) && (item.fresh || claims.get(item.record.id) === 'hidden'))
+  for (let round = 0; pending.length > 0 && round < 8; round++) {
+    for (const item of pending) {
+      const old = item.record.id
+      if (claims.get(old) === 'hidden') claims.delete(old)
+      do item.record.id = newKnowledgeId(item.record.created_at)
+      while (seen.has(item.record.id) || claims.has(item.record.id))
+      seen.set(item.record.id, item.line)
+      if (!item.fresh) renamed.set(renamed.get(old)?.id ?? old, { line: item.line, id: renamed.get(old)?.id ?? old, new_id: item.record.id })
+    }
+    // A drawn id may be taken too (same second, same suffix): look the new ones up and draw again.
+    const taken = await store.knowledge.claims(
+      pending.map((item) => item.record.id),
+      access,
+    )
+    pending = pending.filter((item) => taken.has(item.record.id))
+    for (const item of pending) claims.set(item.record.id, 'hidden')
+  }
+  if (pending.length > 0) throw new KnowHubError('conflict', 'Could not allocate unique knowledge ids for the import; try again')
+  return renamed
+}
+
+/**
+ * What is wrong with the entries a line refers to (merged_into, superseded_by, supersedes), after
+ * pointing references to a renamed line at its new id: each must be in this import or an entry
+ * the importer can see; an entry it cannot see is an unknown id.
+ */
+function referenceProblem(
+  item: CheckedLine,
+  inImport: ReadonlyMap<string, number>,
+  claims: ReadonlyMap<string, IdClaim>,
+  renamed: ReadonlyMap<string, { new_id: string }>,
+): string | undefined {
+  if (item.fresh) return undefined
+  for (const field of REFERENCES) {
+    const ref = item.record[field]
+    if (!ref) continue
+    const moved = renamed.get(ref)
+    if (moved) {
+      item.record[field] = moved.new_id
+      continue
+    }
+    if (inImport.has(ref)) continue
+    const claim = claims.get(ref)
+    if (claim === 'see' || claim === 'manage') continue
+    return `${field}: no entry ${ref} in this import or among the entries you can see`
+  }
+  return undefined
 }
 
 /**
@@ -217,9 +329,9 @@ export async function importJsonl(deps: ImportDeps, lines: AsyncIterable<string>
  * const written = await writeChecked(deps, [checkLine(text, 1, deps)], new Set(), { atomic: true })
  */
 export async function writeChecked(
-  deps: Pick<ImportDeps, 'store' | 'embedder'>,
+  deps: Pick<ImportDeps, 'store' | 'embedder' | 'principal'>,
   items: readonly CheckedLine[],
-  existing: ReadonlySet<string>,
+  replaceable: ReadonlySet<string>,
   options: { atomic: boolean; batchSize?: number | undefined; onProgress?: ((done: number, total: number) => void) | undefined },
 ): Promise<number> {
   const batchSize = options.batchSize ?? 200
@@ -249,12 +361,12 @@ export async function writeChecked(
         helpful_history: item.helpful_history,
         harmful_history: item.harmful_history,
         versions: item.versions,
-        replace: !item.fresh && existing.has(item.record.id),
+        replace: !item.fresh && replaceable.has(item.record.id),
       }))
       // Resumed when the store asks for the next batch: this one is written.
       done += slice.length
       options.onProgress?.(done, total)
     }
   }
-  return deps.store.knowledge.importBatches(batches(), options.atomic)
+  return deps.store.knowledge.importBatches(batches(), options.atomic, writeAccess(deps.principal))
 }

@@ -22,8 +22,8 @@ export async function* exportEntries(ctx: KnowledgeContext, principal: Principal
   for (;;) {
     const records = await ctx.store.knowledge.list({ visible, status: ['active', 'merged', 'archived'], validity: ANY_VALIDITY }, batchSize, after)
     if (records.length === 0) return
-    for (const entry of await toEntries(ctx.store, records)) {
-      yield JSON.stringify({ ...entry, versions: await ctx.store.knowledge.versions(entry.id) })
+    for (const entry of await toEntries(ctx.store, records, visible)) {
+      yield JSON.stringify({ ...entry, versions: await ctx.store.knowledge.versions(entry.id, visible) })
     }
     const last = records[records.length - 1]!
     after = { created_at: last.created_at, id: last.id }

@@ -8,12 +8,9 @@ import { Hono } from 'hono'
 import { KnowHubError } from '../../core/errors.js'
 import { FolderImportBody, type FolderFiles, type FolderImportReport, type FolderSyncResult } from '../../core/knowledge-folder.js'
 import { parseWith } from '../../core/validate.js'
-import { unzipFolder, zipFolder } from '../../knowledge/folder/archive.js'
+import { zipFolder } from '../../knowledge/folder/archive.js'
 import type { KnowledgeService } from '../../knowledge/service.js'
 import { caller, queryObject, readJson, type AppEnv } from '../http.js'
-
-/** Bounds of a zip body once inflated (the body limit bounds its compressed size). */
-const ZIP_LIMITS = { maxFiles: 50_000, maxFileBytes: 64 * 1024 * 1024, maxTotalBytes: 256 * 1024 * 1024 }
 
 /**
  * @example
@@ -35,11 +32,12 @@ export function knowledgeFolderRoutes({ knowledge }: { knowledge: KnowledgeServi
 
   app.post('/import', async (c) => {
     const query = queryObject(c, { booleans: ['dry_run', 'partial', 'prune'] })
+    const { principal } = caller(c)
     const zip = (c.req.header('content-type') ?? '').startsWith('application/zip')
-    const files = zip
-      ? unzipFolder(new Uint8Array(await c.req.arrayBuffer()), ZIP_LIMITS)
-      : parseWith(FolderImportBody, await readJson(c), 'folder import').files
-    const report = await knowledge.importFolder(files, caller(c).principal, query)
+    // A zip is checked by the service before anything is inflated: the right to write first, then its directory and real sizes.
+    const report = zip
+      ? await knowledge.importFolderZip(new Uint8Array(await c.req.arrayBuffer()), principal, query)
+      : await knowledge.importFolder(parseWith(FolderImportBody, await readJson(c), 'folder import').files, principal, query)
     return c.json(report satisfies FolderImportReport)
   })
 

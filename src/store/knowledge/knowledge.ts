@@ -27,6 +27,7 @@ import type { VectorDialect } from './vectors.js'
 
 export { TITLE_WEIGHT, type KnowledgeRecord, type SearchDocument } from './rows.js'
 export type { ImportItem } from './transfer.js'
+export type { IdClaim } from './records.js'
 export type { ReownChange } from './reown.js'
 export type { TraceNeighbours } from './neighbours.js'
 export type { SupersedeChange, SupersedeRefusal, Supersession } from './validity.js'

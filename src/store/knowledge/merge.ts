@@ -1,15 +1,16 @@
 /**
  * Merging near-duplicate entries (slim) and undoing a merge, each in one transaction.
  */
+import type { WriteAccess } from '../../core/principal.js'
 import { sql } from '../sql.js'
-import { COLUMNS, embeddingSql, insertRecord, toRecord, type KnowledgeContext, type KnowledgeRecord, type SearchDocument } from './rows.js'
+import { COLUMNS, embeddingSql, insertRecord, manageableSql, toRecord, type KnowledgeContext, type KnowledgeRecord, type SearchDocument } from './rows.js'
 
 /** The merge queries of the knowledge store. */
 export interface KnowledgeMergeQueries {
   /**
    * Merges `originalIds` into the new entry `merged` in one transaction: marks the originals
-   * `merged` with `merged_into` (only those still active and visible: otherwise nothing
-   * changes), inserts the merged entry with `helpful`/`harmful` set to the sums of the
+   * `merged` with `merged_into` (only those still active and that the caller may change
+   * (`access`): otherwise nothing changes), inserts the merged entry with `helpful`/`harmful` set to the sums of the
    * originals' counters read under lock, keeps each original's text as a version of the
    * merged entry (`merged from <id>`), and copies their feedback rows to it in order.
    * Returns the stored merged record, or `{ conflict }` when nothing was changed.
@@ -17,16 +18,17 @@ export interface KnowledgeMergeQueries {
   merge(
     merged: { record: KnowledgeRecord; doc: SearchDocument; embedding: Float32Array | undefined },
     originalIds: readonly string[],
-    visible: readonly string[],
+    access: WriteAccess,
   ): Promise<KnowledgeRecord | { conflict: 'originals_changed' | 'id_taken' }>
   /** The entries merged into `id` that the caller can see, and how many there are in all. */
   mergedFrom(id: string, visible: readonly string[]): Promise<{ records: KnowledgeRecord[]; total: number }>
   /**
    * Undoes a merge in one transaction: the originals become active again (`merged_into`
    * cleared) and the merged entry is archived. Returns false, changing nothing, unless
-   * every one of `originalIds` is still merged into `id` and `id` is active and visible.
+   * every one of `originalIds` is still merged into `id`, `id` is active, and the caller may
+   * change all of them (`access`).
    */
-  unmerge(id: string, originalIds: readonly string[], visible: readonly string[], at: Date): Promise<boolean>
+  unmerge(id: string, originalIds: readonly string[], access: WriteAccess, at: Date): Promise<boolean>
 }
 
 /** Thrown inside a transaction to roll it back; never escapes this module. */
@@ -37,11 +39,11 @@ class Rollback {
 /**
  * The merge queries over a database.
  * @example
- * const result = await mergeQueries({ db, getDialect }).merge({ record, doc, embedding }, [a, b], visible)
+ * const result = await mergeQueries({ db, getDialect }).merge({ record, doc, embedding }, [a, b], writeAccess(principal))
  */
 export function mergeQueries({ db, getDialect }: KnowledgeContext): KnowledgeMergeQueries {
   return {
-    async merge(merged, originalIds, visible) {
+    async merge(merged, originalIds, access) {
       try {
         return await db.transaction(async (tx) => {
           const id = merged.record.id
@@ -50,7 +52,7 @@ export function mergeQueries({ db, getDialect }: KnowledgeContext): KnowledgeMer
             harmful: number
             harmful_weight: number
           }>(sql`UPDATE knowledge k SET status = 'merged', merged_into = ${id}
-            WHERE k.id = ANY(${originalIds}::text[]) AND k.status = 'active' AND k.scopes && ${visible}::text[]
+            WHERE k.id = ANY(${originalIds}::text[]) AND k.status = 'active' AND ${manageableSql(access)}
             RETURNING k.helpful, k.harmful, k.harmful_weight`)
           if (marked.length !== new Set(originalIds).size) throw new Rollback('originals_changed')
           const record: KnowledgeRecord = {
@@ -84,16 +86,16 @@ export function mergeQueries({ db, getDialect }: KnowledgeContext): KnowledgeMer
       return { records: rows.filter((row) => row.visible === true).map(toRecord), total: rows.length }
     },
 
-    async unmerge(id, originalIds, visible, at) {
+    async unmerge(id, originalIds, access, at) {
       try {
         return await db.transaction(async (tx) => {
           const restored = await tx.query(sql`UPDATE knowledge k SET status = 'active', merged_into = NULL
-            WHERE k.merged_into = ${id} AND k.status = 'merged' AND k.id = ANY(${originalIds}::text[]) AND k.scopes && ${visible}::text[]
+            WHERE k.merged_into = ${id} AND k.status = 'merged' AND k.id = ANY(${originalIds}::text[]) AND ${manageableSql(access)}
             RETURNING k.id`)
           const remaining = await tx.query(sql`SELECT 1 FROM knowledge WHERE merged_into = ${id} LIMIT 1`)
           if (restored.length !== new Set(originalIds).size || remaining.length > 0) throw new Rollback('originals_changed')
           const archived = await tx.query(sql`UPDATE knowledge k SET status = 'archived', updated_at = ${at.toISOString()}
-            WHERE k.id = ${id} AND k.status = 'active' AND k.scopes && ${visible}::text[] RETURNING k.id`)
+            WHERE k.id = ${id} AND k.status = 'active' AND ${manageableSql(access)} RETURNING k.id`)
           if (archived.length !== 1) throw new Rollback('originals_changed')
           return true
         })

@@ -3,6 +3,7 @@
  * read and every change of an existing entry takes the caller's visible scopes.
  */
 import type { KnowledgeStatus, Tags } from '../../core/knowledge.js'
+import type { WriteAccess } from '../../core/principal.js'
 import type { RecordCache } from './record-cache.js'
 import { sql, type Sql } from '../sql.js'
 import type { EntryFilter } from '../text-index/query.js'
@@ -12,6 +13,7 @@ import {
   embeddingSql,
   filterSql,
   insertRecord,
+  manageableSql,
   olderThan,
   setEmbedding,
   toRecord,
@@ -29,17 +31,23 @@ export interface KnowledgeRecordQueries {
   /** With a record cache (the embedded store): fills it with the table's records and waits; else nothing. */
   warmRecords(): Promise<void>
   getMany(ids: readonly string[], visible: readonly string[]): Promise<KnowledgeRecord[]>
-  exists(ids: readonly string[]): Promise<string[]>
+  /**
+   * What each of `ids` is to a caller that writes with `access`: `manage` (it may change or
+   * replace it), `see` (visible, not its to change) or `hidden` (taken by an entry it cannot
+   * see). Absent: no entry has the id. A `hidden` id is an unknown id to the caller: a service
+   * draws a new one and says nothing of the hidden entry.
+   */
+  claims(ids: readonly string[], access: WriteAccess): Promise<Map<string, IdClaim>>
   list(filter: EntryFilter, limit: number, after?: { created_at: Date; id: string }): Promise<KnowledgeRecord[]>
   /** The most trusted entries of a filter: confidence, then helpful cases, highest first (seed 002's user profile order). */
   topByConfidence(filter: EntryFilter, limit: number): Promise<KnowledgeRecord[]>
   /**
-   * Replaces editable fields, keeping the previous text as a version, if the entry is
-   * visible and still at `expectedVersion`. Returns the new record or undefined.
+   * Replaces editable fields, keeping the previous text as a version, if the caller may
+   * change the entry (`access`) and it is still at `expectedVersion`. Returns the new record or undefined.
    */
   update(
     id: string,
-    visible: readonly string[],
+    access: WriteAccess,
     expectedVersion: number,
     change: Pick<KnowledgeRecord, 'task' | 'content' | 'types' | 'tags' | 'scopes' | 'resource_ids' | 'resource_owners'>,
     doc: SearchDocument,
@@ -49,15 +57,20 @@ export interface KnowledgeRecordQueries {
   ): Promise<KnowledgeRecord | undefined>
   /** The entry owner and resource pins of each visible entry, for expanding `resource_ids` (issue 15.8). */
   resourcePins(ids: readonly string[], visible: readonly string[]): Promise<Map<string, { owner: string; pins: Record<string, string> }>>
-  /** Moves the confidence a share `rate` (0-1) of the way to `target` (0-1), atomically. */
-  moveConfidence(id: string, visible: readonly string[], target: number, rate: number, at: Date): Promise<KnowledgeRecord | undefined>
-  setStatus(id: string, visible: readonly string[], status: KnowledgeStatus, mergedInto: string | null, at: Date): Promise<KnowledgeRecord | undefined>
-  delete(id: string, visible: readonly string[]): Promise<boolean>
+  /** Moves the confidence a share `rate` (0-1) of the way to `target` (0-1), atomically, if the caller may change the entry. */
+  moveConfidence(id: string, access: WriteAccess, target: number, rate: number, at: Date): Promise<KnowledgeRecord | undefined>
+  /** Sets the status of an entry the caller may change; undefined when it may not (or there is none). */
+  setStatus(id: string, access: WriteAccess, status: KnowledgeStatus, mergedInto: string | null, at: Date): Promise<KnowledgeRecord | undefined>
+  /** Deletes an entry the caller may change; false when it may not (or there is none). */
+  delete(id: string, access: WriteAccess): Promise<boolean>
   /** Entries (any status); with `visible`, only those visible through these scopes. */
   count(visible?: readonly string[]): Promise<number>
   /** Pages through all entries (any status), for reindexing. */
   scan(afterId: string, limit: number): Promise<Array<{ id: string; task: string; content: string; tags: Tags }>>
 }
+
+/** What an id is to a caller: see {@link KnowledgeRecordQueries.claims}. */
+export type IdClaim = 'manage' | 'see' | 'hidden'
 
 /**
  * Records kept in memory (the embedded store): the cache, and the sync of the change log
@@ -166,9 +179,9 @@ function copyRecord(r: KnowledgeRecord): KnowledgeRecord {
  */
 export function recordQueries({ db, getDialect, reads: replicaReads }: KnowledgeContext, cached?: CachedRecords): KnowledgeRecordQueries {
   const reads = replicaReads ?? db
-  /** An UPDATE of one visible entry, returning it. */
-  const updateVisible = async (id: string, visible: readonly string[], set: Sql) => {
-    const rows = await db.query(sql`UPDATE knowledge k SET ${set} WHERE k.id = ${id} AND k.scopes && ${visible}::text[] RETURNING ${COLUMNS}`)
+  /** An UPDATE of one entry the caller may change, returning it. */
+  const updateManaged = async (id: string, access: WriteAccess, set: Sql) => {
+    const rows = await db.query(sql`UPDATE knowledge k SET ${set} WHERE k.id = ${id} AND ${manageableSql(access)} RETURNING ${COLUMNS}`)
     return rows[0] ? toRecord(rows[0]) : undefined
   }
   const reader = cached ? cachedReader(db, cached) : undefined
@@ -196,10 +209,12 @@ export function recordQueries({ db, getDialect, reads: replicaReads }: Knowledge
       return rows.map(toRecord)
     },
 
-    async exists(ids) {
-      if (ids.length === 0) return []
-      const rows = await db.query<{ id: string }>(sql`SELECT id FROM knowledge WHERE id = ANY(${ids}::text[])`)
-      return rows.map((row) => row.id)
+    async claims(ids, access) {
+      if (ids.length === 0) return new Map()
+      const rows = await db.query<{ id: string; manage: boolean; see: boolean }>(sql`SELECT k.id, ${manageableSql(access)} AS manage,
+          (k.scopes && ${access.visible}::text[]) AS see
+        FROM knowledge k WHERE k.id = ANY(${ids}::text[])`)
+      return new Map(rows.map((row) => [row.id, row.manage ? 'manage' : row.see ? 'see' : 'hidden']))
     },
 
     async list(filter, limit, after) {
@@ -222,15 +237,15 @@ export function recordQueries({ db, getDialect, reads: replicaReads }: Knowledge
       return new Map(rows.map((row) => [row.id, { owner: row.owner, pins: row.resource_owners ?? {} }]))
     },
 
-    async update(id, visible, expectedVersion, change, doc, embedding, reason, at) {
+    async update(id, access, expectedVersion, change, doc, embedding, reason, at) {
       const text = documentColumns(doc)
       return db.transaction(async (tx) => {
-        if (!(await keepCurrentVersion(tx, id, visible, expectedVersion, reason))) return undefined
+        if (!(await keepCurrentVersion(tx, id, access, expectedVersion, reason))) return undefined
         const pins = change.resource_owners ? sql`, resource_owners = ${JSON.stringify(change.resource_owners)}::jsonb` : sql.empty
         const rows = await tx.query(sql`UPDATE knowledge k SET task = ${change.task}, content = ${change.content}, types = ${change.types}::text[],
             tags = ${JSON.stringify(change.tags)}::jsonb, scopes = ${change.scopes}::text[], resource_ids = ${change.resource_ids}::text[]${pins},
             search_doc = ${text.tsvector}, search_tf = ${text.tf}, search_len = ${text.length}, version = k.version + 1, updated_at = ${at.toISOString()}
-          WHERE k.id = ${id} AND k.version = ${expectedVersion}
+          WHERE k.id = ${id} AND k.version = ${expectedVersion} AND ${manageableSql(access)}
           RETURNING ${COLUMNS}`)
         if (rows.length === 0) return undefined
         await setEmbedding(tx, id, embeddingSql(getDialect(), embedding))
@@ -238,20 +253,20 @@ export function recordQueries({ db, getDialect, reads: replicaReads }: Knowledge
       })
     },
 
-    async moveConfidence(id, visible, target, rate, at) {
-      return updateVisible(
+    async moveConfidence(id, access, target, rate, at) {
+      return updateManaged(
         id,
-        visible,
+        access,
         sql`confidence = confidence + (${target}::double precision - confidence) * ${rate}::double precision, updated_at = ${at.toISOString()}`,
       )
     },
 
-    async setStatus(id, visible, status, mergedInto, at) {
-      return updateVisible(id, visible, sql`status = ${status}, merged_into = ${mergedInto}, updated_at = ${at.toISOString()}`)
+    async setStatus(id, access, status, mergedInto, at) {
+      return updateManaged(id, access, sql`status = ${status}, merged_into = ${mergedInto}, updated_at = ${at.toISOString()}`)
     },
 
-    async delete(id, visible) {
-      const rows = await db.query(sql`DELETE FROM knowledge WHERE id = ${id} AND scopes && ${visible}::text[] RETURNING id`)
+    async delete(id, access) {
+      const rows = await db.query(sql`DELETE FROM knowledge k WHERE k.id = ${id} AND ${manageableSql(access)} RETURNING k.id`)
       return rows.length > 0
     },
 

@@ -4,6 +4,7 @@
  * filter clause, the stored full-text columns and the embedding parameter.
  */
 import type { KnowledgeStatus, KnowledgeType, Source, Tags } from '../../core/knowledge.js'
+import type { WriteAccess } from '../../core/principal.js'
 import type { Database, Queryable } from '../database.js'
 import { sql, type Sql } from '../sql.js'
 import type { EntryFilter, ValidityFilter } from '../text-index/query.js'
@@ -127,6 +128,27 @@ export function validitySql(alias: 'k' | 'n' | 'm' | 'c', validity: ValidityFilt
   return parts.length > 0 ? sql.join(parts, ' AND ') : undefined
 }
 
+/**
+ * The entries (aliased `k`) a caller may add feedback to or vote on: those it sees, when it
+ * may write at all ({@link WriteAccess}).
+ * @example
+ * sql`SELECT k.id FROM knowledge k WHERE k.id = ${id} AND ${writableSql(access)} FOR UPDATE`
+ */
+export function writableSql(access: WriteAccess): Sql {
+  return sql`k.scopes && ${access.visible}::text[]`
+}
+
+/**
+ * The entries (aliased `k`) a caller may change, replace, merge or close: those it sees, owned
+ * by one of its ids or in a scope it manages (src/auth/policy.ts `mayManage`, as SQL). Every
+ * statement that changes an entry by id carries it.
+ * @example
+ * sql`UPDATE knowledge k SET … WHERE k.id = ${id} AND ${manageableSql(access)}`
+ */
+export function manageableSql(access: WriteAccess): Sql {
+  return sql`(k.scopes && ${access.visible}::text[] AND (k.owner = ANY(${access.owners}::text[]) OR k.scopes && ${access.scopes}::text[]))`
+}
+
 /** The WHERE clause of a filter over `knowledge k`: visibility first, always. */
 export function filterSql(filter: EntryFilter): Sql {
   const parts: Sql[] = [sql`k.scopes && ${filter.visible}::text[]`]
@@ -135,6 +157,7 @@ export function filterSql(filter: EntryFilter): Sql {
   if (valid) parts.push(valid)
   if (filter.types && filter.types.length > 0) parts.push(sql`k.types && ${filter.types}::text[]`)
   if (filter.scopes && filter.scopes.length > 0) parts.push(sql`k.scopes && ${filter.scopes}::text[]`)
+  if (filter.visibility && filter.visibility.length > 0) parts.push(sql`k.visibility = ANY(${filter.visibility}::text[])`)
   if (filter.minScore !== undefined) parts.push(sql`k.score >= ${filter.minScore}`)
   if (filter.nonNegativeQuality) parts.push(sql`(k.score + k.helpful - 2 * k.harmful_weight) >= 0`)
   return sql.join(parts, ' AND ')

@@ -2,12 +2,14 @@
  * Import of knowledge entries with their histories and versions, in batches, all or
  * nothing or batch by batch.
  */
+import { KnowHubError } from '../../core/errors.js'
 import type { FeedbackRecord, KnowledgeVersion } from '../../core/knowledge.js'
+import type { WriteAccess } from '../../core/principal.js'
 import type { Queryable } from '../database.js'
 import { sql, type Sql } from '../sql.js'
 import type { VectorDialect } from './vectors.js'
 import { insertFeedback } from './feedback.js'
-import { embeddingSql, insertRecords, type KnowledgeContext, type KnowledgeRecord, type SearchDocument } from './rows.js'
+import { embeddingSql, insertRecords, manageableSql, type KnowledgeContext, type KnowledgeRecord, type SearchDocument } from './rows.js'
 import { insertVersion } from './versions.js'
 
 /** One entry to import, with everything an export line carries. */
@@ -18,7 +20,7 @@ export interface ImportItem {
   helpful_history: FeedbackRecord[]
   harmful_history: FeedbackRecord[]
   versions: KnowledgeVersion[]
-  /** Replace an existing entry with the same id. */
+  /** Replace an existing entry with the same id (one the importer may change: see `importBatches`). */
   replace: boolean
 }
 
@@ -53,9 +55,12 @@ function importedEmbedding(dialect: VectorDialect | undefined, embedding: Float3
 export interface KnowledgeImportQueries {
   /**
    * Inserts entries with their histories and versions (import). With `atomic`, all batches
-   * run in one transaction (all or nothing); otherwise each batch commits on its own.
+   * run in one transaction (all or nothing); otherwise each batch commits on its own. An item
+   * with `replace` replaces the entry of its id only if the importer may change it (`access`,
+   * in the DELETE's own WHERE clause); naming one it may not fails the batch with `not_found`,
+   * as an unknown id would, and writes nothing of it.
    */
-  importBatches(batches: AsyncIterable<ImportItem[]>, atomic: boolean): Promise<number>
+  importBatches(batches: AsyncIterable<ImportItem[]>, atomic: boolean, access: WriteAccess): Promise<number>
 }
 
 /**
@@ -66,9 +71,12 @@ export interface KnowledgeImportQueries {
 export function importQueries({ db, getDialect }: KnowledgeContext): KnowledgeImportQueries {
   // One DELETE for the replaced entries, multi-row INSERTs for the rows, then histories and
   // versions; `inserted` collects the ids for the statistics added at the end (deferStats).
-  const insertBatch = async (tx: Queryable, items: ImportItem[], inserted: string[]): Promise<void> => {
-    const replaced = items.filter((item) => item.replace).map((item) => item.record.id)
-    if (replaced.length > 0) await tx.query(sql`DELETE FROM knowledge WHERE id = ANY(${replaced}::text[])`)
+  const insertBatch = async (tx: Queryable, items: ImportItem[], inserted: string[], access: WriteAccess): Promise<void> => {
+    await deleteReplaced(
+      tx,
+      items.filter((item) => item.replace).map((item) => item.record.id),
+      access,
+    )
     const dialect = getDialect()
     await insertRecords(
       tx,
@@ -122,9 +130,22 @@ export function importQueries({ db, getDialect }: KnowledgeContext): KnowledgeIm
     return result
   }
   return {
-    async importBatches(batches, atomic) {
-      if (atomic) return db.transaction((tx) => deferStats(tx, (inserted) => eachBatch(batches, (items) => insertBatch(tx, items, inserted))))
-      return eachBatch(batches, (items) => db.transaction((tx) => deferStats(tx, (inserted) => insertBatch(tx, items, inserted))))
+    async importBatches(batches, atomic, access) {
+      if (atomic) return db.transaction((tx) => deferStats(tx, (inserted) => eachBatch(batches, (items) => insertBatch(tx, items, inserted, access))))
+      return eachBatch(batches, (items) => db.transaction((tx) => deferStats(tx, (inserted) => insertBatch(tx, items, inserted, access))))
     },
   }
+}
+
+/**
+ * Deletes the entries an import replaces, only those the importer may change; throws
+ * `not_found` (rolling the batch back) naming the first id it may not, as an unknown id.
+ */
+async function deleteReplaced(tx: Queryable, ids: readonly string[], access: WriteAccess): Promise<void> {
+  if (ids.length === 0) return
+  const rows = await tx.query<{ id: string }>(sql`DELETE FROM knowledge k WHERE k.id = ANY(${ids}::text[]) AND ${manageableSql(access)} RETURNING k.id`)
+  if (rows.length === new Set(ids).size) return
+  const deleted = new Set(rows.map((row) => row.id))
+  const refused = ids.find((id) => !deleted.has(id))!
+  throw new KnowHubError('not_found', `No entry ${refused} that you may replace`, { id: refused })
 }

@@ -2,16 +2,17 @@
  * Version history of knowledge entries: every edit, evolve or merge keeps the previous text.
  */
 import type { KnowledgeVersion } from '../../core/knowledge.js'
+import type { WriteAccess } from '../../core/principal.js'
 import type { Queryable } from '../database.js'
 import { sql } from '../sql.js'
-import type { KnowledgeContext } from './rows.js'
+import { manageableSql, type KnowledgeContext } from './rows.js'
 
 /** The version queries of the knowledge store. */
 export interface KnowledgeVersionQueries {
-  /** An entry's earlier versions, oldest first. */
-  versions(id: string): Promise<KnowledgeVersion[]>
-  /** The earlier versions of several entries (one query), oldest first; an entry without any is absent from the map. */
-  versionsOf(ids: readonly string[]): Promise<Map<string, KnowledgeVersion[]>>
+  /** The earlier versions of an entry visible through `visible`, oldest first (none for an entry it cannot see). */
+  versions(id: string, visible: readonly string[]): Promise<KnowledgeVersion[]>
+  /** The earlier versions of the visible entries of `ids` (one query), oldest first; an entry without any is absent from the map. */
+  versionsOf(ids: readonly string[], visible: readonly string[]): Promise<Map<string, KnowledgeVersion[]>>
 }
 
 /** Inserts one given version row (import). */
@@ -25,10 +26,10 @@ export async function insertVersion(q: Queryable, id: string, v: KnowledgeVersio
  * Keeps an entry's current text as a version, if it is visible and still at
  * `expectedVersion`; false (nothing kept) otherwise.
  */
-export async function keepCurrentVersion(q: Queryable, id: string, visible: readonly string[], expectedVersion: number, reason: string): Promise<boolean> {
+export async function keepCurrentVersion(q: Queryable, id: string, access: WriteAccess, expectedVersion: number, reason: string): Promise<boolean> {
   const saved = await q.query(sql`INSERT INTO knowledge_version (knowledge_id, version, task, content, types, tags, scopes, resource_ids, reason, created_at)
-    SELECT id, version, task, content, types, tags, scopes, resource_ids, ${reason}, updated_at FROM knowledge
-    WHERE id = ${id} AND version = ${expectedVersion} AND scopes && ${visible}::text[]
+    SELECT k.id, k.version, k.task, k.content, k.types, k.tags, k.scopes, k.resource_ids, ${reason}, k.updated_at FROM knowledge k
+    WHERE k.id = ${id} AND k.version = ${expectedVersion} AND ${manageableSql(access)}
     RETURNING version`)
   return saved.length > 0
 }
@@ -41,16 +42,18 @@ export async function keepCurrentVersion(q: Queryable, id: string, visible: read
 export function versionQueries({ db, reads }: KnowledgeContext): KnowledgeVersionQueries {
   const reader = reads ?? db
   return {
-    async versions(id) {
-      const rows = await reader.query(sql`SELECT version, task, content, types, tags, scopes, resource_ids, reason, created_at
-        FROM knowledge_version WHERE knowledge_id = ${id} ORDER BY version`)
+    async versions(id, visible) {
+      const rows = await reader.query(sql`SELECT v.version, v.task, v.content, v.types, v.tags, v.scopes, v.resource_ids, v.reason, v.created_at
+        FROM knowledge_version v JOIN knowledge k ON k.id = v.knowledge_id
+        WHERE v.knowledge_id = ${id} AND k.scopes && ${visible}::text[] ORDER BY v.version`)
       return rows.map((row) => ({ ...(row as unknown as KnowledgeVersion), created_at: new Date(row.created_at as string).toISOString() }))
     },
-    async versionsOf(ids) {
+    async versionsOf(ids, visible) {
       const out = new Map<string, KnowledgeVersion[]>()
       if (ids.length === 0) return out
-      const rows = await reader.query(sql`SELECT knowledge_id, version, task, content, types, tags, scopes, resource_ids, reason, created_at
-        FROM knowledge_version WHERE knowledge_id = ANY(${[...ids]}::text[]) ORDER BY knowledge_id, version`)
+      const rows = await reader.query(sql`SELECT v.knowledge_id, v.version, v.task, v.content, v.types, v.tags, v.scopes, v.resource_ids, v.reason, v.created_at
+        FROM knowledge_version v JOIN knowledge k ON k.id = v.knowledge_id
+        WHERE v.knowledge_id = ANY(${[...ids]}::text[]) AND k.scopes && ${visible}::text[] ORDER BY v.knowledge_id, v.version`)
       for (const row of rows) {
         const { knowledge_id: id, ...rest } = row as unknown as KnowledgeVersion & { knowledge_id: string }
         const version = { ...rest, created_at: new Date(row.created_at as string).toISOString() }

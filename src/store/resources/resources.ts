@@ -9,7 +9,7 @@
  * when the row's scopes meet the scopes the caller may read secrets in (also in SQL):
  * list and expand views never carry it, not even encrypted.
  */
-import { DEFAULT_OWNER_KINDS, SCOPE_KINDS } from '../../core/principal.js'
+import { DEFAULT_OWNER_KINDS, SCOPE_KINDS, type WriteAccess } from '../../core/principal.js'
 import type { ResourceMetadata } from '../../core/resources.js'
 import type { Database, Queryable } from '../database.js'
 import type { Sql } from '../sql.js'
@@ -123,6 +123,14 @@ function visibleSql(access: ResourceAccess): Sql {
   return sql`(r.scopes && ${access.visible}::text[] OR r.owner = ANY(${access.own}::text[]))`
 }
 
+/**
+ * The rows the caller may change (src/auth/policy.ts `mayManage`, as SQL): its own (a resource
+ * its owner always sees), or, for admins, one in a scope it manages (never through public alone).
+ */
+function manageableSql(access: WriteAccess): Sql {
+  return sql`(r.owner = ANY(${access.owners}::text[]) OR r.scopes && ${access.scopes}::text[])`
+}
+
 /** A scope's retrieval priority, as `scopePriority` ranks it: user 0, project 1, agent 2, team 3, org 4, public 5. */
 const SCOPE_RANK = sql.raw(
   `CASE WHEN s = 'public' THEN ${SCOPE_KINDS.length} ${SCOPE_KINDS.map((kind, rank) => `WHEN s LIKE '${kind}:%' THEN ${rank}`).join(' ')} END`,
@@ -187,9 +195,10 @@ export interface ResourceStore {
   getExact(keys: readonly ResourceKey[], access: ResourceAccess): Promise<ResourceRecord[]>
   /** Summaries (no body, no secret) ordered by id then owner, after `after`. */
   list(filter: ResourceFilter, limit: number, after?: { id: string; owner?: string | undefined }): Promise<ResourceRecord[]>
-  /** Applies a change if the resource is visible and still at `expectedVersion`. */
-  update(key: ResourceKey, access: ResourceAccess, expectedVersion: number, change: ResourceChange, at: Date): Promise<ResourceUpdateOutcome>
-  delete(key: ResourceKey, access: ResourceAccess): Promise<boolean>
+  /** Applies a change if the caller may change the resource (`access`, in the statement's SQL) and it is still at `expectedVersion`. */
+  update(key: ResourceKey, access: WriteAccess, expectedVersion: number, change: ResourceChange, at: Date): Promise<ResourceUpdateOutcome>
+  /** Deletes a resource the caller may change; false when it may not (or there is none). */
+  delete(key: ResourceKey, access: WriteAccess): Promise<boolean>
   count(): Promise<number>
   /** How many secrets each key id protects (for status and rotation checks). */
   secretKeyIds(): Promise<Array<{ key_id: string; count: number }>>
@@ -283,7 +292,7 @@ function resourceWrites(db: Database): Pick<ResourceStore, 'insert' | 'update' |
         const rebind = change.rebind
         return db.transaction(async (tx) => {
           const rows = await tx.query<{ secure_body: string | null }>(sql`SELECT r.secure_body FROM resources r
-            WHERE r.owner = ${key.owner} AND r.id = ${key.id} AND r.version = ${expectedVersion} AND ${visibleSql(access)} FOR UPDATE`)
+            WHERE r.owner = ${key.owner} AND r.id = ${key.id} AND r.version = ${expectedVersion} AND ${manageableSql(access)} FOR UPDATE`)
           if (!rows[0]) return { conflict: 'changed' as const }
           const stored = rows[0].secure_body
           return updateRow(tx, key, access, expectedVersion, { ...change, rebind: undefined, secret: stored === null ? null : rebind(stored) }, at)
@@ -293,7 +302,7 @@ function resourceWrites(db: Database): Pick<ResourceStore, 'insert' | 'update' |
     },
 
     async delete(key, access) {
-      const rows = await db.query(sql`DELETE FROM resources r WHERE r.owner = ${key.owner} AND r.id = ${key.id} AND ${visibleSql(access)} RETURNING r.id`)
+      const rows = await db.query(sql`DELETE FROM resources r WHERE r.owner = ${key.owner} AND r.id = ${key.id} AND ${manageableSql(access)} RETURNING r.id`)
       return rows.length > 0
     },
   }
@@ -303,7 +312,7 @@ function resourceWrites(db: Database): Pick<ResourceStore, 'insert' | 'update' |
 async function updateRow(
   q: Queryable,
   key: ResourceKey,
-  access: ResourceAccess,
+  access: WriteAccess,
   expectedVersion: number,
   change: ResourceChange,
   at: Date,
@@ -313,7 +322,7 @@ async function updateRow(
   const statement = sql`UPDATE resources r SET title = ${change.title}, body = ${change.body}, content_type = ${change.content_type},
       metadata = ${JSON.stringify(change.metadata)}::jsonb, scopes = ${change.scopes}::text[], owner = ${change.owner}${secret},
       version = r.version + 1, updated_at = ${at.toISOString()}
-    WHERE r.owner = ${key.owner} AND r.id = ${key.id} AND r.version = ${expectedVersion} AND ${visibleSql(access)}
+    WHERE r.owner = ${key.owner} AND r.id = ${key.id} AND r.version = ${expectedVersion} AND ${manageableSql(access)}
     RETURNING ${FULL}`
   try {
     const rows = await q.query(statement)

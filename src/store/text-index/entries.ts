@@ -10,6 +10,8 @@ export interface IndexedEntry {
   scopes: readonly string[]
   types: readonly string[]
   status: string
+  /** Seed 002's visibility, derived from scopes and owner (the generated column of migration 0054); absent: not filtered on. */
+  visibility?: string | undefined
   score: number
   helpful: number
   harmful: number
@@ -48,6 +50,7 @@ export class EntryTable {
   readonly scopes: Int32Array[] = []
   readonly types: Int32Array[] = []
   status = new Int32Array(this.capacity)
+  visibility = new Int32Array(this.capacity)
   score = new Float64Array(this.capacity)
   /** score + helpful − 2 × harmful. */
   quality = new Float64Array(this.capacity)
@@ -143,6 +146,7 @@ export class EntryTable {
     this.scopes[slot] = this.shared(entry.scopes)
     this.types[slot] = this.shared(entry.types)
     this.status[slot] = this.symbol(entry.status)
+    this.visibility[slot] = entry.visibility === undefined ? -1 : this.symbol(entry.visibility)
     this.score[slot] = Number(entry.score)
     this.quality[slot] = Number(entry.score) + Number(entry.helpful) - 2 * Number(entry.harmful)
     this.created[slot] = Number(entry.created ?? 0)
@@ -317,6 +321,7 @@ export class EntryTable {
     }
     this.freqAt = growI(this.freqAt)
     this.status = growI(this.status)
+    this.visibility = growI(this.visibility)
     this.score = growF(this.score)
     this.quality = growF(this.quality)
     this.lengths = growF(this.lengths)

@@ -31,6 +31,7 @@ export function compileFilter(filter: EntryFilter, table: EntryTable): (slot: nu
   const types = set(filter.types)
   const scopes = set(filter.scopes)
   const statuses = set(filter.status ?? ['active'])!
+  const visibilities = set(filter.visibility)
   const { minScore } = filter
   const nonNegativeQuality = filter.nonNegativeQuality === true
   const validity = filter.validity ?? {}
@@ -49,6 +50,7 @@ export function compileFilter(filter: EntryFilter, table: EntryTable): (slot: nu
     anyIn(table.scopes[slot]!, visible) &&
     (!types || anyIn(table.types[slot]!, types)) &&
     (!scopes || anyIn(table.scopes[slot]!, scopes)) &&
+    (!visibilities || visibilities.has(table.visibility[slot]!)) &&
     (minScore === undefined || table.score[slot]! >= minScore) &&
     (!nonNegativeQuality || table.quality[slot]! >= 0)
 }
@@ -89,6 +91,7 @@ export class VerdictCache {
       [...(filter.types ?? [])].sort(),
       [...(filter.scopes ?? [])].sort(),
       [...(filter.status ?? ['active'])].sort(),
+      [...(filter.visibility ?? [])].sort(),
       filter.minScore ?? null,
       filter.nonNegativeQuality === true,
       // `now` stays out of the key: expiry at `now` is checked apart from the verdicts (expiryBound).

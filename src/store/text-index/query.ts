@@ -169,6 +169,8 @@ export interface EntryFilter {
   types?: readonly string[] | undefined
   /** Narrow to entries in any of these scopes (still intersected with `visible`). */
   scopes?: readonly string[] | undefined
+  /** Narrow to entries of these visibilities (seed 002: private, shared, org, public; src/core/visibility.ts). */
+  visibility?: readonly string[] | undefined
   status?: readonly KnowledgeStatus[] | undefined
   minScore?: number | undefined
   /** Drop entries whose quality score is below 0. */

@@ -37,6 +37,7 @@ type Row = {
   scopes: string[]
   types: string[]
   status: string
+  visibility: string
   score: number
   helpful: number
   harmful: number
@@ -55,7 +56,7 @@ type Row = {
 // A trace's order is creation order to the microsecond (knowledge/search/neighbours.ts): as an integer,
 // exact in a JS number until the year 2255.
 const TEXT_COLUMNS =
-  "id, scopes, types, status, score, helpful, harmful_weight AS harmful, search_tf::text AS search_tf, search_len, source->>'trace_id' AS trace, (extract(epoch FROM created_at) * 1000000)::int8::text AS created_us, " +
+  "id, scopes, types, status, visibility, score, helpful, harmful_weight AS harmful, search_tf::text AS search_tf, search_len, source->>'trace_id' AS trace, (extract(epoch FROM created_at) * 1000000)::int8::text AS created_us, " +
   '(extract(epoch FROM valid_from) * 1000)::float8 AS valid_from_ms, (extract(epoch FROM valid_to) * 1000)::float8 AS valid_to_ms, ' +
   '(extract(epoch FROM expires_at) * 1000)::float8 AS expires_ms'
 const COLUMNS = sql.raw(TEXT_COLUMNS)
@@ -69,6 +70,7 @@ function toEntry(row: Row): IndexedEntry {
     scopes: row.scopes,
     types: row.types,
     status: row.status,
+    visibility: row.visibility,
     score: Number(row.score),
     helpful: Number(row.helpful),
     harmful: Number(row.harmful),

@@ -8,6 +8,7 @@
 import { expect } from 'vitest'
 import { client, type ApiResponse, type Client } from '../helpers.js'
 import type { Probe } from './world.js'
+import { folderIdsInBodies, importIdsInBodies } from './bodies.js'
 import { allowed, otherOrg, type Actor, type Org, type Role, type World } from './world.js'
 
 export type RouteCase = (p: Probe, w: World) => Promise<void>
@@ -688,7 +689,7 @@ const adminCases: Record<string, RouteCase> = {
       // The operator gets the file (PGlite) or the advice to use pg_dump (PostgreSQL).
       const r = await actor.api.post('/api/admin/backup')
       expect([200, 400]).toContain(r.status)
-      w.attempts.push({ surface: 'api', route: p.route, actor: actor.name, cross: false, leaked: [] })
+      w.attempts.push({ surface: 'api', route: p.route, actor: actor.name, cross: false, data: false, leaked: [] })
     }
   },
 }
@@ -847,7 +848,7 @@ function knowledgeCases(surface: 'api' | 'ui'): Record<string, RouteCase> {
     [`POST ${b}/slim`]: slim(surface),
     [`POST ${b}/extract`]: extract(surface),
     [`GET ${b}/export`]: exportJsonl(surface),
-    [`POST ${b}/import`]: importJsonl(surface),
+    [`POST ${b}/import`]: all(importJsonl(surface), importIdsInBodies(surface)),
     [`GET ${b}/:id`]: entryReads(surface),
     [`GET ${b}/:id/versions`]: entryReads(surface, '/versions'),
     [`PUT ${b}/:id`]: all(entryWrite(surface, 'feedback'), supersede(surface)),
@@ -914,6 +915,7 @@ function folderCases(surface: 'api' | 'ui'): Record<string, RouteCase> {
         if (r.status === 200) expect(r.body).toMatchObject({ applied: false, errors: [expect.objectContaining({ field: 'scopes', code: 'forbidden' })] })
         expect(await listedText(w.actor('writer', them))).not.toContain(marker)
       }
+      await folderIdsInBodies(surface, 'import')(p, w)
     },
     [`POST ${base}/sync`]: async (p, w) => {
       for (const actor of w.actors) {
@@ -923,6 +925,7 @@ function folderCases(surface: 'api' | 'ui'): Record<string, RouteCase> {
           cross: true,
         })
       }
+      await folderIdsInBodies(surface, 'sync')(p, w)
     },
   }
 }
@@ -1173,6 +1176,26 @@ export const MCP_CASES: Record<string, RouteCase> = {
       const them = otherOrg(orgOf(actor))
       await p.tool(actor, 'knowledge_save', { task: 'mcp intrusion', content: 'x', types: ['plan'], scopes: [`org:${them}`] }, { error: true, cross: true })
       await p.tool(actor, 'knowledge_save', { task: 'mcp plant', content: 'x', types: ['plan'], owner: `user:writer-${them}` }, { error: true, cross: true })
+    }
+  },
+  // Seed 002's names (issue 41): the same tools, the same reach.
+  get_knowledge: async (p, w) => {
+    for (const actor of w.actors)
+      for (const org of ['acme', 'other'] as const)
+        await p.tool(actor, 'get_knowledge', { query: w.data[org].shared.marker, top_k: 10, min_score: 1 }, { error: false, cross: actor.org !== org })
+  },
+  save_knowledge: async (p, w) => {
+    for (const actor of members(w)) {
+      const them = otherOrg(orgOf(actor))
+      await p.tool(actor, 'save_knowledge', { task: 'mcp intrusion', content: 'x', types: ['plan'], scopes: [`org:${them}`] }, { error: true, cross: true })
+      await p.tool(actor, 'save_knowledge', { task: 'mcp plant', content: 'x', types: ['plan'], owner: `user:writer-${them}` }, { error: true, cross: true })
+      // An agent id the caller is not (seed 003's default owner): refused, never saved under another owner.
+      await p.tool(
+        actor,
+        'save_knowledge',
+        { task: 'mcp as an agent', content: 'x', types: ['plan'], agent_id: `agent-of-${them}` },
+        { error: true, cross: true },
+      )
     }
   },
   knowledge_update: async (p, w) => {

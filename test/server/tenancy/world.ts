@@ -62,6 +62,8 @@ export interface Attempt {
   route: string
   actor: string
   cross: boolean
+  /** The attempt named ids inside its body (imports, folders, batches: issue 39). */
+  data: boolean
   leaked: string[]
 }
 
@@ -268,6 +270,8 @@ export interface Expect {
   code?: string
   /** The attempt reaches into the other org (counted as cross-tenant). */
   cross?: boolean
+  /** The attempt carries ids inside its body (counted as data-carrying). */
+  data?: boolean
 }
 
 /** Runs probes, asserting statuses and scanning every response for leaks. */
@@ -291,12 +295,17 @@ export class Probe {
     const statuses = typeof expected.status === 'number' ? [expected.status] : expected.status
     expect(statuses, `${this.route} ${who}: ${label} answered ${response.status} ${response.text.slice(0, 300)}`).toContain(response.status)
     if (expected.code) expect(response.body?.error?.code, `${this.route} ${who}: ${label}`).toBe(expected.code)
-    this.scan(actor, surface, label, JSON.stringify(sent ?? null), response.text, expected.cross === true)
+    this.scan(actor, surface, label, JSON.stringify(sent ?? null), response.text, expected.cross === true, expected.data === true)
     return response
   }
 
   /** One MCP tool call: `isError` expected or not, and the text scanned for leaks. */
-  async tool(actor: Actor, name: string, args: Record<string, unknown>, expected: { error: boolean; match?: RegExp; cross?: boolean }): Promise<string> {
+  async tool(
+    actor: Actor,
+    name: string,
+    args: Record<string, unknown>,
+    expected: { error: boolean; match?: RegExp; cross?: boolean; data?: boolean },
+  ): Promise<string> {
     let text: string
     let isError: boolean
     try {
@@ -310,14 +319,14 @@ export class Probe {
     }
     expect(isError, `${this.route} ${actor.name}: ${name}(${JSON.stringify(args)}) → ${text.slice(0, 300)}`).toBe(expected.error)
     if (expected.match) expect(text, `${this.route} ${actor.name}: ${name}`).toMatch(expected.match)
-    this.scan(actor, 'mcp', name, JSON.stringify(args), text, expected.cross === true)
+    this.scan(actor, 'mcp', name, JSON.stringify(args), text, expected.cross === true, expected.data === true)
     return text
   }
 
-  private scan(actor: Actor | undefined, surface: Attempt['surface'], label: string, sent: string, text: string, cross: boolean): void {
+  private scan(actor: Actor | undefined, surface: Attempt['surface'], label: string, sent: string, text: string, cross: boolean, data: boolean): void {
     const forbidden = actor ? forbiddenFor(this.world, actor) : this.world.actors.flatMap((a) => forbiddenFor(this.world, a))
     const leaked = forbidden.filter((f) => text.includes(f.text) && !sent.includes(f.text)).map((f) => (f.secret ? `secret:${f.text.slice(0, 12)}` : f.text))
-    this.world.attempts.push({ surface, route: this.route, actor: actor?.name ?? 'anonymous', cross, leaked })
+    this.world.attempts.push({ surface, route: this.route, actor: actor?.name ?? 'anonymous', cross, data, leaked })
     expect(leaked, `${this.route} ${actor?.name ?? 'anonymous'}: ${label} leaked`).toEqual([])
   }
 

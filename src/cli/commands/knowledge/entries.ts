@@ -170,6 +170,7 @@ export function listCommand(io: Io): Command {
     .option('--types <list>', 'comma-separated types', csv)
     .option('--scopes <list>', 'comma-separated scopes', csv)
     .option('--status <list>', 'comma-separated statuses: active, merged, archived', csv, ['active'])
+    .option('--visibility <list>', 'only entries of these visibilities: private, shared, org, public (comma-separated)', csv)
     .option('--cursor <cursor>', 'continue after a previous page')
     .option('--json', 'print JSON')
     .action(async (options, command: Command) => {
@@ -179,6 +180,7 @@ export function listCommand(io: Io): Command {
           status: options.status,
           ...(options.types ? { types: options.types } : {}),
           ...(options.scopes ? { scopes: options.scopes } : {}),
+          ...(options.visibility ? { visibility: options.visibility } : {}),
           ...(options.cursor ? { cursor: options.cursor } : {}),
         }),
       )

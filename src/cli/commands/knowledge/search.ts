@@ -5,6 +5,7 @@ import { Command, Option } from 'commander'
 import { withSession } from '../../context.js'
 import { csv, intOption, serverOptions, sessionOptions } from '../../options.js'
 import { oneLine, printJson, type Io } from '../../output.js'
+import { SEARCH_ORDERS } from '../../../core/vocabulary.js'
 
 /** `knowhub search QUERY [--top-k] [--types] [--mode] [--explain] [--as-of] [--include]`. */
 export function searchCommand(io: Io): Command {
@@ -24,6 +25,12 @@ export function searchCommand(io: Io): Command {
     .addOption(new Option('--routing <mode>', 'semantic routing by the LLM for this search (default: search.routing)').choices(['off', 'llm']))
     .option('--as-of <date>', 'what was valid at this date (ISO, e.g. 2026-03-01) instead of now')
     .option('--include <list>', 'also return entries that are not current: superseded, expired (comma-separated)', csv)
+    .addOption(
+      new Option('--order <order>', 'relevance (default), scope (seed 002: user > project > agent > team > org > public) or quality (seed 003)')
+        .choices([...SEARCH_ORDERS])
+        .default('relevance'),
+    )
+    .option('--visibility <list>', 'only entries of these visibilities: private, shared, org, public (comma-separated)', csv)
     .option('--json', 'print JSON (the API’s response shape)')
     .action(async (query: string, options, command: Command) => {
       const response = await withSession({ ...sessionOptions(command), embeds: options.mode !== 'fulltext' }, io, (session) =>
@@ -38,6 +45,8 @@ export function searchCommand(io: Io): Command {
           ...(options.routing ? { routing: options.routing } : {}),
           ...(options.asOf ? { as_of: options.asOf } : {}),
           ...(options.include ? { include: options.include } : {}),
+          ...(options.order !== 'relevance' ? { order: options.order } : {}),
+          ...(options.visibility ? { visibility: options.visibility } : {}),
         }),
       )
       if (options.json) return printJson(io, response)
