@@ -27,6 +27,8 @@ export interface QueryCalibration {
   anchorFloor: number | undefined
   /** What a candidate that shares a word needs to anchor the answer by similarity (undefined: the floor). */
   corroboratedFloor?: number
+  /** What every anchor needs, even one that anchors by its words (undefined: nothing). */
+  anchorSimilarity?: number
   /** The precision gate's margins over the background (undefined: the gate's own, made for the offline embedders). */
   margins?: { agreement: number; meaning: number }
   /** The query's background similarity (undefined: the median of its vector list). */
@@ -55,7 +57,7 @@ export const CALIBRATIONS: readonly CalibrationEntry[] = Object.freeze([
     model: /multilingual-e5-small(-q4)?(:mean)?#e5(-input-type)?$/u,
     name: 'multilingual-e5-small (learned)',
     latin: { floor: 0.79, anchorFloor: 0.82, margins: { agreement: 0.015, meaning: 0.03 } },
-    cjk: { floor: 0.84, anchorFloor: 0.875, corroboratedFloor: 0.875, margins: { agreement: 0.015, meaning: 0.03 } },
+    cjk: { floor: 0.84, anchorFloor: 0.875, corroboratedFloor: 0.875, anchorSimilarity: 0.84, margins: { agreement: 0.015, meaning: 0.03 } },
   },
 ])
 

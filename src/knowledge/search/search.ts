@@ -541,8 +541,10 @@ async function gateFused(run: SearchRun, input: ParsedSearch, g: GateInput): Pro
   const strict = g.calibration.strictAnchor ? { strictAnchor: 1 } : {}
   const rules = margins ? { ...g.gate, own: { ...g.gate.own, agreementMargin: margins.agreement, meaningMargin: margins.meaning, ...strict } } : g.gate
   // Every search reads each candidate's own evidence (for `explain`); only a precision search keeps by it.
-  const corroboratedFloor = g.calibration.corroboratedFloor
-  const precision = queryGate(rules, { cjk, fulltextOnly: lists === 'fulltext', floor, anchorFloor, corroboratedFloor, background })
+  const { corroboratedFloor } = g.calibration
+  // Every anchor's similarity floor applies only where there are similarities (not in full-text mode).
+  const anchorSimilarity = lists === 'fulltext' ? undefined : g.calibration.anchorSimilarity
+  const precision = queryGate(rules, { cjk, fulltextOnly: lists === 'fulltext', floor, anchorFloor, corroboratedFloor, anchorSimilarity, background })
   const gate = recall ? { ...precision, own: undefined } : precision
   const shared = cjk ? await sharedContent(run, input.q, g.filter, found.textDepth, fused, gate, g.visible) : undefined
   // The learned relevance checks (gate-weights.ts): precision searches in hybrid mode, for embedders that have a model, over 8 entries or more.
