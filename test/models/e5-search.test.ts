@@ -84,6 +84,22 @@ describe.skipIf(!e5.available).each(BACKENDS)('search with multilingual-e5-small
     expect(await tasks('今天天气怎么样')).toEqual([])
   })
 
+  it('read as a model KnowHub has no table for (the self rule): the probe passages give the two-entry store a background', async () => {
+    const unknown = await createKnowledgeService({ store, embedder, calibration: 'self' })
+    expect(unknown.calibration()).toEqual({ source: 'self', name: 'self-calibrated from the store' })
+    await knowledge.save(
+      { task: '中文升级标记: 用户偏好 TypeScript 而非 JavaScript', content: '中文升级标记: 用户偏好 TypeScript 而非 JavaScript', types: ['user_profile'] },
+      user,
+    )
+    await knowledge.save(
+      { task: 'Deploy with docker compose', content: 'Run docker compose up -d on the staging host after pulling main.', types: ['strategy'] },
+      user,
+    )
+    const found = async (q: string) => (await unknown.search({ q }, user)).results.map((r) => r.task)
+    expect(await found('用户喜欢什么语言')).toEqual(['中文升级标记: 用户偏好 TypeScript 而非 JavaScript'])
+    for (const q of ['今天天气怎么样', 'what is the capital of Peru']) expect(await found(q)).toEqual([])
+  })
+
   it('the gate: paraphrases find their entry and nothing unrelated; questions about absent topics find nothing', async () => {
     await saveTen()
     expect(await tasks('用户喜欢什么语言')).toEqual(['用户的编程语言偏好'])

@@ -145,7 +145,7 @@ export function calibrationFor(
  * The self-calibration rule: floors and margins at fixed numbers of standard deviations above
  * the median of the query's background list (the store's similarities and the probes').
  * @example
- * selfCalibrated('q', false, [0.8, 0.82, 0.84]) // floor ≈ 0.836, anchorFloor ≈ 0.869
+ * selfCalibrated('q', false, [0.8, 0.82, 0.84]) // floor ≈ 0.836, anchorFloor ≈ 0.861
  */
 export function selfCalibrated(_q: string, _cjk: boolean, background: readonly number[]): QueryCalibration {
   if (background.length === 0) return { floor: undefined, anchorFloor: undefined }
