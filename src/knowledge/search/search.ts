@@ -23,6 +23,7 @@ import { fusionFor, LEARNED_FUSION_WEIGHTS, type FusionOptions, type LearnedWeig
 import {
   answerModelFor,
   injectionModelFor,
+  injectionReplacesAnswer,
   LEARNED_RELEVANCE,
   MIN_LEARNED_LIST,
   queryFigures,
@@ -552,9 +553,11 @@ async function gateFused(run: SearchRun, input: ParsedSearch, g: GateInput): Pro
   const model = learned ? relevanceModelFor(embedder.model, cjk, run.relevance) : undefined
   // The answer check: only when the vector list holds the whole visible store (shorter than its depth), the background its figures are learned against.
   const wholeStore = learned && vectorHits.length < found.vectorDepth
-  const answer = wholeStore ? answerModelFor(embedder.model, cjk, run.relevance) : undefined
   // The injection bar, on the same ground: only for an injection (the agent did not ask), never for a search.
   const injection = wholeStore && input.injection ? injectionModelFor(embedder.model, cjk, run.relevance) : undefined
+  // A bar fitted on the rules' results (e5) judges an injection in place of the answer check.
+  const answer =
+    wholeStore && !(injection && injectionReplacesAnswer(embedder.model, run.relevance)) ? answerModelFor(embedder.model, cjk, run.relevance) : undefined
   const features = model || answer || injection ? eligibleFeatures(fused, vectorHits, floor) : undefined
   const probability = model && features ? new Map([...features].map(([id, f]) => [id, relevanceProbability(model, f)])) : undefined
   const related = model && probability ? (c: Candidate) => (probability.get(c.id) ?? 0) >= model.threshold : undefined
