@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest'
 import { NAMED_CONVENTIONS } from '../../src/core/embed-convention.js'
 import { createHashedEmbedder } from '../../src/embed/hashed.js'
 import { calibrationFor, SELF_CALIBRATION, selfCalibrated } from '../../src/knowledge/search/calibration.js'
+import { injectionReplacesAnswer } from '../../src/knowledge/search/gate-weights.js'
 
 const convention = (name: keyof typeof NAMED_CONVENTIONS) => ({ applied: NAMED_CONVENTIONS[name], source: 'table' as const })
 
@@ -47,5 +48,13 @@ describe('the self-calibration rule', () => {
     expect(c.margins!.meaning).toBeCloseTo(SELF_CALIBRATION.meaning * sd, 10)
     expect(c.strictAnchor).toBe(true)
     expect(selfCalibrated('q', false, [])).toEqual({ floor: undefined, anchorFloor: undefined })
+  })
+})
+
+describe('injections with e5', () => {
+  it('are judged by the injection bar in place of the answer check for e5 only (its bar was fitted on the rules alone)', () => {
+    expect(injectionReplacesAnswer('openai:multilingual-e5-small-q4#e5-input-type')).toBe(true)
+    expect(injectionReplacesAnswer('use-lite+hashed-v2-512')).toBe(false)
+    expect(injectionReplacesAnswer('hashed-ngram-v2-512')).toBe(false)
   })
 })
