@@ -115,7 +115,7 @@ export async function runPeersBench(options: PeersOptions = {}): Promise<BenchRe
         const task = doc.meta.task ?? doc.text
         return embeddingText(task, doc.text)
       })
-      vectors.push(...(await embedder.embed(texts)))
+      vectors.push(...(await embedder.embed(texts, { kind: 'document' })))
     }
     const byConv = new Map<string, number[]>()
     set.docs.forEach((doc, i) => {
@@ -145,7 +145,7 @@ export async function runPeersBench(options: PeersOptions = {}): Promise<BenchRe
           .search(q.text)
           .slice(0, DEPTH)
           .map((r) => r.id as number)
-        const [vector] = await embedder.embed([q.text])
+        const [vector] = await embedder.embed([q.text], { kind: 'query' })
         const k = Math.min(DEPTH, haystack.docs.length)
         const dense = haystack.vectors.searchKnn(Array.from(vector!), k).neighbors
         return rrf([lexical, dense], 10)

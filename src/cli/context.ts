@@ -10,7 +10,7 @@ import type { KnowHubConfig } from '../core/config.js'
 import { KnowHubError } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
 import { cliEnv, processEnv } from './env.js'
-import type { Io } from './output.js'
+import { processIo, progress, type Io } from './output.js'
 
 /** How log lines look: JSON lines, or human lines (`HH:MM:ss INFO GET /api/… 200 3 ms`). */
 export type LogFormat = 'json' | 'pretty'
@@ -62,6 +62,8 @@ export function createCliLogger(
 /** Global options every command accepts. */
 export interface GlobalOptions {
   config?: string
+  /** `--allow-download`: the local embedder may download its model (`embedder.download`). */
+  allowDownload?: boolean
 }
 
 /** How long a command runs in this process: `bulk` (import, export, reindex, migrate) works through many rows. */
@@ -95,7 +97,22 @@ export interface SessionOptions extends GlobalOptions {
  */
 export async function readConfig(options: GlobalOptions): Promise<KnowHubConfig> {
   const { loadConfig } = await import('./config.js')
-  return loadConfig(processEnv(), options.config ? { configFile: options.config } : {})
+  const config = loadConfig(processEnv(), options.config ? { configFile: options.config } : {})
+  if (options.allowDownload && config.embedder.provider === 'local') config.embedder.download = true
+  return config
+}
+
+/** A progress bar per file of the local embedder's model download, on stderr. */
+function downloadProgress(): (p: { file: string; received: number; total: number }) => void {
+  let current: { file: string; bar: ReturnType<typeof progress> } | undefined
+  return ({ file, received, total }) => {
+    if (current?.file !== file) {
+      current?.bar.stop()
+      current = { file, bar: progress(processIo, `downloading ${file}`) }
+    }
+    current.bar.update(received, total)
+    if (received >= total) current.bar.stop()
+  }
 }
 
 /** The error of a held embedded database, for a command that needs the database itself. */
@@ -188,6 +205,7 @@ export async function withHub<T>(options: GlobalOptions & WorkloadOptions & { pa
     const hub = await openKnowHub(config, {
       ...(metrics ? { metrics } : {}),
       logger: createCliLogger(cliEnv().logLevel ?? (options.longRunning ? 'warn' : 'error')),
+      onModelDownload: downloadProgress(),
       ...(options.packs === undefined ? {} : { packs: options.packs }),
       // A server that answers full-text while the model loads (knowhub start) loads it once it listens (serve()'s warm-up).
       ...(options.embeds || (options.longRunning && config.search.whileModelLoads !== 'full-text') ? { warmEmbedder: true } : {}),

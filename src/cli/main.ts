@@ -30,6 +30,7 @@ export function buildProgram(io: Io = processIo): Command {
     .description('KnowHub: a knowledge hub for AI agents — knowledge packs, knowledge entries with scoped visibility and hybrid search.')
     .version(packageVersion(), '-V, --version', 'print the version (package.json) and exit')
     .option('--config <file>', 'JSON config file (default: ./knowhub.config.json when present)')
+    .option('--allow-download', 'let the local embedder download its model (embedder.model) once into <data dir>/models (embedder.download)')
     .addHelpText(
       'after',
       `\nEnvironment:\n${Object.entries(ENV_VARS)

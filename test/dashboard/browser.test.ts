@@ -328,6 +328,7 @@ describe('dashboard in Chromium', () => {
     await page.goto(`${t.server.url}/#/overview`)
     await page.locator('#total').waitFor()
     expect(await page.locator('#total').textContent()).toMatch(/entries visible to you/)
+    expect(await page.locator('#embedder').textContent()).toMatch(/^Embedder: hashed-ngram-v\d+-\d+ \(\d+ dimensions\) · calibration: built in/)
     expect(await page.locator('.grid .bar-label').allTextContents()).toEqual(expect.arrayContaining(['usecase', 'plan', 'org:acme']))
     expect(await page.locator('.columns .day').count()).toBe(30)
     expect(await page.locator('#latency').textContent()).toMatch(/p50 [\d.]+ ms/)
