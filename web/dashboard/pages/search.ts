@@ -135,7 +135,11 @@ export async function searchPage(ctx: PageContext): Promise<void> {
     ? h('a', { href: `#/search${query({ q, types, scope })}`, class: 'more' }, 'Show only the closest matches')
     : h(
         'a',
-        { href: `#/search${query({ q, types, scope, more: '1' })}`, class: 'more', title: `a recall search: up to ${MORE_TOP_K} results, some only near the best one` },
+        {
+          href: `#/search${query({ q, types, scope, more: '1' })}`,
+          class: 'more',
+          title: `a recall search: up to ${MORE_TOP_K} results, some only near the best one`,
+        },
         'Show more',
       )
   mount(
