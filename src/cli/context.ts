@@ -2,7 +2,7 @@ import { createRequire } from 'node:module'
 import { setFlagsFromString } from 'node:v8'
 import type Pino from 'pino'
 import type { FolderHolder } from '../app/locate.js'
-import { folderHolder } from '../app/locate.js'
+import { folderHolder, holdsData } from '../app/locate.js'
 import type { KnowHub } from '../app/open.js'
 import type { PackSource } from '../app/packs.js'
 import type { AgentBackend, KnowHubBackend } from '../core/backend.js'
@@ -87,6 +87,11 @@ export type CliBackend = KnowHubBackend & { readonly agent: AgentBackend }
 export interface SessionOptions extends GlobalOptions {
   url?: string
   token?: string
+  /**
+   * The command only reads (status, list, search, show, export, …): where the data folder holds
+   * no database yet it says so and creates nothing (no folder, database or secret key).
+   */
+  readsOnly?: boolean
 }
 
 /**
@@ -96,6 +101,15 @@ export interface SessionOptions extends GlobalOptions {
 export async function readConfig(options: GlobalOptions): Promise<KnowHubConfig> {
   const { loadConfig } = await import('./config.js')
   return loadConfig(processEnv(), options.config ? { configFile: options.config } : {})
+}
+
+/** The answer of a command that only reads, in a data folder without a database. */
+function noDataYet(config: KnowHubConfig): KnowHubError {
+  return new KnowHubError(
+    'not_found',
+    `No KnowHub data in ${config.dataDir} yet, and this command only reads: it created nothing. \`knowhub save\` or \`knowhub start\` makes the database there; KNOWHUB_DATA_DIR (or DATABASE_URL) points at another.`,
+    { data_dir: config.dataDir },
+  )
 }
 
 /** The error of a held embedded database, for a command that needs the database itself. */
@@ -227,6 +241,7 @@ export async function withSession<T>(
     return fn(await remoteSession(holder.owner.url, options.token ?? holder.owner.key))
   }
   if (holder) throw heldError(config, holder)
+  if (options.readsOnly && !holdsData(config)) throw noDataYet(config)
   const { localBackend } = await import('../app/backend.js')
   return withHub(options, (hub) => fn(localBackend(hub, hub.config.principal, { site: { via: 'cli', route: 'knowhub resource get' } })))
 }

@@ -94,7 +94,7 @@ export function tokenCommand(io: Io): Command {
     .description('List API tokens (never the tokens themselves)')
     .option('--json', 'print JSON')
     .action(async (options, command: Command) => {
-      const tokens = await withSession(sessionOptions(command), io, (session) => session.admin.tokens.list())
+      const tokens = await withSession({ ...sessionOptions(command), readsOnly: true }, io, (session) => session.admin.tokens.list())
       if (options.json) return printJson(io, tokens)
       if (tokens.length === 0) return io.out('no tokens (the server runs in local mode)')
       for (const t of tokens) {
