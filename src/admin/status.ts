@@ -31,6 +31,15 @@ export async function hubStatus(hub: {
     vectors: hub.knowledge.vectorState().status,
     entries: await hub.knowledge.count(),
     principal: config.principal,
-    llm: config.llm ? { model: config.llm.model, models: config.llm.models, routing: config.search.routing, usage: await hub.store.llmUsage.list() } : null,
+    llm: config.llm
+      ? {
+          model: config.llm.model,
+          models: config.llm.models,
+          routing: config.search.routing,
+          // When KnowHub learns with the model: on compaction, and when a goal completes (seed 002's triggers).
+          learning: { on_compaction: true, on_goal_complete: true },
+          usage: await hub.store.llmUsage.list(),
+        }
+      : null,
   }
 }

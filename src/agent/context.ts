@@ -71,6 +71,12 @@ export interface AgentFilesSource {
   read(name: string): Promise<SourceFile | undefined>
   /** A knowledge file the caller names: `not_found` when it does not exist; refused when it leads out. */
   readNamed(name: string): Promise<SourceFile>
+  /**
+   * Seed 004's file of the agent's project (`knowledge/self_awareness.md`,
+   * `knowledge/minimal/system/system_prompt_minimal.md`), between the agent's own and the shipped
+   * default; absent for a stored agent (a server reads no project folder of a caller).
+   */
+  project?(name: string): Promise<SourceFile | undefined>
   /** How a shipped default shows in the report (a server shows no path of its own). */
   defaultRef(language: AgentLanguage, file: string, path: string): string
   /** Puts the generated function index where the agent reads it; `written` false when nothing was written. */
@@ -80,15 +86,22 @@ export interface AgentFilesSource {
 /**
  * A local agent's folder as a source: `<home>/<agent>/`, every file read without following a
  * link; the function index written into the folder when it exists (a read creates nothing).
+ * With `project`, seed 004's files of the agent's project folder (see {@link PROJECT_FILES}).
  * @example
- * const source = await folderSource('/home/me/.agent', 'book_agent', 1_048_576)
+ * const source = await folderSource('/home/me/.agent', 'book_agent', 1_048_576, process.cwd())
  */
-export async function folderSource(home: string, agent: string, maxBytes: number): Promise<AgentFilesSource> {
+export async function folderSource(home: string, agent: string, maxBytes: number, project?: string): Promise<AgentFilesSource> {
   const dir = await agentFolder(home, agent)
   const path = (name: string) => join(home, agent, name)
   return {
     kind: 'folder',
     home,
+    async project(name) {
+      const file = PROJECT_FILES[name]
+      if (project === undefined || file === undefined) return undefined
+      const text = await readAgentFile(project, file, maxBytes)
+      return text === undefined ? undefined : { ref: join(project, file), text }
+    },
     async read(name) {
       if (dir === undefined) return undefined
       const text = await readAgentFile(dir, name, maxBytes)
@@ -108,6 +121,16 @@ export async function folderSource(home: string, agent: string, maxBytes: number
   }
 }
 
+/**
+ * Seed 004's names, in the agent's project folder, of the files KnowHub's agent folder calls
+ * `self_awareness.md` and `system_prompt.md`: `knowledge/self_awareness.md` and the template
+ * `knowledge/minimal/system/system_prompt_minimal.md`.
+ */
+export const PROJECT_FILES: Readonly<Record<string, string>> = {
+  [AGENT_FILES.selfAwareness]: 'knowledge/self_awareness.md',
+  [AGENT_FILES.template]: 'knowledge/minimal/system/system_prompt_minimal.md',
+}
+
 /** The files of one assembly. */
 interface LoadedFiles {
   template: SourceFile
@@ -117,9 +140,9 @@ interface LoadedFiles {
   compact?: SourceFile
 }
 
-/** The agent's own file, else the shipped default (mandatory: `not_found` naming both). */
+/** The agent's own file, else its project's (seed 004's name), else the shipped default (mandatory: `not_found` naming them). */
 async function ownOrDefault(source: AgentFilesSource, name: string, language: AgentLanguage, settings: AgentSettings, what: string): Promise<SourceFile> {
-  const own = await source.read(name)
+  const own = (await source.read(name)) ?? (await source.project?.(name))
   if (own) return own
   const path = join(settings.defaultsDir ?? AGENT_DEFAULTS_DIR, language, name)
   const text = await readTextFile(path, settings.maxFileBytes)
@@ -178,7 +201,7 @@ export async function indexAgentFunctions(
   const input = parseWith(AssembleContextInput, raw, 'agent index request')
   const language = input.language ?? settings.language
   const home = agentHome(input.home ?? settings.home)
-  const source = await folderSource(home, input.agent, settings.maxFileBytes)
+  const source = await folderSource(home, input.agent, settings.maxFileBytes, input.project)
   const files = await loadFiles(input, source, language, settings)
   const index = indexOf(input.agent, files, clock.now())
   const written = await source.writeIndex(index)
@@ -353,7 +376,7 @@ export async function assembleFrom(parts: AssemblyParts, input: z.output<typeof 
 export async function assembleAgentContext(deps: AssemblyDeps, raw: unknown, principal: Principal, source?: AgentFilesSource): Promise<AssembledContext> {
   const input = parseWith(AssembleContextInput, raw, 'agent context')
   requirePermission(principal, 'read')
-  const files = source ?? (await folderSource(agentHome(input.home ?? deps.settings.home), input.agent, deps.settings.maxFileBytes))
+  const files = source ?? (await folderSource(agentHome(input.home ?? deps.settings.home), input.agent, deps.settings.maxFileBytes, input.project))
   return assembleFrom(
     {
       source: files,

@@ -16,6 +16,9 @@ import type { GoalRecord, GoalStore } from '../store/agent/goals.js'
 import { GoalRequest, type Goal, type GoalTree } from '../core/goals.js'
 import { agentLabels, type AgentLabels } from './labels.js'
 import type { AgentLanguage } from '../core/agent.js'
+import type { Logger } from '../core/logger.js'
+import type { z } from 'zod'
+import type { ExtractFn } from './compact.js'
 
 /** Most goals in one tree. */
 export const MAX_GOALS_PER_TREE = 500
@@ -26,6 +29,9 @@ export interface GoalDeps {
   knowledge: Pick<KnowledgeService, 'search' | 'activeViews'>
   clock: Clock
   language: AgentLanguage
+  /** Extraction when a goal completes (with an LLM; absent: `not_configured`). */
+  extract?: ExtractFn | undefined
+  logger?: Logger | undefined
 }
 
 const MARK: Record<Goal['status'], string> = { pending: '[ ]', in_progress: '[→]', completed: '[✓]', abandoned: '[✗]' }
@@ -173,5 +179,41 @@ export async function runGoal(deps: GoalDeps, raw: unknown, principal: Principal
   const status = input.action === 'complete' ? 'completed' : 'abandoned'
   const changed = await deps.goals.setStatus(owner, input.trace_id, goalId, status, input.summary ?? null, at)
   if (!changed) throw notFound(input.trace_id, goalId)
-  return view(deps, owner, input.trace_id, principal, labels)
+  const tree = await view(deps, owner, input.trace_id, principal, labels)
+  if (status !== 'completed') return tree
+  const goal = tree.goals.find((g) => g.goal_id === goalId)!
+  return { ...tree, extraction: await extractOnCompletion(deps, goal, input, principal) }
+}
+
+/**
+ * Seed 002's trigger "任务完成:任务完成后的反思总结": when a goal completes, extraction (in save mode,
+ * as compaction runs it) from the goal's trace given with the request, then the goal and its summary
+ * — the reflection. Its failure is reported, not thrown: the goal is completed by then.
+ */
+async function extractOnCompletion(
+  deps: GoalDeps,
+  goal: Goal,
+  input: z.output<typeof GoalRequest>,
+  principal: Principal,
+): Promise<NonNullable<GoalTree['extraction']>> {
+  if (!deps.extract) return { status: 'not_configured', ids: [] }
+  const trace = (input.messages ?? []).filter((m) => m.role !== 'system' && m.content.trim() !== '')
+  if (trace.length === 0 && !goal.summary) return { status: 'skipped', ids: [] }
+  const messages = [
+    ...trace.map((m) => ({ role: m.role === 'tool' ? ('assistant' as const) : m.role, content: m.content })),
+    { role: 'user' as const, content: goal.description },
+    ...(goal.summary ? [{ role: 'assistant' as const, content: goal.summary }] : []),
+  ]
+  try {
+    const context = { ...(principal.agent ? { agent: principal.agent } : {}), trace_id: input.trace_id }
+    const result = await deps.extract({ messages, context, mode: 'save' }, principal)
+    return { status: 'saved', ids: result.items.flatMap((item) => (item.id ? [item.id] : [])) }
+  } catch (error) {
+    deps.logger?.warn('agent.goal.extract_failed', {
+      trace_id: input.trace_id,
+      goal_id: goal.goal_id,
+      code: (error as { code?: string }).code ?? 'internal_error',
+    })
+    return { status: 'failed', ids: [], message: (error as Error).message }
+  }
 }

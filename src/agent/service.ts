@@ -110,17 +110,23 @@ export function createAgentService(deps: AgentServiceDeps): AgentService {
   const clock = deps.clock ?? systemClock
   const logger = deps.logger ?? noopLogger
   const assembly = { knowledge: deps.knowledge, packs: deps.packs, settings, clock, logger }
-  const goals = { goals: goalStore(deps.store.db), knowledge: deps.knowledge, clock, language: settings.language }
+  // Learning when a goal completes needs the model: without one the tree says not_configured.
+  const goals = { goals: goalStore(deps.store.db), knowledge: deps.knowledge, clock, language: settings.language, extract: deps.llm ? deps.extract : undefined, logger }
   const documents = createAgentDocuments({ docs: agentDocumentStore(deps.store.db), settings, clock })
   const compaction = { llm: deps.llm, extract: deps.extract, settings, clock, logger }
   const remoteAssembly = (principal: Principal) => ({ ...assembly, packs: deps.packs?.forCaller?.(principal) })
   const assembleContext: AgentService['assembleContext'] = async ({ principal, remote, ...raw }) => {
     if (!remote) return assembleAgentContext(assembly, raw, principal)
     const input = parseWith(AssembleContextInput, raw, 'agent context')
-    if (input.home !== undefined || input.template !== undefined) {
-      throw new KnowHubError('validation_error', 'A remote caller cannot name an agent home or a template: the agent is the one stored on the server', {
-        issues: [{ path: [input.home !== undefined ? 'home' : 'template'], message: 'not accepted from a remote caller' }],
-      })
+    const local = (['home', 'template', 'project'] as const).find((field) => input[field] !== undefined)
+    if (local) {
+      throw new KnowHubError(
+        'validation_error',
+        'A remote caller cannot name an agent home, a template or a project folder: the agent is the one stored on the server',
+        {
+          issues: [{ path: [local], message: 'not accepted from a remote caller' }],
+        },
+      )
     }
     requirePermission(principal, 'read')
     return assembleAgentContext(remoteAssembly(principal), input, principal, await documents.source(input.agent, principal))

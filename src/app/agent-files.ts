@@ -32,7 +32,7 @@ import { parseWith } from '../core/validate.js'
  */
 export function indexAgentFunctions(
   config: Pick<KnowHubConfig, 'agent'>,
-  input: Pick<AssembleContextInput, 'agent' | 'home' | 'knowledgeFiles' | 'language'>,
+  input: Pick<AssembleContextInput, 'agent' | 'home' | 'knowledgeFiles' | 'language' | 'project'>,
 ): Promise<{ path: string; functions: number; index: FunctionIndex }> {
   return indexFunctions(agentSettings(config.agent), input, systemClock)
 }
@@ -50,7 +50,7 @@ export async function assembleLocalContext(
 ): Promise<AssembledContext> {
   const settings = agentSettings(config.agent)
   const input = parseWith(AssembleContextInput, raw, 'agent context')
-  const source = await folderSource(agentHome(input.home ?? settings.home), input.agent, settings.maxFileBytes)
+  const source = await folderSource(agentHome(input.home ?? settings.home), input.agent, settings.maxFileBytes, input.project)
   return assembleFrom({ source, knowledge, settings, clock: systemClock, logger: noopLogger }, input)
 }
 

@@ -225,7 +225,7 @@ export async function withHub<T>(options: GlobalOptions & WorkloadOptions & { pa
  * const page = await withSession(options, io, (session) => session.knowledge.list({ limit: 10 }))
  */
 export async function withSession<T>(
-  options: SessionOptions & Pick<WorkloadOptions, 'bulk' | 'embeds'> & { besideNote?: string },
+  options: SessionOptions & Pick<WorkloadOptions, 'bulk' | 'embeds'> & { besideNote?: string; localNote?: string },
   io: Io,
   fn: (session: CliBackend) => Promise<T>,
 ): Promise<T> {
@@ -242,6 +242,7 @@ export async function withSession<T>(
   }
   if (holder) throw heldError(config, holder)
   if (options.readsOnly && !holdsData(config)) throw noDataYet(config)
+  if (options.localNote) io.err(`knowhub: no KnowHub server holds ${config.dataDir}: ${options.localNote}`)
   const { localBackend } = await import('../app/backend.js')
   return withHub(options, (hub) => fn(localBackend(hub, hub.config.principal, { site: { via: 'cli', route: 'knowhub resource get' } })))
 }

@@ -46,6 +46,12 @@ export const AssembleContextInput = z.strictObject({
   agent: AgentName,
   home: z.string().min(1).optional(),
   template: z.string().min(1).optional(),
+  /**
+   * The agent's project folder on this machine (the CLI: the current directory): seed 004's
+   * `knowledge/self_awareness.md` and `knowledge/minimal/system/system_prompt_minimal.md` there
+   * come before the shipped defaults. A local caller only.
+   */
+  project: z.string().min(1).optional(),
   knowledgeFiles: z.array(z.string().min(1).max(500)).max(64).default([]),
   task: z.string().max(MAX_TASK_CHARS).optional(),
   budget: z.number().int().min(1).max(2_000_000).optional(),

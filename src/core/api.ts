@@ -82,7 +82,14 @@ export const HubStatus = z.object({
   principal: Principal,
   /** The chat model (null when none is configured) and its token usage per task and model, from every process on this database. */
   llm: z
-    .object({ model: z.string(), models: z.record(z.string(), z.string().optional()), routing: z.enum(['off', 'llm']), usage: z.array(LlmUsage) })
+    .object({
+      model: z.string(),
+      models: z.record(z.string(), z.string().optional()),
+      routing: z.enum(['off', 'llm']),
+      /** When KnowHub learns with the model by itself: at compaction, and when a goal completes (seed 002's triggers). */
+      learning: z.object({ on_compaction: z.boolean(), on_goal_complete: z.boolean() }).optional(),
+      usage: z.array(LlmUsage),
+    })
     .nullable()
     .default(null),
 })

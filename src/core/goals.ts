@@ -36,6 +36,14 @@ export const GoalRequest = z
     parent_id: GoalId.optional(),
     description: z.string().trim().min(1).max(2000).optional(),
     summary: z.string().trim().max(4000).optional(),
+    /**
+     * `complete`: the goal's trace (the conversation that reached it), to extract knowledge from
+     * with the goal and its summary (seed 002: "任务完成:任务完成后的反思总结"). Optional.
+     */
+    messages: z
+      .array(z.strictObject({ role: z.enum(['system', 'user', 'assistant', 'tool']), content: z.string().max(100_000) }))
+      .max(1000)
+      .optional(),
     top_k: z.coerce.number().int().min(1).max(20).default(3),
     min_score: z.coerce.number().int().min(0).max(5).default(3),
     language: z.enum(['en', 'zh']).optional(),
@@ -88,5 +96,14 @@ export const GoalTree = z.object({
     }),
   ),
   text: z.string(),
+  /**
+   * After `complete` (seed 002's trigger "任务完成"): what extraction from the goal, its summary and
+   * its trace saved — `saved` with the ids, `failed` (the goal is completed all the same),
+   * `not_configured` (no LLM: nothing extracted) or `skipped` (nothing to learn from: no summary,
+   * no trace).
+   */
+  extraction: z
+    .object({ status: z.enum(['saved', 'failed', 'not_configured', 'skipped']), ids: z.array(z.string()), message: z.string().optional() })
+    .optional(),
 })
 export type GoalTree = z.output<typeof GoalTree>

@@ -25,13 +25,20 @@ export const goalTool = defineTool({
     goal_id: GoalId.optional().describe('The goal to focus, complete or abandon (e.g. "1" or "1.2").'),
     parent_id: GoalId.optional().describe('create: the parent goal (absent: a top-level goal).'),
     description: z.string().trim().min(1).max(2000).optional().describe('create: what the goal is.'),
-    summary: z.string().trim().max(4000).optional().describe('complete / abandon: the outcome or the reason.'),
+    summary: z
+      .string()
+      .trim()
+      .max(4000)
+      .optional()
+      .describe('complete / abandon: the outcome or the reason. On complete, KnowHub learns from it (with an LLM configured): write what worked and why.'),
     top_k: z.number().int().min(1).max(20).default(3).describe('focus: how many knowledge entries to attach.'),
     min_score: z.number().int().min(0).max(5).default(3).describe('focus: leave out entries scored below this.'),
   }),
   async handler(args, { backend }) {
     if (!backend.agent) throw new Error('this backend has no goal trees')
     const tree = await backend.agent.goal(args)
-    return { text: tree.text, data: tree }
+    const learned =
+      tree.extraction?.status === 'saved' && tree.extraction.ids.length > 0 ? `\n🧠 Learned from this goal: ${tree.extraction.ids.join(', ')}` : ''
+    return { text: `${tree.text}${learned}`, data: tree }
   },
 })

@@ -42,7 +42,8 @@ export async function saveTarget(args: SaveTargetArgs, context: Pick<ToolContext
   const me = await context.backend.users.me()
   const agentId = given.agentId ?? me.principal.agent
   const scopes = given.scopes ?? (me.principal.org ? [`org:${me.principal.org}`] : undefined)
-  if (given.owner || !agentId) return { scopes, owner: given.owner, agentId: agentId ?? '' }
+  // A reader may save nothing: the server says so, in its words, before any default matters.
+  if (given.owner || !agentId || me.role === 'reader') return { scopes, owner: given.owner, agentId: agentId ?? '' }
   const owner = `agent:${agentId}`
   if (!mayActAs(me, owner)) throw notThatAgent(me, agentId)
   return { scopes, owner, agentId }

@@ -107,6 +107,32 @@ describe('assembleContext', () => {
     expect(error.message).toContain('agnet')
   })
 
+  it('seed 004`s file names in the agent`s project: knowledge/self_awareness.md and the minimal template come before the shipped defaults, after the agent`s own', async () => {
+    const { dir: project, cleanup: removeProject } = await tempDir('knowhub-agent-project-')
+    try {
+      await writeTree(project, {
+        'knowledge/self_awareness.md': '# 三层认知结构\n项目里的自我认知。',
+        'knowledge/minimal/system/system_prompt_minimal.md': 'MINIMAL {{agent}}\n{{self_awareness}}',
+      })
+      const { messages, report } = await agent.assembleContext({ agent: 'book_agent', project, principal: alice })
+      expect(messages[0]!.content.startsWith('MINIMAL book_agent\n# 三层认知结构\n项目里的自我认知。')).toBe(true)
+      const part = (name: string) => report.parts.find((p) => p.name === name)
+      expect(part('self_awareness.md')!.path).toBe(join(project, 'knowledge/self_awareness.md'))
+      expect(part('template')!.path).toBe(join(project, 'knowledge/minimal/system/system_prompt_minimal.md'))
+      // The agent's own files still win; without a project, the shipped defaults.
+      await writeTree(home, { 'book_agent/self_awareness.md': 'own awareness' })
+      expect((await agent.assembleContext({ agent: 'book_agent', project, principal: alice })).messages[0]!.content).toContain('own awareness')
+      expect((await agent.assembleContext({ agent: 'book_agent', principal: alice })).report.parts.find((p) => p.name === 'template')!.path).toMatch(
+        /agent-defaults\/en\/system_prompt\.md$/,
+      )
+      // A remote caller (a stored agent) names no folder of the server's machine.
+      const remote = await rejection(agent.assembleContext({ agent: 'book_agent', project, principal: alice, remote: true }))
+      expect(remote.message).toContain('project folder')
+    } finally {
+      await removeProject()
+    }
+  })
+
   it('self_awareness.md is mandatory: missing with no default is a clear error', async () => {
     const { dir: defaults, cleanup: removeDefaults } = await tempDir('knowhub-agent-defaults-')
     try {

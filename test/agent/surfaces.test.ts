@@ -4,7 +4,7 @@
  * `goal` tool through the official SDK client, the toolkit's `goal` tool, and the CLI
  * (`knowhub agent context|index`) in-process.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
@@ -172,6 +172,14 @@ describe('agent surfaces', () => {
       expect(text.stdout).toContain('===== assistant =====\n[Loaded compacted memory]')
       expect(text.stdout).toMatch(/===== report: \d+ of 16000 tokens =====/)
       expect(text.stdout).toMatch(/included\s+knowledge\.md/)
+      // In this process on a folder no server holds: said on stderr, with where the knowledge comes from.
+      expect(text.stderr).toContain(`knowhub: no KnowHub server holds ${join(dir, 'cli-data')}: the agent’s KnowHub knowledge comes from that folder`)
+      // Seed 004's project file (--project, default: this directory) comes before the shipped default.
+      mkdirSync(join(dir, 'proj', 'knowledge'), { recursive: true })
+      writeFileSync(join(dir, 'proj', 'knowledge', 'self_awareness.md'), 'PROJECT SELF AWARENESS')
+      const inProject = await runCli('agent', 'context', 'ghost_agent', '--project', join(dir, 'proj'), '--json')
+      expect(inProject.code, inProject.stderr).toBe(0)
+      expect(JSON.parse(inProject.stdout).messages[0].content).toContain('PROJECT SELF AWARENESS')
       const json = await runCli('agent', 'context', 'crawler', '--budget', '200', '--json')
       expect(json.code, json.stderr).toBe(0)
       const parsed = JSON.parse(json.stdout) as { report: { used: number; budget: number } }

@@ -404,6 +404,10 @@ class _Api(Generic[J, T, B, L]):
         return self.goal("show", trace_id)
 
     # -- admin ---------------------------------------------------------------------------
+    def me(self) -> J:
+        """``GET /api/me``: the caller — its principal and its role (to check a token, and for the tools' defaults)."""
+        return self._send(Request("GET", "/api/me"))
+
     def status(self) -> J:
         """``GET /api/status`` (admin): database, embedder, entries, and the caller's principal."""
         return self._send(Request("GET", "/api/status"))

@@ -14,10 +14,10 @@ generated from the TypeScript tools), and :func:`call_tool` runs a model's call 
 
 import copy
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ._tool_specs import SPECS
-from .client import AsyncKnowHub
+from .client import AsyncKnowHub, Json
 from .errors import KnowHubError
 from .wrap import js_fixed, js_string, js_trim, neutralise, wrap_entries, wrap_resource
 
@@ -77,11 +77,31 @@ def _with_items(data: Mapping[str, Any], items: Sequence[Any]) -> Dict[str, Any]
     return {**data, "items": list(items)}
 
 
+_SCOPE_KINDS = ("user", "project", "agent", "team", "org")
+
+
+def _member_scopes(principal: Mapping[str, Any]) -> List[str]:
+    return [f"{kind}:{principal[kind]}" for kind in _SCOPE_KINDS if principal.get(kind)]
+
+
+def _not_that_agent(principal: Mapping[str, Any], agent_id: str) -> KnowHubError:
+    own = _member_scopes(principal)
+    org = f" --org {principal['org']}" if principal.get("org") else ""
+    return KnowHubError(
+        "forbidden",
+        f"knowledge_save would save as agent:{agent_id} (seed 003's default owner: the agent that learned it), but this caller is not that agent "
+        f"(its ids: {', '.join(own) or 'none'}). Use an agent token — `knowhub token create --agent {agent_id}{org}` (in local mode KNOWHUB_AGENT={agent_id}) — "
+        "or pass owner explicitly (one of your ids), or leave agent_id out.",
+        {"agent_id": agent_id, "your_ids": own, "fix": f"knowhub token create --agent {agent_id}{org}"},
+    )
+
+
 class Tools:
     """The tools bound to one client and its defaults (as the TypeScript toolkit's ``defaults``):
     ``scopes`` and ``owner`` of saved entries and resources, ``submitted_by`` of saved entries.
-    Left unset, the server decides (the caller's own scope; the caller, or ``agent:<agent_id>``
-    when that is the caller's agent)."""
+    Left unset, ``knowledge_save`` saves as seed 003's agent code does: scopes the caller's org,
+    owner ``agent:<agent_id>`` — when the caller may act as that agent; otherwise a ``forbidden``
+    result saying how to get an agent token (never another owner in silence)."""
 
     def __init__(
         self,
@@ -95,6 +115,30 @@ class Tools:
         self.scopes = list(scopes) if scopes else None
         self.owner = owner
         self.submitted_by = submitted_by
+        self._me: Optional[Json] = None
+
+    async def _whoami(self) -> Json:
+        if self._me is None:
+            self._me = await self.client.me()
+        return self._me
+
+    async def _save_target(self, scopes: Optional[List[str]], owner: Optional[str], agent_id: Optional[str]) -> Tuple[Optional[List[str]], Optional[str]]:
+        """Seed 003's defaults (src/tools/save-defaults.ts in TypeScript, in the same words): the caller's org, ``agent:<agent_id>``."""
+        scopes = scopes or self.scopes
+        owner = owner or self.owner
+        if scopes and owner:
+            return scopes, owner
+        me = await self._whoami()
+        principal = me["principal"]
+        if not scopes and principal.get("org"):
+            scopes = [f"org:{principal['org']}"]
+        agent = agent_id or principal.get("agent")
+        # A reader may save nothing: the server says so, in its words, before any default matters.
+        if owner or not agent or me.get("role") == "reader":
+            return scopes, owner
+        if me.get("role") != "operator" and f"agent:{agent}" not in _member_scopes(principal):
+            raise _not_that_agent(principal, agent)
+        return scopes, f"agent:{agent}"
 
     async def knowledge_search(
         self, query: str, top_k: int = 5, min_score: int = 3, types: Optional[List[str]] = None, order: Optional[str] = None
@@ -139,8 +183,9 @@ class Tools:
             "message_id": message_id,
         }
         try:
+            scopes, owner = await self._save_target(scopes, owner, agent_id)
             entry = await self.client.save(
-                js_trim(task), content, types, tags=tags, scopes=scopes or self.scopes, owner=owner or self.owner, source=source, score=score,
+                js_trim(task), content, types, tags=tags, scopes=scopes, owner=owner, source=source, score=score,
                 message_id=message_id, resource_ids=list(resource_ids or []),
             )
         except KnowHubError as error:
@@ -331,8 +376,18 @@ class Tools:
         description, ``top_k`` 3, ``min_score`` 3) is ``metadata["items"]``, and ``output`` the tree with it."""
         return await self.goal("focus", trace_id, goal_id=goal_id, top_k=top_k, min_score=min_score)
 
+    async def get_knowledge(self, *args: Any, **kwargs: Any) -> ToolResult:
+        """Seed 002's name for :meth:`knowledge_search` (the same arguments and answer)."""
+        return await self.knowledge_search(*args, **kwargs)
+
+    async def save_knowledge(self, *args: Any, **kwargs: Any) -> ToolResult:
+        """Seed 002's name for :meth:`knowledge_save` (the same arguments and answer)."""
+        return await self.knowledge_save(*args, **kwargs)
+
     async def call_tool(self, name: str, arguments: Optional[Mapping[str, Any]] = None) -> ToolResult:
-        """Runs a model's tool call by name (unknown tools and arguments answer ``validation_error`` / ``not_found`` as text)."""
+        """Runs a model's tool call by name (unknown tools and arguments answer ``validation_error`` / ``not_found`` as text);
+        seed 002's ``get_knowledge`` and ``save_knowledge`` are answered as ``knowledge_search`` and ``knowledge_save``."""
+        name = SEED_002_ALIASES.get(name, name)
         spec = next((s for s in SPECS if s["name"] == name), None)
         if spec is None:
             names = ", ".join(s["name"] for s in SPECS)
@@ -346,6 +401,10 @@ class Tools:
             return _failed(name, KnowHubError("validation_error", message, {"issues": issues}))
         method = getattr(self, name)
         return await method(**args)
+
+
+#: Seed 002's names for two of seed 003's tools.
+SEED_002_ALIASES: Dict[str, str] = {"get_knowledge": "knowledge_search", "save_knowledge": "knowledge_save"}
 
 
 def _specs() -> List[Dict[str, Any]]:
@@ -478,13 +537,24 @@ async def focus_goal(trace_id: str, goal_id: str, top_k: int = 3, min_score: int
     return await _tools().focus_goal(trace_id, goal_id, top_k, min_score)
 
 
+async def get_knowledge(*args: Any, **kwargs: Any) -> ToolResult:
+    """Seed 002's name for :func:`knowledge_search`."""
+    return await _tools().knowledge_search(*args, **kwargs)
+
+
+async def save_knowledge(*args: Any, **kwargs: Any) -> ToolResult:
+    """Seed 002's name for :func:`knowledge_save`."""
+    return await _tools().knowledge_save(*args, **kwargs)
+
+
 async def call_tool(name: str, arguments: Optional[Mapping[str, Any]] = None) -> ToolResult:
     """Runs a model's tool call by name with the module's client."""
     return await _tools().call_tool(name, arguments)
 
 
 __all__ = [
-    "DEFAULT_SLIM_MODEL", "ToolResult", "Tools", "anthropic_tools", "call_tool", "configure", "focus_goal", "goal", "knowledge_batch_update",
+    "DEFAULT_SLIM_MODEL", "SEED_002_ALIASES", "ToolResult", "Tools", "anthropic_tools", "call_tool", "configure", "focus_goal", "get_knowledge", "goal",
+    "knowledge_batch_update", "save_knowledge",
     "knowledge_extract", "knowledge_list", "knowledge_save", "knowledge_search", "knowledge_slim", "knowledge_update", "openai_responses_tools",
     "openai_tools", "resource_get", "resource_save", "tool_error_text",
 ]  # fmt: skip

@@ -56,6 +56,19 @@ class TokenModeTest(unittest.TestCase):
         self.assertEqual(result.output, mcp["content"][0]["text"])
         self.assertTrue(result.output.startswith("error [forbidden]: "))
 
+    def test_knowledge_save_refuses_an_agent_the_token_is_not(self) -> None:
+        # Seed 003's default owner is agent:{agent_id}; a token that is not that agent gets a clear error, never another owner.
+        admin = Tools(AsyncKnowHub(self.server.url, self.admin_token))
+        args = {"task": "Not mine", "content": "x", "types": ["tool"], "agent_id": "crawler_ops"}
+        refused = asyncio.run(admin.knowledge_save(**args))
+        self.assertTrue(refused.is_error)
+        self.assertIn("knowhub token create --agent crawler_ops --org acme", refused.output)
+        theirs = self.server.mcp_call("knowledge_save", args, token=self.admin_token)
+        self.assertEqual(refused.output, theirs["content"][0]["text"])
+        # An owner given (one of its ids): no agent assumed; the scope is still the caller's org (seed 003).
+        own = asyncio.run(admin.knowledge_save("Mine", "x", ["tool"], agent_id="", owner="user:admin"))
+        self.assertEqual((own.metadata["scopes"], own.metadata["owner"]), (["org:acme"], "user:admin"))
+
     def test_admin_tokens(self) -> None:
         admin = KnowHub(self.server.url, self.admin_token)
         self.assertIn("entries", admin.status())

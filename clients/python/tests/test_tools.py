@@ -71,6 +71,19 @@ class ToolsTest(unittest.TestCase):
         self.assertEqual(wrap_entries([stored]), theirs[0])
         self.assertEqual(wrap_entries(hits), theirs[1])
 
+    def test_knowledge_save_follows_seed_003s_defaults_and_answers_seed_002s_names(self) -> None:
+        # The shared server's local principal is agent research_agent of org cybertogether: seed 003's own agent.
+        saved = run(self.tools.knowledge_save(f"Shared with the org {self.tag}", "Agents of the org find it.", ["strategy"]))
+        self.assertFalse(saved.is_error, saved.output)
+        self.assertEqual((saved.metadata["scopes"], saved.metadata["owner"]), (["org:cybertogether"], "agent:research_agent"))
+        # The local principal is the hub operator: it may save as any agent (a token may not: test_tokens).
+        other = run(self.tools.knowledge_save(f"As another agent {self.tag}", "x", ["tool"], agent_id="crawler_ops"))
+        self.assertEqual(other.metadata["owner"], "agent:crawler_ops")
+        found = run(self.tools.call_tool("get_knowledge", {"query": f"Shared with the org {self.tag}"}))
+        self.assertIn(saved.metadata["id"], [r["id"] for r in found.metadata["items"]])
+        again = run(self.tools.save_knowledge(f"Seed 002 name {self.tag}", "saved by save_knowledge", ["tool"]))
+        self.assertEqual(again.metadata["owner"], "agent:research_agent")
+
     def test_save_update_and_batch_answer_like_typescript(self) -> None:
         args = {"task": f"Warm the cache {self.tag}", "content": "Request the top 100 pages after a purge.", "types": ["strategy"], "score": 4,
                 "tags": {"domain": "cdn"}, "source_name": "runbook", "urls": ["https://example.com/runbook"]}  # fmt: skip

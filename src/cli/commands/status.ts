@@ -16,7 +16,9 @@ export function statusCommand(io: Io): Command {
       )
       io.out(`embedder:  ${status.embedder.model} (${status.embedder.dimension} dimensions), vectors ${status.vectors}`)
       io.out(`entries:   ${status.entries}${status.reach === 'org' ? ` (visible to org ${status.principal.org ?? '-'})` : ''}`)
-      io.out(`llm:       ${status.llm ? `${status.llm.model}, routing ${status.llm.routing}` : 'none (routing, evolve, LLM slimming and extraction are off)'}`)
+      io.out(
+        `llm:       ${status.llm ? `${status.llm.model}, routing ${status.llm.routing}${learnsOn(status.llm.learning)}` : 'none (routing, evolve, LLM slimming and extraction are off; nothing is learned at compaction or when a goal completes)'}`,
+      )
       for (const u of status.llm?.usage ?? []) {
         io.out(
           `  ${u.task.padEnd(8)} ${u.model}: ${u.calls} calls (${u.failures} failed), ${u.prompt_tokens} prompt + ${u.completion_tokens} completion tokens`,
@@ -42,4 +44,11 @@ export function whoamiCommand(io: Io): Command {
         `${['user', 'agent', 'project', 'team', 'org'].flatMap((k) => (p[k as 'user'] ? [`${k}:${p[k as 'user']}`] : [])).join(' ') || '-'} (${me.role}: ${p.permissions.join(', ')})`,
       )
     })
+}
+
+/** When the hub learns by itself (seed 002's triggers), as status prints it. */
+function learnsOn(learning: { on_compaction: boolean; on_goal_complete: boolean } | undefined): string {
+  if (!learning) return ''
+  const when = [learning.on_compaction ? 'compaction' : '', learning.on_goal_complete ? 'a goal completing' : ''].filter(Boolean)
+  return when.length > 0 ? `; learns at ${when.join(' and ')}` : ''
 }

@@ -2,6 +2,7 @@
  * `knowhub agent context NAME`: the agent's assembled starting context (seed 004): the
  * messages, then the budget report; `--json` prints `{ messages, report }`.
  */
+import { resolve } from 'node:path'
 import { Command, Option } from 'commander'
 import { processEnv } from '../../env.js'
 import { readConfig, withSession } from '../../context.js'
@@ -18,6 +19,10 @@ export function agentContextCommand(io: Io): Command {
     .option('--budget <tokens>', 'token budget of the whole context', intOption('--budget'))
     .option('--home <dir>', 'the agent home on this machine (default: agent.home, KNOWHUB_AGENT_HOME or ~/.agent)')
     .option('--template <file>', 'a system-prompt template instead of the agent’s own or the default')
+    .option(
+      '--project <dir>',
+      'the agent’s project folder (default: this directory): seed 004’s knowledge/self_awareness.md and knowledge/minimal/system/system_prompt_minimal.md there come before the shipped defaults',
+    )
     .option('--stored', 'the agent stored on the server (its documents in the store, /api/agents/NAME), not the folder on this machine')
     .addOption(new Option('--language <lang>', 'language of the defaults and labels').choices(['en', 'zh']))
     .option('--json', 'print JSON: { messages, report }')
@@ -32,7 +37,9 @@ export function agentContextCommand(io: Io): Command {
       const besideNote = options.stored
         ? `assembling the context of the agent "${name}" stored there`
         : `reading the agent folder "${name}" here, on this machine; knowledge and packs come from that server`
-      const result = await withSession({ ...where, besideNote }, io, (session) =>
+      // In this process on a data folder no server holds: say where the knowledge comes from (an empty folder gives none).
+      const localNote = 'the agent’s KnowHub knowledge comes from that folder, opened in this process (start the server, or pass --url, to use a running hub)'
+      const result = await withSession({ ...where, besideNote, localNote }, io, (session) =>
         session.agent.context(
           {
             agent: name,
@@ -41,6 +48,7 @@ export function agentContextCommand(io: Io): Command {
             ...(options.budget !== undefined ? { budget: options.budget } : {}),
             ...(options.home !== undefined ? { home: options.home } : {}),
             ...(options.template !== undefined ? { template: options.template } : {}),
+            ...(options.stored ? {} : { project: resolve(options.project ?? '.') }),
             ...(options.language !== undefined ? { language: options.language } : {}),
             stored: options.stored === true,
           },
@@ -71,6 +79,7 @@ export function agentIndexCommand(io: Io): Command {
     .argument('<name>', 'the agent')
     .option('--file <path>', 'a knowledge file inside the agent folder (repeatable)', collect, [])
     .option('--home <dir>', 'the agent home')
+    .option('--project <dir>', 'the agent’s project folder (default: this directory): its knowledge/self_awareness.md comes before the shipped default')
     .addOption(new Option('--language <lang>', 'language of the default self-awareness file').choices(['en', 'zh']))
     .option('--json', 'print the index as JSON')
     .action(async (name: string, options, command: Command) => {
@@ -81,6 +90,7 @@ export function agentIndexCommand(io: Io): Command {
         agent: name,
         knowledgeFiles: options.file,
         ...(options.home !== undefined ? { home: options.home } : {}),
+        project: resolve(options.project ?? '.'),
         ...(options.language !== undefined ? { language: options.language } : {}),
       })
       if (options.json) return printJson(io, result.index)
