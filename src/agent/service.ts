@@ -111,7 +111,14 @@ export function createAgentService(deps: AgentServiceDeps): AgentService {
   const logger = deps.logger ?? noopLogger
   const assembly = { knowledge: deps.knowledge, packs: deps.packs, settings, clock, logger }
   // Learning when a goal completes needs the model: without one the tree says not_configured.
-  const goals = { goals: goalStore(deps.store.db), knowledge: deps.knowledge, clock, language: settings.language, extract: deps.llm ? deps.extract : undefined, logger }
+  const goals = {
+    goals: goalStore(deps.store.db),
+    knowledge: deps.knowledge,
+    clock,
+    language: settings.language,
+    extract: deps.llm ? deps.extract : undefined,
+    logger,
+  }
   const documents = createAgentDocuments({ docs: agentDocumentStore(deps.store.db), settings, clock })
   const compaction = { llm: deps.llm, extract: deps.extract, settings, clock, logger }
   const remoteAssembly = (principal: Principal) => ({ ...assembly, packs: deps.packs?.forCaller?.(principal) })

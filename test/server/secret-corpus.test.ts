@@ -122,7 +122,7 @@ describe('the corpus through the paths that call the model', () => {
       const response = await api.post('/api/knowledge/extract', { messages, mode: 'propose' })
       expect(response.status, response.text).toBe(200)
     })
-  })
+  }, 240_000) // the whole corpus through a model path: sized for a loaded two-core machine
 
   it('evolve', async () => {
     const created = await api.post('/api/knowledge', {
@@ -136,7 +136,7 @@ describe('the corpus through the paths that call the model', () => {
       const response = await api.put(`/api/knowledge/${created.body.id}`, { evolve_feedback: `What we learned:\n${everything}` })
       expect(response.status, response.text).toBe(200)
     })
-  })
+  }, 240_000) // the whole corpus through a model path: sized for a loaded two-core machine
 
   it('slim with an LLM', async () => {
     for (const n of [1, 2]) {
@@ -153,7 +153,7 @@ describe('the corpus through the paths that call the model', () => {
       expect(response.status, response.text).toBe(200)
       expect(response.body.groups.length).toBeGreaterThanOrEqual(1)
     })
-  })
+  }, 240_000) // the whole corpus through a model path: sized for a loaded two-core machine
 
   it('compaction', async () => {
     const history = [...secrets.map((f) => f.text), ...harmless.map((h) => h.text)].flatMap((content, i) => [
@@ -165,5 +165,5 @@ describe('the corpus through the paths that call the model', () => {
       const result = await t.hub.agent.compact({ agent: 'coder', history, threshold: 200, keep_recent: 4 }, alice)
       expect(result.compacted).toBe(true)
     })
-  })
+  }, 240_000) // the whole corpus through a model path: sized for a loaded two-core machine
 })
