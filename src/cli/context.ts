@@ -10,6 +10,7 @@ import type { KnowHubConfig } from '../core/config.js'
 import { KnowHubError } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
 import { cliEnv, processEnv } from './env.js'
+import { currentTiming } from './timing.js'
 import type { Io } from './output.js'
 
 /** How log lines look: JSON lines, or human lines (`HH:MM:ss INFO GET /api/… 200 3 ms`). */
@@ -70,8 +71,11 @@ export interface WorkloadOptions {
   longRunning?: boolean
   /** Works through every entry: worth V8's optimised WebAssembly code. */
   bulk?: boolean
-  /** Embeds text soon (a search, a server): the embedder's model loads beside the database. */
-  embeds?: boolean
+  /**
+   * Embeds text soon (a search, a server): the embedder's model loads beside the database; the
+   * texts when known (a search's query: a model it does not need is not loaded).
+   */
+  embeds?: boolean | readonly string[]
   /** What `search.whileModelLoads: auto` means here (default `wait`): `knowhub start` answers full-text-only meanwhile. */
   whileModelLoads?: 'full-text' | 'wait'
   /** Report to a Prometheus registry (`knowhub start`: `GET /metrics`). */
@@ -196,20 +200,36 @@ export async function withHub<T>(options: GlobalOptions & WorkloadOptions & { pa
   if (!options.longRunning && !options.bulk) preferBaselineWasm()
   else preferHotWasmTiering()
   const release = keepLoopAlive()
+  const timing = currentTiming()
   try {
+    timing.mark('open')
     const { openKnowHub } = await import('../app/open.js')
     const metrics = options.metrics ? (await import('../app/metrics.js')).createMetrics() : undefined
     const hub = await openKnowHub(config, {
       ...(metrics ? { metrics } : {}),
+      ...(timing.search && !metrics ? { search: { observer: timing.search } } : {}),
       logger: createCliLogger(cliEnv().logLevel ?? (options.longRunning ? 'warn' : 'error')),
       ...(options.packs === undefined ? {} : { packs: options.packs }),
       // A server that answers full-text while the model loads (knowhub start) loads it once it listens (serve()'s warm-up).
-      ...(options.embeds || (options.longRunning && config.search.whileModelLoads !== 'full-text') ? { warmEmbedder: true } : {}),
+      ...(options.embeds
+        ? { warmEmbedder: options.embeds }
+        : options.longRunning && config.search.whileModelLoads !== 'full-text'
+          ? { warmEmbedder: true }
+          : {}),
     })
+    timing.mark('opened')
+    if (timing.enabled && options.embeds) {
+      hub.embedder.warmUp?.(options.embeds === true ? undefined : options.embeds).then(
+        () => timing.mark('model'),
+        () => undefined,
+      )
+    }
     try {
       return await fn(hub)
     } finally {
+      timing.mark('done')
       await hub.close()
+      timing.mark('closed')
     }
   } finally {
     release()

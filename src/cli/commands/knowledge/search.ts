@@ -33,7 +33,7 @@ export function searchCommand(io: Io): Command {
     .option('--visibility <list>', 'only entries of these visibilities: private, shared, org, public (comma-separated)', csv)
     .option('--json', 'print JSON (the API’s response shape)')
     .action(async (query: string, options, command: Command) => {
-      const response = await withSession({ ...sessionOptions(command), readsOnly: true, embeds: options.mode !== 'fulltext' }, io, (session) =>
+      const response = await withSession({ ...sessionOptions(command), readsOnly: true, embeds: options.mode !== 'fulltext' && [query] }, io, (session) =>
         session.knowledge.search({
           q: query,
           top_k: options.topK,
