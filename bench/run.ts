@@ -25,7 +25,9 @@ const BENCHES: Record<string, Runner> = {
   'http-mixed': async (quick) => (await import('./http.js')).runHttpBench({ embedder: 'hashed', workload: 'mixed', seconds: quick ? 10 : 30 }),
   eval: async () => (await import('./eval.js')).runEvalBench(),
   dashboard: async (quick) => (await import('./dashboard.js')).runDashboardBench(quick ? { entries: 2_000 } : {}),
-  llm: async (quick) => (await import('./llm.js')).runLlmBench(quick ? { entries: 200, queries: 15 } : {}),
+  // The learning loop against a real model on the labelled extraction set (issue 43): KNOWHUB_LLM_URL, else Gemma 3 270M from .cache/venv.
+  llm: async (quick) => (await import('./llm.js')).runLlmBench(quick ? { perLanguage: 6 } : {}),
+  'llm-stub': async (quick) => (await import('./llm-stub.js')).runLlmStubBench(quick ? { entries: 200, queries: 15 } : {}),
   scale: async (quick) => (await import('./scale.js')).runScaleBench(quick ? { seconds: 5, entries: 1000 } : {}),
   workers: async (quick) => (await import('./workers.js')).runWorkersBench(quick ? { seconds: 5, entries: 1000 } : {}),
   agent: async (quick) => (await import('./agent.js')).runAgentBench(quick ? { iterations: 20 } : {}),

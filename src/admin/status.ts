@@ -6,6 +6,7 @@ import type { HubStatus } from '../core/api.js'
 import type { KnowHubConfig } from '../core/config.js'
 import type { Embedder } from '../embed/embedder.js'
 import type { KnowledgeService } from '../knowledge/service.js'
+import type { LlmProvider } from '../llm/index.js'
 import type { Store } from '../store/store.js'
 
 export type { HubStatus }
@@ -20,6 +21,7 @@ export async function hubStatus(hub: {
   store: Pick<Store, 'pgvector' | 'llmUsage'>
   embedder: Pick<Embedder, 'model' | 'dimension'>
   knowledge: Pick<KnowledgeService, 'vectorState' | 'count'>
+  llm?: Pick<LlmProvider, 'health'> | undefined
 }): Promise<HubStatus> {
   const { config } = hub
   return {
@@ -39,6 +41,7 @@ export async function hubStatus(hub: {
           // When KnowHub learns with the model: on compaction, and when a goal completes (seed 002's triggers).
           learning: { on_compaction: true, on_goal_complete: true },
           usage: await hub.store.llmUsage.list(),
+          ...(hub.llm ? { health: hub.llm.health() } : {}),
         }
       : null,
   }

@@ -151,7 +151,8 @@ export async function compactHistory(deps: CompactDeps, raw: unknown, principal:
   const { older, recent } = split(input.history, input.keep_recent ?? Math.floor(threshold / 4))
   const language = input.language ?? deps.settings.language
   const summary = (await llm.chat('compact', summaryRequest(previous, older, language))).trim()
-  if (summary === '') throw new KnowHubError('internal_error', 'The LLM answered an empty memory; nothing was written')
+  if (summary === '')
+    throw new KnowHubError('llm_invalid_output', 'The LLM answered an empty memory; nothing was written', { task: 'compact', reason: 'empty' })
   const saved = await memory.save(summary, previous)
   const extraction = await extractSpan(deps, older, input.agent, input.trace_id, principal)
   deps.logger.info('agent.compacted', { agent: input.agent, tokens, summarized: older.length, kept: recent.length, extraction: extraction.status })

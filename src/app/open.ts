@@ -17,6 +17,7 @@ import type { Embedder } from '../embed/embedder.js'
 import { createEmbedder } from '../embed/factory.js'
 import { createKnowledgeService, DEFAULT_NEIGHBOUR_LIFT, type KnowledgeService, type SearchOptions } from '../knowledge/service.js'
 import { createExtractionService, type ExtractionService } from '../knowledge/extract/extract.js'
+import { groundingOptions } from '../knowledge/grounding.js'
 import { createSlimService, type SlimService } from '../knowledge/slim/slim.js'
 import { createOpenAIChat, type LlmProvider } from '../llm/index.js'
 import type { PackService } from '../packs/service.js'
@@ -147,6 +148,8 @@ export async function openKnowHub(config: unknown = {}, deps: OpenDeps = {}): Pr
       logger,
     })
     const llm = deps.llm ?? buildLlm(parsed, store, logger, deps)
+    // What the learning loop keeps: only what its source supports (issue 43).
+    const grounding = groundingOptions(parsed.llm?.grounding, embedder)
     if (metrics && llm) metrics.watchLlm(llm)
     const pool = store.db.pool?.bind(store.db)
     if (metrics && pool) metrics.watchPool(pool)
@@ -164,6 +167,7 @@ export async function openKnowHub(config: unknown = {}, deps: OpenDeps = {}): Pr
         cacheSize: parsed.search.routingCacheSize,
       },
       llm,
+      grounding,
       ...(parsed.search.minSimilarity !== undefined ? { minSimilarity: parsed.search.minSimilarity } : {}),
       whileModelLoads: parsed.search.whileModelLoads === 'full-text' ? 'full-text' : 'wait',
       ...(parsed.search.neighbours ? { neighbours: DEFAULT_NEIGHBOUR_LIFT } : {}),
@@ -173,7 +177,7 @@ export async function openKnowHub(config: unknown = {}, deps: OpenDeps = {}): Pr
     })
     const resources = createResourceService({ store, secrets: secretBox, logger, ...clock })
     const packs = openPacks(parsed, { ...(deps.packs === undefined ? {} : { source: deps.packs }), embedder, logger, ...clock })
-    const extraction = createExtractionService({ knowledge, resources, store, llm, logger, ...clock })
+    const extraction = createExtractionService({ knowledge, resources, store, llm, grounding, logger, ...clock })
     // On a shared PostgreSQL another KnowHub server may revoke a token: remember verified
     // tokens for 250 ms only, so a revocation holds everywhere well within a second (docs/scale.md).
     const tokens = createTokenService({ db: store.db, logger, ...(parsed.databaseUrl ? { cacheTtlMs: 250 } : {}), ...clock })
@@ -185,7 +189,7 @@ export async function openKnowHub(config: unknown = {}, deps: OpenDeps = {}): Pr
       embedder,
       llm,
       knowledge,
-      slim: createSlimService({ store, embedder, logger, maxContentBytes: parsed.maxContentBytes, llm, ...clock }),
+      slim: createSlimService({ store, embedder, logger, maxContentBytes: parsed.maxContentBytes, llm, grounding, ...clock }),
       resources,
       extraction,
       packs,

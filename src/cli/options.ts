@@ -84,3 +84,16 @@ export function sessionOptions(command: Command): SessionOptions {
   const url = typeof all.server === 'string' ? all.server : typeof all.url === 'string' ? all.url : undefined
   return { ...(all.config ? { config: all.config } : {}), ...(url ? { url } : {}), ...(all.token ? { token: all.token } : {}) }
 }
+
+/**
+ * `--tag key=value` options as the API's tag filter (`key:value` pairs); a value without `=` is refused.
+ * @example
+ * tagFilter(['category=preference']) // ['category:preference']
+ */
+export function tagFilter(values: readonly string[]): string[] {
+  return values.map((value) => {
+    const at = value.indexOf('=')
+    if (at <= 0) throw new KnowHubError('validation_error', `--tag takes key=value, not "${value}"`, { option: '--tag' })
+    return `${value.slice(0, at)}:${value.slice(at + 1)}`
+  })
+}

@@ -5,7 +5,7 @@
  * them. Each schema and its inferred type share a name.
  */
 import { z } from 'zod'
-import { LlmUsage } from './llm.js'
+import { LlmHealth, LlmUsage } from './llm.js'
 import { Principal } from './principal.js'
 
 /**
@@ -89,6 +89,8 @@ export const HubStatus = z.object({
       /** When KnowHub learns with the model by itself: at compaction, and when a goal completes (seed 002's triggers). */
       learning: z.object({ on_compaction: z.boolean(), on_goal_complete: z.boolean() }).optional(),
       usage: z.array(LlmUsage),
+      /** This process's view of the endpoint: the structured-output form in use and failures by reason (absent from an older server). */
+      health: LlmHealth.optional(),
     })
     .nullable()
     .default(null),

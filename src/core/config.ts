@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { LLM_TASKS } from './llm.js'
+import { LLM_TASKS, StructuredFormat } from './llm.js'
 import { Owner, Permission, Principal, Scope } from './principal.js'
 
 /** Which embedding provider to use. */
@@ -68,11 +68,26 @@ export const LlmConfig = z.object({
   /** Requests in flight at once, per process (default 4); more wait their turn. */
   concurrency: z.number().int().min(1).max(256).default(4),
   /**
-   * How structured answers are asked for: `json_schema` (the response format with the schema;
-   * an endpoint that refuses it is asked again in JSON mode, once per process) or `json_object`
-   * (JSON mode). Either way the answer is validated, with one repair request when it fails.
+   * How structured answers are asked for first (docs/llm.md): `json_schema` (the response format
+   * with the schema), `json_object_schema` (JSON mode with the schema: llama.cpp's server),
+   * `json_object` (JSON mode) or `text` (the schema in the prompt). An endpoint that refuses a form
+   * is asked in the next one from then on (`knowhub status` says which). Either way the answer is
+   * validated, with one repair request when it fails.
    */
-  structuredOutput: z.enum(['json_schema', 'json_object']).default('json_schema'),
+  structuredOutput: StructuredFormat.default('json_schema'),
+  /** Most tokens a model may answer per request (`max_tokens`; default 1024): a small model that rambles stops there. */
+  maxTokens: z.number().int().min(16).max(131_072).default(1024),
+  /**
+   * Longest time one call of a feature may take, its retries, format fallbacks and repair request
+   * included (default 120 s): then `llm_timeout`. `timeoutMs` caps each request within it.
+   */
+  callTimeoutMs: z.number().int().positive().default(120_000),
+  /**
+   * What the learning loop keeps (docs/llm.md, "Grounding"): an extracted, evolved or merged text
+   * whose content words are less than `minCoverage` found in its source is not saved; with a
+   * semantic embedding model, half that coverage and a similarity of `minSimilarity` suffice.
+   */
+  grounding: z.object({ minCoverage: z.number().min(0).max(1).default(0.6), minSimilarity: z.number().min(-1).max(1).default(0.85) }).prefault({}),
   /** Sampling temperature (default 0: the most repeatable answers). */
   temperature: z.number().min(0).max(2).default(0),
 })

@@ -68,6 +68,18 @@ export const PROFILE_CATEGORIES = ['preference', 'background', 'habit', 'constra
 export const ExtractAction = z.enum(['add', 'update', 'supersede', 'noop'])
 export type ExtractAction = z.infer<typeof ExtractAction>
 
+/**
+ * How an extracted text is supported by the conversation (src/knowledge/grounding.ts): the share
+ * of its content words found in the turns it rests on, the embedding similarity when a semantic
+ * model is configured, and whether it is in another language than the conversation.
+ */
+export const ExtractGrounding = z.object({
+  coverage: z.number(),
+  similarity: z.number().optional(),
+  other_language: z.boolean(),
+})
+export type ExtractGrounding = z.output<typeof ExtractGrounding>
+
 /** One proposed entry and what was (or would be) done with it. */
 export const ExtractItem = z.object({
   action: ExtractAction,
@@ -81,8 +93,12 @@ export const ExtractItem = z.object({
   tags: z.record(z.string(), z.unknown()),
   scopes: z.array(z.string()),
   owner: z.string(),
-  /** The messages it rests on. */
+  /** The messages it rests on (the ids the caller gave them). */
   message_ids: z.array(z.string()),
+  /** The conversation turns it rests on: their positions in `messages` (0-based), ids or not. */
+  turns: z.array(z.number().int()).default(() => []),
+  /** How the turns support it (null from a server before issue 43). */
+  grounding: ExtractGrounding.nullable().default(null),
   /** Resources holding secrets from the conversation (save mode). */
   resource_ids: z.array(z.string()),
   /** Confidence after this extraction (user profiles accumulate; others start at 0.5). */
@@ -102,8 +118,20 @@ export const ExtractResult = z.object({
   resources_created: z.array(z.string()),
   /** Requests made to the LLM (at most 2 per extraction). */
   llm_calls: z.number().int(),
-  /** Proposals dropped, and why (e.g. a user profile without a user in the context). */
-  dropped: z.array(z.object({ task: z.string(), reason: z.string() })),
+  /**
+   * Proposals dropped, and why: a user profile without a user in the context; a proposal the
+   * conversation does not support (`ungrounded: …`, with its `content` for a person to review);
+   * a proposal that breaks the schema (`invalid: …`).
+   */
+  dropped: z.array(z.object({ task: z.string(), reason: z.string(), content: z.string().optional() })),
+  /**
+   * What went wrong with the model and was handled, by reason: an answer cut at the token cap
+   * (`truncated`: asked again with fewer messages), a decision that broke the schema (`invalid`:
+   * left out), an answer unusable even after the repair request (`not_json`, `schema`,
+   * `truncated`: nothing of it kept, nothing written for it). The endpoint failing or too slow is
+   * an error instead (`llm_failed`, `llm_timeout`).
+   */
+  problems: z.array(z.object({ stage: z.enum(['propose', 'decide']), reason: z.string(), detail: z.string() })).default(() => []),
   /**
    * Decisions of the model that were refused (an update or supersede naming an entry that was not
    * among the similar ones the caller sees, or one the caller may not edit): the proposal was

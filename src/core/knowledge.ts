@@ -376,11 +376,25 @@ export const FeedbackSuggestion = z.object({
 export type FeedbackSuggestion = z.output<typeof FeedbackSuggestion>
 
 /**
- * The answer of `PUT /api/knowledge/{id}`: the entry as it is now, with `current` (the entry
- * that supersedes it) after `supersede_with`, and `suggest` after a harmful case whose reason
- * is `outdated`.
+ * What became of `evolve_feedback`: the rewrite `applied`; `rejected` because the model's text
+ * says what neither the entry nor the feedback does; or `failed` because the model's answer could
+ * not be used even after a repair request (not JSON, against the schema, cut at the token cap).
+ * Issue 43: `reason` says why; the rest of the feedback is applied, the content stays as it was.
+ * (The endpoint failing or too slow is an error: `llm_failed`, `llm_timeout`, nothing written.)
  */
-export const FeedbackResponse = KnowledgeEntry.extend({ current: KnowledgeEntry.optional(), suggest: FeedbackSuggestion.optional() })
+export const EvolveOutcome = z.object({ status: z.enum(['applied', 'rejected', 'failed']), reason: z.string().optional() })
+export type EvolveOutcome = z.output<typeof EvolveOutcome>
+
+/**
+ * The answer of `PUT /api/knowledge/{id}`: the entry as it is now, with `current` (the entry
+ * that supersedes it) after `supersede_with`, `suggest` after a harmful case whose reason
+ * is `outdated`, and `evolve` after `evolve_feedback`.
+ */
+export const FeedbackResponse = KnowledgeEntry.extend({
+  current: KnowledgeEntry.optional(),
+  suggest: FeedbackSuggestion.optional(),
+  evolve: EvolveOutcome.optional(),
+})
 export type FeedbackResponse = z.output<typeof FeedbackResponse>
 
 /**
@@ -431,6 +445,22 @@ export const KNOWLEDGE_INCLUDES = ['superseded', 'expired'] as const
 export const KnowledgeInclude = z.enum(KNOWLEDGE_INCLUDES)
 export type KnowledgeInclude = z.infer<typeof KnowledgeInclude>
 
+/**
+ * A filter by tags: `key:value` pairs, as a list or comma-separated (`tags=category:preference,domain:coding_style`);
+ * an entry passes with every pair (a list tag: holding the value; a number or boolean: as text).
+ * @example
+ * TagsFilter.parse('category:preference,domain:coding_style') // { category: 'preference', domain: 'coding_style' }
+ */
+export const TagsFilter = z
+  .union([z.string(), z.array(z.string())])
+  .transform((value) => (Array.isArray(value) ? value : value.split(',')).map((s) => s.trim()).filter(Boolean))
+  .pipe(
+    z
+      .array(z.string().regex(/^[^:]{1,64}:.{0,1000}$/su, 'a tag filter is key:value (the key 1-64 characters, without a colon)'))
+      .max(20)
+      .transform((pairs) => Object.fromEntries(pairs.map((pair) => [pair.slice(0, pair.indexOf(':')), pair.slice(pair.indexOf(':') + 1)]))),
+  )
+
 /** `include` as a list or a comma-separated string (`include=superseded,expired`). */
 const Includes = z
   .union([z.string(), z.array(z.string())])
@@ -471,6 +501,8 @@ export const SearchInput = z.strictObject({
   include: Includes.optional(),
   /** Only entries of these visibilities (seed 002: private, shared, org, public; a list or comma-separated). */
   visibility: VisibilityFilter.optional(),
+  /** Only entries with these tags (`key:value`, a list or comma-separated; every pair must hold). */
+  tags: TagsFilter.optional(),
   /**
    * The order of the results: `relevance` (default: relevance with a quality boost, scope breaking
    * ties; docs/server.md says why), `scope` (seed 002: scope priority user > project > agent > team
@@ -640,6 +672,8 @@ export const ListInput = z.strictObject({
   include: Includes.optional(),
   /** Only entries of these visibilities (seed 002: private, shared, org, public). */
   visibility: VisibilityFilter.optional(),
+  /** Only entries with these tags (`key:value`; every pair must hold). */
+  tags: TagsFilter.optional(),
 })
 export type ListInput = z.input<typeof ListInput>
 

@@ -35,6 +35,11 @@ export interface OpenAIHttpOptions {
   label: string
   /** Details added to every error (e.g. the model). */
   details?: Record<string, unknown>
+  /**
+   * A failed answer not to retry even though its status is retryable: the LLM provider's
+   * refused response format (llama.cpp's server answers 500 to a form it does not know).
+   */
+  final?: (status: number, reason: string) => boolean
 }
 
 /** A POST-JSON-with-retries client of one endpoint. */
@@ -153,7 +158,7 @@ export function createOpenAIHttp(options: OpenAIHttpOptions): OpenAIHttp {
       const reason = errorReason(text)
       const hint = response.status === 404 ? ' (is the base URL the API root, e.g. http://host:port/v1?)' : ''
       return {
-        retryable: isRetryableStatus(response.status),
+        retryable: isRetryableStatus(response.status) && !options.final?.(response.status, reason),
         status: response.status,
         message: `HTTP ${response.status}${reason ? `: ${reason}` : ''}${hint}`,
         retryAfter: retryAfterMs(response.headers.get('retry-after')),

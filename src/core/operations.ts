@@ -75,6 +75,7 @@ export const KNOWLEDGE_OPERATIONS = {
       from: 'query',
       schema: SearchInput,
       booleans: ['explain', 'rerank'],
+      lists: ['tags', 'visibility'],
       describe: {
         q: 'Query text',
         top_k: 'How many results (default 5)',
@@ -82,6 +83,9 @@ export const KNOWLEDGE_OPERATIONS = {
         types: 'Only these types, comma-separated',
         as_of: 'What was valid at this date (ISO 8601) instead of now',
         include: 'Also superseded and/or expired entries, comma-separated (superseded,expired), each marked in its result',
+        tags: 'Only entries with these tags: key:value pairs, comma-separated (every pair must hold)',
+        visibility: 'Only entries of these visibilities, comma-separated: private, shared, org, public',
+        order: 'relevance (default), scope (seed 002) or quality (seed 003)',
       },
     },
     expand: 'results',
@@ -114,7 +118,7 @@ export const KNOWLEDGE_OPERATIONS = {
   list: operation({
     method: 'GET',
     path: '/api/knowledge',
-    input: { from: 'query', schema: ListInput, optional: true, lists: ['types', 'scopes', 'status'] },
+    input: { from: 'query', schema: ListInput, optional: true, lists: ['types', 'scopes', 'status', 'tags', 'visibility'] },
     expand: 'items',
     output: KnowledgeListPage,
     call: 'knowledge.list',

@@ -57,7 +57,7 @@ export type SlimGroup = z.output<typeof SlimGroup>
  * can read the text), `scopes_not_writable`, `changed` (concurrently), `llm_failed` (the
  * LLM's merged text failed or was unusable: nothing of the group changed).
  */
-export const SLIM_SKIP_REASONS = ['not_managed', 'scopes_differ', 'owners_differ', 'scopes_not_writable', 'changed', 'llm_failed'] as const
+export const SLIM_SKIP_REASONS = ['not_managed', 'scopes_differ', 'owners_differ', 'scopes_not_writable', 'changed', 'llm_failed', 'ungrounded'] as const
 
 /** A group (or part of one) that was not merged, and why. */
 export const SlimSkipped = z.object({

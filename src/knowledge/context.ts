@@ -8,6 +8,7 @@ import { KnowHubError } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
 import type { Embedder } from '../embed/embedder.js'
 import type { LlmProvider } from '../llm/index.js'
+import type { GroundingOptions } from './grounding.js'
 import type { Store, VectorState } from '../store/store.js'
 
 /** The dependencies and shared helpers the parts of the knowledge service are built on. */
@@ -20,6 +21,8 @@ export interface KnowledgeContext {
   readonly maxContentBytes: number
   /** The chat model of evolve and extraction; undefined until one is configured (`llm_not_configured`). */
   readonly llm: LlmProvider | undefined
+  /** How an evolved content is judged against the old content and the feedback (src/knowledge/grounding.ts). */
+  readonly grounding: GroundingOptions
   /** The vector index state against the embedder (a mismatch until `reindex`). */
   vectorState(): VectorState
   /** Re-reads (or, with `rebuild`, recreates) the vector index for the embedder. */
@@ -46,6 +49,7 @@ export async function createKnowledgeContext(deps: {
   clock: Clock
   maxContentBytes: number
   llm?: LlmProvider | undefined
+  grounding?: GroundingOptions | undefined
 }): Promise<KnowledgeContext> {
   const { store, embedder, logger } = deps
   let state: VectorState = await store.prepareVectors(embedder)
@@ -59,6 +63,7 @@ export async function createKnowledgeContext(deps: {
     clock: deps.clock,
     maxContentBytes: deps.maxContentBytes,
     llm: deps.llm,
+    grounding: deps.grounding ?? {},
     vectorState: () => state,
     async prepareVectors(rebuild) {
       state = await store.prepareVectors(embedder, { rebuild })

@@ -24,6 +24,7 @@ import type { LlmProvider } from '../llm/index.js'
 import type { Store, VectorState } from '../store/store.js'
 import { activeViews, profileViews } from './entries/agent-views.js'
 import { createKnowledgeContext } from './context.js'
+import type { GroundingOptions } from './grounding.js'
 import { deleteEntry, editEntry, entryVersions, getEntry, listEntries, saveEntry, setEntryStatus, type ListPage } from './entries/entries.js'
 import { batchFeedback, giveFeedback, type BatchFeedbackResult } from './entries/feedback.js'
 import type { ImportReport } from './transfer/jsonl.js'
@@ -64,6 +65,8 @@ export interface KnowledgeServiceDeps extends SearchOptions {
   maxContentBytes?: number
   /** The chat model behind `evolve_feedback` and extraction (absent: `llm_not_configured`). */
   llm?: LlmProvider
+  /** How an evolved content is judged against the old content and the feedback (default: the rule's thresholds, no embedding similarity). */
+  grounding?: GroundingOptions
 }
 
 /** The knowledge service (see {@link createKnowledgeService}). */
@@ -141,6 +144,7 @@ export async function createKnowledgeService(deps: KnowledgeServiceDeps): Promis
     clock: deps.clock ?? systemClock,
     maxContentBytes: deps.maxContentBytes ?? MAX_CONTENT_BYTES,
     llm: deps.llm,
+    grounding: deps.grounding,
   })
   await refreshSearchDocs(ctx)
   const { search, warmUp, clearCaches } = createKnowledgeSearch(ctx, deps)

@@ -5,8 +5,9 @@
  * config and hands it to the services. Every feature that needs one answers
  * `llm_not_configured` without it and changes nothing.
  */
-export { LLM_TASKS, LlmTask, LlmUsage } from '../core/llm.js'
+export { LLM_TASKS, LlmHealth, LlmTask, LlmUsage, STRUCTURED_FORMATS, StructuredFormat } from '../core/llm.js'
 export type { ChatMessage, ChatOptions, LlmProvider, StructuredOptions } from './types.js'
 export { createOpenAIChat, type OpenAIChatDeps } from './openai.js'
-export { parseStructured, stripFences } from './structured.js'
+export { firstJsonValue, parseStructured, readJson, stripFences, type AnswerProblem } from './structured.js'
+export { boundedForGrammar, GRAMMAR_BOUNDS, isFormatRefusal, nextFormat, refusesFormat, responseFormat, withSchemaInPrompt } from './formats.js'
 export { findSecrets, redactDeep, redactSecrets, KNOWHUB_RULES, type SecretFinding, type SecretKind } from './secrets.js'

@@ -2,7 +2,7 @@
  * The LLM port's types: messages, per-call options and the provider interface.
  */
 import type { z } from 'zod'
-import type { LlmTask, LlmUsage } from '../core/llm.js'
+import type { LlmHealth, LlmTask, LlmUsage } from '../core/llm.js'
 
 /** One chat message as OpenAI-compatible endpoints take it. */
 export interface ChatMessage {
@@ -17,12 +17,22 @@ export interface ChatOptions {
   retries?: number
   /** A model for this call only (e.g. the `model` of `POST /api/knowledge/slim`). */
   model?: string
+  /** `max_tokens` of this call (default, and at most: the config's `maxTokens`). */
+  maxTokens?: number
+  /** Longest time of the whole call, retries and repair included (default: the config's `callTimeoutMs`). */
+  callTimeoutMs?: number
 }
 
 /** Options of a structured call. */
 export interface StructuredOptions extends ChatOptions {
   /** Name of the answer's schema as the endpoint sees it (letters, digits, `_`). */
   name: string
+  /**
+   * The schema the model is asked with, when it differs from the one that validates the answer:
+   * tight lengths and counts (a grammar-constrained small model cannot ramble past them), while
+   * validation stays lenient so that one odd item does not sink the answer.
+   */
+  ask?: z.ZodType
 }
 
 /** A chat model behind an OpenAI-compatible endpoint. */
@@ -42,8 +52,10 @@ export interface LlmProvider {
    */
   chat(task: LlmTask, messages: readonly ChatMessage[], options?: ChatOptions): Promise<string>
   /**
-   * A structured answer: asked for with the JSON schema of `schema` (or JSON mode), parsed and
-   * validated; one repair request when it is not valid, then `llm_invalid_output`.
+   * A structured answer: asked for with the JSON schema of `schema` (or the next form the endpoint
+   * takes), parsed and validated; one repair request when it is not valid, then
+   * `llm_invalid_output` (details: `reason` not_json | schema | truncated). An answer cut at the
+   * token cap gets no repair request: the caller may ask again with less input.
    * @example
    * const { content } = await llm.json('evolve', messages, z.object({ content: z.string() }), { name: 'evolved_entry' })
    */
@@ -54,4 +66,10 @@ export interface LlmProvider {
    * llm.usage().find((u) => u.task === 'extract')?.calls
    */
   usage(): LlmUsage[]
+  /**
+   * The structured form in use and every failure by its reason, since this provider was built.
+   * @example
+   * llm.health().structured_output.current // 'json_object_schema' after llama.cpp refused json_schema
+   */
+  health(): LlmHealth
 }

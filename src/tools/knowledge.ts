@@ -164,8 +164,14 @@ export const knowledgeUpdate = defineTool({
   async handler({ knowledge_id: id, ...body }, { backend }) {
     const entry = await backend.knowledge.feedback(id, body)
     const quality = entry.eval.score + entry.eval.helpful - 2 * entry.eval.harmful
+    // Whether the rewrite was kept, and why not (issue 43: a rewrite the entry and the feedback do not support is not).
+    const evolved = entry.evolve
+      ? entry.evolve.status === 'applied'
+        ? ' The content was rewritten.'
+        : ` The content was not rewritten (${entry.evolve.status}): ${neutralise(entry.evolve.reason ?? '')}.`
+      : ''
     return {
-      text: `Updated ${entry.id}: score ${entry.eval.score}, helpful ${entry.eval.helpful}, harmful ${entry.eval.harmful} (quality ${quality}), version ${entry.version}.`,
+      text: `Updated ${entry.id}: score ${entry.eval.score}, helpful ${entry.eval.helpful}, harmful ${entry.eval.harmful} (quality ${quality}), version ${entry.version}.${evolved}`,
       data: entry,
     }
   },
@@ -324,7 +330,9 @@ export const knowledgeExtract = defineTool({
           ]
         : []
     const refused = result.refused.map((r) => `- refused ${r.action} of ${r.existing_id ?? 'no entry'}: ${neutralise(r.reason)}`)
-    return { text: [head, ...lines, ...refused, ...secrets].join('\n'), data: result }
+    // What the conversation does not support (or the model got wrong) is not kept: said, with why.
+    const dropped = result.dropped.map((d) => `- not kept: ${neutralise(d.task)}: ${neutralise(d.reason)}`)
+    return { text: [head, ...lines, ...refused, ...dropped, ...secrets].join('\n'), data: result }
   },
 })
 

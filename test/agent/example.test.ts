@@ -42,7 +42,8 @@ describe('examples/agent-loop as an agent', () => {
   const extraction = (request: ChatRequest): string | undefined => {
     if (request.model !== 'extractor') return undefined
     if (String(request.messages[0]?.content).includes('free of duplicates')) return JSON.stringify({ decisions: [] })
-    const lesson = { types: ['strategy'], task: 'Rotate credentials safely', content: 'Keep both credentials valid during the switch.', message_ids: ['m2'] }
+    // What the run said (issue 43: extraction keeps only what the conversation supports).
+    const lesson = { types: ['strategy'], task: 'Rotate credentials safely', content: 'Rotate database credentials without downtime.', message_ids: ['m2'] }
     return JSON.stringify({ entries: [lesson] })
   }
 

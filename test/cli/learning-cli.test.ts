@@ -1,8 +1,9 @@
 /**
  * The learning commands of the CLI against a real OpenAI-compatible HTTP server started by the
  * test: `knowhub extract FILE` proposes, then saves; `knowhub evolve ID` rewrites with the
- * previous version kept (`show --versions` prints the diff); a garbage answer, a missing file
- * and invalid JSON each exit non-zero with a clear message and leave the store as it was;
+ * previous version kept (`show --versions` prints the diff); a garbage answer (the entry stays,
+ * issue 43), a missing file and invalid JSON each exit non-zero with a clear message and leave
+ * the store as it was;
  * beside a running server, `extract` runs there.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
@@ -68,7 +69,8 @@ describe('knowhub extract and evolve', () => {
     const id = (JSON.parse(save.stdout) as { id: string }).id
 
     stub.setChat(() => JSON.stringify({ content: 'Cache ~/.local/share/pnpm/store keyed by the lockfile hash.' }))
-    const evolved = await runCli('evolve', id, '--feedback', 'name the path and the key')
+    // The rewrite may only say what the entry and the feedback say (issue 43).
+    const evolved = await runCli('evolve', id, '--feedback', 'name the path ~/.local/share/pnpm/store, keyed by the lockfile hash')
     expect(evolved.code).toBe(0)
     expect(evolved.stdout.split('\n')[0]).toBe(`evolved ${id} to version 2`)
     const versions = await runCli('show', id, '--versions')
@@ -79,10 +81,17 @@ describe('knowhub extract and evolve', () => {
     stub.setChat(() => 'Looks good to me!')
     const garbage = await runCli('evolve', id, '--feedback', 'shorter')
     expect(garbage.code).not.toBe(0)
-    expect(garbage.stderr).toContain('llm_invalid_output')
+    expect(garbage.stderr).toContain("not evolved (failed): the model's answer could not be used (not_json)")
     const after = JSON.parse((await runCli('show', id, '--json')).stdout) as { version: number; content: string }
     expect(after).toMatchObject({ version: 2, content: 'Cache ~/.local/share/pnpm/store keyed by the lockfile hash.' })
     stub.setChat(extractor)
+  })
+
+  it('status says how structured answers are asked for and what failed (issue 43)', async () => {
+    const status = await runCli('status')
+    expect(status.code).toBe(0)
+    expect(status.stdout).toContain('  structured output: json_schema\n')
+    expect(status.stdout).toMatch(/ {2}failures since start: none; answers cut at max_tokens: 0\n/)
   })
 
   it('extract names a missing file and invalid JSON', async () => {

@@ -58,7 +58,8 @@ describe.each(BACKENDS)('the seeds as written, on %s', (backend) => {
   let admin: Client
 
   beforeAll(async () => {
-    stub = await startOpenAIStub({ chat: () => JSON.stringify({ content: '核心知识内容(已按反馈改进)', change: 'clarified' }) })
+    // The rewrite says what the entry and the feedback say: evolve keeps nothing else (issue 43).
+    stub = await startOpenAIStub({ chat: () => JSON.stringify({ content: '核心知识内容(按改进建议进化)', change: 'clarified' }) })
     db = backend === 'pglite' ? undefined : await createTestDatabase(backend)
     t = await openTestHub({
       embedder: { provider: 'hashed', dimension: 64 },
@@ -229,7 +230,7 @@ describe.each(BACKENDS)('the seeds as written, on %s', (backend) => {
     const id = saved.body.id as string
     const updated = await agent.put(`/api/knowledge/${id}`, parse(seed.SEED_003_UPDATE_BODY))
     expect(updated.status, updated.text).toBe(200)
-    expect(updated.body).toMatchObject({ content: '核心知识内容(已按反馈改进)', version: 2, eval: { helpful: 1, harmful: 1, score: 4 } })
+    expect(updated.body).toMatchObject({ content: '核心知识内容(按改进建议进化)', version: 2, eval: { helpful: 1, harmful: 1, score: 4 } })
     const batch = await agent.post('/api/knowledge/batch_update', JSON.parse(seed.SEED_003_BATCH_BODY.replace('knowledge-xxx', id)))
     expect(batch.body).toMatchObject({ updated: 1 })
     const list = await agent.get('/api/knowledge')

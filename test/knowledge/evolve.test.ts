@@ -1,6 +1,7 @@
 /**
  * Evolve (seed 003 `evolve_feedback`) against a real OpenAI-compatible HTTP server: the
- * rewrite, the kept version, who may evolve, and every bad answer leaving the entry as it was.
+ * rewrite, the kept version, who may evolve, every bad answer leaving the entry as it was, and a
+ * rewrite its entry and feedback do not support rejected (issue 43).
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import type { ErrorCode } from '../../src/core/errors.js'
@@ -83,7 +84,7 @@ describe('evolve with an LLM', () => {
     await knowledge.feedback(entry.id, { add_harmful_case: { task: 'CI', outcome: 'failed', reason: 'pnpm missing' } }, carol)
     stub.setChat(() => JSON.stringify({ content: 'Run corepack enable, then pnpm install --frozen-lockfile.', change: 'added corepack' }))
     const before = stub.requests.length
-    const evolved = await knowledge.feedback(entry.id, { evolve_feedback: 'mention corepack enable first' }, alice)
+    const evolved = await knowledge.feedback(entry.id, { evolve_feedback: 'mention corepack enable first, and --frozen-lockfile' }, alice)
 
     expect(evolved.content).toBe('Run corepack enable, then pnpm install --frozen-lockfile.')
     expect(evolved.version).toBe(2)
@@ -103,13 +104,13 @@ describe('evolve with an LLM', () => {
     expect(user).toContain(JSON.stringify(entry.content))
     expect(user).toContain('worked after corepack')
     expect(user).toContain('pnpm missing')
-    expect(user).toContain('"mention corepack enable first"')
+    expect(user).toContain('"mention corepack enable first, and --frozen-lockfile"')
     expect((await knowledge.search({ q: 'corepack enable' }, alice)).results.map((r) => r.id)).toEqual([entry.id])
   })
 
   it('lets only the owner or an admin evolve; readers keep giving feedback', async () => {
     const entry = await saveEntry()
-    stub.setChat(() => JSON.stringify({ content: 'admin rewrite' }))
+    stub.setChat(() => JSON.stringify({ content: 'Run pnpm install in Docker.' }))
     const before = stub.requests.length
     const error = await rejection(knowledge.feedback(entry.id, { evolve_feedback: 'shorter', add_helpful_case: { task: 't' } }, carol))
     expect(error.code).toBe('forbidden')
@@ -117,7 +118,7 @@ describe('evolve with an LLM', () => {
     expect(stub.requests.length).toBe(before)
     expect((await knowledge.get(entry.id, alice)).eval.helpful).toBe(0)
     expect((await knowledge.feedback(entry.id, { add_helpful_case: { task: 't' } }, carol)).eval.helpful).toBe(1)
-    expect((await knowledge.feedback(entry.id, { evolve_feedback: 'shorter' }, admin)).content).toBe('admin rewrite')
+    expect((await knowledge.feedback(entry.id, { evolve_feedback: 'shorter' }, admin)).content).toBe('Run pnpm install in Docker.')
   })
 
   it('answers llm_not_configured without an LLM and changes nothing', async () => {
@@ -126,9 +127,8 @@ describe('evolve with an LLM', () => {
     expect(await knowledge.get(entry.id, alice)).toEqual(entry)
   })
 
+  // An answer the model gets wrong even after the repair request is handled (issue 43): see below.
   const badAnswers: Array<[string, () => void, ErrorCode]> = [
-    ['garbage text', () => stub.setChat(() => 'I think the entry is great as it is!'), 'llm_invalid_output'],
-    ['schema-violating JSON', () => stub.setChat(() => JSON.stringify({ text: 'wrong field', content: '' })), 'llm_invalid_output'],
     ['HTTP 500', () => stub.failNext(2, 500), 'llm_failed'],
     ['a timeout', () => stub.hangNext(2), 'llm_timeout'],
   ]
@@ -144,4 +144,31 @@ describe('evolve with an LLM', () => {
     expect(await knowledge.get(entry.id, alice)).toEqual(entry)
     expect(await knowledge.versions(entry.id, alice)).toEqual([])
   })
+
+  it('rejects a rewrite that says what neither the entry nor the feedback says (issue 43): the content stays, the rest of the feedback is applied', async () => {
+    const entry = await saveEntry()
+    stub.setChat(() => JSON.stringify({ content: 'Run pnpm install on Kubernetes with 16 replicas behind the Istio gateway.', change: 'invented' }))
+    const answer = await knowledge.feedback(entry.id, { evolve_feedback: 'mention corepack', add_helpful_case: { task: 'build the image' } }, alice)
+    expect(answer.evolve).toEqual({ status: 'rejected', reason: expect.stringMatching(/^ungrounded: numbers not in the entry or the feedback \(16\)/) })
+    expect(answer).toMatchObject({ content: entry.content, version: entry.version, eval: expect.objectContaining({ helpful: 1 }) })
+    expect(await knowledge.versions(entry.id, alice)).toEqual([])
+    stub.setChat(() => JSON.stringify({ content: 'Run corepack enable, then pnpm install in Docker.' }))
+    expect((await knowledge.feedback(entry.id, { evolve_feedback: 'mention corepack enable' }, alice)).evolve).toEqual({ status: 'applied' })
+  })
+
+  const unusable: Array<[string, () => void, string]> = [
+    ['garbage text', () => stub.setChat(() => 'I think the entry is great as it is!'), 'not_json'],
+    ['schema-violating JSON', () => stub.setChat(() => JSON.stringify({ text: 'wrong field', content: '' })), 'schema'],
+  ]
+  it.each(unusable)(
+    'keeps the content on %s (after the repair request), says why, and applies the rest of the feedback (issue 43)',
+    async (_name, arrange, reason) => {
+      const entry = await saveEntry()
+      arrange()
+      const answer = await knowledge.feedback(entry.id, { evolve_feedback: 'rewrite it', add_helpful_case: { task: 'with evolve' } }, alice)
+      expect(answer.evolve).toEqual({ status: 'failed', reason: `the model's answer could not be used (${reason})` })
+      expect(answer).toMatchObject({ content: entry.content, version: entry.version, eval: expect.objectContaining({ helpful: 1 }) })
+      expect(await knowledge.versions(entry.id, alice)).toEqual([])
+    },
+  )
 })

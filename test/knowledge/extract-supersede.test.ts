@@ -5,7 +5,8 @@
  * message's time, supersedes) in one transaction; search then answers with the new fact, and
  * `as_of` with the old one. A decision naming an entry that is unknown, not visible or not the
  * caller's to edit is refused and reported, and the proposal is added: nothing is lost. A
- * malformed answer is a clear error and changes nothing.
+ * malformed answer (after its repair request) drops the proposal it was about, says why, and
+ * changes nothing.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { openKnowHub, type KnowHub } from '../../src/app/open.js'
@@ -50,7 +51,14 @@ const actions = {
   message_ids: ['c2'],
 }
 const jenkinsTalk = [{ id: 'c1', role: 'user', content: 'Our CI runs on Jenkins, every merge triggers the pipeline.', timestamp: '2025-01-14T09:10:00Z' }]
-const movedTalk = [{ id: 'c2', role: 'user', content: 'We moved from Jenkins to GitHub Actions last week.', timestamp: '2025-05-20T14:02:00Z' }]
+const movedTalk = [
+  {
+    id: 'c2',
+    role: 'user',
+    content: 'We moved CI from Jenkins to GitHub Actions last week: the workflows are in .github/workflows, on self-hosted runners.',
+    timestamp: '2025-05-20T14:02:00Z',
+  },
+]
 
 /** Supersede the candidate whose content is `content`. */
 const supersedeWhere =
@@ -231,12 +239,14 @@ describe.each(BACKENDS)('extraction SUPERSEDE on %s', (backend) => {
     ['a supersede without existing_id', [{ proposal: 0, action: 'supersede', existing_id: null }]],
     ['an unknown action', [{ proposal: 0, action: 'replace', existing_id: 'x' }]],
   ]
-  it.each(malformed)('answers llm_invalid_output for %s and changes nothing', async (_name, decisions) => {
+  it.each(malformed)('drops the proposal for %s (after the repair request), says why, and changes nothing', async (_name, decisions) => {
     await saveJenkins()
     const snapshot = await rows()
     model(stub, [actions], () => decisions)
-    const error = await rejection(hub.extraction.extract({ messages: movedTalk, mode: 'save' }, alice))
-    expect(error.code).toBe('llm_invalid_output')
+    const result = await hub.extraction.extract({ messages: movedTalk, mode: 'save' }, alice)
+    expect(result.items).toEqual([])
+    expect(result.problems).toEqual([{ stage: 'decide', reason: 'schema', detail: expect.stringContaining('could not be used') }])
+    expect(result.dropped).toEqual([{ task: actions.task, reason: expect.stringMatching(/^undecided/) }])
     expect(await rows()).toEqual(snapshot)
   })
 

@@ -163,7 +163,7 @@ describe('knowledge extraction', () => {
     const turns = Array.from({ length: 50 }, (_, i) => ({
       id: `t${i}`,
       role: i % 2 ? 'assistant' : 'user',
-      content: `turn ${i}: step ${i} of the deployment with pnpm and docker`,
+      content: `turn ${i}: step ${i} of the deployment with pnpm and docker: run corepack enable before pnpm install, without it pnpm is missing in node images; mount the pnpm store as a build cache`,
     }))
     model(stub, [strategy])
     await hub.extraction.extract({ messages: turns, mode: 'save' }, alice)
@@ -181,7 +181,7 @@ describe('knowledge extraction', () => {
 
   it('keeps Chinese conversations in Chinese', async () => {
     const zh = [
-      { id: 'z1', role: 'user', content: '我更喜欢用 TypeScript 写代码,注重类型安全。' },
+      { id: 'z1', role: 'user', content: '我更喜欢用 TypeScript 写代码,不用 JavaScript,注重类型安全。' },
       { id: 'z2', role: 'assistant', content: '好的,以后都用 TypeScript。' },
     ]
     model(stub, [
@@ -206,7 +206,7 @@ describe('knowledge extraction', () => {
     const leaky = [
       { id: 's1', role: 'user', content: `Log in to the admin site with user ops@example.com, 密码: ${secrets[0]}` },
       { id: 's2', role: 'user', content: `If login is flaky, reuse the cookie. Cookie: ${secrets[1]}; theme=dark` },
-      { id: 's3', role: 'assistant', content: `Use the API key ${secrets[2]} and, for GitHub, token: ${secrets[3]}` },
+      { id: 's3', role: 'assistant', content: `Use the API key ${secrets[2]} and, for GitHub, the Bearer token: ${secrets[3]}` },
     ]
     model(stub, [
       {
@@ -218,7 +218,8 @@ describe('knowledge extraction', () => {
       {
         types: ['tool'],
         task: 'Call the API',
-        content: `Use the key ${secrets[2]} (the model copied it) and Bearer abcdefghijklmnopqrstuvwx.`,
+        // The model copied a secret, and wrote one of its own.
+        content: `Use the API key ${secrets[2]} and, for GitHub, the token Bearer abcdefghijklmnopqrstuvwx.`,
         message_ids: [],
       },
     ])
@@ -248,7 +249,7 @@ describe('knowledge extraction', () => {
 
   it('puts the secrets in a wider scope only when the caller says so, and only one of its own', async () => {
     const leaky = [{ id: 's1', role: 'user', content: 'Deploy with mysql -u root -pPassw0rd9 on the staging box' }]
-    model(stub, [{ types: ['tool'], task: 'Deploy to staging', content: 'Run the migration as root with [SECRET_1].', message_ids: ['s1'] }])
+    model(stub, [{ types: ['tool'], task: 'Deploy to staging', content: 'Deploy with mysql -u root [SECRET_1] on the staging box.', message_ids: ['s1'] }])
     const result = await hub.extraction.extract({ messages: leaky, mode: 'save', context: { secrets_scope: 'project' } }, alice)
     const resource = await hub.resources.get(result.resources_created[0]!, { ...bob, permissions: ['read', 'secrets:read'] }, { includeSecret: true })
     expect(resource).toMatchObject({ scopes: ['project:app'], owner: 'agent:coder' })
@@ -267,9 +268,8 @@ describe('knowledge extraction', () => {
     expect((await rejection(hub.extraction.extract({ messages: [] }, alice))).code).toBe('validation_error')
   })
 
+  // An answer the model gets wrong even after the repair request is handled (issue 43): see below.
   const badAnswers: Array<[string, () => void, ErrorCode]> = [
-    ['garbage text', () => stub.setChat(() => 'Here are some thoughts about the conversation...'), 'llm_invalid_output'],
-    ['schema-violating JSON', () => stub.setChat(() => JSON.stringify({ entries: [{ types: ['nonsense'], task: '', content: 5 }] })), 'llm_invalid_output'],
     ['HTTP 500', () => stub.failNext(2, 500), 'llm_failed'],
     ['a timeout', () => stub.hangNext(2), 'llm_timeout'],
   ]
@@ -282,6 +282,23 @@ describe('knowledge extraction', () => {
     const error = await rejection(hub.extraction.extract({ messages: leaky, mode: 'save' }, alice))
     expect(error.code).toBe(code)
     expect(error.details).toMatchObject({ task: 'extract' })
+    expect(await entries()).toEqual(snapshot)
+    expect(await hub.knowledge.get(existing.id!, alice)).toEqual(snapshot[0])
+    expect(await resources()).toBe(0)
+  })
+
+  const unusable: Array<[string, () => void, string]> = [
+    ['garbage text', () => stub.setChat(() => 'Here are some thoughts about the conversation...'), 'not_json'],
+    ['schema-violating JSON', () => stub.setChat(() => JSON.stringify({ entries: [{ types: ['nonsense'], task: '', content: 5 }] })), 'schema'],
+  ]
+  it.each(unusable)('answers %s after the repair request with the reason, not an error, and changes nothing (issue 43)', async (_name, arrange, reason) => {
+    model(stub, [strategy])
+    const existing = (await hub.extraction.extract({ messages: conversation, mode: 'save' }, alice)).items[0]!
+    const snapshot = await entries()
+    arrange()
+    const leaky = [...conversation, { id: 'x', role: 'user', content: 'password: Hunter2Hunter2' }]
+    const result = await hub.extraction.extract({ messages: leaky, mode: 'save' }, alice)
+    expect(result).toMatchObject({ items: [], problems: [{ stage: 'propose', reason, detail: expect.stringContaining('nothing was proposed') }] })
     expect(await entries()).toEqual(snapshot)
     expect(await hub.knowledge.get(existing.id!, alice)).toEqual(snapshot[0])
     expect(await resources()).toBe(0)

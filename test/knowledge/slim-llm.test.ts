@@ -1,8 +1,8 @@
 /**
  * Slimming with an LLM against a real OpenAI-compatible HTTP server: the merged text is the
  * model's (with the request's `model`), a dry run shows it, counters are summed, un-merge
- * restores the originals, different scope sets are never joined, and a failing model leaves
- * the group as it was.
+ * restores the originals, different scope sets are never joined, and a failing model (or a merged
+ * text the entries do not support) leaves the group as it was.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import type { KnowledgeEntry } from '../../src/core/knowledge.js'
@@ -106,6 +106,17 @@ describe('slim with an LLM', () => {
     const result = await slimKnowledge(short ? impatient : deps, {}, alice)
     expect(result).toMatchObject({ merged: 0, groups: [] })
     expect(result.skipped).toEqual([expect.objectContaining({ reason: 'llm_failed', message: expect.stringMatching(/llm_(invalid_output|failed|timeout)/) })])
+    expect(await snapshot()).toEqual(before)
+  })
+
+  it('leaves the group as it was when the merged text says what neither entry does (issue 43), reported as ungrounded', async () => {
+    await save(LOGIN)
+    await save(LOGIN_DUP)
+    const before = await snapshot()
+    stub.setChat(() => JSON.stringify({ content: 'Use Playwright with a residential proxy in Frankfurt; sessions last 6 hours.' }))
+    const result = await slimKnowledge(deps, {}, alice)
+    expect(result).toMatchObject({ merged: 0, groups: [] })
+    expect(result.skipped).toEqual([expect.objectContaining({ reason: 'ungrounded', message: expect.stringContaining('not in the entries') })])
     expect(await snapshot()).toEqual(before)
   })
 })

@@ -42,4 +42,19 @@ describe.skipIf(!gemma.available)('Gemma 3 270M through llama_cpp.server', () =>
     expect(body.choices[0]!.message.content.trim().length).toBeGreaterThan(0)
     expect(body.usage.completion_tokens).toBeLessThanOrEqual(16)
   })
+
+  it("reads the system message (the server's own gemma format dropped it: every instruction KnowHub sends)", async () => {
+    const server = await gemma.server()
+    const promptTokens = async (messages: Array<{ role: string; content: string }>): Promise<number> => {
+      const response = await fetch(`${server.url}/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: server.model, messages, max_tokens: 1, temperature: 0 }),
+      })
+      return ((await response.json()) as { usage: { prompt_tokens: number } }).usage.prompt_tokens
+    }
+    const user = { role: 'user', content: 'Say hello.' }
+    const system = { role: 'system', content: 'You are a terse assistant. Answer in one word, in lower case, without punctuation.' }
+    expect(await promptTokens([system, user])).toBeGreaterThan((await promptTokens([user])) + 10)
+  })
 })

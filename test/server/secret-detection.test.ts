@@ -39,6 +39,7 @@ describe('secrets never reach the model nor the store (issue 27)', () => {
   const leaked = [...secrets, modelToken]
   /** A model that copies every secret of the test back, whatever it was sent. */
   const copying = `Copied: ${cases.map((c) => c.text).join('\n')}\nand the hub token ${modelToken}`
+  const slimText = `Log in to the shop admin with the deploy credentials. ${cases[0]!.text} ${cases[6]!.text}`
   const counts: Record<string, { requests: number; sent: number; stored: number; kinds: string[] }> = {}
   /** The kinds whose values occur in `text` (to say what leaked when a count is not 0). */
   const kindsIn = (text: string): string[] => [
@@ -51,18 +52,24 @@ describe('secrets never reach the model nor the store (issue 27)', () => {
       chat: (request: ChatRequest) => {
         const system = String(request.messages[0]?.content)
         if (system.includes('You extract reusable knowledge')) {
+          // The model copies the conversation it was shown (secrets as markers: it never saw one) and
+          // writes a token of its own; issue 43: it may only save what the conversation says.
+          const shown = String(request.messages[1]?.content)
+          const said = (JSON.parse(shown.slice(shown.indexOf('\n') + 1)) as Array<{ content: string }>).map((m) => m.content).join('\n')
           return JSON.stringify({
             entries: cases.map((c, i) => ({
               types: ['tool'],
               task: `Use the ${c.kind} (${i})`,
-              content: `Use [SECRET_${i + 1}] here. ${copying}`,
+              content: `Use [SECRET_${i + 1}] here. Copied: ${said}\nand the hub token ${modelToken}`,
               tags: { note: `token ${modelToken}` },
               message_ids: [`m-${i}`],
             })),
           })
         }
         if (system.includes('free of duplicates')) return JSON.stringify({ decisions: [] })
-        if (system.includes('You merge near-duplicate')) return JSON.stringify({ content: `Merged. ${copying}` })
+        // The merged text copies the entries' secrets (the slim test's entries: cases 0 and 6) and writes a token of its own.
+        if (system.includes('You merge near-duplicate'))
+          return JSON.stringify({ content: `Merged. ${slimText} Then open orders. Copied: and the hub token ${modelToken}` })
         if (system.includes('You rewrite the content')) return JSON.stringify({ content: `Evolved. ${copying}`, change: `added ${modelToken}` })
         return `## Decisions\n- ${copying}`
       },
@@ -174,7 +181,7 @@ describe('secrets never reach the model nor the store (issue 27)', () => {
   it('slim with an LLM: the entries are redacted for the model and the merged text before it is stored', async () => {
     // The originals are the user's own texts (their secrets are theirs to store); what slim
     // sends and what it writes is counted: the merged entry's text.
-    const text = `Log in to the shop admin with the deploy credentials. ${cases[0]!.text} ${cases[6]!.text}`
+    const text = slimText
     const ids: string[] = []
     for (const n of [1, 2]) {
       const r = await api.post('/api/knowledge', {

@@ -76,6 +76,11 @@ def knowledge_path(knowledge_id: str) -> str:
     return f"/api/knowledge/{urllib.parse.quote(knowledge_id, safe='')}"
 
 
+def _tag_pairs(tags: Optional[Mapping[str, str]]) -> Optional[List[str]]:
+    """A tag filter as the API takes it: ``key:value`` pairs."""
+    return None if tags is None else [f"{k}:{v}" for k, v in tags.items()]
+
+
 def _body(**fields: Any) -> Json:
     """A request body without the fields left out (``None`` or :data:`UNSET`)."""
     return {k: v for k, v in fields.items() if v is not None and v is not UNSET}
@@ -118,14 +123,16 @@ class _Api(Generic[J, T, B, L]):
         expand: Optional[str] = None,
         order: Optional[str] = None,
         visibility: Optional[Sequence[str]] = None,
+        tags: Optional[Mapping[str, str]] = None,
     ) -> J:
         """``GET /api/knowledge/search?q&top_k&min_score&types``: ``{"results": [...], "count": n}``.
 
         ``order``: ``relevance`` (default), ``scope`` (seed 002's order) or ``quality`` (seed 003's);
-        ``visibility``: only entries of these (``private``, ``shared``, ``org``, ``public``).
+        ``visibility``: only entries of these (``private``, ``shared``, ``org``, ``public``);
+        ``tags``: only entries with every one of these tags (``{"category": "preference"}``).
         """
         q: Dict[str, QueryValue] = {"q": query, "top_k": top_k, "min_score": min_score, "types": types}
-        q.update(explain=explain, mode=mode, rerank=rerank, routing=routing, expand=expand, order=order, visibility=visibility)
+        q.update(explain=explain, mode=mode, rerank=rerank, routing=routing, expand=expand, order=order, visibility=visibility, tags=_tag_pairs(tags))
         return self._send(Request("GET", "/api/knowledge/search", q))
 
     def save(
@@ -196,10 +203,11 @@ class _Api(Generic[J, T, B, L]):
         cursor: Optional[str] = None,
         expand: Optional[str] = None,
         visibility: Optional[Sequence[str]] = None,
+        tags: Optional[Mapping[str, str]] = None,
     ) -> J:
         """``GET /api/knowledge?limit&types&scopes``: ``{"items": [...], "count": n, "next_cursor": …}``, newest first."""
         q: Dict[str, QueryValue] = {"limit": limit, "types": types, "scopes": scopes, "status": status, "cursor": cursor, "expand": expand}
-        q.update(visibility=visibility)
+        q.update(visibility=visibility, tags=_tag_pairs(tags))
         return self._send(Request("GET", "/api/knowledge", q))
 
     def edit(

@@ -215,6 +215,13 @@ class Tools:
             f"Updated {entry['id']}: score {js_string(e['score'])}, helpful {js_string(e['helpful'])}, harmful {js_string(e['harmful'])} "
             f"(quality {js_string(quality)}), version {js_string(entry['version'])}."
         )
+        evolve = entry.get("evolve")
+        if evolve:  # whether the rewrite was kept, and why not (issue 43)
+            text += (
+                " The content was rewritten."
+                if evolve["status"] == "applied"
+                else f" The content was not rewritten ({evolve['status']}): {neutralise(evolve.get('reason') or '')}."
+            )
         return ToolResult("✅ Knowledge updated", text, _with_items(entry, [entry]))
 
     async def knowledge_batch_update(self, feedback_list: List[Dict[str, Any]]) -> ToolResult:
@@ -314,7 +321,10 @@ class Tools:
         if result["secrets_found"] > 0:
             stored = f" (stored in {', '.join(result['resources_created'])})" if result["resources_created"] else ""
             secrets.append(f"{_count(result['secrets_found'], 'secret')} kept out of the entries{stored}.")
-        return ToolResult("🧠 Knowledge extracted", "\n".join([head, *lines, *secrets]), dict(result))
+        refused = [f"- refused {r['action']} of {r.get('existing_id') or 'no entry'}: {neutralise(r['reason'])}" for r in result.get("refused", [])]
+        # What the conversation does not support (or the model got wrong) is not kept: said, with why (issue 43).
+        dropped = [f"- not kept: {neutralise(d['task'])}: {neutralise(d['reason'])}" for d in result.get("dropped", [])]
+        return ToolResult("🧠 Knowledge extracted", "\n".join([head, *lines, *refused, *dropped, *secrets]), dict(result))
 
     async def resource_save(
         self,

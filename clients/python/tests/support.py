@@ -169,7 +169,9 @@ class LlmStub:
         if schema == "evolved_entry" or "rewrite the content of one knowledge entry" in prompt:
             return json.dumps({"content": "Use undetected_chromedriver and wait 2-5 s between requests.", "change": "added the delay"})
         if schema == "merged_entry" or "merge near-duplicate" in prompt:
-            return json.dumps({"content": "Merged: rotate keys every 90 days."})
+            # The lead entry's text: KnowHub keeps a merged text only when the entries say it (issue 43).
+            shown = str(body.get("messages", [{}, {}])[1].get("content"))
+            return json.dumps({"content": json.loads(shown[shown.index("\n") + 1 :])[0]["content"]})
         if schema == "knowledge_decisions" or "free of duplicates" in prompt:
             return json.dumps({"decisions": []})
         if schema == "knowledge_proposals" or "message_ids" in prompt:

@@ -63,6 +63,11 @@ class ClientTest(unittest.TestCase):
             self.kh.save(**{**record, "id": unique("profile").replace(" ", "_"), "visibility": "org"})
         self.assertIn('make it "private"', str(caught.exception))
         self.assertIn(record["id"], [e["id"] for e in self.kh.list(100, visibility=["private"])["items"]])
+        # Filters by tag (every pair must hold), on list and search.
+        self.assertIn(record["id"], [e["id"] for e in self.kh.list(100, tags={"category": "preference", "domain": "coding_style"})["items"]])
+        self.assertNotIn(record["id"], [e["id"] for e in self.kh.list(100, tags={"domain": "other"})["items"]])
+        hits = self.kh.search("用户编码风格偏好", min_score=0, tags={"domain": "coding_style"})["results"]
+        self.assertIn(record["id"], [r["id"] for r in hits])
 
     def test_feedback_counts(self) -> None:
         entry = self.kh.save(unique("Retry flaky uploads"), "Retry with exponential backoff, three times.", ["strategy"])
@@ -85,7 +90,8 @@ class ClientTest(unittest.TestCase):
 
     def test_evolve_rewrites_and_keeps_the_old_version(self) -> None:
         entry = self.kh.save(unique("Log in to site A"), "Use undetected_chromedriver.", ["tool"])
-        evolved = self.kh.update(entry["id"], evolve_feedback="Say how long to wait between requests.")
+        # The rewrite may only say what the entry and the feedback say (issue 43).
+        evolved = self.kh.update(entry["id"], evolve_feedback="Say to wait 2-5 s between requests.")
         self.assertEqual(evolved["content"], "Use undetected_chromedriver and wait 2-5 s between requests.")
         versions = self.kh.versions(entry["id"])["versions"]
         self.assertEqual(versions[-1]["content"], "Use undetected_chromedriver.")

@@ -19,6 +19,13 @@ export function statusCommand(io: Io): Command {
       io.out(
         `llm:       ${status.llm ? `${status.llm.model}, routing ${status.llm.routing}${learnsOn(status.llm.learning)}` : 'none (routing, evolve, LLM slimming and extraction are off; nothing is learned at compaction or when a goal completes)'}`,
       )
+      const health = status.llm?.health
+      if (health) {
+        const { current, refused } = health.structured_output
+        const failures = Object.entries(health.failures).map(([reason, n]) => `${reason} ${n}`)
+        io.out(`  structured output: ${current}${refused.length > 0 ? ` (the endpoint refused ${refused.join(', ')})` : ''}`)
+        io.out(`  failures since start: ${failures.length > 0 ? failures.join(', ') : 'none'}; answers cut at max_tokens: ${health.truncated_answers}`)
+      }
       for (const u of status.llm?.usage ?? []) {
         io.out(
           `  ${u.task.padEnd(8)} ${u.model}: ${u.calls} calls (${u.failures} failed), ${u.prompt_tokens} prompt + ${u.completion_tokens} completion tokens`,

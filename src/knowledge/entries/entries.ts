@@ -212,6 +212,7 @@ export async function listEntries(ctx: KnowledgeContext, raw: unknown, principal
       types: input.types,
       scopes: input.scopes,
       visibility: input.visibility,
+      tags: input.tags,
       status: input.status,
       validity: includeValidity(input.include, ctx.clock.now()),
     },

@@ -33,6 +33,15 @@ const SYSTEM = [
 const brief = (cases: FeedbackRecord[]): FeedbackRecord[] => cases.slice(-HISTORY_CASES)
 
 /**
+ * The cases the model is shown: the newest helpful and harmful ones (the rewrite may rest on them too).
+ * @example
+ * evolveCases({ helpful: [{ task: 'a' }], harmful: [] }) // [{ task: 'a' }]
+ */
+export function evolveCases(history: { helpful: FeedbackRecord[]; harmful: FeedbackRecord[] }): FeedbackRecord[] {
+  return [...brief(history.helpful), ...brief(history.harmful)]
+}
+
+/**
  * The messages of one evolve request.
  * @example
  * const messages = evolveMessages(record, { helpful: [], harmful: [] }, 'mention the proxy')
@@ -53,6 +62,23 @@ export function evolveMessages(record: KnowledgeRecord, history: { helpful: Feed
   ]
 }
 
+const clamp = (n: number, low: number, high: number): number => Math.max(low, Math.min(high, Math.round(n)))
+
+/**
+ * What the rewrite of a content of `chars` characters is asked with: room for half as much again
+ * (a small model held to the schema by a grammar cannot ramble past it), and the `max_tokens`
+ * that text takes (about 2 characters a token, Chinese nearer 1).
+ * @example
+ * evolveBounds(300).maxTokens // 350
+ */
+export function evolveBounds(chars: number): { ask: z.ZodType; maxTokens: number } {
+  const room = clamp(chars * 1.5 + 200, 400, 20_000)
+  return {
+    ask: z.object({ content: z.string().min(1).max(room), change: z.string().max(200) }),
+    maxTokens: clamp(chars / 2 + 200, 300, 4000),
+  }
+}
+
 /**
  * Asks the model for the evolved content of `record`; nothing is written here.
  * @example
@@ -65,5 +91,6 @@ export async function evolveContent(
   feedback: string,
 ): Promise<EvolvedContent> {
   // The provider redacts secrets both ways; redacting again keeps that true for any provider.
-  return redactDeep(await llm.json('evolve', evolveMessages(record, history, feedback), EvolvedContent, { name: 'evolved_entry' }))
+  const { ask, maxTokens } = evolveBounds(record.content.length)
+  return redactDeep(await llm.json('evolve', evolveMessages(record, history, feedback), EvolvedContent, { name: 'evolved_entry', ask, maxTokens }))
 }

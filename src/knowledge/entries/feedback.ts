@@ -3,7 +3,7 @@
  * helpful and harmful cases (atomic counters with history), a new score, and evolve (an LLM
  * rewrite that keeps the previous version).
  */
-import { KnowHubError } from '../../core/errors.js'
+import { KnowHubError, isKnowHubError } from '../../core/errors.js'
 import {
   BatchFeedbackInput,
   FeedbackInput,
@@ -19,7 +19,8 @@ import type { KnowledgeRecord } from '../../store/knowledge/knowledge.js'
 import type { KnowledgeContext } from '../context.js'
 import { embeddingText, searchDocument } from '../search/document.js'
 import { redactSecrets } from '../../llm/index.js'
-import { evolveContent } from './evolve.js'
+import { checkGrounding, ungroundedReason } from '../grounding.js'
+import { evolveCases, evolveContent, type EvolvedContent } from './evolve.js'
 import { supersedeEntry } from './supersede.js'
 import { requireVisible, toEntry } from './view.js'
 import { mayManage, writeAccess } from '../../auth/policy.js'
@@ -27,12 +28,8 @@ import { mayManage, writeAccess } from '../../auth/policy.js'
 /** The body of `POST /api/knowledge/batch_update`'s answer: items fail independently. */
 export type { BatchFeedbackResult } from '../../core/knowledge.js'
 
-/** An evolved content, checked and embedded, ready to write. */
-interface Evolution {
-  content: string
-  embedding: Float32Array
-  reason: string
-}
+/** An evolved content, checked and embedded, ready to write; or why the model's text was rejected. */
+type Evolution = { content: string; embedding: Float32Array; reason: string } | { rejected: string; status: 'rejected' | 'failed' }
 
 /**
  * Asks the model for the evolved content and prepares it (size checked, embedded) before
@@ -66,7 +63,28 @@ async function prepareEvolution(
   const stored = (await ctx.store.knowledge.histories([record.id], visibleScopes(principal))).get(record.id) ?? { helpful: [], harmful: [] }
   // The cases sent with this feedback are part of what the model learns from, though they are written after the rewrite.
   const history = { helpful: [...stored.helpful, ...pending.helpful], harmful: [...stored.harmful, ...pending.harmful] }
-  const evolved = await evolveContent(ctx.llm, record, history, feedback)
+  let evolved: EvolvedContent
+  try {
+    evolved = await evolveContent(ctx.llm, record, history, feedback)
+  } catch (error) {
+    // An answer the model got wrong even after the repair request: the rewrite is not applied, the rest of the feedback is.
+    if (!isKnowHubError(error, 'llm_invalid_output')) throw error
+    const why = typeof error.details?.reason === 'string' ? error.details.reason : 'invalid'
+    ctx.logger.warn('knowledge.evolve.failed', { id: record.id, reason: why })
+    return { rejected: `the model's answer could not be used (${why})`, status: 'failed' }
+  }
+  // The rewrite may only say what the entry, the feedback and its cases say (issue 43).
+  const sources = [`${record.task}\n${record.content}`, feedback, ...evolveCases(history).map((c) => JSON.stringify(c))]
+  const verdict = await checkGrounding(
+    evolved.content,
+    sources.map((text, index) => ({ index, text })),
+    { ...ctx.grounding, conversational: false },
+  )
+  if (!verdict.supported) {
+    const rejected = ungroundedReason(verdict, 'the entry or the feedback')
+    ctx.logger.warn('knowledge.evolve.rejected', { id: record.id, reason: verdict.reason, coverage: verdict.coverage })
+    return { rejected, status: 'rejected' }
+  }
   ctx.checkContentSize(evolved.content)
   const embedding = await ctx.embedOne(embeddingText(record.task, evolved.content))
   // The version's reason keeps the feedback, never a secret in it (the model did not see it either).
@@ -76,7 +94,13 @@ async function prepareEvolution(
 }
 
 /** Writes the evolved content; scopes, owner, types and tags stay. The previous version is kept. */
-async function writeEvolution(ctx: KnowledgeContext, record: KnowledgeRecord, evolution: Evolution, access: WriteAccess, now: Date): Promise<KnowledgeRecord> {
+async function writeEvolution(
+  ctx: KnowledgeContext,
+  record: KnowledgeRecord,
+  evolution: Exclude<Evolution, { rejected: string }>,
+  access: WriteAccess,
+  now: Date,
+): Promise<KnowledgeRecord> {
   const change = {
     task: record.task,
     content: evolution.content,
@@ -157,12 +181,15 @@ export async function giveFeedback(ctx: KnowledgeContext, id: string, raw: unkno
       : await feedback.voteScore(id, access, giver, input.update_score, now)
     record = scored ?? record
   }
-  if (evolution) record = await writeEvolution(ctx, record, evolution, access, now)
+  if (evolution && !('rejected' in evolution)) record = await writeEvolution(ctx, record, evolution, access, now)
   const entry = await toEntry(ctx.store, record, access.visible)
+  const evolve = evolution
+    ? { evolve: 'rejected' in evolution ? { status: evolution.status, reason: evolution.rejected } : { status: 'applied' as const } }
+    : {}
   if (input.add_harmful_case && saysOutdated(input.add_harmful_case.reason) && record.valid_to === null) {
-    return { ...entry, suggest: outdatedSuggestion(entry, manager) }
+    return { ...entry, ...evolve, suggest: outdatedSuggestion(entry, manager) }
   }
-  return entry
+  return { ...entry, ...evolve }
 }
 
 /**

@@ -10,7 +10,7 @@
  */
 import { randomBytes } from 'node:crypto'
 import { isKnowHubError } from '../../core/errors.js'
-import type { ExtractItem, ExtractResult } from '../../core/extract.js'
+import type { ExtractGrounding, ExtractItem, ExtractResult } from '../../core/extract.js'
 import type { KnowledgeEntry } from '../../core/knowledge.js'
 import type { Principal } from '../../core/principal.js'
 import type { Clock } from '../../core/clock.js'
@@ -19,6 +19,7 @@ import type { LlmProvider } from '../../llm/index.js'
 import type { ResourceService } from '../../resources/service.js'
 import type { Store } from '../../store/store.js'
 import type { KnowledgeService } from '../service.js'
+import type { GroundingOptions } from '../grounding.js'
 import { secretsPlacement, type ExecutionContext } from './execution-context.js'
 import type { Proposal } from './prompt.js'
 import { settleSecrets, type FoundSecret } from './secrets.js'
@@ -39,6 +40,8 @@ export interface ExtractionDeps {
   /** For the atomic confidence changes of user profiles. */
   store: Store
   llm: LlmProvider | undefined
+  /** How proposals are judged against the conversation (thresholds; the embedding similarity when a semantic model is configured). */
+  grounding?: GroundingOptions
   logger?: Logger
   clock?: Clock
 }
@@ -49,6 +52,9 @@ export interface PlannedItem {
   scopes: string[]
   owner: string
   messageIds: string[]
+  /** The turns it rests on (positions in the caller's messages). */
+  turns: number[]
+  grounding: ExtractGrounding
   /** Markers of the secrets it needs. */
   secrets: number[]
   /** When it was stated (see statementTime in extract.ts): the new entry's `valid_from`. */
@@ -128,6 +134,8 @@ export async function applyPlan(deps: ExtractionDeps, planned: PlannedItem[], op
       scopes: item.scopes,
       owner: item.owner,
       message_ids: item.messageIds,
+      turns: item.turns,
+      grounding: item.grounding,
       resource_ids: resourceId && item.secrets.length > 0 ? [resourceId] : [],
       confidence: 0.5,
       reason: item.reason,
@@ -173,9 +181,9 @@ async function predictItem(deps: ExtractionDeps, shown: ExtractItem, principal: 
   return { ...shown, id: existing.id, confidence }
 }
 
-/** The helpful case an extraction records: what it rests on. */
+/** The helpful case an extraction records: what it rests on (the caller's message ids and the turns' positions). */
 function extractionCase(item: ExtractItem, context: ExecutionContext, outcome: string): Record<string, unknown> {
-  return { task: 'knowledge extraction', outcome, trace_id: context.trace_id, message_ids: item.message_ids }
+  return { task: 'knowledge extraction', outcome, trace_id: context.trace_id, message_ids: item.message_ids, turns: item.turns }
 }
 
 /** The save input of a new entry: valid from when it was stated, when the conversation says. */

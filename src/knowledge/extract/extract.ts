@@ -12,7 +12,7 @@
  * reach the model (extract-secrets.ts); writes are in extract-apply.ts.
  */
 import { systemClock } from '../../core/clock.js'
-import { KnowHubError } from '../../core/errors.js'
+import { KnowHubError, isKnowHubError } from '../../core/errors.js'
 import { ExtractInput, type ExtractMessage, type ExtractResult } from '../../core/extract.js'
 import { noopLogger } from '../../core/logger.js'
 import { requirePermission, type Principal } from '../../core/principal.js'
@@ -21,22 +21,34 @@ import { applyPlan, type ExtractionDeps, type PlannedItem } from './apply.js'
 
 export type { ExtractionDeps } from './apply.js'
 import { executionContext, placement, type ExecutionContext } from './execution-context.js'
+import type { LlmProvider } from '../../llm/index.js'
+import type { Logger } from '../../core/logger.js'
+import { checkGrounding, type GroundingOptions } from '../grounding.js'
+import { groundProposal, reportedGrounding, ungroundedReason, type Turn } from './ground.js'
 import {
+  DECIDE_MAX_TOKENS,
   Decisions,
+  PROPOSE_MAX_TOKENS,
   Proposals,
+  ProposalsAsk,
   conversationLanguage,
   decideMessages,
+  decisionsAsk,
   fitConversation,
   proposeMessages,
+  readDecisions,
+  readProposals,
   type Decision,
   type DecisionCase,
   type PromptMessage,
   type Proposal,
 } from './prompt.js'
-import { markersIn, secretScanner, type FoundSecret } from './secrets.js'
+import { markersIn, secretScanner, settleSecrets, type FoundSecret } from './secrets.js'
 
 /** Similar existing entries shown for each proposal. */
 const CANDIDATES = 3
+/** Times the proposal request is asked again with half the messages after an answer cut at max_tokens. */
+const SHRINKS = 2
 
 /** Extraction as a service: built once by the composition root. */
 export interface ExtractionService {
@@ -73,6 +85,10 @@ interface PreparedConversation {
   secrets: FoundSecret[]
   /** Prompt id (the caller's or `m<index>`) → when the message was sent, for the messages that say. */
   times: Map<string, string>
+  /** The turns grounding reads (the text the model saw), by position in the caller's messages. */
+  turns: Turn[]
+  /** Position in the caller's messages → prompt id. */
+  promptIds: Map<number, string>
 }
 
 async function prepareConversation(messages: ExtractMessage[]): Promise<PreparedConversation> {
@@ -80,6 +96,7 @@ async function prepareConversation(messages: ExtractMessage[]): Promise<Prepared
   const callerIds = new Map<string, number>()
   const times = new Map<string, string>()
   const prompt: PromptMessage[] = []
+  const indexes: number[] = []
   for (const [index, message] of messages.entries()) {
     const text = messageText(message).trim()
     if (text === '') continue
@@ -88,10 +105,13 @@ async function prepareConversation(messages: ExtractMessage[]): Promise<Prepared
     const time = typeof message.timestamp === 'string' ? message.timestamp : undefined
     if (time !== undefined) times.set(id, time)
     prompt.push({ id, role: message.role, content: await scanner.redact(text, index), ...(time !== undefined ? { time } : {}) })
+    indexes.push(index)
   }
   // A value found in a later message may stand unlabelled in an earlier one.
   for (const message of prompt) message.content = scanner.known(message.content)
-  return { prompt, callerIds, secrets: scanner.found, times }
+  const turns = prompt.map((m, i) => ({ index: indexes[i]!, role: m.role, text: m.content, ...(callerIds.has(m.id) ? { callerId: m.id } : {}) }))
+  const promptIds = new Map(prompt.map((m, i) => [indexes[i]!, m.id]))
+  return { prompt, callerIds, secrets: scanner.found, times, turns, promptIds }
 }
 
 /**
@@ -121,18 +141,22 @@ export async function extractKnowledge(deps: ExtractionDeps, raw: unknown, princ
     llm_calls: 0,
     dropped: [],
     refused: [],
+    problems: [],
   }
   if (conversation.prompt.length === 0) return result
   const { kept, omitted } = fitConversation(conversation.prompt)
   if (omitted > 0) logger.warn('knowledge.extract.cut', { omitted_messages: omitted })
-  result.llm_calls++
-  const proposed = await llm.json('extract', proposeMessages(kept, conversationLanguage(kept)), Proposals, { name: 'knowledge_proposals' })
-  const planned = planItems(proposed.entries, context, conversation, result)
+  const { proposals, shown } = await propose(llm, kept, result, logger)
+  const grounding = deps.grounding ?? {}
+  // Proposals rest on the turns the model was shown (after a cut, not the older ones).
+  const shownIds = new Set(shown.map((m) => m.id))
+  const turns = conversation.turns.filter((t) => shownIds.has(conversation.promptIds.get(t.index)!))
+  let planned = await planItems(proposals, context, { ...conversation, turns }, result, grounding)
   const cases = await findCandidates(deps, planned, principal)
   if (cases.length > 0) {
-    result.llm_calls++
-    const answer = await llm.json('extract', decideMessages(cases), Decisions, { name: 'knowledge_decisions' })
-    applyDecisions(planned, cases, answer.decisions, result)
+    const decided = await decide(llm, planned, cases, result)
+    if (decided) await groundUpdates(decided, conversation, grounding, result)
+    planned = decided ?? planned.filter((_item, index) => !cases.some((c) => c.proposal === index))
   }
   await applyPlan(deps, planned, { principal, context, mode: input.mode, secrets: conversation.secrets, now: (deps.clock ?? systemClock).now() }, result)
   logger.info('knowledge.extract.done', {
@@ -142,12 +166,105 @@ export async function extractKnowledge(deps: ExtractionDeps, raw: unknown, princ
     llm_calls: result.llm_calls,
     secrets: result.secrets_found,
     refused: result.refused.length,
+    dropped: result.dropped.length,
+    problems: result.problems.length,
   })
   return result
 }
 
-/** Proposals placed in the context (scopes, owner), their messages and secrets; those that cannot be placed are dropped. */
-function planItems(proposals: Proposal[], context: ExecutionContext, conversation: PreparedConversation, result: ExtractResult): PlannedItem[] {
+/**
+ * An answer the model got wrong even after the repair request (not JSON, against the schema, cut
+ * at the token cap): reported in `result.problems` with its reason, nothing of it kept (true).
+ * Anything else (the endpoint failing or too slow: `llm_failed`, `llm_timeout`) is the caller's
+ * error to see (false).
+ */
+function unusable(error: unknown, stage: 'propose' | 'decide', result: ExtractResult): boolean {
+  if (!isKnowHubError(error, 'llm_invalid_output')) return false
+  const reason = typeof error.details?.reason === 'string' ? error.details.reason : 'invalid'
+  const what = stage === 'propose' ? 'nothing was proposed' : 'the proposals that needed a decision were dropped'
+  result.problems.push({ stage, reason, detail: `the model's answer could not be used (${reason}): ${what}` })
+  return true
+}
+
+/**
+ * The decision request for the proposals with similar entries, its decisions applied; undefined
+ * when the answer was unusable (see {@link unusable}).
+ */
+async function decide(llm: LlmProvider, planned: PlannedItem[], cases: DecisionCase[], result: ExtractResult): Promise<PlannedItem[] | undefined> {
+  result.llm_calls++
+  let answer: ReturnType<typeof readDecisions>
+  try {
+    answer = readDecisions(
+      await llm.json('extract', decideMessages(cases), Decisions, {
+        name: 'knowledge_decisions',
+        ask: decisionsAsk(cases.length),
+        maxTokens: DECIDE_MAX_TOKENS,
+      }),
+    )
+  } catch (error) {
+    if (!unusable(error, 'decide', result)) throw error
+    for (const c of cases) result.dropped.push({ task: c.task, reason: 'undecided: the model could not say whether it is new or repeats a similar entry' })
+    return undefined
+  }
+  for (const detail of answer.invalid)
+    result.problems.push({ stage: 'decide', reason: 'invalid', detail: `a decision was left out (its proposal is added): ${detail}` })
+  applyDecisions(planned, cases, answer.decisions, result)
+  return planned
+}
+
+/**
+ * The proposal request; an answer cut at max_tokens asks again with the newest half of the
+ * messages (at most {@link SHRINKS} times), each time reported in `result.problems`. Entries that
+ * break the schema are dropped with their reason; the others kept.
+ */
+async function propose(
+  llm: LlmProvider,
+  kept: PromptMessage[],
+  result: ExtractResult,
+  logger: Logger,
+): Promise<{ proposals: Proposal[]; shown: PromptMessage[] }> {
+  let messages = kept
+  for (let shrinks = 0; ; shrinks++) {
+    result.llm_calls++
+    try {
+      const answer = await llm.json('extract', proposeMessages(messages, conversationLanguage(messages)), Proposals, {
+        name: 'knowledge_proposals',
+        ask: ProposalsAsk,
+        maxTokens: PROPOSE_MAX_TOKENS,
+      })
+      const { proposals, invalid } = readProposals(answer)
+      result.dropped.push(...invalid)
+      return { proposals, shown: messages }
+    } catch (error) {
+      const truncated = isKnowHubError(error, 'llm_invalid_output') && error.details?.reason === 'truncated'
+      if (!truncated || messages.length <= 1 || shrinks >= SHRINKS) {
+        if (!unusable(error, 'propose', result)) throw error
+        return { proposals: [], shown: messages }
+      }
+      const fewer = messages.slice(Math.ceil(messages.length / 2))
+      logger.warn('knowledge.extract.truncated', { messages: messages.length, retry_with: fewer.length })
+      result.problems.push({
+        stage: 'propose',
+        reason: 'truncated',
+        detail: `the answer was cut at max_tokens: asked again with the newest ${fewer.length} of ${messages.length} messages`,
+      })
+      messages = fewer
+    }
+  }
+}
+
+/**
+ * Proposals placed in the context (scopes, owner), grounded in the turns (src/knowledge/grounding.ts),
+ * with the turns they rest on, their messages and secrets; those that cannot be placed or that the
+ * turns do not support are dropped, with the reason.
+ */
+async function planItems(
+  proposals: Proposal[],
+  context: ExecutionContext,
+  conversation: PreparedConversation,
+  result: ExtractResult,
+  grounding: GroundingOptions,
+): Promise<PlannedItem[]> {
   const planned: PlannedItem[] = []
   for (const proposal of proposals) {
     const place = placement(proposal.types, context)
@@ -156,15 +273,62 @@ function planItems(proposals: Proposal[], context: ExecutionContext, conversatio
       result.dropped.push({ task: proposal.task, reason })
       continue
     }
-    // Ids the model invents (or the stand-ins m<index> for messages without one) are not kept.
-    const messageIds = [...new Set(proposal.message_ids.filter((id) => conversation.callerIds.has(id)))]
-    const indexes = new Set(messageIds.map((id) => conversation.callerIds.get(id)!))
+    const verdict = await groundProposal(proposal, conversation.turns, grounding)
+    if (!verdict.supported) {
+      const content = await settleSecrets(proposal.content, conversation.secrets, () => '[secret]')
+      result.dropped.push({ task: proposal.task, reason: ungroundedReason(verdict), content })
+      continue
+    }
+    // The turns that support it, not the ids the model cites: those are often wrong or invented.
+    const turns = verdict.sources
+    const messageIds = turns.flatMap((i) => conversation.turns.find((t) => t.index === i)?.callerId ?? [])
     const markers = new Set([...markersIn(proposal.task), ...markersIn(proposal.content)])
-    const secrets = conversation.secrets.filter((s) => markers.has(s.n) || indexes.has(s.message)).map((s) => s.n)
-    const statedAt = statementTime(proposal.message_ids, conversation.times)
-    planned.push({ proposal, ...place, messageIds, secrets, statedAt, action: 'add', existing: undefined, reason: 'new knowledge' })
+    const secrets = conversation.secrets.filter((s) => markers.has(s.n) || turns.includes(s.message)).map((s) => s.n)
+    const statedAt = statementTime(
+      turns.flatMap((i) => conversation.promptIds.get(i) ?? []),
+      conversation.times,
+    )
+    planned.push({
+      proposal,
+      ...place,
+      messageIds,
+      turns,
+      grounding: reportedGrounding(verdict),
+      secrets,
+      statedAt,
+      action: 'add',
+      existing: undefined,
+      reason: 'new knowledge',
+    })
   }
   return planned
+}
+
+/**
+ * An update's merged content must rest on the conversation and the entry it updates: one the two
+ * do not support is refused (the proposal, grounded already, is added instead, and the refusal
+ * reported).
+ */
+async function groundUpdates(planned: PlannedItem[], conversation: PreparedConversation, grounding: GroundingOptions, result: ExtractResult): Promise<void> {
+  for (const item of planned) {
+    if (item.action !== 'update' || !item.existing) continue
+    const candidate = item.candidates?.find((c) => c.id === item.existing!.id)
+    // Like the proposal: a user profile rests on the user's own turns (and the entry it updates).
+    const profile = item.proposal.types.includes('user_profile')
+    const turns = conversation.turns.filter((t) => (profile ? t.role === 'user' : t.role !== 'system'))
+    const sources = [...turns.map((t) => ({ index: t.index, text: t.text })), { index: -1, text: candidate?.content ?? '' }]
+    const verdict = await checkGrounding(item.existing.content, sources, grounding)
+    if (verdict.supported) continue
+    result.refused.push({
+      task: item.proposal.task,
+      action: 'update',
+      existing_id: item.existing.id,
+      reason: `the updated content is not supported by the conversation and ${item.existing.id} (${ungroundedReason(verdict)}): the proposal is added as a new entry`,
+    })
+    item.action = 'add'
+    item.existing = undefined
+    item.reason = 'new entry: the update was not supported by the conversation'
+  }
 }
 
 /**

@@ -19,7 +19,12 @@ const CANDIDATE_CHARS = 1500
 
 /** One proposal as the model answers it. */
 export const Proposal = z.object({
-  types: z.array(KnowledgeType).min(1).max(6),
+  // Small models repeat a type (["user_profile", "user_profile"]): once is enough.
+  types: z
+    .array(KnowledgeType)
+    .min(1)
+    .max(6)
+    .transform((types) => [...new Set(types)]),
   task: z.string().trim().min(1).max(2000),
   content: z.string().trim().min(1).max(20_000),
   tags: z.record(z.string().min(1).max(64), z.union([z.string().max(200), z.number(), z.boolean()])).default({}),
@@ -27,8 +32,63 @@ export const Proposal = z.object({
 })
 export type Proposal = z.output<typeof Proposal>
 
-/** The answer of the proposal request. */
-export const Proposals = z.object({ entries: z.array(Proposal).max(30) })
+/** The answer of the proposal request, as validated: each entry is read on its own (see {@link readProposals}). */
+export const Proposals = z
+  .object({ entries: z.array(z.unknown()).max(30) })
+  .refine((answer) => answer.entries.length === 0 || answer.entries.some((e) => Proposal.safeParse(e).success), {
+    message: 'no entry matches the schema (each needs "types" from the list, a non-empty "task" and "content")',
+    path: ['entries'],
+  })
+
+/**
+ * The schema the proposal request asks with: tight lengths and counts, so that a small model
+ * held to the schema by its server (llama.cpp turns it into a grammar) cannot ramble past them.
+ */
+export const ProposalsAsk = z.object({
+  entries: z
+    .array(
+      z.object({
+        types: z.array(KnowledgeType).min(1).max(2),
+        task: z.string().min(1).max(100),
+        content: z.string().min(1).max(300),
+        tags: z.object({ category: z.enum(['preference', 'background', 'habit', 'constraint']).optional(), domain: z.string().max(30).optional() }),
+        message_ids: z.array(z.string().max(20)).max(3),
+      }),
+    )
+    .max(3),
+})
+
+/** `max_tokens` of the proposal request: three entries of the {@link ProposalsAsk} lengths fit in it. */
+export const PROPOSE_MAX_TOKENS = 600
+/** `max_tokens` of the decision request. */
+export const DECIDE_MAX_TOKENS = 500
+
+/**
+ * The valid proposals of an answer, and a reason for each entry that is not one (it is dropped,
+ * the others kept: one odd entry does not sink the answer).
+ * @example
+ * readProposals({ entries: [{ types: ['tool'], task: 't', content: 'c' }, { task: '' }] }) // { proposals: [1 entry], invalid: ['entry 1: …'] }
+ */
+export function readProposals(answer: { entries: unknown[] }): { proposals: Proposal[]; invalid: Array<{ task: string; reason: string }> } {
+  const proposals: Proposal[] = []
+  const invalid: Array<{ task: string; reason: string }> = []
+  const seen = new Set<string>()
+  answer.entries.forEach((entry, i) => {
+    const parsed = Proposal.safeParse(entry)
+    if (parsed.success) {
+      // Small models repeat one entry until the list is full: the same content is kept once.
+      const key = parsed.data.content.toLowerCase().replace(/\s+/gu, ' ')
+      if (seen.has(key)) invalid.push({ task: parsed.data.task, reason: 'duplicate: the same content as another proposal' })
+      else proposals.push(parsed.data)
+      seen.add(key)
+    } else {
+      const task = typeof (entry as { task?: unknown } | null)?.task === 'string' ? String((entry as { task: string }).task).slice(0, 200) : `entry ${i}`
+      const issue = parsed.error.issues[0]
+      invalid.push({ task, reason: `invalid: ${issue ? `${issue.path.join('.') || '(entry)'}: ${issue.message}` : 'not an entry'}` })
+    }
+  })
+  return { proposals, invalid }
+}
 
 /** One decision as the model answers it. A `supersede` must name the entry it replaces. */
 export const Decision = z
@@ -47,8 +107,55 @@ export const Decision = z
   })
 export type Decision = z.output<typeof Decision>
 
-/** The answer of the decision request. */
-export const Decisions = z.object({ decisions: z.array(Decision).max(100) })
+/**
+ * The answer of the decision request, as validated: each decision is read on its own (an invalid
+ * one leaves its proposal an `add`, see {@link readDecisions}); an answer of invalid decisions only
+ * is invalid (the provider asks for a repair, then `llm_invalid_output`: nothing is written).
+ */
+export const Decisions = z
+  .object({ decisions: z.array(z.unknown()).max(100) })
+  .refine((answer) => answer.decisions.length === 0 || answer.decisions.some((d) => Decision.safeParse(d).success), {
+    message:
+      'no decision matches the schema (each needs "proposal", an "action" of add, update, supersede or noop, and for a supersede the "existing_id" it replaces)',
+    path: ['decisions'],
+  })
+
+/**
+ * The schema the decision request asks with, for `count` proposals (see {@link ProposalsAsk}).
+ * @example
+ * const ask = decisionsAsk(2) // at most two decisions, contents of at most 600 characters
+ */
+export function decisionsAsk(count: number) {
+  return z.object({
+    decisions: z
+      .array(
+        z.object({
+          proposal: z.number().int().min(0),
+          action: z.enum(['add', 'update', 'supersede', 'noop']),
+          existing_id: z.string().max(64).nullable(),
+          content: z.string().max(600).nullable(),
+          contradicts: z.boolean(),
+        }),
+      )
+      .max(Math.max(1, count)),
+  })
+}
+
+/**
+ * The valid decisions of an answer, and what was wrong with the others.
+ * @example
+ * readDecisions({ decisions: [{ proposal: 0, action: 'noop', existing_id: 'k-1' }, { action: 'merge' }] }) // { decisions: [1], invalid: ['…'] }
+ */
+export function readDecisions(answer: { decisions: unknown[] }): { decisions: Decision[]; invalid: string[] } {
+  const decisions: Decision[] = []
+  const invalid: string[] = []
+  for (const raw of answer.decisions) {
+    const parsed = Decision.safeParse(raw)
+    if (parsed.success) decisions.push(parsed.data)
+    else invalid.push(parsed.error.issues.map((issue) => `${issue.path.join('.') || '(decision)'}: ${issue.message}`).join('; '))
+  }
+  return { decisions, invalid }
+}
 
 /**
  * A message as the model sees it: an id (the caller's, or `m<index>`), the role, the (redacted,
@@ -96,7 +203,7 @@ const PROPOSE_SYSTEM = (language: string): string =>
     `Write task and content in ${language}; keep names, code and commands as they are.`,
     'Secrets were replaced by markers like [SECRET_1]: keep a marker where the secret is needed, never guess or invent a value.',
     'When the conversation says that something changed (a tool replaced, a preference or habit changed, a plan dropped or moved, a person or place changed, a number revised), propose the new state as its own entry, written as it stands now and on the same task as the old one; do not merge the old and the new state into one entry. Messages may carry a "time": the time they were sent.',
-    'Nothing worth keeping: {"entries": []}.',
+    'Write only what the conversation states, in its own terms: never add a name, number or detail it does not give. Leave out small talk (greetings, thanks, the weather), guesses (what someone thinks, maybe, is not sure of) and secrets. Nothing worth keeping: {"entries": []}.',
     DATA_NOT_INSTRUCTIONS,
     'Answer with one JSON object: {"entries": [...]}.',
   ].join('\n')

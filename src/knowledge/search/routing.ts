@@ -83,7 +83,16 @@ export function createRouter(llm: LlmProvider | undefined, options: RoutingOptio
       { role: 'system' as const, content: `${SYSTEM}\nPick at most ${topK * 2}.` },
       { role: 'user' as const, content: `${dataBlock('The query', q)}\n\n${dataBlock('The candidates', shown)}` },
     ]
-    const answer = await llm!.json('routing', messages, Picked, { name: 'routing', timeoutMs: options.timeoutMs, retries: 0, signal: deadline })
+    // Ids of entries are ~30 characters: the answer needs no more room than the ids it may pick.
+    const ask = z.object({ ids: z.array(z.string().max(64)).max(topK * 2) })
+    const answer = await llm!.json('routing', messages, Picked, {
+      name: 'routing',
+      ask,
+      maxTokens: 40 + topK * 2 * 24,
+      timeoutMs: options.timeoutMs,
+      retries: 0,
+      signal: deadline,
+    })
     const known = new Set(candidates.map((r) => r.id))
     const picked = [...new Set(answer.ids.filter((id) => known.has(id)))].slice(0, topK * 2)
     return picked.length === 0 && answer.ids.length > 0 ? undefined : picked

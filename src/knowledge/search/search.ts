@@ -6,6 +6,7 @@
  * priority (relevance.ts). Query vectors and whole responses are cached (responses only
  * while the knowledge table is unchanged).
  */
+import { visibilityOf } from '../../core/visibility.js'
 import { SearchInput, type SearchOrder, type SearchResponse, type SearchResult } from '../../core/knowledge.js'
 import { createLru } from '../../core/lru.js'
 import type { SearchObserver, SearchStage } from '../../core/observe.js'
@@ -254,6 +255,17 @@ export function rankItem(r: KnowledgeRecord, c: Candidate): Ranked {
   return item as Ranked
 }
 
+/** Whether a record passes a search's own filters (types, visibility, tags), for candidates no list filtered (dialogue neighbours). */
+function passesFilters(r: KnowledgeRecord, input: ParsedSearch): boolean {
+  if (input.types && input.types.length > 0 && !r.types.some((t) => input.types!.includes(t))) return false
+  if (input.visibility && !input.visibility.includes(visibilityOf(r.scopes, r.owner))) return false
+  for (const [key, value] of Object.entries(input.tags ?? {})) {
+    const tag = r.tags[key]
+    if (!(Array.isArray(tag) ? tag.includes(value) : tag !== undefined && String(tag) === value)) return false
+  }
+  return true
+}
+
 /**
  * The results in the order asked for (`order`, seed 002 and 003): `relevance` keeps the rerank's
  * order; `scope` sorts by scope priority (user > project > agent > team > org > public) and
@@ -374,7 +386,15 @@ async function candidates(run: SearchRun, input: ParsedSearch, visible: string[]
   const recall = input.mode === 'recall' || input.top_k > PRECISION_TOP_K
   const cjk = isLargelyCjk(input.q)
   const fusion = run.fusion ?? fusionFor(embedder.model, cjk)
-  const filter = { visible, types: input.types, visibility: input.visibility, minScore: input.min_score, nonNegativeQuality: true, validity: input.validity }
+  const filter = {
+    visible,
+    types: input.types,
+    visibility: input.visibility,
+    tags: input.tags,
+    minScore: input.min_score,
+    nonNegativeQuality: true,
+    validity: input.validity,
+  }
   const textDepth = Math.max(searchDepth.fulltext, input.top_k * 4)
   const vectorDepth = Math.max(searchDepth.vector, input.top_k * 4)
   const [text, vectorHits] = await Promise.all([
@@ -580,12 +600,11 @@ async function rankCandidates(run: SearchRun, input: ParsedSearch, visible: stri
       )
     ).map((r) => [r.id, r]),
   )
-  const types = input.types && input.types.length > 0 ? input.types : undefined
   const items: Ranked[] = []
   for (const c of shortlist) {
     const r = records.get(c.id)
-    // A neighbour the lists did not find has not been through the search's type filter.
-    if (!r || (types && c.neighbour_lift !== undefined && !r.types.some((t) => types.includes(t)))) continue
+    // A neighbour the lists did not find has not been through the search's filters (types, visibility, tags).
+    if (!r || (c.neighbour_lift !== undefined && !passesFilters(r, input))) continue
     items.push(rankItem(r, c))
   }
   const reranked = relevanceRerank(items, visible, input.min_score, run.qualityBoost)
@@ -630,6 +649,7 @@ function responseKey(input: ParsedSearch, visible: readonly string[]): string {
     [...(input.include ?? [])].sort(),
     input.injection,
     [...(input.visibility ?? [])].sort(),
+    Object.entries(input.tags ?? {}).sort(),
     input.order,
   ])
 }

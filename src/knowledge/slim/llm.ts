@@ -31,7 +31,16 @@ export async function llmMergedContent(llm: LlmProvider, group: readonly Knowled
     { role: 'system' as const, content: SYSTEM },
     { role: 'user' as const, content: dataBlock('The entries to merge (the first leads)', entries) },
   ]
-  const answer = await llm.json('slim', messages, MergedContent, { name: 'merged_entry', ...(model ? { model } : {}) })
+  // Room for every entry's text, and the tokens it takes (about 2 characters a token): a small model stops there.
+  const chars = group.reduce((sum, r) => sum + r.content.length, 0)
+  const ask = z.object({
+    content: z
+      .string()
+      .min(1)
+      .max(chars + 200),
+  })
+  const maxTokens = Math.min(4000, Math.max(300, Math.round(chars / 2) + 200))
+  const answer = await llm.json('slim', messages, MergedContent, { name: 'merged_entry', ask, maxTokens, ...(model ? { model } : {}) })
   // The provider redacts secrets both ways; redacting again keeps that true for any provider.
   return (await redactSecrets(answer.content)).text
 }

@@ -33,6 +33,7 @@ import type { Store } from '../../store/store.js'
 import { findDuplicates, loadWindow, windowPosition } from './detect.js'
 import { byLead, mergeContent, unite, writeMerge } from './merge.js'
 import { llmMergedContent } from './llm.js'
+import { checkGrounding, ungroundedReason, type GroundingOptions } from '../grounding.js'
 import { mayManage, writeAccess } from '../../auth/policy.js'
 
 export { mergeContent } from './merge.js'
@@ -46,6 +47,8 @@ export interface SlimDeps {
   maxContentBytes?: number
   /** Writes merged texts when configured (else the deterministic merge). */
   llm?: LlmProvider | undefined
+  /** How the model's merged text is judged against the group's contents (src/knowledge/grounding.ts). */
+  grounding?: GroundingOptions | undefined
 }
 
 /** Slimming as a service: built once by the composition root. */
@@ -72,7 +75,7 @@ async function mergedText(
   deps: SlimDeps,
   records: KnowledgeRecord[],
   model: string | undefined,
-): Promise<{ content: string; merge: 'llm' | 'deterministic' } | { failed: string }> {
+): Promise<{ content: string; merge: 'llm' | 'deterministic' } | { failed: string } | { ungrounded: string }> {
   if (!deps.llm) {
     const [lead, ...others] = records as [KnowledgeRecord, ...KnowledgeRecord[]]
     return {
@@ -83,12 +86,17 @@ async function mergedText(
       merge: 'deterministic',
     }
   }
+  let content: string
   try {
-    return { content: await llmMergedContent(deps.llm, records, model), merge: 'llm' }
+    content = await llmMergedContent(deps.llm, records, model)
   } catch (error) {
     if (isKnowHubError(error) && error.code.startsWith('llm_')) return { failed: error.code }
     throw error
   }
+  // The merged text may only say what the entries say (issue 43).
+  const sources = records.map((r, index) => ({ index, text: `${r.task}\n${r.content}` }))
+  const verdict = await checkGrounding(content, sources, { ...deps.grounding, conversational: false })
+  return verdict.supported ? { content, merge: 'llm' } : { ungrounded: ungroundedReason(verdict, 'the entries') }
 }
 
 async function readyVectors(store: Store, embedder: Embedder): Promise<void> {
@@ -146,6 +154,14 @@ export async function slimKnowledge(deps: SlimDeps, body: unknown, principal: Pr
     const written = await mergedText(deps, records, input.model)
     if ('failed' in written) {
       skipped.push({ ids, reason: 'llm_failed', message: `Not merged: the LLM's merged text failed (${written.failed}); nothing of the group changed` })
+      continue
+    }
+    if ('ungrounded' in written) {
+      skipped.push({
+        ids,
+        reason: 'ungrounded',
+        message: `Not merged: the LLM's merged text says what the entries do not (${written.ungrounded}); nothing of the group changed`,
+      })
       continue
     }
     const shown = { merged_content: written.content, merge: written.merge }

@@ -158,6 +158,9 @@ export function filterSql(filter: EntryFilter): Sql {
   if (filter.types && filter.types.length > 0) parts.push(sql`k.types && ${filter.types}::text[]`)
   if (filter.scopes && filter.scopes.length > 0) parts.push(sql`k.scopes && ${filter.scopes}::text[]`)
   if (filter.visibility && filter.visibility.length > 0) parts.push(sql`k.visibility = ANY(${filter.visibility}::text[])`)
+  for (const [key, value] of Object.entries(filter.tags ?? {})) {
+    parts.push(sql`(k.tags ->> ${key} = ${value} OR (jsonb_typeof(k.tags -> ${key}) = 'array' AND (k.tags -> ${key}) ? ${value}))`)
+  }
   if (filter.minScore !== undefined) parts.push(sql`k.score >= ${filter.minScore}`)
   if (filter.nonNegativeQuality) parts.push(sql`(k.score + k.helpful - 2 * k.harmful_weight) >= 0`)
   return sql.join(parts, ' AND ')

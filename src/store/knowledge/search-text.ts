@@ -77,7 +77,7 @@ function scoreSql(plan: TextQueryPlan, scorer: Bm25): Sql {
 }
 
 /** The columns {@link filterSql} reads, and those a candidate is scored on. */
-const CANDIDATE_COLUMNS = sql`k.id, k.search_tf, k.search_len, k.scopes, k.status, k.visibility, k.types, k.score, k.helpful, k.harmful_weight, k.valid_from, k.valid_to, k.expires_at`
+const CANDIDATE_COLUMNS = sql`k.id, k.search_tf, k.search_len, k.scopes, k.status, k.visibility, k.tags, k.types, k.score, k.helpful, k.harmful_weight, k.valid_from, k.valid_to, k.expires_at`
 
 /**
  * Whether a candidate scan filters visibility (scopes, status, types, scores) on the rows the

@@ -12,6 +12,8 @@ export interface IndexedEntry {
   status: string
   /** Seed 002's visibility, derived from scopes and owner (the generated column of migration 0054); absent: not filtered on. */
   visibility?: string | undefined
+  /** The entry's tags as `key=value` pairs, one per element of a list tag ({@link tagPairs}); absent: none. */
+  tagPairs?: readonly string[] | undefined
   score: number
   helpful: number
   harmful: number
@@ -49,6 +51,8 @@ export class EntryTable {
   readonly terms: string[][] = []
   readonly scopes: Int32Array[] = []
   readonly types: Int32Array[] = []
+  /** Each entry's tags as symbols of `key=value` pairs (a filter by tags needs every pair it names). */
+  readonly tagPairs: Int32Array[] = []
   status = new Int32Array(this.capacity)
   visibility = new Int32Array(this.capacity)
   score = new Float64Array(this.capacity)
@@ -145,6 +149,7 @@ export class EntryTable {
     this.ids[slot] = entry.id
     this.scopes[slot] = this.shared(entry.scopes)
     this.types[slot] = this.shared(entry.types)
+    this.tagPairs[slot] = this.shared(entry.tagPairs ?? [])
     this.status[slot] = this.symbol(entry.status)
     this.visibility[slot] = entry.visibility === undefined ? -1 : this.symbol(entry.visibility)
     this.score[slot] = Number(entry.score)
@@ -221,6 +226,7 @@ export class EntryTable {
       this.terms.push([])
       this.scopes.push(new Int32Array(0))
       this.types.push(new Int32Array(0))
+      this.tagPairs.push(new Int32Array(0))
       this.trace.push('')
       if (this.ids.length > this.capacity) this.grow()
     }
@@ -260,6 +266,7 @@ export class EntryTable {
     this.freqGarbage = 0
     this.scopes.length = 0
     this.types.length = 0
+    this.tagPairs.length = 0
     this.trace.length = 0
     this.traceSlots.clear()
     this.free.length = 0
@@ -331,4 +338,19 @@ export class EntryTable {
     this.expires = growF(this.expires)
     this.capacity = next
   }
+}
+
+/**
+ * An entry's tags as `key=value` pairs for the in-memory filter: a string as it is, a number or a
+ * boolean as text (as SQL's `->>` gives them), a list one pair per element.
+ * @example
+ * tagPairs({ category: 'preference', langs: ['ts', 'go'], stars: 3 }) // ['category=preference', 'langs=ts', 'langs=go', 'stars=3']
+ */
+export function tagPairs(tags: Readonly<Record<string, unknown>> | null | undefined): string[] {
+  const out: string[] = []
+  for (const [key, value] of Object.entries(tags ?? {})) {
+    if (Array.isArray(value)) for (const item of value) out.push(`${key}=${String(item)}`)
+    else if (value !== null && typeof value !== 'object') out.push(`${key}=${String(value)}`)
+  }
+  return out
 }

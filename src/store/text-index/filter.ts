@@ -19,6 +19,11 @@ const anyIn = (values: Int32Array, set: Set<number>): boolean => {
   return false
 }
 
+const allIn = (values: Int32Array, wanted: readonly number[]): boolean => {
+  for (const symbol of wanted) if (!values.includes(symbol)) return false
+  return true
+}
+
 /**
  * A filter as a test of a slot; names the table has never seen match nothing.
  * @example
@@ -32,6 +37,7 @@ export function compileFilter(filter: EntryFilter, table: EntryTable): (slot: nu
   const scopes = set(filter.scopes)
   const statuses = set(filter.status ?? ['active'])!
   const visibilities = set(filter.visibility)
+  const tags = Object.entries(filter.tags ?? {}).map(([key, value]) => table.symbolOf(`${key}=${value}`) ?? -1)
   const { minScore } = filter
   const nonNegativeQuality = filter.nonNegativeQuality === true
   const validity = filter.validity ?? {}
@@ -51,6 +57,7 @@ export function compileFilter(filter: EntryFilter, table: EntryTable): (slot: nu
     (!types || anyIn(table.types[slot]!, types)) &&
     (!scopes || anyIn(table.scopes[slot]!, scopes)) &&
     (!visibilities || visibilities.has(table.visibility[slot]!)) &&
+    (tags.length === 0 || allIn(table.tagPairs[slot]!, tags)) &&
     (minScore === undefined || table.score[slot]! >= minScore) &&
     (!nonNegativeQuality || table.quality[slot]! >= 0)
 }
@@ -92,6 +99,7 @@ export class VerdictCache {
       [...(filter.scopes ?? [])].sort(),
       [...(filter.status ?? ['active'])].sort(),
       [...(filter.visibility ?? [])].sort(),
+      Object.entries(filter.tags ?? {}).sort(),
       filter.minScore ?? null,
       filter.nonNegativeQuality === true,
       // `now` stays out of the key: expiry at `now` is checked apart from the verdicts (expiryBound).

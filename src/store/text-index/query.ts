@@ -171,6 +171,8 @@ export interface EntryFilter {
   scopes?: readonly string[] | undefined
   /** Narrow to entries of these visibilities (seed 002: private, shared, org, public; src/core/visibility.ts). */
   visibility?: readonly string[] | undefined
+  /** Narrow to entries with every one of these tags (a tag that is a list: holding the value; a number or boolean: as text). */
+  tags?: Readonly<Record<string, string>> | undefined
   status?: readonly KnowledgeStatus[] | undefined
   minScore?: number | undefined
   /** Drop entries whose quality score is below 0. */

@@ -22,6 +22,7 @@ import type { Database } from '../database.js'
 import { sql, type Sql } from '../sql.js'
 import type { ServerChangeLog } from './server-log.js'
 import { createTextIndex, type IndexedEntry, type TextIndex } from './text-index.js'
+import { tagPairs } from './entries.js'
 
 /** The channel the change log's triggers notify (migration 0030). */
 const CHANGE_CHANNEL = 'knowhub_knowledge_change'
@@ -38,6 +39,7 @@ type Row = {
   types: string[]
   status: string
   visibility: string
+  tags: string
   score: number
   helpful: number
   harmful: number
@@ -56,7 +58,7 @@ type Row = {
 // A trace's order is creation order to the microsecond (knowledge/search/neighbours.ts): as an integer,
 // exact in a JS number until the year 2255.
 const TEXT_COLUMNS =
-  "id, scopes, types, status, visibility, score, helpful, harmful_weight AS harmful, search_tf::text AS search_tf, search_len, source->>'trace_id' AS trace, (extract(epoch FROM created_at) * 1000000)::int8::text AS created_us, " +
+  "id, scopes, types, status, visibility, tags::text AS tags, score, helpful, harmful_weight AS harmful, search_tf::text AS search_tf, search_len, source->>'trace_id' AS trace, (extract(epoch FROM created_at) * 1000000)::int8::text AS created_us, " +
   '(extract(epoch FROM valid_from) * 1000)::float8 AS valid_from_ms, (extract(epoch FROM valid_to) * 1000)::float8 AS valid_to_ms, ' +
   '(extract(epoch FROM expires_at) * 1000)::float8 AS expires_ms'
 const COLUMNS = sql.raw(TEXT_COLUMNS)
@@ -71,6 +73,7 @@ function toEntry(row: Row): IndexedEntry {
     types: row.types,
     status: row.status,
     visibility: row.visibility,
+    tagPairs: tagPairs(JSON.parse(row.tags) as Record<string, unknown>),
     score: Number(row.score),
     helpful: Number(row.helpful),
     harmful: Number(row.harmful),

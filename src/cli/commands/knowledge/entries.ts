@@ -7,7 +7,7 @@ import { KnowHubError } from '../../../core/errors.js'
 import type { KnowledgeEntry, KnowledgeVersion } from '../../../core/knowledge.js'
 import { KNOWLEDGE_TYPES } from '../../../core/vocabulary.js'
 import { withSession } from '../../context.js'
-import { collect, csv, intOption, serverOptions, sessionOptions } from '../../options.js'
+import { collect, csv, intOption, serverOptions, sessionOptions, tagFilter } from '../../options.js'
 import { oneLine, printJson, type Io } from '../../output.js'
 
 function parseTags(pairs: string[]): Record<string, string> {
@@ -171,6 +171,7 @@ export function listCommand(io: Io): Command {
     .option('--scopes <list>', 'comma-separated scopes', csv)
     .option('--status <list>', 'comma-separated statuses: active, merged, archived', csv, ['active'])
     .option('--visibility <list>', 'only entries of these visibilities: private, shared, org, public (comma-separated)', csv)
+    .option('--tag <key=value>', 'only entries with this tag (repeatable: every one must hold)', collect, [])
     .option('--cursor <cursor>', 'continue after a previous page')
     .option('--json', 'print JSON')
     .action(async (options, command: Command) => {
@@ -181,6 +182,7 @@ export function listCommand(io: Io): Command {
           ...(options.types ? { types: options.types } : {}),
           ...(options.scopes ? { scopes: options.scopes } : {}),
           ...(options.visibility ? { visibility: options.visibility } : {}),
+          ...(options.tag.length > 0 ? { tags: tagFilter(options.tag) } : {}),
           ...(options.cursor ? { cursor: options.cursor } : {}),
         }),
       )

@@ -48,6 +48,8 @@ export function extractCommand(io: Io): Command {
         )
       }
       for (const refusal of result.refused) io.out(`refused ${refusal.action} of ${refusal.existing_id ?? '(no id)'}: ${oneLine(refusal.reason)}`)
+      for (const drop of result.dropped) io.out(`not kept: ${oneLine(drop.task)} — ${oneLine(drop.reason)}`)
+      for (const problem of result.problems ?? []) io.out(`model problem (${problem.stage}, ${problem.reason}): ${oneLine(problem.detail)}`)
       if (result.secrets_found > 0)
         io.out(
           `secrets kept out of the entries: ${result.secrets_found}${result.resources_created.length ? ` (in ${result.resources_created.join(', ')})` : ''}`,

@@ -72,6 +72,12 @@ export function evolveCommand(io: Io): Command {
     .action(async (id: string, options, command: Command) => {
       const entry = await withSession(sessionOptions(command), io, (session) => session.knowledge.feedback(id, { evolve_feedback: options.feedback }))
       if (options.json) return printJson(io, entry)
+      if (entry.evolve && entry.evolve.status !== 'applied') {
+        // The model's rewrite was not kept (issue 43): say why, leave the entry as it was, and fail.
+        io.err(`not evolved (${entry.evolve.status}): ${entry.evolve.reason ?? 'no reason given'}; ${entry.id} stays at version ${entry.version}`)
+        process.exitCode = 1
+        return
+      }
       io.out(`evolved ${entry.id} to version ${entry.version}`)
       io.out(entry.content)
     })

@@ -3,7 +3,7 @@
  */
 import { Command, Option } from 'commander'
 import { withSession } from '../../context.js'
-import { csv, intOption, serverOptions, sessionOptions } from '../../options.js'
+import { collect, csv, intOption, serverOptions, sessionOptions, tagFilter } from '../../options.js'
 import { oneLine, printJson, type Io } from '../../output.js'
 import { SEARCH_ORDERS } from '../../../core/vocabulary.js'
 
@@ -31,6 +31,7 @@ export function searchCommand(io: Io): Command {
         .default('relevance'),
     )
     .option('--visibility <list>', 'only entries of these visibilities: private, shared, org, public (comma-separated)', csv)
+    .option('--tag <key=value>', 'only entries with this tag (repeatable: every one must hold)', collect, [])
     .option('--json', 'print JSON (the API’s response shape)')
     .action(async (query: string, options, command: Command) => {
       const response = await withSession({ ...sessionOptions(command), readsOnly: true, embeds: options.mode !== 'fulltext' && [query] }, io, (session) =>
@@ -47,6 +48,7 @@ export function searchCommand(io: Io): Command {
           ...(options.include ? { include: options.include } : {}),
           ...(options.order !== 'relevance' ? { order: options.order } : {}),
           ...(options.visibility ? { visibility: options.visibility } : {}),
+          ...(options.tag.length > 0 ? { tags: tagFilter(options.tag) } : {}),
         }),
       )
       if (options.json) return printJson(io, response)
