@@ -89,6 +89,11 @@ export function cliEnv(env: Env = process.env): CliEnv {
   }
 }
 
+/** KNOWHUB_TIMING=1, read alone (before anything that may refuse a setting: the timing reports even a failed command). */
+export function timingEnv(env: Env = process.env): boolean {
+  return env.KNOWHUB_TIMING === '1'
+}
+
 /**
  * The environment of `knowhub start --workers` processes on top of the supervisor's: glibc's
  * malloc arenas bounded to 2 unless MALLOC_ARENA_MAX is set (docs/scale.md, Memory).

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url'
 import { Command, CommanderError } from 'commander'
 import { packageVersion } from '../app/version.js'
 import { KnowHubError } from '../core/errors.js'
-import { cliEnv, ENV_VARS } from './env.js'
+import { ENV_VARS, timingEnv } from './env.js'
 import { beginTiming } from './timing.js'
 import { knowledgeCommands } from './commands/knowledge/index.js'
 import { statusCommand, whoamiCommand } from './commands/status.js'
@@ -100,7 +100,7 @@ const isEpipe = (error: unknown): boolean => (error as NodeJS.ErrnoException | u
  * await main(process.argv)
  */
 export async function main(argv: string[], io: Io = processIo): Promise<void> {
-  const timing = beginTiming(cliEnv().timing)
+  const timing = beginTiming(timingEnv())
   timing.mark('main')
   try {
     await runProgram(argv, io)
