@@ -4,9 +4,10 @@
  * compiler a stand-in that fails and records the call), no `npm_config_nodedir`, a fresh HOME and
  * no network (npm offline, from this machine's npm cache that `npm ci` filled); then the real
  * `npm start`, every command in order while it serves — the CLI as the README types it
- * (`./knowhub …`), the HTTP examples through curl — the README's TypeScript example, and the
- * dashboard in Chromium signed in with the token the README makes for the reader, showing what
- * they saved. The only edits are the port (a free one instead of 8420, through KNOWHUB_PORT and
+ * (`./knowhub …`), the HTTP examples through curl — the README's TypeScript example, the Python
+ * client installed as docs/python.md says (in a new venv, no package index) with its first
+ * examples, and the dashboard in Chromium signed in with the token the README makes for the
+ * reader, showing what they saved. The only edits are the port (a free one instead of 8420, through KNOWHUB_PORT and
  * in the curl lines) and the placeholder `<ENTRY_ID>` (the id the first `save` printed). A
  * command the test has no expectation for fails it: when the README changes, this test changes
  * with it. Everything the quick start wrote in the checkout is covered by `.gitignore`.
@@ -128,6 +129,33 @@ describe('README quick start', () => {
         timeout: 120_000,
       })
       expect(result.status, `${example}\n${result.stderr}`).toBe(0)
+    }
+
+    // The Python client as docs/python.md installs it (its pip line, offline, in a new venv) and its
+    // first examples as written, against the same server with alice's token.
+    const pythonDoc = readFileSync(join(ROOT, 'docs', 'python.md'), 'utf8')
+    const pip = /^pip install (\S+)/m.exec(pythonDoc)
+    expect(pip, 'docs/python.md: pip install …').not.toBeNull()
+    const venv = join(base, 'venv')
+    const made = spawnSync('python3', ['-m', 'venv', venv], { env, encoding: 'utf8', timeout: 120_000 })
+    expect(made.status, made.stderr).toBe(0)
+    const pipRun = spawnSync(join(venv, 'bin', 'python'), ['-m', 'pip', 'install', '--no-index', '--disable-pip-version-check', pip![1]!], {
+      cwd: dir,
+      env,
+      encoding: 'utf8',
+      timeout: 300_000,
+    })
+    expect(pipRun.status, `${pipRun.stdout}\n${pipRun.stderr}`).toBe(0)
+    const pythonExamples = [...pythonDoc.matchAll(/```python\n([\s\S]*?)```/g)].map((m) => m[1]!).slice(0, 3)
+    expect(pythonExamples.length).toBe(3)
+    for (const example of pythonExamples) {
+      const ran = spawnSync(join(venv, 'bin', 'python'), ['-c', example], {
+        cwd: base,
+        env: { ...env, KNOWHUB_URL: `http://127.0.0.1:${port}`, KNOWHUB_TOKEN: state.aliceToken },
+        encoding: 'utf8',
+        timeout: 120_000,
+      })
+      expect(ran.status, `${example}\n${ran.stderr}`).toBe(0)
     }
 
     // The dashboard, signed in with the reader's own token, shows what they saved.
