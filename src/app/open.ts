@@ -92,8 +92,9 @@ export interface OpenDeps {
   /**
    * Start loading the embedder's model at once, beside opening the database, for a caller
    * that will embed soon (a server, a search); a failure is logged and the first embed retries.
+   * The texts to embed, when known (a search's query), spare a model none of them needs.
    */
-  warmEmbedder?: boolean
+  warmEmbedder?: boolean | readonly string[]
   /**
    * A Prometheus registry (`createMetrics` of ./metrics.ts) that the search, the embedder, the
    * LLM provider and the PostgreSQL pool report to; a server serves it at `GET /metrics`.
@@ -137,7 +138,10 @@ export async function openKnowHub(config: unknown = {}, deps: OpenDeps = {}): Pr
       ...(deps.onModelDownload ? { onDownload: deps.onModelDownload } : {}),
     }))
   const embedder = metrics ? metrics.instrumentEmbedder(configured) : configured
-  if (deps.warmEmbedder) embedder.warmUp?.().catch((error: Error) => logger.warn('embedder.warmup_failed', { message: error.message }))
+  if (deps.warmEmbedder) {
+    const texts = deps.warmEmbedder === true ? undefined : deps.warmEmbedder
+    embedder.warmUp?.(texts).catch((error: Error) => logger.warn('embedder.warmup_failed', { message: error.message }))
+  }
   const fulltext = parsed.search.fulltext === 'auto' ? undefined : parsed.search.fulltext
   const store = await openStore({
     dataDir: parsed.dataDir,

@@ -44,6 +44,7 @@ export const ENV_VARS = {
   KNOWHUB_SECRETS_READ_ONLY: '1: start even when the stored secrets need another key, refusing every secret write (default: refuse to start)',
   KNOWHUB_LOG_LEVEL: 'debug | info | warn | error (default: error for one-shot commands, which report problems in words; warn for mcp; info for start)',
   KNOWHUB_LOG_FORMAT: 'json | pretty: log lines as JSON or for people (default: pretty on a terminal, JSON otherwise)',
+  KNOWHUB_TIMING: '1: a command prints where its time went (start, open, model, command, close; wall and CPU ms) as one JSON line on stderr',
   KNOWHUB_HOST: 'server: address to listen on (default 127.0.0.1; others need an API token)',
   KNOWHUB_PORT: 'server: port (default 8420)',
   KNOWHUB_BODY_LIMIT: 'server: largest request body in bytes (default 2097152)',
@@ -69,6 +70,8 @@ export function processEnv(): Env {
 export interface CliEnv {
   /** KNOWHUB_LOG_LEVEL */
   logLevel: string | undefined
+  /** KNOWHUB_TIMING=1 */
+  timing: boolean
   /** KNOWHUB_LOG_FORMAT: json | pretty (undefined: decided by whether stderr is a terminal). */
   logFormat: 'json' | 'pretty' | undefined
   /** KNOWHUB_URL: a running KnowHub server to talk to. */
@@ -87,11 +90,17 @@ export interface CliEnv {
 export function cliEnv(env: Env = process.env): CliEnv {
   return {
     logLevel: env.KNOWHUB_LOG_LEVEL || undefined,
+    timing: env.KNOWHUB_TIMING === '1',
     logFormat: logFormat(env.KNOWHUB_LOG_FORMAT),
     url: env.KNOWHUB_URL || undefined,
     token: env.KNOWHUB_TOKEN || undefined,
     agent: env.KNOWHUB_AGENT || undefined,
   }
+}
+
+/** KNOWHUB_TIMING=1, read alone (before anything that may refuse a setting: the timing reports even a failed command). */
+export function timingEnv(env: Env = process.env): boolean {
+  return env.KNOWHUB_TIMING === '1'
 }
 
 /**

@@ -52,8 +52,12 @@ export interface Embedder {
    */
   anchorFloor?(query: string): number | undefined
   embed(texts: readonly string[], options: EmbedOptions): Promise<Float32Array[]>
-  /** Loads what the first `embed` would (a model), ahead of it; absent when there is nothing to load. */
-  warmUp?(): Promise<void>
+  /**
+   * Loads what the first `embed` would (a model), ahead of it; absent when there is nothing to
+   * load. `texts`: what is about to be embedded, when known: a model none of them needs is not
+   * loaded (the sentence embedder compares Chinese text by its hashed part alone).
+   */
+  warmUp?(texts?: readonly string[]): Promise<void>
   /**
    * False while `embed` would wait for a model that has not finished loading (the sentence
    * embedder's USE lite, in its thread); true once it would not. Absent: never waits for a

@@ -385,6 +385,9 @@ describe('dashboard in Chromium', () => {
     await page.locator('.swagger-ui .info .title').waitFor()
     expect(await page.locator('.swagger-ui .info .title').textContent()).toContain('KnowHub')
     await expect.poll(() => page.locator('.opblock-summary-path').count()).toBeGreaterThan(5)
+    // Grouped by area (issue 42), nothing left in Swagger UI's "default" group.
+    const groups = await page.locator('.opblock-tag').evaluateAll((tags) => tags.map((tag) => tag.getAttribute('data-tag')))
+    expect(groups).toEqual(['knowledge', 'resources', 'packs', 'agents', 'admin', 'users'])
     expect(external).toEqual([])
     expect(errors).toEqual([])
     await screenshot(page, 'api-docs')

@@ -16,7 +16,7 @@ export function statusCommand(io: Io): Command {
     .description('Show the database, embedder and number of entries')
     .option('--json', 'print JSON')
     .action(async (options, command: Command) => {
-      const status = await withSession(sessionOptions(command), io, (session) => session.admin.status())
+      const status = await withSession({ ...sessionOptions(command), readsOnly: true }, io, (session) => session.admin.status())
       if (options.json) return printJson(io, status)
       io.out(
         `database:  ${status.database}${status.location ? ` (${status.location})` : ''}${status.pgvector ? ', pgvector' : ', exact vector search (no pgvector)'}`,

@@ -43,7 +43,6 @@ import {
   DEFAULT_RELEVANCE_GATE,
   gateCandidates,
   ownEvidence,
-  passesGate,
   QUALITY_BOOST,
   queryGate,
   relevanceRerank,
@@ -582,12 +581,13 @@ async function gateFused(run: SearchRun, input: ParsedSearch, g: GateInput): Pro
   if (answer && answered !== undefined && answered < answer.threshold) return []
   // An injection carries only the kept candidates, the first included, whose own probability clears the bar.
   const carried = injection && features ? kept.filter((c) => clears(injection, features.get(c.id))) : kept
-  // What kept each: its own evidence; else the anchor (or the best), or (recall) a follower.
-  const strong = { minTextStrength: gate.minTextStrength, minSimilarity: gate.minSimilarity }
+  // What kept each: its own evidence; else the anchor (or the best); in a recall search only the
+  // first kept is the anchor, every other one without evidence of its own followed it (issue 42:
+  // an unrelated candidate strong enough to anchor was labelled the strongest).
   // In place, as the strength above: the kept candidates are the fused ones.
   for (const c of carried) {
     const own = precision.own ? ownEvidence(c, text.bound, precision, precision.own) : undefined
-    c.evidence = own ?? (!recall || passesGate(c, text.bound, strong) ? 'anchor' : 'follows')
+    c.evidence = own ?? (!recall || c === first ? 'anchor' : 'follows')
     if (vectorHits.length > 0) c.background = background
     const p = probability?.get(c.id)
     if (p !== undefined) c.relevance_probability = p
