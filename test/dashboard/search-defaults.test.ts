@@ -72,4 +72,31 @@ describe('dashboard search, as the API searches', () => {
     if (selenium) expect(selenium.kept).toContain('follows the strongest candidate')
     await context.close()
   }, 120_000)
+
+  it('lists in the order chosen (the API\'s order: scope or quality), kept in the link and in "Show more"', async () => {
+    const context = await browser.newContext()
+    const page = await context.newPage()
+    const asked: URL[] = []
+    page.on('request', (request: BrowserRequest) => {
+      const url = new URL(request.url())
+      if (url.pathname === '/ui/knowledge/search') asked.push(url)
+    })
+    await page.goto(`${t.server.url}/#/search`)
+    await page.locator('#q').fill('pnpm docker')
+    await page.locator('#order').selectOption('quality')
+    await page.getByRole('button', { name: 'Search' }).click()
+    await shown(page)
+    expect(page.url()).toContain('order=quality')
+    expect(asked.at(-1)!.searchParams.get('order')).toBe('quality')
+    await page.getByRole('link', { name: 'Show more' }).click()
+    await page.getByRole('link', { name: 'Show only the closest matches' }).waitFor()
+    const wide = await shown(page)
+    expect(asked.at(-1)!.searchParams.get('order')).toBe('quality')
+    expect(await page.locator('#order').inputValue()).toBe('quality')
+    const api = (await (await fetch(`${t.server.url}/api/knowledge/search?q=pnpm%20docker&mode=recall&top_k=20&order=quality`)).json()) as {
+      results: Array<{ task: string }>
+    }
+    expect(wide.map((r) => r.task)).toEqual(api.results.map((r) => r.task))
+    await context.close()
+  }, 120_000)
 })

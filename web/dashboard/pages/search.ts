@@ -75,16 +75,34 @@ export const MORE_TOP_K = 20
  * the CLI, the tools and MCP search; "Show more" (`more=1`) asks for recall explicitly
  * (`mode=recall`, {@link MORE_TOP_K} results), where candidates may follow the strongest one.
  */
-export function searchQuery(q: string, types: string[], more: boolean): Record<string, string | number | boolean | string[]> {
-  return { q, types, explain: true, ...(more ? { mode: 'recall', top_k: MORE_TOP_K } : {}) }
+export function searchQuery(q: string, types: string[], more: boolean, order = ''): Record<string, string | number | boolean | string[]> {
+  return {
+    q,
+    types,
+    explain: true,
+    ...(more ? { mode: 'recall', top_k: MORE_TOP_K } : {}),
+    ...(ORDERS.some((o) => o.value === order && o.value) ? { order } : {}),
+  }
 }
 
-/** The page. Its state lives in the hash (`#/search?q=…&types=…&scope=…&more=1`), so a search can be linked and reloaded. */
+/**
+ * The orders a search can list its results in (the API's `order`): relevance blended with quality
+ * (the default), seed 002's scope priority (user > project > agent > team > org > public), or
+ * seed 003's quality. Which results are found does not change, only their order.
+ */
+export const ORDERS = [
+  { value: '', label: 'relevance (default)' },
+  { value: 'scope', label: 'scope: mine first' },
+  { value: 'quality', label: 'quality' },
+] as const
+
+/** The page. Its state lives in the hash (`#/search?q=…&types=…&scope=…&order=…&more=1`), so a search can be linked and reloaded. */
 export async function searchPage(ctx: PageContext): Promise<void> {
   const q = ctx.params.get('q') ?? ''
   const types = (ctx.params.get('types') ?? '').split(',').filter(Boolean)
   const scope = ctx.params.get('scope') ?? ''
   const more = ctx.params.get('more') === '1'
+  const order = ctx.params.get('order') ?? ''
   const input = h('input', { id: 'q', name: 'q', type: 'search', value: q, placeholder: 'e.g. selenium login · 登录 验证码', autocomplete: 'off' })
   const typeBoxes = TYPES.map((t) => h('input', { type: 'checkbox', name: 'types', value: t, checked: types.includes(t) }))
   const scopeSelect = h(
@@ -92,6 +110,11 @@ export async function searchPage(ctx: PageContext): Promise<void> {
     { id: 'scope', name: 'scope' },
     h('option', { value: '' }, 'any visible scope'),
     visibleScopes(ctx.me).map((s) => h('option', { value: s, selected: s === scope }, s)),
+  )
+  const orderSelect = h(
+    'select',
+    { id: 'order', name: 'order' },
+    ORDERS.map((o) => h('option', { value: o.value, selected: o.value === order }, o.label)),
   )
   const results = h('section', { id: 'results', 'aria-live': 'polite', 'aria-label': 'Results' })
   const form = h(
@@ -102,7 +125,7 @@ export async function searchPage(ctx: PageContext): Promise<void> {
       onsubmit: (event: Event) => {
         event.preventDefault()
         const chosen = typeBoxes.filter((b) => b.checked).map((b) => b.value)
-        location.hash = `#/search${query({ q: input.value.trim(), types: chosen, scope: scopeSelect.value })}`
+        location.hash = `#/search${query({ q: input.value.trim(), types: chosen, scope: scopeSelect.value, order: orderSelect.value })}`
       },
     },
     field('Search knowledge', input),
@@ -113,6 +136,7 @@ export async function searchPage(ctx: PageContext): Promise<void> {
       typeBoxes.map((box, i) => h('label', { class: 'check' }, box, TYPES[i]!)),
     ),
     field('Scope', scopeSelect),
+    field('Order', orderSelect),
     h('button', { type: 'submit' }, 'Search'),
   )
   mount(ctx.root, h('h1', null, 'Search'), form, results)
@@ -121,7 +145,7 @@ export async function searchPage(ctx: PageContext): Promise<void> {
     return
   }
   const started = performance.now()
-  const response = await call<{ results: SearchHit[]; count: number }>('GET', `/ui/knowledge/search${query(searchQuery(q, types, more))}`)
+  const response = await call<{ results: SearchHit[]; count: number }>('GET', `/ui/knowledge/search${query(searchQuery(q, types, more, order))}`)
   const hits = scope ? response.results.filter((hit) => hit.scopes.includes(scope)) : response.results
   const best = {
     fulltext: Math.max(0, ...hits.map((r) => r.explain?.fulltext_score ?? 0)),
@@ -132,11 +156,11 @@ export async function searchPage(ctx: PageContext): Promise<void> {
   const ms = Math.round(performance.now() - started)
   results.dataset.ms = String(ms)
   const moreLink = more
-    ? h('a', { href: `#/search${query({ q, types, scope })}`, class: 'more' }, 'Show only the closest matches')
+    ? h('a', { href: `#/search${query({ q, types, scope, order })}`, class: 'more' }, 'Show only the closest matches')
     : h(
         'a',
         {
-          href: `#/search${query({ q, types, scope, more: '1' })}`,
+          href: `#/search${query({ q, types, scope, order, more: '1' })}`,
           class: 'more',
           title: `a recall search: up to ${MORE_TOP_K} results, some only near the best one`,
         },
