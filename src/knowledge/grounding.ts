@@ -293,7 +293,9 @@ export async function checkGrounding(text: string, sources: readonly GroundingSo
 export function embeddingSimilarity(embedder: Pick<Embedder, 'model' | 'embed'> | undefined): GroundingOptions['similarity'] {
   if (!embedder || !/^(openai|local):/u.test(embedder.model)) return undefined
   return async (text, sources) => {
-    const [a, b] = await embedder.embed([text, sources], { kind: 'document' })
+    // A symmetric comparison (is this text a paraphrase of that one?): both sides as queries, as e5's
+    // model card asks for similarity and paraphrase tasks; the 0.85 default was measured that way.
+    const [a, b] = await embedder.embed([text, sources], { kind: 'query' })
     return a && b ? cosine(a, b) : 0
   }
 }
