@@ -136,12 +136,15 @@ function isSmallTalk(sentence: string): boolean {
 }
 
 /**
- * The numbers of a text, as written without thousands separators.
+ * The numbers of a text, as written without thousands separators. A comma is a thousands
+ * separator only before three digits; elsewhere it separates numbers ("Android 10,8 和 9": Chinese
+ * text often has ASCII commas).
  * @example
  * numbersIn('port 8,080 on v2.3') // ['8080', '2.3']
+ * numbersIn('提到 10,8 和 9') // ['10', '8', '9']
  */
 export function numbersIn(text: string): string[] {
-  return [...text.matchAll(/\d+(?:[.,:]\d+)*/gu)].map((m) => m[0].replace(/(?<=\d),(?=\d{3}\b)/gu, ''))
+  return [...text.matchAll(/\d+(?:[.:]\d+|,\d{3}(?!\d))*/gu)].map((m) => m[0].replaceAll(',', ''))
 }
 
 /**
@@ -254,16 +257,23 @@ export async function checkGrounding(text: string, sources: readonly GroundingSo
   const verdict = (fields: Partial<Grounding> & { supported: boolean }): Grounding => ({ coverage: 0, missing: [], sources: [], otherLanguage, ...fields })
   if (indexed.length === 0) return verdict({ supported: false, reason: 'no_source' })
   const anywhere = (kind: Kind, word: string): boolean => indexed.some((source) => holds(source, kind, word))
-  const numbers = numbersIn(clean).filter((n) => !anywhere('number', n))
+  const allNumbers = numbersIn(clean)
+  const numbers = allNumbers.filter((n) => !anywhere('number', n))
   if (numbers.length > 0) return verdict({ supported: false, reason: 'numbers', missing: numbers.slice(0, 10) })
-  const names = namesIn(clean).filter((n) => !anywhere('name', n))
+  const allNames = namesIn(clean)
+  const names = allNames.filter((n) => !anywhere('name', n))
   if (names.length > 0) return verdict({ supported: false, reason: 'names', missing: names.slice(0, 10) })
   const { latin, cjk } = contentWords(clean)
   const words: Array<[Kind, string]> = [...latin.map((w): [Kind, string] => ['latin', w]), ...cjk.map((w): [Kind, string] => ['cjk', w])]
   if (words.length === 0) return verdict({ supported: false, reason: 'empty' })
   const found = words.filter(([kind, word]) => anywhere(kind, word))
   const coverage = found.length / words.length
-  const support = coveringSources(indexed, found)
+  // The sources are those that hold its words, numbers and names: the turn that says "10" is one.
+  const support = coveringSources(indexed, [
+    ...found,
+    ...allNumbers.map((n): [Kind, string] => ['number', n]),
+    ...allNames.map((n): [Kind, string] => ['name', n]),
+  ])
   const missing = words
     .filter((w) => !found.includes(w))
     .map(([, word]) => word)

@@ -160,4 +160,30 @@ describe('grounded extraction', () => {
     expect(result.refused).toEqual([expect.objectContaining({ action: 'update', existing_id: id, reason: expect.stringContaining('not supported') })])
     expect((await hub.knowledge.get(id, alice)).content).toBe('Run corepack enable before pnpm install.')
   })
+
+  it('keeps a new fact that names what the entry it supersedes said (the turns and that entry support it); drops it as an addition', async () => {
+    const before = [{ id: 'a1', role: 'user', content: 'The mobile app must support Android 8: the shops still use old tablets.' }]
+    const after = [{ id: 'a2', role: 'user', content: 'All shop tablets were replaced; the minimum Android version is now 10.' }]
+    const android = (content: string, ids: string[]): Reply => ({ types: ['strategy'], task: 'Minimum Android version of the app', content, message_ids: ids })
+    model(stub, [android('The mobile app must support Android 8.', ['a1'])])
+    const old = (await hub.extraction.extract({ messages: before, mode: 'save' }, alice)).items[0]!.id!
+    // "mobile app" is said by the entry, not by the new turn: the turns alone do not support it.
+    const newer = android('The mobile app needs Android 10 at least.', ['a2'])
+    model(stub, [newer], () => [{ proposal: 0, action: 'add' }])
+    const added = await hub.extraction.extract({ messages: after, mode: 'save' }, alice)
+    expect(added.items).toEqual([])
+    expect(added.dropped).toEqual([
+      expect.objectContaining({ task: 'Minimum Android version of the app', content: 'The mobile app needs Android 10 at least.' }),
+    ])
+    model(stub, [newer], () => [{ proposal: 0, action: 'supersede', existing_id: old }])
+    const result = await hub.extraction.extract({ messages: after, mode: 'save' }, alice)
+    expect(result.dropped).toEqual([])
+    expect(result.items).toEqual([expect.objectContaining({ action: 'supersede', content: 'The mobile app needs Android 10 at least.', message_ids: ['a2'] })])
+    // A supersession that the entry does not support either stays dropped.
+    const invented = android('The mobile app needs Android 12 on Samsung tablets.', ['a2'])
+    model(stub, [invented], () => [{ proposal: 0, action: 'supersede', existing_id: result.items[0]!.id! }])
+    const refused = await hub.extraction.extract({ messages: after, mode: 'save' }, alice)
+    expect(refused.items).toEqual([])
+    expect(refused.dropped).toEqual([expect.objectContaining({ reason: expect.stringContaining('12') })])
+  })
 })

@@ -93,6 +93,8 @@ describe('the grounding rule', () => {
 
   it('finds numbers, names and the sentences that can support a fact', () => {
     expect(numbersIn('port 8,080 on v2.3, 2025-05-20')).toEqual(['8080', '2.3', '2025', '05', '20'])
+    // A comma before anything but three digits separates numbers (Chinese text often has ASCII commas).
+    expect(numbersIn('Android 最低版本提到 10,8 和 9 不再支持')).toEqual(['10', '8', '9'])
     expect(namesIn('The user moved CI to GitHub Actions on node:20.')).toEqual(['ci', 'github', 'actions', 'node:20'])
     expect(namesIn('用户改用 Python 了')).toEqual(['python'])
     expect(supportingSentences('Thanks! I use pnpm. Maybe Docker too? 我们用 Python 3.12。可能也用 Go。')).toEqual(['I use pnpm.', '我们用 Python 3.12。'])

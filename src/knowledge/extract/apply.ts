@@ -19,7 +19,7 @@ import type { LlmProvider } from '../../llm/index.js'
 import type { ResourceService } from '../../resources/service.js'
 import type { Store } from '../../store/store.js'
 import type { KnowledgeService } from '../service.js'
-import type { GroundingOptions } from '../grounding.js'
+import type { Grounding, GroundingOptions } from '../grounding.js'
 import { secretsPlacement, type ExecutionContext } from './execution-context.js'
 import type { Proposal } from './prompt.js'
 import { settleSecrets, type FoundSecret } from './secrets.js'
@@ -64,6 +64,12 @@ export interface PlannedItem {
   existing: { id: string; content: string; contradicts: boolean } | undefined
   candidates?: Array<{ id: string; types: string[]; task: string; content: string }>
   reason: string
+  /**
+   * The verdict on a proposal the turns alone do not support: kept only when the model decides it
+   * updates or supersedes a similar entry and the turns with that entry support it (a new fact
+   * that names what the old one said: "the App's minimum is now Android 10"); dropped otherwise.
+   */
+  unsupported?: Grounding
 }
 
 export interface ApplyOptions {

@@ -23,7 +23,7 @@ export type { ExtractionDeps } from './apply.js'
 import { executionContext, placement, type ExecutionContext } from './execution-context.js'
 import type { LlmProvider } from '../../llm/index.js'
 import type { Logger } from '../../core/logger.js'
-import { checkGrounding, type GroundingOptions } from '../grounding.js'
+import { checkGrounding, type Grounding, type GroundingOptions } from '../grounding.js'
 import { groundProposal, reportedGrounding, ungroundedReason, type Turn } from './ground.js'
 import {
   DECIDE_MAX_TOKENS,
@@ -158,6 +158,7 @@ export async function extractKnowledge(deps: ExtractionDeps, raw: unknown, princ
     if (decided) await groundUpdates(decided, conversation, grounding, result)
     planned = decided ?? planned.filter((_item, index) => !cases.some((c) => c.proposal === index))
   }
+  planned = await settleUnsupported(planned, { ...conversation, turns }, grounding, result)
   await applyPlan(deps, planned, { principal, context, mode: input.mode, secrets: conversation.secrets, now: (deps.clock ?? systemClock).now() }, result)
   logger.info('knowledge.extract.done', {
     mode: input.mode,
@@ -274,34 +275,71 @@ async function planItems(
       continue
     }
     const verdict = await groundProposal(proposal, conversation.turns, grounding)
-    if (!verdict.supported) {
-      const content = await settleSecrets(proposal.content, conversation.secrets, () => '[secret]')
-      result.dropped.push({ task: proposal.task, reason: ungroundedReason(verdict), content })
-      continue
-    }
-    // The turns that support it, not the ids the model cites: those are often wrong or invented.
-    const turns = verdict.sources
-    const messageIds = turns.flatMap((i) => conversation.turns.find((t) => t.index === i)?.callerId ?? [])
-    const markers = new Set([...markersIn(proposal.task), ...markersIn(proposal.content)])
-    const secrets = conversation.secrets.filter((s) => markers.has(s.n) || turns.includes(s.message)).map((s) => s.n)
-    const statedAt = statementTime(
-      turns.flatMap((i) => conversation.promptIds.get(i) ?? []),
-      conversation.times,
-    )
     planned.push({
       proposal,
       ...place,
-      messageIds,
-      turns,
-      grounding: reportedGrounding(verdict),
-      secrets,
-      statedAt,
+      ...restingOn(proposal, verdict, conversation),
       action: 'add',
       existing: undefined,
       reason: 'new knowledge',
+      ...(verdict.supported ? {} : { unsupported: verdict }),
     })
   }
   return planned
+}
+
+/** What a grounded proposal rests on: the turns that support it (not the ids the model cites: those are often wrong or invented), their messages, secrets and time. */
+function restingOn(
+  proposal: Proposal,
+  verdict: Grounding,
+  conversation: PreparedConversation,
+): Pick<PlannedItem, 'messageIds' | 'turns' | 'grounding' | 'secrets' | 'statedAt'> {
+  const turns = verdict.sources.filter((i) => i >= 0)
+  const markers = new Set([...markersIn(proposal.task), ...markersIn(proposal.content)])
+  return {
+    turns,
+    messageIds: turns.flatMap((i) => conversation.turns.find((t) => t.index === i)?.callerId ?? []),
+    grounding: reportedGrounding(verdict),
+    secrets: conversation.secrets.filter((s) => markers.has(s.n) || turns.includes(s.message)).map((s) => s.n),
+    statedAt: statementTime(
+      turns.flatMap((i) => conversation.promptIds.get(i) ?? []),
+      conversation.times,
+    ),
+  }
+}
+
+/**
+ * The proposals the turns alone did not support, settled once the model has decided: one that
+ * updates or supersedes an entry is grounded again on the turns plus that entry (as an update's
+ * merged content is), and kept when they support it; every other is dropped with its reason and
+ * content, so that nothing ungrounded is saved.
+ */
+async function settleUnsupported(
+  planned: PlannedItem[],
+  conversation: PreparedConversation,
+  grounding: GroundingOptions,
+  result: ExtractResult,
+): Promise<PlannedItem[]> {
+  const kept: PlannedItem[] = []
+  for (const item of planned) {
+    if (!item.unsupported) {
+      kept.push(item)
+      continue
+    }
+    const candidate = item.existing && item.action !== 'noop' ? item.candidates?.find((c) => c.id === item.existing!.id) : undefined
+    const verdict = candidate
+      ? await groundProposal(item.proposal, conversation.turns, grounding, { index: -1, text: `${candidate.task}\n${candidate.content}` })
+      : item.unsupported
+    if (verdict.supported) {
+      const { unsupported: _dropped, ...rest } = item
+      kept.push({ ...rest, ...restingOn(item.proposal, verdict, conversation) })
+      continue
+    }
+    const content = await settleSecrets(item.proposal.content, conversation.secrets, () => '[secret]')
+    const source = candidate ? `the conversation and ${candidate.id}` : undefined
+    result.dropped.push({ task: item.proposal.task, reason: ungroundedReason(verdict, source), content })
+  }
+  return kept
 }
 
 /**

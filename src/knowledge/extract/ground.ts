@@ -24,15 +24,17 @@ export interface Turn {
  * The verdict on one proposal, over the turns it may rest on (the user's for a user profile).
  * @example
  * const g = await groundProposal(proposal, turns, {})
+ * const again = await groundProposal(proposal, turns, {}, { index: -1, text: supersededEntry.content }) // an update or supersession
  */
-export async function groundProposal(proposal: Proposal, turns: readonly Turn[], options: GroundingOptions): Promise<Grounding> {
+export async function groundProposal(
+  proposal: Proposal,
+  turns: readonly Turn[],
+  options: GroundingOptions,
+  existing?: { index: number; text: string },
+): Promise<Grounding> {
   const profile = proposal.types.includes('user_profile')
   const eligible = turns.filter((t) => (profile ? t.role === 'user' : t.role !== 'system'))
-  return checkGrounding(
-    proposal.content,
-    eligible.map((t) => ({ index: t.index, text: t.text })),
-    options,
-  )
+  return checkGrounding(proposal.content, [...eligible.map((t) => ({ index: t.index, text: t.text })), ...(existing ? [existing] : [])], options)
 }
 
 /**
