@@ -44,7 +44,7 @@ interface PatternRule {
 
 /** Values that are placeholders, not secrets (markers of an earlier redaction included). */
 const PLACEHOLDER =
-  /^(?:\[(?:SECRET_\d+|redacted[^\]]*|secret[^\]]*)\]|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\$\(.*|%[A-Za-z_][A-Za-z0-9_]*%|<[^>]*>|\*{3,}|x{3,}|\.{3,}|…|null|none|true|false|undefined|changeme|\{\{[^}]*\}\})$/iu
+  /^(?:\[(?:SECRET_\d+|redacted[^\]]*|secret[^\]]*)\]|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\$\(.*|%[A-Za-z_][A-Za-z0-9_]*%|<[^>]*>|\*{3,}|x{3,}|\.{2,}|…|null|none|true|false|undefined|changeme|\{\{[^}]*\}\})$/iu
 
 /**
  * At least three of lower case, upper case, digits and symbols, or 24+ characters of two with a
@@ -82,7 +82,9 @@ const ZH_SECRET_LABEL = '密码|口令|密钥|秘钥|私钥|令牌|授权码'
 const ZH_VALUE = String.raw`[!#-&(-_a-~]+`
 
 const SECRET_NAME = String.raw`(?:[A-Za-z0-9]+[_-])*(?:api[_\s-]?key|apikey|secret(?:[_-]?key)?|access[_-]?(?:key(?:[_-]?id)?|token)|client[_-]?secret|private[_-]?key(?:[_-]?id)?|auth[_-]?token|refresh[_-]?token|id[_-]?token|session[_-]?token|token|password|passwd|passphrase|pwd|credentials?)`
-const VALUE = String.raw`["'\x60]?(?<v>[^\s"'\x60,;，。；]+)`
+// A labelled value ends at a space, a quote or a separator; a sentence's full stop (or ! ?)
+// right before a space or the end is the sentence's, not the value's ("the password is hunter2.").
+const VALUE = String.raw`["'\x60]?(?<v>[^\s"'\x60,;，。；]+?)(?=[.!?]?(?:\s|$)|["'\x60,;，。；])`
 
 /** Names that make a `.env` value secret whatever it looks like. */
 const SECRET_ENV_NAME = /(?:KEY|SECRET|TOKEN|PASS|PWD|PASSWORD|CREDENTIAL|AUTH|PRIVATE|DSN|DATABASE_(?:REPLICA_)?URL|SESSION|COOKIE|SALT|SIGNATURE|CERT)/iu
@@ -253,7 +255,7 @@ export const KNOWHUB_RULES: readonly PatternRule[] = [
   {
     name: 'session-cookie',
     kind: 'cookie',
-    re: /\b(?<l>session(?:_?id)?|sessid|sid|auth_token|csrftoken|PHPSESSID|JSESSIONID|remember_token|connect\.sid|_session)\s*=\s*(?<v>[^;\s"']{4,})/giu,
+    re: /\b(?<l>session(?:_?id)?|sessid|sid|auth_token|csrftoken|PHPSESSID|JSESSIONID|remember_token|connect\.sid|_session)\s*=\s*(?<v>(?:(?![;"',])[\x21-\x7e]){4,})/giu,
   },
 ]
 
@@ -269,6 +271,9 @@ function cookieFindings(text: string): SecretFinding[] {
       let value = m.groups?.value ?? ''
       const lead = value.length - value.trimStart().length
       value = value.trim().replace(/^"|"$/gu, '')
+      // A cookie value is ASCII without spaces or commas (RFC 6265): prose after it ("…=abc，然后登录") is not part of it.
+      const end = value.search(/[\s,]|[^\x21-\x7e]/u)
+      if (end >= 0) value = value.slice(0, end)
       if (value.length >= 1 && !PLACEHOLDER.test(value)) {
         const start =
           offset + (m.index ?? 0) + m[0].length - (m.groups?.value ?? '').length + lead + ((m.groups?.value ?? '').trimStart().startsWith('"') ? 1 : 0)

@@ -51,6 +51,20 @@ describe('secret detection', () => {
     expect((await redactSecrets(prose)).text).toBe(prose)
   })
 
+  it("ends a value where the value ends: a sentence's full stop after a password, Chinese prose after a cookie", async () => {
+    const password = `Tr0ub${alnum(8)}`
+    const said = await redactSecrets(`The password is ${password}. Then log in.`)
+    expect(said.found.map((f) => f.value)).toContain(password)
+    expect(said.text).toMatch(/\[redacted\]\. Then log in\.$/u)
+    const dotted = await findSecrets(`password: ${password}.v2 ok`)
+    expect(dotted.map((f) => f.value)).toContain(`${password}.v2`)
+    const cookie = alnum(24)
+    const zh = await redactSecrets(`请求头 Cookie: sid=${cookie}，然后再登录后台。`)
+    expect(zh.found.map((f) => f.value)).toEqual([cookie])
+    expect(zh.text).toContain('，然后再登录后台。')
+    expect(zh.text).not.toContain(cookie)
+  })
+
   it('redacts every string of a structured answer', async () => {
     const kh = `kh_${randomBytes(32).toString('base64url')}`
     const answer = { content: `use ${kh}`, tags: { note: `Bearer ${alnum(30)}` }, n: 3, list: ['plain', `pass=${kh}`] }
