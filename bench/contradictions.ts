@@ -17,6 +17,7 @@ import { loadavg } from 'node:os'
 import { pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
 import { openEvalHub, evalEmbedder, type EvalHub } from '../src/app/eval.js'
+import { loadConfig } from '../src/cli/config.js'
 import { LlmConfig } from '../src/core/config.js'
 import { Principal } from '../src/core/principal.js'
 import { startOpenAIStub } from '../test/helpers/openai-stub.js'
@@ -24,8 +25,8 @@ import { CONTRADICTION_LANGS, caseSessions, loadContradictions, scriptedModel, t
 import { printTable, round, type BenchResult } from './lib.js'
 
 export interface ContradictionsBenchOptions {
-  /** Embedders to run (default hashed and sentence). */
-  embedders?: ReadonlyArray<'hashed' | 'sentence'>
+  /** Embedders to run (default hashed and sentence); `openai`: the configured OpenAI-compatible model (KNOWHUB_EMBEDDER=openai …). */
+  embedders?: ReadonlyArray<'hashed' | 'sentence' | 'openai'>
   /** Only the first N cases of each language. */
   limit?: number
   /** With supersession, the baseline where every decision is ADD, or both (default). */
@@ -160,7 +161,7 @@ export async function runContradictionsBench(options: ContradictionsBenchOptions
     for (const run of options.modes ?? (['supersede', 'add-only'] as const)) {
       mode = run
       const hub = await openEvalHub({
-        embedder: await evalEmbedder(embedderName, { provider: 'hashed', dimension: 512 }),
+        embedder: await evalEmbedder(embedderName, embedderName === 'openai' ? loadConfig().embedder : { provider: 'hashed', dimension: 512 }),
         llm: LlmConfig.parse({ url: stub.url, model: 'scripted', timeoutMs: 10_000 }),
       })
       try {
@@ -219,7 +220,7 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
     },
   })
   if (values.help) {
-    console.log(`usage: npx tsx bench/contradictions.ts [--embedder hashed|sentence]… [--lang en|zh]… [--mode supersede|add-only]…
+    console.log(`usage: npx tsx bench/contradictions.ts [--embedder hashed|sentence|openai]… [--lang en|zh]… [--mode supersede|add-only]…
        [--id CASE]… [--limit N] [--explain] [--out FILE.json]
   --explain   for every miss, print the five results with the gate's evidence (explain=true)
   --out       write every case's outcome (ranked facts, and the explained results of misses) as JSON`)
@@ -227,7 +228,7 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   }
   const outcomes: unknown[] = []
   const results = await runContradictionsBench({
-    ...(values.embedder ? { embedders: values.embedder as Array<'hashed' | 'sentence'> } : {}),
+    ...(values.embedder ? { embedders: values.embedder as Array<'hashed' | 'sentence' | 'openai'> } : {}),
     ...(values.lang ? { langs: values.lang as Array<(typeof CONTRADICTION_LANGS)[number]> } : {}),
     ...(values.mode ? { modes: values.mode as ScriptMode[] } : {}),
     ...(values.id ? { ids: values.id } : {}),

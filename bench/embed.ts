@@ -56,12 +56,12 @@ function chineseText(next: () => number, words: number): string {
 /** Embeds `texts` repeatedly for at least `minMs` and returns texts per second. */
 async function throughput(texts: string[], minMs = 1_000): Promise<number> {
   const embedder = createHashedEmbedder({ dimension: 512 })
-  await embedder.embed(texts.slice(0, 200)) // warm up the JIT and the stem cache
+  await embedder.embed(texts.slice(0, 200), { kind: 'document' }) // warm up the JIT and the stem cache
   let done = 0
   const started = performance.now()
   let elapsed = 0
   while (elapsed < minMs) {
-    await embedder.embed(texts)
+    await embedder.embed(texts, { kind: 'document' })
     done += texts.length
     elapsed = performance.now() - started
   }
@@ -97,8 +97,14 @@ async function locomoRetrieval(folder: string, dimension: number): Promise<{ rec
     relevant.set(query, set)
   }
   const embedder = createHashedEmbedder({ dimension })
-  const docVectors = await embedder.embed(docs.map((doc) => doc.text))
-  const queryVectors = await embedder.embed(queries.map((query) => query.text))
+  const docVectors = await embedder.embed(
+    docs.map((doc) => doc.text),
+    { kind: 'document' },
+  )
+  const queryVectors = await embedder.embed(
+    queries.map((query) => query.text),
+    { kind: 'query' },
+  )
   let recall = 0
   let ndcg = 0
   let count = 0

@@ -16,7 +16,7 @@ import { existsSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { pathToFileURL } from 'node:url'
-import { KnowHubConfig } from '../src/core/config.js'
+import { loadConfig } from '../src/cli/config.js'
 import { loadRetrievalSet } from '../src/eval/dataset.js'
 import { cachedEmbedder } from '../src/eval/embed-cache.js'
 import { EVAL_MODES, formatEvalTable, loadIntoKnowledge, roundMetrics, runRetrievalEval, type EvalMetrics, type EvalMode } from '../src/eval/harness.js'
@@ -84,7 +84,7 @@ export async function evalRuns(options: EvalBenchOptions = {}): Promise<SetRuns[
     }
     const set = await loadRetrievalSet(spec.dir)
     for (const w of set.warnings) log(`${name}: ${w.path}: ${w.message}`)
-    const config = KnowHubConfig.parse({})
+    const config = loadConfig()
     const base = await evalEmbedder(options.embedder ?? 'config', config.embedder)
     const embedder = options.embedCache ? cachedEmbedder(base, options.embedCache) : base
     const hub = await openEvalHub({ embedder, ...(options.fusion ? { service: { fusion: options.fusion } } : {}) })

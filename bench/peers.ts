@@ -11,13 +11,17 @@
  * documents of its conversation, or of its scope group (`meta.scope`). Latency per query
  * includes embedding the query (KnowHub's query-vector cache is off in the evaluation hub).
  *
+ * hnswlib-node builds native code at install (node-gyp: a C++ compiler and Node's headers), so it is
+ * not among KnowHub's dependencies (issue 42: `npm install` needs no compiler): without it the hybrid
+ * peer's row says "skipped: install hnswlib-node" and the rest runs. `npm install --no-save
+ * hnswlib-node@3.0.0` adds it for a run.
+ *
  *   npx tsx bench/peers.ts [--sets turns-dev,facts-dev,zh-agent] [--embedder hashed|sentence] [--limit N]
  */
 import { existsSync } from 'node:fs'
 import os from 'node:os'
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
-import hnswlib from 'hnswlib-node'
 import MiniSearch from 'minisearch'
 import { evalEmbedder, openEvalHub, type EvalEmbedderName } from '../src/app/eval.js'
 import { KnowHubConfig } from '../src/core/config.js'
@@ -34,9 +38,33 @@ const SETS: Record<string, string> = {
   'facts-dev': join(LOCOMO, 'facts-dev'),
   'zh-agent': join(ROOT, 'bench', 'data', 'zh-agent'),
 }
-// hnswlib-node is CommonJS: its named exports come through the default import.
-const { HierarchicalNSW } = hnswlib
-type HierarchicalNSW = InstanceType<typeof HierarchicalNSW>
+/** What the benchmark uses of hnswlib-node's index. */
+interface HierarchicalNSW {
+  initIndex(maxElements: number, m: number, efConstruction: number): void
+  setEf(ef: number): void
+  addPoint(point: number[], label: number): void
+  searchKnn(query: number[], k: number): { neighbors: number[] }
+}
+type HnswConstructor = new (space: 'cosine', dimension: number) => HierarchicalNSW
+/** The package, by a name TypeScript does not resolve: it is not a dependency. */
+const HNSWLIB = 'hnswlib-node'
+/** The line a skipped peer prints, and the note of its row. */
+export const HNSW_SKIPPED = 'skipped: install hnswlib-node (npm install --no-save hnswlib-node@3.0.0; it builds native code with a C++ compiler)'
+
+/**
+ * hnswlib-node's index class when the package is installed (and built), else undefined.
+ * @example
+ * const Hnsw = await loadHnswlib() // undefined on a plain `npm install`
+ */
+export async function loadHnswlib(): Promise<HnswConstructor | undefined> {
+  try {
+    // CommonJS: its named exports come through the default import.
+    const module = (await import(HNSWLIB)) as { default: { HierarchicalNSW: HnswConstructor } }
+    return module.default.HierarchicalNSW
+  } catch {
+    return undefined
+  }
+}
 const DEPTH = 50
 const RRF_K = 60
 
@@ -56,7 +84,8 @@ export interface PeersOptions {
 interface Haystack {
   docs: number[]
   lexical: MiniSearch<{ id: number; text: string }>
-  vectors: HierarchicalNSW
+  /** Absent without hnswlib-node. */
+  vectors: HierarchicalNSW | undefined
 }
 
 /** The text KnowHub indexes for a document (task and content; see harness.ts). */
@@ -64,10 +93,11 @@ function docText(doc: RetrievalSet['docs'][number]): string {
   return doc.meta.task !== undefined ? `${doc.meta.task}\n${doc.text}` : doc.text
 }
 
-function buildHaystack(set: RetrievalSet, members: number[], vectors: Float32Array[], dimension: number): Haystack {
+function buildHaystack(set: RetrievalSet, members: number[], vectors: Float32Array[], dimension: number, Hnsw: HnswConstructor | undefined): Haystack {
   const lexical = new MiniSearch<{ id: number; text: string }>({ fields: ['text'], idField: 'id' })
   lexical.addAll(members.map((i) => ({ id: i, text: docText(set.docs[i]!) })))
-  const index = new HierarchicalNSW('cosine', dimension)
+  if (!Hnsw) return { docs: members, lexical, vectors: undefined }
+  const index = new Hnsw('cosine', dimension)
   index.initIndex(Math.max(1, members.length), 16, 200)
   index.setEf(64)
   for (const i of members) index.addPoint(Array.from(vectors[i]!), i)
@@ -87,6 +117,8 @@ function rrf(lists: number[][], k: number): number[] {
 export async function runPeersBench(options: PeersOptions = {}): Promise<BenchResult[]> {
   const results: BenchResult[] = []
   const embedderName = options.embedder ?? 'hashed'
+  const Hnsw = await loadHnswlib()
+  if (!Hnsw) console.error(`MiniSearch + hnswlib-node: ${HNSW_SKIPPED}`)
   for (const name of options.sets ?? Object.keys(SETS)) {
     const dir = SETS[name]
     if (!dir) throw new Error(`unknown set ${name} (known: ${Object.keys(SETS).join(', ')})`)
@@ -115,7 +147,7 @@ export async function runPeersBench(options: PeersOptions = {}): Promise<BenchRe
         const task = doc.meta.task ?? doc.text
         return embeddingText(task, doc.text)
       })
-      vectors.push(...(await embedder.embed(texts)))
+      vectors.push(...(await embedder.embed(texts, { kind: 'document' })))
     }
     const byConv = new Map<string, number[]>()
     set.docs.forEach((doc, i) => {
@@ -123,15 +155,26 @@ export async function runPeersBench(options: PeersOptions = {}): Promise<BenchRe
       byConv.set(conv, [...(byConv.get(conv) ?? []), i])
     })
     const haystacks = new Map<string, Haystack>()
-    for (const [conv, members] of byConv) haystacks.set(`conv:${conv}`, buildHaystack(set, members, vectors, embedder.dimension))
+    for (const [conv, members] of byConv) haystacks.set(`conv:${conv}`, buildHaystack(set, members, vectors, embedder.dimension, Hnsw))
     for (const group of new Map([...set.scopeGroups.values()].map((g) => [g.name, g])).values()) {
       const members = set.docs.flatMap((doc, i) => (inScopeGroup(doc, group) ? [i] : []))
-      haystacks.set(`group:${group.name}`, buildHaystack(set, members, vectors, embedder.dimension))
+      haystacks.set(`group:${group.name}`, buildHaystack(set, members, vectors, embedder.dimension, Hnsw))
     }
     const buildMs = performance.now() - started
     const haystackOf = (q: (typeof queries)[number]): Haystack => {
       const group = set.scopeGroups.get(q.id)
       return haystacks.get(group ? `group:${group.name}` : `conv:${convOf(q)}`)!
+    }
+    const hybridPeer = async (q: (typeof queries)[number]): Promise<number[]> => {
+      const haystack = haystackOf(q)
+      const lexical = haystack.lexical
+        .search(q.text)
+        .slice(0, DEPTH)
+        .map((r) => r.id as number)
+      const [vector] = await embedder.embed([q.text], { kind: 'query' })
+      const k = Math.min(DEPTH, haystack.docs.length)
+      const dense = haystack.vectors!.searchKnn(Array.from(vector!), k).neighbors
+      return rrf([lexical, dense], 10)
     }
     const peers: Record<string, (q: (typeof queries)[number]) => Promise<number[]>> = {
       MiniSearch: async (q) =>
@@ -139,17 +182,7 @@ export async function runPeersBench(options: PeersOptions = {}): Promise<BenchRe
           .lexical.search(q.text)
           .slice(0, 10)
           .map((r) => r.id as number),
-      'MiniSearch + hnswlib-node': async (q) => {
-        const haystack = haystackOf(q)
-        const lexical = haystack.lexical
-          .search(q.text)
-          .slice(0, DEPTH)
-          .map((r) => r.id as number)
-        const [vector] = await embedder.embed([q.text])
-        const k = Math.min(DEPTH, haystack.docs.length)
-        const dense = haystack.vectors.searchKnn(Array.from(vector!), k).neighbors
-        return rrf([lexical, dense], 10)
-      },
+      ...(Hnsw ? { 'MiniSearch + hnswlib-node': hybridPeer } : {}),
     }
     const rows: Array<{ system: string; recall: number; p50: number; p95: number; note: string }> = [
       {
@@ -200,6 +233,7 @@ export async function runPeersBench(options: PeersOptions = {}): Promise<BenchRe
         note: row === rows[0] ? row.note : `KnowHub's p50 is ${round(rows[0]!.p50 / row.p50, 1)}× this; ${row.note}`,
       })
     }
+    if (!Hnsw) results.push({ name: `${name} MiniSearch + hnswlib-node recall@10`, value: NaN, unit: 'ratio', note: HNSW_SKIPPED })
     console.error(rows.map((r) => `${name} ${r.system}: recall@10 ${round(r.recall, 3)}, p50 ${round(r.p50, 2)} ms, p95 ${round(r.p95, 2)} ms`).join('\n'))
   }
   return results

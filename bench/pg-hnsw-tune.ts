@@ -56,7 +56,7 @@ async function withSettings<T>(
     return await fn({
       search: async (q, topK) => (await knowledge.search({ q, top_k: topK, min_score: 0 }, principal)).results.map((r) => r.id),
       // The vector statement of a search as the service issues it (50 candidates), nearest first.
-      vector: async (q) => (await store.knowledge.searchVector((await embedder.embed([q]))[0]!, filter, 50)).map((hit) => hit.id),
+      vector: async (q) => (await store.knowledge.searchVector((await embedder.embed([q], { kind: 'query' }))[0]!, filter, 50)).map((hit) => hit.id),
     })
   } finally {
     await store.close()

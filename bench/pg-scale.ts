@@ -21,6 +21,7 @@ import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { Principal } from '../src/core/principal.js'
 import { createHashedEmbedder } from '../src/embed/hashed.js'
+import type { EmbedOptions } from '../src/embed/embedder.js'
 import { createKnowledgeService } from '../src/knowledge/service.js'
 import { Sql, sql } from '../src/store/sql.js'
 import { openStore } from '../src/store/store.js'
@@ -306,9 +307,9 @@ export async function runPgScaleBench(options: PgScaleOptions = {}): Promise<Ben
       let embedMs = 0
       const timedEmbedder = {
         ...embedder,
-        embed: async (texts: string[]) => {
+        embed: async (texts: readonly string[], options: EmbedOptions) => {
           const s = performance.now()
-          const v = await embedder.embed(texts)
+          const v = await embedder.embed(texts, options)
           embedMs += performance.now() - s
           return v
         },

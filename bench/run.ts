@@ -33,6 +33,7 @@ const BENCHES: Record<string, Runner> = {
   agent: async (quick) => (await import('./agent.js')).runAgentBench(quick ? { iterations: 20 } : {}),
   startup: async (quick) => (await import('./startup.js')).runStartupBench(quick ? { runs: 1 } : {}),
   cli: async (quick) => (await import('./startup.js')).runCliBench(quick ? { runs: 3 } : {}),
+  oneshot: async (quick) => (await import('./startup.js')).runOneShotBench(quick ? { runs: 3 } : {}),
   'pg-scale': async (quick, size) => (await import('./pg-scale.js')).runPgScaleBench(size ? { sizes: [size] } : quick ? { sizes: [10_000], queries: 50 } : {}),
   memory: async (quick) => (await import('./memory.js')).runMemoryBench(quick ? { sizes: [10_000] } : {}),
   import: async (quick) => (await import('./import.js')).runImportBench(quick ? { hashed: 2_000, sentence: 100 } : {}),

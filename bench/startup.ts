@@ -11,15 +11,22 @@
  *   (issue #29: ≤ 2 s first call, ≤ 0.5 s later calls), and `npx knowhub --version` with a
  *   fresh npm cache, first and second call (npm 11 links the checkout into its cache first).
  *
+ * - `oneshot`: `search` (English and Chinese) and `list` with no server on a folder of 1,000
+ *   entries (issue 42: ≤ 0.8 s median on a quiet machine, ≤ 0.6 s of CPU a call), each with the
+ *   breakdown the CLI prints with KNOWHUB_TIMING=1: process start (Node and the CLI's modules),
+ *   configuration, open (the embedded database and the services), model (the embedder ready, from
+ *   the open), the command (for a search: its stages) and close; CPU is the process's own, less
+ *   sensitive to a loaded machine than wall time.
+ *
  * Each figure is the median of `runs` (wall time); the note gives the load average, since the
  * machine may be shared. `KNOWHUB_BENCH_BIN=/other/checkout/bin/knowhub.js` measures another
  * build (a baseline) with the same script.
  *
- *   npx tsx bench/startup.ts [--runs 3]         # both
- *   npm run bench -- --only startup,cli
+ *   npx tsx bench/startup.ts [--runs 3] [--only oneshot]
+ *   npm run bench -- --only startup,cli,oneshot
  */
 import { spawn, spawnSync } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import os, { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -198,13 +205,98 @@ export async function runCliBench(options: { runs?: number } = {}): Promise<Benc
   }
 }
 
+/** What `KNOWHUB_TIMING=1` prints (src/cli/timing.ts). */
+interface Timing {
+  start?: Phase
+  config?: Phase
+  open?: Phase
+  model?: Phase
+  command?: Phase
+  close?: Phase
+  search_stages_ms: Record<string, number>
+  total: Phase
+}
+interface Phase {
+  wall_ms: number
+  cpu_ms: number
+}
+
+/** One one-shot command with KNOWHUB_TIMING=1: its wall time as measured here, and its own breakdown. */
+function timedCli(dataDir: string, args: string[]): { ms: number; timing: Timing } {
+  const started = performance.now()
+  const result = spawnSync(process.execPath, [BIN, ...args], { env: { ...envFor(dataDir), KNOWHUB_TIMING: '1' }, encoding: 'utf8' })
+  const ms = performance.now() - started
+  if (result.status !== 0) throw new Error(`knowhub ${args.join(' ')} failed (${result.status}):\n${result.stderr}`)
+  const line = result.stderr.split('\n').find((l) => l.startsWith('{"knowhub_timing"'))
+  if (!line) throw new Error(`knowhub ${args.join(' ')} printed no timing (a build without KNOWHUB_TIMING?)`)
+  return { ms, timing: (JSON.parse(line) as { knowhub_timing: Timing }).knowhub_timing }
+}
+
+/** A folder of `count` generated entries (an import, as a user would make one). */
+function folderOf(count: number): string {
+  const dir = mkdtempSync(join(tmpdir(), 'knowhub-bench-oneshot-'))
+  const lines = Array.from({ length: count }, (_, i) =>
+    JSON.stringify({
+      task: `Task ${i} about topic ${i % 37} and tool ${i % 11}`,
+      content: `Use approach ${i % 13} with option ${i % 7}; step ${i % 5} first`,
+      types: ['tool'],
+    }),
+  )
+  lines.push(JSON.stringify({ task: '记录用户的编码偏好', content: '用户偏好使用 TypeScript 而非 JavaScript,注重类型安全', types: ['user_profile'] }))
+  writeFileSync(join(dir, 'entries.jsonl'), `${lines.join('\n')}\n`)
+  runCli(dir, ['import', join(dir, 'entries.jsonl')])
+  return dir
+}
+
+/**
+ * One-shot commands with no server on a folder of 1,000 entries, with their breakdown.
+ * @example
+ * const results = await runOneShotBench({ runs: 5 })
+ */
+export async function runOneShotBench(options: { runs?: number } = {}): Promise<BenchResult[]> {
+  const runs = options.runs ?? 5
+  const dir = folderOf(1000)
+  try {
+    const results: BenchResult[] = []
+    for (const [name, args] of [
+      ['search (English), 1,000 entries, no server', ['search', 'approach 3 with option 2']],
+      ['search (Chinese), 1,000 entries, no server', ['search', '用户喜欢什么样的编码风格']],
+      ['list, 1,000 entries, no server', ['list']],
+    ] as const) {
+      const measured = Array.from({ length: runs }, () => timedCli(dir, [...args]))
+      const med = (pick: (t: Timing) => number | undefined) => round(median(measured.map((m) => pick(m.timing) ?? NaN)))
+      const note = `median of ${runs}; ${load()}`
+      const phases = (['start', 'config', 'open', 'model', 'command', 'close'] as const)
+        .map((phase) => `${phase} ${med((t) => t[phase]?.wall_ms)}/${med((t) => t[phase]?.cpu_ms)}`)
+        .join(', ')
+      const stages = Object.keys(measured[0]!.timing.search_stages_ms)
+        .map((stage) => `${stage} ${med((t) => t.search_stages_ms[stage])}`)
+        .join(', ')
+      results.push({ name: `${name}: wall`, value: round(median(measured.map((m) => m.ms))), unit: 'ms', target: '≤ 800 (quiet machine)', note })
+      results.push({ name: `${name}: CPU`, value: med((t) => t.total.cpu_ms), unit: 'ms', target: '≤ 600', note })
+      results.push({
+        name: `${name}: breakdown`,
+        value: med((t) => t.total.wall_ms),
+        unit: 'ms',
+        note: `wall/CPU ms: ${phases}${stages ? `; search stages ${stages}` : ''}`,
+      })
+    }
+    return results
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  const { values } = parseArgs({ options: { runs: { type: 'string' } } })
+  const { values } = parseArgs({ options: { runs: { type: 'string' }, only: { type: 'string' } } })
   const runs = values.runs ? Number(values.runs) : undefined
+  const only = values.only?.split(',')
   for (const [name, run] of [
     ['startup', runStartupBench],
     ['cli', runCliBench],
+    ['oneshot', runOneShotBench],
   ] as const) {
+    if (only && !only.includes(name)) continue
     const results = await run(runs ? { runs } : {})
     printTable(name, results)
     writeResults(name, results)

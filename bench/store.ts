@@ -6,7 +6,7 @@
  * At 100k entries and above it first times the in-memory full-text index alone, with MaxScore
  * pruning and with the exhaustive scan (`--index-only`: only that; `--skip-index`: not that).
  *
- *   npx tsx bench/store.ts [--sizes 1000,10000,100000] [--backends pglite,postgres] [--queries 200] [--index-only] [--skip-index]
+ *   npx tsx bench/store.ts [--sizes 1000,10000,100000] [--backends pglite,postgres] [--queries 200] [--index-only] [--skip-index] [--dimension 384]
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import os, { tmpdir } from 'node:os'
@@ -173,8 +173,17 @@ function indexRows(
 }
 
 export async function runStoreBench(
-  options: { sizes?: number[]; backends?: Array<'pglite' | 'postgres'>; queries?: number; indexOnly?: boolean; skipIndex?: boolean } = {},
+  options: {
+    sizes?: number[]
+    backends?: Array<'pglite' | 'postgres'>
+    queries?: number
+    indexOnly?: boolean
+    skipIndex?: boolean
+    /** Vector dimensions (default 512; 384: a multilingual-e5-small store's size, issue 40). */
+    dimension?: number
+  } = {},
 ): Promise<BenchResult[]> {
+  const dimension = options.dimension ?? 512
   const sizes = options.sizes ?? [1_000, 10_000, 100_000]
   const backends = options.backends ?? ['pglite', 'postgres']
   const queryCount = options.queries ?? 200
@@ -209,7 +218,7 @@ export async function runStoreBench(
     const store = await openStore(backend === 'pglite' ? { dataDir: dir } : { databaseUrl: process.env.KNOWHUB_BENCH_PG_URL ?? pgServer!.url })
     try {
       // No response cache: every timed search runs (the HTTP benchmark measures the cache).
-      const knowledge = await createKnowledgeService({ store, embedder: createHashedEmbedder({ dimension: 512 }), searchCacheSize: 0 })
+      const knowledge = await createKnowledgeService({ store, embedder: createHashedEmbedder({ dimension }), searchCacheSize: 0 })
       // single saves
       const saves = 200
       let t = performance.now()
@@ -251,7 +260,7 @@ export async function runStoreBench(
         // warm up, then measure each mode: hybrid (the default) and full-text only
         for (const q of queries.slice(0, 10)) await knowledge.search({ q, top_k: 5, min_score: 0 }, principal)
         const n = backend === 'postgres' && size >= 100_000 ? Math.min(queries.length, 30) : queries.length
-        const vectorNote = `hashed 512-d vectors, ${backend === 'pglite' ? 'exact scan in memory' : store.pgvector ? 'pgvector HNSW' : 'exact real[] (no pgvector)'}, full-text ${backend === 'pglite' ? 'in memory' : 'in SQL'}`
+        const vectorNote = `hashed ${dimension}-d vectors, ${backend === 'pglite' ? 'exact scan in memory' : store.pgvector ? 'pgvector HNSW' : 'exact real[] (no pgvector)'}, full-text ${backend === 'pglite' ? 'in memory' : 'in SQL'}`
         for (const mode of ['hybrid', 'fulltext'] as const) {
           const times: number[] = []
           const cpu = process.cpuUsage()
@@ -305,6 +314,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
       queries: { type: 'string' },
       'index-only': { type: 'boolean' },
       'skip-index': { type: 'boolean' },
+      dimension: { type: 'string' },
     },
   })
   const results = await runStoreBench({
@@ -313,6 +323,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     ...(values.queries ? { queries: Number(values.queries) } : {}),
     ...(values['index-only'] ? { indexOnly: true } : {}),
     ...(values['skip-index'] ? { skipIndex: true } : {}),
+    ...(values.dimension ? { dimension: Number(values.dimension) } : {}),
   })
   printTable('Store', results)
   console.log(`\nwrote ${writeResults('store', results)}`)

@@ -18,19 +18,8 @@ import { build, type Plugin } from 'esbuild'
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url))
 
-/** Packages left to node_modules: file assets (PGlite, the model, swagger-ui), native or optional parts (pg, hnswlib), or loaded with createRequire. */
-export const EXTERNAL = [
-  '@electric-sql/*',
-  '@energetic-ai/*',
-  'pino',
-  'pino-pretty',
-  'pg',
-  'swagger-ui-dist',
-  'hnswlib-node',
-  'cli-progress',
-  'yaml',
-  'gpt-tokenizer',
-]
+/** Packages left to node_modules: file assets (PGlite, the model, swagger-ui), native or optional parts (pg), or loaded with createRequire. */
+export const EXTERNAL = ['@electric-sql/*', '@energetic-ai/*', 'pino', 'pino-pretty', 'pg', 'swagger-ui-dist', 'cli-progress', 'yaml', 'gpt-tokenizer']
 
 /** Rewrites `import.meta.url` in each file of `dist` to that file's own URL, relative to the bundle's. */
 function ownImportMetaUrl(dist: string, outdir: string): Plugin {

@@ -10,7 +10,7 @@
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
-import { KnowHubConfig } from '../src/core/config.js'
+import { loadConfig } from '../src/cli/config.js'
 import { isLargelyCjk } from '../src/core/text/index.js'
 import { visibleScopes, type Principal } from '../src/core/principal.js'
 import { evalEmbedder, openEvalHub, type EvalEmbedderName } from '../src/app/eval.js'
@@ -61,7 +61,7 @@ async function main(): Promise<void> {
   })
   const name = values.set ?? 'zh-agent'
   const set = await loadRetrievalSet(SET_DIRS[name] ?? name)
-  const base = await evalEmbedder((values.embedder ?? 'hashed') as EvalEmbedderName, KnowHubConfig.parse({}).embedder)
+  const base = await evalEmbedder((values.embedder ?? 'hashed') as EvalEmbedderName, loadConfig().embedder)
   const embedder = values['embed-cache'] ? cachedEmbedder(base, values['embed-cache']) : base
   const hub = await openEvalHub({ embedder })
   try {
@@ -71,7 +71,7 @@ async function main(): Promise<void> {
       const filter = { visible: visibleScopes(principal), minScore: 0, nonNegativeQuality: true }
       const [text, vector] = await Promise.all([
         hub.store.knowledge.searchTextWithBound(textQuery(q), filter, depth.fulltext, DEFAULT_TEXT_RANKING),
-        embedder.embed([q]).then(([v]) => hub.store.knowledge.searchVector(v!, filter, depth.vector)),
+        embedder.embed([q], { kind: 'query' }).then(([v]) => hub.store.knowledge.searchVector(v!, filter, depth.vector)),
       ])
       const doc = (id: string) => loaded.docOf.get(id) ?? id
       return {

@@ -25,7 +25,7 @@ import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { evalEmbedder, openEvalHub, type EvalEmbedderName } from '../src/app/eval.js'
-import { KnowHubConfig } from '../src/core/config.js'
+import { loadConfig } from '../src/cli/config.js'
 import { convOf, loadRetrievalSet } from '../src/eval/dataset.js'
 import { cachedEmbedder } from '../src/eval/embed-cache.js'
 import { loadIntoKnowledge, type LoadedSet } from '../src/eval/harness.js'
@@ -110,7 +110,7 @@ async function main(): Promise<void> {
       out: { type: 'string' },
     },
   })
-  const base = await evalEmbedder(values.embedder as EvalEmbedderName, KnowHubConfig.parse({}).embedder)
+  const base = await evalEmbedder(values.embedder as EvalEmbedderName, loadConfig().embedder)
   const embedder = values['embed-cache'] ? cachedEmbedder(base, values['embed-cache']) : base
   const grid = settings(values.grid)
   const rows: Row[] = []

@@ -19,7 +19,7 @@ import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { evalEmbedder, openEvalHub, type EvalEmbedderName } from '../src/app/eval.js'
-import { KnowHubConfig } from '../src/core/config.js'
+import { loadConfig } from '../src/cli/config.js'
 import { isLargelyCjk } from '../src/core/text/index.js'
 import { convOf, loadRetrievalSet } from '../src/eval/dataset.js'
 import { cachedEmbedder } from '../src/eval/embed-cache.js'
@@ -39,7 +39,7 @@ async function main(): Promise<void> {
       out: { type: 'string' },
     },
   })
-  const base = await evalEmbedder(values.embedder as EvalEmbedderName, KnowHubConfig.parse({}).embedder)
+  const base = await evalEmbedder(values.embedder as EvalEmbedderName, loadConfig().embedder)
   const embedder = values['embed-cache'] ? cachedEmbedder(base, values['embed-cache']) : base
   const lines: string[] = []
   for (const name of values.sets.split(',')) {

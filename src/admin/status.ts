@@ -2,7 +2,7 @@
  * `knowhub status` (the hub operator's `GET /api/status`) as data: where the data is, which embedder, the vector index state,
  * how many entries, and who the local principal is.
  */
-import type { HubStatus } from '../core/api.js'
+import type { EmbedderInfo, HubStatus } from '../core/api.js'
 import type { KnowHubConfig } from '../core/config.js'
 import type { Embedder } from '../embed/embedder.js'
 import type { KnowledgeService } from '../knowledge/service.js'
@@ -19,8 +19,8 @@ export type { HubStatus }
 export async function hubStatus(hub: {
   config: KnowHubConfig
   store: Pick<Store, 'pgvector' | 'llmUsage'>
-  embedder: Pick<Embedder, 'model' | 'dimension'>
-  knowledge: Pick<KnowledgeService, 'vectorState' | 'count'>
+  embedder: Pick<Embedder, 'model' | 'dimension' | 'convention'>
+  knowledge: Pick<KnowledgeService, 'vectorState' | 'count' | 'calibration'>
   llm?: Pick<LlmProvider, 'health'> | undefined
 }): Promise<HubStatus> {
   const { config } = hub
@@ -29,7 +29,7 @@ export async function hubStatus(hub: {
     reach: 'hub',
     location: config.databaseUrl ? new URL(config.databaseUrl).host : config.dataDir,
     pgvector: hub.store.pgvector,
-    embedder: { model: hub.embedder.model, dimension: hub.embedder.dimension },
+    embedder: embedderInfo(hub),
     vectors: hub.knowledge.vectorState().status,
     entries: await hub.knowledge.count(),
     principal: config.principal,
@@ -44,5 +44,23 @@ export async function hubStatus(hub: {
           ...(hub.llm ? { health: hub.llm.health() } : {}),
         }
       : null,
+  }
+}
+
+/**
+ * What the hub's embedder is: model, dimensions, query/document convention and calibration.
+ * @example
+ * embedderInfo(hub).calibration // { source: 'table', name: 'multilingual-e5-small (learned)' }
+ */
+export function embedderInfo(hub: {
+  embedder: Pick<Embedder, 'model' | 'dimension' | 'convention'>
+  knowledge: Pick<KnowledgeService, 'calibration'>
+}): EmbedderInfo {
+  const { convention } = hub.embedder
+  return {
+    model: hub.embedder.model,
+    dimension: hub.embedder.dimension,
+    convention: convention ? { name: convention.applied.name, source: convention.source } : null,
+    calibration: hub.knowledge.calibration(),
   }
 }

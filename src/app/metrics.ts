@@ -45,18 +45,28 @@ export interface HubMetrics {
   scrape(): Promise<{ contentType: string; body: string }>
 }
 
-/**
- * A registry with the process's default metrics (prefixed `knowhub_`) and KnowHub's own.
- * @example
- * const metrics = createMetrics()
- * const hub = await openKnowHub(config, { metrics })
- * const server = await startServer({ hub }) // GET /metrics
- */
-export function createMetrics(options: { defaultMetrics?: boolean } = {}): HubMetrics {
-  const registry = new Registry()
-  if (options.defaultMetrics !== false) collectDefaultMetrics({ register: registry, prefix: 'knowhub_' })
-  const registers = [registry]
+type Registers = Registry[]
 
+/** A gauge recomputed at each scrape from every registered source (a source that answers undefined has nothing to show). */
+function sourcedGauge<S>(registers: Registers, sources: ReadonlyArray<() => S | undefined>) {
+  return (name: string, help: string, labelNames: readonly string[], fill: (gauge: Gauge, stats: S) => void) =>
+    new Gauge({
+      name,
+      help,
+      labelNames,
+      registers,
+      collect() {
+        this.reset()
+        for (const read of sources) {
+          const stats = read()
+          if (stats !== undefined) fill(this, stats)
+        }
+      },
+    })
+}
+
+/** Requests by method, route pattern and status, and their durations. */
+function httpMetrics(registers: Registers): HttpObserver {
   const requests = new Counter({
     name: 'knowhub_http_requests_total',
     help: 'HTTP requests answered, by method, route pattern and status',
@@ -70,6 +80,17 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): HubMe
     buckets: LATENCY_BUCKETS,
     registers,
   })
+  return {
+    request(method, route, status, seconds) {
+      const labels = { method, route, status: String(status) }
+      requests.inc(labels)
+      requestSeconds.observe(labels, seconds)
+    },
+  }
+}
+
+/** The search's stages and its response cache. */
+function searchMetrics(registers: Registers): SearchObserver {
   const stageSeconds = new Histogram({
     name: 'knowhub_search_stage_duration_seconds',
     help: 'Stages of a computed search: fulltext and vector candidate lists, embed (query embedding), rank (records, rerank), total',
@@ -83,14 +104,11 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): HubMe
     labelNames: ['outcome'] as const,
     registers,
   })
-  const embedInFlight = new Gauge({ name: 'knowhub_embed_in_flight', help: 'Embedding calls started and not finished (the embedding queue)', registers })
-  const embedTexts = new Counter({ name: 'knowhub_embed_texts_total', help: 'Texts embedded', registers })
-  const embedSeconds = new Histogram({
-    name: 'knowhub_embed_duration_seconds',
-    help: 'Duration of an embedding call (a batch of texts), waiting included',
-    buckets: LATENCY_BUCKETS,
-    registers,
-  })
+  return { stage: (stage, seconds) => stageSeconds.observe({ stage }, seconds), cache: (outcome) => cache.inc({ outcome }) }
+}
+
+/** LLM request durations (`llmCall`) and the providers' usage totals read at each scrape (`watchLlm`). */
+function llmMetrics(registers: Registers): Pick<HubMetrics, 'llmCall' | 'watchLlm'> {
   const llmSeconds = new Histogram({
     name: 'knowhub_llm_request_duration_seconds',
     help: 'Duration of an LLM request (retries included), by task, model and outcome',
@@ -98,7 +116,6 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): HubMe
     buckets: LLM_BUCKETS,
     registers,
   })
-
   const llms: LlmProvider[] = []
   const llmTotal = (name: string, help: string, field: 'calls' | 'failures' | 'prompt_tokens' | 'completion_tokens') =>
     new Gauge({
@@ -116,29 +133,19 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): HubMe
   llmTotal('knowhub_llm_failures_total', 'LLM calls that failed (after retries) or gave an unusable answer, by task and model', 'failures')
   llmTotal('knowhub_llm_prompt_tokens_total', 'Prompt tokens the LLM counted, by task and model', 'prompt_tokens')
   llmTotal('knowhub_llm_completion_tokens_total', 'Completion tokens the LLM counted, by task and model', 'completion_tokens')
+  return {
+    llmCall(call) {
+      llmSeconds.observe({ task: call.task, model: call.model, outcome: call.failed ? 'failure' : 'success' }, call.seconds)
+    },
+    watchLlm: (llm) => void llms.push(llm),
+  }
+}
 
-  /** A gauge recomputed at each scrape from every registered source (a source that answers undefined has nothing to show). */
-  const sourcedGauge =
-    <S>(sources: ReadonlyArray<() => S | undefined>) =>
-    (name: string, help: string, labelNames: readonly string[], fill: (gauge: Gauge, stats: S) => void) =>
-      new Gauge({
-        name,
-        help,
-        labelNames,
-        registers,
-        collect() {
-          this.reset()
-          for (const read of sources) {
-            const stats = read()
-            if (stats !== undefined) fill(this, stats)
-          }
-        },
-      })
-
-  // Registered with the first embedder that has model threads (the sentence embedder's pool).
+/** The embedding model's thread pool, read at each scrape; registered with the first embedder that has one. */
+function embedThreadMetrics(registers: Registers): (stats: () => EmbedPoolStats | undefined) => void {
   const threadPools: Array<() => EmbedPoolStats | undefined> = []
-  const threadGauge = sourcedGauge(threadPools)
-  const watchEmbedThreads = (stats: () => EmbedPoolStats | undefined): void => {
+  const threadGauge = sourcedGauge(registers, threadPools)
+  return (stats) => {
     if (threadPools.push(stats) > 1) return
     threadGauge(
       'knowhub_embed_threads',
@@ -167,8 +174,46 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): HubMe
     })
     threadGauge('knowhub_embed_threads_replaced_total', 'Embedding threads that died and were replaced', [], (gauge, s) => gauge.inc(s.replaced))
   }
+}
 
-  // Registered with the first pool: an embedded database has none, and shows no pool series.
+/** Embedding calls in flight, texts and durations: `instrumentEmbedder` wraps an embedder's `embed`. */
+function embedMetrics(registers: Registers): HubMetrics['instrumentEmbedder'] {
+  const embedInFlight = new Gauge({ name: 'knowhub_embed_in_flight', help: 'Embedding calls started and not finished (the embedding queue)', registers })
+  const embedTexts = new Counter({ name: 'knowhub_embed_texts_total', help: 'Texts embedded', registers })
+  const embedSeconds = new Histogram({
+    name: 'knowhub_embed_duration_seconds',
+    help: 'Duration of an embedding call (a batch of texts), waiting included',
+    buckets: LATENCY_BUCKETS,
+    registers,
+  })
+  const watchEmbedThreads = embedThreadMetrics(registers)
+  return (embedder) => {
+    if (embedder.poolStats) watchEmbedThreads(() => embedder.poolStats?.())
+    const embed: Embedder['embed'] = async (texts, embedOptions) => {
+      embedInFlight.inc()
+      const stop = embedSeconds.startTimer()
+      try {
+        const vectors = await embedder.embed(texts, embedOptions)
+        embedTexts.inc(texts.length)
+        return vectors
+      } finally {
+        stop()
+        embedInFlight.dec()
+      }
+    }
+    // Every other member (optional methods included, absent ones stay absent) is the embedder's own.
+    return new Proxy(embedder, {
+      get(target, property) {
+        if (property === 'embed') return embed
+        const value: unknown = Reflect.get(target, property, target)
+        return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value
+      },
+    })
+  }
+}
+
+/** The PostgreSQL pool's use, read at each scrape; registered with the first pool (an embedded database has none, and shows no pool series). */
+function poolMetrics(registers: Registers): HubMetrics['watchPool'] {
   const pools: Array<() => PoolUse> = []
   const poolGauge = (name: string, help: string, read: (use: PoolUse) => number) =>
     new Gauge({
@@ -179,18 +224,27 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): HubMe
         this.set(pools.reduce((sum, pool) => sum + read(pool()), 0))
       },
     })
-  const watchPool = (pool: () => PoolUse): void => {
+  return (pool) => {
     if (pools.push(pool) > 1) return
     poolGauge('knowhub_db_pool_connections', 'PostgreSQL connections open in the pool', (u) => u.total)
     poolGauge('knowhub_db_pool_idle', 'PostgreSQL connections idle in the pool', (u) => u.idle)
     poolGauge('knowhub_db_pool_waiting', 'Queries waiting for a PostgreSQL connection', (u) => u.waiting)
     poolGauge('knowhub_db_pool_max', 'Size of the PostgreSQL pool', (u) => u.max)
   }
+}
 
-  // Registered with the first router: without replicas, no replica series.
+/** The read replicas' routing figures, read at each scrape; registered with the first router (without replicas, no replica series). */
+function replicaMetrics(registers: Registers): HubMetrics['watchReplicas'] {
   const routers: Array<() => ReplicaStats> = []
-  const replicaGauge = sourcedGauge(routers)
-  const watchReplicas = (stats: () => ReplicaStats): void => {
+  const replicaGauge = sourcedGauge(registers, routers)
+  const perReplica = (name: string, help: string, value: (r: ReplicaStats['replicas'][number]) => number | undefined) =>
+    replicaGauge(name, help, ['replica'], (gauge, s) => {
+      for (const r of s.replicas) {
+        const v = value(r)
+        if (v !== undefined) gauge.set({ replica: r.name }, v)
+      }
+    })
+  return (stats) => {
     if (routers.push(stats) > 1) return
     // Gauges set from the router's own totals (which only grow): `rate()` works as on a counter.
     replicaGauge(
@@ -202,31 +256,15 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): HubMe
         for (const [reason, n] of Object.entries(s.primaryReads)) gauge.inc({ target: 'primary', reason }, n)
       },
     )
-    replicaGauge('knowhub_replica_up', 'The replica answered its last poll as a standby (1) or not (0)', ['replica'], (gauge, s) => {
-      for (const r of s.replicas) gauge.set({ replica: r.name }, r.up ? 1 : 0)
-    })
-    replicaGauge('knowhub_replica_usable', 'The replica takes reads now: up and within the lag bound (1) or skipped (0)', ['replica'], (gauge, s) => {
-      for (const r of s.replicas) gauge.set({ replica: r.name }, r.usable ? 1 : 0)
-    })
-    replicaGauge(
+    perReplica('knowhub_replica_up', 'The replica answered its last poll as a standby (1) or not (0)', (r) => (r.up ? 1 : 0))
+    perReplica('knowhub_replica_usable', 'The replica takes reads now: up and within the lag bound (1) or skipped (0)', (r) => (r.usable ? 1 : 0))
+    perReplica(
       'knowhub_replica_lag_seconds',
       "How far the replica is behind the primary, in time (from the primary's WAL positions at each poll)",
-      ['replica'],
-      (gauge, s) => {
-        for (const r of s.replicas) if (r.lagSeconds !== undefined) gauge.set({ replica: r.name }, r.lagSeconds)
-      },
+      (r) => r.lagSeconds,
     )
-    replicaGauge(
-      'knowhub_replica_lag_bytes',
-      'WAL bytes the replica has not replayed of what the primary had flushed at the last poll',
-      ['replica'],
-      (gauge, s) => {
-        for (const r of s.replicas) if (r.lagBytes !== undefined) gauge.set({ replica: r.name }, r.lagBytes)
-      },
-    )
-    replicaGauge('knowhub_replica_replay_paused', 'WAL replay is paused on the replica (pg_wal_replay_pause)', ['replica'], (gauge, s) => {
-      for (const r of s.replicas) gauge.set({ replica: r.name }, r.paused ? 1 : 0)
-    })
+    perReplica('knowhub_replica_lag_bytes', 'WAL bytes the replica has not replayed of what the primary had flushed at the last poll', (r) => r.lagBytes)
+    perReplica('knowhub_replica_replay_paused', 'WAL replay is paused on the replica (pg_wal_replay_pause)', (r) => (r.paused ? 1 : 0))
     replicaGauge(
       'knowhub_replica_skipped_total',
       "Reads that passed a replica over, by reason: down (or not a standby), lagging (past the bound), behind_caller (has not replayed the caller's last write)",
@@ -244,49 +282,32 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): HubMe
       },
     )
   }
+}
 
+/**
+ * A registry with the process's default metrics (prefixed `knowhub_`) and KnowHub's own: one
+ * part per source (HTTP, search, LLM, embedder, pool, replicas), each registering its series.
+ * @example
+ * const metrics = createMetrics()
+ * const hub = await openKnowHub(config, { metrics })
+ * const server = await startServer({ hub }) // GET /metrics
+ */
+export function createMetrics(options: { defaultMetrics?: boolean } = {}): HubMetrics {
+  const registry = new Registry()
+  if (options.defaultMetrics !== false) collectDefaultMetrics({ register: registry, prefix: 'knowhub_' })
+  const registers = [registry]
+  const http = httpMetrics(registers)
+  const search = searchMetrics(registers)
+  const instrumentEmbedder = embedMetrics(registers)
+  const llm = llmMetrics(registers)
   return {
     registry,
-    http: {
-      request(method, route, status, seconds) {
-        const labels = { method, route, status: String(status) }
-        requests.inc(labels)
-        requestSeconds.observe(labels, seconds)
-      },
-    },
-    search: {
-      stage: (stage, seconds) => stageSeconds.observe({ stage }, seconds),
-      cache: (outcome) => cache.inc({ outcome }),
-    },
-    llmCall(call) {
-      llmSeconds.observe({ task: call.task, model: call.model, outcome: call.failed ? 'failure' : 'success' }, call.seconds)
-    },
-    instrumentEmbedder(embedder) {
-      if (embedder.poolStats) watchEmbedThreads(() => embedder.poolStats?.())
-      const embed: Embedder['embed'] = async (texts, embedOptions) => {
-        embedInFlight.inc()
-        const stop = embedSeconds.startTimer()
-        try {
-          const vectors = await embedder.embed(texts, embedOptions)
-          embedTexts.inc(texts.length)
-          return vectors
-        } finally {
-          stop()
-          embedInFlight.dec()
-        }
-      }
-      // Every other member (optional methods included, absent ones stay absent) is the embedder's own.
-      return new Proxy(embedder, {
-        get(target, property) {
-          if (property === 'embed') return embed
-          const value: unknown = Reflect.get(target, property, target)
-          return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value
-        },
-      })
-    },
-    watchLlm: (llm) => void llms.push(llm),
-    watchPool,
-    watchReplicas,
+    http,
+    search,
+    ...llm,
+    instrumentEmbedder,
+    watchPool: poolMetrics(registers),
+    watchReplicas: replicaMetrics(registers),
     async scrape() {
       return { contentType: registry.contentType, body: await registry.metrics() }
     },

@@ -3,6 +3,7 @@
  * from a config. Entry points (CLI, server, MCP, evaluation) receive the built hub;
  * nothing else wires dependencies.
  */
+import { join } from 'node:path'
 import { createAdminService, type AdminService } from '../admin/admin.js'
 import { hubStatus, type HubStatus } from '../admin/status.js'
 import { createAgentService, type AgentService } from '../agent/service.js'
@@ -14,7 +15,7 @@ import type { Logger } from '../core/logger.js'
 import { noopLogger } from '../core/logger.js'
 import { parseWith } from '../core/validate.js'
 import type { Embedder } from '../embed/embedder.js'
-import { createEmbedder } from '../embed/factory.js'
+import { createEmbedder, type EmbedderDeps } from '../embed/factory.js'
 import { createKnowledgeService, DEFAULT_NEIGHBOUR_LIFT, type KnowledgeService, type SearchOptions } from '../knowledge/service.js'
 import { createExtractionService, type ExtractionService } from '../knowledge/extract/extract.js'
 import { groundingOptions } from '../knowledge/grounding.js'
@@ -78,6 +79,8 @@ export interface OpenDeps {
   fetch?: typeof fetch
   /** An embedder to use instead of the configured one (closed with the hub). */
   embedder?: Embedder
+  /** Told the progress of the `local` embedder's opt-in model download (the CLI's progress bar). */
+  onModelDownload?: EmbedderDeps['onDownload']
   /** Search tuning beyond the config (the evaluation's fusion and caches). */
   search?: SearchOptions
   /** Where `hub.packs` looks: discovery flags over the `packs` config (default: the current folder and your home), or `false` for none. */
@@ -89,8 +92,9 @@ export interface OpenDeps {
   /**
    * Start loading the embedder's model at once, beside opening the database, for a caller
    * that will embed soon (a server, a search); a failure is logged and the first embed retries.
+   * The texts to embed, when known (a search's query), spare a model none of them needs.
    */
-  warmEmbedder?: boolean
+  warmEmbedder?: boolean | readonly string[]
   /**
    * A Prometheus registry (`createMetrics` of ./metrics.ts) that the search, the embedder, the
    * LLM provider and the PostgreSQL pool report to; a server serves it at `GET /metrics`.
@@ -125,9 +129,19 @@ export async function openKnowHub(config: unknown = {}, deps: OpenDeps = {}): Pr
   const clock = deps.clock ? { clock: deps.clock } : {}
   const secrets = openKeyring({ key: parsed.secrets.key, keyFile: parsed.secrets.keyFile, dataDir: parsed.dataDir, logger })
   const { metrics } = deps
-  const configured = deps.embedder ?? (await createEmbedder(parsed.embedder, { logger, ...(deps.fetch ? { fetch: deps.fetch } : {}) }))
+  const configured =
+    deps.embedder ??
+    (await createEmbedder(parsed.embedder, {
+      logger,
+      modelCacheDir: join(parsed.dataDir, 'models'),
+      ...(deps.fetch ? { fetch: deps.fetch } : {}),
+      ...(deps.onModelDownload ? { onDownload: deps.onModelDownload } : {}),
+    }))
   const embedder = metrics ? metrics.instrumentEmbedder(configured) : configured
-  if (deps.warmEmbedder) embedder.warmUp?.().catch((error: Error) => logger.warn('embedder.warmup_failed', { message: error.message }))
+  if (deps.warmEmbedder) {
+    const texts = deps.warmEmbedder === true ? undefined : deps.warmEmbedder
+    embedder.warmUp?.(texts).catch((error: Error) => logger.warn('embedder.warmup_failed', { message: error.message }))
+  }
   const fulltext = parsed.search.fulltext === 'auto' ? undefined : parsed.search.fulltext
   const store = await openStore({
     dataDir: parsed.dataDir,
@@ -166,6 +180,8 @@ export async function openKnowHub(config: unknown = {}, deps: OpenDeps = {}): Pr
       grounding,
       ...(parsed.search.minSimilarity !== undefined ? { minSimilarity: parsed.search.minSimilarity } : {}),
       whileModelLoads: parsed.search.whileModelLoads === 'full-text' ? 'full-text' : 'wait',
+      queryEmbedTimeoutMs: parsed.search.queryEmbedTimeoutMs,
+      whenEmbedderFails: parsed.search.whenEmbedderFails,
       ...(parsed.search.neighbours ? { neighbours: DEFAULT_NEIGHBOUR_LIFT } : {}),
       ...(metrics ? { observer: metrics.search } : {}),
       ...deps.search,

@@ -2,7 +2,7 @@ import { createRequire } from 'node:module'
 import { setFlagsFromString } from 'node:v8'
 import type Pino from 'pino'
 import type { FolderHolder } from '../app/locate.js'
-import { folderHolder } from '../app/locate.js'
+import { folderHolder, holdsData } from '../app/locate.js'
 import type { KnowHub } from '../app/open.js'
 import type { PackSource } from '../app/packs.js'
 import type { AgentBackend, KnowHubBackend } from '../core/backend.js'
@@ -10,7 +10,8 @@ import type { KnowHubConfig } from '../core/config.js'
 import { KnowHubError } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
 import { cliEnv, processEnv } from './env.js'
-import type { Io } from './output.js'
+import { processIo, progress, type Io } from './output.js'
+import { currentTiming } from './timing.js'
 
 /** How log lines look: JSON lines, or human lines (`HH:MM:ss INFO GET /api/… 200 3 ms`). */
 export type LogFormat = 'json' | 'pretty'
@@ -62,6 +63,8 @@ export function createCliLogger(
 /** Global options every command accepts. */
 export interface GlobalOptions {
   config?: string
+  /** `--allow-download`: the local embedder may download its model (`embedder.download`). */
+  allowDownload?: boolean
 }
 
 /** How long a command runs in this process: `bulk` (import, export, reindex, migrate) works through many rows. */
@@ -70,8 +73,11 @@ export interface WorkloadOptions {
   longRunning?: boolean
   /** Works through every entry: worth V8's optimised WebAssembly code. */
   bulk?: boolean
-  /** Embeds text soon (a search, a server): the embedder's model loads beside the database. */
-  embeds?: boolean
+  /**
+   * Embeds text soon (a search, a server): the embedder's model loads beside the database; the
+   * texts when known (a search's query: a model it does not need is not loaded).
+   */
+  embeds?: boolean | readonly string[]
   /** What `search.whileModelLoads: auto` means here (default `wait`): `knowhub start` answers full-text-only meanwhile. */
   whileModelLoads?: 'full-text' | 'wait'
   /** Report to a Prometheus registry (`knowhub start`: `GET /metrics`). */
@@ -87,6 +93,11 @@ export type CliBackend = KnowHubBackend & { readonly agent: AgentBackend }
 export interface SessionOptions extends GlobalOptions {
   url?: string
   token?: string
+  /**
+   * The command only reads (status, list, search, show, export, …): where the data folder holds
+   * no database yet it says so and creates nothing (no folder, database or secret key).
+   */
+  readsOnly?: boolean
 }
 
 /**
@@ -95,7 +106,31 @@ export interface SessionOptions extends GlobalOptions {
  */
 export async function readConfig(options: GlobalOptions): Promise<KnowHubConfig> {
   const { loadConfig } = await import('./config.js')
-  return loadConfig(processEnv(), options.config ? { configFile: options.config } : {})
+  const config = loadConfig(processEnv(), options.config ? { configFile: options.config } : {})
+  if (options.allowDownload && config.embedder.provider === 'local') config.embedder.download = true
+  return config
+}
+
+/** A progress bar per file of the local embedder's model download, on stderr. */
+function downloadProgress(): (p: { file: string; received: number; total: number }) => void {
+  let current: { file: string; bar: ReturnType<typeof progress> } | undefined
+  return ({ file, received, total }) => {
+    if (current?.file !== file) {
+      current?.bar.stop()
+      current = { file, bar: progress(processIo, `downloading ${file}`) }
+    }
+    current.bar.update(received, total)
+    if (received >= total) current.bar.stop()
+  }
+}
+
+/** The answer of a command that only reads, in a data folder without a database. */
+function noDataYet(config: KnowHubConfig): KnowHubError {
+  return new KnowHubError(
+    'not_found',
+    `No KnowHub data in ${config.dataDir} yet, and this command only reads: it created nothing. \`knowhub save\` or \`knowhub start\` makes the database there; KNOWHUB_DATA_DIR (or DATABASE_URL) points at another.`,
+    { data_dir: config.dataDir },
+  )
 }
 
 /** The error of a held embedded database, for a command that needs the database itself. */
@@ -182,20 +217,37 @@ export async function withHub<T>(options: GlobalOptions & WorkloadOptions & { pa
   if (!options.longRunning && !options.bulk) preferBaselineWasm()
   else preferHotWasmTiering()
   const release = keepLoopAlive()
+  const timing = currentTiming()
   try {
+    timing.mark('open')
     const { openKnowHub } = await import('../app/open.js')
     const metrics = options.metrics ? (await import('../app/metrics.js')).createMetrics() : undefined
     const hub = await openKnowHub(config, {
       ...(metrics ? { metrics } : {}),
+      ...(timing.search && !metrics ? { search: { observer: timing.search } } : {}),
       logger: createCliLogger(cliEnv().logLevel ?? (options.longRunning ? 'warn' : 'error')),
+      onModelDownload: downloadProgress(),
       ...(options.packs === undefined ? {} : { packs: options.packs }),
       // A server that answers full-text while the model loads (knowhub start) loads it once it listens (serve()'s warm-up).
-      ...(options.embeds || (options.longRunning && config.search.whileModelLoads !== 'full-text') ? { warmEmbedder: true } : {}),
+      ...(options.embeds
+        ? { warmEmbedder: options.embeds }
+        : options.longRunning && config.search.whileModelLoads !== 'full-text'
+          ? { warmEmbedder: true }
+          : {}),
     })
+    timing.mark('opened')
+    if (timing.enabled && options.embeds) {
+      hub.embedder.warmUp?.(options.embeds === true ? undefined : options.embeds).then(
+        () => timing.mark('model'),
+        () => undefined,
+      )
+    }
     try {
       return await fn(hub)
     } finally {
+      timing.mark('done')
       await hub.close()
+      timing.mark('closed')
     }
   } finally {
     release()
@@ -227,6 +279,7 @@ export async function withSession<T>(
     return fn(await remoteSession(holder.owner.url, options.token ?? holder.owner.key))
   }
   if (holder) throw heldError(config, holder)
+  if (options.readsOnly && !holdsData(config)) throw noDataYet(config)
   if (options.localNote) io.err(`knowhub: no KnowHub server holds ${config.dataDir}: ${options.localNote}`)
   const { localBackend } = await import('../app/backend.js')
   return withHub(options, (hub) => fn(localBackend(hub, hub.config.principal, { site: { via: 'cli', route: 'knowhub resource get' } })))

@@ -20,7 +20,16 @@ export const ENV_VARS = {
   KNOWHUB_EMBED_URL: 'OpenAI-compatible API root, e.g. http://127.0.0.1:11434/v1',
   KNOWHUB_EMBED_MODEL: 'embedding model name for the openai provider',
   KNOWHUB_EMBED_API_KEY: 'API key for the openai provider',
-  KNOWHUB_EMBED_PATH: 'folder of a local ONNX model for the local provider',
+  KNOWHUB_EMBED_PATH: 'folder of a local ONNX model for the local provider (or KNOWHUB_EMBED_MODEL: a model on a hub, org/name)',
+  KNOWHUB_EMBED_DOWNLOAD: 'local: 1 allows the one download of KNOWHUB_EMBED_MODEL into <data dir>/models, checksums checked (default: refused)',
+  KNOWHUB_EMBED_HUB_URL: 'local: the Hugging Face-compatible hub to download from (default https://huggingface.co)',
+  KNOWHUB_EMBED_CONVENTION:
+    'how queries and documents differ for the openai or local model: auto (default: the table of known models) | none | e5 | e5-input-type | e5-instruct | nomic | bge-en | bge-zh',
+  KNOWHUB_EMBED_QUERY_PREFIX: 'a prefix before every query (instead of KNOWHUB_EMBED_CONVENTION), e.g. "search_query: "',
+  KNOWHUB_EMBED_DOCUMENT_PREFIX: 'a prefix before every stored text (instead of KNOWHUB_EMBED_CONVENTION), e.g. "search_document: "',
+  KNOWHUB_EMBED_QUERY_INPUT_TYPE: 'openai: the input_type sent with queries (instead of a prefix), e.g. query',
+  KNOWHUB_EMBED_DOCUMENT_INPUT_TYPE: 'openai: the input_type sent with stored texts (instead of a prefix), e.g. passage',
+  KNOWHUB_EMBED_CONCURRENCY: "openai: embedding requests in flight at once during imports and reindex (default 2: the model server's cores)",
   KNOWHUB_EMBED_THREADS: "threads that run the sentence embedder's model (default: the cores minus one, at least one)",
   KNOWHUB_LLM_URL: 'OpenAI-compatible chat API root for routing, evolve, slim and extraction, e.g. https://openrouter.ai/api/v1',
   KNOWHUB_LLM_MODEL: 'the chat model, e.g. google/gemini-2.0-flash-001 (llm.models in the config file: one per task)',
@@ -35,6 +44,7 @@ export const ENV_VARS = {
   KNOWHUB_SECRETS_READ_ONLY: '1: start even when the stored secrets need another key, refusing every secret write (default: refuse to start)',
   KNOWHUB_LOG_LEVEL: 'debug | info | warn | error (default: error for one-shot commands, which report problems in words; warn for mcp; info for start)',
   KNOWHUB_LOG_FORMAT: 'json | pretty: log lines as JSON or for people (default: pretty on a terminal, JSON otherwise)',
+  KNOWHUB_TIMING: '1: a command prints where its time went (start, open, model, command, close; wall and CPU ms) as one JSON line on stderr',
   KNOWHUB_HOST: 'server: address to listen on (default 127.0.0.1; others need an API token)',
   KNOWHUB_PORT: 'server: port (default 8420)',
   KNOWHUB_BODY_LIMIT: 'server: largest request body in bytes (default 2097152)',
@@ -60,6 +70,8 @@ export function processEnv(): Env {
 export interface CliEnv {
   /** KNOWHUB_LOG_LEVEL */
   logLevel: string | undefined
+  /** KNOWHUB_TIMING=1 */
+  timing: boolean
   /** KNOWHUB_LOG_FORMAT: json | pretty (undefined: decided by whether stderr is a terminal). */
   logFormat: 'json' | 'pretty' | undefined
   /** KNOWHUB_URL: a running KnowHub server to talk to. */
@@ -78,11 +90,17 @@ export interface CliEnv {
 export function cliEnv(env: Env = process.env): CliEnv {
   return {
     logLevel: env.KNOWHUB_LOG_LEVEL || undefined,
+    timing: env.KNOWHUB_TIMING === '1',
     logFormat: logFormat(env.KNOWHUB_LOG_FORMAT),
     url: env.KNOWHUB_URL || undefined,
     token: env.KNOWHUB_TOKEN || undefined,
     agent: env.KNOWHUB_AGENT || undefined,
   }
+}
+
+/** KNOWHUB_TIMING=1, read alone (before anything that may refuse a setting: the timing reports even a failed command). */
+export function timingEnv(env: Env = process.env): boolean {
+  return env.KNOWHUB_TIMING === '1'
 }
 
 /**

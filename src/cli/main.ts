@@ -6,7 +6,8 @@ import { fileURLToPath } from 'node:url'
 import { Command, CommanderError } from 'commander'
 import { packageVersion } from '../app/version.js'
 import { KnowHubError } from '../core/errors.js'
-import { ENV_VARS } from './env.js'
+import { ENV_VARS, timingEnv } from './env.js'
+import { beginTiming } from './timing.js'
 import { knowledgeCommands } from './commands/knowledge/index.js'
 import { statusCommand, whoamiCommand } from './commands/status.js'
 import { resourceCommands } from './commands/resource.js'
@@ -30,6 +31,7 @@ export function buildProgram(io: Io = processIo): Command {
     .description('KnowHub: a knowledge hub for AI agents — knowledge packs, knowledge entries with scoped visibility and hybrid search.')
     .version(packageVersion(), '-V, --version', 'print the version (package.json) and exit')
     .option('--config <file>', 'JSON config file (default: ./knowhub.config.json when present)')
+    .option('--allow-download', 'let the local embedder download its model (embedder.model) once into <data dir>/models (embedder.download)')
     .addHelpText(
       'after',
       `\nEnvironment:\n${Object.entries(ENV_VARS)
@@ -99,6 +101,16 @@ const isEpipe = (error: unknown): boolean => (error as NodeJS.ErrnoException | u
  * await main(process.argv)
  */
 export async function main(argv: string[], io: Io = processIo): Promise<void> {
+  const timing = beginTiming(timingEnv())
+  timing.mark('main')
+  try {
+    await runProgram(argv, io)
+  } finally {
+    timing.report(io)
+  }
+}
+
+async function runProgram(argv: string[], io: Io): Promise<void> {
   if (io === processIo) endQuietlyOnEpipe()
   const program = buildProgram(io)
   // The action's own parsed options decide once it runs; before that (usage errors, bad option values) the arguments do.

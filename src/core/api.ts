@@ -66,6 +66,24 @@ export type OpenApiDocument = z.output<typeof OpenApiDocument>
  * @example
  * HubStatus.parse(await hub.status()).entries
  */
+/**
+ * The embedder search uses (`knowhub status`, the dashboard's overview): its model name (the
+ * query/document convention after `#`), dimensions, the convention and where it came from (none for
+ * the offline embedders), and how search reads its similarities (docs/embeddings.md).
+ * @example
+ * EmbedderInfo.parse({ model: 'openai:multilingual-e5-small-q4#e5-input-type', dimension: 384, convention: { name: 'e5-input-type', source: 'table' }, calibration: { source: 'table', name: 'multilingual-e5-small (learned)' } })
+ */
+export const EmbedderInfo = z.object({
+  model: z.string(),
+  dimension: z.number().int(),
+  convention: z
+    .object({ name: z.string(), source: z.enum(['config', 'table', 'unknown']) })
+    .nullable()
+    .optional(),
+  calibration: z.object({ source: z.enum(['builtin', 'table', 'self', 'none']), name: z.string() }).optional(),
+})
+export type EmbedderInfo = z.output<typeof EmbedderInfo>
+
 export const HubStatus = z.object({
   database: z.enum(['postgres', 'pglite']),
   /**
@@ -76,7 +94,7 @@ export const HubStatus = z.object({
   /** The server's host, or the embedded database's folder (hub operator only). */
   location: z.string().optional(),
   pgvector: z.boolean(),
-  embedder: z.object({ model: z.string(), dimension: z.number().int() }),
+  embedder: EmbedderInfo,
   vectors: z.enum(['ready', 'mismatch']),
   entries: z.number().int(),
   principal: Principal,

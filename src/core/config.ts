@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { EmbedConventionConfig } from './embed-convention.js'
 import { LLM_TASKS, StructuredFormat } from './llm.js'
 import { Owner, Permission, Principal, Scope } from './principal.js'
 
@@ -34,13 +35,37 @@ export const EmbedderConfig = z.discriminatedUnion('provider', [
     /** Requested dimension (sent as `dimensions` when set); otherwise learned from the first response. */
     dimension: z.number().int().positive().optional(),
     batchSize: z.number().int().positive().max(2048).default(64),
+    /**
+     * Requests in flight at once when many texts are embedded (an import, a reindex): sized to the
+     * model server's cores (docs/embeddings.md, "Speed"). Default 2.
+     */
+    concurrency: z.number().int().min(1).max(64).default(2),
     timeoutMs: z.number().int().positive().default(30_000),
+    /**
+     * How queries and documents differ for the model (docs/embeddings.md, "Queries and documents"):
+     * `auto` (default) — KnowHub's table of known models (e5, nomic, bge…; an unknown model: none);
+     * a name from that table; or `{ queryPrefix, documentPrefix }` / `{ queryInputType, documentInputType }`.
+     */
+    convention: EmbedConventionConfig.default('auto'),
   }),
   z.object({
     provider: z.literal('local'),
-    /** Folder of a local ONNX sentence-embedding model (transformers.js layout). Nothing is downloaded. */
-    path: z.string().min(1),
+    /** Folder of a local ONNX sentence-embedding model (transformers.js layout). Give this or `model`. */
+    path: z.string().min(1).optional(),
+    /**
+     * A model on a Hugging Face-compatible hub (`Xenova/multilingual-e5-small`), kept in
+     * `<dataDir>/models/<org>/<name>`: downloaded on first use only with `download: true`.
+     */
+    model: z.string().min(1).optional(),
+    /** Allows the one download of `model` (checksums checked, progress shown); refused by default (`--allow-download`). */
+    download: z.boolean().default(false),
+    /** The hub `model` is downloaded from (a mirror, or a local server). */
+    hubUrl: z.url().default('https://huggingface.co'),
+    /** The model's revision on the hub (a branch, tag or commit). */
+    revision: z.string().min(1).default('main'),
     pooling: z.enum(['mean', 'cls']).default('mean'),
+    /** As for `openai`, matched against the folder's name; input types do not apply (no server reads them). */
+    convention: EmbedConventionConfig.default('auto'),
   }),
 ])
 export type EmbedderConfig = z.output<typeof EmbedderConfig>
@@ -165,6 +190,17 @@ export const SearchConfig = z.object({
    * them. Off by default: in a hub, entries that share a trace are separate pieces of knowledge.
    */
   neighbours: z.boolean().default(false),
+  /**
+   * How long a search waits for its query's embedding from a model server (`openai`, `local`; ms,
+   * default 5000). Past it, or when the server fails, the search follows `whenEmbedderFails`.
+   */
+  queryEmbedTimeoutMs: z.number().int().positive().max(600_000).default(5000),
+  /**
+   * A hybrid search whose query embedding fails or times out: `full-text` (default) answers from
+   * the full-text list alone and says so (`vectors: { status: 'skipped', reason: 'embedder_unavailable' }`,
+   * never cached); `error` answers `embedder_failed`.
+   */
+  whenEmbedderFails: z.enum(['full-text', 'error']).default('full-text'),
 })
 export type SearchConfig = z.output<typeof SearchConfig>
 

@@ -44,8 +44,6 @@ export const ForgetCounts = z.object({
   agent_documents: z.number().int(),
   /** Rows of the audit of secret reads by the user, or of the user's resources. */
   secret_reads: z.number().int(),
-  /** Per-scope search statistics rows that counted nothing any more. */
-  search_statistics: z.number().int(),
 })
 export type ForgetCounts = z.infer<typeof ForgetCounts>
 
@@ -72,6 +70,12 @@ export const ForgetReceipt = z.object({
   subject: z.string(),
   dry_run: z.boolean(),
   erased: ForgetCounts,
+  /**
+   * Housekeeping done in the same transaction that is not the user's data (issue 42: it was
+   * counted as erased): per-scope search statistics rows that counted nothing any more, whoever's
+   * deletes emptied them.
+   */
+  housekeeping: z.object({ search_statistics: z.number().int() }),
   cleanup: FileCleanup,
   /** Caches emptied in this process (search responses, routing, query vectors, records, token verifications). */
   caches: z.array(z.string()),

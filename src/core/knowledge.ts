@@ -629,9 +629,11 @@ export type SearchRouting = z.output<typeof SearchRouting>
 /**
  * A hybrid search answered without its vector list: `embedder_loading` while the embedder's
  * model is still loading on a server set to answer full-text-only meanwhile
- * (`search.whileModelLoads: full-text`, the default of `knowhub start`).
+ * (`search.whileModelLoads: full-text`, the default of `knowhub start`); `embedder_unavailable`
+ * when the model server failed or did not answer the query's embedding in time
+ * (`search.whenEmbedderFails: full-text`, the default).
  */
-export const SearchVectors = z.object({ status: z.literal('skipped'), reason: z.enum(['embedder_loading']) })
+export const SearchVectors = z.object({ status: z.literal('skipped'), reason: z.enum(['embedder_loading', 'embedder_unavailable']) })
 export type SearchVectors = z.output<typeof SearchVectors>
 
 /**

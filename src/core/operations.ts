@@ -351,14 +351,17 @@ export const ADMIN_OPERATIONS = {
     method: 'DELETE',
     path: '/api/principals/:principal',
     params: { principal: { openapi: { schema: { type: 'string', example: 'user:bob' } } } },
-    options: { dryRun: { query: 'dry_run', type: 'boolean', default: false, openapi: { schema: { type: 'boolean' } } } },
+    options: {
+      dryRun: { query: 'dry_run', type: 'boolean', default: false, openapi: { schema: { type: 'boolean' } } },
+      force: { query: 'force', type: 'boolean', default: false, openapi: { schema: { type: 'boolean' } } },
+    },
     output: ForgetReceipt,
     call: 'erasure.forget',
     retry: ([, options]) => ((options as { dryRun?: boolean } | undefined)?.dryRun ? 'idempotent' : 'unsafe'),
     timeoutMs: 600_000,
     action: 'principals.forget',
     summary:
-      'Forget a user (user:ID) everywhere: entries, versions, feedback, resources and secrets, tokens, goals, agent documents, audit rows; then the tables are rewritten so the bytes leave the files. Hub operator; an org admin: users of its org (others are not_found). dry_run=true counts only. The receipt holds counts, never content',
+      'Forget a user (user:ID) everywhere: entries, versions, feedback, resources and secrets, tokens, goals, agent documents, audit rows; then the tables are rewritten so the bytes leave the files. Hub operator; an org admin: users of its org (others are not_found). A user of whom nothing is stored is not_found unless force=true. dry_run=true counts only. The receipt holds counts, never content',
   }),
   /** Merged (slimmed originals) and archived entries older than the given ages, for good; `dry_run` counts only. */
   purge: operation({

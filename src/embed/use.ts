@@ -179,7 +179,8 @@ export async function createSentenceEmbedder(options: SentenceEmbedderOptions = 
     // shares no word with them (a few hundred entries each): an English answer anchored by the
     // vectors alone needs 0.45 (docs/retrieval-log.md, "A lone vector anchor"). CJK: the floor.
     anchorFloor: (query) => (isLargelyCjk(query) ? undefined : SENTENCE_ANCHOR_FLOOR),
-    warmUp: async () => (await useModel()).warmUp?.(),
+    // Chinese text is compared by its hashed part alone: a one-shot search in Chinese never loads USE lite.
+    warmUp: async (texts) => (texts !== undefined && texts.every(isLargelyCjk) ? undefined : (await useModel()).warmUp?.()),
     // Not before USE lite has loaded (started by `warmUp` or the first English text).
     ready: () => useEmbedder?.ready?.() ?? false,
     poolStats: () => useEmbedder?.poolStats(),

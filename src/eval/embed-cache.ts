@@ -2,16 +2,21 @@
  * A file-backed embedding cache for evaluation runs: embedding LoCoMo's turns with the
  * `sentence` embedder takes minutes on a busy machine, and every run of `knowhub eval` or
  * of a benchmark script would pay it again. Vectors are kept by the embedder's model name
- * and the text (a SHA-1 of both), one line per vector (`key<TAB>base64 float32`), appended
+ * (its query/document convention included), the kind when the convention embeds queries and
+ * documents differently, and the text (a SHA-1 of them), one line per vector (`key<TAB>base64 float32`), appended
  * as they are computed; a later run with the same file reuses them. Embedders are
  * deterministic, so a cached vector is the vector the embedder would return.
  */
 import { createHash } from 'node:crypto'
 import { appendFileSync, existsSync, readFileSync } from 'node:fs'
+import { isSymmetric, type EmbedKind } from '../core/embed-convention.js'
 import type { Embedder } from '../embed/embedder.js'
 
-function key(model: string, text: string): string {
-  return createHash('sha1').update(model).update('\0').update(text).digest('hex')
+/** The key of a text's vector: the model, the kind (only for a model that embeds the kinds differently) and the text. */
+function key(model: string, kind: EmbedKind | undefined, text: string): string {
+  const hash = createHash('sha1').update(model).update('\0')
+  if (kind !== undefined) hash.update(kind).update('\0')
+  return hash.update(text).digest('hex')
 }
 
 function encode(vector: Float32Array): string {
@@ -57,10 +62,12 @@ export function cachedEmbedder(inner: Embedder, file: string): Embedder & { read
     },
     ...(inner.similarityFloor ? { similarityFloor: (query: string) => inner.similarityFloor!(query) } : {}),
     ...(inner.anchorFloor ? { anchorFloor: (query: string) => inner.anchorFloor!(query) } : {}),
+    ...(inner.convention ? { convention: inner.convention } : {}),
     ...(inner.warmUp ? { warmUp: () => inner.warmUp!() } : {}),
     ...(inner.close ? { close: () => inner.close!() } : {}),
     async embed(texts, options) {
-      const keys = texts.map((text) => key(inner.model, text))
+      const kind = inner.convention && !isSymmetric(inner.convention.applied) ? options.kind : undefined
+      const keys = texts.map((text) => key(inner.model, kind, text))
       const missing = [...new Set(keys.flatMap((k, i) => (vectors.has(k) ? [] : [i])).map((i) => texts[i]!))]
       hits += texts.length - missing.length
       misses += missing.length
@@ -68,7 +75,7 @@ export function cachedEmbedder(inner: Embedder, file: string): Embedder & { read
         const computed = await inner.embed(missing, options)
         const lines: string[] = []
         missing.forEach((text, i) => {
-          const k = key(inner.model, text)
+          const k = key(inner.model, kind, text)
           vectors.set(k, computed[i]!)
           lines.push(`${k}\t${encode(computed[i]!)}\n`)
         })

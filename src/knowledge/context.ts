@@ -4,6 +4,7 @@
  * content-size limit, and the periodic planner-statistics refresh after writes.
  */
 import type { Clock } from '../core/clock.js'
+import type { EmbedKind } from '../core/embed-convention.js'
 import { KnowHubError } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
 import type { Embedder } from '../embed/embedder.js'
@@ -29,8 +30,8 @@ export interface KnowledgeContext {
   prepareVectors(rebuild: boolean): Promise<VectorState>
   /** Throws `embedder_mismatch` while the stored vectors belong to another embedder. */
   requireVectors(): void
-  /** One text's vector, checked against the embedder's dimension. */
-  embedOne(text: string): Promise<Float32Array>
+  /** One text's vector as a query or a document (the model's convention), checked against the embedder's dimension. */
+  embedOne(text: string, kind: EmbedKind, signal?: AbortSignal): Promise<Float32Array>
   /** Throws `too_large` beyond `maxContentBytes`. */
   checkContentSize(content: string): void
   /** Counts writes and refreshes planner statistics after enough of them (PGlite runs no autovacuum). */
@@ -78,8 +79,8 @@ export async function createKnowledgeContext(deps: {
         { stored, wanted },
       )
     },
-    async embedOne(text) {
-      const [vector] = await embedder.embed([text])
+    async embedOne(text, kind, signal) {
+      const [vector] = await embedder.embed([text], { kind, signal })
       if (!vector || vector.length !== embedder.dimension) {
         throw new KnowHubError('embedder_failed', `The embedder returned ${vector?.length ?? 0} numbers, expected ${embedder.dimension}`)
       }

@@ -293,7 +293,7 @@ export async function checkGrounding(text: string, sources: readonly GroundingSo
 export function embeddingSimilarity(embedder: Pick<Embedder, 'model' | 'embed'> | undefined): GroundingOptions['similarity'] {
   if (!embedder || !/^(openai|local):/u.test(embedder.model)) return undefined
   return async (text, sources) => {
-    const [a, b] = await embedder.embed([text, sources])
+    const [a, b] = await embedder.embed([text, sources], { kind: 'document' })
     return a && b ? cosine(a, b) : 0
   }
 }

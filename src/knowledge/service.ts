@@ -73,6 +73,8 @@ export interface KnowledgeServiceDeps extends SearchOptions {
 export interface KnowledgeService {
   /** The vector index state (ready, or a mismatch that `reindex` fixes). */
   vectorState(): VectorState
+  /** How search reads the embedder's similarities: a learned table, the offline embedders' own floors, or the self-calibration rule. */
+  calibration(): { source: 'builtin' | 'table' | 'self' | 'none'; name: string }
   /** Builds the embedded store's in-memory full-text index ahead of the first search. */
   warmUp(): Promise<void>
   /** How many entries are stored (any status; any scope for the operators' status, or those visible through `visible`). */
@@ -147,9 +149,10 @@ export async function createKnowledgeService(deps: KnowledgeServiceDeps): Promis
     grounding: deps.grounding,
   })
   await refreshSearchDocs(ctx)
-  const { search, warmUp, clearCaches } = createKnowledgeSearch(ctx, deps)
+  const { search, warmUp, clearCaches, calibration } = createKnowledgeSearch(ctx, deps)
   return {
     vectorState: () => ctx.vectorState(),
+    calibration,
     warmUp,
     count: (visible) => ctx.store.knowledge.count(visible),
     overview: (principal, options) => knowledgeOverview(ctx, principal, options),

@@ -6,7 +6,8 @@
  * optional embedder and usage log. Entry points parse input, call one of
  * these, and format the answer.
  */
-import { join, resolve } from 'node:path'
+import { existsSync } from 'node:fs'
+import { basename, dirname, join, resolve } from 'node:path'
 import { systemClock, type Clock } from '../core/clock.js'
 import { KnowHubError } from '../core/errors.js'
 import type { Principal } from '../core/principal.js'
@@ -204,6 +205,23 @@ function validationSummary(reports: PackValidationReport[]): PackValidationSumma
 }
 
 /**
+ * The root of the pack named `name` where discovery looks (a loaded pack by its frontmatter
+ * name, else a rejected one by its folder name): `knowhub packs validate acme-brief`, as the
+ * scaffold's KNOWLEDGE.md says, works from the project folder, not only from the pack's parent.
+ */
+async function packRootNamed(name: string, found: DiscoveryResult): Promise<string> {
+  const loaded = [...found.packs, ...found.archived].find((pack) => pack.item.name === name)
+  if (loaded) return dirname(loaded.item.location)
+  const rejected = found.rejected.find((pack) => basename(pack.packRoot) === name)
+  if (rejected) return rejected.packRoot
+  throw new KnowHubError(
+    'not_found',
+    `No folder ${resolve(name)}, and no pack named ${name} where \`knowhub packs list\` looks (${found.locations.map((l) => l.path).join(', ') || 'nowhere'}): give the pack's folder (e.g. knowhub packs validate .agents/knowledge/${name})`,
+    { path: name },
+  )
+}
+
+/**
  * Creates the packs service (no I/O until used).
  * @example
  * const packs = createPackService({ discovery: { projectDir: process.cwd() }, logger })
@@ -384,8 +402,9 @@ function packServiceView(deps: ViewDeps): Omit<PackService, 'forCaller'> {
       }
       return listed
     },
-    async validate(path) {
+    async validate(pathOrName) {
       const allowedTypes = discovery.allowedTypes
+      const path = existsSync(resolve(pathOrName)) ? pathOrName : await packRootNamed(pathOrName, await current())
       const summary = validationSummary(await validatePath(path, { ...(allowedTypes ? { allowedTypes } : {}), logger }))
       if (summary.packs.length > 0) return summary
       const skills = await findAgentSkills(resolve(path))

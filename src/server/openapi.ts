@@ -419,6 +419,54 @@ function resourcePaths(): Record<string, Record<string, unknown>> {
   }
 }
 
+/** The areas of the API, in the order `/docs` shows them (OpenAPI tags), with what each holds. */
+export const API_AREAS = [
+  { name: 'knowledge', description: 'Knowledge entries: save, search, list, edit, feedback, versions, slim, extraction, JSONL and knowledge-folder transfer' },
+  { name: 'resources', description: 'Resources (code, credentials, cookies, notes) and their encrypted secrets; the audit of secret reads' },
+  { name: 'packs', description: 'Knowledge packs: served to agents as the knowledge_pack_* tools of the MCP endpoint (the CLI: knowhub packs)' },
+  { name: 'agents', description: "Agent context, stored agents' documents and compaction, goals, and the MCP endpoint" },
+  { name: 'admin', description: 'The hub: status, tokens, reown, forgetting a principal, purge, backups, metrics, health' },
+  { name: 'users', description: 'Who the caller is, and a user’s profile (seed 002)' },
+] as const
+export type ApiArea = (typeof API_AREAS)[number]['name']
+
+/**
+ * The areas a path belongs to (its OpenAPI tags).
+ * @example
+ * areasOf('/api/knowledge/search') // ['knowledge']
+ */
+export function areasOf(path: string): ApiArea[] {
+  const under = (prefix: string) => path === prefix || path.startsWith(`${prefix}/`)
+  if (under('/api/knowledge')) return ['knowledge']
+  if (under('/api/resource') || under('/api/secret-reads')) return ['resources']
+  if (under('/mcp')) return ['agents', 'packs']
+  if (under('/api/agent') || under('/api/agents') || under('/api/goals')) return ['agents']
+  if (under('/api/me') || under('/api/users')) return ['users']
+  return ['admin']
+}
+
+/** Each operation of `paths` with the tags of its path's areas. */
+function tagged(paths: Record<string, Record<string, unknown>>): Record<string, Record<string, unknown>> {
+  return Object.fromEntries(
+    Object.entries(paths).map(([path, methods]) => [
+      path,
+      Object.fromEntries(Object.entries(methods).map(([method, operation]) => [method, { tags: areasOf(path), ...(operation as object) }])),
+    ]),
+  )
+}
+
+/** The MCP endpoint (streamable HTTP, the MCP SDK's transport): one JSON-RPC route, described, not modelled. */
+const MCP_PATH = {
+  '/mcp': {
+    post: {
+      summary:
+        'MCP over streamable HTTP: the knowledge, resource, goal and knowledge-pack tools (knowledge_pack_*), for any MCP client (docs/mcp.md); JSON-RPC 2.0 messages, not the REST shapes',
+      requestBody: { content: { 'application/json': { schema: { type: 'object' } } } },
+      responses: { 200: { description: 'A JSON-RPC response, or an event stream of them' }, ...ERRORS },
+    },
+  },
+}
+
 /**
  * The OpenAPI document served at `GET /api/openapi.json`.
  * @example
@@ -440,7 +488,8 @@ export function openApiDocument(version: string): OpenApiDocument & { paths: Rec
       },
     },
     security: [{ bearer: [] }, {}],
-    paths: {
+    tags: API_AREAS.map((area) => ({ ...area })),
+    paths: tagged({
       '/healthz': { get: { summary: 'Liveness', security: [], responses: { 200: json('Health') } } },
       '/api/openapi.json': { get: { summary: 'This document', security: [], responses: { 200: { description: 'OK' } } } },
       '/metrics': {
@@ -449,7 +498,7 @@ export function openApiDocument(version: string): OpenApiDocument & { paths: Rec
           responses: { 200: { description: 'The Prometheus text format', content: { 'text/plain': { schema: { type: 'string' } } } }, ...ERRORS },
         },
       },
-      ...merged([knowledgePaths(), knowledgeFolderPaths(), resourcePaths(), adminPaths(), operationPaths(OPERATION_GROUPS)]),
-    },
+      ...merged([knowledgePaths(), knowledgeFolderPaths(), resourcePaths(), adminPaths(), operationPaths(OPERATION_GROUPS), MCP_PATH]),
+    }),
   }
 }

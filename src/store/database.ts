@@ -3,7 +3,7 @@
  * with pgvector) and node-postgres (a PostgreSQL server). Everything above the
  * store speaks to this interface; SQL is built only with the `sql` tag.
  */
-import { copyFileSync, cpSync, existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
+import { copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { KnowHubError, isKnowHubError } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
@@ -136,13 +136,45 @@ export interface PGliteOptions {
 export const DEFAULT_SHARED_BUFFERS = '16MB'
 
 /**
+ * The folders of a PostgreSQL data directory, as initdb makes them (PostgreSQL 18's `subdirs`,
+ * which PGlite runs). Most are empty in a cleanly shut down database, and a package manager drops
+ * empty folders (`npm pack` keeps files only): a template copied from an installed package lacks
+ * them, and PostgreSQL does not start without them (issue 42). Every copy makes them all.
+ */
+export const DATA_DIRECTORY_FOLDERS = [
+  'global',
+  'pg_wal/archive_status',
+  'pg_wal/summaries',
+  'pg_commit_ts',
+  'pg_dynshmem',
+  'pg_notify',
+  'pg_serial',
+  'pg_snapshots',
+  'pg_subtrans',
+  'pg_twophase',
+  'pg_multixact/members',
+  'pg_multixact/offsets',
+  'base/1',
+  'pg_replslot',
+  'pg_tblspc',
+  'pg_stat',
+  'pg_stat_tmp',
+  'pg_xact',
+  'pg_logical/snapshots',
+  'pg_logical/mappings',
+] as const
+
+/**
  * Copies a data directory into a new folder, PG_VERSION last: a folder without it counts as
- * new, so a copy cut short (a full disk, a kill) is simply made again at the next open.
+ * new, so a copy cut short (a full disk, a kill) is simply made again at the next open. The
+ * folders PostgreSQL needs are made whether or not the source has them (an installed package
+ * has no empty folder).
  */
 function copyDataDirectory(from: string, to: string): void {
   for (const name of readdirSync(from)) {
     if (name !== 'PG_VERSION') cpSync(join(from, name), join(to, name), { recursive: true, force: true })
   }
+  for (const folder of DATA_DIRECTORY_FOLDERS) mkdirSync(join(to, folder), { recursive: true })
   copyFileSync(join(from, 'PG_VERSION'), join(to, 'PG_VERSION'))
 }
 

@@ -154,25 +154,36 @@ function callerDigest(key: string): string {
   return createHash('sha256').update(key).digest('base64url').slice(0, 22)
 }
 
-/**
- * Opens a pool per replica and starts polling them. The replicas need not be up: one that
- * cannot be reached is skipped until it answers a poll.
- * @example
- * const router = await openReplicaRouter(primary, { urls: ['postgres://…replica…'], primaryUrl })
- * await router.run('token:tok_1', true, () => router.reads.query(sql`SELECT 1`))
- */
-export async function openReplicaRouter(primary: Database, options: ReplicaOptions): Promise<ReplicaRouter> {
-  const logger = options.logger ?? noopLogger
-  const maxLagMs = options.maxLagMs ?? 5_000
-  const pollMs = options.pollMs ?? 250
+/** What a router keeps: its settings, the replicas as last polled, what it knows of callers' writes, its counters. */
+interface RouterState {
+  primary: Database
+  logger: Logger
+  maxLagMs: number
+  pollMs: number
   /**
    * How long a caller's last write keeps its reads off the replicas that have not replayed it:
    * past this, a replica still behind it lags more than the bound (the lag is measured from the
    * primary's flush position, which an asynchronous commit reaches within 3 × wal_writer_delay,
    * 600 ms by default: hence the extra second) and is skipped anyway.
    */
-  const rememberMs = maxLagMs + 2 * pollMs + 1_000
-  const scopes = new AsyncLocalStorage<Scope>()
+  rememberMs: number
+  scopes: AsyncLocalStorage<Scope>
+  replicas: Replica[]
+  /** Caller digest → its last write's LSN and when it was remembered. */
+  lastWrites: Map<string, { lsn: bigint; at: number }>
+  /** The primary's flush position over the last polls, oldest first: how far behind a replica is, in time. */
+  samples: Array<{ at: number; lsn: bigint }>
+  primaryReads: ReplicaStats['primaryReads']
+  /** The replica the next read tries first (round robin). */
+  next: number
+  /** The primary's position when this process started: every caller waits for it during the first bound. */
+  floor: { lsn: bigint; at: number }
+}
+
+async function routerState(primary: Database, options: ReplicaOptions): Promise<RouterState> {
+  const logger = options.logger ?? noopLogger
+  const maxLagMs = options.maxLagMs ?? 5_000
+  const pollMs = options.pollMs ?? 250
   const replicas: Replica[] = []
   for (const url of options.urls) {
     replicas.push({
@@ -188,122 +199,128 @@ export async function openReplicaRouter(primary: Database, options: ReplicaOptio
       reads: 0,
     })
   }
-  /** Caller digest → its last write's LSN and when it was remembered. */
-  const lastWrites = new Map<string, { lsn: bigint; at: number }>()
-  /** The primary's flush position over the last polls, oldest first: how far behind a replica is, in time. */
-  const samples: Array<{ at: number; lsn: bigint }> = []
-  const primaryReads: ReplicaStats['primaryReads'] = { no_caller: 0, write_request: 0, read_your_writes: 0, no_fresh_replica: 0, replica_failed: 0 }
-  let next = 0
-
-  const remember = (digest: string, lsn: bigint, at = Date.now()): void => {
-    const known = lastWrites.get(digest)
-    if (!known || known.lsn < lsn) lastWrites.set(digest, { lsn, at })
-    else known.at = at
+  return {
+    primary,
+    logger,
+    maxLagMs,
+    pollMs,
+    rememberMs: maxLagMs + 2 * pollMs + 1_000,
+    scopes: new AsyncLocalStorage<Scope>(),
+    replicas,
+    lastWrites: new Map(),
+    samples: [],
+    primaryReads: { no_caller: 0, write_request: 0, read_your_writes: 0, no_fresh_replica: 0, replica_failed: 0 },
+    next: 0,
+    floor: { lsn: 0n, at: Date.now() },
   }
-  const forgetOld = (now: number): void => {
-    const settled = replicas.filter((r) => r.up && r.inRecovery && r.replay !== undefined)
-    for (const [digest, write] of lastWrites) {
-      if (now - write.at > rememberMs || (settled.length === replicas.length && settled.every((r) => r.replay! >= write.lsn))) lastWrites.delete(digest)
+}
+
+function remember(state: RouterState, digest: string, lsn: bigint, at = Date.now()): void {
+  const known = state.lastWrites.get(digest)
+  if (!known || known.lsn < lsn) state.lastWrites.set(digest, { lsn, at })
+  else known.at = at
+}
+
+/** Forgets the writes every replica has replayed, or that are older than the bound. */
+function forgetOld(state: RouterState, now: number): void {
+  const settled = state.replicas.filter((r) => r.up && r.inRecovery && r.replay !== undefined)
+  for (const [digest, write] of state.lastWrites) {
+    if (now - write.at > state.rememberMs || (settled.length === state.replicas.length && settled.every((r) => r.replay! >= write.lsn))) {
+      state.lastWrites.delete(digest)
     }
   }
+}
 
-  const listener = await listenForWrites(options.primaryUrl, logger, (payload) => {
-    const [digest, lsn] = payload.split(' ')
-    if (!digest || !lsn) return
-    try {
-      remember(digest, parseLsn(lsn))
-    } catch {
-      // not ours
-    }
-  })
+/** How far behind a replica at `replay` is, in ms: since the newest sample it has replayed (the primary was at least there then). */
+function lagOf(samples: RouterState['samples'], replay: bigint, now: number): number {
+  for (let i = samples.length - 1; i >= 0; i--) if (samples[i]!.lsn <= replay) return i === samples.length - 1 ? 0 : now - samples[i]!.at
+  return samples.length > 0 ? now - samples[0]!.at : Number.POSITIVE_INFINITY
+}
 
-  const lagOf = (replay: bigint, now: number): number => {
-    // The newest sample the replica has replayed: it is at least as fresh as the primary was then.
-    for (let i = samples.length - 1; i >= 0; i--) if (samples[i]!.lsn <= replay) return i === samples.length - 1 ? 0 : now - samples[i]!.at
-    return samples.length > 0 ? now - samples[0]!.at : Number.POSITIVE_INFINITY
-  }
-
-  let polling: Promise<void> | undefined
-  const pollOnce = async (): Promise<void> => {
-    const now = Date.now()
-    try {
-      const [row] = await primary.query<{ lsn: string }>(sql`SELECT pg_current_wal_flush_lsn()::text AS lsn`)
-      if (row) {
-        samples.push({ at: now, lsn: parseLsn(row.lsn) })
-        while (samples.length > 2 && now - samples[1]!.at > rememberMs * 2) samples.shift()
-      }
-    } catch (error) {
-      logger.warn('store.replica.primary_poll_failed', { message: (error as Error).message })
-    }
-    const primaryLsn = samples.at(-1)?.lsn
-    await Promise.all(
-      replicas.map(async (replica) => {
-        try {
-          const [row] = await withTimeout(
-            replica.db.query<{ recovery: boolean; replay: string | null; paused: boolean }>(
-              sql`SELECT pg_is_in_recovery() AS recovery, pg_last_wal_replay_lsn()::text AS replay,
-                CASE WHEN pg_is_in_recovery() THEN pg_is_wal_replay_paused() ELSE false END AS paused`,
-            ),
-            Math.max(1_000, pollMs * 4),
-          )
-          const wasUp = replica.up && replica.inRecovery
-          replica.up = true
-          replica.inRecovery = row?.recovery === true
-          replica.paused = row?.paused === true
-          replica.replay = row?.replay ? parseLsn(row.replay) : undefined
-          replica.lagMs = replica.replay === undefined ? undefined : lagOf(replica.replay, now)
-          replica.lagBytes = replica.replay !== undefined && primaryLsn !== undefined ? Math.max(0, Number(primaryLsn - replica.replay)) : undefined
-          if (!replica.inRecovery)
-            logger.warn('store.replica.not_in_recovery', { replica: replica.name, message: 'this server is not a standby (promoted?): it gets no reads' })
-          else if (!wasUp) logger.info('store.replica.up', { replica: replica.name })
-        } catch (error) {
-          if (replica.up) logger.warn('store.replica.down', { replica: replica.name, message: (error as Error).message })
-          replica.up = false
-          replica.lagMs = undefined
-          replica.lagBytes = undefined
-        }
-      }),
+/** One replica's poll: recovery, replay position, paused; down when it does not answer in time. */
+async function pollReplica(state: RouterState, replica: Replica, now: number, primaryLsn: bigint | undefined): Promise<void> {
+  const { logger } = state
+  try {
+    const [row] = await withTimeout(
+      replica.db.query<{ recovery: boolean; replay: string | null; paused: boolean }>(
+        sql`SELECT pg_is_in_recovery() AS recovery, pg_last_wal_replay_lsn()::text AS replay,
+          CASE WHEN pg_is_in_recovery() THEN pg_is_wal_replay_paused() ELSE false END AS paused`,
+      ),
+      Math.max(1_000, state.pollMs * 4),
     )
-    forgetOld(Date.now())
+    const wasUp = replica.up && replica.inRecovery
+    replica.up = true
+    replica.inRecovery = row?.recovery === true
+    replica.paused = row?.paused === true
+    replica.replay = row?.replay ? parseLsn(row.replay) : undefined
+    replica.lagMs = replica.replay === undefined ? undefined : lagOf(state.samples, replica.replay, now)
+    replica.lagBytes = replica.replay !== undefined && primaryLsn !== undefined ? Math.max(0, Number(primaryLsn - replica.replay)) : undefined
+    if (!replica.inRecovery)
+      logger.warn('store.replica.not_in_recovery', { replica: replica.name, message: 'this server is not a standby (promoted?): it gets no reads' })
+    else if (!wasUp) logger.info('store.replica.up', { replica: replica.name })
+  } catch (error) {
+    if (replica.up) logger.warn('store.replica.down', { replica: replica.name, message: (error as Error).message })
+    replica.up = false
+    replica.lagMs = undefined
+    replica.lagBytes = undefined
   }
-  const poll = (): Promise<void> => (polling ??= pollOnce().finally(() => (polling = undefined)))
-  // A process knows no caller's writes from before it started (through another process, or a
-  // previous run of this one): for the first bound, every caller waits for the primary's position at start.
-  const [start] = await primary.query<{ lsn: string }>(sql`SELECT pg_current_wal_insert_lsn()::text AS lsn`)
-  const floor = { lsn: start ? parseLsn(start.lsn) : 0n, at: Date.now() }
-  await poll()
-  const timer = setInterval(() => void poll(), pollMs)
-  timer.unref()
+}
 
-  /** A replica for this caller now, or why not. */
-  const choose = (scope: Scope | undefined): Replica | Exclude<ReadRoute, 'replica' | 'replica_failed'> => {
-    if (!scope) return 'no_caller'
-    if (!scope.readOnly) return 'write_request'
-    if (scope.wrote) return 'read_your_writes'
-    const write = lastWrites.get(callerDigest(scope.key))
-    const now = Date.now()
-    const callerLsn = write && now - write.at <= rememberMs ? write.lsn : undefined
-    const floorLsn = now - floor.at <= rememberMs ? floor.lsn : undefined
-    const pending = callerLsn === undefined ? floorLsn : floorLsn === undefined || callerLsn > floorLsn ? callerLsn : floorLsn
-    let behindCaller = false
-    for (let i = 0; i < replicas.length; i++) {
-      const replica = replicas[(next + i) % replicas.length]!
-      if (!replica.up || !replica.inRecovery || replica.replay === undefined) replica.skipped.down++
-      else if (replica.lagMs === undefined || replica.lagMs > maxLagMs) replica.skipped.lagging++
-      else if (pending !== undefined && replica.replay < pending) {
-        replica.skipped.behind_caller++
-        behindCaller = true
-      } else {
-        next = (next + i + 1) % replicas.length
-        return replica
-      }
+/** One poll: the primary's flush position (a sample), then every replica. */
+async function pollOnce(state: RouterState): Promise<void> {
+  const now = Date.now()
+  try {
+    const [row] = await state.primary.query<{ lsn: string }>(sql`SELECT pg_current_wal_flush_lsn()::text AS lsn`)
+    if (row) {
+      state.samples.push({ at: now, lsn: parseLsn(row.lsn) })
+      while (state.samples.length > 2 && now - state.samples[1]!.at > state.rememberMs * 2) state.samples.shift()
     }
-    return behindCaller ? 'read_your_writes' : 'no_fresh_replica'
+  } catch (error) {
+    state.logger.warn('store.replica.primary_poll_failed', { message: (error as Error).message })
   }
+  const primaryLsn = state.samples.at(-1)?.lsn
+  await Promise.all(state.replicas.map((replica) => pollReplica(state, replica, now, primaryLsn)))
+  forgetOld(state, Date.now())
+}
 
-  const reads: Queryable = {
+/** The write position a caller's reads must see: its last write's, or the start floor's, whichever is later and still within the bound. */
+function pendingFor(state: RouterState, key: string): bigint | undefined {
+  const write = state.lastWrites.get(callerDigest(key))
+  const now = Date.now()
+  const callerLsn = write && now - write.at <= state.rememberMs ? write.lsn : undefined
+  const floorLsn = now - state.floor.at <= state.rememberMs ? state.floor.lsn : undefined
+  return callerLsn === undefined ? floorLsn : floorLsn === undefined || callerLsn > floorLsn ? callerLsn : floorLsn
+}
+
+/** A replica for this caller now, or why not. */
+function choose(state: RouterState, scope: Scope | undefined): Replica | Exclude<ReadRoute, 'replica' | 'replica_failed'> {
+  if (!scope) return 'no_caller'
+  if (!scope.readOnly) return 'write_request'
+  if (scope.wrote) return 'read_your_writes'
+  const pending = pendingFor(state, scope.key)
+  const { replicas, maxLagMs } = state
+  let behindCaller = false
+  for (let i = 0; i < replicas.length; i++) {
+    const replica = replicas[(state.next + i) % replicas.length]!
+    if (!replica.up || !replica.inRecovery || replica.replay === undefined) replica.skipped.down++
+    else if (replica.lagMs === undefined || replica.lagMs > maxLagMs) replica.skipped.lagging++
+    else if (pending !== undefined && replica.replay < pending) {
+      replica.skipped.behind_caller++
+      behindCaller = true
+    } else {
+      state.next = (state.next + i + 1) % replicas.length
+      return replica
+    }
+  }
+  return behindCaller ? 'read_your_writes' : 'no_fresh_replica'
+}
+
+/** The reads that may leave the primary: on the replica `choose` picks, back on the primary when it is gone or conflicts. */
+function routedReads(state: RouterState): Queryable {
+  const { primary, primaryReads, logger } = state
+  return {
     async query<T extends Row = Row>(query: Sql): Promise<T[]> {
-      const target = choose(scopes.getStore())
+      const target = choose(state, state.scopes.getStore())
       if (typeof target === 'string') {
         primaryReads[target]++
         return primary.query<T>(query)
@@ -325,54 +342,89 @@ export async function openReplicaRouter(primary: Database, options: ReplicaOptio
       }
     },
   }
+}
 
+/** After a scope that wrote: the primary's position past its commits, remembered and sent to the other processes. */
+async function rememberScopeWrites(state: RouterState, caller: string): Promise<void> {
+  const digest = callerDigest(caller)
+  try {
+    const [row] = await state.primary.query<{ lsn: string }>(
+      sql`SELECT l::text AS lsn, pg_notify(${NOTIFY_CHANNEL}, ${digest} || ' ' || l::text) FROM pg_current_wal_insert_lsn() AS l`,
+    )
+    if (row) remember(state, digest, parseLsn(row.lsn))
+  } catch (error) {
+    // Without the position, keep this caller on the primary for the whole bound.
+    remember(state, digest, 2n ** 64n - 1n)
+    state.logger.warn('store.replica.write_position_unknown', { message: (error as Error).message })
+  }
+}
+
+function routerStats(state: RouterState): ReplicaStats {
   return {
-    reads,
+    replicas: state.replicas.map((r) => ({
+      name: r.name,
+      usable: r.up && r.inRecovery && r.lagMs !== undefined && r.lagMs <= state.maxLagMs,
+      up: r.up && r.inRecovery,
+      lagSeconds: r.lagMs === undefined || !Number.isFinite(r.lagMs) ? undefined : r.lagMs / 1000,
+      lagBytes: r.lagBytes,
+      paused: r.paused,
+      skipped: { ...r.skipped },
+      reads: r.reads,
+    })),
+    primaryReads: { ...state.primaryReads },
+    pendingCallers: state.lastWrites.size,
+  }
+}
+
+/**
+ * Opens a pool per replica and starts polling them. The replicas need not be up: one that
+ * cannot be reached is skipped until it answers a poll.
+ * @example
+ * const router = await openReplicaRouter(primary, { urls: ['postgres://…replica…'], primaryUrl })
+ * await router.run('token:tok_1', true, () => router.reads.query(sql`SELECT 1`))
+ */
+export async function openReplicaRouter(primary: Database, options: ReplicaOptions): Promise<ReplicaRouter> {
+  const state = await routerState(primary, options)
+  const listener = await listenForWrites(options.primaryUrl, state.logger, (payload) => {
+    const [digest, lsn] = payload.split(' ')
+    if (!digest || !lsn) return
+    try {
+      remember(state, digest, parseLsn(lsn))
+    } catch {
+      // not ours
+    }
+  })
+  let polling: Promise<void> | undefined
+  const poll = (): Promise<void> => (polling ??= pollOnce(state).finally(() => (polling = undefined)))
+  // A process knows no caller's writes from before it started (through another process, or a
+  // previous run of this one): for the first bound, every caller waits for the primary's position at start.
+  const [start] = await primary.query<{ lsn: string }>(sql`SELECT pg_current_wal_insert_lsn()::text AS lsn`)
+  state.floor = { lsn: start ? parseLsn(start.lsn) : 0n, at: Date.now() }
+  await poll()
+  const timer = setInterval(() => void poll(), state.pollMs)
+  timer.unref()
+  return {
+    reads: routedReads(state),
     async run(caller, readOnly, fn) {
       const scope: Scope = { key: caller, readOnly, wrote: false }
       try {
-        return await scopes.run(scope, fn)
+        return await state.scopes.run(scope, fn)
       } finally {
-        if (scope.wrote) {
-          // Past every commit of this scope: a replica that replayed this far shows them all.
-          const digest = callerDigest(caller)
-          try {
-            const [row] = await primary.query<{ lsn: string }>(
-              sql`SELECT l::text AS lsn, pg_notify(${NOTIFY_CHANNEL}, ${digest} || ' ' || l::text) FROM pg_current_wal_insert_lsn() AS l`,
-            )
-            if (row) remember(digest, parseLsn(row.lsn))
-          } catch (error) {
-            // Without the position, keep this caller on the primary for the whole bound.
-            remember(digest, 2n ** 64n - 1n)
-            logger.warn('store.replica.write_position_unknown', { message: (error as Error).message })
-          }
-        }
+        // Past every commit of this scope: a replica that replayed this far shows them all.
+        if (scope.wrote) await rememberScopeWrites(state, caller)
       }
     },
     wrote() {
-      const scope = scopes.getStore()
+      const scope = state.scopes.getStore()
       if (scope) scope.wrote = true
     },
-    stats: () => ({
-      replicas: replicas.map((r) => ({
-        name: r.name,
-        usable: r.up && r.inRecovery && r.lagMs !== undefined && r.lagMs <= maxLagMs,
-        up: r.up && r.inRecovery,
-        lagSeconds: r.lagMs === undefined || !Number.isFinite(r.lagMs) ? undefined : r.lagMs / 1000,
-        lagBytes: r.lagBytes,
-        paused: r.paused,
-        skipped: { ...r.skipped },
-        reads: r.reads,
-      })),
-      primaryReads: { ...primaryReads },
-      pendingCallers: lastWrites.size,
-    }),
+    stats: () => routerStats(state),
     poll,
     async close() {
       clearInterval(timer)
       await polling?.catch(() => {})
       await listener.close()
-      await Promise.all(replicas.map((r) => r.db.close().catch(() => {})))
+      await Promise.all(state.replicas.map((r) => r.db.close().catch(() => {})))
     },
   }
 }

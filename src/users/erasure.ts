@@ -16,6 +16,7 @@ import { reachUser } from './access.js'
 import type { Clock } from '../core/clock.js'
 import { systemClock } from '../core/clock.js'
 import { ForgetSubject, PurgeInput, parseAge, type FileCleanup, type ForgetReceipt, type PurgeReceipt } from '../core/erasure.js'
+import { KnowHubError } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
 import { noopLogger } from '../core/logger.js'
 import { defaultOwnerOf, memberScopes, type Principal } from '../core/principal.js'
@@ -39,6 +40,8 @@ export interface ForgetOptions {
   dryRun?: boolean
   /** Rewrite the tables afterwards so the bytes leave the files (default true; see docs/operations.md). */
   cleanup?: boolean
+  /** Forget a user of whom nothing is stored (record the erasure, rewrite the tables) instead of answering `not_found`. */
+  force?: boolean
 }
 
 /** Who ran an erasure, for the audit: the caller's own id (`kind:id`), or `local`. */
@@ -78,7 +81,14 @@ export function erasureService(deps: ErasureDeps): ErasureService {
         org: authorize(principal, 'principals.forget') === 'org' ? (principal.org ?? null) : null,
         at,
       }
-      const outcome = await forgetUser(db, subject, { dryRun, audit })
+      const outcome = await forgetUser(db, subject, { dryRun, force: options.force === true, audit })
+      if (outcome.unknown && !dryRun && options.force !== true) {
+        throw new KnowHubError(
+          'not_found',
+          `Nothing of ${subject} is stored (no entries, resources, tokens, feedback, goals, agent documents or audit rows): nothing was forgotten. Check the id (knowhub token list names the users with tokens); to record the erasure anyway, add --force (force=true).`,
+          { principal: subject },
+        )
+      }
       let caches: string[] = []
       let cleanup = SKIPPED
       if (!dryRun) {
@@ -90,6 +100,7 @@ export function erasureService(deps: ErasureDeps): ErasureService {
         subject,
         dry_run: dryRun,
         erased: outcome.counts,
+        housekeeping: { search_statistics: outcome.searchStatistics },
         cleanup,
         caches,
         at: at.toISOString(),

@@ -26,7 +26,7 @@ describe('examples/agent-loop as an agent', () => {
     t = await openTestHub({
       embedder: { provider: 'hashed', dimension: 128 },
       agent: { home: join(dir, 'agents') },
-      llm: { url: stub.url, model: 'extractor', retries: 0, timeoutMs: 5000 },
+      llm: { url: stub.url, model: 'extractor', retries: 0, timeoutMs: 30_000 },
     })
     url = (await t.start()).url
     // The agent is stored on the server (its documents in the store): a server reads no agent folder for a caller.

@@ -35,7 +35,7 @@ describe('source layout', () => {
 
   it('packs/, knowledge/ and store/ keep their parts in folders: only entry and shared modules on top', () => {
     expect(modules('src/packs')).toEqual(['index.ts', 'schema.ts', 'service.ts', 'vocabulary.ts'])
-    expect(modules('src/knowledge')).toEqual(['context.ts', 'index.ts', 'prompt-data.ts', 'service.ts'])
+    expect(modules('src/knowledge')).toEqual(['context.ts', 'grounding.ts', 'index.ts', 'prompt-data.ts', 'service.ts'])
     // The store's top holds the database itself (drivers, migrations, template, lock, whole-database copies); a service's SQL is in its folder.
     for (const name of modules('src/store')) expect(name).not.toMatch(/^(knowledge|resources|secret-reads|tokens|sessions|goals|agent-documents|text-)/u)
   })

@@ -72,6 +72,22 @@ describe('environment over the config file', () => {
     expect(error.message).toContain('KNOWHUB_EMBED_THREADS (embedder.threads)')
   })
 
+  it('reads the query/document convention of the openai embedder: a table name, or prefixes and input types of its own', () => {
+    const base = { KNOWHUB_EMBEDDER: 'openai', KNOWHUB_EMBED_URL: 'http://127.0.0.1:8000/v1', KNOWHUB_EMBED_MODEL: 'my-model' }
+    expect(loadConfig(base).embedder).toMatchObject({ convention: 'auto', concurrency: 2 })
+    expect(loadConfig({ ...base, KNOWHUB_EMBED_CONVENTION: 'nomic', KNOWHUB_EMBED_CONCURRENCY: '4' }).embedder).toMatchObject({
+      convention: 'nomic',
+      concurrency: 4,
+    })
+    expect(loadConfig({ ...base, KNOWHUB_EMBED_QUERY_PREFIX: 'query: ', KNOWHUB_EMBED_DOCUMENT_PREFIX: 'passage: ' }).embedder).toMatchObject({
+      convention: { queryPrefix: 'query: ', documentPrefix: 'passage: ' },
+    })
+    expect(loadConfig({ ...base, KNOWHUB_EMBED_QUERY_INPUT_TYPE: 'query', KNOWHUB_EMBED_DOCUMENT_INPUT_TYPE: 'passage' }).embedder).toMatchObject({
+      convention: { queryInputType: 'query', documentInputType: 'passage' },
+    })
+    expect(failure(() => loadConfig({ ...base, KNOWHUB_EMBED_CONVENTION: 'e6' })).message).toContain('KNOWHUB_EMBED_CONVENTION')
+  })
+
   it('gives a principal set by variables every permission unless the file lists them', () => {
     expect(loadConfig({ KNOWHUB_USER: 'ann', KNOWHUB_ORG: 'acme' }).principal).toMatchObject({
       user: 'ann',

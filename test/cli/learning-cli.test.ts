@@ -105,7 +105,7 @@ describe('knowhub extract and evolve', () => {
   })
 
   it('extract runs on the KnowHub server that holds the data folder, with the server’s LLM', async () => {
-    const t = await openTestHub({ embedder: { provider: 'hashed', dimension: 64 }, llm: { url: stub.url, model: 'served', retries: 0, timeoutMs: 2000 } })
+    const t = await openTestHub({ embedder: { provider: 'hashed', dimension: 64 }, llm: { url: stub.url, model: 'served', retries: 0, timeoutMs: 30_000 } })
     try {
       if (t.hub.config.databaseUrl) throw new Error('test/cli runs on the embedded database only')
       await t.start()

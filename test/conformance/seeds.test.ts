@@ -63,7 +63,7 @@ describe.each(BACKENDS)('the seeds as written, on %s', (backend) => {
     db = backend === 'pglite' ? undefined : await createTestDatabase(backend)
     t = await openTestHub({
       embedder: { provider: 'hashed', dimension: 64 },
-      llm: { url: stub.url, model: 'm', retries: 0, timeoutMs: 5_000 },
+      llm: { url: stub.url, model: 'm', retries: 0, timeoutMs: 30_000 },
       ...(db ? { databaseUrl: db.options.databaseUrl } : {}),
     })
     const mint = async (fields: Json) => (await t.hub.tokens.create({ permissions: ['read', 'write'], ...fields })).token

@@ -328,6 +328,7 @@ describe('dashboard in Chromium', () => {
     await page.goto(`${t.server.url}/#/overview`)
     await page.locator('#total').waitFor()
     expect(await page.locator('#total').textContent()).toMatch(/entries visible to you/)
+    expect(await page.locator('#embedder').textContent()).toMatch(/^Embedder: hashed-ngram-v\d+-\d+ \(\d+ dimensions\) · calibration: built in/)
     expect(await page.locator('.grid .bar-label').allTextContents()).toEqual(expect.arrayContaining(['usecase', 'plan', 'org:acme']))
     expect(await page.locator('.columns .day').count()).toBe(30)
     expect(await page.locator('#latency').textContent()).toMatch(/p50 [\d.]+ ms/)
@@ -384,6 +385,9 @@ describe('dashboard in Chromium', () => {
     await page.locator('.swagger-ui .info .title').waitFor()
     expect(await page.locator('.swagger-ui .info .title').textContent()).toContain('KnowHub')
     await expect.poll(() => page.locator('.opblock-summary-path').count()).toBeGreaterThan(5)
+    // Grouped by area (issue 42), nothing left in Swagger UI's "default" group.
+    const groups = await page.locator('.opblock-tag').evaluateAll((tags) => tags.map((tag) => tag.getAttribute('data-tag')))
+    expect(groups).toEqual(['knowledge', 'resources', 'packs', 'agents', 'admin', 'users'])
     expect(external).toEqual([])
     expect(errors).toEqual([])
     await screenshot(page, 'api-docs')

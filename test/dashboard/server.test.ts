@@ -287,6 +287,8 @@ describe('dashboard in token mode', () => {
     expect(overview.body.by_scope).toEqual([{ scope: 'org:acme', count: 1 }])
     expect(overview.body.saves_per_day).toEqual([{ day: new Date().toISOString().slice(0, 10), count: 1 }])
     expect(overview.body.search_latency_ms).toMatchObject({ count: expect.any(Number) })
+    // The embedder search uses, named for the overview (issue 40): an offline one has no convention and its own floors.
+    expect(overview.body.embedder).toMatchObject({ model: expect.stringMatching(/^hashed-ngram-/), convention: null, calibration: { source: 'builtin' } })
   })
 })
 

@@ -6,7 +6,7 @@ import { cosine, l2normalize } from '../../src/embed/vector.js'
 const embedder = createHashedEmbedder({ dimension: 512 })
 
 async function similarity(a: string, b: string): Promise<number> {
-  const [x, y] = await embedder.embed([a, b])
+  const [x, y] = await embedder.embed([a, b], { kind: 'document' })
   return cosine(x!, y!)
 }
 
@@ -23,7 +23,7 @@ describe('hashed embedder', () => {
 
   it('returns one L2-normalised vector of exactly `dimension` floats per text', async () => {
     const texts = ['The quick brown fox', '用户偏好 TypeScript', 'x', '12345', 'Ünïcödé wörds and ＦＵＬＬＷＩＤＴＨ']
-    const vectors = await embedder.embed(texts)
+    const vectors = await embedder.embed(texts, { kind: 'document' })
     expect(vectors).toHaveLength(texts.length)
     for (const vector of vectors) {
       expect(vector).toBeInstanceOf(Float32Array)
@@ -31,16 +31,16 @@ describe('hashed embedder', () => {
       expect(norm(vector)).toBeCloseTo(1, 5)
     }
     const small = createHashedEmbedder({ dimension: 64 })
-    const [v] = await small.embed(['dimension follows the option'])
+    const [v] = await small.embed(['dimension follows the option'], { kind: 'document' })
     expect(v).toHaveLength(64)
     expect(norm(v!)).toBeCloseTo(1, 5)
   })
 
   it('is deterministic: same text, same vector, across calls and instances', async () => {
     const text = 'Caroline went to the LGBTQ support group on 7 May 2023. 她很开心。'
-    const [a] = await embedder.embed([text])
+    const [a] = await embedder.embed([text], { kind: 'document' })
     const [b] = await createHashedEmbedder({ dimension: 512 })
-      .embed(['something else first', text])
+      .embed(['something else first', text], { kind: 'document' })
       .then((v) => v.slice(1))
     expect(Array.from(b!)).toEqual(Array.from(a!))
   })
@@ -48,17 +48,17 @@ describe('hashed embedder', () => {
   it('handles long texts with thousands of features the same way in any order of calls', async () => {
     const long = Array.from({ length: 3000 }, (_, i) => `word${i.toString(36)}x lorem${i % 97}`).join(' ')
     const fresh = createHashedEmbedder({ dimension: 512 })
-    const [first] = await fresh.embed([long])
-    const [, again] = await embedder.embed(['warm the tables up', long])
+    const [first] = await fresh.embed([long], { kind: 'document' })
+    const [, again] = await embedder.embed(['warm the tables up', long], { kind: 'document' })
     expect(Array.from(again!)).toEqual(Array.from(first!))
     expect(norm(first!)).toBeCloseTo(1, 5)
     // Repeating a text changes term frequencies only sublinearly.
-    const [twice] = await embedder.embed([`${long} ${long}`])
+    const [twice] = await embedder.embed([`${long} ${long}`], { kind: 'document' })
     expect(cosine(first!, twice!)).toBeGreaterThan(0.95)
   })
 
   it('pins the exact vector, so any change to the features is noticed (bump HASHED_VERSION)', async () => {
-    const [v] = await embedder.embed(['running shoes for the marathon'])
+    const [v] = await embedder.embed(['running shoes for the marathon'], { kind: 'document' })
     const nonZero = Array.from(v!)
       .map((value, index) => [index, Math.round(value * 1e4)] as const)
       .filter(([, value]) => value !== 0)
@@ -95,12 +95,12 @@ describe('hashed embedder', () => {
   })
 
   it('gives the zero vector, not NaN, for empty and stop-word-only text', async () => {
-    const vectors = await embedder.embed(['', '   ', 'the and of', '的了'])
+    const vectors = await embedder.embed(['', '   ', 'the and of', '的了'], { kind: 'document' })
     for (const vector of vectors) {
       expect(vector).toHaveLength(512)
       expect(vector.every((value) => value === 0)).toBe(true)
     }
-    expect(await embedder.embed([])).toEqual([])
+    expect(await embedder.embed([], { kind: 'document' })).toEqual([])
   })
 
   it('ranks an English paraphrase sharing stems above unrelated text', async () => {
@@ -116,8 +116,8 @@ describe('hashed embedder', () => {
   })
 
   it('joins common irregular forms to their base form (went ~ go, bought ~ buy)', async () => {
-    const [go, went, camp] = await embedder.embed(['When did Melanie go?', 'Melanie went.', 'Melanie camped.'])
-    const [buy, bought, sold] = await embedder.embed(['buy', 'bought', 'sold'])
+    const [go, went, camp] = await embedder.embed(['When did Melanie go?', 'Melanie went.', 'Melanie camped.'], { kind: 'document' })
+    const [buy, bought, sold] = await embedder.embed(['buy', 'bought', 'sold'], { kind: 'document' })
     expect(cosine(go!, went!)).toBeGreaterThan(cosine(go!, camp!) + 0.2)
     expect(cosine(buy!, bought!)).toBeGreaterThan(cosine(buy!, sold!) + 0.3)
   })
@@ -160,7 +160,7 @@ describe('hashed embedder', () => {
   })
 
   it('honours an already aborted signal', async () => {
-    await expect(embedder.embed(['x'], { signal: AbortSignal.abort() })).rejects.toThrow()
+    await expect(embedder.embed(['x'], { kind: 'document', signal: AbortSignal.abort() })).rejects.toThrow()
   })
 })
 

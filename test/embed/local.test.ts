@@ -154,7 +154,7 @@ describe('local ONNX embedder: glue code, against a stand-in for transformers.js
     expect(embedder.model).toBe('local:mini-lm:cls')
     expect(embedder.dimension).toBe(4)
 
-    const vectors = await embedder.embed(['a', 'banana', 'see', ''])
+    const vectors = await embedder.embed(['a', 'banana', 'see', ''], { kind: 'document' })
     expect(runs.slice(1).map((run) => run.texts)).toEqual([
       ['a', 'banana'],
       ['see', ''],
@@ -166,7 +166,7 @@ describe('local ONNX embedder: glue code, against a stand-in for transformers.js
     }
     await embedder.close?.()
     expect(disposed).toEqual(['mini-lm'])
-    expect((await rejection(embedder.embed(['x']))).message).toMatch(/closed/)
+    expect((await rejection(embedder.embed(['x'], { kind: 'document' }))).message).toMatch(/closed/)
   })
 
   it('picks the quantized weights and top-level ONNX files when that is what the folder has', async () => {

@@ -9,7 +9,7 @@ import { rejection } from '../helpers/errors.js'
 const fastRetry = { baseDelayMs: 1, maxDelayMs: 5 }
 
 function config(stub: OpenAIStub, extra: Partial<OpenAIEmbedderConfig> = {}): OpenAIEmbedderConfig {
-  return { provider: 'openai', baseUrl: stub.url, model: 'stub-embed', timeoutMs: 2_000, ...extra }
+  return { provider: 'openai', baseUrl: stub.url, model: 'stub-embed', timeoutMs: 10_000, ...extra }
 }
 
 function norm(vector: Float32Array): number {
@@ -33,8 +33,8 @@ describe('OpenAI-compatible embedder against a real HTTP server', () => {
     expect(embedder.model).toBe('openai:stub-embed')
 
     const texts = ['running in the park', 'quarterly tax report', 'runs in parks']
-    const vectors = await embedder.embed(texts)
-    const expected = await createHashedEmbedder({ dimension: 16 }).embed(texts)
+    const vectors = await embedder.embed(texts, { kind: 'document' })
+    const expected = await createHashedEmbedder({ dimension: 16 }).embed(texts, { kind: 'document' })
     vectors.forEach((vector, i) => {
       expect(vector).toBeInstanceOf(Float32Array)
       expect(vector).toHaveLength(16)
@@ -47,23 +47,23 @@ describe('OpenAI-compatible embedder against a real HTTP server', () => {
     expect(request.headers.authorization).toBeUndefined()
   })
 
-  it('sends batches of batchSize, one request at a time, and keeps the order', async () => {
+  it('sends batches of batchSize and keeps the order', async () => {
     const embedder = await createOpenAIEmbedder(config(stub, { batchSize: 64 }), { retry: fastRetry })
     const before = stub.requests.length
     const texts = Array.from({ length: 150 }, (_, i) => `text number ${i} about topic ${i % 7}`)
-    const vectors = await embedder.embed(texts)
+    const vectors = await embedder.embed(texts, { kind: 'document' })
     const batches = stub.requests.slice(before).map((request) => (request.body as { input: string[] }).input)
     expect(batches.map((batch) => batch.length)).toEqual([64, 64, 22])
     expect(batches.flat()).toEqual(texts)
-    const expected = await createHashedEmbedder({ dimension: 16 }).embed(texts)
+    const expected = await createHashedEmbedder({ dimension: 16 }).embed(texts, { kind: 'document' })
     expect(vectors.map((vector, i) => cosine(vector, expected[i]!)).every((c) => c > 0.99999)).toBe(true)
-    expect(await embedder.embed([])).toEqual([])
+    expect(await embedder.embed([], { kind: 'document' })).toEqual([])
   })
 
   it('gives blank texts the zero vector without sending them', async () => {
     const embedder = await createOpenAIEmbedder(config(stub), { retry: fastRetry })
     const before = stub.requests.length
-    const [blank, text, empty] = await embedder.embed(['  ', 'hello world', ''])
+    const [blank, text, empty] = await embedder.embed(['  ', 'hello world', ''], { kind: 'document' })
     expect(Array.from(blank!).every((v) => v === 0)).toBe(true)
     expect(Array.from(empty!).every((v) => v === 0)).toBe(true)
     expect(norm(text!)).toBeCloseTo(1, 5)
@@ -75,7 +75,7 @@ describe('OpenAI-compatible embedder against a real HTTP server', () => {
     const embedder = await createOpenAIEmbedder(config(stub, { dimension: 32 }), { retry: fastRetry })
     expect(stub.requests.length).toBe(before)
     expect(embedder.dimension).toBe(32)
-    const [vector] = await embedder.embed(['sized'])
+    const [vector] = await embedder.embed(['sized'], { kind: 'document' })
     expect(vector).toHaveLength(32)
     expect((stub.requests.at(-1)!.body as { dimensions?: number }).dimensions).toBe(32)
   })
@@ -101,7 +101,7 @@ describe('OpenAI-compatible embedder against a real HTTP server', () => {
     stub.failNext(1, 500)
     stub.failNext(1, 503)
     const before = stub.requests.length
-    const [vector] = await retrying.embed(['eventually'])
+    const [vector] = await retrying.embed(['eventually'], { kind: 'document' })
     expect(stub.requests.length - before).toBe(4)
     expect(norm(vector!)).toBeCloseTo(1, 5)
     expect(warnings.map((w) => w.status)).toEqual([429, 500, 503])
@@ -111,7 +111,7 @@ describe('OpenAI-compatible embedder against a real HTTP server', () => {
     const embedder = await createOpenAIEmbedder(config(stub), { retry: { ...fastRetry, retries: 2 } })
     stub.failNext(3, 502)
     const before = stub.requests.length
-    const error = await rejection(embedder.embed(['never']))
+    const error = await rejection(embedder.embed(['never'], { kind: 'document' }))
     expect(stub.requests.length - before).toBe(3)
     expect(error.code).toBe('embedder_failed')
     expect(error.message).toContain(`${stub.url}/embeddings`)
@@ -123,33 +123,35 @@ describe('OpenAI-compatible embedder against a real HTTP server', () => {
     const embedder = await createOpenAIEmbedder(config(stub), { retry: fastRetry })
     stub.respondNext({ status: 400, body: { error: { message: 'input is too long' } } })
     const before = stub.requests.length
-    const error = await rejection(embedder.embed(['too long']))
+    const error = await rejection(embedder.embed(['too long'], { kind: 'document' }))
     expect(stub.requests.length - before).toBe(1)
     expect(error.message).toMatch(/HTTP 400: input is too long/)
   })
 
   it('times out a hanging request, retries it, and fails cleanly when it keeps hanging', async () => {
-    const embedder = await createOpenAIEmbedder(config(stub, { timeoutMs: 150 }), { retry: { ...fastRetry, retries: 1 } })
+    // The retry after the hang must be answered within the same timeout: 1 s, not 150 ms, on a loaded machine.
+    const embedder = await createOpenAIEmbedder(config(stub, { timeoutMs: 1_000 }), { retry: { ...fastRetry, retries: 1 } })
     stub.hangNext(1)
-    const [vector] = await embedder.embed(['after one hang'])
+    const [vector] = await embedder.embed(['after one hang'], { kind: 'document' })
     expect(vector).toHaveLength(16)
 
     stub.hangNext(2)
     const started = Date.now()
-    const error = await rejection(embedder.embed(['always hangs']))
+    const error = await rejection(embedder.embed(['always hangs'], { kind: 'document' }))
     expect(error.code).toBe('embedder_failed')
-    expect(error.message).toMatch(/timed out after 150 ms/)
-    expect(Date.now() - started).toBeLessThan(2_000)
+    expect(error.message).toMatch(/timed out after 1000 ms/)
+    // Two timed-out attempts and a short backoff: bounded, never a hang.
+    expect(Date.now() - started).toBeLessThan(10_000)
   })
 
   it('stops at once when the caller aborts, with the abort reason', async () => {
     const embedder = await createOpenAIEmbedder(config(stub), { retry: fastRetry })
     stub.hangNext(1)
     const controller = new AbortController()
-    const pending = embedder.embed(['aborted'], { signal: controller.signal })
+    const pending = embedder.embed(['aborted'], { kind: 'document', signal: controller.signal })
     setTimeout(() => controller.abort(new Error('caller gave up')), 30)
     await expect(pending).rejects.toThrow('caller gave up')
-    await expect(embedder.embed(['x'], { signal: AbortSignal.abort() })).rejects.toThrow()
+    await expect(embedder.embed(['x'], { kind: 'document', signal: AbortSignal.abort() })).rejects.toThrow()
   })
 
   it('rejects malformed responses: bad shape, wrong count, duplicate index, wrong dimension, not JSON', async () => {
@@ -172,7 +174,7 @@ describe('OpenAI-compatible embedder against a real HTTP server', () => {
     ]
     for (const [body, pattern] of cases) {
       stub.respondNext({ status: 200, body })
-      const error = await rejection(embedder.embed(['one']))
+      const error = await rejection(embedder.embed(['one'], { kind: 'document' }))
       expect(error.code).toBe('embedder_failed')
       expect(error.message).toMatch(pattern)
     }
@@ -185,15 +187,15 @@ describe('OpenAI-compatible embedder against a real HTTP server', () => {
         ],
       },
     })
-    expect((await rejection(embedder.embed(['a', 'b']))).message).toMatch(/duplicate/)
+    expect((await rejection(embedder.embed(['a', 'b'], { kind: 'document' }))).message).toMatch(/duplicate/)
   })
 
   it('orders the vectors by `index`, not by position in the response', async () => {
     await using reversed = await startOpenAIStub({ dimension: 16, reverseOrder: true })
     const embedder = await createOpenAIEmbedder(config(reversed), { retry: fastRetry })
     const texts = ['alpha beta', 'gamma delta', 'epsilon zeta']
-    const vectors = await embedder.embed(texts)
-    const expected = await createHashedEmbedder({ dimension: 16 }).embed(texts)
+    const vectors = await embedder.embed(texts, { kind: 'document' })
+    const expected = await createHashedEmbedder({ dimension: 16 }).embed(texts, { kind: 'document' })
     vectors.forEach((vector, i) => expect(cosine(vector, expected[i]!)).toBeCloseTo(1, 5))
   })
 })
@@ -212,7 +214,7 @@ describe('OpenAI-compatible embedder: auth and configuration', () => {
     expect(JSON.stringify(error.toJSON())).not.toContain('sk-wrong-secret')
 
     stub.respondNext({ status: 400, body: { error: { message: 'key sk-right is not allowed for this model' } } })
-    const echoed = await rejection(embedder.embed(['x']))
+    const echoed = await rejection(embedder.embed(['x'], { kind: 'document' }))
     expect(echoed.message).not.toContain('sk-right')
     expect(echoed.message).toContain('[redacted]')
   })

@@ -36,13 +36,16 @@ describe('sentence embedder (offline default)', () => {
     const embedder = await createEmbedder(EmbedderConfig.parse({ provider: 'sentence' }))
     expect(embedder.model).toBe('use-lite+hashed-v2-512')
     expect(embedder.dimension).toBe(USE_DIMENSION + 512)
-    const [bread, loaf, taxes, zh, zhNear] = await embedder.embed([
-      'How do I bake bread at home?',
-      'a simple recipe for a homemade loaf',
-      'filing quarterly corporate tax returns',
-      '用户偏好使用 TypeScript 而非 JavaScript',
-      '用户喜欢 TypeScript 的类型安全',
-    ])
+    const [bread, loaf, taxes, zh, zhNear] = await embedder.embed(
+      [
+        'How do I bake bread at home?',
+        'a simple recipe for a homemade loaf',
+        'filing quarterly corporate tax returns',
+        '用户偏好使用 TypeScript 而非 JavaScript',
+        '用户喜欢 TypeScript 的类型安全',
+      ],
+      { kind: 'document' },
+    )
     for (const v of [bread!, loaf!, taxes!, zh!]) expect(Math.abs(cosine(v, v) - 1)).toBeLessThan(1e-4)
     expect(cosine(bread!, loaf!)).toBeGreaterThan(cosine(bread!, taxes!))
     // USE lite never sees Chinese: the first 512 numbers stay 0.
@@ -62,7 +65,7 @@ describe('sentence embedder (offline default)', () => {
     // Inference on this thread keeps it near 1 however loaded the machine is; in a worker the
     // thread only waits.
     const before = performance.eventLoopUtilization()
-    const vectors = await embedder.embed(texts)
+    const vectors = await embedder.embed(texts, { kind: 'document' })
     const busy = performance.eventLoopUtilization(before)
     expect(vectors).toHaveLength(96)
     expect(vectors.every((v) => v.length === embedder.dimension && v.some((x) => x !== 0))).toBe(true)

@@ -113,7 +113,7 @@ describe('UsePool', () => {
     const one = await createSentenceEmbedder({ threads: 1 })
     const two = await createSentenceEmbedder({ threads: 2 })
     const mixed = [...texts.slice(0, 20), '用户偏好使用 TypeScript', ...texts.slice(20)]
-    expect(await two.embed(mixed)).toEqual(await one.embed(mixed))
+    expect(await two.embed(mixed, { kind: 'document' })).toEqual(await one.embed(mixed, { kind: 'document' }))
     expect(two.poolStats()!.threads.filter((t) => t.texts > 0)).toHaveLength(2)
     await two.close!()
     expect(two.poolStats()).toBeUndefined()
@@ -124,7 +124,7 @@ describe('UsePool', () => {
     const metrics = createMetrics({ defaultMetrics: false })
     const embedder = metrics.instrumentEmbedder(await createSentenceEmbedder({ threads: 2 }))
     try {
-      await embedder.embed(texts)
+      await embedder.embed(texts, { kind: 'document' })
       const { body } = await metrics.scrape()
       expect(body).toContain('knowhub_embed_threads{state="configured"} 2')
       expect(body).toContain('knowhub_embed_threads{state="running"} 2')

@@ -144,7 +144,9 @@ export async function startOpenAIStub(options: OpenAIStubOptions = {}): Promise<
     }
     const requested = body.dimensions
     const dimension = typeof requested === 'number' ? requested : defaultDimension
-    const vectors = options.embed ? await options.embed(input, body) : (await hashed(dimension).embed(input)).map((vector) => Array.from(vector))
+    const vectors = options.embed
+      ? await options.embed(input, body)
+      : (await hashed(dimension).embed(input, { kind: 'document' })).map((vector) => Array.from(vector))
     const data = vectors.map((embedding, index) => ({ object: 'embedding', index, embedding }))
     if (options.reverseOrder) data.reverse()
     const tokens = input.reduce((sum, text) => sum + Math.ceil(text.length / 4), 0)

@@ -79,7 +79,7 @@ describe.each(BACKENDS)('extraction SUPERSEDE on %s', (backend) => {
         ...database.options,
         embedder: { provider: 'hashed', dimension: 128 },
         search: { cacheSize: 0 },
-        llm: { url: stub.url, model: 'extractor', timeoutMs: 5000, retries: 0 },
+        llm: { url: stub.url, model: 'extractor', timeoutMs: 30_000, retries: 0 },
       },
       { llmRetryBaseDelayMs: 1 },
     )

@@ -58,7 +58,7 @@ describe('knowledge extraction', () => {
         embedder: { provider: 'hashed', dimension: 128 },
         search: { cacheSize: 0 },
         // 1.5 s: the first attempt of a call on a loaded 2-core machine can pass 400 ms (the retry then doubles the request count).
-        llm: { url: stub.url, model: 'extractor', timeoutMs: 1500, retries: 1 },
+        llm: { url: stub.url, model: 'extractor', timeoutMs: 4000, retries: 1 },
       },
       { llmRetryBaseDelayMs: 1 },
     )

@@ -393,7 +393,7 @@ describe.each(BACKENDS)('knowledge service on %s', (backend) => {
           embedder: {
             model: base.model,
             dimension: base.dimension,
-            embed: (t: readonly string[]) => base.embed(t),
+            embed: (t: readonly string[]) => base.embed(t, { kind: 'document' }),
             similarityFloor: () => similarity * 0.9,
             anchorFloor: () => anchor,
           },
@@ -417,7 +417,11 @@ describe.each(BACKENDS)('knowledge service on %s', (backend) => {
     it('embeds a repeated query once (query vector cache), and not at all in full-text mode', async () => {
       const base = createHashedEmbedder({ dimension: 256 })
       const embedded: string[] = []
-      const counting = { model: base.model, dimension: base.dimension, embed: (texts: string[]) => (embedded.push(...texts), base.embed(texts)) }
+      const counting = {
+        model: base.model,
+        dimension: base.dimension,
+        embed: (texts: string[]) => (embedded.push(...texts), base.embed(texts, { kind: 'document' })),
+      }
       const cached = await createKnowledgeService({ store, embedder: counting, queryCacheSize: 2, searchCacheSize: 0 })
       const e = await cached.save({ task: 'rotate API keys', content: 'rotate keys every 90 days with the vault CLI', types: ['plan'] }, alice)
       embedded.length = 0
@@ -529,7 +533,11 @@ describe.each(BACKENDS)('knowledge service on %s', (backend) => {
     it('reuses a response only while the table is unchanged, per caller; never on a PostgreSQL server', async () => {
       const base = createHashedEmbedder({ dimension: 256 })
       let embeds = 0
-      const counting = { model: base.model, dimension: base.dimension, embed: (texts: string[]) => ((embeds += texts.length), base.embed(texts)) }
+      const counting = {
+        model: base.model,
+        dimension: base.dimension,
+        embed: (texts: string[]) => ((embeds += texts.length), base.embed(texts, { kind: 'document' })),
+      }
       const cached = await createKnowledgeService({ store, embedder: counting, queryCacheSize: 0 })
       const mine = await cached.save({ task: 'rotate vault keys', content: 'rotate keys every 90 days with the vault CLI', types: ['plan'] }, alice)
       const other = await cached.save({ task: 'vault keys rotation', content: 'the vault CLI rotates keys on a schedule', types: ['plan'] }, alice)

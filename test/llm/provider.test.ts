@@ -24,7 +24,7 @@ describe('the OpenAI-compatible LLM provider against a real HTTP server', () => 
 
   const provider = (extra: Record<string, unknown> = {}) =>
     createOpenAIChat(
-      { url: stub.url, model: 'default-model', apiKey: 'sk-test-secret-1234567890', models: { routing: 'small-model' }, timeoutMs: 2000, ...extra },
+      { url: stub.url, model: 'default-model', apiKey: 'sk-test-secret-1234567890', models: { routing: 'small-model' }, timeoutMs: 10_000, ...extra },
       { retryBaseDelayMs: 1 },
     )
 

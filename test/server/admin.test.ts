@@ -52,7 +52,12 @@ describe('a server beside the CLI', () => {
     const local = client(server.url)
     const status = await local.get('/api/status')
     expect(status.status).toBe(200)
-    expect(status.body).toMatchObject({ entries: 0, principal: { user: 'local' }, embedder: { dimension: 64 }, ...DATABASE[HUB_BACKEND] })
+    expect(status.body).toMatchObject({
+      entries: 0,
+      principal: { user: 'local' },
+      embedder: { dimension: 64, convention: null, calibration: { source: 'builtin' } },
+      ...DATABASE[HUB_BACKEND],
+    })
     // Where the data is, as the hub operator sees it: the data folder, or the PostgreSQL server's host (never its credentials).
     const where = HUB_BACKEND === 'pglite' ? t.hub.config.dataDir : new URL(t.hub.config.databaseUrl!).host
     expect(status.body.location).toBe(where)

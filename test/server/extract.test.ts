@@ -29,7 +29,7 @@ describe('extraction over HTTP', () => {
       chat: (request) =>
         String(request.messages[0]?.content).includes('free of duplicates') ? JSON.stringify({ decisions: [] }) : JSON.stringify({ entries: [proposal] }),
     })
-    t = await openTestHub({ embedder: { provider: 'hashed', dimension: 64 }, llm: { url: stub.url, model: 'm', retries: 0, timeoutMs: 2000 } })
+    t = await openTestHub({ embedder: { provider: 'hashed', dimension: 64 }, llm: { url: stub.url, model: 'm', retries: 0, timeoutMs: 30_000 } })
     bare = await openTestHub({ embedder: { provider: 'hashed', dimension: 64 } })
     url = (await t.start()).url
     bareUrl = (await bare.start()).url

@@ -280,7 +280,9 @@ describe('forget user:ID', () => {
       erased: expected,
       cleanup: { mode: 'full', wal: t.hub.config.databaseUrl ? expect.any(String) : 'rotated' },
     })
-    expect(done.body.erased.search_statistics).toBeGreaterThan(0)
+    // The statistics rows pruned on the way are housekeeping, not counted as bob's (issue 42).
+    expect(done.body.erased.search_statistics).toBeUndefined()
+    expect(done.body.housekeeping.search_statistics).toBeGreaterThan(0)
     expect(done.text).not.toContain(MARKER)
 
     // Bob's token and dashboard session stop at once.
@@ -309,9 +311,18 @@ describe('forget user:ID', () => {
 
     // Forgetting again: bob is nobody now, for his org admin as for anyone.
     expect((await api.acmeAdmin!.delete('/api/principals/user:bob')).status).toBe(404)
-    const again = await api.operator!.delete('/api/principals/user:bob')
+    // For the hub operator: nothing of bob is stored, so nothing is forgotten (issue 42) unless forced.
+    const nothing = await api.operator!.delete('/api/principals/user:bob')
+    expect(nothing.status).toBe(404)
+    expect(nothing.body.error.message).toContain('Nothing of user:bob is stored')
+    expect(await t.hub.store.db.query(sql`SELECT count(*)::int AS n FROM knowhub_erasure`)).toEqual([{ n: 1 }])
+    const dryAgain = await api.operator!.delete('/api/principals/user:bob?dry_run=true')
+    expect(dryAgain.status).toBe(200)
+    expect(Object.values(dryAgain.body.erased as Record<string, number>).every((v) => v === 0)).toBe(true)
+    const again = await api.operator!.delete('/api/principals/user:bob?force=true')
     expect(again.status).toBe(200)
     expect(Object.values(again.body.erased as Record<string, number>).every((v) => v === 0)).toBe(true)
+    expect(again.body.cleanup.mode).toBe('full')
   })
 })
 
@@ -480,6 +491,14 @@ describe('knowhub forget / knowhub purge', () => {
       expect(done.stdout).toMatch(/13 tables rewritten \(VACUUM FULL\)/)
       expect(await stored()).toBe(0)
       expect((await runCli('forget', 'agent:quinn', ...where)).code).not.toBe(0)
+      // A principal of whom nothing is stored: refused, nothing rewritten (issue 42); --force forgets anyway.
+      const nobody = await runCli('forget', 'user:nobody', ...where)
+      expect(nobody.code).not.toBe(0)
+      expect(nobody.stderr).toContain('Nothing of user:nobody is stored')
+      expect(nobody.stderr).toContain('--force')
+      const forced = await runCli('forget', 'user:nobody', '--force', ...where)
+      expect(forced.code, forced.stderr).toBe(0)
+      expect(forced.stdout).toMatch(/^Erased user:nobody: nothing \(no data of this user\)/)
 
       const purge = await runCli('purge', '--archived-older-than', '3650d', '--dry-run', ...where)
       expect(purge.code, purge.stderr).toBe(0)

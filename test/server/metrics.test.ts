@@ -37,7 +37,7 @@ describe('GET /metrics', () => {
   beforeAll(async () => {
     stub = await startOpenAIStub({ chat: () => JSON.stringify({ entries: [proposal] }) })
     t = await openTestHub(
-      { embedder: { provider: 'hashed', dimension: 64 }, llm: { url: stub.url, model: 'stub-chat', retries: 0, timeoutMs: 2000 } },
+      { embedder: { provider: 'hashed', dimension: 64 }, llm: { url: stub.url, model: 'stub-chat', retries: 0, timeoutMs: 30_000 } },
       { metrics: createMetrics() },
     )
     postgres = t.hub.config.databaseUrl !== undefined

@@ -97,7 +97,7 @@ describe.each(BACKENDS)('imported vectors on %s', (backend) => {
       const recorded = {
         ...hashed,
         embed: async (texts: string[]) => {
-          const vectors = await hashed.embed(texts)
+          const vectors = await hashed.embed(texts, { kind: 'document' })
           made.push(...vectors)
           return vectors
         },

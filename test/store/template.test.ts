@@ -2,13 +2,13 @@
  * The embedded database's template: built from every migration, a new folder starts from it
  * (no migration left to apply, its tables there), a folder holding a database ignores it, a
  * template whose migrations changed is not used, and a missing template file only means
- * initdb runs as before.
+ * initdb runs as before. A template without its empty folders (as `npm pack` ships it) still starts.
  */
-import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, rmdirSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { join, relative } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { openPGlite } from '../../src/store/database.js'
+import { DATA_DIRECTORY_FOLDERS, openPGlite } from '../../src/store/database.js'
 import { loadMigrations, migrate } from '../../src/store/migrate.js'
 import { sql } from '../../src/store/sql.js'
 import { buildTemplate, usableTemplate } from '../../src/store/template.js'
@@ -90,6 +90,35 @@ describe('embedded database template', () => {
     const db = await openPGlite({ dataDir, template: file })
     try {
       expect(await migrate(db)).toEqual([])
+      expect(await db.query(sql`SELECT count(*)::int AS n FROM knowledge`)).toEqual([{ n: 0 }])
+    } finally {
+      await db.close()
+    }
+  }, 300_000)
+
+  it('starts from a template without its empty folders, as npm pack ships it (issue 42)', async () => {
+    const file = join(dir, 'template')
+    if (!existsSync(file)) await buildTemplate(file)
+    const packed = join(dir, 'packed')
+    cpSync(file, packed, { recursive: true })
+    // What npm keeps of a folder: its files. Every empty folder goes, deepest first.
+    const emptied: string[] = []
+    const dropEmpty = (folder: string): boolean => {
+      const left = readdirSync(folder).filter((name) => !(statSync(join(folder, name)).isDirectory() && dropEmpty(join(folder, name))))
+      if (left.length > 0) return false
+      rmdirSync(folder)
+      emptied.push(relative(packed, folder))
+      return true
+    }
+    dropEmpty(packed)
+    expect(emptied).toContain('pg_notify')
+    // Every folder the built template holds empty is one the copy makes again.
+    expect(emptied.filter((f) => !(DATA_DIRECTORY_FOLDERS as readonly string[]).some((d) => d === f || d.startsWith(`${f}/`)))).toEqual([])
+    const db = await openPGlite({ dataDir: join(dir, 'from-packed'), template: packed })
+    try {
+      expect(await migrate(db)).toEqual([])
+      await db.query(sql`CREATE TABLE written (n int)`)
+      await db.query(sql`INSERT INTO written VALUES (1)`)
       expect(await db.query(sql`SELECT count(*)::int AS n FROM knowledge`)).toEqual([{ n: 0 }])
     } finally {
       await db.close()

@@ -55,7 +55,7 @@ describe.each(PATHS)('validity in the store on %s (full text: %s)', (backend, fu
   const textIds = async (q: string, filter: Partial<EntryFilter> = {}) =>
     (await store.knowledge.searchText(textQuery(q), { visible, ...filter }, 20)).map((h) => h.id).sort()
   const vectorIds = async (q: string, filter: Partial<EntryFilter> = {}) =>
-    (await store.knowledge.searchVector((await embedder.embed([q]))[0]!, { visible, ...filter }, 20)).map((h) => h.id).sort()
+    (await store.knowledge.searchVector((await embedder.embed([q], { kind: 'document' }))[0]!, { visible, ...filter }, 20)).map((h) => h.id).sort()
   const listIds = async (_q: string, filter: Partial<EntryFilter> = {}) => (await store.knowledge.list({ visible, ...filter }, 100)).map((r) => r.id).sort()
 
   it('defaults valid_from to the source time when it is a date, else to the save time, and keeps created_at apart', async () => {

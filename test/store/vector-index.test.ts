@@ -132,7 +132,7 @@ describe('in-memory vector search equals exact vector search in SQL on PGlite, w
     hits.map((h) => ({ id: h.id, score: Math.round(h.score * 1e5) / 1e5 })).sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1))
   async function expectSameAsSql(step: string): Promise<void> {
     for (const text of queries) {
-      const [vector] = await embedder.embed([text])
+      const [vector] = await embedder.embed([text], { kind: 'document' })
       for (const filter of filters) {
         const memory = await store.knowledge.searchVector(vector!, filter, 1000)
         const reference = await exactSql(vector!, filter)
@@ -156,7 +156,7 @@ describe('in-memory vector search equals exact vector search in SQL on PGlite, w
   })
 
   it('after raw SQL writes that bypass the store, and after TRUNCATE', async () => {
-    const [other] = await embedder.embed(['proxy rotation agent'])
+    const [other] = await embedder.embed(['proxy rotation agent'], { kind: 'document' })
     const state = store.vectorState()
     const dialect = vectorDialect(state?.status === 'ready' ? state.info.backend : 'array')
     await store.db.query(sql`UPDATE knowledge SET embedding = ${dialect.param(other!)} WHERE id IN (SELECT id FROM knowledge ORDER BY id LIMIT 4)`)
@@ -165,7 +165,7 @@ describe('in-memory vector search equals exact vector search in SQL on PGlite, w
     await store.db.query(sql`DELETE FROM knowledge WHERE id IN (SELECT id FROM knowledge ORDER BY id DESC LIMIT 2 OFFSET 4)`)
     await expectSameAsSql('raw updates and deletes')
     await store.db.query(sql`TRUNCATE knowledge CASCADE`)
-    const [vector] = await embedder.embed(['selenium'])
+    const [vector] = await embedder.embed(['selenium'], { kind: 'document' })
     expect(await store.knowledge.searchVector(vector!, filters[0]!, 20)).toEqual([])
     await knowledge.save({ task: 'selenium login', content: 'use a proxy rotation', types: ['tool'] }, alice)
     await expectSameAsSql('truncate, then a save')
@@ -193,7 +193,7 @@ describe('in-memory vector search equals exact vector search in SQL on PGlite, w
 
   it("never shows another tenant's entries, and they move no score", async () => {
     for (let i = 0; i < 5; i++) await knowledge.save({ task: `alice ${i} proxy`, content: `proxy rotation notes ${i}`, types: ['tool'] }, alice)
-    const [vector] = await embedder.embed(['proxy rotation notes'])
+    const [vector] = await embedder.embed(['proxy rotation notes'], { kind: 'document' })
     const filter = { visible: visibleScopes(alice) }
     const before = await store.knowledge.searchVector(vector!, filter, 50)
     const serviceBefore = await knowledge.search({ q: 'proxy rotation notes', top_k: 10, explain: true }, alice)

@@ -455,12 +455,14 @@ class _Api(Generic[J, T, B, L]):
         body = _body(**{"from": from_}, to=to, scopes=scopes, dry_run=dry_run, reason=reason)
         return self._send(Request("POST", "/api/reown", body=body))
 
-    def forget(self, principal: str, *, dry_run: bool = False) -> J:
+    def forget(self, principal: str, *, dry_run: bool = False, force: bool = False) -> J:
         """``DELETE /api/principals/{principal}`` (hub operator; an org admin: users of its org): forgets ``user:ID`` everywhere.
 
-        Answers a receipt of counts (never content); ``dry_run=True`` counts and changes nothing.
+        Answers a receipt of counts (never content); ``dry_run=True`` counts and changes nothing. A user
+        of whom nothing is stored is ``not_found`` unless ``force=True``.
         """
-        query = "?dry_run=true" if dry_run else ""
+        query = "&".join(name for name, on in (("dry_run=true", dry_run), ("force=true", force)) if on)
+        query = f"?{query}" if query else ""
         return self._send(Request("DELETE", f"/api/principals/{urllib.parse.quote(principal, safe=':')}{query}"))
 
     def purge(self, *, merged_older_than: Optional[str] = None, archived_older_than: Optional[str] = None, dry_run: Optional[bool] = None) -> J:

@@ -259,6 +259,9 @@ class ClientTest(unittest.TestCase):
         receipt = self.kh.forget("user:nobody-" + uuid.uuid4().hex[:6], dry_run=True)
         self.assertTrue(receipt["dry_run"])
         self.assertEqual(set(receipt["erased"].values()), {0})
+        with self.assertRaises(KnowHubError) as unknown:
+            self.kh.forget("user:nobody-" + uuid.uuid4().hex[:6])
+        self.assertEqual(unknown.exception.code, "not_found")
         with self.assertRaises(KnowHubError) as caught:
             self.kh.forget("nobody")
         self.assertEqual(caught.exception.code, "validation_error")

@@ -1,7 +1,9 @@
-"""The package builds with setuptools' standard backend into a wheel with py.typed, no dependencies
-and Python >= 3.9; and its error codes are the TypeScript client's."""
+"""The package builds with its own backend (standard library only) into a wheel with py.typed, no
+dependencies and Python >= 3.9; the documented install works in a fresh venv with no package index;
+and its error codes are the TypeScript client's."""
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -15,52 +17,73 @@ from support import NODE, PACKAGE_ROOT, REPO
 import knowhub
 from knowhub import CLIENT_ERROR_CODES, ERROR_CODES, SERVER_ERROR_CODES
 
-
-def builder() -> str:
-    """A Python whose setuptools meets pyproject.toml's ``build-system.requires`` (setuptools >= 61, the first
-    with PEP 621 metadata): this one, else ``python3`` on the PATH (an older setuptools would build an
-    ``UNKNOWN-0.0.0`` package, ignoring [project])."""
-    check = "import setuptools, sys; sys.exit(0 if tuple(int(p) for p in setuptools.__version__.split('.')[:2]) >= (61, 0) else 1)"
-    for python in (sys.executable, shutil.which("python3")):
-        if python and subprocess.run([python, "-c", check], capture_output=True).returncode == 0:
-            return python
-    raise AssertionError("no Python here has setuptools >= 61 (Debian: python3-setuptools) to build the package with")
+EXPECTED = {f"knowhub/{m}" for m in ("__init__.py", "client.py", "errors.py", "tools.py", "wrap.py", "_http.py", "_unicode.py", "_tool_specs.py", "py.typed")}
 
 
 class PackageTest(unittest.TestCase):
-    def test_builds_with_the_standard_backend(self) -> None:
-        """An sdist always (setuptools alone); a wheel too where setuptools can build one offline
-        (setuptools >= 70.1, or the ``wheel`` package beside an older one)."""
+    def test_builds_with_its_own_backend(self) -> None:
+        """A wheel and an sdist from the in-tree backend, in a Python run without site-packages (``-S``:
+        no setuptools, no wheel), from a copy of the folder."""
         work = tempfile.mkdtemp(prefix="knowhub-build-")
         try:
             source = os.path.join(work, "src")
             shutil.copytree(PACKAGE_ROOT, source, ignore=shutil.ignore_patterns("__pycache__", "tests", "build", "*.egg-info"))
             out = os.path.join(work, "dist")
             os.makedirs(out)
-            script = (
-                "import importlib.util, sys, setuptools, setuptools.build_meta as b\n"
-                "out = sys.argv[1]\n"  # the backend rewrites sys.argv
-                "print(b.build_sdist(out))\n"
-                "version = tuple(int(p) for p in setuptools.__version__.split('.')[:2])\n"
-                "if version >= (70, 1) or importlib.util.find_spec('wheel'):\n"
-                "    print(b.build_wheel(out))\n"
-            )
-            done = subprocess.run([builder(), "-c", script, out], cwd=source, capture_output=True, text=True)
-            self.assertEqual(done.returncode, 0, f"setuptools (Debian: python3-setuptools) builds the package:\n{done.stderr[-2000:]}")
-            built = [line for line in done.stdout.strip().splitlines() if line.endswith((".tar.gz", ".whl"))]
-            sdist = os.path.join(out, built[0])
-            with tarfile.open(sdist) as tar:
+            script = "import sys; sys.path.insert(0, '_backend'); import knowhub_backend as b; print(b.build_sdist(sys.argv[1])); print(b.build_wheel(sys.argv[1]))"
+            done = subprocess.run([sys.executable, "-S", "-c", script, out], cwd=source, capture_output=True, text=True)
+            self.assertEqual(done.returncode, 0, done.stderr[-2000:])
+            sdist, wheel = done.stdout.strip().splitlines()
+            with tarfile.open(os.path.join(out, sdist)) as tar:
                 names = {n.split("/", 1)[1] for n in tar.getnames() if "/" in n}
                 info = tar.extractfile(f"knowhub-{knowhub.__version__}/PKG-INFO").read().decode()  # type: ignore[union-attr]
-            expected = {f"knowhub/{m}" for m in ("__init__.py", "client.py", "errors.py", "tools.py", "wrap.py", "_http.py", "_unicode.py", "_tool_specs.py", "py.typed")}
-            self.assertLessEqual(expected, names)
+            self.assertLessEqual(EXPECTED | {"pyproject.toml", "_backend/knowhub_backend.py"}, names)
             self.assertIn("Requires-Python: >=3.9", info)
             self.assertNotIn("Requires-Dist", info)
-            for wheel in built[1:]:
-                with zipfile.ZipFile(os.path.join(out, wheel)) as z:
-                    self.assertLessEqual(expected, set(z.namelist()))
-                    metadata = z.read(next(n for n in z.namelist() if n.endswith(".dist-info/METADATA"))).decode()
-                self.assertNotIn("Requires-Dist", metadata)
+            self.assertEqual(wheel, f"knowhub-{knowhub.__version__}-py3-none-any.whl")
+            with zipfile.ZipFile(os.path.join(out, wheel)) as z:
+                self.assertLessEqual(EXPECTED, set(z.namelist()))
+                metadata = z.read(f"knowhub-{knowhub.__version__}.dist-info/METADATA").decode()
+                record = z.read(f"knowhub-{knowhub.__version__}.dist-info/RECORD").decode()
+            self.assertNotIn("Requires-Dist", metadata)
+            self.assertIn("Name: knowhub", metadata)
+            self.assertIn("knowhub/client.py,sha256=", record)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+
+    def test_reads_pyproject_without_tomllib_as_tomllib_does(self) -> None:
+        try:
+            import tomllib  # type: ignore[import-not-found]
+        except ImportError:
+            self.skipTest("tomllib arrived in Python 3.11")
+        sys.path.insert(0, os.path.join(PACKAGE_ROOT, "_backend"))
+        try:
+            import knowhub_backend  # type: ignore[import-not-found]
+        finally:
+            sys.path.pop(0)
+        with open(os.path.join(PACKAGE_ROOT, "pyproject.toml"), "rb") as f:
+            data = f.read()
+        self.assertEqual(knowhub_backend.read_project_table(data.decode()), tomllib.loads(data.decode())["project"])
+
+    def test_the_documented_install_works_in_a_fresh_venv(self) -> None:
+        """docs/python.md's ``pip install`` line, as written, in a new venv (the pip and setuptools its
+        Python bundles; setuptools 65 has no bdist_wheel), with no package index (``--no-index``)."""
+        with open(os.path.join(REPO, "docs", "python.md"), encoding="utf-8") as f:
+            doc = f.read()
+        lines = [line.split("#")[0].strip() for line in re.findall(r"^pip install .*$", doc, re.M)]
+        self.assertEqual(lines, ["pip install ./clients/python"])
+        work = tempfile.mkdtemp(prefix="knowhub-venv-")
+        try:
+            venv = os.path.join(work, "venv")
+            subprocess.run([sys.executable, "-m", "venv", venv], check=True, capture_output=True)
+            python = os.path.join(venv, "bin", "python")
+            args = lines[0].split()[2:]
+            done = subprocess.run([python, "-m", "pip", "install", "--no-index", "--disable-pip-version-check", *args], cwd=REPO, capture_output=True, text=True)
+            self.assertEqual(done.returncode, 0, f"{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
+            used = subprocess.run([python, "-c", "import knowhub, os; print(knowhub.__version__, os.path.dirname(knowhub.__file__))"], cwd=work, capture_output=True, text=True, check=True)
+            version, where = used.stdout.split()
+            self.assertEqual(version, knowhub.__version__)
+            self.assertTrue(where.startswith(venv), where)
         finally:
             shutil.rmtree(work, ignore_errors=True)
 

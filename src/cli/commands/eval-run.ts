@@ -44,6 +44,8 @@ export interface EvalReport {
   set: string
   dir: string
   embedder: string
+  /** How search read the embedder's similarities: a learned table, the offline embedders' floors, or the self-calibration rule. */
+  calibration?: string
   docs: number
   convs: number
   judged_queries: number
@@ -114,6 +116,8 @@ export interface EvalOptions {
   absent?: string[]
   feedback?: boolean
   gate: boolean
+  /** The self-calibration rule whatever the model (`calibration: 'self'`): what a model KnowHub has no table for gets. */
+  selfCalibrate?: boolean
   /** Dialogue neighbours on (`search.neighbours`: for sets of raw dialogue turns, as LoCoMo and LongMemEval). */
   neighbours?: boolean
   /** A file of cached vectors (read, and appended to): see src/eval/embed-cache.ts. */
@@ -124,6 +128,8 @@ export interface EvalOptions {
 interface Measured {
   runs: EvalMetrics[]
   loadMs: number
+  /** How search read the embedder's similarities (the calibration's name). */
+  calibration: string
   noAnswer: NoAnswerMetrics[]
   feedback?: FeedbackMetrics
   precision: PrecisionMetrics[]
@@ -242,7 +248,7 @@ async function evaluate(io: Io, hub: EvalHub, set: RetrievalSet, options: EvalOp
       }
     }
     const precision = await precisionRuns(io, hub, loaded, options)
-    return { runs, loadMs: loaded.loadMs, ...precision, ...(await trustRuns(io, hub, loaded, options)) }
+    return { runs, loadMs: loaded.loadMs, calibration: hub.knowledge.calibration().name, ...precision, ...(await trustRuns(io, hub, loaded, options)) }
   } finally {
     await hub.close()
   }
@@ -299,18 +305,17 @@ export async function runEval(io: Io, dirArg: string, options: EvalOptions, glob
   if (options.topK < 10) io.err(`warning: --top-k ${options.topK} < 10: recall@10, nDCG@10 and MRR@10 see only ${options.topK} results`)
   const logger = createCliLogger()
   const config =
-    options.embedder === 'config' || options.routing === 'llm' ? loadConfig(processEnv(), globals.config ? { configFile: globals.config } : {}) : undefined
+    options.embedder === 'config' || options.embedder === 'openai' || options.routing === 'llm'
+      ? loadConfig(processEnv(), globals.config ? { configFile: globals.config } : {})
+      : undefined
   if (options.routing === 'llm' && !config?.llm) {
     throw new KnowHubError(
       'llm_not_configured',
       '--routing llm needs an LLM: set llm.url and llm.model in the config file, or KNOWHUB_LLM_URL and KNOWHUB_LLM_MODEL',
     )
   }
-  const base = await evalEmbedder(
-    options.embedder === 'config' ? 'config' : options.embedder,
-    (options.embedder === 'config' ? config?.embedder : undefined) ?? KnowHubConfig.parse({}).embedder,
-    logger,
-  )
+  const configured = options.embedder === 'config' || options.embedder === 'openai'
+  const base = await evalEmbedder(options.embedder, (configured ? config?.embedder : undefined) ?? KnowHubConfig.parse({}).embedder, logger)
   const embedder = options.embedCache ? cachedEmbedder(base, resolve(options.embedCache)) : base
   const measured = await evaluate(
     io,
@@ -318,18 +323,18 @@ export async function runEval(io: Io, dirArg: string, options: EvalOptions, glob
       embedder,
       logger,
       llm: options.routing === 'llm' ? config?.llm : undefined,
-      ...(options.gate ? {} : { service: { gate: false } }),
+      service: { ...(options.gate ? {} : { gate: false }), ...(options.selfCalibrate ? { calibration: 'self' as const } : {}) },
       neighbours: options.neighbours === true,
     }),
     set,
     options,
   )
   const { runs, loadMs } = measured
-  const report = buildReport(set, dir, embedder.model, measured)
+  const report = { ...buildReport(set, dir, embedder.model, measured), calibration: measured.calibration }
   if (options.out) writeFileSync(options.out, `${JSON.stringify(report, null, 2)}\n`)
   if (options.json) return printJson(io, report)
   io.out(
-    `${set.name}: ${report.docs} docs in ${report.convs} convs, ${report.judged_queries} judged queries; loaded in ${(loadMs / 1000).toFixed(1)} s with ${report.embedder}`,
+    `${set.name}: ${report.docs} docs in ${report.convs} convs, ${report.judged_queries} judged queries; loaded in ${(loadMs / 1000).toFixed(1)} s with ${report.embedder} (calibration: ${report.calibration ?? 'none'})`,
   )
   for (const line of formatEvalTable(runs)) io.out(line)
   if (measured.precision.length > 0) {

@@ -16,7 +16,7 @@ export type { EvalReport } from './eval-run.js'
 /** The retrieval modes (EVAL_MODES of src/eval/harness.ts), without loading the harness. */
 const MODES = ['hybrid', 'fulltext', 'vector'] as const satisfies readonly EvalMode[]
 /** The embedders (EVAL_EMBEDDERS of src/app/eval.ts), without loading them. */
-const EMBEDDERS = ['config', 'hashed', 'sentence'] as const satisfies readonly EvalEmbedderName[]
+const EMBEDDERS = ['config', 'hashed', 'sentence', 'openai'] as const satisfies readonly EvalEmbedderName[]
 // Compile-time checks that no mode or embedder is missing from the lists above.
 type Missing<All, Listed> = Exclude<All, Listed> extends never ? true : never
 const complete: [Missing<EvalMode, (typeof MODES)[number]>, Missing<EvalEmbedderName, (typeof EMBEDDERS)[number]>] = [true, true]
@@ -38,13 +38,18 @@ export function evalCommand(io: Io): Command {
     .addOption(new Option('--mode <mode>', 'retrieval mode; "all" runs every mode and hybrid without the rerank').choices([...MODES, 'all']).default('hybrid'))
     .option('--no-rerank', 'order by relevance only (skip the quality rerank)')
     .option('--no-gate', 'turn the relevance gate off (to measure what it costs or saves)')
+    .option('--self-calibrate', "read the embedder's similarities by the self-calibration rule, as for a model KnowHub has no table for (docs/retrieval.md)")
     .option('--neighbours', 'dialogue neighbours on (search.neighbours: for sets of raw dialogue turns, as LoCoMo and LongMemEval)')
     .option('-k, --top-k <n>', 'results per query (metrics @10 need 10)', positiveInt('--top-k', 100), 10)
     .option('-n, --limit <n>', 'evaluate only the first N judged queries', positiveInt('--limit'))
     .addOption(
       new Option('--routing <mode>', 'semantic routing by the configured LLM for every query (llm), or none (off, the default)').choices(['off', 'llm']),
     )
-    .addOption(new Option('--embedder <name>', 'embedder: the configured one, hashed n-grams, or USE lite + n-grams').choices([...EMBEDDERS]).default('config'))
+    .addOption(
+      new Option('--embedder <name>', 'embedder: the configured one, hashed n-grams, USE lite + n-grams, or the configured OpenAI-compatible model (openai)')
+        .choices([...EMBEDDERS])
+        .default('config'),
+    )
     .option('--per-query', 'also report each query: its ranked document ids and recall@10 (JSON), or the queries not fully found (table)')
     .option('--out <file>', 'also write the JSON report to a file')
     .option('--json', 'print the JSON report instead of the table')

@@ -28,14 +28,17 @@ export function forgetCommand(io: Io): Command {
     )
     .argument('<principal>', 'user:ID (or just ID)')
     .option('--dry-run', 'count what would be erased; change nothing')
+    .option('--force', 'forget even when nothing of this user is stored (records the erasure, rewrites the tables); without it such a forget is refused')
     .option('--json', 'print the receipt as JSON')
     .addHelpText(
       'after',
       '\nThe receipt has counts, never content. See docs/operations.md, "Forgetting a user", for what stays on disk for a while.\n  knowhub forget user:bob --dry-run\n  knowhub forget user:bob',
     )
-    .action(async (principal: string, options: { dryRun?: boolean; json?: boolean }, command: Command) => {
+    .action(async (principal: string, options: { dryRun?: boolean; force?: boolean; json?: boolean }, command: Command) => {
       const subject = principal.includes(':') ? principal : `user:${principal}`
-      const receipt = await withSession(sessionOptions(command), io, (session) => session.admin.forget(subject, { dryRun: options.dryRun === true }))
+      const receipt = await withSession(sessionOptions(command), io, (session) =>
+        session.admin.forget(subject, { dryRun: options.dryRun === true, force: options.force === true }),
+      )
       if (options.json) return printJson(io, receipt)
       for (const line of receiptLines(receipt)) io.out(line)
     })

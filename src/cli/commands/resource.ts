@@ -165,7 +165,7 @@ function getCommand(io: Io): Command {
     .option('--owner <kind:id>', "this owner's resource (ids are namespaced by owner; default: yours, else the one you see first)")
     .option('--json', 'print JSON')
     .action(async (id: string, options, command: Command) => {
-      const found = await withSession(sessionOptions(command), io, (session) =>
+      const found = await withSession({ ...sessionOptions(command), readsOnly: true }, io, (session) =>
         session.resources.get(id, { includeSecret: Boolean(options.showSecret), ...(options.owner ? { owner: options.owner } : {}) }),
       )
       if (options.json) return printJson(io, found)
@@ -189,7 +189,7 @@ function listCommand(io: Io): Command {
     .option('--json', 'print JSON')
     .action(async (options, command: Command) => {
       if (options.expired && options.notExpired) throw new KnowHubError('validation_error', 'use --expired or --not-expired, not both')
-      const page = await withSession(sessionOptions(command), io, (session) =>
+      const page = await withSession({ ...sessionOptions(command), readsOnly: true }, io, (session) =>
         session.resources.list({
           limit: options.limit,
           ...(options.prefix ? { prefix: options.prefix } : {}),

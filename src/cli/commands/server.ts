@@ -5,6 +5,7 @@
 import cluster from 'node:cluster'
 import { resolve } from 'node:path'
 import { Command } from 'commander'
+import { removePaths, uncreatedDataPaths } from '../../app/locate.js'
 import { KnowHubError } from '../../core/errors.js'
 import { toolDefaults } from '../tool-options.js'
 import { cliEnv, workerEnv } from '../env.js'
@@ -74,6 +75,9 @@ export function serverCommand(io: Io): Command {
       }
       const packs = options.packs === false ? false : options.project ? { project: options.project } : {}
       const [{ startServer }, { createDashboard }] = await Promise.all([import('../../server/serve.js'), import('../../server/dashboard/index.js')])
+      // A start that fails (a port in use) removes the data folder, database and key it made (issue 42).
+      const created = uncreatedDataPaths(await readConfig(command.optsWithGlobals() as GlobalOptions))
+      let listening = false
       try {
         await withHub(
           {
@@ -96,6 +100,7 @@ export function serverCommand(io: Io): Command {
               ...(options.host ? { host: options.host } : {}),
               ...(options.port !== undefined ? { port: options.port } : {}),
             })
+            listening = true
             io.out(
               `KnowHub listening on ${server.url} — dashboard at ${server.url}/, API reference at ${server.url}/docs (${server.local ? 'local mode: no API token exists, requests act as the local principal' : 'token mode: requests need an API token'}); MCP at ${server.url}/mcp with ${packs.length} knowledge pack${packs.length === 1 ? '' : 's'}`,
             )
@@ -105,6 +110,9 @@ export function serverCommand(io: Io): Command {
             await server.close()
           },
         )
+      } catch (error) {
+        if (!listening) removePaths(created)
+        throw error
       } finally {
         // A worker of `--workers`: its channel to the supervisor would keep it alive (also after a failed start).
         if (cluster.isWorker) process.disconnect?.()

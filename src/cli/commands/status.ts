@@ -3,18 +3,28 @@ import { withSession } from '../context.js'
 import { serverOptions, sessionOptions } from '../options.js'
 import { printJson, type Io } from '../output.js'
 
+/** Where an embedder's query/document convention came from, in words. */
+const CONVENTION_SOURCE = {
+  config: 'as configured',
+  table: "KnowHub's table of known models",
+  unknown: 'a model KnowHub does not know: embedded alike unless embedder.convention says otherwise',
+} as const
+
 /** `knowhub status`: where the data is, which embedder, how many entries. */
 export function statusCommand(io: Io): Command {
   return serverOptions(new Command('status'))
     .description('Show the database, embedder and number of entries')
     .option('--json', 'print JSON')
     .action(async (options, command: Command) => {
-      const status = await withSession(sessionOptions(command), io, (session) => session.admin.status())
+      const status = await withSession({ ...sessionOptions(command), readsOnly: true }, io, (session) => session.admin.status())
       if (options.json) return printJson(io, status)
       io.out(
         `database:  ${status.database}${status.location ? ` (${status.location})` : ''}${status.pgvector ? ', pgvector' : ', exact vector search (no pgvector)'}`,
       )
       io.out(`embedder:  ${status.embedder.model} (${status.embedder.dimension} dimensions), vectors ${status.vectors}`)
+      const { convention, calibration } = status.embedder
+      if (convention) io.out(`           queries and documents: ${convention.name} (${CONVENTION_SOURCE[convention.source]})`)
+      if (calibration) io.out(`           calibration: ${calibration.name}`)
       io.out(`entries:   ${status.entries}${status.reach === 'org' ? ` (visible to org ${status.principal.org ?? '-'})` : ''}`)
       io.out(
         `llm:       ${status.llm ? `${status.llm.model}, routing ${status.llm.routing}${learnsOn(status.llm.learning)}` : 'none (routing, evolve, LLM slimming and extraction are off; nothing is learned at compaction or when a goal completes)'}`,

@@ -3,6 +3,7 @@
  * token is printed once; only its hash is stored.
  */
 import { Command } from 'commander'
+import { KnowHubError } from '../../core/errors.js'
 import type { TokenInfo } from '../../core/tokens.js'
 import { withSession } from '../context.js'
 import { serverOptions, sessionOptions } from '../options.js'
@@ -27,6 +28,7 @@ function describe(info: TokenInfo): string {
 export function tokenCommand(io: Io): Command {
   const create = serverOptions(new Command('create'))
     .description('Create an API token for a principal and print it (once)')
+    .option('--me', 'a token for yourself: your own ids and permissions (the local principal on the server machine: sign in to the dashboard with it)')
     .option('--user <id>', 'user id')
     .option('--agent <id>', 'agent id')
     .option('--project <id>', 'project id')
@@ -39,11 +41,27 @@ export function tokenCommand(io: Io): Command {
     .option('--json', 'print JSON (includes the token)')
     .addHelpText(
       'after',
-      '\nExamples:\n  knowhub token create --user alice --org acme --perm read,write,secrets:read --name "alice laptop"\n  knowhub token create --user ann --org acme --perm read,write,admin      (an admin of org acme only)\n  knowhub token create --user ops --hub-admin                            (the hub operator; server machine only)',
+      '\nExamples:\n  knowhub token create --me --name "my browser"                          (yours: on the server machine, the hub operator\'s)\n  knowhub token create --user alice --org acme --perm read,write,secrets:read --name "alice laptop"\n  knowhub token create --user ann --org acme --perm read,write,admin      (an admin of org acme only)\n  knowhub token create --user ops --hub-admin                            (the hub operator; server machine only)',
     )
     .action(async (options, command: Command) => {
-      const created = await withSession(sessionOptions(command), io, (session) =>
-        session.admin.tokens.create({
+      const ids = (['user', 'agent', 'project', 'team', 'org'] as const).filter((kind) => options[kind] !== undefined)
+      if (options.me && (ids.length > 0 || options.perm || options.hubAdmin)) {
+        throw new KnowHubError(
+          'validation_error',
+          `--me is a token with your own ids and permissions: leave out ${[...ids.map((k) => `--${k}`), ...(options.perm ? ['--perm'] : []), ...(options.hubAdmin ? ['--hub-admin'] : [])].join(', ')}`,
+        )
+      }
+      const created = await withSession(sessionOptions(command), io, async (session) => {
+        if (options.me) {
+          // Your own principal as the hub sees you (the local principal on the server's machine: the hub operator).
+          const { principal } = await session.users.me()
+          return session.admin.tokens.create({
+            ...principal,
+            ...(options.name ? { name: options.name } : {}),
+            ...(options.expires ? { expires_at: options.expires } : {}),
+          })
+        }
+        return session.admin.tokens.create({
           ...(options.user ? { user: options.user } : {}),
           ...(options.agent ? { agent: options.agent } : {}),
           ...(options.project ? { project: options.project } : {}),
@@ -61,8 +79,8 @@ export function tokenCommand(io: Io): Command {
             : {}),
           ...(options.name ? { name: options.name } : {}),
           ...(options.expires ? { expires_at: options.expires } : {}),
-        }),
-      )
+        })
+      })
       const { tokenPermissionWarnings } = await import('../../core/tokens.js')
       const warnings = tokenPermissionWarnings(created.principal.permissions)
       if (options.json) return printJson(io, warnings.length > 0 ? { ...created, warnings } : created)
@@ -76,7 +94,7 @@ export function tokenCommand(io: Io): Command {
     .description('List API tokens (never the tokens themselves)')
     .option('--json', 'print JSON')
     .action(async (options, command: Command) => {
-      const tokens = await withSession(sessionOptions(command), io, (session) => session.admin.tokens.list())
+      const tokens = await withSession({ ...sessionOptions(command), readsOnly: true }, io, (session) => session.admin.tokens.list())
       if (options.json) return printJson(io, tokens)
       if (tokens.length === 0) return io.out('no tokens (the server runs in local mode)')
       for (const t of tokens) {

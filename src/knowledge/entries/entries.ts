@@ -126,7 +126,7 @@ export async function saveEntry(ctx: KnowledgeContext, raw: unknown, principal: 
   // Each resource id is pinned to the owner of the resource it resolves to for the writer (#15.8).
   const base = { ...fields, resource_owners: await pinResources(ctx.store, fields.resource_ids, principal, fields.owner) }
   const doc = searchDocument(base.task, base.content, base.tags)
-  const embedding = await ctx.embedOne(embeddingText(base.task, base.content))
+  const embedding = await ctx.embedOne(embeddingText(base.task, base.content), 'document')
   const ignored = ignoredFields(raw)
   const notes = ignored.length > 0 ? { ignored } : {}
   if (input.id !== undefined) return { ...(await saveWithId(ctx, { id: input.id, ...base }, doc, embedding, principal)), ...notes }
@@ -247,7 +247,7 @@ export async function editEntry(ctx: KnowledgeContext, id: string, raw: unknown,
     ...(input.resource_ids ? { resource_owners: await pinResources(ctx.store, input.resource_ids, principal, record.owner, record.resource_owners) } : {}),
   }
   const textChanged = change.task !== record.task || change.content !== record.content
-  const embedding = textChanged ? await ctx.embedOne(embeddingText(change.task, change.content)) : undefined
+  const embedding = textChanged ? await ctx.embedOne(embeddingText(change.task, change.content), 'document') : undefined
   const updated = await ctx.store.knowledge.update(
     id,
     writeAccess(principal),

@@ -86,7 +86,7 @@ async function prepareEvolution(
     return { rejected, status: 'rejected' }
   }
   ctx.checkContentSize(evolved.content)
-  const embedding = await ctx.embedOne(embeddingText(record.task, evolved.content))
+  const embedding = await ctx.embedOne(embeddingText(record.task, evolved.content), 'document')
   // The version's reason keeps the feedback, never a secret in it (the model did not see it either).
   const said = (await redactSecrets(feedback)).text
   const reason = `evolve: ${said.slice(0, 500)}${evolved.change ? ` (${evolved.change.slice(0, 300)})` : ''}`

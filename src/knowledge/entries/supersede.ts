@@ -121,7 +121,11 @@ export async function supersedeEntry(ctx: KnowledgeContext, oldId: string, raw: 
     const fields = newEntryRecord(input.by, principal, now)
     const base = { ...fields, resource_owners: await pinResources(ctx.store, fields.resource_ids, principal, fields.owner) }
     fresh = { id: newKnowledgeId(now), ...base }
-    insert = { record: fresh, doc: searchDocument(base.task, base.content, base.tags), embedding: await ctx.embedOne(embeddingText(base.task, base.content)) }
+    insert = {
+      record: fresh,
+      doc: searchDocument(base.task, base.content, base.tags),
+      embedding: await ctx.embedOne(embeddingText(base.task, base.content), 'document'),
+    }
   }
   const validTo = closingTime(old, fresh.valid_from, input.valid_to, now)
   let done = await ctx.store.knowledge.supersede({ oldId, newId: fresh.id, access, validTo, at: now, ...(insert ? { insert } : {}) })

@@ -76,6 +76,12 @@ export interface LearnedRelevance {
    * carries what search returns).
    */
   injection?: { latin?: RelevanceModel; cjk?: RelevanceModel }
+  /**
+   * The injection bar was fitted on what the rules alone keep (not on the answer check's output):
+   * an injection is judged by the bar in place of the answer check (multilingual-e5-small). Absent:
+   * an injection is what search returns, then the bar.
+   */
+  injectionWithoutAnswer?: boolean
 }
 
 /** What a query's candidates share, that each candidate's figures are measured against. */
@@ -183,6 +189,26 @@ export const LEARNED_RELEVANCE: readonly LearnedRelevance[] = Object.freeze([
       latin: Object.freeze({ bias: -5.705, strength: 7.913, relativeStrength: 2.805, z: 1.541, rank: 0.971, lead: 7.954, threshold: 0.48 }),
     }),
   },
+  {
+    // multilingual-e5-small with its convention (issue 40), over the rules of its calibration (calibration.ts), learned by
+    // `scripts/gate-learn.ts --max-hit-loss 0.12` held out by store: the check of each kept candidate at the threshold with
+    // the lowest unrelated share within 0.12 of the rules' hit rate; the answer check at 0.5, the point where both scripts
+    // return fewer unrelated entries than the offline embedders do and find more (docs/retrieval.md, "Calibration per
+    // model"); the injection bar, fitted on the rules' results, in place of the answer check for an injection, at the lowest
+    // bar whose held-out tasks get at most 10% unrelated entries (EN 0.35: 9.4%, 2 of 31 empty; ZH 0.4: 3.4%, 1 of 29).
+    model: /multilingual-e5-small(-q4)?(:mean)?#e5(-input-type)?$/u,
+    latin: Object.freeze({ bias: -3.294, strength: 6.566, relativeStrength: 0.157, z: 1.413, rank: -0.784, threshold: 0.66 }),
+    cjk: Object.freeze({ bias: -2.136, strength: -10.138, relativeStrength: 2.284, z: 1.24, rank: -0.791, threshold: 0.75 }),
+    answer: Object.freeze({
+      latin: Object.freeze({ bias: -2.68, strength: 8.031, relativeStrength: 0.888, z: 0.728, rank: 0, lead: 57.286, threshold: 0.5 }),
+      cjk: Object.freeze({ bias: -0.254, strength: 9.298, relativeStrength: -1.106, z: 0.313, rank: 0, lead: 56.605, threshold: 0.5 }),
+    }),
+    injection: Object.freeze({
+      latin: Object.freeze({ bias: -2.641, strength: 11.222, relativeStrength: 0.137, z: 0.995, rank: -0.64, lead: 32.328, threshold: 0.35 }),
+      cjk: Object.freeze({ bias: -0.796, strength: 6.406, relativeStrength: -0.056, z: 0.286, rank: -0.382, lead: 56.586, threshold: 0.4 }),
+    }),
+    injectionWithoutAnswer: true,
+  },
 ])
 
 /**
@@ -204,6 +230,16 @@ export function relevanceModelFor(model: string, cjk: boolean, table: readonly L
 export function answerModelFor(model: string, cjk: boolean, table: readonly LearnedRelevance[] = LEARNED_RELEVANCE): RelevanceModel | undefined {
   const answer = table.find((entry) => entry.model.test(model))?.answer
   return cjk ? answer?.cjk : answer?.latin
+}
+
+/**
+ * Whether an embedder's injections are judged by its injection bar in place of the answer check
+ * ({@link LearnedRelevance.injectionWithoutAnswer}).
+ * @example
+ * injectionReplacesAnswer('openai:multilingual-e5-small-q4#e5-input-type') // true
+ */
+export function injectionReplacesAnswer(model: string, table: readonly LearnedRelevance[] = LEARNED_RELEVANCE): boolean {
+  return table.find((entry) => entry.model.test(model))?.injectionWithoutAnswer === true
 }
 
 /**

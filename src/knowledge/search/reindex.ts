@@ -48,7 +48,10 @@ export async function reindexEntries(
   for (;;) {
     const rows = await store.knowledge.scan(after, batchSize)
     if (rows.length === 0) break
-    const vectors = await embedder.embed(rows.map((r) => embeddingText(r.task, r.content)))
+    const vectors = await embedder.embed(
+      rows.map((r) => embeddingText(r.task, r.content)),
+      { kind: 'document' },
+    )
     await store.knowledge.setEmbeddings(rows.map((r, i) => ({ id: r.id, embedding: vectors[i]! })))
     done += rows.length
     after = rows[rows.length - 1]!.id

@@ -125,6 +125,19 @@ export interface QueryGate {
    */
   loneSimilarity?: number
   /**
+   * The similarity a candidate that the full-text list also found (it shares a search term) needs
+   * to anchor the answer; default `minSimilarity`. A model whose cosines are all high
+   * (multilingual-e5-small) needs more than its floor there: a Chinese question about something
+   * absent shares a character or two with many entries (calibration.ts).
+   */
+  corroboratedSimilarity?: number
+  /**
+   * The similarity every anchor needs, whatever its words (undefined: none): for a model whose
+   * similarities are calibrated, a question about something absent that shares a word or two with
+   * an entry anchors on words only if the entry is also near it in meaning (calibration.ts).
+   */
+  anchorSimilarity?: number
+  /**
    * The precision gate of this query ({@link ownEvidence}): the gate's own-evidence thresholds
    * for the query's script and the query's background similarity. Absent: the recall gate
    * (candidates follow the anchor at `followTextStrength` or the similarity floor).
@@ -147,6 +160,10 @@ export function queryGate(
     fulltextOnly: boolean
     floor: number | undefined
     anchorFloor?: number | undefined
+    /** What a candidate that shares a search term needs to anchor by similarity (default: the floor). */
+    corroboratedFloor?: number | undefined
+    /** The similarity every anchor needs, words or not (default: none). */
+    anchorSimilarity?: number | undefined
     /** The precision gate with this background similarity (the median of the vector list; 0 without one); absent: the recall gate. */
     background?: number | undefined
   },
@@ -156,6 +173,8 @@ export function queryGate(
   const queryGate: QueryGate = { minTextStrength, minSimilarity, followTextStrength: minTextStrength * gate.followStrength }
   if (query.cjk) queryGate.oneTermTextStrength = Math.max(minTextStrength, gate.minTextStrengthCjkOneTerm)
   if (query.anchorFloor !== undefined && query.anchorFloor > minSimilarity) queryGate.loneSimilarity = query.anchorFloor
+  if (query.corroboratedFloor !== undefined && query.corroboratedFloor > minSimilarity) queryGate.corroboratedSimilarity = query.corroboratedFloor
+  if (query.anchorSimilarity !== undefined) queryGate.anchorSimilarity = query.anchorSimilarity
   if (query.background !== undefined) {
     const own = gate.own
     const textStrength = (query.cjk ? own.textStrengthCjk : own.textStrength) * (query.fulltextOnly && !query.cjk ? FULLTEXT_ONLY_FACTOR : 1)
@@ -214,8 +233,9 @@ export function gateCandidates<T extends GateCandidate>(
   const anchors = (c: T) =>
     passesGate(c, bound, {
       minTextStrength: anchorStrength(gate, sharedContent?.(c)),
-      minSimilarity: c.positions[0] ? gate.minSimilarity : (gate.loneSimilarity ?? gate.minSimilarity),
-    })
+      minSimilarity: c.positions[0] ? (gate.corroboratedSimilarity ?? gate.minSimilarity) : (gate.loneSimilarity ?? gate.minSimilarity),
+    }) &&
+    (gate.anchorSimilarity === undefined || (c.positions[1]?.score ?? -Infinity) >= gate.anchorSimilarity)
   const anchor = candidates.find(anchors)
   if (anchor === undefined) return []
   const own = gate.own

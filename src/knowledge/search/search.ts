@@ -6,6 +6,7 @@
  * priority (relevance.ts). Query vectors and whole responses are cached (responses only
  * while the knowledge table is unchanged).
  */
+import { isKnowHubError, KnowHubError } from '../../core/errors.js'
 import { visibilityOf } from '../../core/visibility.js'
 import { SearchInput, type SearchOrder, type SearchResponse, type SearchResult } from '../../core/knowledge.js'
 import { createLru } from '../../core/lru.js'
@@ -18,10 +19,12 @@ import type { KnowledgeContext } from '../context.js'
 import { boostByTime, timeQuery } from './dates.js'
 import { includeValidity } from '../entries/entries.js'
 import { searchDocument, textQuery } from './document.js'
-import { fusionFor, type FusionOptions } from './fusion-weights.js'
+import { calibrationFor, PROBE_BELOW, PROBE_PASSAGES, type Calibration, type QueryCalibration } from './calibration.js'
+import { fusionFor, LEARNED_FUSION_WEIGHTS, type FusionOptions, type LearnedWeights } from './fusion-weights.js'
 import {
   answerModelFor,
   injectionModelFor,
+  injectionReplacesAnswer,
   LEARNED_RELEVANCE,
   MIN_LEARNED_LIST,
   queryFigures,
@@ -40,7 +43,6 @@ import {
   DEFAULT_RELEVANCE_GATE,
   gateCandidates,
   ownEvidence,
-  passesGate,
   QUALITY_BOOST,
   queryGate,
   relevanceRerank,
@@ -127,8 +129,26 @@ export interface SearchOptions {
    * keeps no cached copy, and has the model loaded in the background.
    */
   whileModelLoads?: 'full-text' | 'wait'
+  /**
+   * How long a search waits for its query's embedding (ms, default 5000), for an embedder without
+   * threads of its own (a model server, a local ONNX model; the offline embedders never wait on one).
+   */
+  queryEmbedTimeoutMs?: number
+  /**
+   * A search whose query embedding failed or timed out: `full-text` (default) answers from the
+   * full-text list alone, says so (`vectors: { status: 'skipped', reason: 'embedder_unavailable' }`)
+   * and keeps no cached copy; `error` throws the `embedder_failed` error.
+   */
+  whenEmbedderFails?: 'full-text' | 'error'
   /** Told each search's stage timings and response-cache use (metrics; default none). */
   observer?: SearchObserver
+  /**
+   * How the embedder's similarities are read (calibration.ts): `auto` (default) — its table entry
+   * (with its fusion weights and learned checks), its own floors, or the self-calibration rule for
+   * a model KnowHub has no table for; `self` — the rule whatever the model (to measure it on a model
+   * that has a table: `knowhub eval --self-calibrate`).
+   */
+  calibration?: 'auto' | 'self'
 }
 
 /**
@@ -155,6 +175,8 @@ export interface KnowledgeSearch {
   warmUp(): Promise<void>
   /** Empties the caches of this process (search responses, routing decisions, query vectors): after a forget, nothing of it stays in memory. */
   clearCaches(): string[]
+  /** How the embedder's similarities are read (calibration.ts): its source and name, for status and the evaluation. */
+  calibration(): { source: Calibration['source']; name: string }
 }
 
 /** Responses larger than this (content characters) are not cached. */
@@ -346,6 +368,32 @@ interface SearchRun {
   embedQuery: (q: string) => Promise<Float32Array>
   router: Router
   observer: SearchObserver | undefined
+  calibration: Calibration
+  /** The learned fusion weights (none under `calibration: self`). */
+  fusionTable: readonly LearnedWeights[]
+  /** The query's similarities to the probe passages (self-calibration), embedded once per process. */
+  probeSimilarities: (query: Float32Array) => Promise<number[]>
+}
+
+type SearchFilter = Parameters<KnowledgeStore['searchTextWithBound']>[1]
+
+/**
+ * The probe passages' vectors, embedded as documents on first use (one request, beside the first
+ * query's), then each query's similarity to them; a failed request is asked again next time.
+ */
+function probeSimilarities(ctx: KnowledgeContext): (query: Float32Array) => Promise<number[]> {
+  let probes: Promise<Float32Array[]> | undefined
+  return async (query) => {
+    probes ??= ctx.embedder.embed(PROBE_PASSAGES, { kind: 'document' }).catch((error: unknown) => {
+      probes = undefined
+      throw error
+    })
+    return (await probes).map((p) => {
+      let dot = 0
+      for (let i = 0; i < p.length; i++) dot += p[i]! * query[i]!
+      return dot
+    })
+  }
 }
 
 /** `work`, its duration in seconds told to the observer as `stage` (nothing without an observer). */
@@ -356,16 +404,41 @@ function timed<T>(observer: SearchObserver | undefined, stage: SearchStage, work
 }
 
 /**
+ * A query's vector within `timeoutMs` (none: as long as the embedder takes); a failure or a
+ * timeout is an `embedder_failed` error that says so, with `stage: 'query_embedding'`.
+ */
+async function queryEmbedding(ctx: KnowledgeContext, q: string, timeoutMs: number | undefined): Promise<Float32Array> {
+  try {
+    return await ctx.embedOne(q, 'query', timeoutMs === undefined ? undefined : AbortSignal.timeout(timeoutMs))
+  } catch (error) {
+    const timedOut = error instanceof Error && error.name === 'TimeoutError'
+    const why = timedOut ? `no answer within ${timeoutMs} ms` : error instanceof Error ? error.message : String(error)
+    throw new KnowHubError(
+      'embedder_failed',
+      `The embedding model could not embed the query (${why})`,
+      { stage: 'query_embedding', timed_out: timedOut },
+      { cause: error },
+    )
+  }
+}
+
+/** Whether an error is a query embedding that failed (see {@link queryEmbedding}). */
+function queryEmbeddingFailed(error: unknown): boolean {
+  return isKnowHubError(error, 'embedder_failed') && (error.details as { stage?: unknown } | undefined)?.stage === 'query_embedding'
+}
+
+/**
  * Query vectors by query text, least recently used dropped first (`size` 0: no cache).
  * Pending embeddings are shared, so concurrent identical queries embed once.
  */
-function cachedQueryEmbedder(ctx: KnowledgeContext, size: number): ((q: string) => Promise<Float32Array>) & { clear(): void } {
-  if (size <= 0) return Object.assign((q: string) => ctx.embedOne(q), { clear: () => {} })
+function cachedQueryEmbedder(ctx: KnowledgeContext, size: number, timeoutMs: number | undefined): ((q: string) => Promise<Float32Array>) & { clear(): void } {
+  const embedOne = (q: string) => queryEmbedding(ctx, q, timeoutMs)
+  if (size <= 0) return Object.assign(embedOne, { clear: () => {} })
   const queryVectors = createLru<string, Promise<Float32Array>>(size)
   const embed = (q: string) => {
     let vector = queryVectors.get(q)
     if (!vector) {
-      vector = ctx.embedOne(q)
+      vector = embedOne(q)
       vector.catch(() => queryVectors.delete(q))
       queryVectors.set(q, vector)
     }
@@ -374,20 +447,56 @@ function cachedQueryEmbedder(ctx: KnowledgeContext, size: number): ((q: string) 
   return Object.assign(embed, { clear: () => queryVectors.clear() })
 }
 
+/** The two candidate lists of a search, the query's vector (when embedded) and the list depths. */
+interface Lists {
+  text: { hits: Array<{ id: string; score: number }>; bound: number }
+  vectorHits: Array<{ id: string; score: number }>
+  vector: Float32Array | undefined
+  textDepth: number
+  vectorDepth: number
+}
+
+/** The full-text and vector lists of a search, at their depths (the query embedded once: one round trip to the model). */
+async function searchLists(run: SearchRun, input: ParsedSearch, lists: string, filter: SearchFilter): Promise<Lists> {
+  const { store } = run.ctx
+  const textDepth = Math.max(run.searchDepth.fulltext, input.top_k * 4)
+  const vectorDepth = Math.max(run.searchDepth.vector, input.top_k * 4)
+  let vector: Float32Array | undefined
+  const [text, vectorHits] = await Promise.all([
+    lists !== 'vector'
+      ? timed(run.observer, 'fulltext', () => store.knowledge.searchTextWithBound(textQuery(input.q), filter, textDepth, run.textRanking))
+      : Promise.resolve({ hits: [], bound: 0 }),
+    lists !== 'fulltext'
+      ? timed(run.observer, 'embed', () => run.embedQuery(input.q)).then((v) => {
+          vector = v
+          return timed(run.observer, 'vector', () => store.knowledge.searchVector(v, filter, vectorDepth))
+        })
+      : Promise.resolve([]),
+  ])
+  return { text, vectorHits, vector, textDepth, vectorDepth }
+}
+
+/**
+ * The query's thresholds from the embedder's calibration (calibration.ts): its background list is
+ * the vector list's similarities, with the probe passages' under the self-calibration rule.
+ */
+async function calibrate(run: SearchRun, q: string, cjk: boolean, found: Lists): Promise<QueryCalibration> {
+  const similarities = found.vectorHits.map((h) => h.score)
+  if (run.calibration.probes && found.vector && similarities.length < PROBE_BELOW) similarities.push(...(await run.probeSimilarities(found.vector)))
+  return run.calibration.forQuery(q, cjk, similarities)
+}
+
 /**
  * The fused candidate list (full-text and vector), each with its full-text strength, and
  * only the candidates that pass the relevance gate (without a gate: vector-only candidates
  * below the similarity floor dropped, as before the gate).
  */
 async function candidates(run: SearchRun, input: ParsedSearch, visible: string[]): Promise<Candidate[]> {
-  const { store, embedder } = run.ctx
-  const { searchDepth } = run
   // `recall` (or a top_k above PRECISION_TOP_K): the recall gate (candidates follow the anchor).
   const lists = input.mode === 'recall' ? 'hybrid' : input.mode
-  const recall = input.mode === 'recall' || input.top_k > PRECISION_TOP_K
   const cjk = isLargelyCjk(input.q)
-  const fusion = run.fusion ?? fusionFor(embedder.model, cjk)
-  const filter = {
+  const fusion = run.fusion ?? fusionFor(run.ctx.embedder.model, cjk, run.fusionTable)
+  const filter: SearchFilter = {
     visible,
     types: input.types,
     visibility: input.visibility,
@@ -396,25 +505,16 @@ async function candidates(run: SearchRun, input: ParsedSearch, visible: string[]
     nonNegativeQuality: true,
     validity: input.validity,
   }
-  const textDepth = Math.max(searchDepth.fulltext, input.top_k * 4)
-  const vectorDepth = Math.max(searchDepth.vector, input.top_k * 4)
-  const [text, vectorHits] = await Promise.all([
-    lists !== 'vector'
-      ? timed(run.observer, 'fulltext', () => store.knowledge.searchTextWithBound(textQuery(input.q), filter, textDepth, run.textRanking))
-      : Promise.resolve({ hits: [], bound: 0 }),
-    lists !== 'fulltext'
-      ? timed(run.observer, 'embed', () => run.embedQuery(input.q)).then((v) =>
-          timed(run.observer, 'vector', () => store.knowledge.searchVector(v, filter, vectorDepth)),
-        )
-      : Promise.resolve([]),
-  ])
+  const found = await searchLists(run, input, lists, filter)
+  const { text, vectorHits } = found
   const textHits = text.hits
-  const floor = run.minSimilarity ?? embedder.similarityFloor?.(input.q)
+  const calibration = await calibrate(run, input.q, cjk, found)
+  const floor = run.minSimilarity ?? calibration.floor
   // A list shorter than its depth holds every match: anything else scores at most its floor
   // (full-text 0; vector the similarity floor), so a short list's last hit is not levelled to 0.
   const ranked = [
-    { ids: textHits, weight: fusion.fulltext, ...(textHits.length < textDepth ? { floor: 0 } : {}) },
-    { ids: vectorHits, weight: fusion.vector, ...(vectorHits.length < vectorDepth && floor !== undefined ? { floor } : {}) },
+    { ids: textHits, weight: fusion.fulltext, ...(textHits.length < found.textDepth ? { floor: 0 } : {}) },
+    { ids: vectorHits, weight: fusion.vector, ...(vectorHits.length < found.vectorDepth && floor !== undefined ? { floor } : {}) },
   ]
   // The fused entries are this search's own: each gets its strength in place (no copy of a hundred candidates a search).
   const fused = (fusion.method === 'rrf' ? fuse(ranked, fusion.k ?? 60) : fuseScores(ranked)) as Candidate[]
@@ -425,21 +525,51 @@ async function candidates(run: SearchRun, input: ParsedSearch, visible: string[]
       .filter((c) => c.positions[0] !== null || (c.positions[1]?.score ?? -Infinity) >= (floor ?? -Infinity))
       .map((c) => ({ ...c, evidence: 'ungated' as const }))
   }
+  return gateFused(run, input, { lists, cjk, filter, visible, found, fused, floor, calibration, gate: run.gate })
+}
+
+/** What the gate of one search reads. */
+interface GateInput {
+  lists: string
+  cjk: boolean
+  filter: SearchFilter
+  visible: string[]
+  found: Lists
+  fused: Candidate[]
+  floor: number | undefined
+  calibration: QueryCalibration
+  gate: RelevanceGate
+}
+
+/** The relevance gate over the fused list: the rules, the learned checks, the answer check and the injection bar. */
+async function gateFused(run: SearchRun, input: ParsedSearch, g: GateInput): Promise<Candidate[]> {
+  const { embedder } = run.ctx
+  const { cjk, fused, floor, found, lists } = g
+  const { text, vectorHits } = found
+  const recall = input.mode === 'recall' || input.top_k > PRECISION_TOP_K
   // Only a search with a full-text list can tell a lone vector hit from a corroborated one.
-  const anchorFloor = lists === 'hybrid' ? embedder.anchorFloor?.(input.q) : undefined
-  const background = backgroundSimilarity(vectorHits.map((h) => h.score))
+  const anchorFloor = lists === 'hybrid' ? g.calibration.anchorFloor : undefined
+  const background = g.calibration.background ?? backgroundSimilarity(vectorHits.map((h) => h.score))
+  const margins = g.calibration.margins
+  const strict = g.calibration.strictAnchor ? { strictAnchor: 1 } : {}
+  const rules = margins ? { ...g.gate, own: { ...g.gate.own, agreementMargin: margins.agreement, meaningMargin: margins.meaning, ...strict } } : g.gate
   // Every search reads each candidate's own evidence (for `explain`); only a precision search keeps by it.
-  const precision = queryGate(run.gate, { cjk, fulltextOnly: lists === 'fulltext', floor, anchorFloor, background })
+  const { corroboratedFloor } = g.calibration
+  // Every anchor's similarity floor applies only where there are similarities (not in full-text mode).
+  const anchorSimilarity = lists === 'fulltext' ? undefined : g.calibration.anchorSimilarity
+  const precision = queryGate(rules, { cjk, fulltextOnly: lists === 'fulltext', floor, anchorFloor, corroboratedFloor, anchorSimilarity, background })
   const gate = recall ? { ...precision, own: undefined } : precision
-  const shared = cjk ? await sharedContent(run, input.q, filter, textDepth, fused, gate, visible) : undefined
+  const shared = cjk ? await sharedContent(run, input.q, g.filter, found.textDepth, fused, gate, g.visible) : undefined
   // The learned relevance checks (gate-weights.ts): precision searches in hybrid mode, for embedders that have a model, over 8 entries or more.
-  const learned = !recall && Boolean(run.gate.own.learned) && lists === 'hybrid' && vectorHits.length >= MIN_LEARNED_LIST
+  const learned = !recall && Boolean(g.gate.own.learned) && lists === 'hybrid' && vectorHits.length >= MIN_LEARNED_LIST
   const model = learned ? relevanceModelFor(embedder.model, cjk, run.relevance) : undefined
   // The answer check: only when the vector list holds the whole visible store (shorter than its depth), the background its figures are learned against.
-  const wholeStore = learned && vectorHits.length < vectorDepth
-  const answer = wholeStore ? answerModelFor(embedder.model, cjk, run.relevance) : undefined
+  const wholeStore = learned && vectorHits.length < found.vectorDepth
   // The injection bar, on the same ground: only for an injection (the agent did not ask), never for a search.
   const injection = wholeStore && input.injection ? injectionModelFor(embedder.model, cjk, run.relevance) : undefined
+  // A bar fitted on the rules' results (e5) judges an injection in place of the answer check.
+  const answer =
+    wholeStore && !(injection && injectionReplacesAnswer(embedder.model, run.relevance)) ? answerModelFor(embedder.model, cjk, run.relevance) : undefined
   const features = model || answer || injection ? eligibleFeatures(fused, vectorHits, floor) : undefined
   const probability = model && features ? new Map([...features].map(([id, f]) => [id, relevanceProbability(model, f)])) : undefined
   const related = model && probability ? (c: Candidate) => (probability.get(c.id) ?? 0) >= model.threshold : undefined
@@ -451,12 +581,13 @@ async function candidates(run: SearchRun, input: ParsedSearch, visible: string[]
   if (answer && answered !== undefined && answered < answer.threshold) return []
   // An injection carries only the kept candidates, the first included, whose own probability clears the bar.
   const carried = injection && features ? kept.filter((c) => clears(injection, features.get(c.id))) : kept
-  // What kept each: its own evidence; else the anchor (or the best), or (recall) a follower.
-  const strong = { minTextStrength: gate.minTextStrength, minSimilarity: gate.minSimilarity }
+  // What kept each: its own evidence; else the anchor (or the best); in a recall search only the
+  // first kept is the anchor, every other one without evidence of its own followed it (issue 42:
+  // an unrelated candidate strong enough to anchor was labelled the strongest).
   // In place, as the strength above: the kept candidates are the fused ones.
   for (const c of carried) {
     const own = precision.own ? ownEvidence(c, text.bound, precision, precision.own) : undefined
-    c.evidence = own ?? (!recall || passesGate(c, text.bound, strong) ? 'anchor' : 'follows')
+    c.evidence = own ?? (!recall || c === first ? 'anchor' : 'follows')
     if (vectorHits.length > 0) c.background = background
     const p = probability?.get(c.id)
     if (p !== undefined) c.relevance_probability = p
@@ -662,7 +793,10 @@ function responseKey(input: ParsedSearch, visible: readonly string[]): string {
  */
 export function createKnowledgeSearch(ctx: KnowledgeContext, options: SearchOptions = {}): KnowledgeSearch {
   const { store, logger } = ctx
-  const embedQuery = cachedQueryEmbedder(ctx, options.queryCacheSize ?? 1000)
+  // The offline sentence embedder (threads of its own, `ready`) is never cut short: it may be loading its model.
+  const queryTimeout = ctx.embedder.ready ? undefined : (options.queryEmbedTimeoutMs ?? 5000)
+  const embedQuery = cachedQueryEmbedder(ctx, options.queryCacheSize ?? 1000, queryTimeout)
+  const self = options.calibration === 'self'
   const run: SearchRun = {
     ctx,
     fusion: options.fusion,
@@ -670,12 +804,15 @@ export function createKnowledgeSearch(ctx: KnowledgeContext, options: SearchOpti
     searchDepth: options.searchDepth ?? DEFAULT_SEARCH_DEPTH,
     minSimilarity: options.minSimilarity,
     gate: options.gate ?? DEFAULT_RELEVANCE_GATE,
-    relevance: options.relevance ?? LEARNED_RELEVANCE,
+    relevance: options.relevance ?? (self ? [] : LEARNED_RELEVANCE),
     qualityBoost: options.qualityBoost ?? QUALITY_BOOST,
     neighbours: options.neighbours ?? false,
     embedQuery,
     router: createRouter(ctx.llm, options.routing ?? DEFAULT_ROUTING, logger),
     observer: options.observer,
+    calibration: calibrationFor(ctx.embedder, options.calibration),
+    fusionTable: self ? [] : LEARNED_FUSION_WEIGHTS,
+    probeSimilarities: probeSimilarities(ctx),
   }
   // Search responses by caller and parameters, least recently used first, each valid for one
   // generation of the table.
@@ -694,7 +831,21 @@ export function createKnowledgeSearch(ctx: KnowledgeContext, options: SearchOpti
     return { ...response, vectors: { status: 'skipped', reason: 'embedder_loading' } }
   }
 
+  /** A search; when its query embedding fails and `whenEmbedderFails` is `full-text`, the full-text answer, flagged. */
+  const answer = async (input: ParsedSearch, visible: string[], generation?: number): Promise<SearchResponse> => {
+    try {
+      return await runSearch(run, input, visible, generation)
+    } catch (error) {
+      if (!queryEmbeddingFailed(error) || options.whenEmbedderFails === 'error' || input.mode === 'fulltext') throw error
+      logger.warn('knowledge.search.embedder_unavailable', { message: (error as Error).message })
+      const response = await runSearch(run, { ...input, mode: 'fulltext' }, visible, generation)
+      return { ...response, vectors: { status: 'skipped', reason: 'embedder_unavailable' } }
+    }
+  }
+
   return {
+    calibration: () => ({ source: run.calibration.source, name: run.calibration.name }),
+
     clearCaches() {
       searchCache.clear()
       run.router.clear()
@@ -706,6 +857,11 @@ export function createKnowledgeSearch(ctx: KnowledgeContext, options: SearchOpti
       const started = performance.now()
       await store.knowledge.searchGeneration()
       await store.knowledge.warmRecords()
+      // The self-calibration rule's probe passages, so that the first search makes one request to the model.
+      if (run.calibration.probes)
+        await run
+          .probeSimilarities(new Float32Array(ctx.embedder.dimension))
+          .catch((error: Error) => logger.warn('knowledge.search.probes_failed', { message: error.message }))
       logger.info('knowledge.search.ready', { ms: Math.round(performance.now() - started) })
     },
 
@@ -724,7 +880,7 @@ export function createKnowledgeSearch(ctx: KnowledgeContext, options: SearchOpti
       const generation = searchCacheSize > 0 || routingCache ? await store.knowledge.searchGeneration(now) : undefined
       if (generation === undefined || searchCacheSize === 0) {
         options.observer?.cache('bypass')
-        return runSearch(run, input, visible, generation)
+        return answer(input, visible, generation)
       }
       const key = responseKey(input, visible)
       const cached = searchCache.get(key)
@@ -734,9 +890,9 @@ export function createKnowledgeSearch(ctx: KnowledgeContext, options: SearchOpti
       }
       options.observer?.cache('miss')
       if (cached) searchCache.delete(key)
-      const response = await runSearch(run, input, visible, generation)
+      const response = await answer(input, visible, generation)
       // A fallback (a slow or failing model) is not remembered: the next search asks again.
-      if (response.routing?.status === 'fallback') return response
+      if (response.routing?.status === 'fallback' || response.vectors) return response
       const size = response.results.reduce((sum, r) => sum + r.content.length + r.task.length, 0)
       if (size <= MAX_CACHED_RESPONSE_CHARS) searchCache.set(key, { generation, response: copyResponse(response) })
       return response

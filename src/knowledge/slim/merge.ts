@@ -143,7 +143,7 @@ export async function writeMerge(
 ): Promise<{ id: string } | 'changed'> {
   const ids = records.map((r) => r.id)
   let record = mergedRecord(records, now, maxContentBytes, written)
-  const [embedding] = await deps.embedder.embed([embeddingText(record.task, record.content)])
+  const [embedding] = await deps.embedder.embed([embeddingText(record.task, record.content)], { kind: 'document' })
   const doc = searchDocument(record.task, record.content, record.tags)
   let outcome = await deps.store.knowledge.merge({ record, doc, embedding }, ids, access)
   for (let attempt = 0; attempt < 8 && 'conflict' in outcome && outcome.conflict === 'id_taken'; attempt++) {

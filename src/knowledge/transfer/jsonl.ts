@@ -338,7 +338,10 @@ export async function writeChecked(
   const total = items.length
   if (total > 0) options.onProgress?.(0, total)
   const embed = (start: number): Promise<Float32Array[]> => {
-    const vectors = deps.embedder.embed(items.slice(start, start + batchSize).map(({ record }) => embeddingText(record.task, record.content)))
+    const vectors = deps.embedder.embed(
+      items.slice(start, start + batchSize).map(({ record }) => embeddingText(record.task, record.content)),
+      { kind: 'document' },
+    )
     // Awaited below; a write that fails first leaves it unawaited, which must not crash the process.
     vectors.catch(() => {})
     return vectors

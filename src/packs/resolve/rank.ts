@@ -55,14 +55,17 @@ async function embedMissing(
     const vectors = plan.index.vectors.get(embedder.model)
     if (!vectors?.has(candidate.section.id)) missingVectors.push({ plan, section: candidate.section })
   }
-  const texts = [task, ...missingVectors.map(({ section }) => `${section.headingPath.join(' > ')}\n${section.text.slice(0, EMBED_CHARS)}`)]
-  const vectors = await embedder.embed(texts)
-  const query = vectors[0]
+  const texts = missingVectors.map(({ section }) => `${section.headingPath.join(' > ')}\n${section.text.slice(0, EMBED_CHARS)}`)
+  // The task is a query, the sections documents: one request each for a model that embeds them differently.
+  const [[query], vectors] = await Promise.all([
+    embedder.embed([task], { kind: 'query' }),
+    texts.length > 0 ? embedder.embed(texts, { kind: 'document' }) : Promise.resolve([]),
+  ])
   if (!query) return undefined
   missingVectors.forEach(({ plan, section }, i) => {
     let byModel = plan.index.vectors.get(embedder.model)
     if (!byModel) plan.index.vectors.set(embedder.model, (byModel = new Map()))
-    const vector = vectors[i + 1]
+    const vector = vectors[i]
     if (vector) byModel.set(section.id, vector)
   })
   return query

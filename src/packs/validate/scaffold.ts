@@ -115,7 +115,8 @@ should do with it (for example, "Use this pack for support replies about …").
 1. Write the primary document and the split(s); add a split per topic as it grows.
 2. Put raw material you cite under \`sources/\` (optional).
 3. Set \`status: ready\` (and \`trust\`) once someone has reviewed the content.
-4. Check the pack with \`knowhub packs validate ${name}\`.
+4. Check the pack: \`knowhub packs validate ${name}\` in the project folder (the name finds it
+   where \`knowhub packs list\` looks), or \`knowhub packs validate .\` in this folder.
 `
   const document = `# ${name}
 

@@ -7,6 +7,7 @@
  * Public (no session needed): the shell, the bundle, /docs, and /session. The data routes
  * need a caller: the session cookie's token, or the local principal in local mode.
  */
+import { embedderInfo } from '../../admin/status.js'
 import { Hono } from 'hono'
 import type { KnowHub } from '../../app/open.js'
 import type { Authenticator } from '../../auth/authenticate.js'
@@ -25,7 +26,7 @@ export { createLatencyWindow, timedSearch, type LatencyWindow } from './latency.
 
 export interface DashboardOptions {
   /** The services the dashboard calls, built by `openKnowHub`. */
-  hub: Pick<KnowHub, 'knowledge' | 'resources' | 'slim' | 'admin' | 'sessions' | 'reveal' | 'llm'> & Partial<Pick<KnowHub, 'users'>>
+  hub: Pick<KnowHub, 'knowledge' | 'resources' | 'slim' | 'admin' | 'sessions' | 'reveal' | 'llm'> & Partial<Pick<KnowHub, 'users' | 'embedder'>>
   /** Knowledge packs for the packs page (none: the page says so). */
   packs?: PackService | undefined
   /** The API's authenticator: the dashboard resolves its sessions through it. */
@@ -125,6 +126,7 @@ export function createDashboard(options: DashboardOptions): DashboardMount {
       llm: hub.llm !== undefined,
       latency,
       csrf,
+      embedder: hub.embedder ? embedderInfo({ embedder: hub.embedder, knowledge: hub.knowledge }) : undefined,
     }),
   )
   return {

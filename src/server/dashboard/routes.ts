@@ -5,6 +5,7 @@
  * knowledge packs, the overview, and API tokens (by role: src/auth/policy.ts). Each parses, calls one
  * service function and answers JSON.
  */
+import type { EmbedderInfo } from '../../core/api.js'
 import { Hono } from 'hono'
 import { z } from 'zod'
 import { KnowHubError } from '../../core/errors.js'
@@ -38,6 +39,8 @@ export interface DashboardServices {
   llm: boolean
   latency: LatencyWindow
   csrf: CsrfTokens
+  /** The embedder search uses, shown on the overview (model, dimensions, convention, calibration). */
+  embedder?: EmbedderInfo | undefined
 }
 
 const ResourceTarget = z.strictObject({ id: z.string().min(1).max(512), owner: z.string().max(200).optional() })
@@ -130,7 +133,9 @@ export function dashboardDataRoutes(s: DashboardServices): Hono<AppEnv> {
       features: { llm: s.llm, packs: s.packs !== undefined },
     })
   })
-  app.get('/overview', async (c) => c.json({ ...(await s.knowledge.overview(caller(c).principal)), search_latency_ms: s.latency.summary() }))
+  app.get('/overview', async (c) =>
+    c.json({ ...(await s.knowledge.overview(caller(c).principal)), search_latency_ms: s.latency.summary(), ...(s.embedder ? { embedder: s.embedder } : {}) }),
+  )
   // The knowledge folder's zip (the overview's download button), before `/knowledge/:id`.
   app.route('/knowledge/folder', knowledgeFolderRoutes({ knowledge: s.knowledge }))
   app.route('/knowledge', knowledgeRoutes({ knowledge: s.knowledge, resources: s.resources, slim: s.slim }))

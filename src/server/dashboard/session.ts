@@ -62,7 +62,7 @@ export function sessionAuthenticator(api: Authenticator, sessions: Pick<SessionS
       return await api(new Request(request.url))
     } catch (error) {
       if (!isKnowHubError(error, 'unauthenticated')) throw error
-      throw new KnowHubError('unauthenticated', 'Sign in with an API token (knowhub token create)')
+      throw new KnowHubError('unauthenticated', 'Sign in with an API token (yours, on the server machine: knowhub token create --me)')
     }
   }
 }

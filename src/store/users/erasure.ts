@@ -40,12 +40,12 @@ class DryRun<T> {
   constructor(readonly result: T) {}
 }
 
-/** Runs `fn` in a transaction; with `dryRun`, rolls it back and still returns its result. */
-async function inTransaction<T>(db: Database, dryRun: boolean, fn: (tx: Queryable) => Promise<T>): Promise<T> {
+/** Runs `fn` in a transaction; when `rollBack` (a flag, or asked once `fn` is done), rolls it back and still returns its result. */
+async function inTransaction<T>(db: Database, rollBack: boolean | (() => boolean), fn: (tx: Queryable) => Promise<T>): Promise<T> {
   try {
     return await db.transaction(async (tx) => {
       const result = await fn(tx)
-      if (dryRun) throw new DryRun(result)
+      if (typeof rollBack === 'function' ? rollBack() : rollBack) throw new DryRun(result)
       return result
     })
   } catch (error) {
@@ -59,6 +59,10 @@ const n = (rows: Array<Record<string, unknown>>, key = 'n'): number => Number(ro
 /** What a forget erased, plus the ids the caches must drop. */
 export interface ForgetOutcome {
   counts: ForgetCounts
+  /** Search statistics rows pruned on the way (anyone's emptied rows: not counted as the user's). */
+  searchStatistics: number
+  /** Nothing of the user was stored (every count 0): without `force` the transaction was rolled back. */
+  unknown: boolean
   /** Ids of the entries deleted or changed (the record cache and in-memory index drop them). */
   entryIds: string[]
   /** Ids of the tokens deleted (the token verifier forgets them). */
@@ -134,67 +138,75 @@ async function removeFeedback(tx: Queryable, subject: string): Promise<{ cases: 
  * @example
  * const { counts } = await forgetUser(store.db, 'user:bob', { dryRun: true, audit })
  */
-export async function forgetUser(db: Database, subject: string, options: { dryRun: boolean; audit: ErasureAudit }): Promise<ForgetOutcome> {
+export async function forgetUser(db: Database, subject: string, options: { dryRun: boolean; force?: boolean; audit: ErasureAudit }): Promise<ForgetOutcome> {
   const user = subject.slice('user:'.length)
   const only = [subject]
-  return inTransaction(db, options.dryRun, async (tx) => {
-    const tokens = await tx.query<{ id: string }>(sql`DELETE FROM knowhub_token WHERE principal->>'user' = ${user} RETURNING id`)
-    const tokenIds = tokens.map((t) => t.id)
-    const sessions = await tx.query(sql`DELETE FROM knowhub_dashboard_session WHERE token_id = ANY(${tokenIds}::text[]) RETURNING 1`)
+  // A user of whom nothing is stored changes nothing unless forced: the transaction is rolled back, as a dry run's.
+  let unknown = false
+  const outcome = await inTransaction(
+    db,
+    () => options.dryRun || (unknown && options.force !== true),
+    async (tx) => {
+      const tokens = await tx.query<{ id: string }>(sql`DELETE FROM knowhub_token WHERE principal->>'user' = ${user} RETURNING id`)
+      const tokenIds = tokens.map((t) => t.id)
+      const sessions = await tx.query(sql`DELETE FROM knowhub_dashboard_session WHERE token_id = ANY(${tokenIds}::text[]) RETURNING 1`)
 
-    // Entries the user owns or that only the user can see, with their versions (their feedback and votes go by cascade).
-    const owned = await tx.query<{ id: string }>(sql`SELECT id FROM knowledge WHERE owner = ${subject} OR scopes <@ ${only}::text[] ORDER BY id FOR UPDATE`)
-    const ownedIds = owned.map((r) => r.id)
-    const versions = n(await tx.query(sql`SELECT count(*)::int AS n FROM knowledge_version WHERE knowledge_id = ANY(${ownedIds}::text[])`))
-    await tx.query(sql`DELETE FROM knowledge WHERE id = ANY(${ownedIds}::text[])`)
-    // A merged original whose merge product went: active again would resurrect nothing of the user's, so it only loses the link.
-    await tx.query(sql`UPDATE knowledge SET merged_into = NULL WHERE merged_into = ANY(${ownedIds}::text[])`)
+      // Entries the user owns or that only the user can see, with their versions (their feedback and votes go by cascade).
+      const owned = await tx.query<{ id: string }>(sql`SELECT id FROM knowledge WHERE owner = ${subject} OR scopes <@ ${only}::text[] ORDER BY id FOR UPDATE`)
+      const ownedIds = owned.map((r) => r.id)
+      const versions = n(await tx.query(sql`SELECT count(*)::int AS n FROM knowledge_version WHERE knowledge_id = ANY(${ownedIds}::text[])`))
+      await tx.query(sql`DELETE FROM knowledge WHERE id = ANY(${ownedIds}::text[])`)
+      // A merged original whose merge product went: active again would resurrect nothing of the user's, so it only loses the link.
+      await tx.query(sql`UPDATE knowledge SET merged_into = NULL WHERE merged_into = ANY(${ownedIds}::text[])`)
 
-    const feedback = await removeFeedback(tx, subject)
-    const votes = await tx.query<{ knowledge_id: string }>(sql`DELETE FROM knowledge_score_vote WHERE voter = ${subject} RETURNING knowledge_id`)
-    await rescore(tx, [...new Set(votes.map((v) => v.knowledge_id))].sort())
+      const feedback = await removeFeedback(tx, subject)
+      const votes = await tx.query<{ knowledge_id: string }>(sql`DELETE FROM knowledge_score_vote WHERE voter = ${subject} RETURNING knowledge_id`)
+      await rescore(tx, [...new Set(votes.map((v) => v.knowledge_id))].sort())
 
-    // Shared with the user among other scopes: the user's scope goes (from every kept version too).
-    const rescoped = await tx.query<{ id: string }>(
-      sql`UPDATE knowledge SET scopes = array_remove(scopes, ${subject}) WHERE ${subject} = ANY(scopes) RETURNING id`,
-    )
-    await tx.query(sql`UPDATE knowledge_version SET scopes = array_remove(scopes, ${subject}) WHERE ${subject} = ANY(scopes) AND cardinality(scopes) > 1`)
+      // Shared with the user among other scopes: the user's scope goes (from every kept version too).
+      const rescoped = await tx.query<{ id: string }>(
+        sql`UPDATE knowledge SET scopes = array_remove(scopes, ${subject}) WHERE ${subject} = ANY(scopes) RETURNING id`,
+      )
+      await tx.query(sql`UPDATE knowledge_version SET scopes = array_remove(scopes, ${subject}) WHERE ${subject} = ANY(scopes) AND cardinality(scopes) > 1`)
 
-    const resources = await tx.query<{ secret: boolean }>(
-      sql`DELETE FROM resources WHERE owner = ${subject} OR scopes <@ ${only}::text[] RETURNING secure_body IS NOT NULL AS secret`,
-    )
-    const rescopedResources = await tx.query(sql`UPDATE resources SET scopes = array_remove(scopes, ${subject}) WHERE ${subject} = ANY(scopes) RETURNING 1`)
+      const resources = await tx.query<{ secret: boolean }>(
+        sql`DELETE FROM resources WHERE owner = ${subject} OR scopes <@ ${only}::text[] RETURNING secure_body IS NOT NULL AS secret`,
+      )
+      const rescopedResources = await tx.query(sql`UPDATE resources SET scopes = array_remove(scopes, ${subject}) WHERE ${subject} = ANY(scopes) RETURNING 1`)
 
-    const goals = await tx.query<{ trace_id: string }>(sql`DELETE FROM goals WHERE owner = ${subject} RETURNING trace_id`)
-    const documents = await tx.query(sql`DELETE FROM agent_documents
+      const goals = await tx.query<{ trace_id: string }>(sql`DELETE FROM goals WHERE owner = ${subject} RETURNING trace_id`)
+      const documents = await tx.query(sql`DELETE FROM agent_documents
       WHERE owner = ${subject} OR scopes <@ ${only}::text[] OR ${subject} = ANY(string_to_array(written_by, ' ')) RETURNING 1`)
-    const rescopedDocuments = await tx.query(
-      sql`UPDATE agent_documents SET scopes = array_remove(scopes, ${subject}) WHERE ${subject} = ANY(scopes) RETURNING 1`,
-    )
-    const callers = tokenIds.map((id) => `token:${id}`)
-    const reads = await tx.query(sql`DELETE FROM knowhub_secret_reveal
+      const rescopedDocuments = await tx.query(
+        sql`UPDATE agent_documents SET scopes = array_remove(scopes, ${subject}) WHERE ${subject} = ANY(scopes) RETURNING 1`,
+      )
+      const callers = tokenIds.map((id) => `token:${id}`)
+      const reads = await tx.query(sql`DELETE FROM knowhub_secret_reveal
       WHERE principal->>'user' = ${user} OR owner = ${subject} OR caller = ANY(${callers}::text[]) RETURNING 1`)
-    const statistics = await pruneSearchStatistics(tx)
+      const statistics = await pruneSearchStatistics(tx)
 
-    const counts: ForgetCounts = {
-      entries: ownedIds.length,
-      versions,
-      feedback_cases: feedback.cases,
-      score_votes: votes.length,
-      scopes_removed: rescoped.length + rescopedResources.length + rescopedDocuments.length,
-      resources: resources.length,
-      secrets: resources.filter((r) => r.secret).length,
-      tokens: tokenIds.length,
-      sessions: sessions.length,
-      goal_trees: new Set(goals.map((g) => g.trace_id)).size,
-      goals: goals.length,
-      agent_documents: documents.length,
-      secret_reads: reads.length,
-      search_statistics: statistics,
-    }
-    await recordErasure(tx, options.audit, counts)
-    return { counts, entryIds: [...new Set([...ownedIds, ...feedback.ids, ...votes.map((v) => v.knowledge_id), ...rescoped.map((r) => r.id)])], tokenIds }
-  })
+      const counts: ForgetCounts = {
+        entries: ownedIds.length,
+        versions,
+        feedback_cases: feedback.cases,
+        score_votes: votes.length,
+        scopes_removed: rescoped.length + rescopedResources.length + rescopedDocuments.length,
+        resources: resources.length,
+        secrets: resources.filter((r) => r.secret).length,
+        tokens: tokenIds.length,
+        sessions: sessions.length,
+        goal_trees: new Set(goals.map((g) => g.trace_id)).size,
+        goals: goals.length,
+        agent_documents: documents.length,
+        secret_reads: reads.length,
+      }
+      unknown = Object.values(counts).every((count) => count === 0)
+      await recordErasure(tx, options.audit, counts)
+      const entryIds = [...new Set([...ownedIds, ...feedback.ids, ...votes.map((v) => v.knowledge_id), ...rescoped.map((r) => r.id)])]
+      return { counts, searchStatistics: statistics, unknown: false, entryIds, tokenIds }
+    },
+  )
+  return { ...outcome, unknown }
 }
 
 async function recordErasure(tx: Queryable, audit: ErasureAudit, counts: Record<string, number>): Promise<void> {

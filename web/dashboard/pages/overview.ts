@@ -11,6 +11,21 @@ interface Overview {
   saves_per_day: { day: string; count: number }[]
   feedback_per_day: { day: string; helpful: number; harmful: number }[]
   search_latency_ms: { count: number; p50: number | null; p90: number | null; p99: number | null; max: number | null }
+  /** The embedder search uses (absent on an older server). */
+  embedder?: {
+    model: string
+    dimension: number
+    convention?: { name: string; source: string } | null
+    calibration?: { source: string; name: string }
+  }
+}
+
+/** One line naming the embedder: model, dimensions, query/document convention and calibration. */
+function embedderLine(e: NonNullable<Overview['embedder']>): HTMLElement {
+  const parts = [`${e.model} (${e.dimension} dimensions)`]
+  if (e.convention) parts.push(`queries and documents: ${e.convention.name} (${e.convention.source === 'table' ? 'known model' : e.convention.source})`)
+  if (e.calibration) parts.push(`calibration: ${e.calibration.name}`)
+  return h('p', { class: 'count', id: 'embedder' }, `Embedder: ${parts.join(' · ')}`)
 }
 
 /** The last 30 days as columns: saves, helpful, harmful per day. */
@@ -64,6 +79,7 @@ export async function overviewPage(ctx: PageContext): Promise<void> {
       { class: 'count', id: 'total' },
       `${data.total} entries visible to you (${data.by_status.map((s) => `${s.count} ${s.status}`).join(', ') || 'none'})`,
     ),
+    data.embedder ? embedderLine(data.embedder) : null,
     h(
       'p',
       null,

@@ -67,11 +67,24 @@ function resultItem(hit: SearchHit, best: Record<string, number>): HTMLElement {
   )
 }
 
-/** The page. Its state lives in the hash (`#/search?q=…&types=…&scope=…`), so a search can be linked and reloaded. */
+/** How many results "Show more" asks for (a recall search). */
+export const MORE_TOP_K = 20
+
+/**
+ * The search the page asks for: the API's own (`top_k` 5, `min_score` 3, precision first), as
+ * the CLI, the tools and MCP search; "Show more" (`more=1`) asks for recall explicitly
+ * (`mode=recall`, {@link MORE_TOP_K} results), where candidates may follow the strongest one.
+ */
+export function searchQuery(q: string, types: string[], more: boolean): Record<string, string | number | boolean | string[]> {
+  return { q, types, explain: true, ...(more ? { mode: 'recall', top_k: MORE_TOP_K } : {}) }
+}
+
+/** The page. Its state lives in the hash (`#/search?q=…&types=…&scope=…&more=1`), so a search can be linked and reloaded. */
 export async function searchPage(ctx: PageContext): Promise<void> {
   const q = ctx.params.get('q') ?? ''
   const types = (ctx.params.get('types') ?? '').split(',').filter(Boolean)
   const scope = ctx.params.get('scope') ?? ''
+  const more = ctx.params.get('more') === '1'
   const input = h('input', { id: 'q', name: 'q', type: 'search', value: q, placeholder: 'e.g. selenium login · 登录 验证码', autocomplete: 'off' })
   const typeBoxes = TYPES.map((t) => h('input', { type: 'checkbox', name: 'types', value: t, checked: types.includes(t) }))
   const scopeSelect = h(
@@ -108,10 +121,7 @@ export async function searchPage(ctx: PageContext): Promise<void> {
     return
   }
   const started = performance.now()
-  const response = await call<{ results: SearchHit[]; count: number }>(
-    'GET',
-    `/ui/knowledge/search${query({ q, types, explain: true, top_k: 20, min_score: 0 })}`,
-  )
+  const response = await call<{ results: SearchHit[]; count: number }>('GET', `/ui/knowledge/search${query(searchQuery(q, types, more))}`)
   const hits = scope ? response.results.filter((hit) => hit.scopes.includes(scope)) : response.results
   const best = {
     fulltext: Math.max(0, ...hits.map((r) => r.explain?.fulltext_score ?? 0)),
@@ -121,9 +131,20 @@ export async function searchPage(ctx: PageContext): Promise<void> {
   }
   const ms = Math.round(performance.now() - started)
   results.dataset.ms = String(ms)
+  const moreLink = more
+    ? h('a', { href: `#/search${query({ q, types, scope })}`, class: 'more' }, 'Show only the closest matches')
+    : h(
+        'a',
+        {
+          href: `#/search${query({ q, types, scope, more: '1' })}`,
+          class: 'more',
+          title: `a recall search: up to ${MORE_TOP_K} results, some only near the best one`,
+        },
+        'Show more',
+      )
   mount(
     results,
-    h('p', { class: 'count' }, `${hits.length} result${hits.length === 1 ? '' : 's'} in ${ms} ms`),
+    h('p', { class: 'count' }, `${hits.length} result${hits.length === 1 ? '' : 's'} in ${ms} ms${more ? ' (recall: wider, less precise)' : ''}`),
     hits.length === 0
       ? notice('info', 'Nothing visible to you matches.')
       : h(
@@ -131,5 +152,6 @@ export async function searchPage(ctx: PageContext): Promise<void> {
           { class: 'results' },
           hits.map((hit) => resultItem(hit, best)),
         ),
+    moreLink,
   )
 }

@@ -152,7 +152,7 @@ export function showCommand(io: Io): Command {
     .option('--versions', 'also show previous versions, each with a diff to the next')
     .option('--json', 'print JSON')
     .action(async (id: string, options, command: Command) => {
-      const { entry, versions } = await withSession(sessionOptions(command), io, async (session) => ({
+      const { entry, versions } = await withSession({ ...sessionOptions(command), readsOnly: true }, io, async (session) => ({
         entry: await session.knowledge.get(id),
         versions: options.versions ? await session.knowledge.versions(id) : undefined,
       }))
@@ -175,7 +175,7 @@ export function listCommand(io: Io): Command {
     .option('--cursor <cursor>', 'continue after a previous page')
     .option('--json', 'print JSON')
     .action(async (options, command: Command) => {
-      const page = await withSession(sessionOptions(command), io, (session) =>
+      const page = await withSession({ ...sessionOptions(command), readsOnly: true }, io, (session) =>
         session.knowledge.list({
           limit: options.limit,
           status: options.status,

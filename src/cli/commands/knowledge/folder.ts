@@ -17,7 +17,9 @@ import { printError, printJson, type Io } from '../../output.js'
 /** `knowhub export --layout folder DIR`: the caller's knowledge folder, written into DIR. */
 export async function runFolderExport(io: Io, dir: string, options: { json?: boolean }, command: Command): Promise<void> {
   const { writeExportedFolder } = await import('../../../knowledge/folder/disk.js')
-  const result = await withSession({ ...sessionOptions(command), bulk: true }, io, async (session) => writeExportedFolder(dir, await session.folder.export()))
+  const result = await withSession({ ...sessionOptions(command), bulk: true, readsOnly: true }, io, async (session) =>
+    writeExportedFolder(dir, await session.folder.export()),
+  )
   if (options.json) return printJson(io, { dir, ...result })
   io.err(`exported ${result.files} files to ${dir} (${result.written} written, ${result.removed} removed, the rest unchanged)`)
 }

@@ -34,7 +34,7 @@ export function searchCommand(io: Io): Command {
     .option('--tag <key=value>', 'only entries with this tag (repeatable: every one must hold)', collect, [])
     .option('--json', 'print JSON (the API’s response shape)')
     .action(async (query: string, options, command: Command) => {
-      const response = await withSession({ ...sessionOptions(command), embeds: options.mode !== 'fulltext' }, io, (session) =>
+      const response = await withSession({ ...sessionOptions(command), readsOnly: true, embeds: options.mode !== 'fulltext' && [query] }, io, (session) =>
         session.knowledge.search({
           q: query,
           top_k: options.topK,

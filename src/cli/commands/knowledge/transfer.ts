@@ -27,7 +27,7 @@ export function exportCommand(io: Io): Command {
         return runFolderExport(io, dir, options, command)
       }
       if (dir) throw new KnowHubError('validation_error', `a folder (${dir}) is written with --layout folder; JSONL goes to stdout or -o FILE`)
-      const count = await withSession({ ...sessionOptions(command), bulk: true }, io, async (session) => {
+      const count = await withSession({ ...sessionOptions(command), bulk: true, readsOnly: true }, io, async (session) => {
         const stream = options.out ? createWriteStream(options.out) : process.stdout
         let count = 0
         for await (const line of session.knowledge.exportJsonl()) {

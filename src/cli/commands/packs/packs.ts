@@ -138,7 +138,7 @@ function addSubcommands(packs: Command, run: Run): void {
   packs
     .command('validate')
     .description('Validate a pack folder or a folder of packs; exits 1 on errors (for CI)')
-    .argument('<path>', 'pack folder, KNOWLEDGE.md, or folder of packs')
+    .argument('<path>', 'pack folder, KNOWLEDGE.md, folder of packs, or the name of a pack where `packs list` looks')
     .action(run(validateAction))
 
   packs
