@@ -77,8 +77,8 @@ export async function teardown(): Promise<void> {
 }
 
 /**
- * One line naming the real-model test files that were skipped and why (test/helpers/models.ts),
- * or undefined when none was. With KNOWHUB_TEST_REQUIRE_MODELS=1 nothing is skipped: those
+ * One line naming the real-model test files that were skipped and why (test/helpers/models.ts), and
+ * the Python integrations' file when their frameworks' venv is missing, or undefined when none was. With KNOWHUB_TEST_REQUIRE_MODELS=1 nothing is skipped: those
  * files fail instead.
  */
 function modelSkips(): string | undefined {
@@ -95,6 +95,8 @@ function modelSkips(): string | undefined {
   }
   rmSync(MODEL_SKIPS_DIR, { recursive: true, force: true })
   if (rows.size === 0) return undefined
-  const parts = [...rows].map(([kind, row]) => `the ${kind} model (${row.why}): skipped ${[...row.files].sort().join(', ')}`)
-  return `Real-model tests skipped${modelsRequired() ? '' : ' (CI requires them)'}: ${parts.join('; ')}`
+  // 'integrations': the agent frameworks' venv of the Python integrations (test/clients/python-integrations.test.ts).
+  const what = (kind: string) => (kind === 'integrations' ? "the integrations' frameworks" : `the ${kind} model`)
+  const parts = [...rows].map(([kind, row]) => `${what(kind)} (${row.why}): skipped ${[...row.files].sort().join(', ')}`)
+  return `Tests skipped for what this machine lacks${modelsRequired() ? '' : ' (CI requires them)'}: ${parts.join('; ')}`
 }
