@@ -7,7 +7,7 @@
  * the tools' one definition (the OpenAI schemas of `knowhub/tools` come from the same).
  */
 import { spawnSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -34,10 +34,10 @@ let alice: string
 let eve: string
 
 /** `knowhub token create` beside the running server (it runs there through the lock file). */
-function token(user: string, org: string): string {
+function token(user: string, org: string, kind: 'user' | 'agent' = 'user'): string {
   const ran = spawnSync(
     process.execPath,
-    [join(ROOT, 'bin', 'knowhub.js'), 'token', 'create', '--user', user, '--org', org, '--perm', 'read', '--perm', 'write', '--json'],
+    [join(ROOT, 'bin', 'knowhub.js'), 'token', 'create', `--${kind}`, user, '--org', org, '--perm', 'read', '--perm', 'write', '--json'],
     { cwd: dir, env: { ...process.env, ...env }, encoding: 'utf8', timeout: 60_000 },
   )
   expect(ran.status, ran.stderr).toBe(0)
@@ -207,6 +207,30 @@ describe('knowhub/ai-sdk', () => {
     expect(ran.status, ran.stderr).toBe(0)
     const loaded = JSON.parse(ran.stdout) as Record<string, string>
     expect(Object.entries(loaded).filter(([, r]) => r !== 'ok')).toEqual([['knowhub/ai-sdk', "ERR_MODULE_NOT_FOUND: Cannot find package 'ai'"]])
+  })
+
+  it("docs/integrations.md's AI SDK example runs as written (the built package, plain node)", () => {
+    const page = readFileSync(join(ROOT, 'docs', 'integrations.md'), 'utf8')
+    const blocks = [...page.matchAll(/^```js runnable\n([\s\S]*?)^```/gm)].map((m) => m[1]!)
+    expect(blocks).toHaveLength(1)
+    expect(blocks[0]!.trim().split('\n').length).toBeLessThanOrEqual(12)
+    // In the repository, where `knowhub` resolves to this package (package.json's exports) and `ai` is installed.
+    mkdirSync(join(ROOT, '.test-tmp'), { recursive: true })
+    const work = mkdtempSync(join(ROOT, '.test-tmp', 'ai-sdk-'))
+    try {
+      writeFileSync(join(work, 'example.mjs'), blocks[0]!)
+      const agent = token('research_agent', 'docs', 'agent')
+      const ran = spawnSync(process.execPath, [join(work, 'example.mjs')], {
+        cwd: work,
+        env: { PATH: process.env.PATH, HOME: dir, KNOWHUB_URL: server.url, KNOWHUB_TOKEN: agent },
+        encoding: 'utf8',
+        timeout: 60_000,
+      })
+      expect(ran.status, ran.stderr).toBe(0)
+      expect(ran.stdout).toMatch(/^Saved knowledge-\d{14}-[a-z0-9]{4} \(types strategy; scopes org:docs; owner agent:research_agent[^\n]*\n?[\s\S]* Saved\.\n$/)
+    } finally {
+      rmSync(work, { recursive: true, force: true })
+    }
   })
 
   it('is the package entry knowhub/ai-sdk (the built files)', async () => {
