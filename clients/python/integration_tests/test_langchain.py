@@ -92,6 +92,17 @@ class LangChainToolsTest(unittest.TestCase):
         bad = tool.invoke({"limit": 0})  # the server's validation error, as text for the model
         self.assertTrue(bad.startswith("error [validation_error]"))
 
+    def test_a_sync_call_works_inside_a_running_event_loop(self) -> None:
+        """A notebook, or sync code called from async code: ``invoke`` with an event loop running in this thread."""
+        tool = next(t for t in self.tools if t.name == "knowledge_list")
+
+        async def inside() -> Any:
+            return tool.invoke({"limit": 2})
+
+        answer = asyncio.run(inside())
+        self.assertFalse(answer.startswith("error"), answer)
+        self.assertEqual(answer, asyncio.run(tool.ainvoke({"limit": 2})))
+
 
 class KnowHubRetrieverTest(unittest.TestCase):
     def setUp(self) -> None:

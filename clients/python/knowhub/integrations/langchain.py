@@ -16,6 +16,7 @@ Needs ``pip install 'knowhub[langchain]'``.
 
 import asyncio
 import copy
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ._require import require
@@ -60,7 +61,13 @@ def knowhub_tool(name: str, tools: Optional[Tools] = None) -> StructuredTool:
         return result.output, result.metadata
 
     def run(**arguments: Any) -> Tuple[str, Dict[str, Any]]:
-        return asyncio.run(arun(**arguments))
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(arun(**arguments))
+        # A loop runs in this thread (a notebook, sync code called from async code): run the call in another one.
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            return pool.submit(lambda: asyncio.run(arun(**arguments))).result()
 
     return StructuredTool(
         name=spec["name"],
