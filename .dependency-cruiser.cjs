@@ -5,6 +5,9 @@
  *         ←  tools | client (ports and adapters over the services' shapes)  ←  app (the composition root)
  *         ←  entry points (server, mcp, cli)
  *
+ * ai-sdk (the `knowhub/ai-sdk` entry) sits over tools and client, and nothing imports it: it alone
+ * imports the AI SDK, an optional peer dependency.
+ *
  * Dependencies point downward only, and the module graph has no cycle. The entry points reach
  * the database through the services and app/, never src/store directly (the dashboard too: its
  * overview, sessions, tokens and reveals are services that app/open.ts builds). app/ only wires:
@@ -59,6 +62,26 @@ module.exports = {
       `store|client|app|${ENTRY}`,
     ),
     layer('client-speaks-http', 'The HTTP client depends on core shapes and the tools port only.', 'client', `store|embed|llm|${SERVICES}|app|${ENTRY}`),
+    layer(
+      'ai-sdk-over-tools-and-client',
+      'knowhub/ai-sdk adapts the agent tools (over the HTTP client) to the Vercel AI SDK: no store, provider, service, composition root or entry point.',
+      'ai-sdk',
+      `store|embed|llm|${SERVICES}|app|${ENTRY}`,
+    ),
+    {
+      name: 'ai-sdk-is-a-leaf',
+      comment: 'Nothing of KnowHub imports knowhub/ai-sdk: the AI SDK (`ai`, an optional peer dependency) is loaded only by whoever imports that entry.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/ai-sdk/' },
+      to: { path: '^src/ai-sdk/' },
+    },
+    {
+      name: 'ai-only-in-ai-sdk',
+      comment: 'The AI SDK (`ai`, `@ai-sdk/*`) is an optional peer dependency: only src/ai-sdk imports it.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/ai-sdk/' },
+      to: { path: '^node_modules/(ai|@ai-sdk/[^/]+)/' },
+    },
     layer('entry-points-not-on-store', 'server/, cli/ and mcp/ reach the database through services or app/, never src/store.', ENTRY, 'store'),
     {
       name: 'app-only-wires',

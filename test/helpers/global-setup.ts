@@ -9,7 +9,7 @@ import pg from 'pg'
 import type { TestProject } from 'vitest/node'
 import { NO_EXTENSION_ROLE, testBackends } from './backends.js'
 import { startTempPostgres, type TempPostgres } from './pg-server.js'
-import { MODEL_SKIPS_DIR, modelsRequired } from './models.js'
+import { MODEL_SKIPS_DIR } from './models.js'
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -77,9 +77,10 @@ export async function teardown(): Promise<void> {
 }
 
 /**
- * One line naming the real-model test files that were skipped and why (test/helpers/models.ts),
- * or undefined when none was. With KNOWHUB_TEST_REQUIRE_MODELS=1 nothing is skipped: those
- * files fail instead.
+ * One line naming the test files skipped for what this machine lacks, and why: the real models'
+ * files (test/helpers/models.ts) and the Python integrations' file when their frameworks' venv is
+ * missing; undefined when none was. Only what CI does not require here is skipped and recorded
+ * (KNOWHUB_TEST_REQUIRE_MODELS=1, KNOWHUB_TEST_REQUIRE_INTEGRATIONS=1: those files fail instead).
  */
 function modelSkips(): string | undefined {
   if (!existsSync(MODEL_SKIPS_DIR)) return undefined
@@ -95,6 +96,8 @@ function modelSkips(): string | undefined {
   }
   rmSync(MODEL_SKIPS_DIR, { recursive: true, force: true })
   if (rows.size === 0) return undefined
-  const parts = [...rows].map(([kind, row]) => `the ${kind} model (${row.why}): skipped ${[...row.files].sort().join(', ')}`)
-  return `Real-model tests skipped${modelsRequired() ? '' : ' (CI requires them)'}: ${parts.join('; ')}`
+  // 'integrations': the agent frameworks' venv of the Python integrations (test/clients/python-integrations.test.ts).
+  const what = (kind: string) => (kind === 'integrations' ? "the integrations' frameworks" : `the ${kind} model`)
+  const parts = [...rows].map(([kind, row]) => `${what(kind)} (${row.why}): skipped ${[...row.files].sort().join(', ')}`)
+  return `Tests skipped for what this machine lacks (CI requires them): ${parts.join('; ')}`
 }

@@ -44,20 +44,29 @@ describe('npm test says what it installs first', () => {
     const prefix = join(dir, 'pgvector')
     mkdirSync(prefix)
     const { path, log } = pathWithout('cmake')
-    const ran = setup({ PATH: path, KNOWHUB_TEST_NO_INSTALL: '1', KNOWHUB_PGVECTOR_PREFIX: prefix, KNOWHUB_TEST_MODELS: 'skip' })
+    const venv = join(dir, 'venv-integrations')
+    const ran = setup({
+      PATH: path,
+      KNOWHUB_TEST_NO_INSTALL: '1',
+      KNOWHUB_PGVECTOR_PREFIX: prefix,
+      KNOWHUB_TEST_MODELS: 'skip',
+      KNOWHUB_INTEGRATIONS_VENV: venv,
+    })
     expect(ran.code, ran.out).toBe(0)
     expect(ran.out).toContain('test-setup: npm test needs what this machine lacks:')
     expect(ran.out).toMatch(/^ {2}- Debian packages: cmake \(apt-get install, (as root|through sudo)\)$/m)
     expect(ran.out).toContain('  - pgvector 0.8.6 built from vendor/')
+    expect(ran.out).toContain(`  - the Python integrations' frameworks (LangGraph, LangChain) from PyPI into ${venv} `)
     expect(ran.out).toContain('KNOWHUB_TEST_NO_INSTALL=1: installing none of it')
     expect(existsSync(log)).toBe(false)
     expect(readdirSync(prefix)).toEqual([])
+    expect(existsSync(venv)).toBe(false)
   })
 
   it('says it before the first install command runs', () => {
     const { path, log } = pathWithout('cmake')
     const pgBin = '/usr/lib/postgresql/15/bin'
-    const ran = setup({ PATH: path, KNOWHUB_PG_BIN: pgBin, KNOWHUB_TEST_MODELS: 'skip' })
+    const ran = setup({ PATH: path, KNOWHUB_PG_BIN: pgBin, KNOWHUB_TEST_MODELS: 'skip', KNOWHUB_TEST_INTEGRATIONS: 'skip' })
     expect(ran.code, ran.out).toBe(0)
     const said = ran.out.indexOf('  - Debian packages: cmake')
     const installed = ran.out.indexOf('RECORDED apt-get')

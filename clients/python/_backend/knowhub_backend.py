@@ -9,7 +9,8 @@ fetch it from an index. This package is pure Python with no dependencies, so its
 
 The metadata comes from ``pyproject.toml``'s ``[project]`` table (read with ``tomllib`` where
 Python has it, 3.11+, else by the small reader below, which understands the plain
-``key = "value"`` lines this file uses; a test checks both agree).
+``key = "value"`` lines this file uses, and the ``[project.optional-dependencies]`` table of the
+extras; a test checks both agree).
 """
 
 import base64
@@ -42,9 +43,11 @@ def project() -> Dict[str, object]:
 
 
 def read_project_table(text: str) -> Dict[str, object]:
-    """``[project]``'s ``key = "string"``, ``key = ["a", "b"]`` (on one line or several) and ``key = { text = "…" }`` (Python < 3.11)."""
+    """``[project]``'s ``key = "string"``, ``key = ["a", "b"]`` (on one line or several) and ``key = { text = "…" }``,
+    and ``[project.optional-dependencies]``'s ``extra = ["a", "b"]`` as ``table["optional-dependencies"]`` (Python < 3.11)."""
     table: Dict[str, object] = {}
-    inside = False
+    extras: Dict[str, object] = {}
+    inside: Optional[Dict[str, object]] = None
     lines: List[str] = []
     for line in text.splitlines():
         # An array over several lines is read as one line.
@@ -55,18 +58,20 @@ def read_project_table(text: str) -> Dict[str, object]:
     for line in lines:
         header = re.match(r"^\[([^\]]+)\]\s*$", line)
         if header:
-            inside = header.group(1) == "project"
+            inside = {"project": table, "project.optional-dependencies": extras}.get(header.group(1))
             continue
-        match = re.match(r'^([A-Za-z0-9_-]+)\s*=\s*(.+?)\s*$', line) if inside else None
-        if not match:
+        match = re.match(r'^([A-Za-z0-9_-]+)\s*=\s*(.+?)\s*$', line) if inside is not None else None
+        if not match or inside is None:
             continue
         key, value = match.group(1), match.group(2)
         if value.startswith('"'):
-            table[key] = value.strip('"')
+            inside[key] = value.strip('"')
         elif value.startswith("["):
-            table[key] = re.findall(r'"([^"]*)"', value)
+            inside[key] = re.findall(r'"([^"]*)"', value)
         elif value.startswith("{"):
-            table[key] = dict(re.findall(r'([A-Za-z0-9_-]+)\s*=\s*"([^"]*)"', value))
+            inside[key] = dict(re.findall(r'([A-Za-z0-9_-]+)\s*=\s*"([^"]*)"', value))
+    if extras:
+        table["optional-dependencies"] = extras
     return table
 
 
@@ -86,6 +91,12 @@ def metadata() -> Tuple[str, str, str]:
         lines.append(f"Requires-Python: {p['requires-python']}")
     for dependency in p.get("dependencies", []) or []:  # type: ignore[union-attr]
         lines.append(f"Requires-Dist: {dependency}")
+    # The extras (knowhub[langgraph], …): what each brings, only when asked for (PEP 508 marker).
+    extras = p.get("optional-dependencies") or {}
+    for extra in sorted(extras):  # type: ignore[union-attr]
+        lines.append(f"Provides-Extra: {extra}")
+        for dependency in extras[extra]:  # type: ignore[index]
+            lines.append(f'Requires-Dist: {dependency}; extra == "{extra}"')
     readme = p.get("readme")
     body = ""
     if isinstance(readme, str) and os.path.exists(os.path.join(ROOT, readme)):

@@ -124,15 +124,19 @@ class _Api(Generic[J, T, B, L]):
         order: Optional[str] = None,
         visibility: Optional[Sequence[str]] = None,
         tags: Optional[Mapping[str, str]] = None,
+        as_of: Optional[str] = None,
+        include: Optional[Sequence[str]] = None,
     ) -> J:
         """``GET /api/knowledge/search?q&top_k&min_score&types``: ``{"results": [...], "count": n}``.
 
         ``order``: ``relevance`` (default), ``scope`` (seed 002's order) or ``quality`` (seed 003's);
         ``visibility``: only entries of these (``private``, ``shared``, ``org``, ``public``);
-        ``tags``: only entries with every one of these tags (``{"category": "preference"}``).
+        ``tags``: only entries with every one of these tags (``{"category": "preference"}``);
+        ``as_of``: what was true at this date; ``include``: also ``superseded`` and/or ``expired`` entries, marked.
         """
         q: Dict[str, QueryValue] = {"q": query, "top_k": top_k, "min_score": min_score, "types": types}
         q.update(explain=explain, mode=mode, rerank=rerank, routing=routing, expand=expand, order=order, visibility=visibility, tags=_tag_pairs(tags))
+        q.update(as_of=as_of, include=include)
         return self._send(Request("GET", "/api/knowledge/search", q))
 
     def save(

@@ -141,12 +141,22 @@ class Tools:
         return scopes, f"agent:{agent}"
 
     async def knowledge_search(
-        self, query: str, top_k: int = 5, min_score: int = 3, types: Optional[List[str]] = None, order: Optional[str] = None
+        self,
+        query: str,
+        top_k: int = 5,
+        min_score: int = 3,
+        types: Optional[List[str]] = None,
+        order: Optional[str] = None,
+        mode: Optional[str] = None,
+        as_of: Optional[str] = None,
+        include: Optional[List[str]] = None,
     ) -> ToolResult:
-        """``GET /api/knowledge/search``: the entries as data; ``metadata["items"]`` the results (``order``: relevance, scope or quality)."""
+        """``GET /api/knowledge/search``: the entries as data; ``metadata["items"]`` the results (``order``: relevance, scope or quality;
+        ``mode``: ``hybrid`` or ``recall``; ``as_of``: what was true then; ``include``: ``superseded``, ``expired``)."""
         query = js_trim(query)
         try:
-            response = await self.client.search(query, top_k, min_score, types, order=order)
+            recall = "recall" if mode == "recall" else None  # as the TypeScript tool: hybrid is the server's default
+            response = await self.client.search(query, top_k, min_score, types, order=order, mode=recall, as_of=as_of, include=include)
         except KnowHubError as error:
             return _failed("knowledge_search", error)
         n = response["count"]
@@ -299,10 +309,14 @@ class Tools:
             )
         return ToolResult("🧹 Knowledge slimmed", "\n".join([head, *groups, *skipped, *tail]), _with_items(result, []))
 
-    async def knowledge_extract(self, messages: List[Dict[str, Any]], mode: str = "propose", trace_id: Optional[str] = None) -> ToolResult:
-        """``POST /api/knowledge/extract``: knowledge from a conversation (``propose`` reports, ``save`` writes; needs the server's LLM)."""
+    async def knowledge_extract(
+        self, messages: List[Dict[str, Any]], mode: str = "propose", trace_id: Optional[str] = None, secrets_scope: Optional[str] = None
+    ) -> ToolResult:
+        """``POST /api/knowledge/extract``: knowledge from a conversation (``propose`` reports, ``save`` writes; needs the server's LLM).
+        ``secrets_scope``: who may read the conversation's secrets (``user`` by default; ``project``, ``agent``, ``team``, ``org``)."""
+        context = {k: v for k, v in (("trace_id", trace_id), ("secrets_scope", secrets_scope)) if v}
         try:
-            result = await self.client.extract(messages, mode=mode, context={"trace_id": trace_id} if trace_id else None)
+            result = await self.client.extract(messages, mode=mode, context=context or None)
         except KnowHubError as error:
             return _failed("knowledge_extract", error)
         verbs = (
@@ -451,9 +465,18 @@ def _tools() -> Tools:
     return _default if _default is not None else configure()
 
 
-async def knowledge_search(query: str, top_k: int = 5, min_score: int = 3, types: Optional[List[str]] = None, order: Optional[str] = None) -> ToolResult:
+async def knowledge_search(
+    query: str,
+    top_k: int = 5,
+    min_score: int = 3,
+    types: Optional[List[str]] = None,
+    order: Optional[str] = None,
+    mode: Optional[str] = None,
+    as_of: Optional[str] = None,
+    include: Optional[List[str]] = None,
+) -> ToolResult:
     """Seed 003 ``knowledge_search`` → ``GET /api/knowledge/search``."""
-    return await _tools().knowledge_search(query, top_k, min_score, types, order)
+    return await _tools().knowledge_search(query, top_k, min_score, types, order, mode, as_of, include)
 
 
 async def knowledge_save(
@@ -504,9 +527,11 @@ async def knowledge_slim(model: str = DEFAULT_SLIM_MODEL, dry_run: bool = False)
     return await _tools().knowledge_slim(model, dry_run)
 
 
-async def knowledge_extract(messages: List[Dict[str, Any]], mode: str = "propose", trace_id: Optional[str] = None) -> ToolResult:
+async def knowledge_extract(
+    messages: List[Dict[str, Any]], mode: str = "propose", trace_id: Optional[str] = None, secrets_scope: Optional[str] = None
+) -> ToolResult:
     """``knowledge_extract`` → ``POST /api/knowledge/extract``."""
-    return await _tools().knowledge_extract(messages, mode, trace_id)
+    return await _tools().knowledge_extract(messages, mode, trace_id, secrets_scope)
 
 
 async def resource_save(

@@ -1,5 +1,5 @@
 """The package builds with its own backend (standard library only) into a wheel with py.typed, no
-dependencies and Python >= 3.9; the documented install works in a fresh venv with no package index;
+dependencies (the integrations' frameworks only as extras) and Python >= 3.9; the documented install works in a fresh venv with no package index;
 and its error codes are the TypeScript client's."""
 
 import os
@@ -18,6 +18,19 @@ import knowhub
 from knowhub import CLIENT_ERROR_CODES, ERROR_CODES, SERVER_ERROR_CODES
 
 EXPECTED = {f"knowhub/{m}" for m in ("__init__.py", "client.py", "errors.py", "tools.py", "wrap.py", "_http.py", "_unicode.py", "_tool_specs.py", "py.typed")}
+EXPECTED |= {f"knowhub/integrations/{m}" for m in ("__init__.py", "_require.py", "_store_map.py", "langgraph.py", "langchain.py")}
+#: Nothing is required to install the package; each framework comes with its extra, only when asked for.
+EXTRAS = [
+    "Provides-Extra: langchain",
+    'Requires-Dist: langchain-core>=1.0,<2; extra == "langchain"',
+    "Provides-Extra: langgraph",
+    'Requires-Dist: langgraph>=1.0,<2; extra == "langgraph"',
+]
+
+
+def requirements(metadata: str) -> list:
+    """The core metadata's lines about what the package needs (none) and its extras bring."""
+    return [line for line in metadata.splitlines() if line.startswith(("Requires-Dist:", "Provides-Extra:"))]
 
 
 class PackageTest(unittest.TestCase):
@@ -39,13 +52,13 @@ class PackageTest(unittest.TestCase):
                 info = tar.extractfile(f"knowhub-{knowhub.__version__}/PKG-INFO").read().decode()  # type: ignore[union-attr]
             self.assertLessEqual(EXPECTED | {"pyproject.toml", "_backend/knowhub_backend.py"}, names)
             self.assertIn("Requires-Python: >=3.9", info)
-            self.assertNotIn("Requires-Dist", info)
+            self.assertEqual(requirements(info), EXTRAS)
             self.assertEqual(wheel, f"knowhub-{knowhub.__version__}-py3-none-any.whl")
             with zipfile.ZipFile(os.path.join(out, wheel)) as z:
                 self.assertLessEqual(EXPECTED, set(z.namelist()))
                 metadata = z.read(f"knowhub-{knowhub.__version__}.dist-info/METADATA").decode()
                 record = z.read(f"knowhub-{knowhub.__version__}.dist-info/RECORD").decode()
-            self.assertNotIn("Requires-Dist", metadata)
+            self.assertEqual(requirements(metadata), EXTRAS)
             self.assertIn("Name: knowhub", metadata)
             self.assertIn("knowhub/client.py,sha256=", record)
         finally:

@@ -44,6 +44,17 @@ class StdlibOnlyTest(unittest.TestCase):
         outside = {f"{os.path.basename(f)}: {m}" for f in files for m in imported_modules(f) if m not in STDLIB}
         self.assertEqual(outside, set())
 
+    def test_each_integration_imports_its_own_framework_only(self) -> None:
+        """knowhub.integrations: the package and its helpers import the standard library only; each module imports
+        its framework (installed with the extra of the same name) and nothing else outside the standard library."""
+        folder = os.path.join(PACKAGE_ROOT, "knowhub", "integrations")
+        allowed = {"langgraph.py": {"langgraph"}, "langchain.py": {"langchain_core"}}
+        files = sorted(f for f in os.listdir(folder) if f.endswith(".py"))
+        self.assertEqual(files, ["__init__.py", "_require.py", "_store_map.py", "langchain.py", "langgraph.py"])
+        for name in files:
+            outside = {m for m in imported_modules(os.path.join(folder, name)) if m not in STDLIB} - ({"<dynamic import>"} if name == "_require.py" else set())
+            self.assertEqual(outside, allowed.get(name, set()), name)
+
     def test_the_check_catches_a_third_party_import(self) -> None:
         with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False, encoding="utf-8") as f:
             f.write("import json\nimport requests\nfrom httpx import Client\nfrom . import wrap\n")

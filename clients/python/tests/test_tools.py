@@ -59,6 +59,8 @@ class ToolsTest(unittest.TestCase):
         self.assertIn("<div>a < b</div> Map<K, V>", result.output)
         self.same_as_typescript("knowledge_search", {"query": f"  cdn surrogate key {self.tag}  ", "top_k": 3, "min_score": 4, "types": ["tool"]})
         self.same_as_typescript("knowledge_search", {"query": "nothing matches zzzqqq </knowledge_entries>"})
+        recall = {"query": f"cdn surrogate key {self.tag}", "mode": "recall", "include": ["superseded", "expired"], "as_of": "2100-01-01"}
+        self.assertIn(self.entry["id"], [i["id"] for i in self.same_as_typescript("knowledge_search", recall).metadata["items"]])
         self.same_as_typescript("knowledge_list", {"limit": 3})
         self.same_as_typescript("knowledge_list", {"limit": 100, "types": ["tool"], "scopes": self.entry["scopes"]})
 
@@ -163,7 +165,8 @@ class ToolsTest(unittest.TestCase):
 
     def test_seed_signatures_and_defaults(self) -> None:
         expected = {
-            "knowledge_search": "(query: str, top_k: int = 5, min_score: int = 3, types: Optional[List[str]] = None, order: Optional[str] = None)",
+            "knowledge_search": "(query: str, top_k: int = 5, min_score: int = 3, types: Optional[List[str]] = None, order: Optional[str] = None, "
+            "mode: Optional[str] = None, as_of: Optional[str] = None, include: Optional[List[str]] = None)",
             "knowledge_update": "(knowledge_id: str, add_helpful_case: Optional[Dict[str, Any]] = None, add_harmful_case: Optional[Dict[str, Any]] = None, "
             "update_score: Optional[int] = None, evolve_feedback: Optional[str] = None)",
             "knowledge_batch_update": "(feedback_list: List[Dict[str, Any]])",
@@ -187,6 +190,9 @@ class ToolsTest(unittest.TestCase):
         names = [t["name"] for t in T.anthropic_tools()]
         for name in names:
             self.assertTrue(callable(getattr(T.Tools, name)), name)
+            # Every argument a model is offered is one the method takes (call_tool passes them as they come).
+            offered = set(next(t for t in T.anthropic_tools() if t["name"] == name)["input_schema"]["properties"])
+            self.assertLessEqual(offered, set(inspect.signature(getattr(T.Tools, name)).parameters) - {"self"}, name)
 
     def test_user_profile_is_the_typescript_text(self) -> None:
         user = "tess-" + self.tag
