@@ -109,6 +109,8 @@ const SURFACE: Record<string, string[]> = {
 
 /** The package root: everything of knowhub/core, plus the composition root. */
 SURFACE.knowhub = [...SURFACE['knowhub/core']!, 'localBackend', 'openKnowHub', 'servicesBackend']
+// The Vercel AI SDK's tools and the goal-focus helper (docs/integrations.md; `ai` an optional peer).
+SURFACE['knowhub/ai-sdk'] = ['knowhubTools', 'withGoalFocus']
 
 const SOURCES: Record<string, () => Promise<Record<string, unknown>>> = {
   knowhub: () => import('../../src/index.js'),
@@ -117,6 +119,7 @@ const SOURCES: Record<string, () => Promise<Record<string, unknown>>> = {
   'knowhub/knowledge': () => import('../../src/knowledge/index.js'),
   'knowhub/tools': () => import('../../src/tools/index.js'),
   'knowhub/mcp': () => import('../../src/mcp/index.js'),
+  'knowhub/ai-sdk': () => import('../../src/ai-sdk/index.js'),
 }
 
 describe('public surface', () => {
