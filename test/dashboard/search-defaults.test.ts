@@ -42,15 +42,21 @@ async function shown(page: Page): Promise<Array<{ task: string; kept: string }>>
     .evaluateAll((items) => items.map((li) => ({ task: li.querySelector('.task')?.textContent ?? '', kept: li.querySelector('.evidence')?.textContent ?? '' })))
 }
 
+/** The searches the page asks the server for, as they are asked. */
+function searchesOf(page: Page): URL[] {
+  const asked: URL[] = []
+  page.on('request', (request: BrowserRequest) => {
+    const url = new URL(request.url())
+    if (url.pathname === '/ui/knowledge/search') asked.push(url)
+  })
+  return asked
+}
+
 describe('dashboard search, as the API searches', () => {
   it('asks the API defaults and shows the one right entry; "Show more" is a recall search that labels no follower the strongest', async () => {
     const context = await browser.newContext()
     const page = await context.newPage()
-    const asked: URL[] = []
-    page.on('request', (request: BrowserRequest) => {
-      const url = new URL(request.url())
-      if (url.pathname === '/ui/knowledge/search') asked.push(url)
-    })
+    const asked = searchesOf(page)
     await page.goto(`${t.server.url}/#/search?q=${encodeURIComponent('pnpm docker')}`)
     const precise = await shown(page)
     expect(precise.map((r) => r.task)).toEqual(['Deploy with pnpm in Docker'])
@@ -76,11 +82,7 @@ describe('dashboard search, as the API searches', () => {
   it('lists in the order chosen (the API\'s order: scope or quality), kept in the link and in "Show more"', async () => {
     const context = await browser.newContext()
     const page = await context.newPage()
-    const asked: URL[] = []
-    page.on('request', (request: BrowserRequest) => {
-      const url = new URL(request.url())
-      if (url.pathname === '/ui/knowledge/search') asked.push(url)
-    })
+    const asked = searchesOf(page)
     await page.goto(`${t.server.url}/#/search`)
     await page.locator('#q').fill('pnpm docker')
     await page.locator('#order').selectOption('quality')
