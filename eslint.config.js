@@ -4,7 +4,7 @@ import tseslint from 'typescript-eslint'
 import checkFile from 'eslint-plugin-check-file'
 
 export default tseslint.config(
-  { ignores: ['.scratch/**', 'dist/**', 'node_modules/**', '.knowhub/**', 'bench/results/**', 'coverage/**'] },
+  { ignores: ['.scratch/**', 'dist/**', 'node_modules/**', '.knowhub/**', 'bench/results/**', 'coverage/**', '.cache/**'] },
   js.configs.recommended,
   { files: ['**/*.cjs'], languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly' } } },
   ...tseslint.configs.recommended,
