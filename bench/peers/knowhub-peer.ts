@@ -7,6 +7,7 @@
  *
  *   tsx bench/peers/knowhub-peer.ts --embedder openai --url http://127.0.0.1:P/v1   # multilingual-e5-small
  *   tsx bench/peers/knowhub-peer.ts --embedder sentence                            # the offline default
+ *   tsx bench/peers/knowhub-peer.ts … --gate off                                   # diagnosis: no relevance gate
  */
 import { createInterface } from 'node:readline'
 import { parseArgs } from 'node:util'
@@ -16,14 +17,16 @@ import { loadRetrievalSet, type RetrievalQuery } from '../../src/eval/dataset.js
 import { evalPrincipal, loadIntoKnowledge, type LoadedSet } from '../../src/eval/harness.js'
 import { cpuSeconds, rssMb, type PeerAnswer, type PeerRequest } from './protocol.js'
 
-const { values } = parseArgs({ options: { embedder: { type: 'string', default: 'openai' }, url: { type: 'string' }, model: { type: 'string' } } })
+const { values } = parseArgs({
+  options: { embedder: { type: 'string', default: 'openai' }, url: { type: 'string' }, model: { type: 'string' }, gate: { type: 'string', default: 'on' } },
+})
 const config =
   values.embedder === 'openai'
     ? EmbedderConfig.parse({ provider: 'openai', baseUrl: values.url, model: values.model ?? 'multilingual-e5-small-q4', timeoutMs: 600_000 })
     : EmbedderConfig.parse({ provider: values.embedder })
 const embedder = await evalEmbedder(values.embedder === 'openai' ? 'config' : (values.embedder as 'sentence' | 'hashed'), config)
 // Opened before the first request: the load measures storing, not opening a store.
-const hub: EvalHub = await openEvalHub({ embedder })
+const hub: EvalHub = await openEvalHub({ embedder, ...(values.gate === 'off' ? { service: { gate: false } } : {}) })
 let loaded: LoadedSet | undefined
 let queries = new Map<string, RetrievalQuery>()
 
