@@ -28,7 +28,7 @@
  *   npx tsx bench/peers/index.ts [--sets small-stores,zh-agent] [--systems knowhub,mem0] [--limit N] [--lme N] [--absent N] [--no-cache]
  */
 import { spawn, type ChildProcess } from 'node:child_process'
-import { existsSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { createInterface, type Interface } from 'node:readline'
 import os from 'node:os'
 import { join, resolve } from 'node:path'
@@ -69,12 +69,17 @@ interface System {
 }
 
 const python = join(PEERS_VENV, 'bin', 'python')
-const pyMissing = (module: string) => (): string | undefined =>
-  existsSync(python)
-    ? existsSync(join(PEERS_VENV, '.peers-ok', module))
-      ? undefined
-      : `${module} is not installed in ${PEERS_VENV}: ${SETUP} (its error, if it failed, is in ${join(PEERS_VENV, 'install.log')})`
-    : `no venv at ${PEERS_VENV}: ${SETUP}`
+/** The last lines of an install log, when the setup left one: the exact error of a failed install. */
+function installError(log: string): string {
+  if (!existsSync(log)) return ''
+  const lines = readFileSync(log, 'utf8').trim().split('\n').filter(Boolean)
+  return lines.length > 0 ? `; ${log} ends: ${lines.slice(-3).join(' | ')}` : ''
+}
+const pyMissing = (module: string) => (): string | undefined => {
+  if (!existsSync(python)) return `no venv at ${PEERS_VENV}: ${SETUP}`
+  if (existsSync(join(PEERS_VENV, '.peers-ok', module))) return undefined
+  return `${module} is not installed in ${PEERS_VENV}: ${SETUP}${installError(join(PEERS_VENV, 'install.log'))}`
+}
 const tsx = join(ROOT, 'node_modules', '.bin', 'tsx')
 
 export const SYSTEMS: System[] = [
@@ -126,7 +131,9 @@ export const SYSTEMS: System[] = [
     search: 'Memory.recall semantic recall, scope resource, topK = k, messageRange 0, lastMessages off; LibSQL in memory',
     command: (url) => ({ bin: process.execPath, args: [join(MASTRA, 'peer.mjs'), '--url', url, '--model', E5_MODEL] }),
     missing: () =>
-      existsSync(join(MASTRA, 'node_modules', '@mastra', 'memory')) ? undefined : `@mastra/memory is not installed in ${MASTRA}/node_modules: ${SETUP}`,
+      existsSync(join(MASTRA, 'node_modules', '@mastra', 'memory'))
+        ? undefined
+        : `@mastra/memory is not installed in ${MASTRA}/node_modules: ${SETUP}${installError(join(MASTRA, 'install.log'))}`,
   },
 ]
 
@@ -420,6 +427,28 @@ export function formatPeerTable(rows: readonly PeerRow[]): string[] {
   ]
 }
 
+/** The same table in Markdown, for docs/performance.md (`npx tsx bench/peers/index.ts --markdown`). */
+export function formatPeerMarkdown(rows: readonly PeerRow[]): string[] {
+  const out: string[] = []
+  for (const name of [...new Set(rows.map((r) => r.set))]) {
+    const setRows = rows.filter((r) => r.set === name)
+    const first = setRows.find((r) => !r.error)
+    out.push('', `**${name}** (${first?.docs ?? '?'} entries, ${first?.queries ?? '?'} judged queries; load ${first?.load ?? '?'})`, '')
+    const lines = formatPeerTable(setRows)
+    const table = lines.slice(0, setRows.filter((r) => !r.error).length + 2)
+    const cells = (line: string) => line.split(/ {2,}/).map((c) => c.trim())
+    out.push(
+      `| ${cells(table[0]!).join(' | ')} |`,
+      `|${cells(table[0]!)
+        .map(() => '---')
+        .join('|')}|`,
+    )
+    for (const line of table.slice(2)) out.push(`| ${cells(line).join(' | ')} |`)
+    for (const r of setRows.filter((x) => x.error)) out.push('', `${r.system}: not run: ${r.error!.split('\n')[0]}`)
+  }
+  return out
+}
+
 /** Rows as bench results (bench/results/peers.json keeps the rows too). */
 function asResults(rows: readonly PeerRow[]): BenchResult[] {
   const out: BenchResult[] = []
@@ -526,8 +555,15 @@ if (import.meta.url === `file://${process.argv[1]}`) {
       threads: { type: 'string' },
       upstream: { type: 'string' },
       'no-cache': { type: 'boolean', default: false },
+      markdown: { type: 'string' },
     },
   })
+  if (values.markdown !== undefined) {
+    const file = values.markdown || join(ROOT, 'bench', 'results', 'peers-rows.json')
+    const { rows } = JSON.parse(readFileSync(file, 'utf8')) as { rows: PeerRow[] }
+    for (const line of formatPeerMarkdown(rows)) console.log(line)
+    process.exit(0)
+  }
   const num = (v: string | undefined) => (v === undefined ? {} : { v: Number(v) })
   const results = await runPeersBench({
     ...(values.sets ? { sets: values.sets.split(',') } : {}),
