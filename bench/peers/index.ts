@@ -66,6 +66,8 @@ interface System {
   search: string
   command(url: string): { bin: string; args: string[] }
   missing(): string | undefined
+  /** Run only when named in `systems` (a diagnosis row). */
+  optional?: boolean
 }
 
 const python = join(PEERS_VENV, 'bin', 'python')
@@ -96,6 +98,22 @@ export const SYSTEMS: System[] = [
     search: 'as KnowHub (e5) with the relevance gate off: every candidate up to top_k, as the peers return',
     command: (url) => ({ bin: tsx, args: [join(HERE, 'knowhub-peer.ts'), '--embedder', 'openai', '--url', url, '--model', E5_MODEL, '--gate', 'off'] }),
     missing: () => undefined,
+  },
+  {
+    id: 'knowhub-vector',
+    name: 'KnowHub (e5, vector mode: diagnosis)',
+    search: 'as KnowHub (e5), mode vector: no full-text side',
+    command: (url) => ({ bin: tsx, args: [join(HERE, 'knowhub-peer.ts'), '--embedder', 'openai', '--url', url, '--model', E5_MODEL, '--mode', 'vector'] }),
+    missing: () => undefined,
+    optional: true,
+  },
+  {
+    id: 'knowhub-neighbours',
+    name: 'KnowHub (e5, dialogue neighbours on)',
+    search: 'as KnowHub (e5) with search.neighbours on (docs/retrieval.md: for sets of raw dialogue turns)',
+    command: (url) => ({ bin: tsx, args: [join(HERE, 'knowhub-peer.ts'), '--embedder', 'openai', '--url', url, '--model', E5_MODEL, '--neighbours'] }),
+    missing: () => undefined,
+    optional: true,
   },
   {
     id: 'knowhub-sentence',
@@ -486,7 +504,7 @@ export async function runPeerSets(
 ): Promise<{ rows: PeerRow[]; model_query_p50_ms: number; proxy: { misses: number; hits: number; refused: number } }> {
   const log = options.log ?? ((line: string) => console.error(line))
   const print = options.print ?? ((line: string) => console.log(line))
-  const systems = options.systems ? SYSTEMS.filter((s) => options.systems!.includes(s.id)) : SYSTEMS
+  const systems = options.systems ? SYSTEMS.filter((s) => options.systems!.includes(s.id)) : SYSTEMS.filter((s) => !s.optional)
   const model = options.upstream ? { url: options.upstream, close: () => {} } : await startModel(options.threads ?? 2)
   const proxy = await startEmbedProxy(model.url, { cache: options.cache ?? true })
   const rows: PeerRow[] = []

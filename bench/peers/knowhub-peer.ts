@@ -8,6 +8,7 @@
  *   tsx bench/peers/knowhub-peer.ts --embedder openai --url http://127.0.0.1:P/v1   # multilingual-e5-small
  *   tsx bench/peers/knowhub-peer.ts --embedder sentence                            # the offline default
  *   tsx bench/peers/knowhub-peer.ts … --gate off                                   # diagnosis: no relevance gate
+ *   tsx bench/peers/knowhub-peer.ts … --mode vector | --neighbours                 # diagnosis: vector only; dialogue neighbours on
  */
 import { createInterface } from 'node:readline'
 import { parseArgs } from 'node:util'
@@ -18,7 +19,14 @@ import { evalPrincipal, loadIntoKnowledge, type LoadedSet } from '../../src/eval
 import { cpuSeconds, rssMb, type PeerAnswer, type PeerRequest } from './protocol.js'
 
 const { values } = parseArgs({
-  options: { embedder: { type: 'string', default: 'openai' }, url: { type: 'string' }, model: { type: 'string' }, gate: { type: 'string', default: 'on' } },
+  options: {
+    embedder: { type: 'string', default: 'openai' },
+    url: { type: 'string' },
+    model: { type: 'string' },
+    gate: { type: 'string', default: 'on' },
+    mode: { type: 'string', default: 'hybrid' },
+    neighbours: { type: 'boolean', default: false },
+  },
 })
 const config =
   values.embedder === 'openai'
@@ -26,7 +34,7 @@ const config =
     : EmbedderConfig.parse({ provider: values.embedder })
 const embedder = await evalEmbedder(values.embedder === 'openai' ? 'config' : (values.embedder as 'sentence' | 'hashed'), config)
 // Opened before the first request: the load measures storing, not opening a store.
-const hub: EvalHub = await openEvalHub({ embedder, ...(values.gate === 'off' ? { service: { gate: false } } : {}) })
+const hub: EvalHub = await openEvalHub({ embedder, neighbours: values.neighbours, ...(values.gate === 'off' ? { service: { gate: false } } : {}) })
 let loaded: LoadedSet | undefined
 let queries = new Map<string, RetrievalQuery>()
 
@@ -42,7 +50,7 @@ async function answer(request: PeerRequest): Promise<PeerAnswer> {
   if (!loaded) return { error: 'search before load' }
   const query = request.query_id === undefined ? undefined : queries.get(request.query_id)
   const principal = query ? loaded.principalOf(query) : evalPrincipal(request.scope.replace(/^conv:/, ''))
-  const response = await hub.knowledge.search({ q: request.q, top_k: request.k ?? 5, mode: 'hybrid' }, principal)
+  const response = await hub.knowledge.search({ q: request.q, top_k: request.k ?? 5, mode: values.mode as 'hybrid' | 'vector' | 'fulltext' }, principal)
   return { ids: response.results.map((r) => loaded!.docOf.get(r.id) ?? r.id) }
 }
 

@@ -113,13 +113,12 @@ class LangGraphPeer:
         self.store = InMemoryStore(index={"dims": 384, "embed": E5(), "fields": ["text"]}) if index else InMemoryStore()
 
     def load(self, docs):
-        from langgraph.store.base import PutOp
-
-        # Its batch API: one embedding call per 64 puts.
-        for i in range(0, len(docs), 64):
-            self.store.batch(
-                [PutOp(("bench", d["scope"]), d["key"], {"text": d["text"], "doc_id": d["doc_id"]}) for d in docs[i : i + 64]]
-            )
+        # store.put, one document at a time: the API its docs give (batch() is marked internal, and
+        # InMemoryStore.batch fails when two puts of one batch hold the same text: it embeds each
+        # distinct text once and then counts one vector short, "Number of embeddings (63) does not
+        # match number of indices (64)", langgraph 1.2.22, on LongMemEval's repeated turns).
+        for d in docs:
+            self.store.put(("bench", d["scope"]), d["key"], {"text": d["text"], "doc_id": d["doc_id"]})
 
     def search(self, q, scope, k):
         return [item.value["doc_id"] for item in self.store.search(("bench", scope), query=q, limit=k or 10)]
