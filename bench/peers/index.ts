@@ -262,6 +262,8 @@ export interface PeersBenchOptions {
   /** No-answer queries of each language searched in every conversation of small-stores: the first N. Default 50. */
   absent?: number
   cache?: boolean
+  /** Embed every text of a set before its first system (default true; a test turns it off to see each adapter's own requests). */
+  warm?: boolean
   /** More sets by name → folder (a test's tiny set); a name here wins over the built-in sets. */
   setDirs?: Record<string, string>
   /** The model server's threads (default 2). */
@@ -547,22 +549,24 @@ export async function runPeerSets(
       // Every text the systems will embed, embedded once before the first system: no system pays the
       // model's cold cache (its busy time is subtracted, but a miss also leaves the system waiting for a
       // core the model just used), so the first system is timed as the others.
-      await prewarm(proxy.url, [...new Set(peerDocs(set, queries).map((d) => d.text))], 'passage')
-      await prewarm(
-        proxy.url,
-        [
-          ...new Set([
-            ...queries.map((q) => q.text),
-            ...(name === 'small-stores'
-              ? Object.values(absentQueries)
-                  .flat()
-                  .map((q) => q.text)
-              : []),
-          ]),
-        ],
-        'query',
-      )
-      log(`${name}: model cache warm (${proxy.stats().misses} texts embedded so far); load ${loadavg()}`)
+      if (options.warm ?? true) {
+        await prewarm(proxy.url, [...new Set(peerDocs(set, queries).map((d) => d.text))], 'passage')
+        await prewarm(
+          proxy.url,
+          [
+            ...new Set([
+              ...queries.map((q) => q.text),
+              ...(name === 'small-stores'
+                ? Object.values(absentQueries)
+                    .flat()
+                    .map((q) => q.text)
+                : []),
+            ]),
+          ],
+          'query',
+        )
+        log(`${name}: model cache warm (${proxy.stats().misses} texts embedded so far); load ${loadavg()}`)
+      }
       const setRows: PeerRow[] = []
       for (const system of systems) {
         log(`${name}: ${system.name}…`)
