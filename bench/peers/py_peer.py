@@ -13,8 +13,10 @@ wrapped (Mem0 tells a search from an add by `memory_action`); LangGraph calls a 
 """
 
 import argparse
+import atexit
 import json
 import os
+import shutil
 import sys
 import tempfile
 import urllib.request
@@ -56,6 +58,7 @@ class Mem0Peer:
         from mem0 import Memory
 
         self.dir = tempfile.mkdtemp(prefix="knowhub-peers-mem0-")
+        atexit.register(shutil.rmtree, self.dir, True)
         config = {
             # Mem0's default vector store (Qdrant), local and in memory (on_disk False, its default), in a
             # folder of this process's own rather than the shared default /tmp/qdrant.

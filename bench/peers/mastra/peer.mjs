@@ -17,7 +17,7 @@
  */
 import { createInterface } from 'node:readline'
 import { parseArgs } from 'node:util'
-import { mkdtempSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible'
@@ -106,3 +106,4 @@ for await (const line of createInterface({ input: process.stdin })) {
   }
   process.stdout.write(`${JSON.stringify(reply)}\n`)
 }
+rmSync(dir, { recursive: true, force: true })
