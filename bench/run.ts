@@ -43,7 +43,10 @@ const BENCHES: Record<string, Runner> = {
     const sizes = quick ? { entries: 200, others: 2_000 } : {}
     return [...(await runForgetBench(sizes)), ...(await runForgetBench({ ...sizes, postgres: true }))]
   },
-  peers: async (quick) => (await import('./peers.js')).runPeersBench(quick ? { sets: ['zh-agent'] } : {}),
+  // Side by side with Mem0, LangGraph's store and Mastra Memory on multilingual-e5-small (issue 44; setup: bash scripts/peers-setup.sh).
+  peers: async (quick) => (await import('./peers/index.js')).runPeersBench(quick ? { sets: ['zh-agent', 'small-stores'], absent: 10 } : {}),
+  // The in-process libraries of issue 18: MiniSearch (+ hnswlib-node when installed), hashed embedder.
+  'peers-libs': async (quick) => (await import('./peers.js')).runPeersBench(quick ? { sets: ['zh-agent'] } : {}),
   contradictions: async (quick) => (await import('./contradictions.js')).runContradictionsBench(quick ? { embedders: ['hashed'] } : {}),
 }
 
