@@ -32,7 +32,21 @@ interface PackageJson {
   bin: Record<string, string>
 }
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as PackageJson
-const SUBPATHS = ['.', './agent', './ai-sdk', './client', './core', './embed', './knowledge', './mcp', './package.json', './packs', './resources', './store', './tools']
+const SUBPATHS = [
+  '.',
+  './agent',
+  './ai-sdk',
+  './client',
+  './core',
+  './embed',
+  './knowledge',
+  './mcp',
+  './package.json',
+  './packs',
+  './resources',
+  './store',
+  './tools',
+]
 const entries = () => Object.entries(pkg.exports).filter((e): e is [string, { types: string; import: string }] => typeof e[1] === 'object')
 
 /** Every module a source file names: `import`, `import type`, `export … from`, `import x = require()`, `import()`, `require()`. */
