@@ -27,6 +27,12 @@ import { BACKENDS, openTestStore, truncateKnowledge } from '../helpers/stores.js
 const e5 = useModel('embedding')
 const user = Principal.parse({ user: 'newuser', agent: 'assistant', permissions: ['read', 'write'] })
 
+/** The new user's two entries of issue 40's report. */
+const TWO: ReadonlyArray<readonly [task: string, content: string, type: string]> = [
+  ['中文升级标记: 用户偏好 TypeScript 而非 JavaScript', '中文升级标记: 用户偏好 TypeScript 而非 JavaScript', 'user_profile'],
+  ['Deploy with docker compose', 'Run docker compose up -d on the staging host after pulling main.', 'strategy'],
+]
+
 /** A team's first ten entries, English and Chinese. */
 const TEN: ReadonlyArray<readonly [task: string, content: string, type: string]> = [
   ['用户的编程语言偏好', '用户偏好 TypeScript 而非 JavaScript，新项目默认用 TypeScript 严格模式', 'user_profile'],
@@ -48,6 +54,10 @@ describe.skipIf(!e5.available).each(BACKENDS)('search with multilingual-e5-small
   let knowledge: KnowledgeService
   let agent: AgentService
   const tasks = async (q: string, extra: Record<string, unknown> = {}) => (await knowledge.search({ q, ...extra }, user)).results.map((r) => r.task)
+  /** The new user's store of two entries (issue 40's report). */
+  const saveTwo = async () => {
+    for (const [task, content, type] of TWO) await knowledge.save({ task, content, types: [type] }, user)
+  }
   const saveTen = async () => {
     for (const [task, content, type] of TEN) await knowledge.save({ task, content, types: [type] }, user)
   }
@@ -71,14 +81,7 @@ describe.skipIf(!e5.available).each(BACKENDS)('search with multilingual-e5-small
   })
 
   it('the new user: in a store of two entries, 用户喜欢什么语言 finds 用户偏好 TypeScript; the weather finds nothing', async () => {
-    await knowledge.save(
-      { task: '中文升级标记: 用户偏好 TypeScript 而非 JavaScript', content: '中文升级标记: 用户偏好 TypeScript 而非 JavaScript', types: ['user_profile'] },
-      user,
-    )
-    await knowledge.save(
-      { task: 'Deploy with docker compose', content: 'Run docker compose up -d on the staging host after pulling main.', types: ['strategy'] },
-      user,
-    )
+    await saveTwo()
     for (const q of ['用户喜欢什么语言', '用户喜欢什么编程语言']) expect(await tasks(q)).toEqual(['中文升级标记: 用户偏好 TypeScript 而非 JavaScript'])
     expect(await tasks('用户喜欢什么语言', { mode: 'recall' })).toContain('中文升级标记: 用户偏好 TypeScript 而非 JavaScript')
     expect(await tasks('今天天气怎么样')).toEqual([])
@@ -87,14 +90,7 @@ describe.skipIf(!e5.available).each(BACKENDS)('search with multilingual-e5-small
   it('read as a model KnowHub has no table for (the self rule): the probe passages give the two-entry store a background', async () => {
     const unknown = await createKnowledgeService({ store, embedder, calibration: 'self' })
     expect(unknown.calibration()).toEqual({ source: 'self', name: 'self-calibrated from the store' })
-    await knowledge.save(
-      { task: '中文升级标记: 用户偏好 TypeScript 而非 JavaScript', content: '中文升级标记: 用户偏好 TypeScript 而非 JavaScript', types: ['user_profile'] },
-      user,
-    )
-    await knowledge.save(
-      { task: 'Deploy with docker compose', content: 'Run docker compose up -d on the staging host after pulling main.', types: ['strategy'] },
-      user,
-    )
+    await saveTwo()
     const found = async (q: string) => (await unknown.search({ q }, user)).results.map((r) => r.task)
     expect(await found('用户喜欢什么语言')).toEqual(['中文升级标记: 用户偏好 TypeScript 而非 JavaScript'])
     for (const q of ['今天天气怎么样', 'what is the capital of Peru']) expect(await found(q)).toEqual([])
