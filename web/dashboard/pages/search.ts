@@ -81,7 +81,7 @@ export function searchQuery(q: string, types: string[], more: boolean, order = '
     types,
     explain: true,
     ...(more ? { mode: 'recall', top_k: MORE_TOP_K } : {}),
-    ...(ORDERS.some((o) => o.value === order && o.value) ? { order } : {}),
+    ...(order && ORDERS.some((o) => o.value === order) ? { order } : {}),
   }
 }
 
