@@ -58,6 +58,10 @@ export const FileCleanup = z.object({
   ms: z.number(),
   /** PGlite: WAL segments switched and old ones removed (see docs/operations.md); PostgreSQL: a CHECKPOINT was asked for. */
   wal: z.enum(['rotated', 'checkpointed', 'not_permitted', 'skipped']),
+  /** PostgreSQL: how long the rewrite waited for other sessions' snapshots older than the erasure (the rows they may read are copied). */
+  waited_ms: z.number(),
+  /** Sessions still holding such a snapshot when the wait ended: their rows may stay in the files until the next `VACUUM FULL` (docs/operations.md). */
+  older_sessions: z.number(),
 })
 export type FileCleanup = z.infer<typeof FileCleanup>
 

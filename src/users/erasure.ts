@@ -55,7 +55,7 @@ export interface ErasureService {
   purge(raw: unknown, principal: Principal): Promise<PurgeReceipt>
 }
 
-const SKIPPED: FileCleanup = { mode: 'skipped', tables: [], ms: 0, wal: 'skipped' }
+const SKIPPED: FileCleanup = { mode: 'skipped', tables: [], ms: 0, wal: 'skipped', waited_ms: 0, older_sessions: 0 }
 
 /**
  * The erasure service over a hub's store, knowledge service and tokens.

@@ -17,11 +17,12 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import type { CreatedToken } from '../../src/core/tokens.js'
 import type { RunningServer } from '../../src/server/serve.js'
 import { sql } from '../../src/store/sql.js'
-import { FORGET_TABLES } from '../../src/store/users/erasure.js'
+import { FORGET_TABLES, cleanupFiles } from '../../src/store/users/erasure.js'
 import { createDashboard } from '../../src/server/dashboard/index.js'
 import { dashboardAssets } from '../dashboard/helpers.js'
+import { heldWarning } from '../../src/cli/commands/forget.js'
 import { runCli } from '../helpers/cli.js'
-import { client, errorOf, openTestHub, type Client, type TestHub } from './helpers.js'
+import { HUB_BACKEND, client, errorOf, openTestHub, type Client, type TestHub } from './helpers.js'
 
 let t: TestHub
 let server: RunningServer
@@ -324,6 +325,45 @@ describe('forget user:ID', () => {
     expect(Object.values(again.body.erased as Record<string, number>).every((v) => v === 0)).toBe(true)
     expect(again.body.cleanup.mode).toBe('full')
   })
+
+  // VACUUM FULL copies every row a snapshot still open in the database may read: a session that
+  // began reading before the forget would keep the erased rows in the rewritten files. (The CI of
+  // stop 46 failed so, once: an open snapshot during the rewrite left the marker in 9 files.)
+  it.runIf(HUB_BACKEND !== 'pglite')(
+    'waits for a session that still reads from before the forget, then leaves no byte; reports one that outlasts the wait',
+    async () => {
+      const erin = await t.hub.tokens.create({ user: 'erin', org: 'acme', permissions: ['read', 'write'], name: 'erin' })
+      const mark = `zqe0r1nm4rk${Math.random().toString(36).slice(2, 8)}`
+      const saved = await client(server.url, erin.token).post('/api/knowledge', { task: `erin's note ${mark}`, content: `keep ${mark}`, types: ['strategy'] })
+      expect(saved.status, saved.text).toBe(201)
+      await superuser(async (reader) => {
+        // A snapshot taken now, on a table the forget does not lock (a lock would only make the rewrite wait for the lock).
+        await reader.query('BEGIN ISOLATION LEVEL REPEATABLE READ')
+        await reader.query('SELECT count(*) FROM pg_class')
+        const forget = api.acmeAdmin!.delete('/api/principals/user:erin')
+        await new Promise((resolve) => setTimeout(resolve, 700))
+        await reader.query('COMMIT')
+        const done = await forget
+        expect(done.status, done.text).toBe(200)
+        expect(done.body.cleanup).toMatchObject({ mode: 'full', older_sessions: 0 })
+        expect(done.body.cleanup.waited_ms).toBeGreaterThanOrEqual(300)
+      })
+      expect(await databaseFilesWith(mark)).toEqual([])
+
+      // A session that does not end within the wait: the rewrite goes on, and the receipt says so.
+      const [row] = await t.hub.store.db.query<{ id: string }>(sql`SELECT id FROM knowledge LIMIT 1`)
+      await superuser(async (reader) => {
+        await reader.query('BEGIN ISOLATION LEVEL REPEATABLE READ')
+        await reader.query('SELECT count(*) FROM pg_class')
+        await t.hub.store.db.query(sql`UPDATE knowledge SET content = content WHERE id = ${row!.id}`)
+        const cleanup = await cleanupFiles(t.hub.store.db, ['knowledge'], { waitMs: 300 })
+        expect(cleanup).toMatchObject({ mode: 'full', older_sessions: 1 })
+        expect(cleanup.waited_ms).toBeGreaterThanOrEqual(300)
+        expect(heldWarning(cleanup)).toMatch(/^Warning: 1 database session\(s\) still read from before the erasure .* until the next VACUUM FULL of knowledge/)
+        await reader.query('COMMIT')
+      })
+    },
+  )
 })
 
 describe('purge --merged-older-than / --archived-older-than', () => {

@@ -5,7 +5,7 @@
  * when one holds the data folder, like `reown`.
  */
 import { Command } from 'commander'
-import type { ForgetReceipt } from '../../core/erasure.js'
+import type { FileCleanup, ForgetReceipt } from '../../core/erasure.js'
 import { withSession } from '../context.js'
 import { serverOptions, sessionOptions } from '../options.js'
 import { printJson, type Io } from '../output.js'
@@ -17,7 +17,14 @@ export function receiptLines(r: ForgetReceipt): string[] {
   const tail = r.dry_run
     ? 'Dry run: nothing changed.'
     : `Files: ${r.cleanup.tables.length} tables rewritten (VACUUM FULL), WAL ${r.cleanup.wal}, ${r.cleanup.ms} ms; caches emptied: ${r.caches.join(', ') || 'none'}.`
-  return [head, tail]
+  const held = heldWarning(r.cleanup)
+  return held ? [head, tail, held] : [head, tail]
+}
+
+/** A warning when sessions that began before the erasure outlasted the rewrite's wait (PostgreSQL). */
+export function heldWarning(cleanup: FileCleanup): string | undefined {
+  if (cleanup.older_sessions === 0) return undefined
+  return `Warning: ${cleanup.older_sessions} database session(s) still read from before the erasure after ${cleanup.waited_ms} ms; the rows they may read stay in the table files until the next VACUUM FULL of ${cleanup.tables.join(', ')} (docs/operations.md, "Done means gone").`
 }
 
 /** The `forget` command. */

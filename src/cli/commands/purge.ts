@@ -6,6 +6,7 @@
 import { Command } from 'commander'
 import type { PurgeReceipt } from '../../core/erasure.js'
 import { withSession } from '../context.js'
+import { heldWarning } from './forget.js'
 import { serverOptions, sessionOptions } from '../options.js'
 import { printJson, type Io } from '../output.js'
 
@@ -35,5 +36,7 @@ export function purgeCommand(io: Io): Command {
       )
       if (options.json) return printJson(io, receipt)
       io.out(summary(receipt))
+      const held = heldWarning(receipt.cleanup)
+      if (held) io.out(held)
     })
 }

@@ -294,13 +294,16 @@ export async function erasureLog(db: Queryable, options: { org?: string | undefi
  * embedded database, switches the write-ahead log to new segments with recycling off and
  * checkpoints until every segment that held the erased rows is removed. On a PostgreSQL server a
  * CHECKPOINT is asked for (it needs the pg_checkpoint role or superuser; without it the old
- * files go at the server's next checkpoint). Runs outside any transaction; blocks writers to
- * each table while it is rewritten.
+ * files go at the server's next checkpoint). On a server it first waits (up to `waitMs`) for
+ * other sessions' snapshots older than the erasure: `VACUUM FULL` copies every row such a
+ * snapshot may still read. Runs outside any transaction; blocks writers to each table while it
+ * is rewritten.
  * @example
  * const cleanup = await cleanupFiles(store.db, FORGET_TABLES)
  */
-export async function cleanupFiles(db: Database, tables: readonly string[]): Promise<FileCleanup> {
+export async function cleanupFiles(db: Database, tables: readonly string[], options: { waitMs?: number } = {}): Promise<FileCleanup> {
   const started = performance.now()
+  const waited = db.kind === 'pglite' ? { ms: 0, sessions: 0 } : await awaitOlderSnapshots(db, options.waitMs ?? SNAPSHOT_WAIT_MS)
   for (const table of tables) await db.query(sql.raw(`VACUUM FULL ${table}`))
   // Planner statistics hold sample values (histogram bounds of text columns): tables analyzed
   // before are analyzed again from what is left, and pg_statistic rewritten where this role may
@@ -324,7 +327,30 @@ export async function cleanupFiles(db: Database, tables: readonly string[]): Pro
       wal = 'not_permitted'
     }
   }
-  return { mode: 'full', tables: [...tables], ms: Math.round(performance.now() - started), wal }
+  return { mode: 'full', tables: [...tables], ms: Math.round(performance.now() - started), wal, waited_ms: waited.ms, older_sessions: waited.sessions }
+}
+
+/** How long a cleanup on a server waits for snapshots older than the erasure (docs/operations.md). */
+export const SNAPSHOT_WAIT_MS = 30_000
+
+/**
+ * Waits until no other session of this database holds a snapshot (or runs a transaction) from
+ * before now, or `waitMs` passed: the time waited and how many such sessions were left. Uses
+ * `age()` to compare transaction ids, so wraparound does not matter.
+ */
+async function awaitOlderSnapshots(db: Database, waitMs: number): Promise<{ ms: number; sessions: number }> {
+  const started = performance.now()
+  const [mark] = await db.query<{ xid: string }>(sql`SELECT (pg_snapshot_xmax(pg_current_snapshot())::text::bigint % 4294967296)::text AS xid`)
+  for (let pause = 5; ; pause = Math.min(pause * 2, 200)) {
+    const [older] = await db.query<{ n: number }>(
+      sql`SELECT count(*)::int AS n FROM pg_stat_activity
+          WHERE datname = current_database() AND pid <> pg_backend_pid()
+            AND (age(backend_xmin) > age(${mark!.xid}::xid) OR age(backend_xid) > age(${mark!.xid}::xid))`,
+    )
+    const ms = Math.round(performance.now() - started)
+    if (older!.n === 0 || ms >= waitMs) return { ms, sessions: older!.n }
+    await new Promise((resolve) => setTimeout(resolve, Math.min(pause, Math.max(1, waitMs - ms))))
+  }
 }
 
 /**
