@@ -24,6 +24,7 @@ import { randomUUID } from 'node:crypto'
 import type { Logger } from '../../core/logger.js'
 import type { Database } from '../database.js'
 import { sql } from '../sql.js'
+import { pollUntil } from '../wait.js'
 
 /** Log rows read per query. */
 const PAGE = 5_000
@@ -103,19 +104,14 @@ export class ServerChangeLog {
       sql`SELECT (SELECT max(seq) FROM knowledge_change)::text AS position, pg_snapshot_xmax(pg_current_snapshot())::text AS xmax`,
     )
     const xmax = BigInt(top!.xmax)
-    const started = Date.now()
+    const oldestRunning = async () =>
+      BigInt((await this.db.query<{ xmin: string }>(sql`SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS xmin`))[0]!.xmin)
     this.staleBefore = undefined
-    for (let wait = 2; ; wait = Math.min(wait * 2, 100)) {
-      const [now] = await this.db.query<{ xmin: string }>(sql`SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS xmin`)
-      if (BigInt(now!.xmin) >= xmax) break
-      if (Date.now() - started > WAIT_MS) {
-        this.logger.warn('store.text_index.waiting', {
-          message: 'a transaction older than the index rebuild is still open: the index rebuilds again once it ends',
-        })
-        this.staleBefore = xmax
-        break
-      }
-      await new Promise((resolve) => setTimeout(resolve, wait))
+    if (!(await pollUntil(oldestRunning, (xmin) => xmin >= xmax, WAIT_MS)).done) {
+      this.logger.warn('store.text_index.waiting', {
+        message: 'a transaction older than the index rebuild is still open: the index rebuilds again once it ends',
+      })
+      this.staleBefore = xmax
     }
     this.applied = Number(top!.position ?? 0)
     this.gaps.clear()

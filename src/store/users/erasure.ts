@@ -12,6 +12,7 @@ import { combinedScore, harmfulCaseWeight } from '../../core/knowledge.js'
 import type { FileCleanup, ForgetCounts } from '../../core/erasure.js'
 import type { Database, Queryable } from '../database.js'
 import { sql } from '../sql.js'
+import { pollUntil } from '../wait.js'
 
 /** Every table a purge may change (the entries, their history and statistics): the cleanup rewrites these. */
 export const PURGE_TABLES = [
@@ -339,18 +340,17 @@ export const SNAPSHOT_WAIT_MS = 30_000
  * `age()` to compare transaction ids, so wraparound does not matter.
  */
 async function awaitOlderSnapshots(db: Database, waitMs: number): Promise<{ ms: number; sessions: number }> {
-  const started = performance.now()
   const [mark] = await db.query<{ xid: string }>(sql`SELECT (pg_snapshot_xmax(pg_current_snapshot())::text::bigint % 4294967296)::text AS xid`)
-  for (let pause = 5; ; pause = Math.min(pause * 2, 200)) {
-    const [older] = await db.query<{ n: number }>(
-      sql`SELECT count(*)::int AS n FROM pg_stat_activity
-          WHERE datname = current_database() AND pid <> pg_backend_pid()
-            AND (age(backend_xmin) > age(${mark!.xid}::xid) OR age(backend_xid) > age(${mark!.xid}::xid))`,
-    )
-    const ms = Math.round(performance.now() - started)
-    if (older!.n === 0 || ms >= waitMs) return { ms, sessions: older!.n }
-    await new Promise((resolve) => setTimeout(resolve, Math.min(pause, Math.max(1, waitMs - ms))))
-  }
+  const olderSessions = async () =>
+    (
+      await db.query<{ n: number }>(
+        sql`SELECT count(*)::int AS n FROM pg_stat_activity
+            WHERE datname = current_database() AND pid <> pg_backend_pid()
+              AND (age(backend_xmin) > age(${mark!.xid}::xid) OR age(backend_xid) > age(${mark!.xid}::xid))`,
+      )
+    )[0]!.n
+  const waited = await pollUntil(olderSessions, (n) => n === 0, waitMs)
+  return { ms: waited.ms, sessions: waited.value }
 }
 
 /**
