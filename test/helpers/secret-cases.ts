@@ -149,6 +149,24 @@ const form = (lang: 'en' | 'zh', kind: string, value: string, make: (v: string) 
  * for (const f of secretForms()) expect((await redactSecrets(f.text)).text).not.toContain(f.secrets[0])
  */
 export function secretForms(): SecretForm[] {
+  for (;;) {
+    const forms = drawSecretForms()
+    if (!forms.some((f) => valueElsewhere(f, forms))) return forms
+  }
+}
+
+/**
+ * Whether one of the form's values also occurs in another form's text or in a harmless form: the
+ * random digits of another value can spell a 4-digit PIN (about 1 corpus in 150), and then a test
+ * could not tell a leak of the value from the other text reaching the model as it should.
+ */
+function valueElsewhere(form: SecretForm, forms: readonly SecretForm[]): boolean {
+  const others = [...forms.filter((f) => f !== form).map((f) => f.text), ...harmlessForms().map((h) => h.text)]
+  return form.secrets.some((v) => others.some((text) => text.includes(v)))
+}
+
+/** One draw of the corpus's secret forms, fresh values each time. */
+function drawSecretForms(): SecretForm[] {
   const p = password
   const spaced = seed(32).match(/.{4}/gu)!.join(' ')
   const en: SecretForm[] = [
